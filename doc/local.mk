@@ -1,0 +1,3 @@
+# doc/: man page and Markdown documentation.
+dist_man_MANS += doc/ccasim.1
+EXTRA_DIST += doc/trace-format.md

@@ -1,0 +1,3 @@
+# gpu/: the cudart device backend, built only when CUDA is found.
+if HAVE_CUDA
+endif

@@ -1,0 +1,4 @@
+/* allocator.h */
+#ifndef CCA_ALLOCATOR_H
+#define CCA_ALLOCATOR_H
+#endif

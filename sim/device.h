@@ -1,0 +1,4 @@
+/* device.h */
+#ifndef CCA_DEVICE_H
+#define CCA_DEVICE_H
+#endif

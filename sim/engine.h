@@ -1,0 +1,4 @@
+/* engine.h */
+#ifndef CCA_ENGINE_H
+#define CCA_ENGINE_H
+#endif

@@ -1,0 +1,3 @@
+#include "config.h"
+
+#include "input.h"

@@ -1,0 +1,15 @@
+# sim/: the core library shared by the CLI, the tests, the fuzzers and gpu/.
+noinst_LIBRARIES += libccasim.a
+libccasim_a_SOURCES = \
+	%D%/snapshot.h %D%/snapshot.c \
+	%D%/input.h %D%/input.c \
+	%D%/pickle.h %D%/pickle.c \
+	%D%/snapshot_pickle.c \
+	%D%/trace.h %D%/trace.c \
+	%D%/settings.h %D%/settings.c \
+	%D%/stats.h %D%/stats.c \
+	%D%/device.h %D%/simdevice.c \
+	%D%/allocator.h %D%/allocator.c \
+	%D%/engine.h %D%/engine.c \
+	%D%/report.h %D%/report.c \
+	%D%/sizes.h %D%/sizes.c

@@ -1,0 +1,23 @@
+/* sizes.h - byte sizes as users write and read them. */
+#ifndef CCA_SIZES_H
+#define CCA_SIZES_H
+
+#include <glib.h>
+#include <stdint.h>
+
+G_BEGIN_DECLS
+
+/* Parses TEXT as a byte count: a non-negative integer with an optional
+ * suffix B, KiB, MiB, GiB, TiB (powers of 1024) or KB, MB, GB, TB (powers
+ * of 1000), case-insensitive, e.g. "24GiB", "80GB", "1048576".  Returns
+ * FALSE with ERROR naming WHAT (the option) on bad syntax or overflow. */
+gboolean cca_size_parse(const char *text, const char *what, uint64_t *out,
+			GError **error);
+
+/* Formats BYTES the way PyTorch's OOM message does ("1.95 GiB",
+ * "512.00 KiB", "20.00 MiB", "17 bytes") into BUF (at least 32 bytes). */
+const char *cca_size_format(uint64_t bytes, char buf[32]);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,4 @@
+/* stats.h */
+#ifndef CCA_STATS_H
+#define CCA_STATS_H
+#endif

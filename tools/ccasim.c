@@ -1,0 +1,59 @@
+/* ccasim.c - the command-line entry point: dispatches to a subcommand. */
+#include "config.h"
+
+#include <glib.h>
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+typedef struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} CcaCommand;
+
+static const CcaCommand commands[] = {
+	{"convert", cca_cmd_convert, "convert a snapshot pickle into a msgpack trace"},
+	{"info", cca_cmd_info, "summarise a snapshot or trace (--json for machines)"},
+	{"replay", cca_cmd_replay, "replay a trace through the allocator model"},
+};
+
+static void
+print_usage(FILE *out)
+{
+	fprintf(out, "Usage: ccasim COMMAND [OPTION...] FILE...\n\n"
+		     "Simulates PyTorch's CUDA caching allocator on memory-snapshot traces.\n\n"
+		     "Commands:\n");
+	for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\nRun 'ccasim COMMAND --help' for a command's options.\n"
+		     "Inputs may be pickles (torch.cuda.memory._dump_snapshot) or msgpack traces,\n"
+		     "plain or compressed with xz or gzip.\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	setlocale(LC_ALL, "");
+	g_set_prgname("ccasim");
+	if (argc < 2) {
+		print_usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		print_usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("ccasim %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "ccasim: unknown command '%s' (see 'ccasim --help')\n", argv[1]);
+	return 2;
+}
