@@ -1,3 +1,1076 @@
+/* allocator.c - PyTorch 2.11's CUDACachingAllocator policy, one device.
+ *
+ * Follows spec/allocator-model.md (section numbers below refer to it).
+ * State: a slab of blocks; per pool (small, large) a free set ordered
+ * (stream, size, address) and an unmapped set ordered (stream, address);
+ * the expandable-segment reservations; the deferred frees in the order
+ * they were requested; DeviceStats.
+ *
+ * Invariants (checked by cca_allocator_check_invariants):
+ *  - the blocks of a segment tile it: prev/next links are consistent and
+ *    addresses contiguous;
+ *  - a block is in its pool's free set iff it is mapped, not allocated and
+ *    has no outstanding events; in the unmapped set iff it is unmapped;
+ *  - reserved/allocated/active byte stats equal sums over blocks.
+ */
 #include "config.h"
 
 #include "allocator.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "block.h"
+#include "pool.h"
+
+#define K_MIN_BLOCK_SIZE UINT64_C(512)
+#define K_SMALL_SIZE UINT64_C(1048576)
+#define K_SMALL_BUFFER UINT64_C(2097152)
+#define K_MIN_LARGE_ALLOC UINT64_C(10485760)
+#define K_ROUND_LARGE UINT64_C(2097152)
+
+typedef struct {
+	CcaTree blocks;	  /* free mapped blocks, (stream, size, ptr) */
+	CcaTree unmapped; /* unmapped expandable space, (stream, ptr) */
+	bool is_small;
+	uint64_t get_free_blocks_call_count; /* gc age clock (§2.4) */
+} CcaPool;
+
+typedef struct {
+	uint64_t base;	/* reservation start */
+	uint64_t size;	/* reserved bytes (page * max_handles) */
+	uint64_t page;	/* 2 MiB (small) or large_segment_size */
+	uint64_t stream;
+	bool is_small;
+	bool live;
+} CcaExpandableSegment;
+
+struct CcaAllocator {
+	CcaSettings settings;
+	CcaDevice *device;
+	CcaEmitFunc emit;
+	void *emit_data;
+
+	CcaBlock *slab;
+	uint32_t slab_len, slab_cap;
+	GArray *free_handles; /* CcaHandle */
+
+	CcaPool pools[2]; /* [0] small, [1] large */
+	GArray *expandable; /* CcaExpandableSegment */
+	GArray *pending;    /* CcaHandle: deferred frees, oldest first */
+
+	uint64_t total_reserved;  /* total_allocated_memory in PyTorch */
+	uint64_t allowed_maximum; /* 0 = no memory fraction in force */
+	bool fraction_set;
+	CcaStats stats;
+};
+
+/* Everything one malloc() works with (AllocParams). */
+typedef struct {
+	uint64_t orig_size;
+	uint64_t size;	     /* rounded */
+	uint64_t alloc_size; /* segment bytes */
+	uint64_t stream;
+	CcaPool *pool;
+	CcaHandle block;
+} AllocParams;
+
+/* ------------------------------------------------------------------ slab */
+
+static inline CcaBlock *
+B(const CcaAllocator *a, CcaHandle h)
+{
+	return &a->slab[h];
+}
+
+static CcaHandle
+block_new(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_t stream, bool is_small)
+{
+	CcaHandle h;
+	if (a->free_handles->len > 0) {
+		h = g_array_index(a->free_handles, CcaHandle, a->free_handles->len - 1);
+		g_array_set_size(a->free_handles, a->free_handles->len - 1);
+	} else {
+		if (a->slab_len == a->slab_cap) {
+			a->slab_cap = a->slab_cap ? a->slab_cap * 2 : 1024;
+			a->slab = g_renew(CcaBlock, a->slab, a->slab_cap);
+		}
+		h = a->slab_len++;
+	}
+	CcaBlock *b = B(a, h);
+	memset(b, 0, sizeof *b);
+	b->ptr = ptr;
+	b->size = size;
+	b->stream = stream;
+	b->prev = b->next = CCA_NIL;
+	b->left = b->right = b->parent = CCA_NIL;
+	b->expandable = -1;
+	b->is_small = is_small;
+	b->mapped = true;
+	b->live = true;
+	return h;
+}
+
+static void
+block_delete(CcaAllocator *a, CcaHandle h)
+{
+	B(a, h)->live = false;
+	g_array_append_val(a->free_handles, h);
+}
+
+static inline CcaPool *
+pool_of(CcaAllocator *a, CcaHandle h)
+{
+	return &a->pools[B(a, h)->is_small ? 0 : 1];
+}
+
+static inline CcaStatType
+stat_type(bool is_small)
+{
+	return is_small ? CCA_STAT_SMALL_POOL : CCA_STAT_LARGE_POOL;
+}
+
+static inline bool
+is_split(const CcaBlock *b)
+{
+	return b->prev != CCA_NIL || b->next != CCA_NIL;
+}
+
+/* insert_into_blocks: into the free set, resetting the gc age base. */
+static void
+pool_insert_block(CcaAllocator *a, CcaHandle h)
+{
+	CcaPool *pool = pool_of(a, h);
+	B(a, h)->gc_count_base = pool->get_free_blocks_call_count;
+	B(a, h)->set = CCA_SET_BLOCKS;
+	cca_tree_insert(&pool->blocks, a->slab, h);
+}
+
+static void
+pool_insert_unmapped(CcaAllocator *a, CcaHandle h)
+{
+	B(a, h)->set = CCA_SET_UNMAPPED;
+	cca_tree_insert(&pool_of(a, h)->unmapped, a->slab, h);
+}
+
+static void
+pool_erase(CcaAllocator *a, CcaHandle h)
+{
+	CcaPool *pool = pool_of(a, h);
+	if (B(a, h)->set == CCA_SET_BLOCKS)
+		cca_tree_erase(&pool->blocks, a->slab, h);
+	else if (B(a, h)->set == CCA_SET_UNMAPPED)
+		cca_tree_erase(&pool->unmapped, a->slab, h);
+	B(a, h)->set = CCA_SET_NONE;
+}
+
+static void
+emit(CcaAllocator *a, CcaAction action, uint64_t addr, uint64_t size, uint64_t stream)
+{
+	if (!a->emit)
+		return;
+	CcaEvent ev = {
+		.addr = addr,
+		.size = size,
+		.stream = stream,
+		.time_us = CCA_TIME_NONE,
+		.action = (uint8_t)action,
+	};
+	a->emit(a->emit_data, &ev);
+}
+
+/* ------------------------------------------------------------ sizes (§1) */
+
+static uint64_t
+roundup_power2_next_division(uint64_t size, uint32_t divisions)
+{
+	if ((size & (size - 1)) == 0)
+		return size;
+	int log2_size = 63 - __builtin_clzll(size);
+	uint64_t power2_floor = UINT64_C(1) << log2_size;
+	uint64_t step = power2_floor >> (__builtin_ctz(divisions));
+	if (step == 0)
+		return 2 * power2_floor;
+	uint64_t low = size & ~(step - 1);
+	return low == size ? size : low + step;
+}
+
+uint64_t
+cca_allocator_round_size(const CcaAllocator *a, uint64_t size)
+{
+	if (size < K_MIN_BLOCK_SIZE)
+		return K_MIN_BLOCK_SIZE;
+	uint32_t divisions = cca_settings_roundup_divisions(&a->settings, size);
+	if (divisions > 1 && size > K_MIN_BLOCK_SIZE * divisions)
+		return roundup_power2_next_division(size, divisions);
+	return K_MIN_BLOCK_SIZE * ((size + K_MIN_BLOCK_SIZE - 1) / K_MIN_BLOCK_SIZE);
+}
+
+static uint64_t
+allocation_size(const CcaAllocator *a, uint64_t size)
+{
+	if (size <= K_SMALL_SIZE)
+		return K_SMALL_BUFFER;
+	if (size < K_MIN_LARGE_ALLOC)
+		return a->settings.large_segment_size;
+	return K_ROUND_LARGE * ((size + K_ROUND_LARGE - 1) / K_ROUND_LARGE);
+}
+
+static bool
+gc_enabled(const CcaAllocator *a)
+{
+	return a->fraction_set && a->settings.garbage_collection_threshold > 0.0;
+}
+
+/* ---------------------------------------------------------- lookup (§2) */
+
+/* A free mapped block's size plus the unmapped space right after it. */
+static uint64_t
+expandable_size(const CcaAllocator *a, CcaHandle h)
+{
+	const CcaBlock *b = B(a, h);
+	if (b->next != CCA_NIL && !B(a, b->next)->mapped)
+		return b->size + B(a, b->next)->size;
+	return b->size;
+}
+
+/* The block get_free_block would take, without taking it. */
+static CcaHandle
+find_free_block(const CcaAllocator *a, const CcaPool *pool, uint64_t size, uint64_t stream)
+{
+	CcaHandle it = cca_tree_lower_bound(&pool->blocks, a->slab, stream, size, 0);
+	if (it == CCA_NIL || B(a, it)->stream != stream)
+		return CCA_NIL;
+	if (B(a, it)->expandable >= 0) {
+		if (a->settings.expandable_segments) {
+			for (;;) {
+				CcaHandle next = cca_tree_next(a->slab, it);
+				if (B(a, it)->expandable < 0 || next == CCA_NIL ||
+				    B(a, next)->stream != stream ||
+				    expandable_size(a, next) >= expandable_size(a, it))
+					break;
+				it = next;
+			}
+		} else {
+			while (it != CCA_NIL && B(a, it)->expandable >= 0 &&
+			       B(a, it)->stream == stream)
+				it = cca_tree_next(a->slab, it);
+			if (it == CCA_NIL || B(a, it)->stream != stream)
+				return CCA_NIL;
+		}
+	}
+	uint64_t max_split = a->settings.max_split_size;
+	if (size < max_split && B(a, it)->size >= max_split)
+		return CCA_NIL;
+	if (size >= max_split && B(a, it)->size >= size + a->settings.max_non_split_rounding)
+		return CCA_NIL;
+	return it;
+}
+
+static bool
+get_free_block(CcaAllocator *a, AllocParams *p)
+{
+	if (gc_enabled(a))
+		p->pool->get_free_blocks_call_count++;
+	CcaHandle h = find_free_block(a, p->pool, p->size, p->stream);
+	if (h == CCA_NIL)
+		return false;
+	pool_erase(a, h);
+	p->block = h;
+	return true;
+}
+
+/* ------------------------------------------------------- releasing (§5.3) */
+
+static void
+release_block(CcaAllocator *a, CcaHandle h)
+{
+	CcaBlock *b = B(a, h);
+	uint64_t ptr = b->ptr, size = b->size, stream = b->stream;
+	bool is_small = b->is_small;
+	a->stats.num_device_free++;
+	emit(a, CCA_ACTION_SEGMENT_FREE, ptr, size, stream);
+	a->device->ops->segment_free(a->device, ptr, size);
+	a->total_reserved -= size;
+	cca_stat_array_update(a->stats.segment, stat_type(is_small), -1);
+	cca_stat_array_update(a->stats.reserved_bytes, stat_type(is_small), -(int64_t)size);
+	if (size >= a->settings.max_split_size)
+		cca_stat_update(&a->stats.oversize_segments, -1);
+	pool_erase(a, h);
+	block_delete(a, h);
+}
+
+/* try_merge_blocks: merges free neighbour SRC into DST; returns the bytes
+ * merged (0 when SRC cannot merge). */
+static uint64_t
+try_merge_blocks(CcaAllocator *a, CcaHandle dst, CcaHandle src)
+{
+	if (src == CCA_NIL)
+		return 0;
+	CcaBlock *s = B(a, src), *d = B(a, dst);
+	if (s->allocated || s->event_count > 0 || d->mapped != s->mapped)
+		return 0;
+	if (d->prev == src) {
+		d->ptr = s->ptr;
+		d->prev = s->prev;
+		if (d->prev != CCA_NIL)
+			B(a, d->prev)->next = dst;
+	} else {
+		d->next = s->next;
+		if (d->next != CCA_NIL)
+			B(a, d->next)->prev = dst;
+	}
+	uint64_t subsumed = s->size;
+	d->size += subsumed;
+	pool_erase(a, src);
+	block_delete(a, src);
+	return subsumed;
+}
+
+/* free_block (§5.2): the block returns to its pool, merging neighbours. */
+static void
+free_block_now(CcaAllocator *a, CcaHandle h)
+{
+	CcaBlock *b = B(a, h);
+	emit(a, CCA_ACTION_FREE_COMPLETED, b->ptr, b->requested_size, b->stream);
+	uint64_t original_size = b->size, requested = b->requested_size;
+	bool is_small = b->is_small, expandable = b->expandable >= 0;
+	int64_t net_blocks = 0, net_bytes = 0;
+	CcaHandle neighbours[2] = {b->prev, b->next};
+	for (int i = 0; i < 2; i++) {
+		uint64_t subsumed = try_merge_blocks(a, h, neighbours[i]);
+		if (subsumed > 0) {
+			net_blocks--;
+			net_bytes -= (int64_t)subsumed;
+		}
+	}
+	pool_insert_block(a, h);
+	b = B(a, h);
+	if (is_split(b)) {
+		net_blocks++;
+		net_bytes += (int64_t)b->size;
+	}
+	CcaStatType t = stat_type(is_small);
+	if (!expandable) {
+		cca_stat_array_update(a->stats.inactive_split, t, net_blocks);
+		cca_stat_array_update(a->stats.inactive_split_bytes, t, net_bytes);
+	}
+	cca_stat_array_update(a->stats.active, t, -1);
+	cca_stat_array_update(a->stats.active_bytes, t, -(int64_t)original_size);
+	cca_stat_array_update(a->stats.requested_bytes, t, -(int64_t)requested);
+}
+
+void
+cca_allocator_free_block(CcaAllocator *a, CcaHandle h, bool deferred)
+{
+	CcaBlock *b = B(a, h);
+	g_return_if_fail(b->live && b->allocated);
+	b->allocated = false;
+	CcaStatType t = stat_type(b->is_small);
+	cca_stat_array_update(a->stats.allocation, t, -1);
+	cca_stat_array_update(a->stats.allocated_bytes, t, -(int64_t)b->size);
+	emit(a, CCA_ACTION_FREE_REQUESTED, b->ptr, b->requested_size, b->stream);
+	if (b->size >= a->settings.max_split_size)
+		cca_stat_update(&a->stats.oversize_allocations, -1);
+	if (deferred) {
+		b->event_count = 1;
+		g_array_append_val(a->pending, h);
+	} else {
+		free_block_now(a, h);
+	}
+}
+
+static void
+remove_pending(CcaAllocator *a, CcaHandle h)
+{
+	for (guint i = 0; i < a->pending->len; i++)
+		if (g_array_index(a->pending, CcaHandle, i) == h) {
+			g_array_remove_index(a->pending, i);
+			return;
+		}
+}
+
+void
+cca_allocator_complete_free(CcaAllocator *a, CcaHandle h)
+{
+	if (!cca_allocator_is_pending(a, h))
+		return;
+	remove_pending(a, h);
+	B(a, h)->event_count = 0;
+	free_block_now(a, h);
+}
+
+bool
+cca_allocator_is_pending(const CcaAllocator *a, CcaHandle h)
+{
+	return h < a->slab_len && B(a, h)->live && !B(a, h)->allocated && B(a, h)->event_count > 0;
+}
+
+/* synchronize_and_free_events: every deferred free completes. */
+static void
+synchronize_and_free_events(CcaAllocator *a)
+{
+	a->stats.num_sync_all_streams++;
+	while (a->pending->len > 0) {
+		CcaHandle h = g_array_index(a->pending, CcaHandle, 0);
+		g_array_remove_index(a->pending, 0);
+		B(a, h)->event_count = 0;
+		free_block_now(a, h);
+	}
+}
+
+/* ------------------------------------------- expandable segments (§7) */
+
+static CcaExpandableSegment *
+segment_of(const CcaAllocator *a, CcaHandle h)
+{
+	return &g_array_index(a->expandable, CcaExpandableSegment, B(a, h)->expandable);
+}
+
+static bool
+allocatable(const CcaAllocator *a, CcaHandle h)
+{
+	return h != CCA_NIL && !B(a, h)->allocated && B(a, h)->event_count == 0;
+}
+
+static CcaHandle
+find_expandable_block(CcaAllocator *a, AllocParams *p)
+{
+	CcaPool *pool = p->pool;
+	for (CcaHandle u = cca_tree_lower_bound(&pool->unmapped, a->slab, p->stream, 0, 0);
+	     u != CCA_NIL && B(a, u)->stream == p->stream; u = cca_tree_next(a->slab, u)) {
+		CcaHandle c = u;
+		if (allocatable(a, B(a, c)->prev))
+			c = B(a, c)->prev;
+		uint64_t bytes = 0;
+		for (CcaHandle b = c; bytes < p->size && allocatable(a, b); b = B(a, b)->next)
+			bytes += B(a, b)->size;
+		if (bytes >= p->size)
+			return c;
+	}
+	CcaExpandableSegment seg = {
+		.page = pool->is_small ? K_SMALL_BUFFER : a->settings.large_segment_size,
+		.stream = p->stream,
+		.is_small = pool->is_small,
+		.live = true,
+	};
+	uint64_t address_space = a->device->total_memory + a->device->total_memory / 8;
+	seg.size = seg.page * ((address_space + seg.page - 1) / seg.page);
+	seg.base = a->device->ops->reserve(a->device, seg.size, p->stream);
+	g_array_append_val(a->expandable, seg);
+	CcaHandle h = block_new(a, seg.base, seg.size, p->stream, pool->is_small);
+	B(a, h)->mapped = false;
+	B(a, h)->expandable = (int32_t)a->expandable->len - 1;
+	pool_insert_unmapped(a, h);
+	return h;
+}
+
+/* map_block: maps whole pages covering SIZE bytes at the start of unmapped
+ * block H, merging it with free mapped neighbours. */
+static bool
+map_block(CcaAllocator *a, CcaHandle h, uint64_t size)
+{
+	const CcaExpandableSegment *seg = segment_of(a, h);
+	uint64_t offset = B(a, h)->ptr - seg->base;
+	uint64_t first_page = offset / seg->page;
+	uint64_t end_page = (offset + size + seg->page - 1) / seg->page;
+	uint64_t mapped_ptr = seg->base + first_page * seg->page;
+	uint64_t mapped_size = (end_page - first_page) * seg->page;
+	if (!a->device->ops->map(a->device, mapped_ptr, mapped_size))
+		return false;
+	pool_erase(a, h);
+	B(a, h)->mapped = true;
+	if (mapped_size < B(a, h)->size) {
+		CcaBlock *b = B(a, h);
+		uint64_t rest_ptr = b->ptr + mapped_size, rest_size = b->size - mapped_size;
+		uint64_t stream = b->stream;
+		bool is_small = b->is_small;
+		int32_t exp = b->expandable;
+		CcaHandle rest = block_new(a, rest_ptr, rest_size, stream, is_small);
+		b = B(a, h);
+		CcaBlock *r = B(a, rest);
+		r->mapped = false;
+		r->expandable = exp;
+		r->prev = h;
+		r->next = b->next;
+		if (b->next != CCA_NIL)
+			B(a, b->next)->prev = rest;
+		b->next = rest;
+		pool_insert_unmapped(a, rest);
+		b->size = mapped_size;
+	}
+	try_merge_blocks(a, h, B(a, h)->prev);
+	try_merge_blocks(a, h, B(a, h)->next);
+	pool_insert_block(a, h);
+	a->total_reserved += mapped_size;
+	cca_stat_array_update(a->stats.reserved_bytes, stat_type(B(a, h)->is_small),
+			      (int64_t)mapped_size);
+	a->stats.num_device_alloc++;
+	emit(a, CCA_ACTION_SEGMENT_MAP, mapped_ptr, mapped_size, B(a, h)->stream);
+	return true;
+}
+
+static CcaHandle
+try_allocate_expandable_block(CcaAllocator *a, AllocParams *p)
+{
+	CcaHandle c = find_expandable_block(a, p);
+	if (!B(a, c)->mapped) {
+		uint64_t want = B(a, c)->size < p->size ? B(a, c)->size : p->size;
+		if (!map_block(a, c, want))
+			return CCA_NIL;
+	}
+	while (B(a, c)->size < p->size) {
+		uint64_t remaining = p->size - B(a, c)->size;
+		CcaHandle n = B(a, c)->next;
+		uint64_t want = remaining < B(a, n)->size ? remaining : B(a, n)->size;
+		if (!map_block(a, n, want))
+			return CCA_NIL;
+		c = n;
+	}
+	pool_erase(a, c);
+	return c;
+}
+
+/* unmap_block (§7.4): unmaps the whole pages inside free block H. */
+static void
+unmap_block(CcaAllocator *a, CcaHandle h)
+{
+	const CcaExpandableSegment *seg = segment_of(a, h);
+	uint64_t page = seg->page, base = seg->base;
+	CcaBlock *b = B(a, h);
+	uint64_t begin = (b->ptr - base + page - 1) / page;
+	uint64_t end = (b->ptr + b->size - base) / page;
+	if (begin >= end)
+		return;
+	uint64_t unmapped_ptr = base + begin * page, unmapped_size = (end - begin) * page;
+	a->device->ops->unmap(a->device, unmapped_ptr, unmapped_size);
+	pool_erase(a, h);
+	b = B(a, h);
+	uint64_t before = unmapped_ptr - b->ptr;
+	uint64_t after = b->size - (before + unmapped_size);
+	uint64_t stream = b->stream;
+	bool is_small = b->is_small;
+	int32_t exp = b->expandable;
+	if (before > 0) {
+		CcaHandle f = block_new(a, B(a, h)->ptr, before, stream, is_small);
+		CcaBlock *fb = B(a, f), *hb = B(a, h);
+		fb->expandable = exp;
+		fb->prev = hb->prev;
+		fb->next = h;
+		if (hb->prev != CCA_NIL)
+			B(a, hb->prev)->next = f;
+		hb->prev = f;
+		pool_insert_block(a, f);
+	}
+	if (after > 0) {
+		CcaHandle f = block_new(a, unmapped_ptr + unmapped_size, after, stream, is_small);
+		CcaBlock *fb = B(a, f), *hb = B(a, h);
+		fb->expandable = exp;
+		fb->prev = h;
+		fb->next = hb->next;
+		if (hb->next != CCA_NIL)
+			B(a, hb->next)->prev = f;
+		hb->next = f;
+		pool_insert_block(a, f);
+	}
+	b = B(a, h);
+	b->ptr = unmapped_ptr;
+	b->size = unmapped_size;
+	b->mapped = false;
+	try_merge_blocks(a, h, B(a, h)->prev);
+	try_merge_blocks(a, h, B(a, h)->next);
+	pool_insert_unmapped(a, h);
+	a->total_reserved -= unmapped_size;
+	cca_stat_array_update(a->stats.reserved_bytes, stat_type(is_small),
+			      -(int64_t)unmapped_size);
+	a->stats.num_device_free++;
+	emit(a, CCA_ACTION_SEGMENT_UNMAP, unmapped_ptr, unmapped_size, stream);
+}
+
+static void
+release_expandable_segment(CcaAllocator *a, CcaHandle h)
+{
+	CcaExpandableSegment *seg = segment_of(a, h);
+	a->device->ops->unreserve(a->device, seg->base, seg->size);
+	seg->live = false;
+	pool_erase(a, h);
+	block_delete(a, h);
+}
+
+/* ------------------------------------------------ release cascade (§3) */
+
+static void
+release_blocks(CcaAllocator *a, CcaPool *pool)
+{
+	GArray *to_unmap = g_array_new(FALSE, FALSE, sizeof(CcaHandle));
+	CcaHandle it = cca_tree_first(&pool->blocks, a->slab);
+	while (it != CCA_NIL) {
+		CcaHandle h = it;
+		it = cca_tree_next(a->slab, it);
+		if (B(a, h)->expandable >= 0)
+			g_array_append_val(to_unmap, h);
+		else if (!is_split(B(a, h)))
+			release_block(a, h);
+	}
+	for (guint i = 0; i < to_unmap->len; i++) {
+		CcaHandle h = g_array_index(to_unmap, CcaHandle, i);
+		unmap_block(a, h);
+		if (!is_split(B(a, h)) && !B(a, h)->mapped)
+			release_expandable_segment(a, h);
+	}
+	g_array_free(to_unmap, TRUE);
+}
+
+static bool
+release_cached_blocks(CcaAllocator *a)
+{
+	synchronize_and_free_events(a);
+	release_blocks(a, &a->pools[1]);
+	release_blocks(a, &a->pools[0]);
+	return true;
+}
+
+void
+cca_allocator_empty_cache(CcaAllocator *a)
+{
+	release_cached_blocks(a);
+}
+
+static bool
+release_available_cached_blocks(CcaAllocator *a, const AllocParams *p)
+{
+	uint64_t max_split = a->settings.max_split_size;
+	if (max_split == UINT64_MAX)
+		return false;
+	CcaPool *pool = p->pool;
+	uint64_t key_size = p->size > max_split ? p->size : max_split;
+	CcaHandle it = cca_tree_lower_bound(&pool->blocks, a->slab, p->stream, key_size, 0);
+	if (it != CCA_NIL && B(a, it)->stream == p->stream && B(a, it)->expandable < 0) {
+		release_block(a, it);
+		return true;
+	}
+	CcaHandle first = cca_tree_first(&pool->blocks, a->slab);
+	if (it == first)
+		return false;
+	/* walk down from the largest block below the key */
+	it = it == CCA_NIL ? cca_tree_last(&pool->blocks, a->slab) : cca_tree_prev(a->slab, it);
+	uint64_t released = 0;
+	while (it != CCA_NIL && released < key_size && B(a, it)->size >= max_split &&
+	       B(a, it)->stream == p->stream) {
+		CcaHandle cur = it;
+		bool is_first = cur == first;
+		if (!is_first)
+			it = cca_tree_prev(a->slab, it);
+		if (B(a, cur)->expandable < 0) {
+			released += B(a, cur)->size;
+			release_block(a, cur);
+		}
+		if (is_first)
+			break;
+	}
+	return released >= key_size;
+}
+
+/* garbage_collect_cached_blocks (§2.4). */
+static void
+garbage_collect_cached_blocks(CcaAllocator *a)
+{
+	uint64_t threshold = (uint64_t)(a->settings.garbage_collection_threshold *
+					(double)a->allowed_maximum);
+	if (a->total_reserved <= threshold)
+		return;
+	uint64_t target = a->total_reserved - threshold;
+	CcaPool *large = &a->pools[1];
+	double total_age = 0.0;
+	int64_t freeable = 0;
+	for (CcaHandle h = cca_tree_first(&large->blocks, a->slab); h != CCA_NIL;
+	     h = cca_tree_next(a->slab, h)) {
+		if (!is_split(B(a, h)) && B(a, h)->expandable < 0) {
+			total_age += (double)(large->get_free_blocks_call_count - B(a, h)->gc_count_base);
+			freeable++;
+		}
+	}
+	if (freeable == 0)
+		return;
+	uint64_t reclaimed = 0;
+	bool freed = true;
+	while (reclaimed < target && freed && freeable > 0) {
+		double age_threshold = total_age / (double)freeable;
+		freed = false;
+		CcaHandle it = cca_tree_first(&large->blocks, a->slab);
+		while (it != CCA_NIL) {
+			CcaHandle h = it;
+			it = cca_tree_next(a->slab, it);
+			const CcaBlock *b = B(a, h);
+			double age = (double)(large->get_free_blocks_call_count - b->gc_count_base);
+			if (!is_split(b) && b->expandable < 0 && age >= age_threshold) {
+				freed = true;
+				reclaimed += b->size;
+				total_age -= age;
+				freeable--;
+				release_block(a, h);
+			}
+		}
+	}
+}
+
+/* alloc_block (§3.2): a new segment (or mapped pages) for P. */
+static bool
+alloc_block(CcaAllocator *a, AllocParams *p, bool is_retry)
+{
+	if (is_retry)
+		a->stats.num_alloc_retries++;
+	if (a->fraction_set && a->total_reserved + p->alloc_size > a->allowed_maximum)
+		return false;
+	if (a->settings.expandable_segments) {
+		p->block = try_allocate_expandable_block(a, p);
+		return p->block != CCA_NIL;
+	}
+	uint64_t ptr;
+	if (!a->device->ops->segment_alloc(a->device, p->alloc_size, p->stream, &ptr))
+		return false;
+	a->total_reserved += p->alloc_size;
+	p->block = block_new(a, ptr, p->alloc_size, p->stream, p->pool->is_small);
+	CcaStatType t = stat_type(p->pool->is_small);
+	cca_stat_array_update(a->stats.segment, t, 1);
+	cca_stat_array_update(a->stats.reserved_bytes, t, (int64_t)p->alloc_size);
+	if (p->alloc_size >= a->settings.max_split_size)
+		cca_stat_update(&a->stats.oversize_segments, 1);
+	a->stats.num_device_alloc++;
+	emit(a, CCA_ACTION_SEGMENT_ALLOC, ptr, p->alloc_size, p->stream);
+	return true;
+}
+
+/* ------------------------------------------------------- malloc (§3, §4) */
+
+static bool
+should_split(const CcaAllocator *a, CcaHandle h, uint64_t size)
+{
+	const CcaBlock *b = B(a, h);
+	uint64_t remaining = b->size - size;
+	if (b->is_small || a->settings.expandable_segments)
+		return remaining >= K_MIN_BLOCK_SIZE;
+	return size < a->settings.max_split_size && remaining > K_SMALL_SIZE;
+}
+
+static CcaHandle
+alloc_found_block(CcaAllocator *a, AllocParams *p)
+{
+	CcaHandle h = p->block;
+	bool already_split = is_split(B(a, h));
+	bool expandable = B(a, h)->expandable >= 0;
+	CcaStatType t = stat_type(B(a, h)->is_small);
+	if (should_split(a, h, p->size)) {
+		CcaBlock *rest = B(a, h);
+		CcaHandle blk = block_new(a, rest->ptr, p->size, p->stream, rest->is_small);
+		rest = B(a, h);
+		CcaBlock *nb = B(a, blk);
+		nb->expandable = rest->expandable;
+		nb->prev = rest->prev;
+		if (nb->prev != CCA_NIL)
+			B(a, nb->prev)->next = blk;
+		nb->next = h;
+		rest->prev = blk;
+		rest->ptr += p->size;
+		rest->size -= p->size;
+		pool_insert_block(a, h);
+		if (!expandable) {
+			if (already_split) {
+				cca_stat_array_update(a->stats.inactive_split_bytes, t,
+						      -(int64_t)p->size);
+			} else {
+				cca_stat_array_update(a->stats.inactive_split_bytes, t,
+						      (int64_t)B(a, h)->size);
+				cca_stat_array_update(a->stats.inactive_split, t, 1);
+			}
+		}
+		h = blk;
+	} else if (already_split && !expandable) {
+		cca_stat_array_update(a->stats.inactive_split_bytes, t, -(int64_t)B(a, h)->size);
+		cca_stat_array_update(a->stats.inactive_split, t, -1);
+	}
+	CcaBlock *b = B(a, h);
+	b->allocated = true;
+	b->requested_size = p->orig_size;
+	emit(a, CCA_ACTION_ALLOC, b->ptr, p->orig_size, b->stream);
+	cca_stat_array_update(a->stats.allocation, t, 1);
+	cca_stat_array_update(a->stats.allocated_bytes, t, (int64_t)b->size);
+	cca_stat_array_update(a->stats.active, t, 1);
+	cca_stat_array_update(a->stats.active_bytes, t, (int64_t)b->size);
+	cca_stat_array_update(a->stats.requested_bytes, t, (int64_t)p->orig_size);
+	if (b->size >= a->settings.max_split_size)
+		cca_stat_update(&a->stats.oversize_allocations, 1);
+	return h;
+}
+
+static void
+init_params(const CcaAllocator *a, AllocParams *p, uint64_t orig_size, uint64_t stream)
+{
+	p->orig_size = orig_size;
+	p->size = cca_allocator_round_size(a, orig_size);
+	p->alloc_size = allocation_size(a, p->size);
+	p->stream = stream;
+	p->pool = (CcaPool *)&a->pools[p->size <= K_SMALL_SIZE ? 0 : 1];
+	p->block = CCA_NIL;
+}
+
+CcaHandle
+cca_allocator_malloc(CcaAllocator *a, uint64_t orig_size, uint64_t stream)
+{
+	AllocParams p;
+	init_params(a, &p, orig_size, stream);
+	bool found = get_free_block(a, &p);
+	if (!found) {
+		if (gc_enabled(a))
+			garbage_collect_cached_blocks(a);
+		found = alloc_block(a, &p, false) ||
+			(release_available_cached_blocks(a, &p) && alloc_block(a, &p, false)) ||
+			(release_cached_blocks(a) && alloc_block(a, &p, true));
+	}
+	if (!found) {
+		a->stats.num_ooms++;
+		emit(a, CCA_ACTION_OOM, a->device->ops->free_memory(a->device), p.size, stream);
+		return CCA_NIL;
+	}
+	return alloc_found_block(a, &p);
+}
+
+bool
+cca_allocator_would_release(const CcaAllocator *a, uint64_t orig_size, uint64_t stream)
+{
+	AllocParams p;
+	init_params(a, &p, orig_size, stream);
+	if (find_free_block(a, p.pool, p.size, p.stream) != CCA_NIL)
+		return false;
+	if (gc_enabled(a)) {
+		uint64_t threshold = (uint64_t)(a->settings.garbage_collection_threshold *
+						(double)a->allowed_maximum);
+		if (a->total_reserved > threshold) {
+			const CcaPool *large = &a->pools[1];
+			for (CcaHandle h = cca_tree_first(&large->blocks, a->slab); h != CCA_NIL;
+			     h = cca_tree_next(a->slab, h))
+				if (!is_split(B(a, h)) && B(a, h)->expandable < 0)
+					return true;
+		}
+	}
+	if (a->fraction_set && a->total_reserved + p.alloc_size > a->allowed_maximum)
+		return true;
+	return a->device->ops->would_refuse(a->device, p.alloc_size);
+}
+
+/* --------------------------------------------------------- construction */
+
+CcaAllocator *
+cca_allocator_new(const CcaSettings *settings, const CcaLimits *limits, CcaDevice *device,
+		  CcaEmitFunc emit_fn, void *emit_data)
+{
+	CcaAllocator *a = g_new0(CcaAllocator, 1);
+	cca_settings_copy(&a->settings, settings);
+	a->device = device;
+	a->emit = emit_fn;
+	a->emit_data = emit_data;
+	a->free_handles = g_array_new(FALSE, FALSE, sizeof(CcaHandle));
+	a->expandable = g_array_new(FALSE, FALSE, sizeof(CcaExpandableSegment));
+	a->pending = g_array_new(FALSE, FALSE, sizeof(CcaHandle));
+	for (int i = 0; i < 2; i++) {
+		cca_tree_init(&a->pools[i].blocks, true);
+		cca_tree_init(&a->pools[i].unmapped, false);
+		a->pools[i].is_small = i == 0;
+	}
+	double fraction = limits ? limits->memory_fraction : 0.0;
+	if (fraction <= 0.0 && settings->has_per_process_memory_fraction)
+		fraction = settings->per_process_memory_fraction;
+	if (fraction > 0.0 && fraction < 1.0) {
+		a->fraction_set = true;
+		a->allowed_maximum = (uint64_t)(fraction * (double)device->total_memory);
+	}
+	a->stats.max_split_size =
+		settings->max_split_size == UINT64_MAX ? -1 : (int64_t)settings->max_split_size;
+	return a;
+}
+
+void
+cca_allocator_free(CcaAllocator *a)
+{
+	if (!a)
+		return;
+	cca_settings_clear(&a->settings);
+	g_free(a->slab);
+	g_array_free(a->free_handles, TRUE);
+	g_array_free(a->expandable, TRUE);
+	g_array_free(a->pending, TRUE);
+	g_free(a);
+}
+
+const CcaStats *
+cca_allocator_stats(const CcaAllocator *a)
+{
+	return &a->stats;
+}
+
+uint64_t
+cca_allocator_reserved(const CcaAllocator *a)
+{
+	return a->total_reserved;
+}
+
+uint64_t
+cca_allocator_allowed_maximum(const CcaAllocator *a)
+{
+	return a->fraction_set ? a->allowed_maximum : 0;
+}
+
+uint64_t
+cca_allocator_block_address(const CcaAllocator *a, CcaHandle h)
+{
+	return B(a, h)->ptr;
+}
+
+uint64_t
+cca_allocator_largest_free(const CcaAllocator *a)
+{
+	uint64_t largest = 0;
+	for (int i = 0; i < 2; i++)
+		for (CcaHandle h = cca_tree_first(&a->pools[i].blocks, a->slab); h != CCA_NIL;
+		     h = cca_tree_next(a->slab, h))
+			if (B(a, h)->size > largest)
+				largest = B(a, h)->size;
+	return largest;
+}
+
+/* ------------------------------------------------------------ state view */
+
+static CcaBlockState
+state_of(const CcaBlock *b)
+{
+	if (b->allocated)
+		return CCA_BLOCK_ACTIVE_ALLOCATED;
+	if (b->event_count > 0)
+		return CCA_BLOCK_ACTIVE_PENDING_FREE;
+	return CCA_BLOCK_INACTIVE;
+}
+
+static int
+compare_segments(gconstpointer x, gconstpointer y)
+{
+	const CcaStateSegment *s = x, *t = y;
+	return s->address < t->address ? -1 : s->address > t->address;
+}
+
+GArray *
+cca_allocator_state(const CcaAllocator *a)
+{
+	GArray *segments = g_array_new(FALSE, TRUE, sizeof(CcaStateSegment));
+	for (CcaHandle h = 0; h < a->slab_len; h++) {
+		const CcaBlock *head = B(a, h);
+		if (!head->live || !head->mapped)
+			continue;
+		if (head->prev != CCA_NIL && B(a, head->prev)->mapped)
+			continue; /* not the first block of a mapped run */
+		GArray *blocks = g_array_new(FALSE, FALSE, sizeof(CcaStateBlock));
+		CcaStateSegment seg = {
+			.address = head->ptr,
+			.stream = head->stream,
+			.is_small = head->is_small,
+			.is_expandable = head->expandable >= 0,
+		};
+		for (CcaHandle b = h; b != CCA_NIL && B(a, b)->mapped; b = B(a, b)->next) {
+			CcaStateBlock sb = {B(a, b)->ptr, B(a, b)->size, B(a, b)->requested_size,
+					    state_of(B(a, b))};
+			g_array_append_val(blocks, sb);
+			seg.total_size += B(a, b)->size;
+		}
+		seg.n_blocks = blocks->len;
+		seg.blocks = (const CcaStateBlock *)g_array_free(blocks, FALSE);
+		g_array_append_val(segments, seg);
+	}
+	g_array_sort(segments, compare_segments);
+	return segments;
+}
+
+void
+cca_allocator_state_free(GArray *segments)
+{
+	if (!segments)
+		return;
+	for (guint i = 0; i < segments->len; i++)
+		g_free((gpointer)g_array_index(segments, CcaStateSegment, i).blocks);
+	g_array_free(segments, TRUE);
+}
+
+/* ------------------------------------------------------------ invariants */
+
+static gboolean
+check_fail(GString *why, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+static gboolean
+check_fail(GString *why, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (why)
+		g_string_append_vprintf(why, fmt, ap);
+	va_end(ap);
+	return FALSE;
+}
+
+gboolean
+cca_allocator_check_invariants(const CcaAllocator *a, GString *why)
+{
+	int64_t reserved[3] = {0}, allocated[3] = {0}, active[3] = {0};
+	uint32_t in_sets = 0;
+	for (CcaHandle h = 0; h < a->slab_len; h++) {
+		const CcaBlock *b = B(a, h);
+		if (!b->live)
+			continue;
+		int t = b->is_small ? CCA_STAT_SMALL_POOL : CCA_STAT_LARGE_POOL;
+		if (b->next != CCA_NIL) {
+			const CcaBlock *n = B(a, b->next);
+			if (!n->live || n->prev != h || b->ptr + b->size != n->ptr)
+				return check_fail(why, "block %u at 0x%" G_GINT64_MODIFIER
+						       "x does not tile with its next block",
+						  h, b->ptr);
+		}
+		if (b->prev != CCA_NIL && B(a, b->prev)->next != h)
+			return check_fail(why, "block %u: prev link is not mirrored", h);
+		CcaBlockSet expected = !b->mapped ? CCA_SET_UNMAPPED
+				       : (b->allocated || b->event_count > 0) ? CCA_SET_NONE
+									       : CCA_SET_BLOCKS;
+		if (b->set != expected)
+			return check_fail(why, "block %u at 0x%" G_GINT64_MODIFIER
+					       "x is in set %d, expected %d",
+					  h, b->ptr, b->set, expected);
+		if (b->set != CCA_SET_NONE)
+			in_sets++;
+		if (b->mapped) {
+			reserved[t] += (int64_t)b->size;
+			if (b->allocated)
+				allocated[t] += (int64_t)b->size;
+			if (b->allocated || b->event_count > 0)
+				active[t] += (int64_t)b->size;
+		}
+	}
+	uint32_t tree_total = 0;
+	for (int i = 0; i < 2; i++)
+		tree_total += a->pools[i].blocks.count + a->pools[i].unmapped.count;
+	if (tree_total != in_sets)
+		return check_fail(why, "%u blocks claim a set but the sets hold %u", in_sets,
+				  tree_total);
+	for (int t = CCA_STAT_SMALL_POOL; t <= CCA_STAT_LARGE_POOL; t++) {
+		if (reserved[t] != a->stats.reserved_bytes[t].current)
+			return check_fail(why, "reserved_bytes[%d] %" G_GINT64_FORMAT
+					       " != sum over blocks %" G_GINT64_FORMAT,
+					  t, a->stats.reserved_bytes[t].current, reserved[t]);
+		if (allocated[t] != a->stats.allocated_bytes[t].current)
+			return check_fail(why, "allocated_bytes[%d] %" G_GINT64_FORMAT
+					       " != sum over blocks %" G_GINT64_FORMAT,
+					  t, a->stats.allocated_bytes[t].current, allocated[t]);
+		if (active[t] != a->stats.active_bytes[t].current)
+			return check_fail(why, "active_bytes[%d] %" G_GINT64_FORMAT
+					       " != sum over blocks %" G_GINT64_FORMAT,
+					  t, a->stats.active_bytes[t].current, active[t]);
+	}
+	if ((uint64_t)(reserved[1] + reserved[2]) != a->total_reserved)
+		return check_fail(why, "total reserved does not match the blocks");
+	return TRUE;
+}

@@ -1,4 +1,125 @@
-/* allocator.h */
+/* allocator.h - the caching allocator policy of PyTorch 2.11.
+ *
+ * One CcaAllocator models one DeviceCachingAllocator (default pools; no
+ * private/graph pools): size rounding, small and large pools, best fit per
+ * stream, splitting and merging, max_split_size, stream-ordered frees, the
+ * memory fraction, the failure cascade, garbage collection, expandable
+ * segments and empty_cache.  Every trace entry the real allocator records
+ * is emitted, in the real order, through the emit callback.
+ */
 #ifndef CCA_ALLOCATOR_H
 #define CCA_ALLOCATOR_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "device.h"
+#include "settings.h"
+#include "snapshot.h"
+#include "stats.h"
+
+G_BEGIN_DECLS
+
+/* Handle of a block in the allocator's slab; CCA_NIL is "no block". */
+typedef uint32_t CcaHandle;
+#define CCA_NIL UINT32_MAX
+
+typedef struct CcaAllocator CcaAllocator;
+
+/* Receives every trace entry the allocator records (action, addr, size,
+ * stream; addr is device_free for an oom). */
+typedef void (*CcaEmitFunc)(void *user_data, const CcaEvent *event);
+
+/* Limits of one replay. */
+typedef struct {
+	/* set_per_process_memory_fraction(f); 0 or >= 1 means no limit */
+	double memory_fraction;
+} CcaLimits;
+
+/* Creates an allocator with SETTINGS (copied) on DEVICE (borrowed; its
+ * total_memory sizes the memory fraction and expandable reservations).
+ * EMIT may be NULL. */
+CcaAllocator *cca_allocator_new(const CcaSettings *settings, const CcaLimits *limits,
+				CcaDevice *device, CcaEmitFunc emit, void *emit_data);
+
+void cca_allocator_free(CcaAllocator *alloc);
+
+/* torch's round_size(): the block size a request of ORIG_SIZE bytes gets. */
+uint64_t cca_allocator_round_size(const CcaAllocator *alloc, uint64_t orig_size);
+
+/* malloc(ORIG_SIZE) on STREAM.  Returns the allocated block, or CCA_NIL
+ * after recording an oom (num_ooms counts it; nothing is rolled back). */
+CcaHandle cca_allocator_malloc(CcaAllocator *alloc, uint64_t orig_size, uint64_t stream);
+
+/* free() of allocated BLOCK.  With DEFERRED (the block was used on another
+ * stream: record_stream) the block stays active, pending until
+ * cca_allocator_complete_free() or a synchronisation completes it;
+ * otherwise it returns to its pool at once. */
+void cca_allocator_free_block(CcaAllocator *alloc, CcaHandle block, bool deferred);
+
+/* Completes the deferred free of BLOCK (its stream events finished):
+ * free_completed, merge, back to the pool.  A no-op when BLOCK is no
+ * longer pending. */
+void cca_allocator_complete_free(CcaAllocator *alloc, CcaHandle block);
+
+/* Is BLOCK waiting for a deferred free to complete? */
+bool cca_allocator_is_pending(const CcaAllocator *alloc, CcaHandle block);
+
+/* torch.cuda.empty_cache(): synchronise, complete pending frees, release
+ * every whole free segment (unmap free pages of expandable segments). */
+void cca_allocator_empty_cache(CcaAllocator *alloc);
+
+/* Would malloc(ORIG_SIZE) on STREAM, in the current state, release
+ * memory (garbage collection or the failure cascade) before it returns?
+ * Pure: changes nothing. */
+bool cca_allocator_would_release(const CcaAllocator *alloc, uint64_t orig_size, uint64_t stream);
+
+/* The statistics (memory_stats()). */
+const CcaStats *cca_allocator_stats(const CcaAllocator *alloc);
+
+/* Total bytes reserved from the device (cudaMalloc'd plus mapped). */
+uint64_t cca_allocator_reserved(const CcaAllocator *alloc);
+
+/* Allowed maximum reserved bytes under the memory fraction; 0 if none. */
+uint64_t cca_allocator_allowed_maximum(const CcaAllocator *alloc);
+
+/* Address of BLOCK. */
+uint64_t cca_allocator_block_address(const CcaAllocator *alloc, CcaHandle block);
+
+/* Size of the largest free block on STREAM's pools (for OOM reports). */
+uint64_t cca_allocator_largest_free(const CcaAllocator *alloc);
+
+/* One block of the current state, as a snapshot reports it. */
+typedef struct {
+	uint64_t address;
+	uint64_t size;
+	uint64_t requested_size;
+	CcaBlockState state;
+} CcaStateBlock;
+
+/* One segment of the current state (a cudaMalloc segment, or one mapped
+ * run of an expandable segment). */
+typedef struct {
+	uint64_t address;
+	uint64_t total_size;
+	uint64_t stream;
+	bool is_small;
+	bool is_expandable;
+	const CcaStateBlock *blocks;
+	size_t n_blocks;
+} CcaStateSegment;
+
+/* Returns the current segments sorted by address, as _snapshot() lists
+ * them; free with cca_allocator_state_free(). */
+GArray *cca_allocator_state(const CcaAllocator *alloc);
+void cca_allocator_state_free(GArray *segments);
+
+/* Checks the invariants (blocks tile their segments, free blocks are in
+ * their pool's set and nowhere else, stats equal sums over blocks).
+ * Returns FALSE with a description in WHY on the first violation. */
+gboolean cca_allocator_check_invariants(const CcaAllocator *alloc, GString *why);
+
+G_END_DECLS
+
 #endif

@@ -1,4 +1,93 @@
-/* device.h */
+/* device.h - the device interface under the allocator policy.
+ *
+ * The policy (allocator.c) never touches memory itself: it asks a device
+ * for segments (cudaMalloc/cudaFree), for virtual reservations and pages
+ * (the VMM calls behind expandable segments) and for its free memory.  The
+ * simulated device (simdevice.c) and the CUDA device (gpu/) implement the
+ * same operations, so the policy is written once.
+ */
 #ifndef CCA_DEVICE_H
 #define CCA_DEVICE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "snapshot.h"
+
+G_BEGIN_DECLS
+
+typedef struct CcaDevice CcaDevice;
+
+/* Operations of a device.  Sizes and addresses are device bytes. */
+typedef struct {
+	/* cudaMalloc: reserves SIZE bytes for a segment requested on STREAM;
+	 * stores its base in *PTR and returns true, or returns false when the
+	 * device is out of memory. */
+	bool (*segment_alloc)(CcaDevice *dev, uint64_t size, uint64_t stream, uint64_t *ptr);
+	/* cudaFree of a segment returned by segment_alloc. */
+	void (*segment_free)(CcaDevice *dev, uint64_t ptr, uint64_t size);
+	/* cuMemAddressReserve: reserves SIZE bytes of address space (no
+	 * memory) for an expandable segment of STREAM; returns its base. */
+	uint64_t (*reserve)(CcaDevice *dev, uint64_t size, uint64_t stream);
+	/* cuMemAddressFree of a reservation. */
+	void (*unreserve)(CcaDevice *dev, uint64_t ptr, uint64_t size);
+	/* cuMemCreate+cuMemMap of SIZE bytes at PTR (whole pages); false when
+	 * the device is out of memory (nothing is mapped then). */
+	bool (*map)(CcaDevice *dev, uint64_t ptr, uint64_t size);
+	/* cuMemUnmap+cuMemRelease of SIZE bytes at PTR. */
+	void (*unmap)(CcaDevice *dev, uint64_t ptr, uint64_t size);
+	/* Would an allocation or map of SIZE bytes fail now?  (Lets the
+	 * engine tell a failure cascade from an empty_cache in a trace.) */
+	bool (*would_refuse)(const CcaDevice *dev, uint64_t size);
+	/* cudaMemGetInfo's free bytes. */
+	uint64_t (*free_memory)(CcaDevice *dev);
+	/* Releases the device object itself. */
+	void (*destroy)(CcaDevice *dev);
+} CcaDeviceOps;
+
+/* A device: the ops plus its total memory (totalGlobalMem). */
+struct CcaDevice {
+	const CcaDeviceOps *ops;
+	uint64_t total_memory;
+};
+
+/* How the simulated device chooses segment addresses. */
+typedef enum {
+	CCA_ADDRESS_ASCENDING = 0, /* each new segment above the previous ones */
+	CCA_ADDRESS_DESCENDING,	   /* each new segment below the previous ones */
+	CCA_ADDRESS_RECORDED,	   /* the k-th segment takes the k-th recorded base */
+} CcaAddressModel;
+
+/* The simulated device's configuration. */
+typedef struct {
+	uint64_t total_memory; /* totalGlobalMem; the H200's figure by default */
+	uint64_t capacity;     /* bytes cudaMalloc may hand out; 0 = unlimited */
+	CcaAddressModel address_model;
+	/* CCA_ADDRESS_RECORDED: segment bases in order (segment_alloc
+	 * addresses of a recorded run), and the bases of expandable
+	 * reservations in order (first segment_map of each reservation).
+	 * Borrowed; models fall back to ascending when they run out. */
+	const uint64_t *segment_bases;
+	size_t n_segment_bases;
+	const uint64_t *reservation_bases;
+	size_t n_reservation_bases;
+} CcaSimDeviceConfig;
+
+/* torch.cuda.get_device_properties(0).total_memory of the H200 that
+ * recorded the bundled traces. */
+#define CCA_H200_TOTAL_MEMORY UINT64_C(150109880320)
+
+/* Creates a simulated device.  Free with cca_device_free(). */
+CcaDevice *cca_simdevice_new(const CcaSimDeviceConfig *config);
+
+/* Makes every allocation of the simulated device DEV fail while REFUSE is
+ * true (a recorded device-side OOM replayed as it happened). */
+void cca_simdevice_set_refuse(CcaDevice *dev, bool refuse);
+
+/* Destroys DEV (NULL allowed). */
+void cca_device_free(CcaDevice *dev);
+
+G_END_DECLS
+
 #endif

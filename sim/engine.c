@@ -1,3 +1,766 @@
+/* engine.c - the replay loop: trace events in, allocator requests out.
+ *
+ * Inputs taken from the trace: alloc → malloc; free_requested → free
+ * (deferred when its free_completed is not the very next entry, i.e. the
+ * block was used on another stream); a deferred free_completed → the
+ * block's events finished; a burst of segment_free/segment_unmap that no
+ * malloc explains → empty_cache(); oom → a request that failed.
+ *
+ * Telling an empty_cache from the failure cascade (spec §15.4): a burst is
+ * part of the next malloc only if that malloc, run on the current model
+ * state, would release memory (gc, or its first cudaMalloc fails under the
+ * cap or the device).  What-if replays cannot ask their own model (its
+ * state differs), so they first replay the trace under its recorded
+ * settings to find where the program called empty_cache().
+ *
+ * Memory: the engine holds the live blocks and a lookahead window that is
+ * only as long as the longest release burst, never the trace.
+ */
 #include "config.h"
 
 #include "engine.h"
+
+#include <string.h>
+
+#include "allocator.h"
+#include "sizes.h"
+
+/* ------------------------------------------------ trace address → block */
+
+/* Open-addressing map from a trace address to the model's block handle. */
+typedef struct {
+	uint64_t *keys;
+	CcaHandle *values;
+	uint32_t cap; /* power of two */
+	uint32_t len;
+	uint32_t tombstones;
+} AddrMap;
+
+#define MAP_EMPTY UINT64_MAX
+#define MAP_TOMB (UINT64_MAX - 1)
+#define HANDLE_FAILED (CCA_NIL - 1) /* an allocation that OOMed (--keep-going) */
+
+static inline uint32_t
+map_hash(uint64_t key)
+{
+	key ^= key >> 33;
+	key *= UINT64_C(0xff51afd7ed558ccd);
+	key ^= key >> 33;
+	return (uint32_t)key;
+}
+
+static void
+map_init(AddrMap *m, uint32_t cap)
+{
+	m->cap = cap;
+	m->len = m->tombstones = 0;
+	m->keys = g_new(uint64_t, cap);
+	m->values = g_new(CcaHandle, cap);
+	for (uint32_t i = 0; i < cap; i++)
+		m->keys[i] = MAP_EMPTY;
+}
+
+static void
+map_clear(AddrMap *m)
+{
+	g_free(m->keys);
+	g_free(m->values);
+}
+
+static void map_put(AddrMap *m, uint64_t key, CcaHandle value);
+
+static void
+map_grow(AddrMap *m)
+{
+	AddrMap old = *m;
+	map_init(m, (old.len + 1) * 4 > old.cap ? old.cap * 2 : old.cap);
+	for (uint32_t i = 0; i < old.cap; i++)
+		if (old.keys[i] < MAP_TOMB)
+			map_put(m, old.keys[i], old.values[i]);
+	map_clear(&old);
+}
+
+/* Keys are trace addresses; UINT64_MAX and UINT64_MAX-1 never occur as
+ * block addresses (they are not 512-aligned). */
+static void
+map_put(AddrMap *m, uint64_t key, CcaHandle value)
+{
+	if ((m->len + m->tombstones + 1) * 4 > m->cap * 3)
+		map_grow(m);
+	uint32_t mask = m->cap - 1, i = map_hash(key) & mask;
+	int64_t tomb = -1;
+	while (m->keys[i] != MAP_EMPTY) {
+		if (m->keys[i] == key) {
+			m->values[i] = value;
+			return;
+		}
+		if (m->keys[i] == MAP_TOMB && tomb < 0)
+			tomb = i;
+		i = (i + 1) & mask;
+	}
+	if (tomb >= 0) {
+		i = (uint32_t)tomb;
+		m->tombstones--;
+	}
+	m->keys[i] = key;
+	m->values[i] = value;
+	m->len++;
+}
+
+static CcaHandle
+map_get(const AddrMap *m, uint64_t key)
+{
+	uint32_t mask = m->cap - 1, i = map_hash(key) & mask;
+	while (m->keys[i] != MAP_EMPTY) {
+		if (m->keys[i] == key)
+			return m->values[i];
+		i = (i + 1) & mask;
+	}
+	return CCA_NIL;
+}
+
+static void
+map_remove(AddrMap *m, uint64_t key)
+{
+	uint32_t mask = m->cap - 1, i = map_hash(key) & mask;
+	while (m->keys[i] != MAP_EMPTY) {
+		if (m->keys[i] == key) {
+			m->keys[i] = MAP_TOMB;
+			m->len--;
+			m->tombstones++;
+			return;
+		}
+		i = (i + 1) & mask;
+	}
+}
+
+/* --------------------------------------------------- lookahead window */
+
+typedef struct {
+	CcaEventCursor *cursor;
+	CcaEvent *ring;
+	uint32_t cap, head, len; /* ring of buffered events */
+	uint64_t position;	 /* index of ring[head] in the trace */
+	gboolean at_end;
+} Window;
+
+static void
+window_init(Window *w, const CcaSnapshot *snap, int device)
+{
+	memset(w, 0, sizeof *w);
+	w->cursor = cca_event_cursor_new(snap, device);
+	w->cap = 64;
+	w->ring = g_new(CcaEvent, w->cap);
+}
+
+static void
+window_clear(Window *w)
+{
+	cca_event_cursor_free(w->cursor);
+	g_free(w->ring);
+}
+
+/* Makes event POSITION+K available; returns it or NULL past the end. */
+static const CcaEvent *
+window_peek(Window *w, uint32_t k, GError **error)
+{
+	while (w->len <= k) {
+		if (w->at_end)
+			return NULL;
+		if (w->len == w->cap) {
+			CcaEvent *ring = g_new(CcaEvent, w->cap * 2);
+			for (uint32_t i = 0; i < w->len; i++)
+				ring[i] = w->ring[(w->head + i) % w->cap];
+			g_free(w->ring);
+			w->ring = ring;
+			w->head = 0;
+			w->cap *= 2;
+		}
+		CcaEvent *slot = &w->ring[(w->head + w->len) % w->cap];
+		GError *local = NULL;
+		if (!cca_event_cursor_next(w->cursor, slot, &local)) {
+			w->at_end = TRUE;
+			if (local) {
+				g_propagate_error(error, local);
+				return NULL;
+			}
+			return NULL;
+		}
+		w->len++;
+	}
+	return &w->ring[(w->head + k) % w->cap];
+}
+
+static void
+window_pop(Window *w)
+{
+	w->head = (w->head + 1) % w->cap;
+	w->len--;
+	w->position++;
+}
+
+/* ------------------------------------------------ recorded addresses */
+
+typedef struct {
+	GArray *segment_bases;	   /* uint64_t, segment_alloc order */
+	GArray *reservation_bases; /* uint64_t, first map of each reservation */
+	uint64_t n_releases;	   /* segment_free + segment_unmap entries */
+} TraceScan;
+
+static gboolean
+scan_trace(const CcaSnapshot *snap, int device, uint64_t reservation_size, TraceScan *scan,
+	   GError **error)
+{
+	scan->segment_bases = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	scan->reservation_bases = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	scan->n_releases = 0;
+	g_autoptr(CcaEventCursor) cursor = cca_event_cursor_new(snap, device);
+	CcaEvent ev;
+	GError *local = NULL;
+	while (cca_event_cursor_next(cursor, &ev, &local)) {
+		if (ev.action == CCA_ACTION_SEGMENT_ALLOC) {
+			g_array_append_val(scan->segment_bases, ev.addr);
+		} else if (ev.action == CCA_ACTION_SEGMENT_MAP) {
+			bool known = false;
+			for (guint i = 0; i < scan->reservation_bases->len && !known; i++) {
+				uint64_t base = g_array_index(scan->reservation_bases, uint64_t, i);
+				known = ev.addr >= base && ev.addr - base < reservation_size;
+			}
+			if (!known)
+				g_array_append_val(scan->reservation_bases, ev.addr);
+		} else if (ev.action == CCA_ACTION_SEGMENT_FREE ||
+			   ev.action == CCA_ACTION_SEGMENT_UNMAP) {
+			scan->n_releases++;
+		}
+	}
+	if (local) {
+		g_propagate_error(error, local);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static void
+scan_clear(TraceScan *scan)
+{
+	if (scan->segment_bases)
+		g_array_free(scan->segment_bases, TRUE);
+	if (scan->reservation_bases)
+		g_array_free(scan->reservation_bases, TRUE);
+}
+
+/* ------------------------------------------------------------- replay */
+
+typedef struct {
+	const CcaSnapshot *snap;
+	const CcaReplayOptions *opt;
+	CcaReplayResult *res;
+	CcaAllocator *alloc;
+	CcaDevice *device;
+	Window in;
+	AddrMap live;
+	bool recorded_mode;	    /* trace segment events are expected outputs */
+	const GArray *empty_cache_at; /* what-if: trace positions of empty_cache */
+	guint next_empty_cache;
+	GArray *empty_cache_found; /* recorded mode: positions found */
+	/* --check */
+	CcaEventCursor *expect;
+	uint64_t expect_read;	  /* entries read from the expect cursor */
+	uint64_t expect_position; /* index of the entry last read */
+	GError *error;
+} Replay;
+
+static void
+describe_event(GString *out, const CcaEvent *ev)
+{
+	g_string_append_printf(out, "%s size=%" G_GUINT64_FORMAT, cca_action_name(ev->action),
+			       ev->size);
+	if (ev->action == CCA_ACTION_OOM)
+		g_string_append_printf(out, " device_free=%" G_GUINT64_FORMAT, ev->addr);
+	else
+		g_string_append_printf(out, " addr=0x%" G_GINT64_MODIFIER "x", ev->addr);
+	g_string_append_printf(out, " stream=%" G_GUINT64_FORMAT, ev->stream);
+}
+
+static void
+check_fail(Replay *r, const char *what, const CcaEvent *trace, const CcaEvent *model)
+{
+	CcaReplayResult *res = r->res;
+	if (!res->check_passed)
+		return;
+	res->check_passed = false;
+	GString *msg = g_string_new(NULL);
+	g_string_append_printf(msg, "event %" G_GUINT64_FORMAT ": %s", r->expect_position, what);
+	if (trace) {
+		g_string_append(msg, "; trace: ");
+		describe_event(msg, trace);
+	}
+	if (model) {
+		g_string_append(msg, "; model: ");
+		describe_event(msg, model);
+	}
+	res->check_message = g_string_free(msg, FALSE);
+}
+
+/* Next trace entry the model must produce (snapshot entries skipped). */
+static gboolean
+expect_next(Replay *r, CcaEvent *ev)
+{
+	while (cca_event_cursor_next(r->expect, ev, r->error ? NULL : &r->error)) {
+		r->expect_position = r->expect_read++;
+		if (ev->action != CCA_ACTION_SNAPSHOT)
+			return TRUE;
+	}
+	return FALSE;
+}
+
+static bool
+events_match(const CcaEvent *trace, const CcaEvent *model)
+{
+	if (trace->action != model->action || trace->size != model->size ||
+	    trace->stream != model->stream)
+		return false;
+	return trace->action == CCA_ACTION_OOM || trace->addr == model->addr;
+}
+
+/* Receives every entry the model records. */
+static void
+on_model_event(void *data, const CcaEvent *model)
+{
+	Replay *r = data;
+	if (!r->expect || !r->res->check_passed)
+		return;
+	CcaEvent trace;
+	if (!expect_next(r, &trace)) {
+		check_fail(r, "the model recorded an entry after the trace ended", NULL, model);
+		return;
+	}
+	r->res->check_compared++;
+	if (!events_match(&trace, model))
+		check_fail(r, "the model diverges from the trace", &trace, model);
+}
+
+static void
+note_peak(Replay *r)
+{
+	const CcaStats *st = cca_allocator_stats(r->alloc);
+	uint64_t reserved = (uint64_t)st->reserved_bytes[CCA_STAT_ALL].current;
+	if (reserved > r->res->reserved_at_peak ||
+	    (reserved == r->res->reserved_at_peak && r->res->reserved_at_peak == 0)) {
+		r->res->reserved_at_peak = reserved;
+		r->res->allocated_at_peak = (uint64_t)st->allocated_bytes[CCA_STAT_ALL].current;
+	}
+}
+
+static void
+record_unexpected_oom(Replay *r, const CcaEvent *ev)
+{
+	CcaReplayResult *res = r->res;
+	res->unexpected_ooms++;
+	if (res->unexpected_ooms > 1)
+		return;
+	const CcaStats *st = cca_allocator_stats(r->alloc);
+	res->oom_event = r->in.position - 1;
+	res->oom_size = ev->size;
+	res->oom_stream = ev->stream;
+	res->oom_alloc_size = cca_allocator_round_size(r->alloc, ev->size);
+	res->oom_reserved = cca_allocator_reserved(r->alloc);
+	res->oom_allocated = (uint64_t)st->allocated_bytes[CCA_STAT_ALL].current;
+	res->oom_free = r->device->ops->free_memory(r->device);
+	res->oom_largest_free = cca_allocator_largest_free(r->alloc);
+}
+
+/* An alloc entry: malloc; returns false when the replay must stop. */
+static bool
+replay_alloc(Replay *r, const CcaEvent *ev)
+{
+	CcaHandle h = cca_allocator_malloc(r->alloc, ev->size, ev->stream);
+	note_peak(r);
+	if (h == CCA_NIL) {
+		record_unexpected_oom(r, ev);
+		if (!r->opt->keep_going) {
+			r->res->stopped_by_oom = true;
+			return false;
+		}
+		map_put(&r->live, ev->addr, HANDLE_FAILED);
+		return true;
+	}
+	map_put(&r->live, ev->addr, h);
+	return true;
+}
+
+/* An oom entry the trace recorded: the program's request failed there. */
+static void
+replay_recorded_oom(Replay *r, const CcaEvent *ev)
+{
+	r->res->recorded_ooms++;
+	/* Without a cap the device itself refused (spec §15.4). */
+	bool device_refused = cca_allocator_allowed_maximum(r->alloc) == 0 && !r->opt->capacity_set;
+	cca_simdevice_set_refuse(r->device, device_refused);
+	CcaHandle h = cca_allocator_malloc(r->alloc, ev->size, ev->stream);
+	cca_simdevice_set_refuse(r->device, false);
+	note_peak(r);
+	if (h != CCA_NIL) /* the request fits here: it is given back at once */
+		cca_allocator_free_block(r->alloc, h, false);
+}
+
+static gboolean
+replay_free_requested(Replay *r, const CcaEvent *ev)
+{
+	CcaHandle h = map_get(&r->live, ev->addr);
+	const CcaEvent *next = window_peek(&r->in, 0, &r->error);
+	bool immediate = next && next->action == CCA_ACTION_FREE_COMPLETED && next->addr == ev->addr;
+	if (immediate)
+		window_pop(&r->in);
+	if (h == CCA_NIL || h == HANDLE_FAILED) {
+		if (h == CCA_NIL)
+			r->res->unknown_frees++;
+		if (immediate || h == HANDLE_FAILED)
+			map_remove(&r->live, ev->addr);
+		return TRUE;
+	}
+	cca_allocator_free_block(r->alloc, h, !immediate);
+	if (immediate)
+		map_remove(&r->live, ev->addr);
+	return TRUE;
+}
+
+static void
+replay_free_completed(Replay *r, const CcaEvent *ev)
+{
+	CcaHandle h = map_get(&r->live, ev->addr);
+	if (h == CCA_NIL)
+		return;
+	if (h != HANDLE_FAILED)
+		cca_allocator_complete_free(r->alloc, h);
+	map_remove(&r->live, ev->addr);
+}
+
+static bool
+is_release(const CcaEvent *ev)
+{
+	return ev->action == CCA_ACTION_SEGMENT_FREE || ev->action == CCA_ACTION_SEGMENT_UNMAP;
+}
+
+/* A burst of releases starts at the window's head (recorded mode):
+ * decide whether the next malloc causes it or the program emptied the
+ * cache, and act. */
+static void
+replay_release_burst(Replay *r)
+{
+	uint32_t end = 0;
+	const CcaEvent *ev;
+	while ((ev = window_peek(&r->in, end, &r->error)) &&
+	       (is_release(ev) || ev->action == CCA_ACTION_FREE_COMPLETED))
+		end++;
+	uint32_t k = end;
+	while ((ev = window_peek(&r->in, k, &r->error)) &&
+	       (ev->action == CCA_ACTION_SEGMENT_ALLOC || ev->action == CCA_ACTION_SEGMENT_MAP))
+		k++;
+	bool by_malloc = false;
+	if (ev && (ev->action == CCA_ACTION_ALLOC || ev->action == CCA_ACTION_OOM)) {
+		bool refuse = ev->action == CCA_ACTION_OOM &&
+			      cca_allocator_allowed_maximum(r->alloc) == 0 && !r->opt->capacity_set;
+		cca_simdevice_set_refuse(r->device, refuse);
+		by_malloc = cca_allocator_would_release(r->alloc, ev->size, ev->stream);
+		cca_simdevice_set_refuse(r->device, false);
+	}
+	if (by_malloc) {
+		/* The releases (and the completions their synchronisation
+		 * caused) are the malloc's own outputs. */
+		for (uint32_t i = 0; i < end; i++)
+			window_pop(&r->in);
+		return;
+	}
+	uint64_t position = r->in.position;
+	g_array_append_val(r->empty_cache_found, position);
+	r->res->empty_cache_calls++;
+	cca_allocator_empty_cache(r->alloc);
+	for (uint32_t i = 0; i < end; i++) {
+		CcaEvent copy = *window_peek(&r->in, 0, &r->error);
+		window_pop(&r->in);
+		if (copy.action == CCA_ACTION_FREE_COMPLETED)
+			replay_free_completed(r, &copy);
+	}
+}
+
+static void
+maybe_empty_cache(Replay *r)
+{
+	if (!r->empty_cache_at)
+		return;
+	while (r->next_empty_cache < r->empty_cache_at->len &&
+	       g_array_index(r->empty_cache_at, uint64_t, r->next_empty_cache) <= r->in.position) {
+		r->next_empty_cache++;
+		r->res->empty_cache_calls++;
+		cca_allocator_empty_cache(r->alloc);
+	}
+}
+
+/* The main loop; returns false on a read error (r->error). */
+static bool
+replay_loop(Replay *r)
+{
+	GString *why = r->opt->check_invariants ? g_string_new(NULL) : NULL;
+	const CcaEvent *peeked;
+	while ((peeked = window_peek(&r->in, 0, &r->error))) {
+		maybe_empty_cache(r);
+		if (r->recorded_mode && is_release(peeked)) {
+			replay_release_burst(r);
+			continue;
+		}
+		CcaEvent ev = *peeked;
+		window_pop(&r->in);
+		bool go_on = true;
+		switch (ev.action) {
+		case CCA_ACTION_ALLOC:
+			go_on = replay_alloc(r, &ev);
+			break;
+		case CCA_ACTION_FREE_REQUESTED:
+			replay_free_requested(r, &ev);
+			break;
+		case CCA_ACTION_FREE_COMPLETED:
+			replay_free_completed(r, &ev);
+			break;
+		case CCA_ACTION_OOM:
+			replay_recorded_oom(r, &ev);
+			break;
+		default: /* segment entries are outputs; snapshot entries nothing */
+			break;
+		}
+		if (why && !cca_allocator_check_invariants(r->alloc, why))
+			g_error("invariant broken after event %" G_GUINT64_FORMAT ": %s",
+				r->in.position - 1, why->str);
+		if (!go_on)
+			break;
+	}
+	if (why)
+		g_string_free(why, TRUE);
+	r->res->events = r->in.position;
+	return r->error == NULL;
+}
+
+/* ------------------------------------------------------ final state */
+
+static const char *
+state_name(CcaBlockState s)
+{
+	return cca_block_state_name(s);
+}
+
+static void
+check_final_state(Replay *r)
+{
+	CcaReplayResult *res = r->res;
+	GArray *model = cca_allocator_state(r->alloc);
+	const CcaSnapshot *snap = r->snap;
+	guint mi = 0;
+	GString *msg = NULL;
+	for (guint si = 0; si < snap->segments->len && !msg; si++) {
+		const CcaSnapSegment *s = &g_array_index(snap->segments, CcaSnapSegment, si);
+		if (s->device != r->opt->device)
+			continue;
+		if (mi >= model->len) {
+			msg = g_string_new(NULL);
+			g_string_printf(msg, "final state: the snapshot has segment 0x%" G_GINT64_MODIFIER
+					     "x (%" G_GUINT64_FORMAT " bytes) that the model lacks",
+					s->address, s->total_size);
+			break;
+		}
+		const CcaStateSegment *m = &g_array_index(model, CcaStateSegment, mi++);
+		if (m->address != s->address || m->total_size != s->total_size ||
+		    m->n_blocks != s->n_blocks) {
+			msg = g_string_new(NULL);
+			g_string_printf(msg, "final state: snapshot segment 0x%" G_GINT64_MODIFIER
+					     "x of %" G_GUINT64_FORMAT " bytes in %u blocks, model 0x%"
+					     G_GINT64_MODIFIER "x of %" G_GUINT64_FORMAT " in %zu",
+					s->address, s->total_size, s->n_blocks, m->address,
+					m->total_size, m->n_blocks);
+			break;
+		}
+		for (uint32_t b = 0; b < s->n_blocks; b++) {
+			const CcaSnapBlock *sb =
+				&g_array_index(snap->blocks, CcaSnapBlock, s->first_block + b);
+			const CcaStateBlock *mb = &m->blocks[b];
+			bool active = sb->state != CCA_BLOCK_INACTIVE;
+			if (sb->address != mb->address || sb->size != mb->size ||
+			    sb->state != mb->state ||
+			    (active && sb->requested_size != mb->requested_size)) {
+				msg = g_string_new(NULL);
+				g_string_printf(msg, "final state: block 0x%" G_GINT64_MODIFIER
+						     "x: snapshot %s %" G_GUINT64_FORMAT
+						     " bytes, model 0x%" G_GINT64_MODIFIER
+						     "x %s %" G_GUINT64_FORMAT " bytes",
+						sb->address, state_name(sb->state), sb->size,
+						mb->address, state_name(mb->state), mb->size);
+				break;
+			}
+		}
+	}
+	if (!msg && mi < model->len) {
+		const CcaStateSegment *m = &g_array_index(model, CcaStateSegment, mi);
+		msg = g_string_new(NULL);
+		g_string_printf(msg, "final state: the model has segment 0x%" G_GINT64_MODIFIER
+				     "x (%" G_GUINT64_FORMAT " bytes) that the snapshot lacks",
+				m->address, m->total_size);
+	}
+	cca_allocator_state_free(model);
+	if (msg && res->check_passed) {
+		res->check_passed = false;
+		res->check_message = g_string_free(msg, FALSE);
+	} else if (msg) {
+		g_string_free(msg, TRUE);
+	}
+}
+
+static void
+check_trace_exhausted(Replay *r)
+{
+	CcaEvent trace;
+	if (r->res->check_passed && expect_next(r, &trace))
+		check_fail(r, "the trace has entries the model did not produce", &trace, NULL);
+}
+
+/* ------------------------------------------------------------ driver */
+
+void
+cca_replay_options_init(CcaReplayOptions *options)
+{
+	memset(options, 0, sizeof *options);
+	options->address_model = CCA_ADDRESS_ASCENDING;
+}
+
+void
+cca_replay_result_clear(CcaReplayResult *result)
+{
+	g_free(result->check_message);
+	memset(result, 0, sizeof *result);
+}
+
+/* The address space of one expandable reservation: 1 1/8 of the device
+ * memory in whole pages.  The small pool's 2 MiB pages give the smaller
+ * span; a map further than that from every known base opens a new
+ * reservation (the driver places reservations at least a span apart). */
+static uint64_t
+reservation_span(uint64_t total_memory)
+{
+	uint64_t page = 2 * CCA_MIB, space = total_memory + total_memory / 8;
+	return page * ((space + page - 1) / page);
+}
+
+/* One pass.  EMPTY_CACHE_AT (what-if) gives where empty_cache() is
+ * called; FOUND (recorded mode) receives the positions it infers. */
+static gboolean
+run_pass(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaSettings *settings,
+	 bool recorded_mode, const TraceScan *addresses, const GArray *empty_cache_at,
+	 GArray *found, CcaReplayResult *res, GError **error)
+{
+	CcaSimDeviceConfig dc = {
+		.total_memory = opt->device_memory ? opt->device_memory : CCA_H200_TOTAL_MEMORY,
+		.capacity = opt->capacity_set ? opt->device_memory : 0,
+		.address_model = addresses ? CCA_ADDRESS_RECORDED : opt->address_model,
+	};
+	if (addresses) {
+		dc.segment_bases = (const uint64_t *)addresses->segment_bases->data;
+		dc.n_segment_bases = addresses->segment_bases->len;
+		dc.reservation_bases = (const uint64_t *)addresses->reservation_bases->data;
+		dc.n_reservation_bases = addresses->reservation_bases->len;
+	}
+	Replay r = {
+		.snap = snap,
+		.opt = opt,
+		.res = res,
+		.recorded_mode = recorded_mode,
+		.empty_cache_at = empty_cache_at,
+		.empty_cache_found = found,
+	};
+	r.device = cca_simdevice_new(&dc);
+	CcaLimits limits = {.memory_fraction = opt->memory_fraction};
+	res->check_passed = true;
+	if (opt->check && recorded_mode) {
+		res->check_ran = true;
+		r.expect = cca_event_cursor_new(snap, opt->device);
+	}
+	r.alloc = cca_allocator_new(settings, &limits, r.device, on_model_event, &r);
+	res->allowed_maximum = cca_allocator_allowed_maximum(r.alloc);
+	window_init(&r.in, snap, opt->device);
+	map_init(&r.live, 1024);
+	gboolean ok = replay_loop(&r);
+	if (ok && r.expect) {
+		if (!res->stopped_by_oom)
+			check_trace_exhausted(&r);
+		if (!res->stopped_by_oom)
+			check_final_state(&r);
+	}
+	if (!ok)
+		g_propagate_error(error, r.error);
+	res->stats = *cca_allocator_stats(r.alloc);
+	map_clear(&r.live);
+	window_clear(&r.in);
+	if (r.expect)
+		cca_event_cursor_free(r.expect);
+	cca_allocator_free(r.alloc);
+	cca_device_free(r.device);
+	return ok;
+}
+
+gboolean
+cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayResult *res,
+	       GError **error)
+{
+	memset(res, 0, sizeof *res);
+	if (opt->device < 0 || opt->device >= snap->n_devices) {
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_NOT_SNAPSHOT,
+			    "%s: no device %d in the trace (it has %d)", snap->source, opt->device,
+			    snap->n_devices);
+		return FALSE;
+	}
+	CcaSettings recorded;
+	cca_settings_init(&recorded);
+	if (!cca_settings_from_recorded(&recorded, &snap->settings, error)) {
+		g_prefix_error(error, "%s: recorded allocator_settings: ", snap->source);
+		cca_settings_clear(&recorded);
+		return FALSE;
+	}
+	const CcaSettings *settings = opt->settings ? opt->settings : &recorded;
+	bool same_settings = true;
+	if (opt->settings) {
+		g_autofree char *a = cca_settings_to_string(opt->settings);
+		g_autofree char *b = cca_settings_to_string(&recorded);
+		same_settings = strcmp(a, b) == 0 || opt->check;
+	}
+	bool recorded_mode = same_settings && opt->addresses_from == NULL;
+	res->whatif = !recorded_mode;
+	uint64_t total = opt->device_memory ? opt->device_memory : CCA_H200_TOTAL_MEMORY;
+
+	TraceScan own = {0}, other = {0};
+	gboolean ok = scan_trace(snap, opt->device, reservation_span(total), &own, error);
+	if (ok && opt->addresses_from)
+		ok = scan_trace(opt->addresses_from, 0, reservation_span(total), &other, error);
+	GArray *found = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	if (ok && recorded_mode) {
+		ok = run_pass(snap, opt, settings, true, &own, NULL, found, res, error);
+	} else if (ok) {
+		/* where did the program call empty_cache()?  Ask a replay
+		 * under the recorded settings. */
+		if (own.n_releases > 0) {
+			CcaReplayOptions first = *opt;
+			first.check = false;
+			first.keep_going = true;
+			CcaReplayResult scratch;
+			memset(&scratch, 0, sizeof scratch);
+			ok = run_pass(snap, &first, &recorded, true, &own, NULL, found, &scratch,
+				      error);
+			cca_replay_result_clear(&scratch);
+		}
+		if (ok)
+			ok = run_pass(snap, opt, settings, false,
+				      opt->addresses_from ? &other : NULL, found, NULL, res, error);
+		res->whatif = true;
+	}
+	g_array_free(found, TRUE);
+	scan_clear(&own);
+	scan_clear(&other);
+	cca_settings_clear(&recorded);
+	return ok;
+}

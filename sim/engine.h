@@ -1,4 +1,82 @@
-/* engine.h */
+/* engine.h - replaying a trace through the allocator model.
+ *
+ * The engine reads one device's events in order and drives the model with
+ * the program's requests: alloc (malloc), free_requested (free, deferred
+ * when its free_completed comes later), deferred free_completed, empty_cache
+ * calls recognised in the trace, and the recorded OOMs.  Segment events are
+ * the allocator's own outputs: in recorded mode they are what the model
+ * must produce (and with --check every emitted entry is compared with the
+ * trace); in what-if mode they are ignored.
+ */
 #ifndef CCA_ENGINE_H
 #define CCA_ENGINE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "device.h"
+#include "settings.h"
+#include "snapshot.h"
+#include "stats.h"
+
+G_BEGIN_DECLS
+
+/* What one replay does. */
+typedef struct {
+	const CcaSettings *settings; /* NULL: the trace's recorded settings */
+	double memory_fraction;	     /* 0: none */
+	uint64_t device_memory;	     /* totalGlobalMem; 0: the H200's */
+	bool capacity_set;	     /* cudaMalloc fails past device_memory */
+	int device;		     /* which device's trace */
+	bool check;		     /* compare every entry and the final state */
+	bool keep_going;	     /* skip requests that OOM unexpectedly */
+	bool check_invariants;	     /* run the invariant walker after each event */
+	/* Segment addresses: NULL means the trace's own (recorded mode), or
+	 * synthetic ones for a what-if; else the recorded bases of this run. */
+	const CcaSnapshot *addresses_from;
+	CcaAddressModel address_model; /* without recorded addresses */
+} CcaReplayOptions;
+
+/* What a replay found. */
+typedef struct {
+	CcaStats stats;
+	uint64_t events;	 /* trace events consumed */
+	bool whatif;		 /* settings or addresses differ from the recording */
+	uint64_t allowed_maximum; /* memory-fraction limit in bytes, 0 if none */
+	/* peak bookkeeping */
+	uint64_t reserved_at_peak;  /* = reserved_bytes.all.peak */
+	uint64_t allocated_at_peak; /* allocated bytes when reserved peaked */
+	/* OOMs */
+	uint64_t recorded_ooms;	  /* oom entries the trace itself had */
+	uint64_t unexpected_ooms; /* requests that failed only in the model */
+	bool stopped_by_oom;	  /* the first unexpected OOM ended the replay */
+	uint64_t oom_event;	  /* index of the first unexpected OOM's event */
+	uint64_t oom_size;	  /* its request (bytes, unrounded) */
+	uint64_t oom_alloc_size;  /* the segment it asked for */
+	uint64_t oom_reserved, oom_allocated, oom_free, oom_largest_free;
+	uint64_t oom_stream;
+	/* inference from the trace */
+	uint64_t empty_cache_calls; /* empty_cache() replayed */
+	uint64_t unknown_frees;	    /* frees of blocks the trace never allocated */
+	/* --check */
+	bool check_ran;
+	bool check_passed;
+	uint64_t check_compared; /* entries compared */
+	char *check_message;	 /* first divergence, NULL if none */
+} CcaReplayResult;
+
+/* Replays device OPTIONS->device of SNAP.  Returns FALSE with ERROR on bad
+ * input (a corrupt trace, an unusable setting) only; OOMs and failed
+ * checks are results.  Clear RESULT with cca_replay_result_clear(). */
+gboolean cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
+			CcaReplayResult *result, GError **error);
+
+void cca_replay_result_clear(CcaReplayResult *result);
+
+/* Fills OPTIONS with the defaults (recorded settings, device 0). */
+void cca_replay_options_init(CcaReplayOptions *options);
+
+G_END_DECLS
+
 #endif

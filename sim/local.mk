@@ -9,7 +9,8 @@ libccasim_a_SOURCES = \
 	%D%/settings.h %D%/settings.c \
 	%D%/stats.h %D%/stats.c \
 	%D%/device.h %D%/simdevice.c \
-	%D%/allocator.h %D%/allocator.c \
+	%D%/allocator.h %D%/allocator.c %D%/block.h %D%/pool.h %D%/pool.c \
 	%D%/engine.h %D%/engine.c \
 	%D%/report.h %D%/report.c \
 	%D%/sizes.h %D%/sizes.c
+libccasim_a_SOURCES += %D%/json.h %D%/json.c

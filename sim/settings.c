@@ -1,3 +1,1183 @@
+/* settings.c - the caching allocator's knobs and PYTORCH_CUDA_ALLOC_CONF,
+ * as torch 2.11 parses them (spec §1.3, §11).
+ *
+ * One static table, cca_knobs[], names every knob once: its keys, type,
+ * range check, default and help text.  The parser, cca_settings_validate(),
+ * cca_settings_to_string(), cca_settings_equal() and the help/Markdown
+ * printers all walk it; only the roundup list and the JSON dict (whose
+ * shape is torch's, not ours) have code of their own.
+ *
+ * What is mirrored from torch 2.11 (c10/core/AllocatorConfig.{h,cpp} and
+ * c10/cuda/CUDAAllocatorConfig.cpp):
+ * - ConfigTokenizer: ',' ':' '[' ']' are one-character tokens, C-locale
+ *   whitespace is dropped, everything else accumulates into a token.
+ * - Two parsers walk the same tokens.  CUDAAllocatorConfig parses its own
+ *   keys, skips the accelerator's (skipKey) and rejects unknown ones with
+ *   "Unrecognized key 'K' in CUDA allocator config."; then
+ *   AcceleratorAllocatorConfig pre-scans every token for
+ *   large_segment_size_mb, resets max_non_split_rounding to it, and parses
+ *   its own keys, skipping the CUDA ones.  The CUDA pass runs first here:
+ *   that is the only order consistent with the message 2.11 gives for
+ *   `foo_bar:1` (spec §14), since the accelerator parser would otherwise
+ *   have said "... in Accelerator allocator config.".
+ * - checkToken(i, ":") / checkToken(i, ",") only check that index i exists
+ *   (their result is ignored), so wrong separators are accepted; a missing
+ *   token is "Index out of bounds in ConfigTokenizer".
+ * - Integers are std::stoull (optional sign, leading digits, trailing junk
+ *   ignored, "-1" wraps to 2^64-1, overflow rejected); doubles are
+ *   std::stod (C-locale strtod, ERANGE rejected).
+ * - A key given twice: the last one wins; roundup tables accumulate.
+ *
+ * Invariants of a CcaSettings this module produces: sizes are whole MiB,
+ * max_split_size and max_non_split_rounding >= large_segment_size >
+ * 10 MiB (or max_split_size == UINT64_MAX), roundup entries are 0 or a
+ * power of two <= 2^31, gc threshold is 0 or in (0, 1).
+ */
 #include "config.h"
 
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "json.h"
 #include "settings.h"
+
+GQuark
+cca_settings_error_quark(void)
+{
+	return g_quark_from_static_string("cca-settings-error-quark");
+}
+
+#define CCA_LARGE_SEGMENT_DEFAULT (20 * CCA_MIB)
+#define CCA_LARGE_SEGMENT_MIN_MB 10 /* kMinLargeAlloc / kMB: must be > this */
+#define CCA_PINNED_MAX_THREADS 128  /* pinned_max_register_threads() */
+/* Divisions are size_t in torch, uint32_t here: larger powers of two are
+ * stored as this one.  It already disables rounding below 1 TiB
+ * (round_size needs n > 512 * d). */
+#define CCA_DIVISIONS_MAX ((uint64_t)1 << 31)
+
+/* ------------------------------------------------------------------ */
+/* The knob table                                                      */
+
+/* Which of torch's two parsers owns a key. */
+typedef enum {
+	CCA_PASS_CUDA,	/* CUDAAllocatorConfig */
+	CCA_PASS_ACCEL, /* AcceleratorAllocatorConfig */
+} CcaKnobPass;
+
+typedef enum {
+	CCA_KNOB_MIB,	  /* integer MiB in the string, uint64_t bytes in the struct */
+	CCA_KNOB_U64,	  /* integer, uint64_t as given */
+	CCA_KNOB_U32,	  /* integer, uint32_t as given */
+	CCA_KNOB_DOUBLE,  /* double */
+	CCA_KNOB_BOOL,	  /* True | False, bool */
+	CCA_KNOB_BACKEND, /* native | cudaMallocAsync, bool backend_async */
+	CCA_KNOB_ROUNDUP, /* N | [K:V,...,>:V], uint32_t[16] */
+} CcaKnobType;
+
+/* A value as read from the string, before it is stored. */
+typedef struct {
+	uint64_t u; /* integer knobs: the number as written (MiB for CCA_KNOB_MIB) */
+	double d;   /* CCA_KNOB_DOUBLE */
+} CcaValue;
+
+typedef struct CcaKnob CcaKnob;
+
+/* Range check of one knob: FALSE with ERROR set to torch's message.  S
+ * holds the settings parsed so far (for minimums that depend on them). */
+typedef gboolean (*CcaKnobCheck)(const CcaKnob *knob, const CcaSettings *s, CcaValue v,
+				 GError **error);
+
+struct CcaKnob {
+	const char *name;  /* the key, as to_string writes it */
+	const char *alias; /* another accepted spelling, or NULL */
+	CcaKnobType type;
+	CcaKnobPass pass;
+	bool prescan;		  /* parsed before every other key */
+	size_t offset;		  /* of the field in CcaSettings */
+	ptrdiff_t has_offset;	  /* of its "was set" flag, or -1 */
+	CcaKnobCheck check;	  /* NULL: any value of the type */
+	const char *syntax;	  /* value syntax, for help */
+	const char *default_text; /* for help */
+	const char *help;	  /* one line */
+};
+
+static gboolean cca_check_large_segment(const CcaKnob *, const CcaSettings *, CcaValue, GError **);
+static gboolean cca_check_min_large_segment(const CcaKnob *, const CcaSettings *, CcaValue,
+					    GError **);
+static gboolean cca_check_gc_threshold(const CcaKnob *, const CcaSettings *, CcaValue, GError **);
+static gboolean cca_check_fraction(const CcaKnob *, const CcaSettings *, CcaValue, GError **);
+static gboolean cca_check_threads(const CcaKnob *, const CcaSettings *, CcaValue, GError **);
+static gboolean cca_check_positive(const CcaKnob *, const CcaSettings *, CcaValue, GError **);
+
+#define CCA_FIELD(f) offsetof(CcaSettings, f)
+
+/* Table order is to_string's and help's order. */
+static const CcaKnob cca_knobs[] = {
+	{"large_segment_size_mb", NULL, CCA_KNOB_MIB, CCA_PASS_ACCEL, true,
+	 CCA_FIELD(large_segment_size), -1, cca_check_large_segment, "MiB > 10", "20",
+	 "segment size for 1-10 MiB requests and large-pool expandable page size; "
+	 "parsed first, resets max_non_split_rounding_mb to it and raises the minimum of "
+	 "max_split_size_mb and max_non_split_rounding_mb to it"},
+	{"max_split_size_mb", NULL, CCA_KNOB_MIB, CCA_PASS_ACCEL, false, CCA_FIELD(max_split_size),
+	 -1, cca_check_min_large_segment, "MiB >= large_segment_size_mb", "unlimited",
+	 "blocks this large or larger are never split (oversize blocks)"},
+	{"max_non_split_rounding_mb", NULL, CCA_KNOB_MIB, CCA_PASS_ACCEL, false,
+	 CCA_FIELD(max_non_split_rounding), -1, cca_check_min_large_segment,
+	 "MiB >= large_segment_size_mb", "large_segment_size_mb",
+	 "an oversize cached block serves a request at most this much smaller"},
+	{"garbage_collection_threshold", NULL, CCA_KNOB_DOUBLE, CCA_PASS_ACCEL, false,
+	 CCA_FIELD(garbage_collection_threshold), -1, cca_check_gc_threshold, "(0.0, 1.0)",
+	 "0 (off)", "free old cached blocks once reserved memory exceeds this fraction of the cap"},
+	{"roundup_power2_divisions", NULL, CCA_KNOB_ROUNDUP, CCA_PASS_ACCEL, false,
+	 CCA_FIELD(roundup_power2_divisions), -1, NULL, "N | [K:V,...,>:V]", "0 (off)",
+	 "round requests up to one of N steps between powers of two; list keys are MiB "
+	 "powers of two, values 0 or powers of two"},
+	{"expandable_segments", NULL, CCA_KNOB_BOOL, CCA_PASS_ACCEL, false,
+	 CCA_FIELD(expandable_segments), -1, NULL, "True | False", "False",
+	 "grow one mapped segment per pool and stream instead of cudaMalloc per segment"},
+	{"backend", NULL, CCA_KNOB_BACKEND, CCA_PASS_CUDA, false, CCA_FIELD(backend_async), -1,
+	 NULL, "native | cudaMallocAsync", "native",
+	 "cudaMallocAsync hands every request to the CUDA driver's pool"},
+	{"release_lock_on_cudamalloc", "release_lock_on_hipmalloc", CCA_KNOB_BOOL, CCA_PASS_CUDA,
+	 false, CCA_FIELD(release_lock_on_cudamalloc), -1, NULL, "True | False", "False",
+	 "drop the allocator lock around cudaMalloc (no simulated effect)"},
+	{"per_process_memory_fraction", NULL, CCA_KNOB_DOUBLE, CCA_PASS_CUDA, false,
+	 CCA_FIELD(per_process_memory_fraction), CCA_FIELD(has_per_process_memory_fraction),
+	 cca_check_fraction, "[0.0, 1.0]", "1.0 (none)",
+	 "cap reserved memory at this fraction of the device's total memory"},
+	{"graph_capture_record_stream_reuse", NULL, CCA_KNOB_BOOL, CCA_PASS_CUDA, false,
+	 CCA_FIELD(graph_capture_record_stream_reuse), -1, NULL, "True | False", "False",
+	 "during graph capture, reuse record_stream'ed blocks once provably dead"},
+	{"pinned_use_cuda_host_register", "pinned_use_hip_host_register", CCA_KNOB_BOOL,
+	 CCA_PASS_CUDA, false, CCA_FIELD(pinned_use_cuda_host_register), -1, NULL, "True | False",
+	 "False", "pinned host memory via cudaHostRegister (no simulated effect)"},
+	{"pinned_num_register_threads", NULL, CCA_KNOB_U32, CCA_PASS_CUDA, false,
+	 CCA_FIELD(pinned_num_register_threads), -1, cca_check_threads, "power of 2 <= 128", "1",
+	 "threads that register pinned memory (no simulated effect)"},
+	{"pinned_use_background_threads", NULL, CCA_KNOB_BOOL, CCA_PASS_ACCEL, false,
+	 CCA_FIELD(pinned_use_background_threads), -1, NULL, "True | False", "False",
+	 "pinned allocator processes events on a thread (no simulated effect)"},
+	{"pinned_reserve_segment_size_mb", NULL, CCA_KNOB_U64, CCA_PASS_CUDA, false,
+	 CCA_FIELD(pinned_reserve_segment_size_mb), -1, cca_check_positive, "MiB > 0", "0 (none)",
+	 "pinned allocator pre-reserves a segment this large (no simulated effect)"},
+};
+
+/* Returns the knob spelled KEY (name or alias), or NULL. */
+static const CcaKnob *
+cca_knob_find(const char *key)
+{
+	for (size_t k = 0; k < G_N_ELEMENTS(cca_knobs); k++) {
+		const CcaKnob *knob = &cca_knobs[k];
+		if (strcmp(key, knob->name) == 0 || (knob->alias && strcmp(key, knob->alias) == 0))
+			return knob;
+	}
+	return NULL;
+}
+
+static void *
+cca_knob_field(const CcaKnob *knob, CcaSettings *s)
+{
+	return (char *)s + knob->offset;
+}
+
+static const void *
+cca_knob_cfield(const CcaKnob *knob, const CcaSettings *s)
+{
+	return (const char *)s + knob->offset;
+}
+
+static bool
+cca_is_pow2(uint64_t v)
+{
+	return v != 0 && (v & (v - 1)) == 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Range checks (torch's TORCH_CHECK_VALUE texts, trailing spaces cut)  */
+
+static gboolean
+cca_check_large_segment(const CcaKnob *knob, const CcaSettings *s, CcaValue v, GError **error)
+{
+	if (v.u > CCA_LARGE_SEGMENT_MIN_MB)
+		return TRUE;
+	g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+		    "CachingAllocator option large_segment_size_mb must be > %d MB",
+		    CCA_LARGE_SEGMENT_MIN_MB);
+	return FALSE;
+}
+
+/* max_split_size_mb and max_non_split_rounding_mb: at least the large
+ * segment size in MiB (20 unless large_segment_size_mb says otherwise). */
+static gboolean
+cca_check_min_large_segment(const CcaKnob *knob, const CcaSettings *s, CcaValue v, GError **error)
+{
+	uint64_t min_mb = s->large_segment_size / CCA_MIB;
+	if (v.u >= min_mb)
+		return TRUE;
+	g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+		    "CachingAllocator option %s too small, must be >= %" PRIu64, knob->name,
+		    min_mb);
+	return FALSE;
+}
+
+static gboolean
+cca_check_gc_threshold(const CcaKnob *knob, const CcaSettings *s, CcaValue v, GError **error)
+{
+	if (v.d > 0 && v.d < 1.0)
+		return TRUE;
+	g_set_error_literal(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+			    "garbage_collect_threshold is invalid, set it in (0.0, 1.0)");
+	return FALSE;
+}
+
+static gboolean
+cca_check_fraction(const CcaKnob *knob, const CcaSettings *s, CcaValue v, GError **error)
+{
+	if (v.d >= 0.0 && v.d <= 1.0)
+		return TRUE;
+	g_set_error_literal(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+			    "per_process_memory_fraction is invalid, set it in [0.0, 1.0]");
+	return FALSE;
+}
+
+static gboolean
+cca_check_threads(const CcaKnob *knob, const CcaSettings *s, CcaValue v, GError **error)
+{
+	if (!cca_is_pow2(v.u)) {
+		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+			    "Number of register threads has to be power of 2, got %" PRIu64, v.u);
+		return FALSE;
+	}
+	if (v.u > CCA_PINNED_MAX_THREADS) {
+		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+			    "Number of register threads should be less than or equal to %d, "
+			    "got %" PRIu64,
+			    CCA_PINNED_MAX_THREADS, v.u);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean
+cca_check_positive(const CcaKnob *knob, const CcaSettings *s, CcaValue v, GError **error)
+{
+	if (v.u > 0)
+		return TRUE;
+	g_set_error_literal(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+			    "Pinned reserve segment size has to be greater than 0");
+	return FALSE;
+}
+
+static gboolean
+cca_roundup_divisions_error(bool list, GError **error)
+{
+	g_set_error_literal(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+			    list ? "For roundups, the divisions has to be power of 2 or 0 to "
+				   "disable roundup"
+				 : "For roundups, the divisions has to be power of 2");
+	return FALSE;
+}
+
+/* ------------------------------------------------------------------ */
+/* ConfigTokenizer                                                     */
+
+typedef struct {
+	GPtrArray *items; /* char *, owned */
+} CcaTokens;
+
+/* std::isspace in the C locale (g_ascii_isspace leaves out '\v'). */
+static bool
+cca_is_space(char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+static bool
+cca_is_delim(char c)
+{
+	return c == ',' || c == ':' || c == '[' || c == ']';
+}
+
+static void
+cca_tokens_flush(CcaTokens *t, GString *buf)
+{
+	if (buf->len == 0)
+		return;
+	g_ptr_array_add(t->items, g_strndup(buf->str, buf->len));
+	g_string_truncate(buf, 0);
+}
+
+/* Splits CONF the way ConfigTokenizer's constructor does. */
+static void
+cca_tokens_init(CcaTokens *t, const char *conf)
+{
+	g_autoptr(GString) buf = g_string_new(NULL);
+
+	t->items = g_ptr_array_new_with_free_func(g_free);
+	for (const char *p = conf; *p != '\0'; p++) {
+		if (cca_is_delim(*p)) {
+			cca_tokens_flush(t, buf);
+			g_ptr_array_add(t->items, g_strndup(p, 1));
+		} else if (!cca_is_space(*p)) {
+			g_string_append_c(buf, *p);
+		}
+	}
+	cca_tokens_flush(t, buf);
+}
+
+static void
+cca_tokens_clear(CcaTokens *t)
+{
+	g_ptr_array_unref(t->items);
+	t->items = NULL;
+}
+
+static size_t
+cca_tokens_len(const CcaTokens *t)
+{
+	return t->items->len;
+}
+
+/* The token at I; I must be in range. */
+static const char *
+cca_tokens_get(const CcaTokens *t, size_t i)
+{
+	g_assert(i < t->items->len);
+	return g_ptr_array_index(t->items, i);
+}
+
+/* checkIndex(): FALSE with torch's message when I is past the end. */
+static gboolean
+cca_tokens_check(const CcaTokens *t, size_t i, GError **error)
+{
+	if (i < cca_tokens_len(t))
+		return TRUE;
+	g_set_error_literal(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_SYNTAX,
+			    "Index out of bounds in ConfigTokenizer");
+	return FALSE;
+}
+
+/* Token I, or NULL with ERROR set (operator[] of the tokenizer). */
+static const char *
+cca_tokens_at(const CcaTokens *t, size_t i, GError **error)
+{
+	return cca_tokens_check(t, i, error) ? cca_tokens_get(t, i) : NULL;
+}
+
+static bool
+cca_tokens_is(const CcaTokens *t, size_t i, const char *s)
+{
+	return strcmp(cca_tokens_get(t, i), s) == 0;
+}
+
+/* std::stoull on TEXT: optional sign, at least one digit, the rest
+ * ignored; a leading '-' negates modulo 2^64.  FALSE when there is no
+ * number or it does not fit (ERANGE). */
+static gboolean
+cca_stoull(const char *text, uint64_t *out, bool *overflow)
+{
+	const char *p = text;
+	bool negative = false;
+	uint64_t v = 0;
+
+	*overflow = false;
+	if (*p == '+' || *p == '-')
+		negative = *p++ == '-';
+	if (!g_ascii_isdigit(*p))
+		return FALSE;
+	for (; g_ascii_isdigit(*p); p++) {
+		unsigned digit = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - digit) / 10) {
+			*overflow = true;
+			return FALSE;
+		}
+		v = v * 10 + digit;
+	}
+	*out = negative ? (uint64_t)0 - v : v;
+	return TRUE;
+}
+
+/* toSizeT(I): the token as std::stoull reads it. */
+static gboolean
+cca_tokens_u64(const CcaTokens *t, size_t i, uint64_t *out, GError **error)
+{
+	const char *tok = cca_tokens_at(t, i, error);
+	bool overflow;
+
+	if (tok == NULL)
+		return FALSE;
+	if (cca_stoull(tok, out, &overflow))
+		return TRUE;
+	if (overflow)
+		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+			    "Integer '%s' at index %zu in ConfigTokenizer is out of range", tok, i);
+	else
+		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+			    "Expected an integer at index %zu in ConfigTokenizer but got '%s'", i,
+			    tok);
+	return FALSE;
+}
+
+/* toDouble(I): the token as std::stod reads it (C locale, ERANGE is an
+ * error, trailing characters ignored). */
+static gboolean
+cca_tokens_double(const CcaTokens *t, size_t i, double *out, GError **error)
+{
+	const char *tok = cca_tokens_at(t, i, error);
+	char *end = NULL;
+
+	if (tok == NULL)
+		return FALSE;
+	errno = 0;
+	*out = g_ascii_strtod(tok, &end);
+	if (end == tok) {
+		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+			    "Expected a number at index %zu in ConfigTokenizer but got '%s'", i,
+			    tok);
+		return FALSE;
+	}
+	if (errno == ERANGE) {
+		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+			    "Number '%s' at index %zu in ConfigTokenizer is out of range", tok, i);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* toBool(I): exactly "True" or "False". */
+static gboolean
+cca_tokens_bool(const CcaTokens *t, size_t i, bool *out, GError **error)
+{
+	const char *tok = cca_tokens_at(t, i, error);
+
+	if (tok == NULL)
+		return FALSE;
+	if (strcmp(tok, "True") == 0 || strcmp(tok, "False") == 0) {
+		*out = tok[0] == 'T';
+		return TRUE;
+	}
+	g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+		    "Expected 'True' or 'False' at index %zu in ConfigTokenizer but got '%s'", i,
+		    tok);
+	return FALSE;
+}
+
+static gboolean
+cca_missing_bracket(GError **error)
+{
+	g_set_error_literal(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_SYNTAX,
+			    "Expected closing bracket ']' in ConfigTokenizer but reached end of "
+			    "config");
+	return FALSE;
+}
+
+/* skipKey(*I): steps over a key, its ':' and its value (a token or a
+ * [...] list); *I ends on the value or the ']'. */
+static gboolean
+cca_tokens_skip_key(const CcaTokens *t, size_t *i, GError **error)
+{
+	size_t n = cca_tokens_len(t);
+
+	if (!cca_tokens_check(t, ++*i, error) || !cca_tokens_check(t, ++*i, error))
+		return FALSE;
+	if (!cca_tokens_is(t, *i, "["))
+		return TRUE;
+	while (++*i < n && !cca_tokens_is(t, *i, "]"))
+		;
+	return *i < n ? TRUE : cca_missing_bracket(error);
+}
+
+/* ------------------------------------------------------------------ */
+/* Parsing one knob                                                    */
+
+static uint32_t
+cca_divisions_store(uint64_t v)
+{
+	return (uint32_t)MIN(v, CCA_DIVISIONS_MAX);
+}
+
+/* Index of a list key K (MiB, a power of two): log2(K) clamped to 0..15. */
+static size_t
+cca_roundup_index(uint64_t k)
+{
+	size_t index = (size_t)(63 - __builtin_clzll(k));
+	return MIN(index, (size_t)CCA_ROUNDUP_INTERVALS - 1);
+}
+
+/* One K:V or >:V of a roundup list; *I is on the value.  K is read
+ * after V is checked, as torch does. */
+static gboolean
+cca_roundup_entry(CcaSettings *s, const CcaTokens *t, size_t key_i, size_t i, bool *first,
+		  size_t *last_index, GError **error)
+{
+	uint32_t *table = s->roundup_power2_divisions;
+	uint64_t value, k;
+
+	if (!cca_tokens_u64(t, i, &value, error))
+		return FALSE;
+	if (value != 0 && !cca_is_pow2(value))
+		return cca_roundup_divisions_error(true, error);
+	if (cca_tokens_is(t, key_i, ">")) {
+		/* 2.11 fills *after* the last explicit entry (≤2.8: from it). */
+		for (size_t j = *last_index + 1; j < CCA_ROUNDUP_INTERVALS; j++)
+			table[j] = cca_divisions_store(value);
+		return TRUE;
+	}
+	if (!cca_tokens_u64(t, key_i, &k, error))
+		return FALSE;
+	if (!cca_is_pow2(k)) {
+		g_set_error_literal(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+				    "For roundups, the intervals have to be power of 2");
+		return FALSE;
+	}
+	size_t index = cca_roundup_index(k);
+	for (size_t j = 0; *first && j < index; j++)
+		table[j] = cca_divisions_store(value);
+	*first = false;
+	table[index] = cca_divisions_store(value);
+	*last_index = index;
+	return TRUE;
+}
+
+/* The [K:V,...] form; *I is on the '['. */
+static gboolean
+cca_roundup_list(CcaSettings *s, const CcaTokens *t, size_t *i, GError **error)
+{
+	size_t n = cca_tokens_len(t), last_index = 0;
+	bool first = true;
+
+	while (++*i < n && !cca_tokens_is(t, *i, "]")) {
+		size_t key_i = *i;
+		if (!cca_tokens_check(t, ++*i, error)) /* ':' (not verified) */
+			return FALSE;
+		if (!cca_roundup_entry(s, t, key_i, ++*i, &first, &last_index, error))
+			return FALSE;
+		if (!cca_tokens_check(t, *i + 1, error))
+			return FALSE;
+		if (!cca_tokens_is(t, *i + 1, "]"))
+			++*i; /* ',' (not verified) */
+	}
+	return *i < n ? TRUE : cca_missing_bracket(error);
+}
+
+/* roundup_power2_divisions's value at *I: a scalar or a list. */
+static gboolean
+cca_roundup_parse(CcaSettings *s, const CcaTokens *t, size_t *i, GError **error)
+{
+	const char *tok = cca_tokens_at(t, *i, error);
+	uint64_t value;
+
+	if (tok == NULL)
+		return FALSE;
+	if (strcmp(tok, "[") == 0)
+		return cca_roundup_list(s, t, i, error);
+	if (!cca_tokens_u64(t, *i, &value, error))
+		return FALSE;
+	if (!cca_is_pow2(value))
+		return cca_roundup_divisions_error(false, error);
+	for (size_t j = 0; j < CCA_ROUNDUP_INTERVALS; j++)
+		s->roundup_power2_divisions[j] = cca_divisions_store(value);
+	return TRUE;
+}
+
+static gboolean
+cca_backend_parse(CcaSettings *s, const CcaTokens *t, size_t i, GError **error)
+{
+	const char *tok = cca_tokens_at(t, i, error);
+
+	if (tok == NULL)
+		return FALSE;
+	if (strcmp(tok, "native") != 0 && strcmp(tok, "cudaMallocAsync") != 0) {
+		g_set_error_literal(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+				    "Unknown allocator backend, options are native and "
+				    "cudaMallocAsync");
+		return FALSE;
+	}
+	s->backend_async = tok[0] == 'c';
+	return TRUE;
+}
+
+/* Stores V (already checked) into KNOB's field. */
+static void
+cca_knob_store(const CcaKnob *knob, CcaSettings *s, CcaValue v)
+{
+	void *field = cca_knob_field(knob, s);
+
+	switch (knob->type) {
+	case CCA_KNOB_MIB:
+		/* torch: min(val, SIZE_MAX / kMB) * kMB */
+		*(uint64_t *)field = MIN(v.u, UINT64_MAX / CCA_MIB) * CCA_MIB;
+		break;
+	case CCA_KNOB_U64:
+		*(uint64_t *)field = v.u;
+		break;
+	case CCA_KNOB_U32:
+		*(uint32_t *)field = (uint32_t)v.u; /* checks keep it small */
+		break;
+	case CCA_KNOB_DOUBLE:
+		*(double *)field = v.d;
+		break;
+	default:
+		g_assert_not_reached();
+	}
+	if (knob->has_offset >= 0)
+		*(bool *)((char *)s + knob->has_offset) = true;
+}
+
+/* A number-valued knob's value at I: read, check, store. */
+static gboolean
+cca_knob_parse_number(const CcaKnob *knob, CcaSettings *s, const CcaTokens *t, size_t i,
+		      GError **error)
+{
+	CcaValue v = {0, 0.0};
+	gboolean ok = knob->type == CCA_KNOB_DOUBLE ? cca_tokens_double(t, i, &v.d, error)
+						    : cca_tokens_u64(t, i, &v.u, error);
+
+	if (!ok || (knob->check && !knob->check(knob, s, v, error)))
+		return FALSE;
+	cca_knob_store(knob, s, v);
+	return TRUE;
+}
+
+/* Parses KNOB whose key is at *I; *I ends on the last token of its value. */
+static gboolean
+cca_knob_parse(const CcaKnob *knob, CcaSettings *s, const CcaTokens *t, size_t *i, GError **error)
+{
+	/* checkToken(++i, ":"): 2.11 checks the index only. */
+	if (!cca_tokens_check(t, ++*i, error))
+		return FALSE;
+	++*i;
+	switch (knob->type) {
+	case CCA_KNOB_BOOL:
+		return cca_tokens_bool(t, *i, (bool *)cca_knob_field(knob, s), error);
+	case CCA_KNOB_BACKEND:
+		return cca_backend_parse(s, t, *i, error);
+	case CCA_KNOB_ROUNDUP:
+		return cca_roundup_parse(s, t, i, error);
+	default:
+		return cca_knob_parse_number(knob, s, t, *i, error);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* The passes                                                          */
+
+static gboolean
+cca_unknown_key(const char *key, CcaKnobPass pass, GError **error)
+{
+	g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_UNKNOWN_KEY,
+		    "Unrecognized key '%s' in %s allocator config.", key,
+		    pass == CCA_PASS_CUDA ? "CUDA" : "Accelerator");
+	return FALSE;
+}
+
+/* One of torch's two parseArgs loops: parses the keys PASS owns (other
+ * than pre-scanned ones), skips the other parser's keys, rejects unknown
+ * ones.  After each key/value one token is taken as the ',' unverified. */
+static gboolean
+cca_settings_run_pass(CcaSettings *s, const CcaTokens *t, CcaKnobPass pass, GError **error)
+{
+	size_t n = cca_tokens_len(t);
+
+	for (size_t i = 0; i < n; i++) {
+		const char *key = cca_tokens_get(t, i);
+		const CcaKnob *knob = cca_knob_find(key);
+		gboolean ok;
+
+		if (knob == NULL)
+			return cca_unknown_key(key, pass, error);
+		if (knob->pass == pass && !knob->prescan)
+			ok = cca_knob_parse(knob, s, t, &i, error);
+		else
+			ok = cca_tokens_skip_key(t, &i, error);
+		if (!ok)
+			return FALSE;
+		if (i + 1 < n)
+			i++;
+	}
+	return TRUE;
+}
+
+/* The accelerator parser's first loop: every token that spells a
+ * pre-scanned key (large_segment_size_mb) is parsed, wherever it sits. */
+static gboolean
+cca_settings_prescan(CcaSettings *s, const CcaTokens *t, GError **error)
+{
+	for (size_t i = 0; i < cca_tokens_len(t); i++) {
+		const CcaKnob *knob = cca_knob_find(cca_tokens_get(t, i));
+		if (knob != NULL && knob->prescan && !cca_knob_parse(knob, s, t, &i, error))
+			return FALSE;
+	}
+	s->max_non_split_rounding = s->large_segment_size;
+	return TRUE;
+}
+
+/* Parses the tokens of CONF into S, which holds the defaults. */
+static gboolean
+cca_settings_parse_tokens(CcaSettings *s, const char *conf, GError **error)
+{
+	CcaTokens t;
+	gboolean ok;
+
+	cca_tokens_init(&t, conf);
+	ok = cca_settings_run_pass(s, &t, CCA_PASS_CUDA, error) &&
+	     cca_settings_prescan(s, &t, error) &&
+	     cca_settings_run_pass(s, &t, CCA_PASS_ACCEL, error);
+	cca_tokens_clear(&t);
+	return ok;
+}
+
+/* ------------------------------------------------------------------ */
+/* Lifecycle                                                           */
+
+void
+cca_settings_init(CcaSettings *settings)
+{
+	memset(settings, 0, sizeof(*settings));
+	settings->max_split_size = UINT64_MAX;
+	settings->large_segment_size = CCA_LARGE_SEGMENT_DEFAULT;
+	settings->max_non_split_rounding = CCA_LARGE_SEGMENT_DEFAULT;
+	settings->per_process_memory_fraction = 1.0;
+	settings->pinned_num_register_threads = 1;
+	settings->conf = g_strdup("");
+}
+
+void
+cca_settings_clear(CcaSettings *settings)
+{
+	g_clear_pointer(&settings->conf, g_free);
+}
+
+void
+cca_settings_copy(CcaSettings *dst, const CcaSettings *src)
+{
+	if (dst == src)
+		return;
+	g_free(dst->conf);
+	*dst = *src;
+	dst->conf = g_strdup(src->conf);
+}
+
+gboolean
+cca_settings_parse(CcaSettings *settings, const char *conf, GError **error)
+{
+	/* copied first: CONF may be settings->conf */
+	g_autofree char *text = g_strdup(conf ? conf : "");
+	CcaSettings s;
+
+	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+	cca_settings_clear(settings);
+	cca_settings_init(&s);
+	if (!cca_settings_parse_tokens(&s, text, error)) {
+		cca_settings_clear(&s); /* partly parsed: back to the defaults */
+		cca_settings_init(settings);
+		return FALSE;
+	}
+	g_free(s.conf);
+	s.conf = g_steal_pointer(&text);
+	*settings = s;
+	return TRUE;
+}
+
+/* ------------------------------------------------------------------ */
+/* Comparing and validating                                            */
+
+static gboolean
+cca_knob_equal(const CcaKnob *knob, const CcaSettings *a, const CcaSettings *b)
+{
+	const void *fa = cca_knob_cfield(knob, a), *fb = cca_knob_cfield(knob, b);
+
+	if (knob->has_offset >= 0) {
+		bool ha = *(const bool *)((const char *)a + knob->has_offset);
+		bool hb = *(const bool *)((const char *)b + knob->has_offset);
+		if (ha != hb)
+			return FALSE;
+		if (!ha)
+			return TRUE;
+	}
+	switch (knob->type) {
+	case CCA_KNOB_MIB:
+	case CCA_KNOB_U64:
+		return *(const uint64_t *)fa == *(const uint64_t *)fb;
+	case CCA_KNOB_U32:
+		return *(const uint32_t *)fa == *(const uint32_t *)fb;
+	case CCA_KNOB_DOUBLE:
+		return *(const double *)fa == *(const double *)fb;
+	case CCA_KNOB_BOOL:
+	case CCA_KNOB_BACKEND:
+		return *(const bool *)fa == *(const bool *)fb;
+	case CCA_KNOB_ROUNDUP:
+		return memcmp(fa, fb, sizeof(a->roundup_power2_divisions)) == 0;
+	}
+	return FALSE;
+}
+
+gboolean
+cca_settings_equal(const CcaSettings *a, const CcaSettings *b)
+{
+	for (size_t k = 0; k < G_N_ELEMENTS(cca_knobs); k++)
+		if (!cca_knob_equal(&cca_knobs[k], a, b))
+			return FALSE;
+	return TRUE;
+}
+
+/* The defaults as they apply to S: max_non_split_rounding's default
+ * follows S's large segment size. */
+static void
+cca_settings_baseline(CcaSettings *base, const CcaSettings *s)
+{
+	cca_settings_init(base);
+	base->max_non_split_rounding = s->large_segment_size;
+}
+
+/* KNOB's stored value in S as the parser would have read it. */
+static CcaValue
+cca_knob_value(const CcaKnob *knob, const CcaSettings *s)
+{
+	const void *field = cca_knob_cfield(knob, s);
+	CcaValue v = {0, 0.0};
+
+	if (knob->type == CCA_KNOB_MIB)
+		v.u = *(const uint64_t *)field / CCA_MIB;
+	else if (knob->type == CCA_KNOB_U64)
+		v.u = *(const uint64_t *)field;
+	else if (knob->type == CCA_KNOB_U32)
+		v.u = *(const uint32_t *)field;
+	else if (knob->type == CCA_KNOB_DOUBLE)
+		v.d = *(const double *)field;
+	return v;
+}
+
+static gboolean
+cca_roundup_validate(const CcaSettings *s, GError **error)
+{
+	for (size_t j = 0; j < CCA_ROUNDUP_INTERVALS; j++) {
+		uint32_t d = s->roundup_power2_divisions[j];
+		if (d != 0 && !cca_is_pow2(d))
+			return cca_roundup_divisions_error(true, error);
+	}
+	return TRUE;
+}
+
+gboolean
+cca_settings_validate(const CcaSettings *settings, GError **error)
+{
+	CcaSettings base;
+	gboolean ok = TRUE;
+
+	cca_settings_baseline(&base, settings);
+	for (size_t k = 0; ok && k < G_N_ELEMENTS(cca_knobs); k++) {
+		const CcaKnob *knob = &cca_knobs[k];
+		if (cca_knob_equal(knob, settings, &base))
+			continue;
+		if (knob->type == CCA_KNOB_ROUNDUP)
+			ok = cca_roundup_validate(settings, error);
+		else if (knob->check)
+			ok = knob->check(knob, settings, cca_knob_value(knob, settings), error);
+	}
+	cca_settings_clear(&base);
+	return ok;
+}
+
+/* ------------------------------------------------------------------ */
+/* Recorded settings                                                   */
+
+/* Takes the dict's value of each field it carries where the string's
+ * parse disagrees.  The dict holds the values the allocator used; the
+ * string may not say it all: a snapshot from torch <= 2.8 parsed `>:V`
+ * from the last explicit entry, a runtime _set_allocator_settings()
+ * re-parse keeps earlier non-reset values while the string shows only
+ * the last call. */
+static void
+cca_settings_apply_dict(CcaSettings *s, const CcaRecordedSettings *r)
+{
+	uint64_t max_split = r->max_split_size == -1 ? UINT64_MAX : (uint64_t)r->max_split_size;
+
+	if (s->max_split_size != max_split)
+		g_debug("allocator_settings: max_split_size %" PRIu64 " from the dict, not %" PRIu64
+			" from the string",
+			max_split, s->max_split_size);
+	s->max_split_size = max_split;
+	s->garbage_collection_threshold = r->garbage_collection_threshold;
+	s->expandable_segments = r->expandable_segments;
+	if (memcmp(s->roundup_power2_divisions, r->roundup_power2_divisions,
+		   sizeof(s->roundup_power2_divisions)) != 0)
+		g_debug("allocator_settings: roundup_power2_divisions from the dict");
+	memcpy(s->roundup_power2_divisions, r->roundup_power2_divisions,
+	       sizeof(s->roundup_power2_divisions));
+	s->release_lock_on_cudamalloc = r->release_lock_on_cudamalloc;
+	s->pinned_use_cuda_host_register = r->pinned_use_cuda_host_register;
+	if (r->pinned_num_register_threads > 0 &&
+	    r->pinned_num_register_threads <= CCA_PINNED_MAX_THREADS)
+		s->pinned_num_register_threads = (uint32_t)r->pinned_num_register_threads;
+	if (r->has_graph_capture_record_stream_reuse)
+		s->graph_capture_record_stream_reuse = r->graph_capture_record_stream_reuse;
+}
+
+gboolean
+cca_settings_from_recorded(CcaSettings *settings, const CcaRecordedSettings *recorded,
+			   GError **error)
+{
+	if (recorded == NULL || !recorded->present) {
+		cca_settings_clear(settings);
+		cca_settings_init(settings);
+		return TRUE;
+	}
+	if (!cca_settings_parse(settings, recorded->conf, error))
+		return FALSE;
+	cca_settings_apply_dict(settings, recorded);
+	return TRUE;
+}
+
+uint32_t
+cca_settings_roundup_divisions(const CcaSettings *settings, uint64_t size)
+{
+	size_t index = 0;
+
+	if (size != 0) {
+		unsigned log2 = 63u - (unsigned)__builtin_clzll(size);
+		index = log2 > 20 ? MIN(log2 - 20, CCA_ROUNDUP_INTERVALS - 1) : 0;
+	}
+	return settings->roundup_power2_divisions[index];
+}
+
+/* ------------------------------------------------------------------ */
+/* Writing                                                             */
+
+/* Appends D with the fewest digits that read back as D. */
+static void
+cca_append_double(GString *out, double d)
+{
+	char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+	for (int prec = 1; prec <= 17; prec++) {
+		char fmt[8];
+		g_snprintf(fmt, sizeof(fmt), "%%.%dg", prec);
+		g_ascii_formatd(buf, sizeof(buf), fmt, d);
+		if (g_ascii_strtod(buf, NULL) == d)
+			break;
+	}
+	g_string_append(out, buf);
+}
+
+/* A JSON float: as above, with ".0" when it would read as an integer. */
+static void
+cca_append_json_double(GString *out, double d)
+{
+	size_t start = out->len;
+
+	cca_append_double(out, d);
+	if (strpbrk(out->str + start, ".eE") == NULL)
+		g_string_append(out, ".0");
+}
+
+/* Appends the list form of TABLE (entries not all equal).  The parse
+ * starts from zeros; the first K:V covers the leading run, `>:V` a
+ * non-zero trailing run, explicit entries the non-zero ones between (and
+ * the one just before the `>`, which anchors it). */
+static void
+cca_roundup_append_list(GString *out, const uint32_t *table)
+{
+	size_t lead = 0, tail = CCA_ROUNDUP_INTERVALS - 1;
+
+	while (lead + 1 < CCA_ROUNDUP_INTERVALS && table[lead + 1] == table[0])
+		lead++;
+	while (tail > lead + 1 && table[tail - 1] == table[CCA_ROUNDUP_INTERVALS - 1])
+		tail--;
+	bool gt = table[tail] != 0;
+	g_string_append_printf(out, "[%" PRIu64 ":%" PRIu32, (uint64_t)1 << lead, table[lead]);
+	for (size_t j = lead + 1; j < tail; j++)
+		if (table[j] != 0 || (gt && j + 1 == tail))
+			g_string_append_printf(out, ",%" PRIu64 ":%" PRIu32, (uint64_t)1 << j,
+					       table[j]);
+	if (gt)
+		g_string_append_printf(out, ",>:%" PRIu32, table[tail]);
+	g_string_append_c(out, ']');
+}
+
+static void
+cca_roundup_append(GString *out, const uint32_t *table)
+{
+	for (size_t j = 1; j < CCA_ROUNDUP_INTERVALS; j++) {
+		if (table[j] != table[0]) {
+			cca_roundup_append_list(out, table);
+			return;
+		}
+	}
+	g_string_append_printf(out, "%" PRIu32, table[0]);
+}
+
+/* Appends KNOB's value in S in the string's syntax. */
+static void
+cca_knob_append_value(GString *out, const CcaKnob *knob, const CcaSettings *s)
+{
+	const void *field = cca_knob_cfield(knob, s);
+	CcaValue v = cca_knob_value(knob, s);
+
+	switch (knob->type) {
+	case CCA_KNOB_MIB:
+	case CCA_KNOB_U64:
+	case CCA_KNOB_U32:
+		g_string_append_printf(out, "%" PRIu64, v.u);
+		break;
+	case CCA_KNOB_DOUBLE:
+		cca_append_double(out, v.d);
+		break;
+	case CCA_KNOB_BOOL:
+		g_string_append(out, *(const bool *)field ? "True" : "False");
+		break;
+	case CCA_KNOB_BACKEND:
+		g_string_append(out, *(const bool *)field ? "cudaMallocAsync" : "native");
+		break;
+	case CCA_KNOB_ROUNDUP:
+		cca_roundup_append(out, s->roundup_power2_divisions);
+		break;
+	}
+}
+
+char *
+cca_settings_to_string(const CcaSettings *settings)
+{
+	GString *out = g_string_new(NULL);
+	CcaSettings base;
+
+	cca_settings_baseline(&base, settings);
+	for (size_t k = 0; k < G_N_ELEMENTS(cca_knobs); k++) {
+		const CcaKnob *knob = &cca_knobs[k];
+		if (cca_knob_equal(knob, settings, &base))
+			continue;
+		if (out->len > 0)
+			g_string_append_c(out, ',');
+		g_string_append_printf(out, "%s:", knob->name);
+		cca_knob_append_value(out, knob, settings);
+	}
+	cca_settings_clear(&base);
+	return g_string_free(out, FALSE);
+}
+
+static const char *
+cca_json_bool(bool b)
+{
+	return b ? "true" : "false";
+}
+
+void
+cca_settings_append_json(const CcaSettings *settings, GString *out)
+{
+	const CcaSettings *s = settings;
+
+	g_string_append(out, "\"PYTORCH_CUDA_ALLOC_CONF\": ");
+	cca_json_append_string(out, s->conf ? s->conf : "");
+	/* torch writes int64_t(max_split_size): SIZE_MAX is -1 */
+	g_string_append_printf(out, ", \"max_split_size\": %" PRId64, (int64_t)s->max_split_size);
+	g_string_append(out, ", \"garbage_collection_threshold\": ");
+	cca_append_json_double(out, s->garbage_collection_threshold);
+	g_string_append_printf(out, ", \"expandable_segments\": %s",
+			       cca_json_bool(s->expandable_segments));
+	g_string_append_printf(out, ", \"pinned_num_register_threads\": %" PRIu32,
+			       s->pinned_num_register_threads);
+	g_string_append_printf(out, ", \"release_lock_on_cudamalloc\": %s",
+			       cca_json_bool(s->release_lock_on_cudamalloc));
+	g_string_append_printf(out, ", \"pinned_use_cuda_host_register\": %s",
+			       cca_json_bool(s->pinned_use_cuda_host_register));
+	g_string_append_printf(out, ", \"graph_capture_record_stream_reuse\": %s",
+			       cca_json_bool(s->graph_capture_record_stream_reuse));
+	g_string_append(out, ", \"roundup_power2_divisions\": {");
+	for (size_t j = 0; j < CCA_ROUNDUP_INTERVALS; j++)
+		g_string_append_printf(out, "%s\"%" PRIu64 "\": %" PRIu32, j ? ", " : "",
+				       (uint64_t)1 << j, s->roundup_power2_divisions[j]);
+	g_string_append_printf(
+		out, "}, \"large_segment_size\": %" PRIu64 ", \"max_non_split_rounding\": %" PRIu64,
+		s->large_segment_size, s->max_non_split_rounding);
+	g_string_append(out, ", \"per_process_memory_fraction\": ");
+	cca_append_json_double(
+		out, s->has_per_process_memory_fraction ? s->per_process_memory_fraction : 1.0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Help and docs                                                       */
+
+/* KNOB's meaning, with its alias. */
+static char *
+cca_knob_meaning(const CcaKnob *knob)
+{
+	return knob->alias ? g_strdup_printf("%s; alias %s", knob->help, knob->alias)
+			   : g_strdup(knob->help);
+}
+
+/* Appends TEXT word-wrapped to WIDTH columns, each line indented by
+ * INDENT spaces. */
+static void
+cca_append_wrapped(GString *out, const char *text, int indent, int width)
+{
+	g_auto(GStrv) words = g_strsplit(text, " ", -1);
+	int col = 0;
+
+	for (char **w = words; *w; w++) {
+		int len = (int)strlen(*w);
+		if (col > 0 && col + 1 + len > width) {
+			g_string_append_c(out, '\n');
+			col = 0;
+		}
+		if (col == 0) {
+			g_string_append_printf(out, "%*s%s", indent, "", *w);
+			col = indent + len;
+		} else {
+			g_string_append_printf(out, " %s", *w);
+			col += 1 + len;
+		}
+	}
+	g_string_append_c(out, '\n');
+}
+
+void
+cca_settings_print_help(GString *out)
+{
+	int wk = (int)strlen("key"), ws = (int)strlen("value");
+
+	for (size_t k = 0; k < G_N_ELEMENTS(cca_knobs); k++) {
+		wk = MAX(wk, (int)strlen(cca_knobs[k].name));
+		ws = MAX(ws, (int)strlen(cca_knobs[k].syntax));
+	}
+	g_string_append_printf(out, "%-*s  %-*s  %s\n", wk, "key", ws, "value", "default");
+	for (size_t k = 0; k < G_N_ELEMENTS(cca_knobs); k++) {
+		const CcaKnob *knob = &cca_knobs[k];
+		g_autofree char *meaning = cca_knob_meaning(knob);
+		g_string_append_printf(out, "%-*s  %-*s  %s\n", wk, knob->name, ws, knob->syntax,
+				       knob->default_text);
+		cca_append_wrapped(out, meaning, 4, 80);
+	}
+}
+
+/* Appends TEXT with Markdown table cell escapes ('|'). */
+static void
+cca_markdown_cell(GString *out, const char *text)
+{
+	g_string_append_c(out, ' ');
+	for (const char *p = text; *p; p++) {
+		if (*p == '|')
+			g_string_append_c(out, '\\');
+		g_string_append_c(out, *p);
+	}
+	g_string_append(out, " |");
+}
+
+void
+cca_settings_print_markdown(GString *out)
+{
+	g_string_append(out, "| key | value | default | meaning |\n|---|---|---|---|\n");
+	for (size_t k = 0; k < G_N_ELEMENTS(cca_knobs); k++) {
+		const CcaKnob *knob = &cca_knobs[k];
+		g_autofree char *keys =
+			knob->alias ? g_strdup_printf("`%s` (alias `%s`)", knob->name, knob->alias)
+				    : g_strdup_printf("`%s`", knob->name);
+		g_string_append_c(out, '|');
+		cca_markdown_cell(out, keys);
+		cca_markdown_cell(out, knob->syntax);
+		cca_markdown_cell(out, knob->default_text);
+		cca_markdown_cell(out, knob->help);
+		g_string_append_c(out, '\n');
+	}
+}

@@ -21,9 +21,9 @@ G_BEGIN_DECLS
 
 /* The effective allocator configuration of one replay. */
 typedef struct {
-	uint64_t max_split_size;	    /* bytes; UINT64_MAX = unlimited */
-	uint64_t max_non_split_rounding;    /* bytes; default = large_segment_size */
-	uint64_t large_segment_size;	    /* bytes; default 20 MiB */
+	uint64_t max_split_size;	     /* bytes; UINT64_MAX = unlimited */
+	uint64_t max_non_split_rounding;     /* bytes; default = large_segment_size */
+	uint64_t large_segment_size;	     /* bytes; default 20 MiB */
 	double garbage_collection_threshold; /* 0 = off */
 	bool expandable_segments;
 	uint32_t roundup_power2_divisions[CCA_ROUNDUP_INTERVALS];
@@ -49,48 +49,75 @@ typedef enum {
 	CCA_SETTINGS_ERROR_SYNTAX,
 } CcaSettingsError;
 
-/* Fills SETTINGS with torch 2.11's defaults (no string). */
+/* Fills SETTINGS with torch 2.11's defaults (no string); conf becomes a
+ * new "" owned by SETTINGS.  Whatever SETTINGS held before is overwritten,
+ * not freed. */
 void cca_settings_init(CcaSettings *settings);
 
-/* Frees what SETTINGS owns (the conf string). */
+/* Frees what SETTINGS owns (the conf string) and sets conf to NULL; safe
+ * to call twice.  A cleared SETTINGS may be passed to the functions below
+ * that fill one. */
 void cca_settings_clear(CcaSettings *settings);
 
-/* Copies SRC into DST (deep). */
+/* Lets `g_auto(CcaSettings) s = {0};` clear S at scope exit. */
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(CcaSettings, cca_settings_clear)
+
+/* Copies SRC into DST (deep).  DST must be initialised, cleared or
+ * zero-filled: its old conf string is freed. */
 void cca_settings_copy(CcaSettings *dst, const CcaSettings *src);
 
-/* Parses CONF (PYTORCH_CUDA_ALLOC_CONF syntax) into SETTINGS, starting
- * from the defaults.  Returns FALSE with ERROR set to PyTorch's message
- * (plus the offending key) on an unknown key or bad value; SETTINGS is
- * then left at the defaults. */
-gboolean cca_settings_parse(CcaSettings *settings, const char *conf,
-			    GError **error);
+/* TRUE when A and B configure the same allocator: every knob's value is
+ * compared (per_process_memory_fraction only when set), conf is not. */
+gboolean cca_settings_equal(const CcaSettings *a, const CcaSettings *b);
+
+/* Parses CONF (PYTORCH_CUDA_ALLOC_CONF syntax; NULL = "") into SETTINGS,
+ * starting from the defaults.  SETTINGS must be initialised, cleared or
+ * zero-filled (its old conf string is freed).  Returns FALSE with ERROR
+ * set to PyTorch 2.11's own message, unprefixed, on an unknown key
+ * (CCA_SETTINGS_ERROR_UNKNOWN_KEY), a bad value (_BAD_VALUE) or a missing
+ * token or ']' (_SYNTAX); SETTINGS is then left at the defaults with conf
+ * "".  Wrong separators are accepted, as 2.11 accepts them. */
+gboolean cca_settings_parse(CcaSettings *settings, const char *conf, GError **error);
+
+/* Checks a hand-built SETTINGS against the knob table's ranges (the
+ * checks the parser applies to each key that differs from the default).
+ * Returns FALSE with ERROR set to the same message the parser would give. */
+gboolean cca_settings_validate(const CcaSettings *settings, GError **error);
 
 /* Builds SETTINGS from a snapshot's recorded allocator_settings: the
  * recorded PYTORCH_CUDA_ALLOC_CONF string is parsed (it carries the keys
  * the dict lacks: large_segment_size_mb, max_non_split_rounding_mb,
  * per_process_memory_fraction) and the dict's parsed values are checked
- * against it.  With no recorded settings, the defaults.  Returns FALSE
- * with ERROR when the recorded string does not parse. */
-gboolean cca_settings_from_recorded(CcaSettings *settings,
-				    const CcaRecordedSettings *recorded,
+ * against it; where they disagree the dict wins (it is what the allocator
+ * actually used).  With no recorded settings (NULL or !present), the
+ * defaults.  SETTINGS as for cca_settings_parse().  Returns FALSE with
+ * ERROR when the recorded string does not parse. */
+gboolean cca_settings_from_recorded(CcaSettings *settings, const CcaRecordedSettings *recorded,
 				    GError **error);
 
-/* Rounding divisions that apply to a request of SIZE bytes (spec §1.3). */
-uint32_t cca_settings_roundup_divisions(const CcaSettings *settings,
-					uint64_t size);
+/* Rounding divisions that apply to a request of SIZE bytes (spec §1.3):
+ * entry floor(log2(SIZE)) - 20, clamped to [0, 15]; SIZE 0 uses entry 0. */
+uint32_t cca_settings_roundup_divisions(const CcaSettings *settings, uint64_t size);
 
 /* Writes a canonical PYTORCH_CUDA_ALLOC_CONF string for SETTINGS, listing
- * only keys that differ from the defaults ("" for defaults).  Free with
- * g_free(). */
+ * only keys that differ from the defaults ("" for defaults), in the knob
+ * table's order.  For settings that validate and whose sizes are whole
+ * MiB, it parses back to equal settings.  Free with g_free(). */
 char *cca_settings_to_string(const CcaSettings *settings);
 
 /* Writes SETTINGS as the body of a JSON object (no braces) to OUT, with
- * the keys of torch's allocator_settings. */
+ * the nine keys of torch 2.11's allocator_settings (max_split_size -1 when
+ * unlimited, roundup_power2_divisions as {"1":v,...,"32768":v}) followed
+ * by large_segment_size and max_non_split_rounding (bytes) and
+ * per_process_memory_fraction (1.0 when not set). */
 void cca_settings_append_json(const CcaSettings *settings, GString *out);
 
 /* Prints the knob table (name, value syntax, default, meaning) for --help
- * and docs. */
+ * and docs, as aligned plain text appended to OUT. */
 void cca_settings_print_help(GString *out);
+
+/* Appends the knob table as a Markdown table to OUT (doc/settings.md). */
+void cca_settings_print_markdown(GString *out);
 
 G_END_DECLS
 

@@ -1,3 +1,175 @@
+/* simdevice.c - the simulated device: address assignment and capacity.
+ *
+ * Addresses: a recorded run's segment bases are handed out in order (so
+ * that ties between equal-size free blocks break as they did on the GPU,
+ * spec §15); past them, or without them, segments are placed ascending or
+ * descending in 2 MiB-aligned address space.  Capacity: when set, a
+ * cudaMalloc or page map that would take the used bytes past it fails.
+ */
 #include "config.h"
 
 #include "device.h"
+
+#define SIM_BASE UINT64_C(0x7f0000000000) /* first synthetic segment address */
+#define SIM_ALIGN UINT64_C(2097152)	   /* synthetic segment alignment */
+#define SIM_VA_BASE UINT64_C(0x300000000) /* first synthetic reservation */
+
+typedef struct {
+	CcaDevice base;
+	CcaSimDeviceConfig config;
+	uint64_t used;	  /* bytes currently allocated or mapped */
+	uint64_t next_up; /* next synthetic ascending address */
+	uint64_t next_down;
+	uint64_t next_va;
+	size_t segments_handed;
+	size_t reservations_handed;
+	bool refuse;
+} SimDevice;
+
+static bool
+sim_has_room(const SimDevice *sim, uint64_t size)
+{
+	if (sim->refuse)
+		return false;
+	if (sim->config.capacity == 0)
+		return true;
+	return size <= sim->config.capacity && sim->used <= sim->config.capacity - size;
+}
+
+static uint64_t
+sim_align_up(uint64_t v)
+{
+	return (v + SIM_ALIGN - 1) & ~(SIM_ALIGN - 1);
+}
+
+static uint64_t
+sim_synthetic_base(SimDevice *sim, uint64_t size)
+{
+	if (sim->config.address_model == CCA_ADDRESS_DESCENDING) {
+		sim->next_down -= sim_align_up(size);
+		return sim->next_down;
+	}
+	uint64_t ptr = sim->next_up;
+	sim->next_up += sim_align_up(size);
+	return ptr;
+}
+
+static bool
+sim_segment_alloc(CcaDevice *dev, uint64_t size, uint64_t stream, uint64_t *ptr)
+{
+	SimDevice *sim = (SimDevice *)dev;
+	if (!sim_has_room(sim, size))
+		return false;
+	sim->used += size;
+	if (sim->config.address_model == CCA_ADDRESS_RECORDED &&
+	    sim->segments_handed < sim->config.n_segment_bases) {
+		uint64_t recorded = sim->config.segment_bases[sim->segments_handed++];
+		if (recorded + size > sim->next_up)
+			sim->next_up = sim_align_up(recorded + size);
+		*ptr = recorded;
+		return true;
+	}
+	*ptr = sim_synthetic_base(sim, size);
+	return true;
+}
+
+static void
+sim_segment_free(CcaDevice *dev, uint64_t ptr, uint64_t size)
+{
+	SimDevice *sim = (SimDevice *)dev;
+	sim->used -= size;
+}
+
+static uint64_t
+sim_reserve(CcaDevice *dev, uint64_t size, uint64_t stream)
+{
+	SimDevice *sim = (SimDevice *)dev;
+	if (sim->config.address_model == CCA_ADDRESS_RECORDED &&
+	    sim->reservations_handed < sim->config.n_reservation_bases)
+		return sim->config.reservation_bases[sim->reservations_handed++];
+	uint64_t ptr = sim->next_va;
+	sim->next_va += sim_align_up(size);
+	return ptr;
+}
+
+static void
+sim_unreserve(CcaDevice *dev, uint64_t ptr, uint64_t size)
+{
+}
+
+static bool
+sim_map(CcaDevice *dev, uint64_t ptr, uint64_t size)
+{
+	SimDevice *sim = (SimDevice *)dev;
+	if (!sim_has_room(sim, size))
+		return false;
+	sim->used += size;
+	return true;
+}
+
+static void
+sim_unmap(CcaDevice *dev, uint64_t ptr, uint64_t size)
+{
+	SimDevice *sim = (SimDevice *)dev;
+	sim->used -= size;
+}
+
+static bool
+sim_would_refuse(const CcaDevice *dev, uint64_t size)
+{
+	return !sim_has_room((const SimDevice *)dev, size);
+}
+
+static uint64_t
+sim_free_memory(CcaDevice *dev)
+{
+	SimDevice *sim = (SimDevice *)dev;
+	uint64_t total = sim->config.capacity ? sim->config.capacity : sim->base.total_memory;
+	return sim->used < total ? total - sim->used : 0;
+}
+
+static void
+sim_destroy(CcaDevice *dev)
+{
+	g_free(dev);
+}
+
+static const CcaDeviceOps sim_ops = {
+	.segment_alloc = sim_segment_alloc,
+	.segment_free = sim_segment_free,
+	.reserve = sim_reserve,
+	.unreserve = sim_unreserve,
+	.map = sim_map,
+	.unmap = sim_unmap,
+	.would_refuse = sim_would_refuse,
+	.free_memory = sim_free_memory,
+	.destroy = sim_destroy,
+};
+
+CcaDevice *
+cca_simdevice_new(const CcaSimDeviceConfig *config)
+{
+	SimDevice *sim = g_new0(SimDevice, 1);
+	sim->base.ops = &sim_ops;
+	sim->config = *config;
+	if (sim->config.total_memory == 0)
+		sim->config.total_memory = CCA_H200_TOTAL_MEMORY;
+	sim->base.total_memory = sim->config.total_memory;
+	sim->next_up = SIM_BASE;
+	sim->next_down = SIM_BASE;
+	sim->next_va = SIM_VA_BASE;
+	return &sim->base;
+}
+
+void
+cca_simdevice_set_refuse(CcaDevice *dev, bool refuse)
+{
+	((SimDevice *)dev)->refuse = refuse;
+}
+
+void
+cca_device_free(CcaDevice *dev)
+{
+	if (dev)
+		dev->ops->destroy(dev);
+}

@@ -1,4 +1,85 @@
-/* stats.h */
+/* stats.h - PyTorch's DeviceStats, with torch.cuda.memory_stats() names.
+ *
+ * A Stat counts current/peak/allocated/freed exactly as c10's Stat does;
+ * array stats have three entries (all, small_pool, large_pool) and every
+ * update touches "all" plus the pool of the block.
+ */
 #ifndef CCA_STATS_H
 #define CCA_STATS_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+G_BEGIN_DECLS
+
+typedef struct {
+	int64_t current;
+	int64_t peak;
+	int64_t allocated; /* sum of increases */
+	int64_t freed;	   /* sum of decreases */
+} CcaStat;
+
+typedef enum {
+	CCA_STAT_ALL = 0,
+	CCA_STAT_SMALL_POOL = 1,
+	CCA_STAT_LARGE_POOL = 2,
+	CCA_STAT_TYPES = 3,
+} CcaStatType;
+
+/* The 122 keys of torch.cuda.memory_stats() in torch 2.11. */
+typedef struct {
+	CcaStat allocation[CCA_STAT_TYPES];	      /* live allocations (count) */
+	CcaStat segment[CCA_STAT_TYPES];	      /* cudaMalloc segments (count) */
+	CcaStat active[CCA_STAT_TYPES];		      /* allocated + pending-free blocks */
+	CcaStat inactive_split[CCA_STAT_TYPES];	      /* free blocks of split segments */
+	CcaStat allocated_bytes[CCA_STAT_TYPES];      /* block bytes */
+	CcaStat reserved_bytes[CCA_STAT_TYPES];	      /* segment or mapped bytes */
+	CcaStat active_bytes[CCA_STAT_TYPES];	      /* block bytes */
+	CcaStat inactive_split_bytes[CCA_STAT_TYPES]; /* block bytes */
+	CcaStat requested_bytes[CCA_STAT_TYPES];      /* unrounded request bytes */
+	int64_t num_alloc_retries;
+	int64_t num_ooms;
+	int64_t num_sync_all_streams;
+	int64_t num_device_alloc;
+	int64_t num_device_free;
+	CcaStat oversize_allocations;
+	CcaStat oversize_segments;
+	int64_t max_split_size; /* -1 when unlimited */
+} CcaStats;
+
+/* Adds AMOUNT (may be negative) to STAT as c10's update_stat does. */
+static inline void
+cca_stat_update(CcaStat *stat, int64_t amount)
+{
+	stat->current += amount;
+	if (stat->current > stat->peak)
+		stat->peak = stat->current;
+	if (amount > 0)
+		stat->allocated += amount;
+	else
+		stat->freed -= amount;
+}
+
+/* Updates ARRAY[all] and ARRAY[pool] by AMOUNT. */
+static inline void
+cca_stat_array_update(CcaStat array[CCA_STAT_TYPES], CcaStatType pool, int64_t amount)
+{
+	cca_stat_update(&array[CCA_STAT_ALL], amount);
+	cca_stat_update(&array[pool], amount);
+}
+
+/* Calls FN(name, value, data) for every memory_stats() key in Python's
+ * sorted key order ("active.all.allocated" ... "segment.small_pool.peak"). */
+void cca_stats_foreach(const CcaStats *stats,
+		       void (*fn)(const char *name, int64_t value, void *data), void *data);
+
+/* Looks up one key by its memory_stats() name; returns FALSE if unknown. */
+gboolean cca_stats_lookup(const CcaStats *stats, const char *name, int64_t *value);
+
+/* Appends the stats as one JSON object, keys sorted as Python sorts them. */
+void cca_stats_append_json(const CcaStats *stats, GString *out);
+
+G_END_DECLS
+
 #endif

@@ -1,20 +1,385 @@
-/* test-allocator.c */
+/* test-allocator.c - the policy, one behaviour per test.
+ *
+ * The expected numbers are the H200 observations of spec §14 (torch
+ * 2.11.0+cu130, recorded with _record_memory_history), e.g. "segment_alloc
+ * 20971520 S1 | alloc 1048577 S1+0 | alloc 5242880 S1+1049088".
+ */
 #include "config.h"
 
 #include <glib.h>
+#include <string.h>
 
+#include "allocator.h"
 #include "testutil.h"
 
+#define MiB (UINT64_C(1) << 20)
+
+typedef struct {
+	CcaDevice *device;
+	CcaAllocator *alloc;
+	CcaSettings settings;
+	GArray *events; /* CcaEvent */
+} Fixture;
+
 static void
-test_placeholder(void)
+record(void *data, const CcaEvent *ev)
 {
-	g_test_skip("not written yet");
+	g_array_append_val(((Fixture *)data)->events, *ev);
+}
+
+static void
+fixture_setup(Fixture *f, const char *conf, double fraction)
+{
+	cca_settings_init(&f->settings);
+	if (conf) {
+		GError *error = NULL;
+		g_assert_true(cca_settings_parse(&f->settings, conf, &error));
+		g_assert_no_error(error);
+	}
+	CcaSimDeviceConfig dc = {.total_memory = CCA_H200_TOTAL_MEMORY};
+	f->device = cca_simdevice_new(&dc);
+	f->events = g_array_new(FALSE, FALSE, sizeof(CcaEvent));
+	CcaLimits limits = {.memory_fraction = fraction};
+	f->alloc = cca_allocator_new(&f->settings, &limits, f->device, record, f);
+}
+
+static void
+fixture_teardown(Fixture *f)
+{
+	GString *why = g_string_new(NULL);
+	gboolean ok = cca_allocator_check_invariants(f->alloc, why);
+	if (!ok)
+		g_test_message("%s", why->str);
+	g_assert_true(ok);
+	g_string_free(why, TRUE);
+	cca_allocator_free(f->alloc);
+	cca_device_free(f->device);
+	cca_settings_clear(&f->settings);
+	g_array_free(f->events, TRUE);
+}
+
+static const CcaEvent *
+event_at(Fixture *f, guint i)
+{
+	g_assert_cmpuint(i, <, f->events->len);
+	return &g_array_index(f->events, CcaEvent, i);
+}
+
+static uint64_t
+addr_of(Fixture *f, CcaHandle h)
+{
+	return cca_allocator_block_address(f->alloc, h);
+}
+
+static const CcaStats *
+stats(Fixture *f)
+{
+	return cca_allocator_stats(f->alloc);
+}
+
+static void
+test_round_size(void)
+{
+	Fixture f;
+	fixture_setup(&f, NULL, 0);
+	g_assert_cmpuint(cca_allocator_round_size(f.alloc, 1), ==, 512);
+	g_assert_cmpuint(cca_allocator_round_size(f.alloc, 512), ==, 512);
+	g_assert_cmpuint(cca_allocator_round_size(f.alloc, 513), ==, 1024);
+	g_assert_cmpuint(cca_allocator_round_size(f.alloc, 1048577), ==, 1049088);
+	fixture_teardown(&f);
+}
+
+static void
+test_round_size_power2_divisions(void)
+{
+	Fixture f;
+	fixture_setup(&f, "roundup_power2_divisions:4", 0);
+	/* §14: 1 200 000 → 1 310 720; 314 585 145 → 335 544 320 */
+	g_assert_cmpuint(cca_allocator_round_size(f.alloc, 1200000), ==, 1310720);
+	g_assert_cmpuint(cca_allocator_round_size(f.alloc, 3145735), ==, 3670016);
+	g_assert_cmpuint(cca_allocator_round_size(f.alloc, 314585145), ==, 335544320);
+	g_assert_cmpuint(cca_allocator_round_size(f.alloc, 1 << 22), ==, 1 << 22);
+	fixture_teardown(&f);
+}
+
+static void
+test_round_size_power2_list(void)
+{
+	Fixture f;
+	fixture_setup(&f, "roundup_power2_divisions:[256:1,512:2,>:4]", 0);
+	g_assert_cmpuint(cca_allocator_round_size(f.alloc, 1200000), ==, 1200128);
+	g_assert_cmpuint(cca_allocator_round_size(f.alloc, 314585145), ==, 314585600);
+	fixture_teardown(&f);
+}
+
+static void
+test_small_pool_packs_one_segment(void)
+{
+	Fixture f;
+	fixture_setup(&f, NULL, 0);
+	CcaHandle a = cca_allocator_malloc(f.alloc, 1, 0);
+	CcaHandle b = cca_allocator_malloc(f.alloc, 512, 0);
+	CcaHandle c = cca_allocator_malloc(f.alloc, 513, 0);
+	CcaHandle d = cca_allocator_malloc(f.alloc, MiB, 0);
+	uint64_t s0 = addr_of(&f, a);
+	g_assert_cmpuint(addr_of(&f, b) - s0, ==, 512);
+	g_assert_cmpuint(addr_of(&f, c) - s0, ==, 1024);
+	g_assert_cmpuint(addr_of(&f, d) - s0, ==, 2048);
+	g_assert_cmpint(stats(&f)->segment[CCA_STAT_SMALL_POOL].current, ==, 1);
+	g_assert_cmpint(stats(&f)->reserved_bytes[CCA_STAT_ALL].current, ==, 2 * MiB);
+	g_assert_cmpuint(event_at(&f, 0)->action, ==, CCA_ACTION_SEGMENT_ALLOC);
+	g_assert_cmpuint(event_at(&f, 0)->size, ==, 2 * MiB);
+	g_assert_cmpuint(event_at(&f, 1)->action, ==, CCA_ACTION_ALLOC);
+	g_assert_cmpuint(event_at(&f, 1)->size, ==, 1);
+	fixture_teardown(&f);
+}
+
+static void
+test_large_segment_sizes(void)
+{
+	Fixture f;
+	fixture_setup(&f, NULL, 0);
+	cca_allocator_malloc(f.alloc, MiB + 1, 0);
+	cca_allocator_malloc(f.alloc, 5 * MiB, 0);
+	CcaHandle c = cca_allocator_malloc(f.alloc, 10 * MiB - 1, 0);
+	cca_allocator_malloc(f.alloc, 10 * MiB, 0);
+	CcaHandle e = cca_allocator_malloc(f.alloc, 11 * MiB + 5, 0);
+	CcaHandle g = cca_allocator_malloc(f.alloc, 25 * MiB, 0);
+	/* segment sizes in order: 20 MiB, 10 MiB, 12 MiB, 26 MiB */
+	uint64_t sizes[4], n = 0;
+	for (guint i = 0; i < f.events->len; i++)
+		if (event_at(&f, i)->action == CCA_ACTION_SEGMENT_ALLOC)
+			sizes[n++] = event_at(&f, i)->size;
+	g_assert_cmpuint(n, ==, 4);
+	g_assert_cmpuint(sizes[0], ==, 20971520);
+	g_assert_cmpuint(sizes[1], ==, 10485760);
+	g_assert_cmpuint(sizes[2], ==, 12582912);
+	g_assert_cmpuint(sizes[3], ==, 27262976);
+	(void)c;
+	(void)e;
+	(void)g;
+	/* whole unsplit blocks count in allocated_bytes (§14) */
+	g_assert_cmpint(stats(&f)->allocated_bytes[CCA_STAT_ALL].current, ==,
+			1049088 + 5242880 + 10485760 + 10485760 + 12582912 + 27262976);
+	fixture_teardown(&f);
+}
+
+static void
+test_best_fit_prefers_smallest_block(void)
+{
+	Fixture f;
+	fixture_setup(&f, NULL, 0);
+	CcaHandle front = cca_allocator_malloc(f.alloc, 5 * MiB, 0); /* 20 MiB segment */
+	CcaHandle back = cca_allocator_malloc(f.alloc, 15 * MiB, 0);  /* its remainder */
+	CcaHandle ten = cca_allocator_malloc(f.alloc, 10 * MiB, 0);   /* 10 MiB segment */
+	uint64_t ten_addr = addr_of(&f, ten);
+	g_assert_cmpint(stats(&f)->segment[CCA_STAT_ALL].current, ==, 2);
+	cca_allocator_free_block(f.alloc, ten, false);
+	cca_allocator_free_block(f.alloc, front, false);
+	cca_allocator_free_block(f.alloc, back, false);
+	CcaHandle three = cca_allocator_malloc(f.alloc, 3 * MiB, 0);
+	g_assert_cmpuint(addr_of(&f, three), ==, ten_addr);
+	fixture_teardown(&f);
+}
+
+static void
+test_free_merges_neighbours(void)
+{
+	Fixture f;
+	fixture_setup(&f, NULL, 0);
+	CcaHandle a = cca_allocator_malloc(f.alloc, 2 * MiB, 0);
+	CcaHandle b = cca_allocator_malloc(f.alloc, 2 * MiB, 0);
+	g_assert_cmpint(stats(&f)->inactive_split[CCA_STAT_ALL].current, ==, 1);
+	cca_allocator_free_block(f.alloc, a, false);
+	g_assert_cmpint(stats(&f)->inactive_split[CCA_STAT_ALL].current, ==, 2);
+	cca_allocator_free_block(f.alloc, b, false);
+	g_assert_cmpint(stats(&f)->inactive_split[CCA_STAT_ALL].current, ==, 0);
+	g_assert_cmpint(stats(&f)->inactive_split_bytes[CCA_STAT_ALL].current, ==, 0);
+	fixture_teardown(&f);
+}
+
+static void
+test_empty_cache_releases_large_then_small(void)
+{
+	Fixture f;
+	fixture_setup(&f, NULL, 0);
+	CcaHandle s = cca_allocator_malloc(f.alloc, 100, 0);
+	CcaHandle l = cca_allocator_malloc(f.alloc, 5 * MiB, 0);
+	cca_allocator_free_block(f.alloc, s, false);
+	cca_allocator_free_block(f.alloc, l, false);
+	guint before = f.events->len;
+	cca_allocator_empty_cache(f.alloc);
+	g_assert_cmpuint(f.events->len, ==, before + 2);
+	g_assert_cmpuint(event_at(&f, before)->size, ==, 20 * MiB);
+	g_assert_cmpuint(event_at(&f, before + 1)->size, ==, 2 * MiB);
+	g_assert_cmpint(stats(&f)->num_sync_all_streams, ==, 1);
+	g_assert_cmpint(stats(&f)->reserved_bytes[CCA_STAT_ALL].current, ==, 0);
+	fixture_teardown(&f);
+}
+
+static void
+test_max_split_size_oversize_rules(void)
+{
+	/* §14 max_split_size_mb:100 */
+	Fixture f;
+	fixture_setup(&f, "max_split_size_mb:100", 0);
+	CcaHandle a = cca_allocator_malloc(f.alloc, 150 * MiB, 0);
+	uint64_t seg = addr_of(&f, a);
+	cca_allocator_free_block(f.alloc, a, false);
+	CcaHandle b = cca_allocator_malloc(f.alloc, 135 * MiB, 0);
+	g_assert_cmpuint(addr_of(&f, b), ==, seg); /* 150 < 135 + 20: reused, whole */
+	cca_allocator_free_block(f.alloc, b, false);
+	CcaHandle c = cca_allocator_malloc(f.alloc, 125 * MiB, 0);
+	g_assert_cmpuint(addr_of(&f, c), !=, seg); /* 150 >= 125 + 20: new segment */
+	cca_allocator_free_block(f.alloc, c, false);
+	CcaHandle d = cca_allocator_malloc(f.alloc, 60 * MiB, 0);
+	g_assert_cmpint(stats(&f)->segment[CCA_STAT_ALL].current, ==, 3);
+	g_assert_cmpint(stats(&f)->oversize_allocations.allocated, ==, 3);
+	g_assert_cmpint(stats(&f)->oversize_allocations.peak, ==, 1);
+	g_assert_cmpint(stats(&f)->oversize_segments.allocated, ==, 2);
+	g_assert_cmpint(stats(&f)->oversize_segments.current, ==, 2);
+	g_assert_cmpint(stats(&f)->max_split_size, ==, 100 * MiB);
+	g_assert_cmpint(stats(&f)->num_alloc_retries, ==, 0);
+	(void)d;
+	fixture_teardown(&f);
+}
+
+static void
+test_memory_fraction_cascade(void)
+{
+	/* §14: fraction = 1 GiB / total; 600 MiB kept, 300 MiB freed, 350
+	 * MiB (release + retry), then 2000 MiB (OOM). */
+	Fixture f;
+	fixture_setup(&f, NULL, (double)(1024 * MiB) / (double)CCA_H200_TOTAL_MEMORY);
+	cca_allocator_malloc(f.alloc, 600 * MiB, 0);
+	CcaHandle b = cca_allocator_malloc(f.alloc, 300 * MiB, 0);
+	cca_allocator_free_block(f.alloc, b, false);
+	CcaHandle c = cca_allocator_malloc(f.alloc, 350 * MiB, 0);
+	g_assert_cmpuint(c, !=, CCA_NIL);
+	cca_allocator_free_block(f.alloc, c, false);
+	CcaHandle d = cca_allocator_malloc(f.alloc, 2000 * MiB, 0);
+	g_assert_cmpuint(d, ==, CCA_NIL);
+	const CcaEvent *last = event_at(&f, f.events->len - 1);
+	g_assert_cmpuint(last->action, ==, CCA_ACTION_OOM);
+	g_assert_cmpuint(last->size, ==, 2097152000);
+	g_assert_cmpint(stats(&f)->num_alloc_retries, ==, 2);
+	g_assert_cmpint(stats(&f)->num_sync_all_streams, ==, 2);
+	g_assert_cmpint(stats(&f)->num_ooms, ==, 1);
+	g_assert_cmpint(stats(&f)->num_device_alloc, ==, 3);
+	g_assert_cmpint(stats(&f)->num_device_free, ==, 2);
+	fixture_teardown(&f);
+}
+
+static void
+test_expandable_segments_map_pages(void)
+{
+	/* §14 expandable_segments:True: 1000 B, 5 MiB, 3 × 16 MiB */
+	Fixture f;
+	fixture_setup(&f, "expandable_segments:True", 0);
+	CcaHandle h[5];
+	h[0] = cca_allocator_malloc(f.alloc, 1000, 0);
+	h[1] = cca_allocator_malloc(f.alloc, 5 * MiB, 0);
+	uint64_t base = addr_of(&f, h[1]);
+	h[2] = cca_allocator_malloc(f.alloc, 16 * MiB, 0);
+	h[3] = cca_allocator_malloc(f.alloc, 16 * MiB, 0);
+	h[4] = cca_allocator_malloc(f.alloc, 16 * MiB, 0);
+	g_assert_cmpuint(addr_of(&f, h[2]) - base, ==, 5242880);
+	g_assert_cmpuint(addr_of(&f, h[3]) - base, ==, 22020096);
+	g_assert_cmpuint(addr_of(&f, h[4]) - base, ==, 38797312);
+	for (int i = 0; i < 5; i++)
+		cca_allocator_free_block(f.alloc, h[i], false);
+	cca_allocator_empty_cache(f.alloc);
+	g_assert_cmpint(stats(&f)->num_device_alloc, ==, 4);
+	g_assert_cmpint(stats(&f)->num_device_free, ==, 2);
+	g_assert_cmpint(stats(&f)->reserved_bytes[CCA_STAT_ALL].peak, ==, 65011712);
+	g_assert_cmpint(stats(&f)->segment[CCA_STAT_ALL].peak, ==, 0);
+	const CcaEvent *unmap = event_at(&f, f.events->len - 2);
+	g_assert_cmpuint(unmap->action, ==, CCA_ACTION_SEGMENT_UNMAP);
+	g_assert_cmpuint(unmap->size, ==, 62914560);
+	fixture_teardown(&f);
+}
+
+static void
+test_deferred_free_stays_active(void)
+{
+	Fixture f;
+	fixture_setup(&f, NULL, 0);
+	CcaHandle a = cca_allocator_malloc(f.alloc, 4096, 0);
+	cca_allocator_free_block(f.alloc, a, true);
+	g_assert_true(cca_allocator_is_pending(f.alloc, a));
+	g_assert_cmpint(stats(&f)->allocated_bytes[CCA_STAT_ALL].current, ==, 0);
+	g_assert_cmpint(stats(&f)->active_bytes[CCA_STAT_ALL].current, ==, 4096);
+	cca_allocator_complete_free(f.alloc, a);
+	g_assert_cmpint(stats(&f)->active_bytes[CCA_STAT_ALL].current, ==, 0);
+	fixture_teardown(&f);
+}
+
+/* Seeded random request streams: the invariants hold after every step. */
+static void
+test_stress_random_invariants(void)
+{
+	const char *confs[] = {NULL, "max_split_size_mb:64", "expandable_segments:True",
+			       "roundup_power2_divisions:4",
+			       "garbage_collection_threshold:0.6,max_split_size_mb:256"};
+	for (guint c = 0; c < G_N_ELEMENTS(confs); c++) {
+		guint32 seed = g_test_rand_int();
+		g_test_message("stress %s seed %u", confs[c] ? confs[c] : "default", seed);
+		GRand *rand = g_rand_new_with_seed(seed);
+		Fixture f;
+		fixture_setup(&f, confs[c], 0.004);
+		GArray *live = g_array_new(FALSE, FALSE, sizeof(CcaHandle));
+		GString *why = g_string_new(NULL);
+		for (int step = 0; step < 3000; step++) {
+			int op = g_rand_int_range(rand, 0, 10);
+			if (op < 5 || live->len == 0) {
+				uint64_t size = (uint64_t)g_rand_int_range(rand, 1, 1 << 20) *
+						(uint64_t)g_rand_int_range(rand, 1, 48);
+				uint64_t stream = g_rand_int_range(rand, 0, 3) == 0 ? 7 : 0;
+				CcaHandle h = cca_allocator_malloc(f.alloc, size, stream);
+				if (h != CCA_NIL)
+					g_array_append_val(live, h);
+			} else if (op < 9) {
+				guint i = g_rand_int_range(rand, 0, live->len);
+				CcaHandle h = g_array_index(live, CcaHandle, i);
+				g_array_remove_index_fast(live, i);
+				cca_allocator_free_block(f.alloc, h, g_rand_int_range(rand, 0, 8) == 0);
+				if (cca_allocator_is_pending(f.alloc, h) &&
+				    g_rand_int_range(rand, 0, 2) == 0)
+					cca_allocator_complete_free(f.alloc, h);
+			} else {
+				cca_allocator_empty_cache(f.alloc);
+			}
+			g_string_truncate(why, 0);
+			if (!cca_allocator_check_invariants(f.alloc, why))
+				g_error("seed %u step %d: %s", seed, step, why->str);
+		}
+		g_string_free(why, TRUE);
+		g_array_free(live, TRUE);
+		g_rand_free(rand);
+		fixture_teardown(&f);
+	}
 }
 
 int
 main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/allocator/placeholder", test_placeholder);
+	g_test_add_func("/allocator/round-size", test_round_size);
+	g_test_add_func("/allocator/round-size-power2-divisions", test_round_size_power2_divisions);
+	g_test_add_func("/allocator/round-size-power2-list", test_round_size_power2_list);
+	g_test_add_func("/allocator/small-pool-packs-one-segment", test_small_pool_packs_one_segment);
+	g_test_add_func("/allocator/large-segment-sizes", test_large_segment_sizes);
+	g_test_add_func("/allocator/best-fit-prefers-smallest-block",
+			test_best_fit_prefers_smallest_block);
+	g_test_add_func("/allocator/free-merges-neighbours", test_free_merges_neighbours);
+	g_test_add_func("/allocator/empty-cache-releases-large-then-small",
+			test_empty_cache_releases_large_then_small);
+	g_test_add_func("/allocator/max-split-size-oversize-rules",
+			test_max_split_size_oversize_rules);
+	g_test_add_func("/allocator/memory-fraction-cascade", test_memory_fraction_cascade);
+	g_test_add_func("/allocator/expandable-segments-map-pages",
+			test_expandable_segments_map_pages);
+	g_test_add_func("/allocator/deferred-free-stays-active", test_deferred_free_stays_active);
+	g_test_add_func("/allocator/stress-random-invariants", test_stress_random_invariants);
 	return g_test_run();
 }

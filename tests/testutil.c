@@ -3,6 +3,8 @@
 
 #include "testutil.h"
 
+#include <string.h>
+
 static const char *
 source_dir(void)
 {
@@ -20,4 +22,32 @@ char *
 cca_test_data_path(const char *relative)
 {
 	return g_build_filename(source_dir(), "tests", "data", relative, NULL);
+}
+
+static const char *
+json_value(const char *json, const char *key)
+{
+	g_autofree char *needle = g_strdup_printf("\"%s\": ", key);
+	const char *at = strstr(json, needle);
+	return at ? at + strlen(needle) : NULL;
+}
+
+gboolean
+cca_test_json_int(const char *json, const char *key, gint64 *out)
+{
+	const char *v = json_value(json, key);
+	if (!v || !(g_ascii_isdigit(*v) || *v == '-'))
+		return FALSE;
+	*out = g_ascii_strtoll(v, NULL, 10);
+	return TRUE;
+}
+
+char *
+cca_test_json_string(const char *json, const char *key)
+{
+	const char *v = json_value(json, key);
+	if (!v || *v != '"')
+		return NULL;
+	const char *end = strchr(v + 1, '"');
+	return end ? g_strndup(v + 1, end - v - 1) : NULL;
 }

@@ -1,12 +1,209 @@
+/* cmd_replay.c - `ccasim replay TRACE`: option parsing and output only. */
 #include "config.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "commands.h"
+#include "engine.h"
+#include "report.h"
+#include "settings.h"
+#include "sizes.h"
+#include "snapshot.h"
+
+typedef struct {
+	char *config;
+	double memory_fraction;
+	char *device_memory;
+	int device;
+	gboolean check;
+	gboolean keep_going;
+	gboolean json;
+	gboolean invariants;
+	char *addresses_from;
+	char *address_model;
+} ReplayArgs;
+
+static gboolean
+parse_address_model(const char *name, CcaAddressModel *out, GError **error)
+{
+	if (!name || strcmp(name, "ascending") == 0)
+		*out = CCA_ADDRESS_ASCENDING;
+	else if (strcmp(name, "descending") == 0)
+		*out = CCA_ADDRESS_DESCENDING;
+	else {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--address-model: unknown model '%s' (ascending, descending)", name);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* Replays one device and prints its report; returns the exit status. */
+static int
+replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, const ReplayArgs *args,
+	      GString *out, gboolean first)
+{
+	CcaReplayResult result;
+	GError *error = NULL;
+	if (!cca_replay_run(snap, opt, &result, &error)) {
+		fprintf(stderr, "ccasim replay: %s\n", error->message);
+		g_error_free(error);
+		return 1;
+	}
+	CcaSettings recorded;
+	cca_settings_init(&recorded);
+	cca_settings_from_recorded(&recorded, &snap->settings, NULL);
+	CcaReportContext ctx = {
+		.trace = snap->source,
+		.device = opt->device,
+		.settings = opt->settings ? opt->settings : &recorded,
+		.memory_fraction = opt->memory_fraction,
+		.device_memory = opt->device_memory ? opt->device_memory : CCA_H200_TOTAL_MEMORY,
+	};
+	if (args->json) {
+		if (!first)
+			g_string_append(out, ", ");
+		cca_report_replay_json(&ctx, &result, out);
+	} else {
+		if (!first)
+			g_string_append_c(out, '\n');
+		cca_report_replay_text(&ctx, &result, out);
+	}
+	int status = result.check_ran && !result.check_passed ? 1 : 0;
+	cca_settings_clear(&recorded);
+	cca_replay_result_clear(&result);
+	return status;
+}
 
 int
 cca_cmd_replay(int argc, char **argv)
 {
-	fprintf(stderr, "ccasim replay: not implemented yet\n");
-	return 2;
+	ReplayArgs args = {.device = -1};
+	GOptionEntry entries[] = {
+		{"config", 'c', 0, G_OPTION_ARG_STRING, &args.config,
+		 "Allocator settings (PYTORCH_CUDA_ALLOC_CONF syntax) instead of the recorded ones",
+		 "STRING"},
+		{"memory-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &args.memory_fraction,
+		 "set_per_process_memory_fraction(F) of the device memory", "F"},
+		{"device-memory", 0, 0, G_OPTION_ARG_STRING, &args.device_memory,
+		 "Device memory (e.g. 80GB, 24GiB); alone, cudaMalloc fails past it", "BYTES"},
+		{"device", 'd', 0, G_OPTION_ARG_INT, &args.device,
+		 "Replay only this device (default: every device)", "N"},
+		{"check", 0, 0, G_OPTION_ARG_NONE, &args.check,
+		 "Compare every entry and the final state with the trace; exit 1 on divergence",
+		 NULL},
+		{"keep-going", 0, 0, G_OPTION_ARG_NONE, &args.keep_going,
+		 "Skip requests that run out of memory instead of stopping", NULL},
+		{"json", 0, 0, G_OPTION_ARG_NONE, &args.json, "Print one JSON object", NULL},
+		{"addresses-from", 0, 0, G_OPTION_ARG_FILENAME, &args.addresses_from,
+		 "Take segment addresses, in order, from another recorded run", "TRACE"},
+		{"address-model", 0, 0, G_OPTION_ARG_STRING, &args.address_model,
+		 "Addresses of a what-if's segments: ascending (default) or descending", "MODEL"},
+		{"invariants", 0, 0, G_OPTION_ARG_NONE, &args.invariants,
+		 "Check the model's invariants after every event (slow)", NULL},
+		{NULL},
+	};
+	g_autoptr(GOptionContext) octx = g_option_context_new("TRACE");
+	g_option_context_set_summary(octx,
+				     "Replays a PyTorch memory snapshot (pickle or msgpack trace)\n"
+				     "through the caching-allocator model and prints memory_stats().");
+	g_option_context_add_main_entries(octx, entries, NULL);
+	GError *error = NULL;
+	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
+		fprintf(stderr, "ccasim replay: %s\n", error->message);
+		g_error_free(error);
+		return 2;
+	}
+	if (argc != 2) {
+		fprintf(stderr, "ccasim replay: expected one TRACE (see --help)\n");
+		return 2;
+	}
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.memory_fraction = args.memory_fraction;
+	opt.check = args.check;
+	opt.keep_going = args.keep_going;
+	opt.check_invariants = args.invariants;
+	if (args.memory_fraction < 0.0 || args.memory_fraction > 1.0) {
+		fprintf(stderr, "ccasim replay: --memory-fraction: must be in [0, 1]\n");
+		return 2;
+	}
+	if (args.device_memory) {
+		if (!cca_size_parse(args.device_memory, "--device-memory", &opt.device_memory,
+				    &error)) {
+			fprintf(stderr, "ccasim replay: %s\n", error->message);
+			g_error_free(error);
+			return 2;
+		}
+		opt.capacity_set = TRUE;
+	}
+	if (!parse_address_model(args.address_model, &opt.address_model, &error)) {
+		fprintf(stderr, "ccasim replay: %s\n", error->message);
+		g_error_free(error);
+		return 2;
+	}
+	if (args.check && args.addresses_from) {
+		fprintf(stderr, "ccasim replay: --check compares with the recorded run and "
+				"cannot take --addresses-from\n");
+		return 2;
+	}
+	CcaSettings settings;
+	cca_settings_init(&settings);
+	if (args.config) {
+		if (!cca_settings_parse(&settings, args.config, &error)) {
+			fprintf(stderr, "ccasim replay: --config: %s\n", error->message);
+			g_error_free(error);
+			return 2;
+		}
+		opt.settings = &settings;
+	}
+	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(argv[1], &error);
+	if (!snap) {
+		fprintf(stderr, "ccasim replay: %s\n", error->message);
+		g_error_free(error);
+		cca_settings_clear(&settings);
+		return 1;
+	}
+	g_autoptr(CcaSnapshot) other = NULL;
+	if (args.addresses_from) {
+		other = cca_snapshot_load(args.addresses_from, &error);
+		if (!other) {
+			fprintf(stderr, "ccasim replay: %s\n", error->message);
+			g_error_free(error);
+			cca_settings_clear(&settings);
+			return 1;
+		}
+		opt.addresses_from = other;
+	}
+	if (args.device >= snap->n_devices) {
+		fprintf(stderr, "ccasim replay: %s: no device %d (the trace has %d)\n", argv[1],
+			args.device, snap->n_devices);
+		cca_settings_clear(&settings);
+		return 2;
+	}
+	GString *out = g_string_new(NULL);
+	int status = 0, first_dev = args.device >= 0 ? args.device : 0;
+	int last_dev = args.device >= 0 ? args.device : snap->n_devices - 1;
+	gboolean several = last_dev > first_dev;
+	if (args.json && several)
+		g_string_append(out, "{\"devices\": [");
+	for (int d = first_dev; d <= last_dev && status != 1; d++) {
+		opt.device = d;
+		int s = replay_device(snap, &opt, &args, out, d == first_dev);
+		if (s)
+			status = s;
+	}
+	if (args.json && several)
+		g_string_append(out, "]}");
+	if (args.json)
+		g_string_append_c(out, '\n');
+	fputs(out->str, stdout);
+	g_string_free(out, TRUE);
+	cca_settings_clear(&settings);
+	g_free(args.config);
+	g_free(args.device_memory);
+	g_free(args.addresses_from);
+	g_free(args.address_model);
+	return status;
 }
