@@ -198,9 +198,15 @@ roundup_power2_next_division(uint64_t size, uint32_t divisions)
 uint64_t
 cca_allocator_round_size(const CcaAllocator *a, uint64_t size)
 {
+	return cca_round_size(&a->settings, size);
+}
+
+uint64_t
+cca_round_size(const CcaSettings *settings, uint64_t size)
+{
 	if (size < K_MIN_BLOCK_SIZE)
 		return K_MIN_BLOCK_SIZE;
-	uint32_t divisions = cca_settings_roundup_divisions(&a->settings, size);
+	uint32_t divisions = cca_settings_roundup_divisions(settings, size);
 	if (divisions > 1 && size > K_MIN_BLOCK_SIZE * divisions)
 		return roundup_power2_next_division(size, divisions);
 	return K_MIN_BLOCK_SIZE * ((size + K_MIN_BLOCK_SIZE - 1) / K_MIN_BLOCK_SIZE);
@@ -214,6 +220,12 @@ allocation_size(const CcaAllocator *a, uint64_t size)
 	if (size < K_MIN_LARGE_ALLOC)
 		return a->settings.large_segment_size;
 	return K_ROUND_LARGE * ((size + K_ROUND_LARGE - 1) / K_ROUND_LARGE);
+}
+
+uint64_t
+cca_allocator_segment_size(const CcaAllocator *a, uint64_t orig_size)
+{
+	return allocation_size(a, cca_allocator_round_size(a, orig_size));
 }
 
 static bool
@@ -936,6 +948,139 @@ cca_allocator_largest_free(const CcaAllocator *a)
 			if (B(a, h)->size > largest)
 				largest = B(a, h)->size;
 	return largest;
+}
+
+/* -------------------------------------------------- seeding a start state */
+
+void
+cca_allocator_seed_segment(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_t stream,
+			   bool is_small)
+{
+	a->device->ops->adopt(a->device, ptr, size);
+	a->total_reserved += size;
+	CcaHandle h = block_new(a, ptr, size, stream, is_small);
+	pool_insert_block(a, h);
+	CcaStatType t = stat_type(is_small);
+	cca_stat_array_update(a->stats.segment, t, 1);
+	cca_stat_array_update(a->stats.reserved_bytes, t, (int64_t)size);
+	if (size >= a->settings.max_split_size)
+		cca_stat_update(&a->stats.oversize_segments, 1);
+}
+
+/* The free block that contains [PTR, PTR+SIZE), or CCA_NIL (a linear
+ * walk: seeding happens once, before the replay). */
+static CcaHandle
+free_block_containing(const CcaAllocator *a, uint64_t ptr, uint64_t size)
+{
+	for (CcaHandle h = 0; h < a->slab_len; h++) {
+		const CcaBlock *b = B(a, h);
+		if (b->live && b->set == CCA_SET_BLOCKS && b->ptr <= ptr &&
+		    ptr + size <= b->ptr + b->size)
+			return h;
+	}
+	return CCA_NIL;
+}
+
+/* Cuts [PTR, PTR+SIZE) out of free block F; returns the middle block,
+ * out of every set; the pieces before and after stay free. */
+static CcaHandle
+carve(CcaAllocator *a, CcaHandle f, uint64_t ptr, uint64_t size)
+{
+	pool_erase(a, f);
+	CcaBlock *fb = B(a, f);
+	uint64_t stream = fb->stream;
+	bool is_small = fb->is_small;
+	if (fb->ptr < ptr) { /* F keeps the front; the rest is a new block */
+		CcaHandle rest = block_new(a, ptr, B(a, f)->ptr + B(a, f)->size - ptr, stream,
+					   is_small);
+		fb = B(a, f);
+		CcaBlock *rb = B(a, rest);
+		rb->next = fb->next;
+		if (rb->next != CCA_NIL)
+			B(a, rb->next)->prev = rest;
+		rb->prev = f;
+		fb->next = rest;
+		fb->size = ptr - fb->ptr;
+		pool_insert_block(a, f);
+		f = rest;
+	}
+	fb = B(a, f);
+	if (fb->size > size) {
+		CcaHandle after = block_new(a, ptr + size, B(a, f)->size - size, stream, is_small);
+		fb = B(a, f);
+		CcaBlock *ab = B(a, after);
+		ab->next = fb->next;
+		if (ab->next != CCA_NIL)
+			B(a, ab->next)->prev = after;
+		ab->prev = f;
+		fb->next = after;
+		fb->size = size;
+		pool_insert_block(a, after);
+	}
+	return f;
+}
+
+CcaHandle
+cca_allocator_seed_block(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_t requested,
+			 bool pending)
+{
+	CcaHandle f = free_block_containing(a, ptr, size);
+	if (f == CCA_NIL)
+		return CCA_NIL;
+	CcaHandle h = carve(a, f, ptr, size);
+	CcaBlock *b = B(a, h);
+	CcaStatType t = stat_type(b->is_small);
+	b->requested_size = requested;
+	if (pending) {
+		b->event_count = 1;
+		g_array_append_val(a->pending, h);
+	} else {
+		b->allocated = true;
+		cca_stat_array_update(a->stats.allocation, t, 1);
+		cca_stat_array_update(a->stats.allocated_bytes, t, (int64_t)size);
+		if (size >= a->settings.max_split_size)
+			cca_stat_update(&a->stats.oversize_allocations, 1);
+	}
+	cca_stat_array_update(a->stats.active, t, 1);
+	cca_stat_array_update(a->stats.active_bytes, t, (int64_t)size);
+	cca_stat_array_update(a->stats.requested_bytes, t, (int64_t)requested);
+	return h;
+}
+
+static void
+stat_restart(CcaStat *stat)
+{
+	stat->peak = stat->current;
+	stat->allocated = stat->current;
+	stat->freed = 0;
+}
+
+void
+cca_allocator_seed_finish(CcaAllocator *a)
+{
+	CcaStats *st = &a->stats;
+	for (int t = 0; t < CCA_STAT_TYPES; t++) {
+		st->inactive_split[t].current = 0;
+		st->inactive_split_bytes[t].current = 0;
+	}
+	for (CcaHandle h = 0; h < a->slab_len; h++) {
+		const CcaBlock *b = B(a, h);
+		if (b->live && b->set == CCA_SET_BLOCKS && b->expandable < 0 && is_split(b)) {
+			CcaStatType t = stat_type(b->is_small);
+			st->inactive_split[CCA_STAT_ALL].current++;
+			st->inactive_split[t].current++;
+			st->inactive_split_bytes[CCA_STAT_ALL].current += (int64_t)b->size;
+			st->inactive_split_bytes[t].current += (int64_t)b->size;
+		}
+	}
+	CcaStat *arrays[] = {st->allocation, st->segment, st->active, st->inactive_split,
+			     st->allocated_bytes, st->reserved_bytes, st->active_bytes,
+			     st->inactive_split_bytes, st->requested_bytes};
+	for (size_t i = 0; i < G_N_ELEMENTS(arrays); i++)
+		for (int t = 0; t < CCA_STAT_TYPES; t++)
+			stat_restart(&arrays[i][t]);
+	stat_restart(&st->oversize_allocations);
+	stat_restart(&st->oversize_segments);
 }
 
 /* ------------------------------------------------------------ state view */

@@ -48,6 +48,13 @@ void cca_allocator_free(CcaAllocator *alloc);
 /* torch's round_size(): the block size a request of ORIG_SIZE bytes gets. */
 uint64_t cca_allocator_round_size(const CcaAllocator *alloc, uint64_t orig_size);
 
+/* round_size() under SETTINGS, without an allocator. */
+uint64_t cca_round_size(const CcaSettings *settings, uint64_t orig_size);
+
+/* Bytes a new segment for a request of ORIG_SIZE would take (the figure
+ * PyTorch's OOM message calls "Tried to allocate"). */
+uint64_t cca_allocator_segment_size(const CcaAllocator *alloc, uint64_t orig_size);
+
 /* malloc(ORIG_SIZE) on STREAM.  Returns the allocated block, or CCA_NIL
  * after recording an oom (num_ooms counts it; nothing is rolled back). */
 CcaHandle cca_allocator_malloc(CcaAllocator *alloc, uint64_t orig_size, uint64_t stream);
@@ -74,6 +81,23 @@ void cca_allocator_empty_cache(CcaAllocator *alloc);
  * memory (garbage collection or the failure cascade) before it returns?
  * Pure: changes nothing. */
 bool cca_allocator_would_release(const CcaAllocator *alloc, uint64_t orig_size, uint64_t stream);
+
+/* Seeding a state that existed before the trace began (a trace that
+ * starts mid-run): segments first, then the live blocks inside them, then
+ * cca_allocator_seed_finish() once, which derives inactive_split and
+ * restarts peaks and cumulative counters from the seeded state. */
+
+/* Adds a cudaMalloc segment of SIZE bytes at PTR, wholly free. */
+void cca_allocator_seed_segment(CcaAllocator *alloc, uint64_t ptr, uint64_t size, uint64_t stream,
+				bool is_small);
+
+/* Marks [PTR, PTR+SIZE) of a seeded segment as a live block (allocated, or
+ * PENDING a deferred free) of REQUESTED bytes; returns it, or CCA_NIL when
+ * no free block covers the range. */
+CcaHandle cca_allocator_seed_block(CcaAllocator *alloc, uint64_t ptr, uint64_t size,
+				   uint64_t requested, bool pending);
+
+void cca_allocator_seed_finish(CcaAllocator *alloc);
 
 /* The statistics (memory_stats()). */
 const CcaStats *cca_allocator_stats(const CcaAllocator *alloc);

@@ -27,6 +27,9 @@ typedef struct {
 	bool (*segment_alloc)(CcaDevice *dev, uint64_t size, uint64_t stream, uint64_t *ptr);
 	/* cudaFree of a segment returned by segment_alloc. */
 	void (*segment_free)(CcaDevice *dev, uint64_t ptr, uint64_t size);
+	/* Takes over a segment of SIZE bytes at PTR that was allocated before
+	 * the replay began (a trace that starts mid-run). */
+	void (*adopt)(CcaDevice *dev, uint64_t ptr, uint64_t size);
 	/* cuMemAddressReserve: reserves SIZE bytes of address space (no
 	 * memory) for an expandable segment of STREAM; returns its base. */
 	uint64_t (*reserve)(CcaDevice *dev, uint64_t size, uint64_t stream);
@@ -66,12 +69,11 @@ typedef struct {
 	CcaAddressModel address_model;
 	/* CCA_ADDRESS_RECORDED: segment bases in order (segment_alloc
 	 * addresses of a recorded run), and the bases of expandable
-	 * reservations in order (first segment_map of each reservation).
-	 * Borrowed; models fall back to ascending when they run out. */
-	const uint64_t *segment_bases;
-	size_t n_segment_bases;
-	const uint64_t *reservation_bases;
-	size_t n_reservation_bases;
+	 * reservations in order (first segment_map of each reservation),
+	 * as uint64_t.  Borrowed; the replay may append to them while it
+	 * reads the trace.  Past their end, addresses are ascending. */
+	const GArray *segment_bases;
+	const GArray *reservation_bases;
 } CcaSimDeviceConfig;
 
 /* torch.cuda.get_device_properties(0).total_memory of the H200 that

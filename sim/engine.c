@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "allocator.h"
+#include "rewind.h"
 #include "sizes.h"
 
 /* ------------------------------------------------ trace address → block */
@@ -134,10 +135,90 @@ map_remove(AddrMap *m, uint64_t key)
 	}
 }
 
+/* ------------------------------------------------ recorded addresses */
+
+/* The segment bases of a recorded run, collected in trace order: the
+ * k-th segment_alloc, and the first segment_map of each expandable
+ * reservation (a map further than a reservation's span from every known
+ * base opens a new one). */
+typedef struct {
+	GArray *segment_bases;	   /* uint64_t */
+	GArray *reservation_bases; /* uint64_t */
+	uint64_t reservation_span;
+} RecordedAddresses;
+
+static void
+addresses_init(RecordedAddresses *ra, uint64_t reservation_span)
+{
+	ra->segment_bases = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	ra->reservation_bases = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	ra->reservation_span = reservation_span;
+}
+
+static void
+addresses_clear(RecordedAddresses *ra)
+{
+	if (ra->segment_bases)
+		g_array_free(ra->segment_bases, TRUE);
+	if (ra->reservation_bases)
+		g_array_free(ra->reservation_bases, TRUE);
+}
+
+/* Notes EV's address if it is a segment_alloc or opens a reservation. */
+static void
+addresses_note(RecordedAddresses *ra, const CcaEvent *ev)
+{
+	if (ev->action == CCA_ACTION_SEGMENT_ALLOC) {
+		g_array_append_val(ra->segment_bases, ev->addr);
+	} else if (ev->action == CCA_ACTION_SEGMENT_MAP) {
+		for (guint i = 0; i < ra->reservation_bases->len; i++) {
+			uint64_t base = g_array_index(ra->reservation_bases, uint64_t, i);
+			if (ev->addr >= base && ev->addr - base < ra->reservation_span)
+				return;
+		}
+		g_array_append_val(ra->reservation_bases, ev->addr);
+	}
+}
+
+/* Collects every recorded address of device DEVICE of SNAP up front (for
+ * --addresses-from, whose trace is not the one replayed). */
+static gboolean
+addresses_scan(RecordedAddresses *ra, const CcaSnapshot *snap, int device, GError **error)
+{
+	g_autoptr(CcaEventCursor) cursor = cca_event_cursor_new(snap, device);
+	CcaEvent ev;
+	GError *local = NULL;
+	while (cca_event_cursor_next(cursor, &ev, &local))
+		addresses_note(ra, &ev);
+	if (local) {
+		g_propagate_error(error, local);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* Does device DEVICE's trace release segments (segment_free/unmap)? */
+static gboolean
+trace_has_releases(const CcaSnapshot *snap, int device, gboolean *has, GError **error)
+{
+	*has = FALSE;
+	g_autoptr(CcaEventCursor) cursor = cca_event_cursor_new(snap, device);
+	CcaEvent ev;
+	GError *local = NULL;
+	while (!*has && cca_event_cursor_next(cursor, &ev, &local))
+		*has = ev.action == CCA_ACTION_SEGMENT_FREE || ev.action == CCA_ACTION_SEGMENT_UNMAP;
+	if (local) {
+		g_propagate_error(error, local);
+		return FALSE;
+	}
+	return TRUE;
+}
+
 /* --------------------------------------------------- lookahead window */
 
 typedef struct {
 	CcaEventCursor *cursor;
+	RecordedAddresses *feed; /* notes recorded addresses as events are read */
 	CcaEvent *ring;
 	uint32_t cap, head, len; /* ring of buffered events */
 	uint64_t position;	 /* index of ring[head] in the trace */
@@ -186,6 +267,8 @@ window_peek(Window *w, uint32_t k, GError **error)
 			}
 			return NULL;
 		}
+		if (w->feed)
+			addresses_note(w->feed, slot);
 		w->len++;
 	}
 	return &w->ring[(w->head + k) % w->cap];
@@ -197,56 +280,6 @@ window_pop(Window *w)
 	w->head = (w->head + 1) % w->cap;
 	w->len--;
 	w->position++;
-}
-
-/* ------------------------------------------------ recorded addresses */
-
-typedef struct {
-	GArray *segment_bases;	   /* uint64_t, segment_alloc order */
-	GArray *reservation_bases; /* uint64_t, first map of each reservation */
-	uint64_t n_releases;	   /* segment_free + segment_unmap entries */
-} TraceScan;
-
-static gboolean
-scan_trace(const CcaSnapshot *snap, int device, uint64_t reservation_size, TraceScan *scan,
-	   GError **error)
-{
-	scan->segment_bases = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-	scan->reservation_bases = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-	scan->n_releases = 0;
-	g_autoptr(CcaEventCursor) cursor = cca_event_cursor_new(snap, device);
-	CcaEvent ev;
-	GError *local = NULL;
-	while (cca_event_cursor_next(cursor, &ev, &local)) {
-		if (ev.action == CCA_ACTION_SEGMENT_ALLOC) {
-			g_array_append_val(scan->segment_bases, ev.addr);
-		} else if (ev.action == CCA_ACTION_SEGMENT_MAP) {
-			bool known = false;
-			for (guint i = 0; i < scan->reservation_bases->len && !known; i++) {
-				uint64_t base = g_array_index(scan->reservation_bases, uint64_t, i);
-				known = ev.addr >= base && ev.addr - base < reservation_size;
-			}
-			if (!known)
-				g_array_append_val(scan->reservation_bases, ev.addr);
-		} else if (ev.action == CCA_ACTION_SEGMENT_FREE ||
-			   ev.action == CCA_ACTION_SEGMENT_UNMAP) {
-			scan->n_releases++;
-		}
-	}
-	if (local) {
-		g_propagate_error(error, local);
-		return FALSE;
-	}
-	return TRUE;
-}
-
-static void
-scan_clear(TraceScan *scan)
-{
-	if (scan->segment_bases)
-		g_array_free(scan->segment_bases, TRUE);
-	if (scan->reservation_bases)
-		g_array_free(scan->reservation_bases, TRUE);
 }
 
 /* ------------------------------------------------------------- replay */
@@ -263,6 +296,7 @@ typedef struct {
 	const GArray *empty_cache_at; /* what-if: trace positions of empty_cache */
 	guint next_empty_cache;
 	GArray *empty_cache_found; /* recorded mode: positions found */
+	RecordedAddresses *feed;   /* recorded mode: fed from the trace as it is read */
 	/* --check */
 	CcaEventCursor *expect;
 	uint64_t expect_read;	  /* entries read from the expect cursor */
@@ -363,7 +397,7 @@ record_unexpected_oom(Replay *r, const CcaEvent *ev)
 	res->oom_event = r->in.position - 1;
 	res->oom_size = ev->size;
 	res->oom_stream = ev->stream;
-	res->oom_alloc_size = cca_allocator_round_size(r->alloc, ev->size);
+	res->oom_alloc_size = cca_allocator_segment_size(r->alloc, ev->size);
 	res->oom_reserved = cca_allocator_reserved(r->alloc);
 	res->oom_allocated = (uint64_t)st->allocated_bytes[CCA_STAT_ALL].current;
 	res->oom_free = r->device->ops->free_memory(r->device);
@@ -650,10 +684,36 @@ reservation_span(uint64_t total_memory)
 
 /* One pass.  EMPTY_CACHE_AT (what-if) gives where empty_cache() is
  * called; FOUND (recorded mode) receives the positions it infers. */
+/* Seeds the model with the state the trace started from. */
+static void
+seed_start(Replay *r, const CcaStartState *start)
+{
+	CcaReplayResult *res = r->res;
+	res->start_reconstructed = true;
+	for (guint i = 0; i < start->segments->len; i++) {
+		const CcaStartSegment *s = &g_array_index(start->segments, CcaStartSegment, i);
+		cca_allocator_seed_segment(r->alloc, s->address, s->size, s->stream, s->is_small);
+		res->start_segments++;
+	}
+	for (guint i = 0; i < start->blocks->len; i++) {
+		const CcaStartBlock *b = &g_array_index(start->blocks, CcaStartBlock, i);
+		CcaHandle h = cca_allocator_seed_block(r->alloc, b->address, b->size,
+						       b->requested_size, b->pending);
+		if (h == CCA_NIL) {
+			res->start_blocks_unplaced++;
+			continue;
+		}
+		map_put(&r->live, b->address, h);
+		res->start_blocks++;
+		res->start_live_bytes += b->size;
+	}
+	cca_allocator_seed_finish(r->alloc);
+}
+
 static gboolean
 run_pass(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaSettings *settings,
-	 bool recorded_mode, const TraceScan *addresses, const GArray *empty_cache_at,
-	 GArray *found, CcaReplayResult *res, GError **error)
+	 bool recorded_mode, RecordedAddresses *addresses, const GArray *empty_cache_at,
+	 GArray *found, const CcaStartState *start, CcaReplayResult *res, GError **error)
 {
 	CcaSimDeviceConfig dc = {
 		.total_memory = opt->device_memory ? opt->device_memory : CCA_H200_TOTAL_MEMORY,
@@ -661,10 +721,8 @@ run_pass(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaSettings
 		.address_model = addresses ? CCA_ADDRESS_RECORDED : opt->address_model,
 	};
 	if (addresses) {
-		dc.segment_bases = (const uint64_t *)addresses->segment_bases->data;
-		dc.n_segment_bases = addresses->segment_bases->len;
-		dc.reservation_bases = (const uint64_t *)addresses->reservation_bases->data;
-		dc.n_reservation_bases = addresses->reservation_bases->len;
+		dc.segment_bases = addresses->segment_bases;
+		dc.reservation_bases = addresses->reservation_bases;
 	}
 	Replay r = {
 		.snap = snap,
@@ -684,7 +742,14 @@ run_pass(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaSettings
 	r.alloc = cca_allocator_new(settings, &limits, r.device, on_model_event, &r);
 	res->allowed_maximum = cca_allocator_allowed_maximum(r.alloc);
 	window_init(&r.in, snap, opt->device);
+	/* The replayed trace's own addresses arrive as it is read: the
+	 * segment_alloc (or first map) a cudaMalloc borrows precedes the
+	 * alloc it serves. */
+	if (recorded_mode)
+		r.in.feed = addresses;
 	map_init(&r.live, 1024);
+	if (start && start->mid_run)
+		seed_start(&r, start);
 	gboolean ok = replay_loop(&r);
 	if (ok && r.expect) {
 		if (!res->stopped_by_oom)
@@ -733,34 +798,76 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 	res->whatif = !recorded_mode;
 	uint64_t total = opt->device_memory ? opt->device_memory : CCA_H200_TOTAL_MEMORY;
 
-	TraceScan own = {0}, other = {0};
-	gboolean ok = scan_trace(snap, opt->device, reservation_span(total), &own, error);
-	if (ok && opt->addresses_from)
-		ok = scan_trace(opt->addresses_from, 0, reservation_span(total), &other, error);
+	/* A trace that starts from an empty allocator opens with the memory
+	 * its first request needs; any other first entry means it starts
+	 * mid-run, and the state at its start is rebuilt from the final one. */
+	CcaStartState start_state = {0};
+	const CcaStartState *start = NULL;
+	if (opt->rewind != CCA_REWIND_NEVER) {
+		gboolean mid_run = opt->rewind == CCA_REWIND_ALWAYS;
+		if (!mid_run) {
+			g_autoptr(CcaEventCursor) c = cca_event_cursor_new(snap, opt->device);
+			CcaEvent first;
+			GError *local = NULL;
+			if (cca_event_cursor_next(c, &first, &local))
+				mid_run = first.action != CCA_ACTION_SEGMENT_ALLOC &&
+					  first.action != CCA_ACTION_SEGMENT_MAP &&
+					  first.action != CCA_ACTION_OOM;
+			g_clear_error(&local);
+		}
+		if (mid_run) {
+			if (!cca_rewind_start_state(snap, opt->device, &recorded, &start_state,
+						    error)) {
+				cca_settings_clear(&recorded);
+				return FALSE;
+			}
+			start = &start_state;
+		}
+	}
+	uint64_t span = reservation_span(total);
+	RecordedAddresses own, other;
+	addresses_init(&own, span);
+	addresses_init(&other, span);
+	gboolean ok = TRUE;
+	if (opt->addresses_from)
+		ok = addresses_scan(&other, opt->addresses_from, 0, error);
 	GArray *found = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	if (ok && recorded_mode) {
-		ok = run_pass(snap, opt, settings, true, &own, NULL, found, res, error);
+		ok = run_pass(snap, opt, settings, true, &own, NULL, found, start, res, error);
 	} else if (ok) {
 		/* where did the program call empty_cache()?  Ask a replay
-		 * under the recorded settings. */
-		if (own.n_releases > 0) {
+		 * under the recorded settings, if the trace releases at all. */
+		gboolean releases = FALSE;
+		ok = trace_has_releases(snap, opt->device, &releases, error);
+		if (ok && releases) {
 			CcaReplayOptions first = *opt;
 			first.check = false;
 			first.keep_going = true;
 			CcaReplayResult scratch;
 			memset(&scratch, 0, sizeof scratch);
-			ok = run_pass(snap, &first, &recorded, true, &own, NULL, found, &scratch,
-				      error);
+			ok = run_pass(snap, &first, &recorded, true, &own, NULL, found, start,
+				      &scratch, error);
 			cca_replay_result_clear(&scratch);
 		}
 		if (ok)
 			ok = run_pass(snap, opt, settings, false,
-				      opt->addresses_from ? &other : NULL, found, NULL, res, error);
+				      opt->addresses_from ? &other : NULL, found, NULL, start, res,
+				      error);
 		res->whatif = true;
 	}
 	g_array_free(found, TRUE);
-	scan_clear(&own);
-	scan_clear(&other);
+	addresses_clear(&own);
+	addresses_clear(&other);
+	if (ok && !start && opt->rewind == CCA_REWIND_AUTO && res->unknown_frees > 0) {
+		/* it frees blocks it never allocated: replay again from the
+		 * rebuilt start */
+		CcaReplayOptions again = *opt;
+		again.rewind = CCA_REWIND_ALWAYS;
+		cca_replay_result_clear(res);
+		cca_settings_clear(&recorded);
+		return cca_replay_run(snap, &again, res, error);
+	}
+	cca_start_state_clear(&start_state);
 	cca_settings_clear(&recorded);
 	return ok;
 }

@@ -22,6 +22,13 @@
 
 G_BEGIN_DECLS
 
+/* Whether to rebuild the state at the trace's first event. */
+typedef enum {
+	CCA_REWIND_AUTO = 0, /* when the trace starts or frees like a mid-run trace */
+	CCA_REWIND_ALWAYS,
+	CCA_REWIND_NEVER,
+} CcaRewind;
+
 /* What one replay does. */
 typedef struct {
 	const CcaSettings *settings; /* NULL: the trace's recorded settings */
@@ -36,6 +43,7 @@ typedef struct {
 	 * synthetic ones for a what-if; else the recorded bases of this run. */
 	const CcaSnapshot *addresses_from;
 	CcaAddressModel address_model; /* without recorded addresses */
+	CcaRewind rewind;
 } CcaReplayOptions;
 
 /* What a replay found. */
@@ -59,6 +67,12 @@ typedef struct {
 	/* inference from the trace */
 	uint64_t empty_cache_calls; /* empty_cache() replayed */
 	uint64_t unknown_frees;	    /* frees of blocks the trace never allocated */
+	/* a trace that started mid-run: the state rebuilt at its start */
+	bool start_reconstructed;
+	uint64_t start_segments;
+	uint64_t start_blocks;
+	uint64_t start_live_bytes;
+	uint64_t start_blocks_unplaced; /* blocks that fit no free range */
 	/* --check */
 	bool check_ran;
 	bool check_passed;

@@ -60,6 +60,17 @@ cca_report_replay_json(const CcaReportContext *ctx, const CcaReplayResult *res, 
 			       ", \"reserved_unallocated_at_peak\": %" G_GUINT64_FORMAT "}",
 			       fragmentation(&res->stats),
 			       res->reserved_at_peak - res->allocated_at_peak);
+	g_string_append(out, ", \"start\": ");
+	if (!res->start_reconstructed)
+		g_string_append(out, "null");
+	else
+		g_string_append_printf(out,
+				       "{\"reconstructed\": true, \"segments\": %" G_GUINT64_FORMAT
+				       ", \"live_blocks\": %" G_GUINT64_FORMAT
+				       ", \"live_bytes\": %" G_GUINT64_FORMAT
+				       ", \"unplaced_blocks\": %" G_GUINT64_FORMAT "}",
+				       res->start_segments, res->start_blocks, res->start_live_bytes,
+				       res->start_blocks_unplaced);
 	g_string_append(out, ", \"check\": ");
 	if (!res->check_ran) {
 		g_string_append(out, "null");
@@ -121,6 +132,13 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 	if (res->allowed_maximum)
 		g_string_append_printf(out, ", cap %s", cca_size_format(res->allowed_maximum, buf));
 	g_string_append(out, "\n");
+	if (res->start_reconstructed)
+		g_string_append_printf(out,
+				       "  the trace starts mid-run: its start was rebuilt from the final "
+				       "state (%" G_GUINT64_FORMAT " segments, %" G_GUINT64_FORMAT
+				       " live blocks, %s)\n",
+				       res->start_segments, res->start_blocks,
+				       cca_size_format(res->start_live_bytes, buf));
 	row_bytes(out, "peak reserved", st->reserved_bytes[CCA_STAT_ALL].peak);
 	row_bytes(out, "peak allocated", st->allocated_bytes[CCA_STAT_ALL].peak);
 	row_bytes(out, "peak active", st->active_bytes[CCA_STAT_ALL].peak);

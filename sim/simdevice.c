@@ -61,9 +61,10 @@ sim_segment_alloc(CcaDevice *dev, uint64_t size, uint64_t stream, uint64_t *ptr)
 	if (!sim_has_room(sim, size))
 		return false;
 	sim->used += size;
-	if (sim->config.address_model == CCA_ADDRESS_RECORDED &&
-	    sim->segments_handed < sim->config.n_segment_bases) {
-		uint64_t recorded = sim->config.segment_bases[sim->segments_handed++];
+	const GArray *bases = sim->config.segment_bases;
+	if (sim->config.address_model == CCA_ADDRESS_RECORDED && bases &&
+	    sim->segments_handed < bases->len) {
+		uint64_t recorded = g_array_index(bases, uint64_t, sim->segments_handed++);
 		if (recorded + size > sim->next_up)
 			sim->next_up = sim_align_up(recorded + size);
 		*ptr = recorded;
@@ -80,13 +81,23 @@ sim_segment_free(CcaDevice *dev, uint64_t ptr, uint64_t size)
 	sim->used -= size;
 }
 
+static void
+sim_adopt(CcaDevice *dev, uint64_t ptr, uint64_t size)
+{
+	SimDevice *sim = (SimDevice *)dev;
+	sim->used += size;
+	if (ptr + size > sim->next_up)
+		sim->next_up = sim_align_up(ptr + size);
+}
+
 static uint64_t
 sim_reserve(CcaDevice *dev, uint64_t size, uint64_t stream)
 {
 	SimDevice *sim = (SimDevice *)dev;
-	if (sim->config.address_model == CCA_ADDRESS_RECORDED &&
-	    sim->reservations_handed < sim->config.n_reservation_bases)
-		return sim->config.reservation_bases[sim->reservations_handed++];
+	const GArray *bases = sim->config.reservation_bases;
+	if (sim->config.address_model == CCA_ADDRESS_RECORDED && bases &&
+	    sim->reservations_handed < bases->len)
+		return g_array_index(bases, uint64_t, sim->reservations_handed++);
 	uint64_t ptr = sim->next_va;
 	sim->next_va += sim_align_up(size);
 	return ptr;
@@ -137,6 +148,7 @@ sim_destroy(CcaDevice *dev)
 static const CcaDeviceOps sim_ops = {
 	.segment_alloc = sim_segment_alloc,
 	.segment_free = sim_segment_free,
+	.adopt = sim_adopt,
 	.reserve = sim_reserve,
 	.unreserve = sim_unreserve,
 	.map = sim_map,

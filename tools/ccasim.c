@@ -4,6 +4,7 @@
 #include <glib.h>
 #include <locale.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
@@ -33,9 +34,29 @@ print_usage(FILE *out)
 		     "plain or compressed with xz or gzip.\n");
 }
 
+/* With CCASIM_MEMORY_REPORT set, prints the process's memory figures
+ * from /proc/self/status on exit (for benchmarks): VmHWM is the peak
+ * resident set including the mapped trace file, RssAnon the heap. */
+static void
+report_memory(void)
+{
+	char *status = NULL;
+	if (!g_file_get_contents("/proc/self/status", &status, NULL, NULL))
+		return;
+	gchar **lines = g_strsplit(status, "\n", -1);
+	for (gchar **l = lines; *l; l++)
+		if (g_str_has_prefix(*l, "VmHWM:") || g_str_has_prefix(*l, "RssAnon:") ||
+		    g_str_has_prefix(*l, "RssFile:"))
+			fprintf(stderr, "memory: %s\n", *l);
+	g_strfreev(lines);
+	g_free(status);
+}
+
 int
 main(int argc, char **argv)
 {
+	if (g_getenv("CCASIM_MEMORY_REPORT"))
+		atexit(report_memory);
 	setlocale(LC_ALL, "");
 	g_set_prgname("ccasim");
 	if (argc < 2) {
