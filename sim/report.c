@@ -105,15 +105,17 @@ append_oom(GString *out, const CcaReportContext *ctx, const CcaReplayResult *res
 	char a[32], b[32], c[32], d[32], e[32];
 	g_string_append_printf(
 		out,
-		"\nOut of memory at event %" G_GUINT64_FORMAT
-		" (this run only; the trace went on):\n"
-		"  Tried to allocate %s. The device has %s of which %s is free. Of the\n"
-		"  allocated memory %s is allocated by PyTorch, and %s is reserved by PyTorch\n"
-		"  but unallocated.\n",
-		res->oom_event, cca_size_format(res->oom_alloc_size, a),
-		cca_size_format(res->allowed_maximum ? res->allowed_maximum : ctx->device_memory, b),
-		cca_size_format(res->oom_free, c), cca_size_format(res->oom_allocated, d),
+		"\nOut of memory at event %" G_GUINT64_FORMAT " (the recorded run did not fail here):\n"
+		"  CUDA out of memory. Tried to allocate %s. GPU %d has a total capacity of %s of\n"
+		"  which %s is free. Of the allocated memory %s is allocated by PyTorch, and %s\n"
+		"  is reserved by PyTorch but unallocated.\n",
+		res->oom_event, cca_size_format(res->oom_alloc_size, a), ctx->device,
+		cca_size_format(ctx->device_memory, b), cca_size_format(res->oom_free, c),
+		cca_size_format(res->oom_allocated, d),
 		cca_size_format(res->oom_reserved - res->oom_allocated, e));
+	if (res->allowed_maximum)
+		g_string_append_printf(out, "  The memory fraction allows this process %s.\n",
+				       cca_size_format(res->allowed_maximum, a));
 	g_string_append_printf(out, "  Largest free cached block: %s.%s\n",
 			       cca_size_format(res->oom_largest_free, a),
 			       res->stopped_by_oom ? " The replay stopped here (--keep-going goes on)."

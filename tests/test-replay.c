@@ -153,6 +153,226 @@ test_whatif(gconstpointer data)
 	cca_settings_clear(&settings);
 }
 
+/* Appends device SRC's segments and blocks of FROM to INTO as device D. */
+static void
+append_segments(CcaSnapshot *into, const CcaSnapshot *from, int d)
+{
+	for (guint i = 0; i < from->segments->len; i++) {
+		CcaSnapSegment seg = g_array_index(from->segments, CcaSnapSegment, i);
+		const CcaSnapBlock *blocks = &g_array_index(from->blocks, CcaSnapBlock, seg.first_block);
+		seg.device = d;
+		seg.first_block = into->blocks->len;
+		g_array_append_vals(into->blocks, blocks, seg.n_blocks);
+		g_array_append_val(into->segments, seg);
+	}
+}
+
+/* A hand-made two-device snapshot: device 0 runs seedfrag, device 1
+ * dyninfer (both recorded with default settings).  Each device replays
+ * against its own device and matches its own run. */
+static void
+test_two_devices(void)
+{
+	const char *workloads[2] = {"seedfrag", "dyninfer"};
+	CcaSnapshot *parts[2];
+	g_autoptr(CcaSnapshot) both = cca_snapshot_new();
+	both->source = g_strdup("two-devices");
+	both->n_devices = 2;
+	both->events = g_new0(GArray *, 2);
+	both->n_events = g_new0(uint64_t, 2);
+	GError *error = NULL;
+	for (int d = 0; d < 2; d++) {
+		g_autofree char *name = g_strdup_printf("pytorch-2.11/%s.default.pickle.xz", workloads[d]);
+		g_autofree char *path = cca_test_trace_path(name);
+		parts[d] = cca_snapshot_load(path, &error);
+		g_assert_no_error(error);
+		both->events[d] = g_array_ref(parts[d]->events[0]);
+		both->n_events[d] = parts[d]->n_events[0];
+		append_segments(both, parts[d], d);
+	}
+	for (int d = 0; d < 2; d++) {
+		g_autofree char *name = g_strdup_printf("pytorch-2.11/%s.default.json", workloads[d]);
+		g_autofree char *json_path = cca_test_trace_path(name);
+		g_autofree char *json = read_text(json_path);
+		CcaReplayOptions opt;
+		cca_replay_options_init(&opt);
+		opt.device = d;
+		opt.check = TRUE;
+		CcaReplayResult res;
+		g_assert_true(cca_replay_run(both, &opt, &res, &error));
+		g_assert_no_error(error);
+		if (!res.check_passed)
+			g_test_message("device %d: %s", d, res.check_message);
+		g_assert_true(res.check_passed);
+		assert_stats_equal(&res.stats, json, NULL);
+		cca_replay_result_clear(&res);
+		cca_snapshot_free(parts[d]);
+	}
+}
+
+/* ------------------------------------------------ spec §14's H200 run */
+
+static void
+push(GArray *events, CcaAction action, uint64_t addr, uint64_t size)
+{
+	CcaEvent ev = {.addr = addr, .size = size, .time_us = CCA_TIME_NONE, .action = action};
+	g_array_append_val(events, ev);
+}
+
+static void
+push_free(GArray *events, uint64_t addr, uint64_t size)
+{
+	push(events, CCA_ACTION_FREE_REQUESTED, addr, size);
+	push(events, CCA_ACTION_FREE_COMPLETED, addr, size);
+}
+
+/* The default-settings experiment of spec §14, entry for entry (segment
+ * addresses made up; the driver's are not reproducible): ten requests,
+ * their frees, a 3 MiB request and free, then torch.cuda.empty_cache(). */
+static CcaSnapshot *
+spec14_default_trace(void)
+{
+	const uint64_t MB = 1048576, S0 = UINT64_C(0x7f0000000000), S1 = S0 + 64 * MB,
+		       S2 = S0 + 128 * MB, S3 = S0 + 192 * MB, S4 = S0 + 256 * MB;
+	GArray *ev = g_array_new(FALSE, FALSE, sizeof(CcaEvent));
+	push(ev, CCA_ACTION_SEGMENT_ALLOC, S0, 2097152);
+	push(ev, CCA_ACTION_ALLOC, S0, 1);
+	push(ev, CCA_ACTION_ALLOC, S0 + 512, 512);
+	push(ev, CCA_ACTION_ALLOC, S0 + 1024, 513);
+	push(ev, CCA_ACTION_ALLOC, S0 + 2048, 1048576);
+	push(ev, CCA_ACTION_SEGMENT_ALLOC, S1, 20971520);
+	push(ev, CCA_ACTION_ALLOC, S1, 1048577);
+	push(ev, CCA_ACTION_ALLOC, S1 + 1049088, 5242880);
+	push(ev, CCA_ACTION_ALLOC, S1 + 6291968, 10485759);
+	push(ev, CCA_ACTION_SEGMENT_ALLOC, S2, 10485760);
+	push(ev, CCA_ACTION_ALLOC, S2, 10485760);
+	push(ev, CCA_ACTION_SEGMENT_ALLOC, S3, 12582912);
+	push(ev, CCA_ACTION_ALLOC, S3, 11534341);
+	push(ev, CCA_ACTION_SEGMENT_ALLOC, S4, 27262976);
+	push(ev, CCA_ACTION_ALLOC, S4, 26214400);
+	push_free(ev, S0 + 2048, 1048576);
+	push_free(ev, S4, 26214400);
+	push_free(ev, S3, 11534341);
+	push_free(ev, S2, 10485760);
+	push_free(ev, S1 + 6291968, 10485759);
+	push_free(ev, S1 + 1049088, 5242880);
+	push_free(ev, S1, 1048577);
+	push_free(ev, S0 + 1024, 513);
+	push_free(ev, S0 + 512, 512);
+	push_free(ev, S0, 1);
+	push(ev, CCA_ACTION_ALLOC, S2, 3145728);
+	push_free(ev, S2, 3145728);
+	push(ev, CCA_ACTION_SEGMENT_FREE, S2, 10485760);
+	push(ev, CCA_ACTION_SEGMENT_FREE, S3, 12582912);
+	push(ev, CCA_ACTION_SEGMENT_FREE, S1, 20971520);
+	push(ev, CCA_ACTION_SEGMENT_FREE, S4, 27262976);
+	push(ev, CCA_ACTION_SEGMENT_FREE, S0, 2097152);
+	CcaSnapshot *snap = cca_snapshot_new();
+	snap->source = g_strdup("spec-14-default");
+	snap->n_devices = 1;
+	snap->events = g_new0(GArray *, 1);
+	snap->n_events = g_new0(uint64_t, 1);
+	snap->events[0] = ev;
+	snap->n_events[0] = ev->len;
+	return snap;
+}
+
+static void
+test_spec14_default_run(void)
+{
+	g_autoptr(CcaSnapshot) snap = spec14_default_trace();
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.check = TRUE;
+	CcaReplayResult res;
+	GError *error = NULL;
+	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
+	if (!res.check_passed)
+		g_test_message("%s", res.check_message);
+	g_assert_true(res.check_passed);
+	const CcaStats *st = &res.stats;
+	g_assert_cmpint(st->allocation[CCA_STAT_ALL].allocated, ==, 11);
+	g_assert_cmpint(st->allocation[CCA_STAT_ALL].peak, ==, 10);
+	g_assert_cmpint(st->allocated_bytes[CCA_STAT_ALL].peak, ==, 68160000);
+	g_assert_cmpint(st->requested_bytes[CCA_STAT_ALL].peak, ==, 66061319);
+	g_assert_cmpint(st->reserved_bytes[CCA_STAT_ALL].peak, ==, 73400320);
+	g_assert_cmpint(st->segment[CCA_STAT_ALL].allocated, ==, 5);
+	g_assert_cmpint(st->segment[CCA_STAT_ALL].peak, ==, 5);
+	g_assert_cmpint(st->segment[CCA_STAT_SMALL_POOL].peak, ==, 1);
+	g_assert_cmpint(st->segment[CCA_STAT_LARGE_POOL].peak, ==, 4);
+	g_assert_cmpint(st->inactive_split[CCA_STAT_ALL].allocated, ==, 3);
+	g_assert_cmpint(st->inactive_split[CCA_STAT_ALL].peak, ==, 2);
+	g_assert_cmpint(st->inactive_split_bytes[CCA_STAT_ALL].peak, ==, 22017536);
+	g_assert_cmpint(st->num_device_alloc, ==, 5);
+	g_assert_cmpint(st->num_device_free, ==, 5);
+	g_assert_cmpint(st->max_split_size, ==, -1);
+	g_assert_cmpint(st->num_alloc_retries, ==, 0);
+	g_assert_cmpint(st->num_ooms, ==, 0);
+	cca_replay_result_clear(&res);
+}
+
+/* The trailing segment_free burst, caused by no allocation, is the
+ * program's empty_cache(): one synchronisation, and a what-if replay under
+ * other settings calls it at the same place. */
+static void
+test_empty_cache_recognised(void)
+{
+	g_autoptr(CcaSnapshot) snap = spec14_default_trace();
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	CcaReplayResult res;
+	GError *error = NULL;
+	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
+	g_assert_cmpuint(res.empty_cache_calls, ==, 1);
+	g_assert_cmpint(res.stats.num_sync_all_streams, ==, 1);
+	cca_replay_result_clear(&res);
+
+	CcaSettings other;
+	cca_settings_init(&other);
+	g_assert_true(cca_settings_parse(&other, "max_split_size_mb:20", &error));
+	opt.settings = &other;
+	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
+	g_assert_true(res.whatif);
+	g_assert_cmpuint(res.empty_cache_calls, ==, 1);
+	g_assert_cmpint(res.stats.num_sync_all_streams, ==, 1);
+	g_assert_cmpint(res.stats.reserved_bytes[CCA_STAT_ALL].current, ==, 0);
+	cca_replay_result_clear(&res);
+	cca_settings_clear(&other);
+}
+
+/* An OOM the recording did not have (a what-if on a smaller cap) stops
+ * the replay where PyTorch would have raised; --keep-going skips the
+ * request and goes on. */
+static void
+test_unexpected_oom(void)
+{
+	g_autofree char *path = cca_test_trace_path("pytorch-2.11/seedfrag.default.pickle.xz");
+	GError *error = NULL;
+	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(path, &error);
+	g_assert_no_error(error);
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.memory_fraction = 512.0 * 1048576.0 / 150109880320.0; /* a 512 MiB cap */
+	CcaReplayResult res;
+	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
+	g_assert_true(res.stopped_by_oom);
+	g_assert_cmpuint(res.unexpected_ooms, ==, 1);
+	g_assert_cmpint(res.stats.num_ooms, ==, 1);
+	g_assert_cmpuint(res.events, <, snap->n_events[0]);
+	g_assert_cmpuint(res.oom_reserved + res.oom_alloc_size, >, res.allowed_maximum);
+	uint64_t stopped_at = res.oom_event;
+	cca_replay_result_clear(&res);
+
+	opt.keep_going = TRUE;
+	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
+	g_assert_false(res.stopped_by_oom);
+	g_assert_cmpuint(res.oom_event, ==, stopped_at);
+	g_assert_cmpuint(res.unexpected_ooms, >=, 1);
+	g_assert_cmpint(res.stats.num_ooms, ==, (gint64)res.unexpected_ooms);
+	g_assert_cmpuint(res.events, ==, snap->n_events[0]);
+	cca_replay_result_clear(&res);
+}
+
 static void
 case_free(gpointer data)
 {
@@ -226,6 +446,10 @@ main(int argc, char **argv)
 	}
 	g_ptr_array_free(names, TRUE);
 
+	g_test_add_func("/replay/two-devices", test_two_devices);
+	g_test_add_func("/replay/spec14-default-run", test_spec14_default_run);
+	g_test_add_func("/replay/empty-cache-recognised", test_empty_cache_recognised);
+	g_test_add_func("/replay/unexpected-oom", test_unexpected_oom);
 	int status = g_test_run();
 	g_ptr_array_free(cases, TRUE);
 	return status;
