@@ -207,7 +207,10 @@ cca_round_size(const CcaSettings *settings, uint64_t size)
 	if (size < K_MIN_BLOCK_SIZE)
 		return K_MIN_BLOCK_SIZE;
 	uint32_t divisions = cca_settings_roundup_divisions(settings, size);
-	if (divisions > 1 && size > K_MIN_BLOCK_SIZE * divisions)
+	/* before 2.4 one division (divisions > 0) already rounded up to the
+	 * next power of two */
+	uint32_t least = settings->pytorch_version && settings->pytorch_version < 204 ? 0 : 1;
+	if (divisions > least && size > K_MIN_BLOCK_SIZE * divisions)
 		return roundup_power2_next_division(size, divisions);
 	return K_MIN_BLOCK_SIZE * ((size + K_MIN_BLOCK_SIZE - 1) / K_MIN_BLOCK_SIZE);
 }
@@ -892,7 +895,10 @@ cca_allocator_new(const CcaSettings *settings, const CcaLimits *limits, CcaDevic
 	double fraction = limits ? limits->memory_fraction : 0.0;
 	if (fraction <= 0.0 && settings->has_per_process_memory_fraction)
 		fraction = settings->per_process_memory_fraction;
-	if (fraction > 0.0 && fraction < 1.0) {
+	/* 2.9+ imposes no limit at a fraction of 1; older releases set the
+	 * limit (and enabled garbage collection) for any fraction */
+	bool old_rules = settings->pytorch_version && settings->pytorch_version < 209;
+	if (fraction > 0.0 && (fraction < 1.0 || old_rules)) {
 		a->fraction_set = true;
 		a->allowed_maximum = (uint64_t)(fraction * (double)device->total_memory);
 	}

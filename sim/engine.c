@@ -657,6 +657,27 @@ check_trace_exhausted(Replay *r)
 
 /* ------------------------------------------------------------ driver */
 
+uint32_t
+cca_replay_guess_pytorch_version(const CcaSnapshot *snap)
+{
+	const CcaRecordedSettings *rs = &snap->settings;
+	if (rs->present && rs->has_graph_capture_record_stream_reuse)
+		return CCA_PYTORCH_VERSION_DEFAULT;
+	CcaEvent first = {.time_us = CCA_TIME_NONE};
+	for (int d = 0; d < snap->n_devices; d++) {
+		g_autoptr(CcaEventCursor) c = cca_event_cursor_new(snap, d);
+		if (cca_event_cursor_next(c, &first, NULL))
+			break;
+	}
+	if (first.compile_context != CCA_ID_NONE)
+		return 208;
+	if (rs->present)
+		return 204;
+	if (first.time_us != CCA_TIME_NONE)
+		return 202;
+	return 201;
+}
+
 void
 cca_replay_options_init(CcaReplayOptions *options)
 {
@@ -782,6 +803,9 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 	}
 	CcaSettings recorded;
 	cca_settings_init(&recorded);
+	recorded.pytorch_version =
+		opt->pytorch_version ? opt->pytorch_version : cca_replay_guess_pytorch_version(snap);
+	res->pytorch_version = recorded.pytorch_version;
 	if (!cca_settings_from_recorded(&recorded, &snap->settings, error)) {
 		g_prefix_error(error, "%s: recorded allocator_settings: ", snap->source);
 		cca_settings_clear(&recorded);

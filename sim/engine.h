@@ -44,6 +44,7 @@ typedef struct {
 	const CcaSnapshot *addresses_from;
 	CcaAddressModel address_model; /* without recorded addresses */
 	CcaRewind rewind;
+	uint32_t pytorch_version; /* rules of this release; 0: guessed from the trace */
 } CcaReplayOptions;
 
 /* What a replay found. */
@@ -51,6 +52,7 @@ typedef struct {
 	CcaStats stats;
 	uint64_t events;	 /* trace events consumed */
 	bool whatif;		 /* settings or addresses differ from the recording */
+	uint32_t pytorch_version; /* whose rules were replayed (211 = 2.11) */
 	uint64_t allowed_maximum; /* memory-fraction limit in bytes, 0 if none */
 	/* peak bookkeeping */
 	uint64_t reserved_at_peak;  /* = reserved_bytes.all.peak */
@@ -87,6 +89,13 @@ gboolean cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *options
 			CcaReplayResult *result, GError **error);
 
 void cca_replay_result_clear(CcaReplayResult *result);
+
+/* The PyTorch release SNAP most likely comes from, from the keys its
+ * format has (spec-and-peers §2b): allocator_settings with
+ * graph_capture_record_stream_reuse means 2.9 or later (2.11 assumed);
+ * compile_context 2.8; allocator_settings 2.3 to 2.7 (2.4 assumed);
+ * time_us 2.2; none of them 2.0/2.1 (2.1 assumed). */
+uint32_t cca_replay_guess_pytorch_version(const CcaSnapshot *snap);
 
 /* Fills OPTIONS with the defaults (recorded settings, device 0). */
 void cca_replay_options_init(CcaReplayOptions *options);

@@ -28,7 +28,10 @@ cca_report_replay_json(const CcaReportContext *ctx, const CcaReplayResult *res, 
 	cca_json_append_string(out, ctx->trace);
 	g_string_append_printf(out, ", \"device\": %d, \"settings\": ", ctx->device);
 	cca_json_append_string(out, conf);
-	g_string_append_printf(out, ", \"whatif\": %s, \"memory_fraction\": %.17g",
+	g_string_append_printf(out,
+			       ", \"pytorch_version\": \"%u.%u\", \"whatif\": %s"
+			       ", \"memory_fraction\": %.17g",
+			       res->pytorch_version / 100, res->pytorch_version % 100,
 			       res->whatif ? "true" : "false", ctx->memory_fraction);
 	g_string_append_printf(out, ", \"allowed_memory_maximum\": %" G_GUINT64_FORMAT,
 			       res->allowed_maximum);
@@ -128,9 +131,12 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 	const CcaStats *st = &res->stats;
 	g_autofree char *conf = cca_settings_to_string(ctx->settings);
 	char buf[32];
-	g_string_append_printf(out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s settings \"%s\"",
+	g_string_append_printf(out,
+			       "%s, device %d: %" G_GUINT64_FORMAT
+			       " events, %s settings \"%s\", PyTorch %u.%u rules",
 			       ctx->trace, ctx->device, res->events,
-			       res->whatif ? "what-if" : "recorded", conf);
+			       res->whatif ? "what-if" : "recorded", conf, res->pytorch_version / 100,
+			       res->pytorch_version % 100);
 	if (res->allowed_maximum)
 		g_string_append_printf(out, ", cap %s", cca_size_format(res->allowed_maximum, buf));
 	g_string_append(out, "\n");

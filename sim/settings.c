@@ -38,6 +38,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "json.h"
@@ -164,16 +165,59 @@ static const CcaKnob cca_knobs[] = {
 	 "pinned allocator pre-reserves a segment this large (no simulated effect)"},
 };
 
-/* Returns the knob spelled KEY (name or alias), or NULL. */
+/* The first release that accepted each key (spec §11.2, §13.2; dates
+ * from PRs are +-1 minor version).  Keys not listed exist since 2.0. */
+static const struct {
+	const char *name;
+	uint32_t since;
+} cca_knob_since[] = {
+	{"expandable_segments", 201},
+	{"release_lock_on_cudamalloc", 202},
+	{"pinned_use_cuda_host_register", 202},
+	{"pinned_num_register_threads", 202},
+	{"max_non_split_rounding_mb", 205},
+	{"pinned_use_background_threads", 205},
+	{"per_process_memory_fraction", 209},
+	{"graph_capture_record_stream_reuse", 209},
+	{"large_segment_size_mb", 211},
+	{"pinned_reserve_segment_size_mb", 211},
+};
+
+static uint32_t
+cca_knob_first_version(const CcaKnob *knob)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(cca_knob_since); i++)
+		if (strcmp(cca_knob_since[i].name, knob->name) == 0)
+			return cca_knob_since[i].since;
+	return CCA_PYTORCH_VERSION_OLDEST;
+}
+
+/* Returns the knob spelled KEY (name or alias) in release VERSION, or
+ * NULL. */
 static const CcaKnob *
-cca_knob_find(const char *key)
+cca_knob_find_in(const char *key, uint32_t version)
 {
 	for (size_t k = 0; k < G_N_ELEMENTS(cca_knobs); k++) {
 		const CcaKnob *knob = &cca_knobs[k];
 		if (strcmp(key, knob->name) == 0 || (knob->alias && strcmp(key, knob->alias) == 0))
-			return knob;
+			return cca_knob_first_version(knob) <= version ? knob : NULL;
 	}
 	return NULL;
+}
+
+gboolean
+cca_pytorch_version_parse(const char *text, uint32_t *version, GError **error)
+{
+	unsigned major = 0, minor = 0;
+	char tail = 0;
+	if (!text || sscanf(text, "%u.%u%c", &major, &minor, &tail) != 2 || major != 2 ||
+	    minor > CCA_PYTORCH_VERSION_DEFAULT - 200) {
+		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+			    "unsupported PyTorch version '%s' (2.0 to 2.11)", text ? text : "");
+		return FALSE;
+	}
+	*version = major * 100 + minor;
+	return TRUE;
 }
 
 static void *
@@ -521,7 +565,8 @@ cca_roundup_entry(CcaSettings *s, const CcaTokens *t, size_t key_i, size_t i, bo
 		return cca_roundup_divisions_error(true, error);
 	if (cca_tokens_is(t, key_i, ">")) {
 		/* 2.11 fills *after* the last explicit entry (≤2.8: from it). */
-		for (size_t j = *last_index + 1; j < CCA_ROUNDUP_INTERVALS; j++)
+		size_t from = s->pytorch_version < 209 ? *last_index : *last_index + 1;
+		for (size_t j = from; j < CCA_ROUNDUP_INTERVALS; j++)
 			table[j] = cca_divisions_store(value);
 		return TRUE;
 	}
@@ -665,8 +710,13 @@ cca_knob_parse(const CcaKnob *knob, CcaSettings *s, const CcaTokens *t, size_t *
 /* The passes                                                          */
 
 static gboolean
-cca_unknown_key(const char *key, CcaKnobPass pass, GError **error)
+cca_unknown_key(const char *key, CcaKnobPass pass, uint32_t version, GError **error)
 {
+	if (version < 209) {
+		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_UNKNOWN_KEY,
+			    "Unrecognized CachingAllocator option: %s", key);
+		return FALSE;
+	}
 	g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_UNKNOWN_KEY,
 		    "Unrecognized key '%s' in %s allocator config.", key,
 		    pass == CCA_PASS_CUDA ? "CUDA" : "Accelerator");
@@ -683,11 +733,11 @@ cca_settings_run_pass(CcaSettings *s, const CcaTokens *t, CcaKnobPass pass, GErr
 
 	for (size_t i = 0; i < n; i++) {
 		const char *key = cca_tokens_get(t, i);
-		const CcaKnob *knob = cca_knob_find(key);
+		const CcaKnob *knob = cca_knob_find_in(key, s->pytorch_version);
 		gboolean ok;
 
 		if (knob == NULL)
-			return cca_unknown_key(key, pass, error);
+			return cca_unknown_key(key, pass, s->pytorch_version, error);
 		if (knob->pass == pass && !knob->prescan)
 			ok = cca_knob_parse(knob, s, t, &i, error);
 		else
@@ -706,7 +756,7 @@ static gboolean
 cca_settings_prescan(CcaSettings *s, const CcaTokens *t, GError **error)
 {
 	for (size_t i = 0; i < cca_tokens_len(t); i++) {
-		const CcaKnob *knob = cca_knob_find(cca_tokens_get(t, i));
+		const CcaKnob *knob = cca_knob_find_in(cca_tokens_get(t, i), s->pytorch_version);
 		if (knob != NULL && knob->prescan && !cca_knob_parse(knob, s, t, &i, error))
 			return FALSE;
 	}
@@ -741,6 +791,7 @@ cca_settings_init(CcaSettings *settings)
 	settings->max_non_split_rounding = CCA_LARGE_SEGMENT_DEFAULT;
 	settings->per_process_memory_fraction = 1.0;
 	settings->pinned_num_register_threads = 1;
+	settings->pytorch_version = CCA_PYTORCH_VERSION_DEFAULT;
 	settings->conf = g_strdup("");
 }
 
@@ -765,14 +816,18 @@ cca_settings_parse(CcaSettings *settings, const char *conf, GError **error)
 {
 	/* copied first: CONF may be settings->conf */
 	g_autofree char *text = g_strdup(conf ? conf : "");
+	uint32_t version = settings->pytorch_version ? settings->pytorch_version
+						     : CCA_PYTORCH_VERSION_DEFAULT;
 	CcaSettings s;
 
 	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
 	cca_settings_clear(settings);
 	cca_settings_init(&s);
+	s.pytorch_version = version;
 	if (!cca_settings_parse_tokens(&s, text, error)) {
 		cca_settings_clear(&s); /* partly parsed: back to the defaults */
 		cca_settings_init(settings);
+		settings->pytorch_version = version;
 		return FALSE;
 	}
 	g_free(s.conf);
@@ -921,8 +976,11 @@ cca_settings_from_recorded(CcaSettings *settings, const CcaRecordedSettings *rec
 			   GError **error)
 {
 	if (recorded == NULL || !recorded->present) {
+		uint32_t version = settings->pytorch_version;
 		cca_settings_clear(settings);
 		cca_settings_init(settings);
+		if (version)
+			settings->pytorch_version = version;
 		return TRUE;
 	}
 	if (!cca_settings_parse(settings, recorded->conf, error))

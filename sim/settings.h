@@ -37,7 +37,17 @@ typedef struct {
 	bool graph_capture_record_stream_reuse;
 	bool backend_async; /* backend:cudaMallocAsync */
 	char *conf;	    /* the string parsed ("" when defaults); owned */
+	/* The PyTorch release whose rules apply, major*100+minor (211 for
+	 * 2.11): which keys exist, how lists and errors read (spec §13.2). */
+	uint32_t pytorch_version;
 } CcaSettings;
+
+#define CCA_PYTORCH_VERSION_DEFAULT 211u
+#define CCA_PYTORCH_VERSION_OLDEST 200u
+
+/* Parses "X.Y" (2.0 to 2.11) into major*100+minor; FALSE with ERROR on
+ * anything else. */
+gboolean cca_pytorch_version_parse(const char *text, uint32_t *version, GError **error);
 
 /* Error domain for settings strings. */
 #define CCA_SETTINGS_ERROR (cca_settings_error_quark())

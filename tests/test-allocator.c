@@ -112,6 +112,43 @@ test_round_size_power2_list(void)
 	fixture_teardown(&f);
 }
 
+/* Before 2.4 one division already rounded to the next power of two
+ * (divisions > 0); from 2.4 on it means plain 512-byte rounding. */
+static void
+test_round_size_one_division_by_version(void)
+{
+	CcaSettings s;
+	cca_settings_init(&s);
+	GError *error = NULL;
+	g_assert_true(cca_settings_parse(&s, "roundup_power2_divisions:1", &error));
+	g_assert_cmpuint(cca_round_size(&s, 1200000), ==, 1200128);
+	s.pytorch_version = 203;
+	g_assert_cmpuint(cca_round_size(&s, 1200000), ==, 2097152);
+	g_assert_cmpuint(cca_round_size(&s, 1048576), ==, 1048576);
+	cca_settings_clear(&s);
+}
+
+/* Before 2.9 a fraction of 1.0 still set a limit, and with it enabled
+ * garbage collection; 2.9+ imposes none. */
+static void
+test_fraction_one_by_version(void)
+{
+	CcaSettings s;
+	cca_settings_init(&s);
+	CcaSimDeviceConfig dc = {.total_memory = CCA_H200_TOTAL_MEMORY};
+	CcaDevice *dev = cca_simdevice_new(&dc);
+	CcaLimits limits = {.memory_fraction = 1.0};
+	CcaAllocator *a = cca_allocator_new(&s, &limits, dev, NULL, NULL);
+	g_assert_cmpuint(cca_allocator_allowed_maximum(a), ==, 0);
+	cca_allocator_free(a);
+	s.pytorch_version = 208;
+	a = cca_allocator_new(&s, &limits, dev, NULL, NULL);
+	g_assert_cmpuint(cca_allocator_allowed_maximum(a), ==, CCA_H200_TOTAL_MEMORY);
+	cca_allocator_free(a);
+	cca_device_free(dev);
+	cca_settings_clear(&s);
+}
+
 static void
 test_small_pool_packs_one_segment(void)
 {
@@ -367,6 +404,9 @@ main(int argc, char **argv)
 	g_test_add_func("/allocator/round-size", test_round_size);
 	g_test_add_func("/allocator/round-size-power2-divisions", test_round_size_power2_divisions);
 	g_test_add_func("/allocator/round-size-power2-list", test_round_size_power2_list);
+	g_test_add_func("/allocator/round-size-one-division-by-version",
+			test_round_size_one_division_by_version);
+	g_test_add_func("/allocator/fraction-one-by-version", test_fraction_one_by_version);
 	g_test_add_func("/allocator/small-pool-packs-one-segment", test_small_pool_packs_one_segment);
 	g_test_add_func("/allocator/large-segment-sizes", test_large_segment_sizes);
 	g_test_add_func("/allocator/best-fit-prefers-smallest-block",

@@ -1194,6 +1194,53 @@ test_fuzz(void)
 	g_assert_cmpint(parsed, >, 0);
 }
 
+/* Keys and messages follow the release replayed (spec §13.2). */
+static void
+test_version_rules(void)
+{
+	CcaSettings s;
+	GError *error = NULL;
+	cca_settings_init(&s);
+	s.pytorch_version = 210;
+	g_assert_false(cca_settings_parse(&s, "large_segment_size_mb:40", &error));
+	g_assert_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_UNKNOWN_KEY);
+	g_clear_error(&error);
+	g_assert_cmpuint(s.pytorch_version, ==, 210);
+	s.pytorch_version = 205;
+	g_assert_false(cca_settings_parse(&s, "foo:1", &error));
+	g_assert_cmpstr(error->message, ==, "Unrecognized CachingAllocator option: foo");
+	g_clear_error(&error);
+	/* <= 2.8: ">:V" fills from the last explicit entry, overwriting it */
+	g_assert_true(cca_settings_parse(&s, "roundup_power2_divisions:[256:1,512:2,>:4]", &error));
+	g_assert_cmpuint(s.roundup_power2_divisions[9], ==, 4);
+	g_assert_cmpuint(s.roundup_power2_divisions[8], ==, 1);
+	s.pytorch_version = 211;
+	g_assert_true(cca_settings_parse(&s, "roundup_power2_divisions:[256:1,512:2,>:4]", &error));
+	g_assert_cmpuint(s.roundup_power2_divisions[9], ==, 2);
+	g_assert_cmpuint(s.roundup_power2_divisions[10], ==, 4);
+	s.pytorch_version = 200;
+	g_assert_false(cca_settings_parse(&s, "expandable_segments:True", &error));
+	g_clear_error(&error);
+	cca_settings_clear(&s);
+}
+
+static void
+test_version_parse(void)
+{
+	uint32_t v = 0;
+	GError *error = NULL;
+	g_assert_true(cca_pytorch_version_parse("2.11", &v, &error));
+	g_assert_cmpuint(v, ==, 211);
+	g_assert_true(cca_pytorch_version_parse("2.0", &v, &error));
+	g_assert_cmpuint(v, ==, 200);
+	g_assert_false(cca_pytorch_version_parse("2.12", &v, &error));
+	g_clear_error(&error);
+	g_assert_false(cca_pytorch_version_parse("1.13", &v, &error));
+	g_clear_error(&error);
+	g_assert_false(cca_pytorch_version_parse("2.x", &v, &error));
+	g_clear_error(&error);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1247,5 +1294,7 @@ main(int argc, char **argv)
 	g_test_add_func("/settings/help", test_help);
 	g_test_add_func("/settings/markdown-doc", test_markdown_doc);
 	g_test_add_func("/settings/fuzz", test_fuzz);
+	g_test_add_func("/settings/version-rules", test_version_rules);
+	g_test_add_func("/settings/version-parse", test_version_parse);
 	return g_test_run();
 }

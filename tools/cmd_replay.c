@@ -22,6 +22,7 @@ typedef struct {
 	gboolean invariants;
 	char *addresses_from;
 	char *address_model;
+	char *pytorch_version;
 } ReplayArgs;
 
 static gboolean
@@ -53,6 +54,7 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, const Replay
 	}
 	CcaSettings recorded;
 	cca_settings_init(&recorded);
+	recorded.pytorch_version = opt->pytorch_version;
 	cca_settings_from_recorded(&recorded, &snap->settings, NULL);
 	CcaReportContext ctx = {
 		.trace = snap->source,
@@ -100,6 +102,10 @@ cca_cmd_replay(int argc, char **argv)
 		 "Take segment addresses, in order, from another recorded run", "TRACE"},
 		{"address-model", 0, 0, G_OPTION_ARG_STRING, &args.address_model,
 		 "Addresses of a what-if's segments: ascending (default) or descending", "MODEL"},
+		{"pytorch-version", 0, 0, G_OPTION_ARG_STRING, &args.pytorch_version,
+		 "Replay by the rules of this release, 2.0 to 2.11 (default: guessed from the "
+		 "snapshot's format)",
+		 "X.Y"},
 		{"invariants", 0, 0, G_OPTION_ARG_NONE, &args.invariants,
 		 "Check the model's invariants after every event (slow)", NULL},
 		{NULL},
@@ -148,22 +154,32 @@ cca_cmd_replay(int argc, char **argv)
 				"cannot take --addresses-from\n");
 		return 2;
 	}
+	if (args.pytorch_version &&
+	    !cca_pytorch_version_parse(args.pytorch_version, &opt.pytorch_version, &error)) {
+		fprintf(stderr, "ccasim replay: --pytorch-version: %s\n", error->message);
+		g_error_free(error);
+		return 2;
+	}
 	CcaSettings settings;
 	cca_settings_init(&settings);
-	if (args.config) {
-		if (!cca_settings_parse(&settings, args.config, &error)) {
-			fprintf(stderr, "ccasim replay: --config: %s\n", error->message);
-			g_error_free(error);
-			return 2;
-		}
-		opt.settings = &settings;
-	}
 	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(argv[1], &error);
 	if (!snap) {
 		fprintf(stderr, "ccasim replay: %s\n", error->message);
 		g_error_free(error);
 		cca_settings_clear(&settings);
 		return 1;
+	}
+	if (!opt.pytorch_version)
+		opt.pytorch_version = cca_replay_guess_pytorch_version(snap);
+	if (args.config) {
+		settings.pytorch_version = opt.pytorch_version;
+		if (!cca_settings_parse(&settings, args.config, &error)) {
+			fprintf(stderr, "ccasim replay: --config: %s\n", error->message);
+			g_error_free(error);
+			cca_settings_clear(&settings);
+			return 2;
+		}
+		opt.settings = &settings;
 	}
 	g_autoptr(CcaSnapshot) other = NULL;
 	if (args.addresses_from) {
@@ -205,5 +221,6 @@ cca_cmd_replay(int argc, char **argv)
 	g_free(args.device_memory);
 	g_free(args.addresses_from);
 	g_free(args.address_model);
+	g_free(args.pytorch_version);
 	return status;
 }
