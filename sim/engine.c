@@ -362,6 +362,8 @@ static void
 on_model_event(void *data, const CcaEvent *model)
 {
 	Replay *r = data;
+	if (r->opt->on_model_event)
+		r->opt->on_model_event(r->opt->on_model_event_data, model);
 	if (!r->expect || !r->res->check_passed)
 		return;
 	CcaEvent trace;
@@ -562,6 +564,8 @@ replay_loop(Replay *r)
 		default: /* segment entries are outputs; snapshot entries nothing */
 			break;
 		}
+		if (r->opt->observer)
+			r->opt->observer(r->opt->observer_data, r->in.position - 1, &ev, r->alloc);
 		if (why && !cca_allocator_check_invariants(r->alloc, why))
 			g_error("invariant broken after event %" G_GUINT64_FORMAT ": %s",
 				r->in.position - 1, why->str);
@@ -867,6 +871,8 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 			CcaReplayOptions first = *opt;
 			first.check = false;
 			first.keep_going = true;
+			first.observer = NULL;
+			first.on_model_event = NULL;
 			CcaReplayResult scratch;
 			memset(&scratch, 0, sizeof scratch);
 			ok = run_pass(snap, &first, &recorded, true, &own, NULL, found, start,

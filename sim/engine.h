@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "allocator.h"
 #include "device.h"
 #include "settings.h"
 #include "snapshot.h"
@@ -28,6 +29,12 @@ typedef enum {
 	CCA_REWIND_ALWAYS,
 	CCA_REWIND_NEVER,
 } CcaRewind;
+
+/* Called after the engine has handled trace entry INDEX (EVENT), with the
+ * model's state then; ALLOC is only valid during the call.  For timelines,
+ * diffs and step-through views. */
+typedef void (*CcaReplayObserver)(void *data, uint64_t index, const CcaEvent *event,
+				  const CcaAllocator *alloc);
 
 /* What one replay does. */
 typedef struct {
@@ -45,6 +52,12 @@ typedef struct {
 	CcaAddressModel address_model; /* without recorded addresses */
 	CcaRewind rewind;
 	uint32_t pytorch_version; /* rules of this release; 0: guessed from the trace */
+	CcaReplayObserver observer; /* NULL: none */
+	void *observer_data;
+	/* Model entries (segment_alloc, alloc, oom, ...) as they are recorded;
+	 * NULL: none.  Runs besides --check's comparison. */
+	CcaEmitFunc on_model_event;
+	void *on_model_event_data;
 } CcaReplayOptions;
 
 /* What a replay found. */
