@@ -47,6 +47,10 @@ typedef struct {
 	uint64_t (*free_memory)(CcaDevice *dev);
 	/* Releases the device object itself. */
 	void (*destroy)(CcaDevice *dev);
+	/* Optional (NULL: the device cannot be told to refuse): while REFUSE
+	 * is true every segment_alloc and map fails, as the device did at a
+	 * recorded device-side OOM. */
+	void (*set_refuse)(CcaDevice *dev, bool refuse);
 } CcaDeviceOps;
 
 /* A device: the ops plus its total memory (totalGlobalMem). */
@@ -60,7 +64,14 @@ typedef enum {
 	CCA_ADDRESS_ASCENDING = 0, /* each new segment above the previous ones */
 	CCA_ADDRESS_DESCENDING,	   /* each new segment below the previous ones */
 	CCA_ADDRESS_RECORDED,	   /* the k-th segment takes the k-th recorded base */
+	CCA_ADDRESS_DRIVER,	   /* where the CUDA driver would put it (driverva.c) */
 } CcaAddressModel;
+
+/* The model's name ("ascending", "descending", "recorded", "driver"). */
+const char *cca_address_model_name(CcaAddressModel model);
+
+/* Parses a model name; FALSE if unknown. */
+gboolean cca_address_model_parse(const char *name, CcaAddressModel *model);
 
 /* The simulated device's configuration. */
 typedef struct {

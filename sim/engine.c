@@ -425,6 +425,14 @@ replay_alloc(Replay *r, const CcaEvent *ev)
 	return true;
 }
 
+/* Makes DEV refuse allocations while REFUSE is true, when it can. */
+static void
+device_set_refuse(CcaDevice *dev, bool refuse)
+{
+	if (dev->ops->set_refuse)
+		dev->ops->set_refuse(dev, refuse);
+}
+
 /* An oom entry the trace recorded: the program's request failed there. */
 static void
 replay_recorded_oom(Replay *r, const CcaEvent *ev)
@@ -432,9 +440,9 @@ replay_recorded_oom(Replay *r, const CcaEvent *ev)
 	r->res->recorded_ooms++;
 	/* Without a cap the device itself refused (spec §15.4). */
 	bool device_refused = cca_allocator_allowed_maximum(r->alloc) == 0 && !r->opt->capacity_set;
-	cca_simdevice_set_refuse(r->device, device_refused);
+	device_set_refuse(r->device, device_refused);
 	CcaHandle h = cca_allocator_malloc(r->alloc, ev->size, ev->stream);
-	cca_simdevice_set_refuse(r->device, false);
+	device_set_refuse(r->device, false);
 	note_peak(r);
 	if (h != CCA_NIL) /* the request fits here: it is given back at once */
 		cca_allocator_free_block(r->alloc, h, false);
@@ -497,9 +505,9 @@ replay_release_burst(Replay *r)
 	if (ev && (ev->action == CCA_ACTION_ALLOC || ev->action == CCA_ACTION_OOM)) {
 		bool refuse = ev->action == CCA_ACTION_OOM &&
 			      cca_allocator_allowed_maximum(r->alloc) == 0 && !r->opt->capacity_set;
-		cca_simdevice_set_refuse(r->device, refuse);
+		device_set_refuse(r->device, refuse);
 		by_malloc = cca_allocator_would_release(r->alloc, ev->size, ev->stream);
-		cca_simdevice_set_refuse(r->device, false);
+		device_set_refuse(r->device, false);
 	}
 	if (by_malloc) {
 		/* The releases (and the completions their synchronisation
@@ -686,7 +694,7 @@ void
 cca_replay_options_init(CcaReplayOptions *options)
 {
 	memset(options, 0, sizeof *options);
-	options->address_model = CCA_ADDRESS_ASCENDING;
+	options->address_model = CCA_ADDRESS_DRIVER;
 }
 
 void
@@ -757,7 +765,8 @@ run_pass(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaSettings
 		.empty_cache_at = empty_cache_at,
 		.empty_cache_found = found,
 	};
-	r.device = cca_simdevice_new(&dc);
+	r.device = opt->make_device ? opt->make_device(opt->make_device_data, &dc)
+				    : cca_simdevice_new(&dc);
 	CcaLimits limits = {.memory_fraction = opt->memory_fraction};
 	res->check_passed = true;
 	if (opt->check && recorded_mode) {
@@ -822,7 +831,8 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 		g_autofree char *b = cca_settings_to_string(&recorded);
 		same_settings = strcmp(a, b) == 0 || opt->check;
 	}
-	bool recorded_mode = same_settings && opt->addresses_from == NULL;
+	bool recorded_mode = same_settings && opt->addresses_from == NULL &&
+			     !(opt->force_whatif && !opt->check);
 	res->whatif = !recorded_mode;
 	uint64_t total = opt->device_memory ? opt->device_memory : CCA_H200_TOTAL_MEMORY;
 
@@ -873,6 +883,7 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 			first.keep_going = true;
 			first.observer = NULL;
 			first.on_model_event = NULL;
+			first.make_device = NULL;
 			CcaReplayResult scratch;
 			memset(&scratch, 0, sizeof scratch);
 			ok = run_pass(snap, &first, &recorded, true, &own, NULL, found, start,

@@ -52,12 +52,22 @@ typedef struct {
 	CcaAddressModel address_model; /* without recorded addresses */
 	CcaRewind rewind;
 	uint32_t pytorch_version; /* rules of this release; 0: guessed from the trace */
+	/* A what-if even under the recorded settings (another cap or device
+	 * size): the trace's segment entries and addresses are not used. */
+	bool force_whatif;
 	CcaReplayObserver observer; /* NULL: none */
 	void *observer_data;
 	/* Model entries (segment_alloc, alloc, oom, ...) as they are recorded;
 	 * NULL: none.  Runs besides --check's comparison. */
 	CcaEmitFunc on_model_event;
 	void *on_model_event_data;
+	/* The device of the replay (not of the pass that finds a what-if's
+	 * empty_cache calls, which always simulates the recording); NULL:
+	 * the simulated device.  Called once per replay with the simulated
+	 * device's configuration (addresses, total memory, capacity); must
+	 * return a device (freed by the engine through its destroy op). */
+	CcaDevice *(*make_device)(void *data, const CcaSimDeviceConfig *cfg);
+	void *make_device_data;
 } CcaReplayOptions;
 
 /* What a replay found. */

@@ -8,9 +8,9 @@ libccasim_a_SOURCES = \
 	%D%/trace.h %D%/trace.c \
 	%D%/settings.h %D%/settings.c \
 	%D%/stats.h %D%/stats.c \
-	%D%/device.h %D%/simdevice.c \
+	%D%/device.h %D%/simdevice.c %D%/driverva.h %D%/driverva.c \
 	%D%/allocator.h %D%/allocator.c %D%/block.h %D%/pool.h %D%/pool.c \
-	%D%/engine.h %D%/engine.c \
+	%D%/engine.h %D%/engine.c %D%/rewind.h %D%/rewind.c %D%/sensitivity.h %D%/sensitivity.c \
 	%D%/report.h %D%/report.c \
 	%D%/sizes.h %D%/sizes.c
 libccasim_a_SOURCES += %D%/json.h %D%/json.c

@@ -10,6 +10,10 @@
 
 #include "device.h"
 
+#include <string.h>
+
+#include "driverva.h"
+
 #define SIM_BASE UINT64_C(0x7f0000000000) /* first synthetic segment address */
 #define SIM_ALIGN UINT64_C(2097152)	   /* synthetic segment alignment */
 #define SIM_VA_BASE UINT64_C(0x300000000) /* first synthetic reservation */
@@ -24,6 +28,7 @@ typedef struct {
 	size_t segments_handed;
 	size_t reservations_handed;
 	bool refuse;
+	CcaDriverVA *driver; /* CCA_ADDRESS_DRIVER */
 } SimDevice;
 
 static bool
@@ -45,6 +50,8 @@ sim_align_up(uint64_t v)
 static uint64_t
 sim_synthetic_base(SimDevice *sim, uint64_t size)
 {
+	if (sim->driver)
+		return cca_driver_va_alloc(sim->driver, size);
 	if (sim->config.address_model == CCA_ADDRESS_DESCENDING) {
 		sim->next_down -= sim_align_up(size);
 		return sim->next_down;
@@ -79,6 +86,8 @@ sim_segment_free(CcaDevice *dev, uint64_t ptr, uint64_t size)
 {
 	SimDevice *sim = (SimDevice *)dev;
 	sim->used -= size;
+	if (sim->driver)
+		cca_driver_va_release(sim->driver, ptr);
 }
 
 static void
@@ -142,6 +151,7 @@ sim_free_memory(CcaDevice *dev)
 static void
 sim_destroy(CcaDevice *dev)
 {
+	cca_driver_va_free(((SimDevice *)dev)->driver);
 	g_free(dev);
 }
 
@@ -156,6 +166,7 @@ static const CcaDeviceOps sim_ops = {
 	.would_refuse = sim_would_refuse,
 	.free_memory = sim_free_memory,
 	.destroy = sim_destroy,
+	.set_refuse = cca_simdevice_set_refuse,
 };
 
 CcaDevice *
@@ -170,6 +181,8 @@ cca_simdevice_new(const CcaSimDeviceConfig *config)
 	sim->next_up = SIM_BASE;
 	sim->next_down = SIM_BASE;
 	sim->next_va = SIM_VA_BASE;
+	if (config->address_model == CCA_ADDRESS_DRIVER)
+		sim->driver = cca_driver_va_new(SIM_BASE);
 	return &sim->base;
 }
 
@@ -184,4 +197,23 @@ cca_device_free(CcaDevice *dev)
 {
 	if (dev)
 		dev->ops->destroy(dev);
+}
+
+static const char *const model_names[] = {"ascending", "descending", "recorded", "driver"};
+
+const char *
+cca_address_model_name(CcaAddressModel model)
+{
+	return (unsigned)model < G_N_ELEMENTS(model_names) ? model_names[model] : "?";
+}
+
+gboolean
+cca_address_model_parse(const char *name, CcaAddressModel *model)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(model_names); i++)
+		if (strcmp(name, model_names[i]) == 0) {
+			*model = (CcaAddressModel)i;
+			return TRUE;
+		}
+	return FALSE;
 }

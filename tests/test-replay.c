@@ -125,6 +125,74 @@ static const char *const reserved_keys[] = {
 	"num_alloc_retries", "num_ooms", NULL,
 };
 
+/* Segment bases the model chose, relative to its first segment. */
+static void
+collect_segment(void *data, const CcaEvent *ev)
+{
+	if (ev->action == CCA_ACTION_SEGMENT_ALLOC)
+		g_array_append_val((GArray *)data, ev->addr);
+}
+
+/* How many of the first segment bases of TRACE (relative to its first)
+ * equal MODEL's (relative to its first), in order. */
+static guint
+same_relative_bases(const CcaSnapshot *trace, const GArray *model, guint *total)
+{
+	g_autoptr(CcaEventCursor) c = cca_event_cursor_new(trace, 0);
+	CcaEvent ev;
+	guint k = 0, same = 0;
+	uint64_t first = 0;
+	while (cca_event_cursor_next(c, &ev, NULL)) {
+		if (ev.action != CCA_ACTION_SEGMENT_ALLOC)
+			continue;
+		if (k == 0)
+			first = ev.addr;
+		if (k < model->len && ev.addr - first == g_array_index(model, uint64_t, k) -
+								 g_array_index(model, uint64_t, 0))
+			same++;
+		k++;
+	}
+	*total = k;
+	return same;
+}
+
+/* Without the answer: the driver address model must place the what-if's
+ * segments as the real what-if run did, and so give its figures. */
+static void
+test_whatif_driver(gconstpointer data)
+{
+	const Case *tc = data;
+	g_autofree char *json = read_text(tc->json);
+	g_autofree char *conf = cca_test_json_string(json, "conf");
+	CcaSettings settings;
+	cca_settings_init(&settings);
+	GError *error = NULL;
+	g_assert_true(cca_settings_parse(&settings, conf, &error));
+	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(tc->default_trace, &error);
+	g_assert_no_error(error);
+	g_autoptr(CcaSnapshot) truth = cca_snapshot_load(tc->trace, &error);
+	g_assert_no_error(error);
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.settings = &settings;
+	opt.memory_fraction = fraction_of(json);
+	opt.force_whatif = TRUE;
+	opt.address_model = CCA_ADDRESS_DRIVER;
+	GArray *bases = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	opt.on_model_event = collect_segment;
+	opt.on_model_event_data = bases;
+	CcaReplayResult res;
+	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
+	g_assert_no_error(error);
+	guint total, same = same_relative_bases(truth, bases, &total);
+	g_test_message("%s: %u of %u segment bases at the real run's relative address", tc->name,
+		       same, total);
+	assert_stats_equal(&res.stats, json, reserved_keys);
+	g_array_free(bases, TRUE);
+	cca_replay_result_clear(&res);
+	cca_settings_clear(&settings);
+}
+
 static void
 test_whatif(gconstpointer data)
 {
@@ -443,6 +511,8 @@ main(int argc, char **argv)
 		g_test_add_data_func(path, tc, test_recorded);
 		g_autofree char *path2 = g_strdup_printf("/replay/whatif/%s", wc);
 		g_test_add_data_func(path2, tc, test_whatif);
+		g_autofree char *path3 = g_strdup_printf("/replay/whatif-driver/%s", wc);
+		g_test_add_data_func(path3, tc, test_whatif_driver);
 	}
 	g_ptr_array_free(names, TRUE);
 

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "engine.h"
 #include "report.h"
+#include "sensitivity.h"
 #include "settings.h"
 #include "sizes.h"
 #include "snapshot.h"
@@ -20,6 +21,8 @@ typedef struct {
 	gboolean keep_going;
 	gboolean json;
 	gboolean invariants;
+	gboolean whatif;
+	gboolean sensitivity;
 	char *addresses_from;
 	char *address_model;
 	char *pytorch_version;
@@ -28,16 +31,64 @@ typedef struct {
 static gboolean
 parse_address_model(const char *name, CcaAddressModel *out, GError **error)
 {
-	if (!name || strcmp(name, "ascending") == 0)
-		*out = CCA_ADDRESS_ASCENDING;
-	else if (strcmp(name, "descending") == 0)
-		*out = CCA_ADDRESS_DESCENDING;
-	else {
+	if (!name) {
+		*out = CCA_ADDRESS_DRIVER;
+		return TRUE;
+	}
+	if (!cca_address_model_parse(name, out) || *out == CCA_ADDRESS_RECORDED) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "--address-model: unknown model '%s' (ascending, descending)", name);
+			    "--address-model: unknown model '%s' (driver, ascending, descending)",
+			    name);
 		return FALSE;
 	}
 	return TRUE;
+}
+
+/* --address-sensitivity: one what-if per address model, side by side. */
+static int
+report_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *opt, gboolean json,
+		   GString *out)
+{
+	CcaSensitivity sens;
+	GError *error = NULL;
+	if (!cca_replay_sensitivity(snap, opt, NULL, 0, &sens, &error)) {
+		fprintf(stderr, "ccasim replay: %s\n", error->message);
+		g_error_free(error);
+		return 1;
+	}
+	if (json) {
+		g_string_append_printf(out, "{\"device\": %d, \"varies\": %s, \"figures\": {",
+				       opt->device, sens.varies ? "true" : "false");
+		for (int f = 0; f < CCA_FIGURE_COUNT; f++) {
+			g_string_append_printf(out, "%s\"%s\": {", f ? ", " : "",
+					       cca_figure_name((CcaFigure)f));
+			for (int m = 0; m < sens.n_models; m++)
+				g_string_append_printf(out, "\"%s\": %" G_GINT64_FORMAT ", ",
+						       cca_address_model_name(sens.models[m]),
+						       sens.values[m][f]);
+			g_string_append_printf(out,
+					       "\"min\": %" G_GINT64_FORMAT
+					       ", \"max\": %" G_GINT64_FORMAT "}",
+					       sens.min[f], sens.max[f]);
+		}
+		g_string_append(out, "}}");
+		return 0;
+	}
+	g_string_append_printf(out, "%s, device %d: address sensitivity\n  %-26s", snap->source,
+			       opt->device, "figure");
+	for (int m = 0; m < sens.n_models; m++)
+		g_string_append_printf(out, " %16s", cca_address_model_name(sens.models[m]));
+	g_string_append(out, "\n");
+	for (int f = 0; f < CCA_FIGURE_COUNT; f++) {
+		g_string_append_printf(out, "  %-26s", cca_figure_name((CcaFigure)f));
+		for (int m = 0; m < sens.n_models; m++)
+			g_string_append_printf(out, " %16" G_GINT64_FORMAT, sens.values[m][f]);
+		g_string_append(out, sens.min[f] != sens.max[f] ? "  <- varies\n" : "\n");
+	}
+	g_string_append(out, sens.varies ? "The device's address choice changes this answer: "
+					   "trust the driver column, within the range shown.\n"
+					 : "No figure depends on the device's address choice.\n");
+	return 0;
 }
 
 /* Replays one device and prints its report; returns the exit status. */
@@ -100,8 +151,17 @@ cca_cmd_replay(int argc, char **argv)
 		{"json", 0, 0, G_OPTION_ARG_NONE, &args.json, "Print one JSON object", NULL},
 		{"addresses-from", 0, 0, G_OPTION_ARG_FILENAME, &args.addresses_from,
 		 "Take segment addresses, in order, from another recorded run", "TRACE"},
+		{"whatif", 0, 0, G_OPTION_ARG_NONE, &args.whatif,
+		 "A what-if even under the recorded settings (another cap or device): ignore "
+		 "the trace's segment entries and addresses",
+		 NULL},
+		{"address-sensitivity", 0, 0, G_OPTION_ARG_NONE, &args.sensitivity,
+		 "Replay under the driver, ascending and descending address models and say "
+		 "whether any figure changes",
+		 NULL},
 		{"address-model", 0, 0, G_OPTION_ARG_STRING, &args.address_model,
-		 "Addresses of a what-if's segments: ascending (default) or descending", "MODEL"},
+		 "Addresses of a what-if's segments: driver (default), ascending or descending",
+		 "MODEL"},
 		{"pytorch-version", 0, 0, G_OPTION_ARG_STRING, &args.pytorch_version,
 		 "Replay by the rules of this release, 2.0 to 2.11 (default: guessed from the "
 		 "snapshot's format)",
@@ -131,6 +191,7 @@ cca_cmd_replay(int argc, char **argv)
 	opt.check = args.check;
 	opt.keep_going = args.keep_going;
 	opt.check_invariants = args.invariants;
+	opt.force_whatif = args.whatif || args.address_model != NULL;
 	if (args.memory_fraction < 0.0 || args.memory_fraction > 1.0) {
 		fprintf(stderr, "ccasim replay: --memory-fraction: must be in [0, 1]\n");
 		return 2;
@@ -206,7 +267,10 @@ cca_cmd_replay(int argc, char **argv)
 		g_string_append(out, "{\"devices\": [");
 	for (int d = first_dev; d <= last_dev && status != 1; d++) {
 		opt.device = d;
-		int s = replay_device(snap, &opt, &args, out, d == first_dev);
+		if (args.sensitivity && d != first_dev)
+			g_string_append(out, args.json ? ", " : "\n");
+		int s = args.sensitivity ? report_sensitivity(snap, &opt, args.json, out)
+					 : replay_device(snap, &opt, &args, out, d == first_dev);
 		if (s)
 			status = s;
 	}

@@ -31,7 +31,7 @@ def selected(key):
 
 
 def replay(ccasim, trace, conf, fraction, model, addresses):
-    cmd = [ccasim, "replay", trace, "--json", "--config", conf]
+    cmd = [ccasim, "replay", trace, "--json", "--whatif", "--config", conf]
     if fraction:
         cmd += ["--memory-fraction", repr(fraction)]
     if model == "recorded":

@@ -1,0 +1,86 @@
+/* sensitivity.c - one what-if under several address models.
+ *
+ * The driver model (driverva.c) is the best guess of where a fresh
+ * process's segments land; ascending and descending are the two extremes
+ * of a naive allocator.  A figure that is the same under all of them does
+ * not depend on address ties; one that differs gets its range.
+ */
+#include "config.h"
+
+#include "sensitivity.h"
+
+#include <string.h>
+
+static const char *const figure_names[CCA_FIGURE_COUNT] = {
+	"reserved_bytes.all.peak", "allocated_bytes.all.peak", "segment.all.peak",
+	"num_device_alloc",	   "num_device_free",	       "num_alloc_retries",
+	"num_ooms",
+};
+
+const char *
+cca_figure_name(CcaFigure figure)
+{
+	return (unsigned)figure < CCA_FIGURE_COUNT ? figure_names[figure] : "?";
+}
+
+int64_t
+cca_figure_value(const CcaStats *st, CcaFigure figure)
+{
+	switch (figure) {
+	case CCA_FIGURE_PEAK_RESERVED:
+		return st->reserved_bytes[CCA_STAT_ALL].peak;
+	case CCA_FIGURE_PEAK_ALLOCATED:
+		return st->allocated_bytes[CCA_STAT_ALL].peak;
+	case CCA_FIGURE_PEAK_SEGMENTS:
+		return st->segment[CCA_STAT_ALL].peak;
+	case CCA_FIGURE_DEVICE_ALLOCS:
+		return st->num_device_alloc;
+	case CCA_FIGURE_DEVICE_FREES:
+		return st->num_device_free;
+	case CCA_FIGURE_RETRIES:
+		return st->num_alloc_retries;
+	case CCA_FIGURE_OOMS:
+		return st->num_ooms;
+	case CCA_FIGURE_COUNT:
+		break;
+	}
+	return 0;
+}
+
+gboolean
+cca_replay_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *options,
+		       const CcaAddressModel *models, int n_models, CcaSensitivity *out,
+		       GError **error)
+{
+	static const CcaAddressModel defaults[] = {CCA_ADDRESS_DRIVER, CCA_ADDRESS_ASCENDING,
+						   CCA_ADDRESS_DESCENDING};
+	if (!models) {
+		models = defaults;
+		n_models = G_N_ELEMENTS(defaults);
+	}
+	g_return_val_if_fail(n_models > 0 && n_models <= CCA_MAX_ADDRESS_MODELS, FALSE);
+	memset(out, 0, sizeof *out);
+	out->n_models = n_models;
+	for (int m = 0; m < n_models; m++) {
+		CcaReplayOptions opt = *options;
+		opt.force_whatif = true;
+		opt.addresses_from = NULL;
+		opt.check = false;
+		opt.address_model = models[m];
+		CcaReplayResult res;
+		if (!cca_replay_run(snap, &opt, &res, error))
+			return FALSE;
+		out->models[m] = models[m];
+		for (int f = 0; f < CCA_FIGURE_COUNT; f++) {
+			int64_t v = cca_figure_value(&res.stats, (CcaFigure)f);
+			out->values[m][f] = v;
+			if (m == 0 || v < out->min[f])
+				out->min[f] = v;
+			if (m == 0 || v > out->max[f])
+				out->max[f] = v;
+			out->varies = out->varies || out->min[f] != out->max[f];
+		}
+		cca_replay_result_clear(&res);
+	}
+	return TRUE;
+}
