@@ -2,3 +2,4 @@
 dist_man_MANS += doc/ccasim.1
 EXTRA_DIST += doc/trace-format.md
 EXTRA_DIST += doc/driver-va.md
+EXTRA_DIST += doc/allocator-model.md
