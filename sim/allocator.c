@@ -37,9 +37,9 @@ typedef struct {
 } CcaPool;
 
 typedef struct {
-	uint64_t base;	/* reservation start */
-	uint64_t size;	/* reserved bytes (page * max_handles) */
-	uint64_t page;	/* 2 MiB (small) or large_segment_size */
+	uint64_t base; /* reservation start */
+	uint64_t size; /* reserved bytes (page * max_handles) */
+	uint64_t page; /* 2 MiB (small) or large_segment_size */
 	uint64_t stream;
 	bool is_small;
 	bool live;
@@ -55,7 +55,12 @@ struct CcaAllocator {
 	uint32_t slab_len, slab_cap;
 	GArray *free_handles; /* CcaHandle */
 
-	CcaPool pools[2]; /* [0] small, [1] large */
+	/* pools[2k] small, pools[2k+1] large of mempool k; k = 0 is the
+	 * device's default pool pair, k > 0 private pools (MemPool, graphs) */
+	CcaPool pools[2 * CCA_MAX_MEMPOOLS];
+	int64_t mempool_ids[CCA_MAX_MEMPOOLS][2];
+	bool mempool_freeable[CCA_MAX_MEMPOOLS]; /* its segments may be released */
+	uint32_t n_mempools;
 	GArray *expandable; /* CcaExpandableSegment */
 	GArray *pending;    /* CcaHandle: deferred frees, oldest first */
 
@@ -84,7 +89,7 @@ B(const CcaAllocator *a, CcaHandle h)
 }
 
 static CcaHandle
-block_new(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_t stream, bool is_small)
+block_new(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_t stream, uint8_t pool)
 {
 	CcaHandle h;
 	if (a->free_handles->len > 0) {
@@ -105,7 +110,8 @@ block_new(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_t stream, bool is
 	b->prev = b->next = CCA_NIL;
 	b->left = b->right = b->parent = CCA_NIL;
 	b->expandable = -1;
-	b->is_small = is_small;
+	b->pool = pool;
+	b->is_small = pool % 2 == 0;
 	b->mapped = true;
 	b->live = true;
 	return h;
@@ -121,7 +127,13 @@ block_delete(CcaAllocator *a, CcaHandle h)
 static inline CcaPool *
 pool_of(CcaAllocator *a, CcaHandle h)
 {
-	return &a->pools[B(a, h)->is_small ? 0 : 1];
+	return &a->pools[B(a, h)->pool];
+}
+
+static inline uint8_t
+pool_index(const CcaAllocator *a, const CcaPool *pool)
+{
+	return (uint8_t)(pool - a->pools);
 }
 
 static inline CcaStatType
@@ -473,7 +485,7 @@ find_expandable_block(CcaAllocator *a, AllocParams *p)
 	seg.size = seg.page * ((address_space + seg.page - 1) / seg.page);
 	seg.base = a->device->ops->reserve(a->device, seg.size, p->stream);
 	g_array_append_val(a->expandable, seg);
-	CcaHandle h = block_new(a, seg.base, seg.size, p->stream, pool->is_small);
+	CcaHandle h = block_new(a, seg.base, seg.size, p->stream, pool_index(a, pool));
 	B(a, h)->mapped = false;
 	B(a, h)->expandable = (int32_t)a->expandable->len - 1;
 	pool_insert_unmapped(a, h);
@@ -499,9 +511,9 @@ map_block(CcaAllocator *a, CcaHandle h, uint64_t size)
 		CcaBlock *b = B(a, h);
 		uint64_t rest_ptr = b->ptr + mapped_size, rest_size = b->size - mapped_size;
 		uint64_t stream = b->stream;
-		bool is_small = b->is_small;
+		uint8_t pool = b->pool;
 		int32_t exp = b->expandable;
-		CcaHandle rest = block_new(a, rest_ptr, rest_size, stream, is_small);
+		CcaHandle rest = block_new(a, rest_ptr, rest_size, stream, pool);
 		b = B(a, h);
 		CcaBlock *r = B(a, rest);
 		r->mapped = false;
@@ -565,9 +577,10 @@ unmap_block(CcaAllocator *a, CcaHandle h)
 	uint64_t after = b->size - (before + unmapped_size);
 	uint64_t stream = b->stream;
 	bool is_small = b->is_small;
+	uint8_t pool = b->pool;
 	int32_t exp = b->expandable;
 	if (before > 0) {
-		CcaHandle f = block_new(a, B(a, h)->ptr, before, stream, is_small);
+		CcaHandle f = block_new(a, B(a, h)->ptr, before, stream, pool);
 		CcaBlock *fb = B(a, f), *hb = B(a, h);
 		fb->expandable = exp;
 		fb->prev = hb->prev;
@@ -578,7 +591,7 @@ unmap_block(CcaAllocator *a, CcaHandle h)
 		pool_insert_block(a, f);
 	}
 	if (after > 0) {
-		CcaHandle f = block_new(a, unmapped_ptr + unmapped_size, after, stream, is_small);
+		CcaHandle f = block_new(a, unmapped_ptr + unmapped_size, after, stream, pool);
 		CcaBlock *fb = B(a, f), *hb = B(a, h);
 		fb->expandable = exp;
 		fb->prev = h;
@@ -642,6 +655,12 @@ release_cached_blocks(CcaAllocator *a)
 	synchronize_and_free_events(a);
 	release_blocks(a, &a->pools[1]);
 	release_blocks(a, &a->pools[0]);
+	for (uint32_t k = 1; k < a->n_mempools; k++) {
+		if (!a->mempool_freeable[k])
+			continue;
+		release_blocks(a, &a->pools[2 * k]);
+		release_blocks(a, &a->pools[2 * k + 1]);
+	}
 	return true;
 }
 
@@ -690,8 +709,8 @@ release_available_cached_blocks(CcaAllocator *a, const AllocParams *p)
 static void
 garbage_collect_cached_blocks(CcaAllocator *a)
 {
-	uint64_t threshold = (uint64_t)(a->settings.garbage_collection_threshold *
-					(double)a->allowed_maximum);
+	uint64_t threshold =
+		(uint64_t)(a->settings.garbage_collection_threshold * (double)a->allowed_maximum);
 	if (a->total_reserved <= threshold)
 		return;
 	uint64_t target = a->total_reserved - threshold;
@@ -701,7 +720,8 @@ garbage_collect_cached_blocks(CcaAllocator *a)
 	for (CcaHandle h = cca_tree_first(&large->blocks, a->slab); h != CCA_NIL;
 	     h = cca_tree_next(a->slab, h)) {
 		if (!is_split(B(a, h)) && B(a, h)->expandable < 0) {
-			total_age += (double)(large->get_free_blocks_call_count - B(a, h)->gc_count_base);
+			total_age += (double)(large->get_free_blocks_call_count -
+					      B(a, h)->gc_count_base);
 			freeable++;
 		}
 	}
@@ -745,7 +765,7 @@ alloc_block(CcaAllocator *a, AllocParams *p, bool is_retry)
 	if (!a->device->ops->segment_alloc(a->device, p->alloc_size, p->stream, &ptr))
 		return false;
 	a->total_reserved += p->alloc_size;
-	p->block = block_new(a, ptr, p->alloc_size, p->stream, p->pool->is_small);
+	p->block = block_new(a, ptr, p->alloc_size, p->stream, pool_index(a, p->pool));
 	CcaStatType t = stat_type(p->pool->is_small);
 	cca_stat_array_update(a->stats.segment, t, 1);
 	cca_stat_array_update(a->stats.reserved_bytes, t, (int64_t)p->alloc_size);
@@ -777,7 +797,7 @@ alloc_found_block(CcaAllocator *a, AllocParams *p)
 	CcaStatType t = stat_type(B(a, h)->is_small);
 	if (should_split(a, h, p->size)) {
 		CcaBlock *rest = B(a, h);
-		CcaHandle blk = block_new(a, rest->ptr, p->size, p->stream, rest->is_small);
+		CcaHandle blk = block_new(a, rest->ptr, p->size, p->stream, rest->pool);
 		rest = B(a, h);
 		CcaBlock *nb = B(a, blk);
 		nb->expandable = rest->expandable;
@@ -819,21 +839,34 @@ alloc_found_block(CcaAllocator *a, AllocParams *p)
 }
 
 static void
-init_params(const CcaAllocator *a, AllocParams *p, uint64_t orig_size, uint64_t stream)
+init_params_in(const CcaAllocator *a, AllocParams *p, uint64_t orig_size, uint64_t stream,
+	       uint32_t mempool)
 {
 	p->orig_size = orig_size;
 	p->size = cca_allocator_round_size(a, orig_size);
 	p->alloc_size = allocation_size(a, p->size);
 	p->stream = stream;
-	p->pool = (CcaPool *)&a->pools[p->size <= K_SMALL_SIZE ? 0 : 1];
+	p->pool = (CcaPool *)&a->pools[2 * mempool + (p->size <= K_SMALL_SIZE ? 0 : 1)];
 	p->block = CCA_NIL;
+}
+
+static void
+init_params(const CcaAllocator *a, AllocParams *p, uint64_t orig_size, uint64_t stream)
+{
+	init_params_in(a, p, orig_size, stream, 0);
 }
 
 CcaHandle
 cca_allocator_malloc(CcaAllocator *a, uint64_t orig_size, uint64_t stream)
 {
+	return cca_allocator_malloc_in(a, orig_size, stream, 0);
+}
+
+CcaHandle
+cca_allocator_malloc_in(CcaAllocator *a, uint64_t orig_size, uint64_t stream, uint32_t mempool)
+{
 	AllocParams p;
-	init_params(a, &p, orig_size, stream);
+	init_params_in(a, &p, orig_size, stream, mempool < a->n_mempools ? mempool : 0);
 	bool found = get_free_block(a, &p);
 	if (!found) {
 		if (gc_enabled(a))
@@ -853,8 +886,15 @@ cca_allocator_malloc(CcaAllocator *a, uint64_t orig_size, uint64_t stream)
 bool
 cca_allocator_would_release(const CcaAllocator *a, uint64_t orig_size, uint64_t stream)
 {
+	return cca_allocator_would_release_in(a, orig_size, stream, 0);
+}
+
+bool
+cca_allocator_would_release_in(const CcaAllocator *a, uint64_t orig_size, uint64_t stream,
+			       uint32_t mempool)
+{
 	AllocParams p;
-	init_params(a, &p, orig_size, stream);
+	init_params_in(a, &p, orig_size, stream, mempool < a->n_mempools ? mempool : 0);
 	if (find_free_block(a, p.pool, p.size, p.stream) != CCA_NIL)
 		return false;
 	if (gc_enabled(a)) {
@@ -887,11 +927,12 @@ cca_allocator_new(const CcaSettings *settings, const CcaLimits *limits, CcaDevic
 	a->free_handles = g_array_new(FALSE, FALSE, sizeof(CcaHandle));
 	a->expandable = g_array_new(FALSE, FALSE, sizeof(CcaExpandableSegment));
 	a->pending = g_array_new(FALSE, FALSE, sizeof(CcaHandle));
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 2 * CCA_MAX_MEMPOOLS; i++) {
 		cca_tree_init(&a->pools[i].blocks, true);
 		cca_tree_init(&a->pools[i].unmapped, false);
-		a->pools[i].is_small = i == 0;
+		a->pools[i].is_small = i % 2 == 0;
 	}
+	a->n_mempools = 1; /* the default pool (0, 0) */
 	double fraction = limits ? limits->memory_fraction : 0.0;
 	if (fraction <= 0.0 && settings->has_per_process_memory_fraction)
 		fraction = settings->per_process_memory_fraction;
@@ -948,12 +989,37 @@ uint64_t
 cca_allocator_largest_free(const CcaAllocator *a)
 {
 	uint64_t largest = 0;
-	for (int i = 0; i < 2; i++)
+	for (uint32_t i = 0; i < 2 * a->n_mempools; i++)
 		for (CcaHandle h = cca_tree_first(&a->pools[i].blocks, a->slab); h != CCA_NIL;
 		     h = cca_tree_next(a->slab, h))
 			if (B(a, h)->size > largest)
 				largest = B(a, h)->size;
 	return largest;
+}
+
+/* ------------------------------------------------------- private pools */
+
+int
+cca_allocator_mempool(CcaAllocator *a, const int64_t id[2])
+{
+	if (id[0] == 0 && id[1] == 0)
+		return 0;
+	for (uint32_t k = 1; k < a->n_mempools; k++)
+		if (a->mempool_ids[k][0] == id[0] && a->mempool_ids[k][1] == id[1])
+			return (int)k;
+	if (a->n_mempools == CCA_MAX_MEMPOOLS)
+		return -1;
+	uint32_t k = a->n_mempools++;
+	a->mempool_ids[k][0] = id[0];
+	a->mempool_ids[k][1] = id[1];
+	return (int)k;
+}
+
+void
+cca_allocator_mempool_set_freeable(CcaAllocator *a, uint32_t mempool, bool freeable)
+{
+	if (mempool > 0 && mempool < a->n_mempools)
+		a->mempool_freeable[mempool] = freeable;
 }
 
 /* -------------------------------------------------- seeding a start state */
@@ -964,7 +1030,7 @@ cca_allocator_seed_segment(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_
 {
 	a->device->ops->adopt(a->device, ptr, size);
 	a->total_reserved += size;
-	CcaHandle h = block_new(a, ptr, size, stream, is_small);
+	CcaHandle h = block_new(a, ptr, size, stream, is_small ? 0 : 1);
 	pool_insert_block(a, h);
 	CcaStatType t = stat_type(is_small);
 	cca_stat_array_update(a->stats.segment, t, 1);
@@ -995,10 +1061,10 @@ carve(CcaAllocator *a, CcaHandle f, uint64_t ptr, uint64_t size)
 	pool_erase(a, f);
 	CcaBlock *fb = B(a, f);
 	uint64_t stream = fb->stream;
-	bool is_small = fb->is_small;
+	uint8_t pool = fb->pool;
 	if (fb->ptr < ptr) { /* F keeps the front; the rest is a new block */
-		CcaHandle rest = block_new(a, ptr, B(a, f)->ptr + B(a, f)->size - ptr, stream,
-					   is_small);
+		CcaHandle rest =
+			block_new(a, ptr, B(a, f)->ptr + B(a, f)->size - ptr, stream, pool);
 		fb = B(a, f);
 		CcaBlock *rb = B(a, rest);
 		rb->next = fb->next;
@@ -1012,7 +1078,7 @@ carve(CcaAllocator *a, CcaHandle f, uint64_t ptr, uint64_t size)
 	}
 	fb = B(a, f);
 	if (fb->size > size) {
-		CcaHandle after = block_new(a, ptr + size, B(a, f)->size - size, stream, is_small);
+		CcaHandle after = block_new(a, ptr + size, B(a, f)->size - size, stream, pool);
 		fb = B(a, f);
 		CcaBlock *ab = B(a, after);
 		ab->next = fb->next;
@@ -1079,9 +1145,10 @@ cca_allocator_seed_finish(CcaAllocator *a)
 			st->inactive_split_bytes[t].current += (int64_t)b->size;
 		}
 	}
-	CcaStat *arrays[] = {st->allocation, st->segment, st->active, st->inactive_split,
-			     st->allocated_bytes, st->reserved_bytes, st->active_bytes,
-			     st->inactive_split_bytes, st->requested_bytes};
+	CcaStat *arrays[] = {
+		st->allocation,	     st->segment,	 st->active,	   st->inactive_split,
+		st->allocated_bytes, st->reserved_bytes, st->active_bytes, st->inactive_split_bytes,
+		st->requested_bytes};
 	for (size_t i = 0; i < G_N_ELEMENTS(arrays); i++)
 		for (int t = 0; t < CCA_STAT_TYPES; t++)
 			stat_restart(&arrays[i][t]);
@@ -1125,6 +1192,11 @@ cca_allocator_state(const CcaAllocator *a)
 			.is_small = head->is_small,
 			.is_expandable = head->expandable >= 0,
 		};
+		uint32_t mempool = head->pool / 2u;
+		if (mempool > 0) {
+			seg.pool_id[0] = a->mempool_ids[mempool][0];
+			seg.pool_id[1] = a->mempool_ids[mempool][1];
+		}
 		for (CcaHandle b = h; b != CCA_NIL && B(a, b)->mapped; b = B(a, b)->next) {
 			CcaStateBlock sb = {B(a, b)->ptr, B(a, b)->size, B(a, b)->requested_size,
 					    state_of(B(a, b))};
@@ -1151,8 +1223,7 @@ cca_allocator_state_free(GArray *segments)
 
 /* ------------------------------------------------------------ invariants */
 
-static gboolean
-check_fail(GString *why, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static gboolean check_fail(GString *why, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
 static gboolean
 check_fail(GString *why, const char *fmt, ...)
@@ -1178,18 +1249,20 @@ cca_allocator_check_invariants(const CcaAllocator *a, GString *why)
 		if (b->next != CCA_NIL) {
 			const CcaBlock *n = B(a, b->next);
 			if (!n->live || n->prev != h || b->ptr + b->size != n->ptr)
-				return check_fail(why, "block %u at 0x%" G_GINT64_MODIFIER
-						       "x does not tile with its next block",
+				return check_fail(why,
+						  "block %u at 0x%" G_GINT64_MODIFIER
+						  "x does not tile with its next block",
 						  h, b->ptr);
 		}
 		if (b->prev != CCA_NIL && B(a, b->prev)->next != h)
 			return check_fail(why, "block %u: prev link is not mirrored", h);
-		CcaBlockSet expected = !b->mapped ? CCA_SET_UNMAPPED
+		CcaBlockSet expected = !b->mapped			      ? CCA_SET_UNMAPPED
 				       : (b->allocated || b->event_count > 0) ? CCA_SET_NONE
-									       : CCA_SET_BLOCKS;
+									      : CCA_SET_BLOCKS;
 		if (b->set != expected)
-			return check_fail(why, "block %u at 0x%" G_GINT64_MODIFIER
-					       "x is in set %d, expected %d",
+			return check_fail(why,
+					  "block %u at 0x%" G_GINT64_MODIFIER
+					  "x is in set %d, expected %d",
 					  h, b->ptr, b->set, expected);
 		if (b->set != CCA_SET_NONE)
 			in_sets++;
@@ -1202,26 +1275,132 @@ cca_allocator_check_invariants(const CcaAllocator *a, GString *why)
 		}
 	}
 	uint32_t tree_total = 0;
-	for (int i = 0; i < 2; i++)
+	for (uint32_t i = 0; i < 2 * a->n_mempools; i++)
 		tree_total += a->pools[i].blocks.count + a->pools[i].unmapped.count;
 	if (tree_total != in_sets)
 		return check_fail(why, "%u blocks claim a set but the sets hold %u", in_sets,
 				  tree_total);
 	for (int t = CCA_STAT_SMALL_POOL; t <= CCA_STAT_LARGE_POOL; t++) {
 		if (reserved[t] != a->stats.reserved_bytes[t].current)
-			return check_fail(why, "reserved_bytes[%d] %" G_GINT64_FORMAT
-					       " != sum over blocks %" G_GINT64_FORMAT,
+			return check_fail(why,
+					  "reserved_bytes[%d] %" G_GINT64_FORMAT
+					  " != sum over blocks %" G_GINT64_FORMAT,
 					  t, a->stats.reserved_bytes[t].current, reserved[t]);
 		if (allocated[t] != a->stats.allocated_bytes[t].current)
-			return check_fail(why, "allocated_bytes[%d] %" G_GINT64_FORMAT
-					       " != sum over blocks %" G_GINT64_FORMAT,
+			return check_fail(why,
+					  "allocated_bytes[%d] %" G_GINT64_FORMAT
+					  " != sum over blocks %" G_GINT64_FORMAT,
 					  t, a->stats.allocated_bytes[t].current, allocated[t]);
 		if (active[t] != a->stats.active_bytes[t].current)
-			return check_fail(why, "active_bytes[%d] %" G_GINT64_FORMAT
-					       " != sum over blocks %" G_GINT64_FORMAT,
+			return check_fail(why,
+					  "active_bytes[%d] %" G_GINT64_FORMAT
+					  " != sum over blocks %" G_GINT64_FORMAT,
 					  t, a->stats.active_bytes[t].current, active[t]);
 	}
 	if ((uint64_t)(reserved[1] + reserved[2]) != a->total_reserved)
 		return check_fail(why, "total reserved does not match the blocks");
 	return TRUE;
+}
+
+/* ------------------------------------------------ explaining a request */
+
+/* The first block of the segment (or mapped run) that holds H. */
+static CcaHandle
+segment_head(const CcaAllocator *a, CcaHandle h)
+{
+	while (B(a, h)->prev != CCA_NIL && B(a, B(a, h)->prev)->mapped)
+		h = B(a, h)->prev;
+	return h;
+}
+
+/* Classifies why no cached block serves P (find_free_block said no),
+ * following find_free_block's steps. */
+static CcaWhyKind
+explain_miss(const CcaAllocator *a, const AllocParams *p, CcaRequestWhy *why)
+{
+	const CcaPool *pool = p->pool;
+	CcaHandle it = cca_tree_lower_bound(&pool->blocks, a->slab, p->stream, p->size, 0);
+	if (it == CCA_NIL || B(a, it)->stream != p->stream)
+		return why->free_blocks_stream == 0 ? CCA_WHY_EMPTY_POOL : CCA_WHY_TOO_SMALL;
+	if (B(a, it)->expandable >= 0 && !a->settings.expandable_segments) {
+		while (it != CCA_NIL && B(a, it)->expandable >= 0 && B(a, it)->stream == p->stream)
+			it = cca_tree_next(a->slab, it);
+		if (it == CCA_NIL || B(a, it)->stream != p->stream)
+			return CCA_WHY_EXPANDABLE_ONLY;
+	}
+	why->candidate_size = B(a, it)->size;
+	return CCA_WHY_OVERSIZE;
+}
+
+void
+cca_allocator_explain_request(const CcaAllocator *a, uint64_t orig_size, uint64_t stream,
+			      CcaRequestWhy *why)
+{
+	AllocParams p;
+	init_params(a, &p, orig_size, stream);
+	memset(why, 0, sizeof *why);
+	why->orig_size = orig_size;
+	why->size = p.size;
+	why->size_512 = orig_size < K_MIN_BLOCK_SIZE
+				? K_MIN_BLOCK_SIZE
+				: K_MIN_BLOCK_SIZE *
+					  ((orig_size + K_MIN_BLOCK_SIZE - 1) / K_MIN_BLOCK_SIZE);
+	why->alloc_size = p.alloc_size;
+	why->stream = stream;
+	why->small_pool = p.pool->is_small;
+	why->expandable = a->settings.expandable_segments;
+	why->max_split_size = a->settings.max_split_size;
+	why->max_non_split_rounding = a->settings.max_non_split_rounding;
+	why->reserved = a->total_reserved;
+	why->allowed_maximum = cca_allocator_allowed_maximum(a);
+	why->over_cap = a->fraction_set && a->total_reserved + p.alloc_size > a->allowed_maximum;
+	why->device_refuses = a->device->ops->would_refuse(a->device, p.alloc_size);
+	why->would_release = cca_allocator_would_release(a, orig_size, stream);
+
+	/* the pool's free blocks, on this stream and on the others */
+	for (CcaHandle h = cca_tree_first(&p.pool->blocks, a->slab); h != CCA_NIL;
+	     h = cca_tree_next(a->slab, h)) {
+		const CcaBlock *b = B(a, h);
+		if (b->stream == stream) {
+			why->free_bytes_stream += b->size;
+			why->free_blocks_stream++;
+			if (b->size > why->largest_free_stream)
+				why->largest_free_stream = b->size;
+		} else if (b->size > why->largest_free_other) {
+			why->largest_free_other = b->size;
+		}
+	}
+	for (guint i = 0; i < a->pending->len; i++) {
+		const CcaBlock *b = B(a, g_array_index(a->pending, CcaHandle, i));
+		if (b->stream == stream && b->is_small == p.pool->is_small)
+			why->pending_bytes += b->size;
+	}
+	/* free bytes of both pools: stranded beside live blocks, or cached in
+	 * wholly free segments (expandable space is unmappable: cached) */
+	GHashTable *heads = g_hash_table_new(NULL, NULL);
+	for (int i = 0; i < 2; i++)
+		for (CcaHandle h = cca_tree_first(&a->pools[i].blocks, a->slab); h != CCA_NIL;
+		     h = cca_tree_next(a->slab, h)) {
+			const CcaBlock *b = B(a, h);
+			if (b->expandable < 0 && is_split(b)) {
+				why->stranded_bytes += b->size;
+				g_hash_table_add(heads, GUINT_TO_POINTER(segment_head(a, h) + 1));
+			} else {
+				why->cached_bytes += b->size;
+			}
+		}
+	why->stranded_segments = g_hash_table_size(heads);
+	g_hash_table_destroy(heads);
+
+	if (find_free_block(a, p.pool, p.size, stream) != CCA_NIL)
+		why->kind = CCA_WHY_FITS;
+	else
+		why->kind = explain_miss(a, &p, why);
+	if (why->kind == CCA_WHY_FITS || why->kind == CCA_WHY_OVERSIZE) {
+		CcaHandle it = cca_tree_lower_bound(&p.pool->blocks, a->slab, stream, p.size, 0);
+		if (why->kind == CCA_WHY_FITS)
+			it = find_free_block(a, p.pool, p.size, stream);
+		if (it != CCA_NIL && why->candidate_size == 0)
+			why->candidate_size = B(a, it)->size;
+	}
 }

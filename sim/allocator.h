@@ -21,6 +21,10 @@
 
 G_BEGIN_DECLS
 
+/* Private pools (torch.cuda.MemPool, CUDA graphs) one allocator keeps,
+ * the default pool included. */
+#define CCA_MAX_MEMPOOLS 64
+
 /* Handle of a block in the allocator's slab; CCA_NIL is "no block". */
 typedef uint32_t CcaHandle;
 #define CCA_NIL UINT32_MAX
@@ -59,6 +63,20 @@ uint64_t cca_allocator_segment_size(const CcaAllocator *alloc, uint64_t orig_siz
  * after recording an oom (num_ooms counts it; nothing is rolled back). */
 CcaHandle cca_allocator_malloc(CcaAllocator *alloc, uint64_t orig_size, uint64_t stream);
 
+/* malloc(ORIG_SIZE) on STREAM inside the private pool MEMPOOL (an index
+ * from cca_allocator_mempool(); 0 is the default pool). */
+CcaHandle cca_allocator_malloc_in(CcaAllocator *alloc, uint64_t orig_size, uint64_t stream,
+				  uint32_t mempool);
+
+/* The index of the pool with id ID (segment_pool_id; (0,0) is the default
+ * pool, index 0), created on first use; -1 when CCA_MAX_MEMPOOLS are in
+ * use. */
+int cca_allocator_mempool(CcaAllocator *alloc, const int64_t id[2]);
+
+/* Marks private pool MEMPOOL freeable (its MemPool or graph was released):
+ * empty_cache and the retry cascade then release its free segments too. */
+void cca_allocator_mempool_set_freeable(CcaAllocator *alloc, uint32_t mempool, bool freeable);
+
 /* free() of allocated BLOCK.  With DEFERRED (the block was used on another
  * stream: record_stream) the block stays active, pending until
  * cca_allocator_complete_free() or a synchronisation completes it;
@@ -81,6 +99,10 @@ void cca_allocator_empty_cache(CcaAllocator *alloc);
  * memory (garbage collection or the failure cascade) before it returns?
  * Pure: changes nothing. */
 bool cca_allocator_would_release(const CcaAllocator *alloc, uint64_t orig_size, uint64_t stream);
+
+/* cca_allocator_would_release() for a request in private pool MEMPOOL. */
+bool cca_allocator_would_release_in(const CcaAllocator *alloc, uint64_t orig_size, uint64_t stream,
+				    uint32_t mempool);
 
 /* Seeding a state that existed before the trace began (a trace that
  * starts mid-run): segments first, then the live blocks inside them, then
@@ -130,6 +152,7 @@ typedef struct {
 	uint64_t stream;
 	bool is_small;
 	bool is_expandable;
+	int64_t pool_id[2]; /* segment_pool_id; (0, 0) the default pool */
 	const CcaStateBlock *blocks;
 	size_t n_blocks;
 } CcaStateSegment;
@@ -143,6 +166,56 @@ void cca_allocator_state_free(GArray *segments);
  * their pool's set and nowhere else, stats equal sums over blocks).
  * Returns FALSE with a description in WHY on the first violation. */
 gboolean cca_allocator_check_invariants(const CcaAllocator *alloc, GString *why);
+
+/* ------------------------------------------------ explaining a request */
+
+/* Why the allocator would reserve memory for a request (an explain/step
+ * query; see cca_allocator_explain_request()). */
+typedef enum {
+	CCA_WHY_FITS = 0,	 /* a cached block serves it: no new memory */
+	CCA_WHY_EMPTY_POOL,	 /* no free block of this pool on its stream at all */
+	CCA_WHY_TOO_SMALL,	 /* free blocks on the stream, all smaller than the request */
+	CCA_WHY_OVERSIZE,	 /* the max_split_size rules refuse the block that fits */
+	CCA_WHY_EXPANDABLE_ONLY, /* only expandable-segment blocks fit (feature off) */
+} CcaWhyKind;
+
+/* What malloc(orig_size) on `stream` would find in the current state.
+ * Sizes are bytes.  "Free" blocks are mapped, unallocated blocks with no
+ * pending stream events (the pool's free set). */
+typedef struct {
+	uint64_t orig_size;  /* the request, unrounded */
+	uint64_t size;	     /* round_size(): the block size it needs */
+	uint64_t size_512;   /* the request rounded to 512 bytes only */
+	uint64_t alloc_size; /* bytes a new segment (or mapping) would take */
+	uint64_t stream;
+	bool small_pool;  /* size <= 1 MiB */
+	bool expandable;  /* expandable_segments is on */
+	CcaWhyKind kind;  /* CCA_WHY_FITS: served from the cache */
+	uint64_t candidate_size;      /* first free block >= size on the stream, 0 if none */
+	uint64_t max_split_size;      /* UINT64_MAX when unlimited */
+	uint64_t max_non_split_rounding;
+	uint64_t largest_free_stream; /* largest free block of the pool on the stream */
+	uint64_t free_bytes_stream;   /* free bytes of the pool on the stream */
+	uint32_t free_blocks_stream;  /* how many free blocks that is */
+	uint64_t largest_free_other;  /* largest free block of the pool on other streams */
+	uint64_t pending_bytes;	      /* blocks of the pool and stream awaiting deferred frees */
+	uint64_t stranded_bytes;      /* free bytes in segments that also hold live blocks */
+	uint32_t stranded_segments;   /* segments holding such free bytes */
+	uint64_t cached_bytes;	      /* free bytes in wholly free segments (releasable) */
+	uint64_t reserved;	      /* bytes reserved now */
+	uint64_t allowed_maximum;     /* memory-fraction cap, 0 if none */
+	bool over_cap;		      /* reserved + alloc_size would pass the cap */
+	bool device_refuses;	      /* the device would refuse alloc_size now */
+	bool would_release;	      /* malloc would release memory (gc or retry) */
+} CcaRequestWhy;
+
+/* Fills WHY with what malloc(ORIG_SIZE) on STREAM would find in ALLOC's
+ * current state: its rounding, its pool, whether a cached block serves it
+ * and, if not, why (kind), the free space of its pool on that stream and
+ * on others, the free bytes stranded in split segments and the cap.
+ * Pure: changes nothing.  Costs a walk over the free blocks. */
+void cca_allocator_explain_request(const CcaAllocator *alloc, uint64_t orig_size, uint64_t stream,
+				   CcaRequestWhy *why);
 
 G_END_DECLS
 

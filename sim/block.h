@@ -32,6 +32,7 @@ typedef struct {
 	uint32_t event_count;	       /* outstanding stream events (deferred free) */
 	int32_t expandable;	       /* index of its expandable segment, -1 if none */
 	uint8_t is_small;	       /* pool: small (true) or large */
+	uint8_t pool;		       /* index of its pool (CcaAllocator.pools) */
 	uint8_t allocated;
 	uint8_t mapped; /* false only for unmapped expandable address space */
 	uint8_t set;	/* CcaBlockSet */

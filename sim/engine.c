@@ -206,7 +206,8 @@ trace_has_releases(const CcaSnapshot *snap, int device, gboolean *has, GError **
 	CcaEvent ev;
 	GError *local = NULL;
 	while (!*has && cca_event_cursor_next(cursor, &ev, &local))
-		*has = ev.action == CCA_ACTION_SEGMENT_FREE || ev.action == CCA_ACTION_SEGMENT_UNMAP;
+		*has = ev.action == CCA_ACTION_SEGMENT_FREE ||
+		       ev.action == CCA_ACTION_SEGMENT_UNMAP;
 	if (local) {
 		g_propagate_error(error, local);
 		return FALSE;
@@ -292,17 +293,72 @@ typedef struct {
 	CcaDevice *device;
 	Window in;
 	AddrMap live;
-	bool recorded_mode;	    /* trace segment events are expected outputs */
+	bool recorded_mode;	      /* trace segment events are expected outputs */
 	const GArray *empty_cache_at; /* what-if: trace positions of empty_cache */
 	guint next_empty_cache;
 	GArray *empty_cache_found; /* recorded mode: positions found */
 	RecordedAddresses *feed;   /* recorded mode: fed from the trace as it is read */
+	/* segments of private pools (MemPool, graphs) in the final state:
+	 * an alloc inside one was made in that pool */
+	GArray *private_segments; /* PrivateSegment, by address */
 	/* --check */
 	CcaEventCursor *expect;
 	uint64_t expect_read;	  /* entries read from the expect cursor */
 	uint64_t expect_position; /* index of the entry last read */
 	GError *error;
 } Replay;
+
+typedef struct {
+	uint64_t address, size;
+	uint32_t mempool; /* the allocator's index of its pool */
+} PrivateSegment;
+
+static gint
+private_order(gconstpointer a, gconstpointer b)
+{
+	const PrivateSegment *x = a, *y = b;
+	return x->address < y->address ? -1 : x->address > y->address;
+}
+
+/* The private pools of the final state's segments (a 2.11 trace entry
+ * carries no pool id; the segments do). */
+static GArray *
+private_segments_new(const CcaSnapshot *snap, int device, CcaAllocator *alloc)
+{
+	GArray *segs = g_array_new(FALSE, FALSE, sizeof(PrivateSegment));
+	for (guint i = 0; i < snap->segments->len; i++) {
+		const CcaSnapSegment *s = &g_array_index(snap->segments, CcaSnapSegment, i);
+		if (s->device != device || (s->pool_id[0] == 0 && s->pool_id[1] == 0))
+			continue;
+		int k = cca_allocator_mempool(alloc, s->pool_id);
+		if (k <= 0)
+			continue;
+		PrivateSegment ps = {s->address, s->total_size, (uint32_t)k};
+		g_array_append_val(segs, ps);
+	}
+	g_array_sort(segs, private_order);
+	return segs;
+}
+
+/* The pool of the block the trace allocated at ADDR: a private pool when
+ * ADDR lies in one of its segments, else the default pool (0). */
+static uint32_t
+pool_of_address(const Replay *r, uint64_t addr)
+{
+	const GArray *segs = r->private_segments;
+	guint lo = 0, hi = segs ? segs->len : 0;
+	while (lo < hi) {
+		guint mid = (lo + hi) / 2;
+		const PrivateSegment *ps = &g_array_index(segs, PrivateSegment, mid);
+		if (addr < ps->address)
+			hi = mid;
+		else if (addr >= ps->address + ps->size)
+			lo = mid + 1;
+		else
+			return ps->mempool;
+	}
+	return 0;
+}
 
 static void
 describe_event(GString *out, const CcaEvent *ev)
@@ -410,7 +466,8 @@ record_unexpected_oom(Replay *r, const CcaEvent *ev)
 static bool
 replay_alloc(Replay *r, const CcaEvent *ev)
 {
-	CcaHandle h = cca_allocator_malloc(r->alloc, ev->size, ev->stream);
+	CcaHandle h = cca_allocator_malloc_in(r->alloc, ev->size, ev->stream,
+					      pool_of_address(r, ev->addr));
 	note_peak(r);
 	if (h == CCA_NIL) {
 		record_unexpected_oom(r, ev);
@@ -453,7 +510,8 @@ replay_free_requested(Replay *r, const CcaEvent *ev)
 {
 	CcaHandle h = map_get(&r->live, ev->addr);
 	const CcaEvent *next = window_peek(&r->in, 0, &r->error);
-	bool immediate = next && next->action == CCA_ACTION_FREE_COMPLETED && next->addr == ev->addr;
+	bool immediate =
+		next && next->action == CCA_ACTION_FREE_COMPLETED && next->addr == ev->addr;
 	if (immediate)
 		window_pop(&r->in);
 	if (h == CCA_NIL || h == HANDLE_FAILED) {
@@ -506,7 +564,8 @@ replay_release_burst(Replay *r)
 		bool refuse = ev->action == CCA_ACTION_OOM &&
 			      cca_allocator_allowed_maximum(r->alloc) == 0 && !r->opt->capacity_set;
 		device_set_refuse(r->device, refuse);
-		by_malloc = cca_allocator_would_release(r->alloc, ev->size, ev->stream);
+		uint32_t pool = ev->action == CCA_ACTION_ALLOC ? pool_of_address(r, ev->addr) : 0;
+		by_malloc = cca_allocator_would_release_in(r->alloc, ev->size, ev->stream, pool);
 		device_set_refuse(r->device, false);
 	}
 	if (by_malloc) {
@@ -608,18 +667,22 @@ check_final_state(Replay *r)
 			continue;
 		if (mi >= model->len) {
 			msg = g_string_new(NULL);
-			g_string_printf(msg, "final state: the snapshot has segment 0x%" G_GINT64_MODIFIER
-					     "x (%" G_GUINT64_FORMAT " bytes) that the model lacks",
-					s->address, s->total_size);
+			g_string_printf(
+				msg,
+				"final state: the snapshot has segment 0x%" G_GINT64_MODIFIER
+				"x (%" G_GUINT64_FORMAT " bytes) that the model lacks",
+				s->address, s->total_size);
 			break;
 		}
 		const CcaStateSegment *m = &g_array_index(model, CcaStateSegment, mi++);
 		if (m->address != s->address || m->total_size != s->total_size ||
 		    m->n_blocks != s->n_blocks) {
 			msg = g_string_new(NULL);
-			g_string_printf(msg, "final state: snapshot segment 0x%" G_GINT64_MODIFIER
-					     "x of %" G_GUINT64_FORMAT " bytes in %u blocks, model 0x%"
-					     G_GINT64_MODIFIER "x of %" G_GUINT64_FORMAT " in %zu",
+			g_string_printf(msg,
+					"final state: snapshot segment 0x%" G_GINT64_MODIFIER
+					"x of %" G_GUINT64_FORMAT
+					" bytes in %u blocks, model 0x%" G_GINT64_MODIFIER
+					"x of %" G_GUINT64_FORMAT " in %zu",
 					s->address, s->total_size, s->n_blocks, m->address,
 					m->total_size, m->n_blocks);
 			break;
@@ -633,10 +696,11 @@ check_final_state(Replay *r)
 			    sb->state != mb->state ||
 			    (active && sb->requested_size != mb->requested_size)) {
 				msg = g_string_new(NULL);
-				g_string_printf(msg, "final state: block 0x%" G_GINT64_MODIFIER
-						     "x: snapshot %s %" G_GUINT64_FORMAT
-						     " bytes, model 0x%" G_GINT64_MODIFIER
-						     "x %s %" G_GUINT64_FORMAT " bytes",
+				g_string_printf(msg,
+						"final state: block 0x%" G_GINT64_MODIFIER
+						"x: snapshot %s %" G_GUINT64_FORMAT
+						" bytes, model 0x%" G_GINT64_MODIFIER
+						"x %s %" G_GUINT64_FORMAT " bytes",
 						sb->address, state_name(sb->state), sb->size,
 						mb->address, state_name(mb->state), mb->size);
 				break;
@@ -646,8 +710,9 @@ check_final_state(Replay *r)
 	if (!msg && mi < model->len) {
 		const CcaStateSegment *m = &g_array_index(model, CcaStateSegment, mi);
 		msg = g_string_new(NULL);
-		g_string_printf(msg, "final state: the model has segment 0x%" G_GINT64_MODIFIER
-				     "x (%" G_GUINT64_FORMAT " bytes) that the snapshot lacks",
+		g_string_printf(msg,
+				"final state: the model has segment 0x%" G_GINT64_MODIFIER
+				"x (%" G_GUINT64_FORMAT " bytes) that the snapshot lacks",
 				m->address, m->total_size);
 	}
 	cca_allocator_state_free(model);
@@ -775,6 +840,7 @@ run_pass(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaSettings
 	}
 	r.alloc = cca_allocator_new(settings, &limits, r.device, on_model_event, &r);
 	res->allowed_maximum = cca_allocator_allowed_maximum(r.alloc);
+	r.private_segments = private_segments_new(snap, opt->device, r.alloc);
 	window_init(&r.in, snap, opt->device);
 	/* The replayed trace's own addresses arrive as it is read: the
 	 * segment_alloc (or first map) a cudaMalloc borrows precedes the
@@ -795,6 +861,7 @@ run_pass(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaSettings
 		g_propagate_error(error, r.error);
 	res->stats = *cca_allocator_stats(r.alloc);
 	map_clear(&r.live);
+	g_array_free(r.private_segments, TRUE);
 	window_clear(&r.in);
 	if (r.expect)
 		cca_event_cursor_free(r.expect);
@@ -816,8 +883,8 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 	}
 	CcaSettings recorded;
 	cca_settings_init(&recorded);
-	recorded.pytorch_version =
-		opt->pytorch_version ? opt->pytorch_version : cca_replay_guess_pytorch_version(snap);
+	recorded.pytorch_version = opt->pytorch_version ? opt->pytorch_version
+							: cca_replay_guess_pytorch_version(snap);
 	res->pytorch_version = recorded.pytorch_version;
 	if (!cca_settings_from_recorded(&recorded, &snap->settings, error)) {
 		g_prefix_error(error, "%s: recorded allocator_settings: ", snap->source);
@@ -831,8 +898,8 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 		g_autofree char *b = cca_settings_to_string(&recorded);
 		same_settings = strcmp(a, b) == 0 || opt->check;
 	}
-	bool recorded_mode = same_settings && opt->addresses_from == NULL &&
-			     !(opt->force_whatif && !opt->check);
+	bool recorded_mode =
+		same_settings && opt->addresses_from == NULL && !(opt->force_whatif && !opt->check);
 	res->whatif = !recorded_mode;
 	uint64_t total = opt->device_memory ? opt->device_memory : CCA_H200_TOTAL_MEMORY;
 

@@ -15,8 +15,9 @@
 #include "driverva.h"
 
 #define SIM_BASE UINT64_C(0x7f0000000000) /* first synthetic segment address */
-#define SIM_ALIGN UINT64_C(2097152)	   /* synthetic segment alignment */
-#define SIM_VA_BASE UINT64_C(0x300000000) /* first synthetic reservation */
+#define SIM_ALIGN UINT64_C(2097152)	  /* synthetic segment alignment */
+#define SIM_VA_BASE UINT64_C(0x302000000) /* first reservation (H200, driver 580) */
+#define SIM_VA_ALIGN UINT64_C(33554432)	   /* reservations start 32 MiB-aligned */
 
 typedef struct {
 	CcaDevice base;
@@ -29,6 +30,7 @@ typedef struct {
 	size_t reservations_handed;
 	bool refuse;
 	CcaDriverVA *driver; /* CCA_ADDRESS_DRIVER */
+	GArray *released_va; /* uint64_t base, uint64_t size pairs given back */
 } SimDevice;
 
 static bool
@@ -99,22 +101,41 @@ sim_adopt(CcaDevice *dev, uint64_t ptr, uint64_t size)
 		sim->next_up = sim_align_up(ptr + size);
 }
 
+/* cuMemAddressReserve: the driver hands out reservations one after the
+ * other, each 32 MiB-aligned right after the previous one (0x302000000,
+ * 0x2a54000000, 0x51a8000000 in the recorded traces), and gives an address
+ * back to the next reservation of the same size once it is freed. */
 static uint64_t
 sim_reserve(CcaDevice *dev, uint64_t size, uint64_t stream)
 {
 	SimDevice *sim = (SimDevice *)dev;
+	uint64_t base;
 	const GArray *bases = sim->config.reservation_bases;
 	if (sim->config.address_model == CCA_ADDRESS_RECORDED && bases &&
-	    sim->reservations_handed < bases->len)
-		return g_array_index(bases, uint64_t, sim->reservations_handed++);
-	uint64_t ptr = sim->next_va;
-	sim->next_va += sim_align_up(size);
-	return ptr;
+	    sim->reservations_handed < bases->len) {
+		base = g_array_index(bases, uint64_t, sim->reservations_handed++);
+	} else {
+		base = 0;
+		for (guint i = 0; i + 1 < sim->released_va->len; i += 2)
+			if (g_array_index(sim->released_va, uint64_t, i + 1) == size) {
+				base = g_array_index(sim->released_va, uint64_t, i);
+				g_array_remove_range(sim->released_va, i, 2);
+				return base;
+			}
+		base = sim->next_va;
+	}
+	uint64_t end = (base + size + SIM_VA_ALIGN - 1) & ~(SIM_VA_ALIGN - 1);
+	if (end > sim->next_va)
+		sim->next_va = end;
+	return base;
 }
 
 static void
 sim_unreserve(CcaDevice *dev, uint64_t ptr, uint64_t size)
 {
+	SimDevice *sim = (SimDevice *)dev;
+	g_array_append_val(sim->released_va, ptr);
+	g_array_append_val(sim->released_va, size);
 }
 
 static bool
@@ -152,6 +173,7 @@ static void
 sim_destroy(CcaDevice *dev)
 {
 	cca_driver_va_free(((SimDevice *)dev)->driver);
+	g_array_free(((SimDevice *)dev)->released_va, TRUE);
 	g_free(dev);
 }
 
@@ -181,6 +203,7 @@ cca_simdevice_new(const CcaSimDeviceConfig *config)
 	sim->next_up = SIM_BASE;
 	sim->next_down = SIM_BASE;
 	sim->next_va = SIM_VA_BASE;
+	sim->released_va = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	if (config->address_model == CCA_ADDRESS_DRIVER)
 		sim->driver = cca_driver_va_new(SIM_BASE);
 	return &sim->base;

@@ -441,6 +441,30 @@ test_unexpected_oom(void)
 	cca_replay_result_clear(&res);
 }
 
+/* The three tiny snapshots of spec-and-peers: a MemPool allocation
+ * (segment_pool_id (0,1)), a record_stream free, a 10 TiB request the
+ * device refused (with the cascade before it), expandable segments, and
+ * the one-entry enabled="state" buffer. */
+static void
+test_sample(gconstpointer data)
+{
+	g_autofree char *rel = g_strdup_printf("pytorch-2.11/samples/%s", (const char *)data);
+	g_autofree char *path = cca_test_trace_path(rel);
+	GError *error = NULL;
+	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(path, &error);
+	g_assert_no_error(error);
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.check = TRUE;
+	CcaReplayResult res;
+	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
+	if (!res.check_passed)
+		g_test_message("%s", res.check_message);
+	g_assert_true(res.check_passed);
+	g_assert_cmpuint(res.check_compared, ==, snap->n_events[0]);
+	cca_replay_result_clear(&res);
+}
+
 static void
 case_free(gpointer data)
 {
@@ -517,6 +541,9 @@ main(int argc, char **argv)
 	g_ptr_array_free(names, TRUE);
 
 	g_test_add_func("/replay/two-devices", test_two_devices);
+	g_test_add_data_func("/replay/sample/default", "snap_default_2.11.pickle", test_sample);
+	g_test_add_data_func("/replay/sample/expandable", "snap_expandable_2.11.pickle", test_sample);
+	g_test_add_data_func("/replay/sample/state", "snap_state_2.11.pickle", test_sample);
 	g_test_add_func("/replay/spec14-default-run", test_spec14_default_run);
 	g_test_add_func("/replay/empty-cache-recognised", test_empty_cache_recognised);
 	g_test_add_func("/replay/unexpected-oom", test_unexpected_oom);
