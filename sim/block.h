@@ -21,12 +21,12 @@ typedef enum {
 } CcaBlockSet;
 
 typedef struct {
-	uint64_t ptr;		 /* device address of the first byte */
-	uint64_t size;		 /* bytes */
-	uint64_t requested_size; /* unrounded request of the last allocation */
-	uint64_t stream;	 /* allocation stream (key of the free set) */
-	uint64_t gc_count_base;	 /* pool lookup count when inserted in the set */
-	CcaHandle prev, next;	 /* address neighbours inside the segment */
+	uint64_t ptr;		       /* device address of the first byte */
+	uint64_t size;		       /* bytes */
+	uint64_t requested_size;       /* unrounded request of the last allocation */
+	uint64_t stream;	       /* allocation stream (key of the free set) */
+	uint64_t gc_count_base;	       /* pool lookup count when inserted in the set */
+	CcaHandle prev, next;	       /* address neighbours inside the segment */
 	CcaHandle left, right, parent; /* ordered-set links */
 	uint32_t priority;	       /* treap priority */
 	uint32_t event_count;	       /* outstanding stream events (deferred free) */

@@ -11,7 +11,7 @@ G_BEGIN_DECLS
 
 /* What a report says about the run besides the result. */
 typedef struct {
-	const char *trace;	     /* path */
+	const char *trace; /* path */
 	int device;
 	const CcaSettings *settings; /* the settings replayed */
 	double memory_fraction;	     /* 0: none */

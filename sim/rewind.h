@@ -34,14 +34,14 @@ typedef struct {
 	uint64_t size;		 /* block bytes (exact when still live at the end) */
 	uint64_t requested_size; /* unrounded request */
 	uint64_t stream;
-	bool pending;		 /* freed, waiting for its stream events */
-	bool size_exact;	 /* size read from the final state, not inferred */
+	bool pending;	 /* freed, waiting for its stream events */
+	bool size_exact; /* size read from the final state, not inferred */
 } CcaStartBlock;
 
 typedef struct {
-	bool mid_run;	   /* the trace does not start from an empty allocator */
-	GArray *segments;  /* CcaStartSegment, by address */
-	GArray *blocks;	   /* CcaStartBlock, by address */
+	bool mid_run;	     /* the trace does not start from an empty allocator */
+	GArray *segments;    /* CcaStartSegment, by address */
+	GArray *blocks;	     /* CcaStartBlock, by address */
 	uint64_t live_bytes; /* sum of block sizes */
 	bool has_expandable; /* expandable segments at the start (not seeded) */
 } CcaStartState;

@@ -207,8 +207,8 @@ test_best_fit_prefers_smallest_block(void)
 	Fixture f;
 	fixture_setup(&f, NULL, 0);
 	CcaHandle front = cca_allocator_malloc(f.alloc, 5 * MiB, 0); /* 20 MiB segment */
-	CcaHandle back = cca_allocator_malloc(f.alloc, 15 * MiB, 0);  /* its remainder */
-	CcaHandle ten = cca_allocator_malloc(f.alloc, 10 * MiB, 0);   /* 10 MiB segment */
+	CcaHandle back = cca_allocator_malloc(f.alloc, 15 * MiB, 0); /* its remainder */
+	CcaHandle ten = cca_allocator_malloc(f.alloc, 10 * MiB, 0);  /* 10 MiB segment */
 	uint64_t ten_addr = addr_of(&f, ten);
 	g_assert_cmpint(stats(&f)->segment[CCA_STAT_ALL].current, ==, 2);
 	cca_allocator_free_block(f.alloc, ten, false);
@@ -379,7 +379,8 @@ test_stress_random_invariants(void)
 				guint i = g_rand_int_range(rand, 0, live->len);
 				CcaHandle h = g_array_index(live, CcaHandle, i);
 				g_array_remove_index_fast(live, i);
-				cca_allocator_free_block(f.alloc, h, g_rand_int_range(rand, 0, 8) == 0);
+				cca_allocator_free_block(f.alloc, h,
+							 g_rand_int_range(rand, 0, 8) == 0);
 				if (cca_allocator_is_pending(f.alloc, h) &&
 				    g_rand_int_range(rand, 0, 2) == 0)
 					cca_allocator_complete_free(f.alloc, h);
@@ -407,7 +408,8 @@ main(int argc, char **argv)
 	g_test_add_func("/allocator/round-size-one-division-by-version",
 			test_round_size_one_division_by_version);
 	g_test_add_func("/allocator/fraction-one-by-version", test_fraction_one_by_version);
-	g_test_add_func("/allocator/small-pool-packs-one-segment", test_small_pool_packs_one_segment);
+	g_test_add_func("/allocator/small-pool-packs-one-segment",
+			test_small_pool_packs_one_segment);
 	g_test_add_func("/allocator/large-segment-sizes", test_large_segment_sizes);
 	g_test_add_func("/allocator/best-fit-prefers-smallest-block",
 			test_best_fit_prefers_smallest_block);

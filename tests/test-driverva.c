@@ -53,13 +53,14 @@ test_probe(gconstpointer data)
 		g_assert_nonnull(results[r]);
 		long long id, size, rel;
 		char hex[32];
-		g_assert_cmpint(sscanf(results[r], "a %lld %lld %31s %lld", &id, &size, hex, &rel), ==,
-				4);
+		g_assert_cmpint(sscanf(results[r], "a %lld %lld %31s %lld", &id, &size, hex, &rel),
+				==, 4);
 		r++;
 		if ((int64_t)(ptr - first) != rel)
-			g_test_message("%s: segment %lld of %lld bytes: probe %+lld MiB, model %+lld MiB",
-				       name, id, size, rel / 1048576,
-				       (long long)(int64_t)(ptr - first) / 1048576);
+			g_test_message(
+				"%s: segment %lld of %lld bytes: probe %+lld MiB, model %+lld MiB",
+				name, id, size, rel / 1048576,
+				(long long)(int64_t)(ptr - first) / 1048576);
 		g_assert_cmpint((int64_t)(ptr - first), ==, rel);
 		compared++;
 	}

@@ -24,9 +24,9 @@
 #define H200_TOTAL G_GINT64_CONSTANT(150109880320)
 
 typedef struct {
-	char *name;  /* W.C */
-	char *trace; /* the pickle */
-	char *json;  /* memory_stats of the real run */
+	char *name;	     /* W.C */
+	char *trace;	     /* the pickle */
+	char *json;	     /* memory_stats of the real run */
 	char *default_trace; /* what-if: W.default's pickle */
 } Case;
 
@@ -81,9 +81,9 @@ compare_one(const char *name, int64_t value, void *data)
 	g_assert_true(cca_test_json_int(c->json, name, &expected));
 	c->compared++;
 	if (expected != value)
-		g_string_append_printf(c->diffs, " %s: torch %" G_GINT64_FORMAT " model %" G_GINT64_FORMAT
-					 ";",
-				       name, expected, value);
+		g_string_append_printf(
+			c->diffs, " %s: torch %" G_GINT64_FORMAT " model %" G_GINT64_FORMAT ";",
+			name, expected, value);
 }
 
 static void
@@ -121,8 +121,8 @@ test_recorded(gconstpointer data)
 }
 
 static const char *const reserved_keys[] = {
-	"reserved_bytes.", "segment.", "num_device_alloc", "num_device_free",
-	"num_alloc_retries", "num_ooms", NULL,
+	"reserved_bytes.", "segment.", "num_device_alloc", "num_device_free", "num_alloc_retries",
+	"num_ooms",	   NULL,
 };
 
 /* Segment bases the model chose, relative to its first segment. */
@@ -227,7 +227,8 @@ append_segments(CcaSnapshot *into, const CcaSnapshot *from, int d)
 {
 	for (guint i = 0; i < from->segments->len; i++) {
 		CcaSnapSegment seg = g_array_index(from->segments, CcaSnapSegment, i);
-		const CcaSnapBlock *blocks = &g_array_index(from->blocks, CcaSnapBlock, seg.first_block);
+		const CcaSnapBlock *blocks =
+			&g_array_index(from->blocks, CcaSnapBlock, seg.first_block);
 		seg.device = d;
 		seg.first_block = into->blocks->len;
 		g_array_append_vals(into->blocks, blocks, seg.n_blocks);
@@ -250,7 +251,8 @@ test_two_devices(void)
 	both->n_events = g_new0(uint64_t, 2);
 	GError *error = NULL;
 	for (int d = 0; d < 2; d++) {
-		g_autofree char *name = g_strdup_printf("pytorch-2.11/%s.default.pickle.xz", workloads[d]);
+		g_autofree char *name =
+			g_strdup_printf("pytorch-2.11/%s.default.pickle.xz", workloads[d]);
 		g_autofree char *path = cca_test_trace_path(name);
 		parts[d] = cca_snapshot_load(path, &error);
 		g_assert_no_error(error);
@@ -259,7 +261,8 @@ test_two_devices(void)
 		append_segments(both, parts[d], d);
 	}
 	for (int d = 0; d < 2; d++) {
-		g_autofree char *name = g_strdup_printf("pytorch-2.11/%s.default.json", workloads[d]);
+		g_autofree char *name =
+			g_strdup_printf("pytorch-2.11/%s.default.json", workloads[d]);
 		g_autofree char *json_path = cca_test_trace_path(name);
 		g_autofree char *json = read_text(json_path);
 		CcaReplayOptions opt;
@@ -542,7 +545,8 @@ main(int argc, char **argv)
 
 	g_test_add_func("/replay/two-devices", test_two_devices);
 	g_test_add_data_func("/replay/sample/default", "snap_default_2.11.pickle", test_sample);
-	g_test_add_data_func("/replay/sample/expandable", "snap_expandable_2.11.pickle", test_sample);
+	g_test_add_data_func("/replay/sample/expandable", "snap_expandable_2.11.pickle",
+			     test_sample);
 	g_test_add_data_func("/replay/sample/state", "snap_state_2.11.pickle", test_sample);
 	g_test_add_func("/replay/spec14-default-run", test_spec14_default_run);
 	g_test_add_func("/replay/empty-cache-recognised", test_empty_cache_recognised);

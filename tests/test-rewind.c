@@ -18,7 +18,7 @@
 
 typedef struct {
 	const char *trace;
-	double cut;	/* fraction of the events removed from the front */
+	double cut;	 /* fraction of the events removed from the front */
 	double fraction; /* the run's memory fraction */
 } Cut;
 

@@ -12,7 +12,6 @@ char *cca_test_trace_path(const char *relative);
 char *cca_test_data_path(const char *relative);
 
 
-
 /* Finds "KEY": <integer> in the flat JSON text JSON (the memory_stats
  * files of traces/, whose keys are unique); FALSE if absent. */
 gboolean cca_test_json_int(const char *json, const char *key, gint64 *out);

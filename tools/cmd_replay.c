@@ -171,9 +171,9 @@ cca_cmd_replay(int argc, char **argv)
 		{NULL},
 	};
 	g_autoptr(GOptionContext) octx = g_option_context_new("TRACE");
-	g_option_context_set_summary(octx,
-				     "Replays a PyTorch memory snapshot (pickle or msgpack trace)\n"
-				     "through the caching-allocator model and prints memory_stats().");
+	g_option_context_set_summary(
+		octx, "Replays a PyTorch memory snapshot (pickle or msgpack trace)\n"
+		      "through the caching-allocator model and prints memory_stats().");
 	g_option_context_add_main_entries(octx, entries, NULL);
 	GError *error = NULL;
 	if (!g_option_context_parse(octx, &argc, &argv, &error)) {

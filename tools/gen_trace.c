@@ -34,7 +34,10 @@ gen_alloc(Gen *g, uint64_t size, uint64_t stream)
 {
 	uint64_t addr = g->next_addr;
 	g->next_addr += (size + 511) / 512 * 512 + 512;
-	CcaEvent ev = {.addr = addr, .size = size, .stream = stream, .time_us = g->time_us++,
+	CcaEvent ev = {.addr = addr,
+		       .size = size,
+		       .stream = stream,
+		       .time_us = g->time_us++,
 		       .action = CCA_ACTION_ALLOC};
 	g_array_append_val(g->events, ev);
 	return addr;
@@ -43,7 +46,10 @@ gen_alloc(Gen *g, uint64_t size, uint64_t stream)
 static void
 gen_free(Gen *g, uint64_t addr, uint64_t size, uint64_t stream, gboolean complete)
 {
-	CcaEvent ev = {.addr = addr, .size = size, .stream = stream, .time_us = g->time_us++,
+	CcaEvent ev = {.addr = addr,
+		       .size = size,
+		       .stream = stream,
+		       .time_us = g->time_us++,
 		       .action = CCA_ACTION_FREE_REQUESTED};
 	g_array_append_val(g->events, ev);
 	if (complete) {
@@ -55,7 +61,10 @@ gen_free(Gen *g, uint64_t addr, uint64_t size, uint64_t stream, gboolean complet
 static void
 gen_complete(Gen *g, uint64_t addr, uint64_t size, uint64_t stream)
 {
-	CcaEvent ev = {.addr = addr, .size = size, .stream = stream, .time_us = g->time_us++,
+	CcaEvent ev = {.addr = addr,
+		       .size = size,
+		       .stream = stream,
+		       .time_us = g->time_us++,
 		       .action = CCA_ACTION_FREE_COMPLETED};
 	g_array_append_val(g->events, ev);
 }
@@ -108,8 +117,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "gen-trace: %s\n", error ? error->message : "-o FILE is required");
 		return 2;
 	}
-	Gen g = {.snap = cca_snapshot_new(), .target = (uint64_t)n,
-		 .next_addr = UINT64_C(0x7f0000000000), .time_us = 1700000000000000,
+	Gen g = {.snap = cca_snapshot_new(),
+		 .target = (uint64_t)n,
+		 .next_addr = UINT64_C(0x7f0000000000),
+		 .time_us = 1700000000000000,
 		 .rand = g_rand_new_with_seed((guint32)seed)};
 	g.events = g_array_sized_new(FALSE, FALSE, sizeof(CcaEvent), (guint)n + 4096);
 	while (g.events->len < g.target) {
