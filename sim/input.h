@@ -9,14 +9,15 @@
 G_BEGIN_DECLS
 
 /* The bytes of one input file.  `data` is either a read-only mapping of
- * the file or a heap buffer with the decompressed contents. */
+ * the file (its contents, for a pipe) or a heap buffer with the
+ * decompressed contents. */
 typedef struct {
 	const unsigned char *data;
 	size_t len;
-	char *path;	 /* owned */
+	char *path;	     /* owned */
 	gboolean compressed; /* TRUE when data was decompressed */
 	/* private */
-	GMappedFile *mapped;
+	GBytes *bytes; /* the mapping (or a pipe's contents) when not decompressed */
 	unsigned char *heap;
 } CcaInput;
 

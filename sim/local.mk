@@ -14,3 +14,10 @@ libccasim_a_SOURCES = \
 	%D%/report.h %D%/report.c \
 	%D%/sizes.h %D%/sizes.c
 libccasim_a_SOURCES += %D%/json.h %D%/json.c
+# What-if studies (sweep, fit, diff) and the allocator-time cost model.
+libccasim_a_SOURCES += %D%/calibration.h %D%/calibration.c %D%/sweep.h %D%/sweep.c
+# views of a replay: explain, step, timelines, export (issue #8)
+libccasim_a_SOURCES += %D%/follow.h %D%/follow.c %D%/explain.h %D%/explain.c \
+	%D%/stepview.h %D%/stepview.c %D%/timeline.h %D%/timeline.c \
+	%D%/pickle_write.h %D%/pickle_write.c %D%/export.h %D%/export.c
+libccasim_a_SOURCES += %D%/fit.h %D%/fit.c %D%/diff.h %D%/diff.c

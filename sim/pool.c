@@ -107,8 +107,8 @@ cca_tree_erase(CcaTree *tree, CcaBlock *slab, CcaHandle h)
 	CcaBlock *b = &slab[h];
 	/* rotate the node down until it has at most one child */
 	while (b->left != CCA_NIL && b->right != CCA_NIL) {
-		CcaHandle child = slab[b->left].priority > slab[b->right].priority ? b->left
-										     : b->right;
+		CcaHandle child =
+			slab[b->left].priority > slab[b->right].priority ? b->left : b->right;
 		rotate_up(tree, slab, child);
 	}
 	CcaHandle child = b->left != CCA_NIL ? b->left : b->right;

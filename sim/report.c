@@ -47,11 +47,11 @@ cca_report_replay_json(const CcaReportContext *ctx, const CcaReplayResult *res, 
 			"{\"event\": %" G_GUINT64_FORMAT ", \"size\": %" G_GUINT64_FORMAT
 			", \"stream\": %" G_GUINT64_FORMAT ", \"reserved\": %" G_GUINT64_FORMAT
 			", \"allocated\": %" G_GUINT64_FORMAT ", \"free\": %" G_GUINT64_FORMAT
-			", \"largest_free_block\": %" G_GUINT64_FORMAT ", \"count\": %" G_GUINT64_FORMAT
-			", \"stopped\": %s}",
+			", \"largest_free_block\": %" G_GUINT64_FORMAT
+			", \"count\": %" G_GUINT64_FORMAT ", \"stopped\": %s}",
 			res->oom_event, res->oom_size, res->oom_stream, res->oom_reserved,
-			res->oom_allocated, res->oom_free, res->oom_largest_free, res->unexpected_ooms,
-			res->stopped_by_oom ? "true" : "false");
+			res->oom_allocated, res->oom_free, res->oom_largest_free,
+			res->unexpected_ooms, res->stopped_by_oom ? "true" : "false");
 	}
 	g_string_append_printf(out,
 			       ", \"recorded_ooms\": %" G_GUINT64_FORMAT
@@ -72,16 +72,15 @@ cca_report_replay_json(const CcaReportContext *ctx, const CcaReplayResult *res, 
 				       ", \"live_blocks\": %" G_GUINT64_FORMAT
 				       ", \"live_bytes\": %" G_GUINT64_FORMAT
 				       ", \"unplaced_blocks\": %" G_GUINT64_FORMAT "}",
-				       res->start_segments, res->start_blocks, res->start_live_bytes,
-				       res->start_blocks_unplaced);
+				       res->start_segments, res->start_blocks,
+				       res->start_live_bytes, res->start_blocks_unplaced);
 	g_string_append(out, ", \"check\": ");
 	if (!res->check_ran) {
 		g_string_append(out, "null");
 	} else {
-		g_string_append_printf(out,
-				       "{\"passed\": %s, \"compared\": %" G_GUINT64_FORMAT
-				       ", \"message\": ",
-				       res->check_passed ? "true" : "false", res->check_compared);
+		g_string_append_printf(
+			out, "{\"passed\": %s, \"compared\": %" G_GUINT64_FORMAT ", \"message\": ",
+			res->check_passed ? "true" : "false", res->check_compared);
 		cca_json_append_string(out, res->check_message);
 		g_string_append_c(out, '}');
 	}
@@ -108,7 +107,8 @@ append_oom(GString *out, const CcaReportContext *ctx, const CcaReplayResult *res
 	char a[32], b[32], c[32], d[32], e[32];
 	g_string_append_printf(
 		out,
-		"\nOut of memory at event %" G_GUINT64_FORMAT " (the recorded run did not fail here):\n"
+		"\nOut of memory at event %" G_GUINT64_FORMAT
+		" (the recorded run did not fail here):\n"
 		"  CUDA out of memory. Tried to allocate %s. GPU %d has a total capacity of %s of\n"
 		"  which %s is free. Of the allocated memory %s is allocated by PyTorch, and %s\n"
 		"  is reserved by PyTorch but unallocated.\n",
@@ -119,10 +119,10 @@ append_oom(GString *out, const CcaReportContext *ctx, const CcaReplayResult *res
 	if (res->allowed_maximum)
 		g_string_append_printf(out, "  The memory fraction allows this process %s.\n",
 				       cca_size_format(res->allowed_maximum, a));
-	g_string_append_printf(out, "  Largest free cached block: %s.%s\n",
-			       cca_size_format(res->oom_largest_free, a),
-			       res->stopped_by_oom ? " The replay stopped here (--keep-going goes on)."
-						   : "");
+	g_string_append_printf(
+		out, "  Largest free cached block: %s.%s\n",
+		cca_size_format(res->oom_largest_free, a),
+		res->stopped_by_oom ? " The replay stopped here (--keep-going goes on)." : "");
 }
 
 void
@@ -135,18 +135,19 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 			       "%s, device %d: %" G_GUINT64_FORMAT
 			       " events, %s settings \"%s\", PyTorch %u.%u rules",
 			       ctx->trace, ctx->device, res->events,
-			       res->whatif ? "what-if" : "recorded", conf, res->pytorch_version / 100,
-			       res->pytorch_version % 100);
+			       res->whatif ? "what-if" : "recorded", conf,
+			       res->pytorch_version / 100, res->pytorch_version % 100);
 	if (res->allowed_maximum)
 		g_string_append_printf(out, ", cap %s", cca_size_format(res->allowed_maximum, buf));
 	g_string_append(out, "\n");
 	if (res->start_reconstructed)
-		g_string_append_printf(out,
-				       "  the trace starts mid-run: its start was rebuilt from the final "
-				       "state (%" G_GUINT64_FORMAT " segments, %" G_GUINT64_FORMAT
-				       " live blocks, %s)\n",
-				       res->start_segments, res->start_blocks,
-				       cca_size_format(res->start_live_bytes, buf));
+		g_string_append_printf(
+			out,
+			"  the trace starts mid-run: its start was rebuilt from the final "
+			"state (%" G_GUINT64_FORMAT " segments, %" G_GUINT64_FORMAT
+			" live blocks, %s)\n",
+			res->start_segments, res->start_blocks,
+			cca_size_format(res->start_live_bytes, buf));
 	row_bytes(out, "peak reserved", st->reserved_bytes[CCA_STAT_ALL].peak);
 	row_bytes(out, "peak allocated", st->allocated_bytes[CCA_STAT_ALL].peak);
 	row_bytes(out, "peak active", st->active_bytes[CCA_STAT_ALL].peak);

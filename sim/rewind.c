@@ -21,12 +21,12 @@
 #define SMALL_SEGMENT UINT64_C(2097152)
 
 typedef struct {
-	GHashTable *live;     /* trace address → 1: blocks the trace allocated, live */
-	GHashTable *segments; /* segment address → 1: segments the trace created, live */
+	GHashTable *live;	  /* trace address → 1: blocks the trace allocated, live */
+	GHashTable *segments;	  /* segment address → 1: segments the trace created, live */
 	GHashTable *first_stream; /* pre-trace segment address → stream (from its free) */
 	GArray *freed_blocks;	  /* CcaStartBlock: pre-trace blocks freed in the trace */
 	GArray *freed_segments;	  /* CcaStartSegment: pre-trace segments freed in the trace */
-	GHashTable *pending; /* trace address → 1: free_requested, completion not yet seen */
+	GHashTable *pending;	  /* trace address → 1: free_requested, completion not yet seen */
 } Scan;
 
 static gint
@@ -76,7 +76,8 @@ scan_event(Scan *scan, const CcaEvent *ev)
 		break;
 	case CCA_ACTION_FREE_REQUESTED:
 		if (!g_hash_table_remove(scan->live, &ev->addr)) {
-			CcaStartBlock b = {.address = ev->addr, .requested_size = ev->size,
+			CcaStartBlock b = {.address = ev->addr,
+					   .requested_size = ev->size,
 					   .stream = ev->stream};
 			g_array_append_val(scan->freed_blocks, b);
 		}
@@ -85,8 +86,10 @@ scan_event(Scan *scan, const CcaEvent *ev)
 	case CCA_ACTION_FREE_COMPLETED:
 		if (!g_hash_table_remove(scan->pending, &ev->addr)) {
 			/* freed before the trace began: it was pending at the start */
-			CcaStartBlock b = {.address = ev->addr, .requested_size = ev->size,
-					   .stream = ev->stream, .pending = true};
+			CcaStartBlock b = {.address = ev->addr,
+					   .requested_size = ev->size,
+					   .stream = ev->stream,
+					   .pending = true};
 			g_array_append_val(scan->freed_blocks, b);
 		}
 		break;
@@ -95,7 +98,8 @@ scan_event(Scan *scan, const CcaEvent *ev)
 		break;
 	case CCA_ACTION_SEGMENT_FREE:
 		if (!g_hash_table_remove(scan->segments, &ev->addr)) {
-			CcaStartSegment s = {.address = ev->addr, .size = ev->size,
+			CcaStartSegment s = {.address = ev->addr,
+					     .size = ev->size,
 					     .stream = ev->stream,
 					     .is_small = ev->size == SMALL_SEGMENT};
 			g_array_append_val(scan->freed_segments, s);
@@ -204,8 +208,12 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 			if (b->state == CCA_BLOCK_INACTIVE || set_has(scan.live, b->address) ||
 			    set_has(scan.pending, b->address))
 				continue;
-			CcaStartBlock sb = {b->address, b->size, b->requested_size, s->stream,
-					    b->state == CCA_BLOCK_ACTIVE_PENDING_FREE, true};
+			CcaStartBlock sb = {b->address,
+					    b->size,
+					    b->requested_size,
+					    s->stream,
+					    b->state == CCA_BLOCK_ACTIVE_PENDING_FREE,
+					    true};
 			g_array_append_val(start->blocks, sb);
 		}
 	}

@@ -12,8 +12,12 @@
 #include <string.h>
 
 static const char *const figure_names[CCA_FIGURE_COUNT] = {
-	"reserved_bytes.all.peak", "allocated_bytes.all.peak", "segment.all.peak",
-	"num_device_alloc",	   "num_device_free",	       "num_alloc_retries",
+	"reserved_bytes.all.peak",
+	"allocated_bytes.all.peak",
+	"segment.all.peak",
+	"num_device_alloc",
+	"num_device_free",
+	"num_alloc_retries",
 	"num_ooms",
 };
 

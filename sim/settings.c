@@ -171,16 +171,11 @@ static const struct {
 	const char *name;
 	uint32_t since;
 } cca_knob_since[] = {
-	{"expandable_segments", 201},
-	{"release_lock_on_cudamalloc", 202},
-	{"pinned_use_cuda_host_register", 202},
-	{"pinned_num_register_threads", 202},
-	{"max_non_split_rounding_mb", 205},
-	{"pinned_use_background_threads", 205},
-	{"per_process_memory_fraction", 209},
-	{"graph_capture_record_stream_reuse", 209},
-	{"large_segment_size_mb", 211},
-	{"pinned_reserve_segment_size_mb", 211},
+	{"expandable_segments", 201},		{"release_lock_on_cudamalloc", 202},
+	{"pinned_use_cuda_host_register", 202}, {"pinned_num_register_threads", 202},
+	{"max_non_split_rounding_mb", 205},	{"pinned_use_background_threads", 205},
+	{"per_process_memory_fraction", 209},	{"graph_capture_record_stream_reuse", 209},
+	{"large_segment_size_mb", 211},		{"pinned_reserve_segment_size_mb", 211},
 };
 
 static uint32_t
@@ -816,8 +811,8 @@ cca_settings_parse(CcaSettings *settings, const char *conf, GError **error)
 {
 	/* copied first: CONF may be settings->conf */
 	g_autofree char *text = g_strdup(conf ? conf : "");
-	uint32_t version = settings->pytorch_version ? settings->pytorch_version
-						     : CCA_PYTORCH_VERSION_DEFAULT;
+	uint32_t version =
+		settings->pytorch_version ? settings->pytorch_version : CCA_PYTORCH_VERSION_DEFAULT;
 	CcaSettings s;
 
 	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);

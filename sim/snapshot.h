@@ -103,7 +103,7 @@ typedef struct {
  * when the snapshot has none. */
 typedef struct {
 	bool present;
-	char *conf; /* PYTORCH_CUDA_ALLOC_CONF string, "" when unset; owned */
+	char *conf;		/* PYTORCH_CUDA_ALLOC_CONF string, "" when unset; owned */
 	int64_t max_split_size; /* bytes, -1 = unlimited */
 	double garbage_collection_threshold;
 	bool expandable_segments;
@@ -124,10 +124,19 @@ typedef enum {
 typedef struct CcaSnapshot CcaSnapshot;
 typedef struct CcaEventCursor CcaEventCursor;
 
+/* How a cursor over a streamed snapshot (events[d] == NULL) gets its
+ * events: the reader that streams them supplies these.  `next` stores the
+ * next event in *OUT and returns TRUE, or returns FALSE at the end (ERROR
+ * unset) or on corrupt input (ERROR set); `free` releases STATE. */
+typedef struct {
+	gboolean (*next)(void *state, CcaEvent *out, GError **error);
+	void (*free)(void *state);
+} CcaCursorOps;
+
 /* The normalised snapshot.  Tables are public and read-only for users. */
 struct CcaSnapshot {
 	CcaFormat format;
-	char *source; /* path it was read from; owned */
+	char *source;	     /* path it was read from; owned */
 	int pickle_protocol; /* 2..5 for pickles, 0 otherwise */
 	CcaRecordedSettings settings;
 
@@ -140,8 +149,8 @@ struct CcaSnapshot {
 	GArray *stack_offsets; /* uint32_t, n_stacks + 1 entries */
 	GArray *stack_frames;  /* uint32_t frame ids */
 
-	GArray *segments; /* CcaSnapSegment, sorted by address */
-	GArray *blocks;	  /* CcaSnapBlock */
+	GArray *segments;    /* CcaSnapSegment, sorted by address */
+	GArray *blocks;	     /* CcaSnapBlock */
 	GArray *annotations; /* CcaAnnotation */
 
 	int n_devices; /* length of device_traces */
@@ -154,6 +163,9 @@ struct CcaSnapshot {
 	/* private: the backing store of a streamed msgpack trace */
 	void *stream_priv;
 	void (*stream_priv_free)(void *);
+	/* private: opens a streamed cursor over DEVICE's events; returns its
+	 * state and sets *OPS.  Set by the reader that set stream_priv. */
+	void *(*stream_cursor_new)(const CcaSnapshot *snap, int device, const CcaCursorOps **ops);
 };
 
 /* Reads PATH, which may be a pickle or a ccasim msgpack trace, plain or
@@ -161,6 +173,22 @@ struct CcaSnapshot {
  * name).  Returns a new snapshot or NULL with ERROR set to a one-line
  * message naming the file and the byte offset of the problem. */
 CcaSnapshot *cca_snapshot_load(const char *path, GError **error);
+
+/* Builds a snapshot from the LEN bytes of a PyTorch memory-snapshot
+ * pickle at DATA (protocol 2..5, any schema from torch 2.0 to 2.11).  NAME
+ * names the input in error messages ("NAME: offset N: ...").  DATA is only
+ * read during the call; the snapshot copies what it keeps.  Returns NULL
+ * with ERROR (CCA_INPUT_ERROR) set on malformed, hostile or non-snapshot
+ * input. */
+CcaSnapshot *cca_snapshot_load_pickle(const unsigned char *data, size_t len, const char *name,
+				      GError **error);
+
+/* cca_snapshot_load_pickle(), choosing whether the trace entries are
+ * converted while the pickle is parsed (STREAM, the default: their nodes
+ * are recycled batch by batch) or from the complete value graph.  Both
+ * give the same snapshot; the second exists to test that. */
+CcaSnapshot *cca_snapshot_load_pickle_full(const unsigned char *data, size_t len, const char *name,
+					   gboolean stream, GError **error);
 
 /* Returns an empty snapshot owning its tables, for builders (readers,
  * tests).  Free with cca_snapshot_free(). */
@@ -188,15 +216,20 @@ int cca_action_from_name(const char *name, size_t len);
 /* Name of a block state as PyTorch spells it. */
 const char *cca_block_state_name(CcaBlockState state);
 
+/* Parses a block state name, accepting both "active_pending_free" and the
+ * documented "active_awaiting_free"; returns -1 when unknown. */
+int cca_block_state_from_name(const char *name, size_t len);
+
 /* Opens a cursor over device DEVICE's events (in trace order).  Works for
  * in-memory and streamed snapshots alike.  Free with
- * cca_event_cursor_free(). */
+ * cca_event_cursor_free().  DEVICE must be in [0, n_devices) (NULL and a
+ * critical warning otherwise); NULL too when a streamed snapshot's reader
+ * cannot open one. */
 CcaEventCursor *cca_event_cursor_new(const CcaSnapshot *snap, int device);
 
 /* Stores the next event in *OUT and returns TRUE; returns FALSE at the end
  * (ERROR unset) or on corrupt input (ERROR set, naming file and offset). */
-gboolean cca_event_cursor_next(CcaEventCursor *cursor, CcaEvent *out,
-			       GError **error);
+gboolean cca_event_cursor_next(CcaEventCursor *cursor, CcaEvent *out, GError **error);
 
 /* Index of the next event the cursor will return. */
 uint64_t cca_event_cursor_position(const CcaEventCursor *cursor);

@@ -1,3 +1,1309 @@
+/* snapshot_pickle.c - PyTorch memory-snapshot pickles -> CcaSnapshot.
+ *
+ * Reads the value graph of sim/pickle.c against the snapshot schema of
+ * every torch release from 2.0 to 2.11 (spec §2a, §2b): a dict with
+ * `segments` and optional `device_traces`, `allocator_settings` and
+ * `external_annotations`, or a bare list of segments.  Legacy (<= 2.0)
+ * blocks carry `history` instead of `address`/`requested_size`/`frames`.
+ *
+ * The trace entries, nearly all of a big pickle, are converted while it
+ * is parsed: the reader is the parser's consumer (pickle.h) for the inner
+ * lists of `device_traces`, so their nodes are recycled batch by batch
+ * and never all sit in memory.  Everything else is read from the finished
+ * graph.  Both paths run the same code (conv_event()) and give the same
+ * snapshot, table ids included (traces are converted first either way).
+ *
+ * Invariants: keys are classified by the identity of their (memoized) key
+ * node first, through a per-kind "shape" of the last dict's keys, so a
+ * dict costs one pass over its pairs; frames and stacks are interned by
+ * node identity, then by content; no node of a consumer batch
+ * (cca_pickle_transient_has()) is remembered by identity; the whole walk
+ * is charged against a budget proportional to the pickle's size, so
+ * shared containers cannot blow it up.
+ */
 #include "config.h"
 
+#include <string.h>
+#include <sys/mman.h>
+
+#include "pickle.h"
 #include "snapshot.h"
+
+#define CONV_MAX_DEVICES (1 << 16)
+#define CONV_MAX_RESERVE (1u << 24) /* events reserved up front (1 GiB of virtual memory) */
+
+/* ------------------------------------------------------------ pointer map */
+
+/* Open-addressing map from a graph node to a 32-bit id. */
+typedef struct {
+	const void **keys;
+	uint32_t *values;
+	size_t cap; /* power of two */
+	size_t n;
+} PtrMap;
+
+static size_t
+ptrmap_slot(const PtrMap *m, const void *key)
+{
+	uint64_t h = (uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 32) & (m->cap - 1);
+}
+
+static gboolean
+ptrmap_get(const PtrMap *m, const void *key, uint32_t *value)
+{
+	if (m->cap == 0)
+		return FALSE;
+	for (size_t i = ptrmap_slot(m, key);; i = (i + 1) & (m->cap - 1)) {
+		if (m->keys[i] == key) {
+			*value = m->values[i];
+			return TRUE;
+		}
+		if (m->keys[i] == NULL)
+			return FALSE;
+	}
+}
+
+static void ptrmap_put(PtrMap *m, const void *key, uint32_t value);
+
+static void
+ptrmap_grow(PtrMap *m)
+{
+	PtrMap old = *m;
+	m->cap = old.cap ? old.cap * 2 : 64;
+	m->keys = g_new0(const void *, m->cap);
+	m->values = g_new(uint32_t, m->cap);
+	m->n = 0;
+	for (size_t i = 0; i < old.cap; i++)
+		if (old.keys[i] != NULL)
+			ptrmap_put(m, old.keys[i], old.values[i]);
+	g_free(old.keys);
+	g_free(old.values);
+}
+
+/* Adds KEY (not yet present) with VALUE. */
+static void
+ptrmap_put(PtrMap *m, const void *key, uint32_t value)
+{
+	if (2 * (m->n + 1) > m->cap)
+		ptrmap_grow(m);
+	size_t i = ptrmap_slot(m, key);
+	while (m->keys[i] != NULL)
+		i = (i + 1) & (m->cap - 1);
+	m->keys[i] = key;
+	m->values[i] = value;
+	m->n++;
+}
+
+static void
+ptrmap_clear(PtrMap *m)
+{
+	g_free(m->keys);
+	g_free(m->values);
+	memset(m, 0, sizeof *m);
+}
+
+/* ------------------------------------------------------------ keys */
+
+/* Every key of every schema version that the reader uses. */
+typedef enum {
+	K_OTHER = 0,
+	K_ACTION,
+	K_ADDR,
+	K_DEVICE_FREE,
+	K_SIZE,
+	K_STREAM,
+	K_TIME_US,
+	K_COMPILE_CONTEXT,
+	K_USER_METADATA,
+	K_FRAMES,
+	K_POOL_ID,
+	K_DEVICE,
+	K_ADDRESS,
+	K_TOTAL_SIZE,
+	K_ALLOCATED_SIZE,
+	K_ACTIVE_SIZE,
+	K_REQUESTED_SIZE,
+	K_SEGMENT_TYPE,
+	K_SEGMENT_POOL_ID,
+	K_IS_EXPANDABLE,
+	K_BLOCKS,
+	K_STATE,
+	K_HISTORY,
+	K_REAL_SIZE,
+	K_NAME,
+	K_FILENAME,
+	K_LINE,
+	K_STAGE,
+	K_COUNT
+} KeyId;
+
+static const char *const conv_key_names[K_COUNT] = {
+	[K_OTHER] = "",
+	[K_ACTION] = "action",
+	[K_ADDR] = "addr",
+	[K_DEVICE_FREE] = "device_free",
+	[K_SIZE] = "size",
+	[K_STREAM] = "stream",
+	[K_TIME_US] = "time_us",
+	[K_COMPILE_CONTEXT] = "compile_context",
+	[K_USER_METADATA] = "user_metadata",
+	[K_FRAMES] = "frames",
+	[K_POOL_ID] = "pool_id",
+	[K_DEVICE] = "device",
+	[K_ADDRESS] = "address",
+	[K_TOTAL_SIZE] = "total_size",
+	[K_ALLOCATED_SIZE] = "allocated_size",
+	[K_ACTIVE_SIZE] = "active_size",
+	[K_REQUESTED_SIZE] = "requested_size",
+	[K_SEGMENT_TYPE] = "segment_type",
+	[K_SEGMENT_POOL_ID] = "segment_pool_id",
+	[K_IS_EXPANDABLE] = "is_expandable",
+	[K_BLOCKS] = "blocks",
+	[K_STATE] = "state",
+	[K_HISTORY] = "history",
+	[K_REAL_SIZE] = "real_size",
+	[K_NAME] = "name",
+	[K_FILENAME] = "filename",
+	[K_LINE] = "line",
+	[K_STAGE] = "stage",
+};
+
+/* The key nodes of the last dict of one kind, by position, with their
+ * ids: consecutive trace entries share their key nodes in the same order,
+ * so most keys are classified by one pointer compare. */
+#define SHAPE_KEYS 16
+typedef struct {
+	const CcaPickleValue *key[SHAPE_KEYS];
+	uint8_t id[SHAPE_KEYS];
+} Shape;
+
+/* The values of one dict, indexed by KeyId; v[k] is set only when bit k
+ * of `present` is. */
+typedef struct {
+	const CcaPickleValue *v[K_COUNT];
+	uint32_t present;
+	const CcaPickleValue *dict;
+} Fields;
+
+G_STATIC_ASSERT(K_COUNT <= 32);
+
+/* ------------------------------------------------------------ context */
+
+/* A string-table entry remembered by content; `s` is the table's copy. */
+typedef struct {
+	const CcaPickleValue *node; /* last persistent node seen with it */
+	const char *s;
+	uint32_t len;
+	uint32_t id;
+} StrSlot;
+
+/* A device-trace list whose entries were converted while parsing. */
+typedef struct {
+	const CcaPickleValue *list;
+	uint32_t device; /* its index in device_traces, for messages */
+	GArray *events;	 /* CcaEvent; NULL once handed to the snapshot */
+} Claim;
+
+/* Where the walk is, for error messages. */
+typedef enum {
+	WHERE_TOP = 0,
+	WHERE_SEGMENT,
+	WHERE_BLOCK,
+	WHERE_EVENT,
+	WHERE_SETTINGS,
+	WHERE_ANNOTATION,
+} Where;
+
+typedef struct {
+	CcaSnapshot *snap;
+	const char *name;
+	GError **error;
+	uint64_t budget; /* dict pairs and list items still allowed */
+	size_t input_len;
+
+	Where where;
+	uint32_t idx[2];
+	const CcaPickleValue *at; /* container being read, for its offset */
+
+	const CcaPickleTransient *transient; /* nodes not to remember, in consume() */
+	PtrMap keys;			     /* key str node -> KeyId */
+	Shape event_shape, block_shape, segment_shape, frame_shape, other_shape;
+	StrSlot str_cache[256]; /* recent strings by a cheap content hash */
+	PtrMap claims;		/* claimed device-trace list -> index in `claimed` */
+	GArray *claimed;	/* Claim */
+	PtrMap frames;		/* frame dict node -> frame id */
+	PtrMap stacks;		/* frames list node -> stack id */
+	GHashTable *frame_ids;	/* CcaFrame content -> frame id */
+	GHashTable *stack_ids;	/* GBytes of frame ids -> stack id */
+	GArray *scratch;	/* uint32_t frame ids of the stack being built */
+} Conv;
+
+static char *
+conv_where(const Conv *c)
+{
+	switch (c->where) {
+	case WHERE_SEGMENT:
+		return g_strdup_printf("segments[%u]: ", c->idx[0]);
+	case WHERE_BLOCK:
+		return g_strdup_printf("segments[%u].blocks[%u]: ", c->idx[0], c->idx[1]);
+	case WHERE_EVENT:
+		return g_strdup_printf("device_traces[%u][%u]: ", c->idx[0], c->idx[1]);
+	case WHERE_SETTINGS:
+		return g_strdup("allocator_settings: ");
+	case WHERE_ANNOTATION:
+		return g_strdup_printf("external_annotations[%u]: ", c->idx[0]);
+	case WHERE_TOP:
+		break;
+	}
+	return g_strdup("");
+}
+
+static gboolean conv_fail(Conv *c, int code, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+
+static gboolean
+conv_fail(Conv *c, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *what = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	g_autofree char *where = conv_where(c);
+	size_t offset = cca_pickle_offset(c->at);
+	if (offset != (size_t)-1)
+		g_set_error(c->error, CCA_INPUT_ERROR, code, "%s: offset %zu: %s%s", c->name,
+			    offset, where, what);
+	else
+		g_set_error(c->error, CCA_INPUT_ERROR, code, "%s: %s%s", c->name, where, what);
+	return FALSE;
+}
+
+/* Charges N units of work; fails once the pickle's shared objects would
+ * make the walk larger than the pickle itself could justify. */
+static gboolean
+conv_charge(Conv *c, uint64_t n)
+{
+	if (n <= c->budget) {
+		c->budget -= n;
+		return TRUE;
+	}
+	return conv_fail(c, CCA_INPUT_ERROR_LIMIT,
+			 "shared objects expand the pickle beyond any real snapshot's size");
+}
+
+/* "a str", "an int", "None": a value's type for messages. */
+static const char *
+conv_a(const CcaPickleValue *v)
+{
+	switch ((CcaPickleType)v->type) {
+	case CCA_PICKLE_NONE:
+		return "None";
+	case CCA_PICKLE_INT:
+	case CCA_PICKLE_UINT:
+		return "an int";
+	case CCA_PICKLE_BOOL:
+		return "a bool";
+	case CCA_PICKLE_FLOAT:
+		return "a float";
+	case CCA_PICKLE_STR:
+		return "a str";
+	case CCA_PICKLE_LIST:
+		return "a list";
+	case CCA_PICKLE_TUPLE:
+		return "a tuple";
+	case CCA_PICKLE_DICT:
+		return "a dict";
+	case CCA_PICKLE_GLOBAL:
+		return "a global";
+	}
+	return "a value";
+}
+
+static gboolean
+conv_type_error(Conv *c, KeyId key, const CcaPickleValue *v, const char *expected)
+{
+	return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "key '%s' is %s, expected %s",
+			 conv_key_names[key], conv_a(v), expected);
+}
+
+static gboolean
+conv_missing(Conv *c, KeyId key)
+{
+	return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "missing key '%s'", conv_key_names[key]);
+}
+
+static KeyId
+conv_key(Conv *c, const CcaPickleValue *k)
+{
+	uint32_t id;
+	if (ptrmap_get(&c->keys, k, &id))
+		return (KeyId)id;
+	id = K_OTHER;
+	if (k->type == CCA_PICKLE_STR)
+		for (uint32_t i = 1; i < K_COUNT; i++)
+			if (cca_pickle_str_equal(k, conv_key_names[i], strlen(conv_key_names[i])))
+				id = i;
+	if (!cca_pickle_transient_has(c->transient, k))
+		ptrmap_put(&c->keys, k, id);
+	return (KeyId)id;
+}
+
+/* Reads the pairs of DICT into F (the later of duplicate keys wins),
+ * classifying keys through SHAPE first. */
+static gboolean
+conv_fields(Conv *c, const CcaPickleValue *dict, Fields *f, Shape *shape)
+{
+	f->present = 0;
+	f->dict = dict;
+	if (!conv_charge(c, dict->len))
+		return FALSE;
+	for (uint32_t i = 0; i < dict->len; i++) {
+		const CcaPickleValue *k = dict->items[2 * i];
+		KeyId id;
+		if (i < SHAPE_KEYS && shape->key[i] == k) {
+			id = (KeyId)shape->id[i];
+		} else {
+			id = conv_key(c, k);
+			if (i < SHAPE_KEYS && !cca_pickle_transient_has(c->transient, k)) {
+				shape->key[i] = k;
+				shape->id[i] = (uint8_t)id;
+			}
+		}
+		f->v[id] = dict->items[2 * i + 1];
+		f->present |= 1u << id;
+	}
+	return TRUE;
+}
+
+/* F's value for KEY, or NULL when absent or None. */
+static const CcaPickleValue *
+conv_get(const Fields *f, KeyId key)
+{
+	if (!(f->present & (1u << key)))
+		return NULL;
+	const CcaPickleValue *v = f->v[key];
+	return v->type != CCA_PICKLE_NONE ? v : NULL;
+}
+
+/* ------------------------------------------------------------ scalars */
+
+static gboolean
+conv_is_int(const CcaPickleValue *v)
+{
+	return v->type == CCA_PICKLE_INT || v->type == CCA_PICKLE_UINT;
+}
+
+/* An int as its 64-bit pattern (addresses, streams: negative int64
+ * values are reinterpreted).  *OUT is left alone when absent. */
+static gboolean
+conv_bits(Conv *c, const Fields *f, KeyId key, gboolean required, uint64_t *out)
+{
+	const CcaPickleValue *v = conv_get(f, key);
+	if (v == NULL)
+		return required ? conv_missing(c, key) : TRUE;
+	if (!conv_is_int(v))
+		return conv_type_error(c, key, v, "an int");
+	*out = v->type == CCA_PICKLE_UINT ? v->u : (uint64_t)v->i;
+	return TRUE;
+}
+
+/* A byte count: an int >= 0. */
+static gboolean
+conv_size(Conv *c, const Fields *f, KeyId key, gboolean required, uint64_t *out)
+{
+	const CcaPickleValue *v = conv_get(f, key);
+	if (v != NULL && v->type == CCA_PICKLE_INT && v->i < 0)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT,
+				 "key '%s' is negative (%" G_GINT64_FORMAT ")", conv_key_names[key],
+				 (gint64)v->i);
+	return conv_bits(c, f, key, required, out);
+}
+
+/* A signed int in [LO, HI]. */
+static gboolean
+conv_i64(Conv *c, const Fields *f, KeyId key, gboolean required, int64_t lo, int64_t hi,
+	 int64_t *out)
+{
+	const CcaPickleValue *v = conv_get(f, key);
+	if (v == NULL)
+		return required ? conv_missing(c, key) : TRUE;
+	if (!conv_is_int(v))
+		return conv_type_error(c, key, v, "an int");
+	if (v->type == CCA_PICKLE_UINT || v->i < lo || v->i > hi)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "key '%s' is out of range",
+				 conv_key_names[key]);
+	*out = v->i;
+	return TRUE;
+}
+
+static gboolean
+conv_bool(Conv *c, const Fields *f, KeyId key, bool *out)
+{
+	const CcaPickleValue *v = conv_get(f, key);
+	if (v == NULL)
+		return TRUE;
+	if (v->type != CCA_PICKLE_BOOL)
+		return conv_type_error(c, key, v, "a bool");
+	*out = v->b;
+	return TRUE;
+}
+
+/* Interns the str node V.  PyTorch writes some strings afresh for every
+ * entry ("N/A"), so a small cache keyed by content beats one keyed by
+ * node. */
+static uint32_t
+conv_intern(Conv *c, const CcaPickleValue *v)
+{
+	const unsigned char *b = (const unsigned char *)v->s;
+	size_t h = v->len == 0 ? 0 : (v->len * 131u + b[0] * 31u + b[v->len - 1]) & 255;
+	StrSlot *slot = &c->str_cache[h];
+	gboolean keep = !cca_pickle_transient_has(c->transient, v);
+	if (slot->node == v)
+		return slot->id;
+	if (slot->s != NULL && slot->len == v->len && memcmp(slot->s, v->s, v->len) == 0) {
+		if (keep)
+			slot->node = v;
+		return slot->id;
+	}
+	uint32_t id = cca_snapshot_intern(c->snap, v->s, v->len);
+	slot->node = keep ? v : NULL;
+	slot->s = cca_snapshot_string(c->snap, id);
+	slot->len = (uint32_t)strlen(slot->s);
+	slot->id = id;
+	return id;
+}
+
+/* An optional str as a string id (CCA_ID_NONE when absent). */
+static gboolean
+conv_str(Conv *c, const Fields *f, KeyId key, uint32_t *out)
+{
+	const CcaPickleValue *v = conv_get(f, key);
+	*out = CCA_ID_NONE;
+	if (v == NULL)
+		return TRUE;
+	if (v->type != CCA_PICKLE_STR)
+		return conv_type_error(c, key, v, "a str");
+	*out = conv_intern(c, v);
+	return TRUE;
+}
+
+/* A (int, int) pool id; *PRESENT tells whether the key was there. */
+static gboolean
+conv_pool(Conv *c, const Fields *f, KeyId key, int64_t pool[2], bool *present)
+{
+	const CcaPickleValue *v = conv_get(f, key);
+	pool[0] = pool[1] = 0;
+	*present = v != NULL;
+	if (v == NULL)
+		return TRUE;
+	if ((v->type != CCA_PICKLE_TUPLE && v->type != CCA_PICKLE_LIST) || v->len != 2 ||
+	    v->items[0]->type != CCA_PICKLE_INT || v->items[1]->type != CCA_PICKLE_INT)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT,
+				 "key '%s' is not a pair of ints (%s of %u)", conv_key_names[key],
+				 conv_a(v), v->len);
+	pool[0] = v->items[0]->i;
+	pool[1] = v->items[1]->i;
+	return TRUE;
+}
+
+/* ------------------------------------------------------------ frames */
+
+static guint
+conv_frame_hash(gconstpointer p)
+{
+	const CcaFrame *fr = p;
+	return fr->name * 31u + fr->filename * 1000003u + (guint)fr->line * 7919u;
+}
+
+static gboolean
+conv_frame_equal(gconstpointer a, gconstpointer b)
+{
+	const CcaFrame *x = a, *y = b;
+	return x->name == y->name && x->filename == y->filename && x->line == y->line;
+}
+
+/* Interns one frame dict: {name, filename, line}. */
+static gboolean
+conv_frame(Conv *c, const CcaPickleValue *v, uint32_t index, uint32_t *out)
+{
+	if (ptrmap_get(&c->frames, v, out))
+		return TRUE;
+	if (v->type != CCA_PICKLE_DICT)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "frames[%u] is %s, expected a dict",
+				 index, conv_a(v));
+	Fields f;
+	CcaFrame fr = {0, 0, 0};
+	if (!conv_fields(c, v, &f, &c->frame_shape) || !conv_str(c, &f, K_NAME, &fr.name) ||
+	    !conv_str(c, &f, K_FILENAME, &fr.filename) ||
+	    !conv_i64(c, &f, K_LINE, FALSE, INT64_MIN, INT64_MAX, &fr.line))
+		return FALSE;
+	gpointer id;
+	if (g_hash_table_lookup_extended(c->frame_ids, &fr, NULL, &id)) {
+		*out = GPOINTER_TO_UINT(id);
+	} else {
+		*out = c->snap->frames->len;
+		g_array_append_val(c->snap->frames, fr);
+		g_hash_table_insert(c->frame_ids, g_memdup2(&fr, sizeof fr),
+				    GUINT_TO_POINTER(*out));
+	}
+	if (!cca_pickle_transient_has(c->transient, v))
+		ptrmap_put(&c->frames, v, *out);
+	return TRUE;
+}
+
+/* Appends the stack in c->scratch to the stack table (or finds it). */
+static uint32_t
+conv_add_stack(Conv *c)
+{
+	CcaSnapshot *snap = c->snap;
+	GArray *ids = c->scratch;
+	if (ids->len == 0)
+		return 0;
+	GBytes *key = g_bytes_new(ids->data, ids->len * sizeof(uint32_t));
+	gpointer found;
+	if (g_hash_table_lookup_extended(c->stack_ids, key, NULL, &found)) {
+		g_bytes_unref(key);
+		return GPOINTER_TO_UINT(found);
+	}
+	uint32_t id = cca_snapshot_n_stacks(snap);
+	g_array_append_vals(snap->stack_frames, ids->data, ids->len);
+	uint32_t end = snap->stack_frames->len;
+	g_array_append_val(snap->stack_offsets, end);
+	g_hash_table_insert(c->stack_ids, key, GUINT_TO_POINTER(id));
+	return id;
+}
+
+/* A `frames` list as a stack id (0 for absent or empty). */
+static gboolean
+conv_stack(Conv *c, const CcaPickleValue *v, uint32_t *out)
+{
+	*out = 0;
+	if (v == NULL || v->type == CCA_PICKLE_NONE)
+		return TRUE;
+	if (ptrmap_get(&c->stacks, v, out))
+		return TRUE;
+	if (v->type != CCA_PICKLE_LIST && v->type != CCA_PICKLE_TUPLE)
+		return conv_type_error(c, K_FRAMES, v, "a list");
+	if (!conv_charge(c, v->len))
+		return FALSE;
+	g_array_set_size(c->scratch, 0);
+	for (uint32_t i = 0; i < v->len; i++) {
+		uint32_t frame;
+		if (!conv_frame(c, v->items[i], i, &frame))
+			return FALSE;
+		g_array_append_val(c->scratch, frame);
+	}
+	*out = conv_add_stack(c);
+	if (!cca_pickle_transient_has(c->transient, v))
+		ptrmap_put(&c->stacks, v, *out);
+	return TRUE;
+}
+
+/* ------------------------------------------------------------ events */
+
+static gboolean
+conv_action(Conv *c, const Fields *f, CcaAction *out)
+{
+	const CcaPickleValue *v = conv_get(f, K_ACTION);
+	if (v == NULL)
+		return conv_missing(c, K_ACTION);
+	if (v->type != CCA_PICKLE_STR)
+		return conv_type_error(c, K_ACTION, v, "a str");
+	/* PyTorch makes a new str per entry, so caching by node is useless;
+	 * a length-bucketed compare is cheap. */
+	int action = cca_action_from_name(v->s, v->len);
+	if (action < 0) {
+		g_autofree char *name = cca_pickle_repr(v, 0);
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "unknown action %s", name);
+	}
+	*out = (CcaAction)action;
+	return TRUE;
+}
+
+static gboolean
+conv_event(Conv *c, const CcaPickleValue *v, CcaEvent *ev)
+{
+	memset(ev, 0, sizeof *ev);
+	if (v->type != CCA_PICKLE_DICT)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "trace entry is %s, expected a dict",
+				 conv_a(v));
+	Fields f;
+	CcaAction action = CCA_ACTION_ALLOC;
+	bool has_pool = false;
+	ev->time_us = CCA_TIME_NONE;
+	if (!conv_fields(c, v, &f, &c->event_shape) || !conv_action(c, &f, &action))
+		return FALSE;
+	ev->action = (uint8_t)action;
+	/* An oom entry records the free device memory in place of addr. */
+	KeyId addr =
+		action == CCA_ACTION_OOM && conv_get(&f, K_ADDR) == NULL ? K_DEVICE_FREE : K_ADDR;
+	if (!conv_bits(c, &f, addr, TRUE, &ev->addr) ||
+	    !conv_size(c, &f, K_SIZE, TRUE, &ev->size) ||
+	    !conv_bits(c, &f, K_STREAM, FALSE, &ev->stream) ||
+	    !conv_i64(c, &f, K_TIME_US, FALSE, INT64_MIN, INT64_MAX, &ev->time_us) ||
+	    !conv_str(c, &f, K_COMPILE_CONTEXT, &ev->compile_context) ||
+	    !conv_str(c, &f, K_USER_METADATA, &ev->user_metadata) ||
+	    !conv_stack(c, conv_get(&f, K_FRAMES), &ev->stack) ||
+	    !conv_pool(c, &f, K_POOL_ID, ev->pool_id, &has_pool))
+		return FALSE;
+	ev->has_pool_id = has_pool;
+	return TRUE;
+}
+
+/* Asks for transparent huge pages over the LEN bytes at P: filling a big
+ * array page by page costs more in faults than in writes. */
+static void
+conv_advise_huge(void *p, size_t len)
+{
+#ifdef MADV_HUGEPAGE
+	const uintptr_t huge = (uintptr_t)2 << 20;
+	uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+	uintptr_t hi = ((uintptr_t)p + len) & ~(huge - 1);
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)len;
+#endif
+}
+
+/* The events consumed from LIST while parsing (a new empty array when
+ * none); the caller owns the result. */
+static GArray *
+conv_take_claimed(Conv *c, const CcaPickleValue *list)
+{
+	uint32_t i;
+	if (!ptrmap_get(&c->claims, list, &i))
+		return g_array_new(FALSE, FALSE, sizeof(CcaEvent));
+	Claim *cl = &g_array_index(c->claimed, Claim, i);
+	if (cl->events == NULL) {
+		/* The same list twice in device_traces: copy the first. */
+		GArray *first = c->snap->events[cl->device];
+		GArray *copy = g_array_sized_new(FALSE, FALSE, sizeof(CcaEvent), first->len);
+		g_array_append_vals(copy, first->data, first->len);
+		return copy;
+	}
+	GArray *events = cl->events;
+	cl->events = NULL;
+	return events;
+}
+
+/* The pickle consumer's claim(): takes the inner lists of device_traces,
+ * recognised by the stack below them while the top-level dict is being
+ * filled: the str 'device_traces', the outer list, then either the inner
+ * list itself or a MARK and the inner lists before it. */
+static gboolean
+conv_claim(void *user, const CcaPickleStack *st)
+{
+	Conv *c = user;
+	const CcaPickleValue *list = st->stack[st->depth - 1];
+	uint32_t index;
+	if (ptrmap_get(&c->claims, list, &index))
+		return TRUE; /* its next batch */
+	size_t top = st->depth - 1;
+	size_t mark = st->n_marks > 0 ? st->marks[st->n_marks - 1] : 0;
+	size_t outer_at;
+	if (st->n_marks > 0 && mark >= 2 && mark <= top)
+		outer_at = mark - 1; /* [K, O, MARK, L0, ..., L] */
+	else if ((st->n_marks == 0 || mark < top) && top >= 2)
+		outer_at = top - 1; /* [K, O, L] */
+	else
+		return FALSE;
+	const CcaPickleValue *outer = st->stack[outer_at];
+	const CcaPickleValue *key = st->stack[outer_at - 1];
+	if (outer->type != CCA_PICKLE_LIST || !cca_pickle_str_equal(key, "device_traces", 13) ||
+	    c->claimed->len >= CONV_MAX_DEVICES)
+		return FALSE;
+	/* Reserve room for as many entries as the input could hold (one
+	 * takes 32 bytes at least): pages never written cost nothing, while
+	 * growing a big array copies it. */
+	guint reserve = c->claimed->len == 0 ? (guint)MIN(c->input_len / 32, CONV_MAX_RESERVE) : 64;
+	Claim cl = {list, outer->len + (uint32_t)(top - outer_at - 1),
+		    g_array_sized_new(FALSE, FALSE, sizeof(CcaEvent), reserve)};
+	conv_advise_huge(cl.events->data, (size_t)reserve * sizeof(CcaEvent));
+	ptrmap_put(&c->claims, list, c->claimed->len);
+	g_array_append_val(c->claimed, cl);
+	return TRUE;
+}
+
+/* The pickle consumer's consume(): converts a batch of trace entries. */
+static gboolean
+conv_consume(void *user, const CcaPickleValue *list, CcaPickleValue *const *items, size_t n,
+	     const CcaPickleTransient *transient, GError **error)
+{
+	Conv *c = user;
+	uint32_t index;
+	if (!ptrmap_get(&c->claims, list, &index))
+		g_assert_not_reached();
+	Claim *cl = &g_array_index(c->claimed, Claim, index);
+	if (!conv_charge(c, n))
+		return FALSE;
+	c->transient = transient;
+	c->where = WHERE_EVENT;
+	c->idx[0] = cl->device;
+	guint first = cl->events->len;
+	g_array_set_size(cl->events, first + n);
+	gboolean ok = TRUE;
+	for (size_t i = 0; ok && i < n; i++) {
+		c->idx[1] = (uint32_t)(first + i);
+		c->at = items[i];
+		ok = conv_event(c, items[i], &g_array_index(cl->events, CcaEvent, first + i));
+	}
+	c->transient = NULL;
+	c->at = NULL;
+	(void)error; /* the same GError** as c->error */
+	return ok;
+}
+
+static gboolean
+conv_device_trace(Conv *c, uint32_t device, const CcaPickleValue *list)
+{
+	CcaSnapshot *snap = c->snap;
+	c->where = WHERE_TOP;
+	c->at = list;
+	if (list->type != CCA_PICKLE_LIST)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT,
+				 "device_traces[%u] is %s, expected a list", device, conv_a(list));
+	if (!conv_charge(c, list->len))
+		return FALSE;
+	/* Entries consumed while parsing come first: once a list has stored
+	 * items the parser never claims it again. */
+	GArray *events = conv_take_claimed(c, list);
+	guint first = events->len;
+	snap->events[device] = events;
+	g_array_set_size(events, first + list->len);
+	c->where = WHERE_EVENT;
+	c->idx[0] = device;
+	for (uint32_t i = 0; i < list->len; i++) {
+		c->idx[1] = first + i;
+		c->at = list->items[i];
+		if (!conv_event(c, list->items[i], &g_array_index(events, CcaEvent, first + i)))
+			return FALSE;
+	}
+	snap->n_events[device] = events->len;
+	return TRUE;
+}
+
+static gboolean
+conv_device_traces(Conv *c, const CcaPickleValue *traces)
+{
+	CcaSnapshot *snap = c->snap;
+	c->at = traces;
+	if (traces->type != CCA_PICKLE_LIST)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT,
+				 "'device_traces' is %s, expected a list", conv_a(traces));
+	if (traces->len > CONV_MAX_DEVICES)
+		return conv_fail(c, CCA_INPUT_ERROR_LIMIT,
+				 "'device_traces' lists %u devices (max %d)", traces->len,
+				 CONV_MAX_DEVICES);
+	if (!conv_charge(c, traces->len))
+		return FALSE;
+	snap->n_devices = (int)traces->len;
+	for (uint32_t d = 0; d < traces->len; d++)
+		if (!conv_device_trace(c, d, traces->items[d]))
+			return FALSE;
+	return TRUE;
+}
+
+/* ------------------------------------------------------------ segments */
+
+/* Legacy (<= 2.0) blocks: requested size and frames from history[0]. */
+static gboolean
+conv_block_history(Conv *c, const Fields *f, CcaSnapBlock *b, const CcaPickleValue **frames)
+{
+	const CcaPickleValue *h = conv_get(f, K_HISTORY);
+	if (h == NULL)
+		return TRUE;
+	if (h->type != CCA_PICKLE_LIST)
+		return conv_type_error(c, K_HISTORY, h, "a list");
+	if (h->len == 0)
+		return TRUE;
+	if (h->items[0]->type != CCA_PICKLE_DICT)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "history[0] is %s, expected a dict",
+				 conv_a(h->items[0]));
+	Fields hf;
+	if (!conv_fields(c, h->items[0], &hf, &c->other_shape))
+		return FALSE;
+	if (conv_get(f, K_REQUESTED_SIZE) == NULL &&
+	    !conv_size(c, &hf, K_REAL_SIZE, FALSE, &b->requested_size))
+		return FALSE;
+	if (*frames == NULL)
+		*frames = conv_get(&hf, K_FRAMES);
+	return TRUE;
+}
+
+/* One block at address *NEXT (the segment's prefix sum), which it
+ * advances. */
+static gboolean
+conv_block(Conv *c, const CcaPickleValue *v, uint64_t *next)
+{
+	if (v->type != CCA_PICKLE_DICT)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "block is %s, expected a dict",
+				 conv_a(v));
+	Fields f;
+	CcaSnapBlock b;
+	memset(&b, 0, sizeof b);
+	b.address = *next;
+	if (!conv_fields(c, v, &f, &c->block_shape) || !conv_size(c, &f, K_SIZE, TRUE, &b.size) ||
+	    !conv_bits(c, &f, K_ADDRESS, FALSE, &b.address))
+		return FALSE;
+	if (b.address != *next)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT,
+				 "block address %" G_GUINT64_FORMAT
+				 " is not where the previous blocks end (%" G_GUINT64_FORMAT ")",
+				 (guint64)b.address, (guint64)*next);
+	const CcaPickleValue *state = conv_get(&f, K_STATE);
+	if (state == NULL)
+		return conv_missing(c, K_STATE);
+	int s = state->type == CCA_PICKLE_STR ? cca_block_state_from_name(state->s, state->len)
+					      : -1;
+	if (s < 0) {
+		g_autofree char *r = cca_pickle_repr(state, 0);
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "unknown block state %s", r);
+	}
+	b.state = (uint8_t)s;
+	b.requested_size = b.size;
+	const CcaPickleValue *frames = conv_get(&f, K_FRAMES);
+	if (!conv_block_history(c, &f, &b, &frames) ||
+	    !conv_size(c, &f, K_REQUESTED_SIZE, FALSE, &b.requested_size) ||
+	    !conv_stack(c, frames, &b.stack))
+		return FALSE;
+	*next = b.address + b.size;
+	g_array_append_val(c->snap->blocks, b);
+	return TRUE;
+}
+
+static gboolean
+conv_segment_type(Conv *c, const Fields *f, bool *is_small)
+{
+	const CcaPickleValue *v = conv_get(f, K_SEGMENT_TYPE);
+	if (v == NULL)
+		return conv_missing(c, K_SEGMENT_TYPE);
+	if (cca_pickle_str_equal(v, "small", 5) || cca_pickle_str_equal(v, "large", 5)) {
+		*is_small = v->s[0] == 's';
+		return TRUE;
+	}
+	g_autofree char *r = cca_pickle_repr(v, 0);
+	return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "unknown segment_type %s", r);
+}
+
+/* Sums of the segment's blocks, for fields older versions lack. */
+static void
+conv_segment_sums(const CcaSnapshot *snap, const CcaSnapSegment *seg, uint64_t *allocated,
+		  uint64_t *active, uint64_t *requested)
+{
+	*allocated = *active = *requested = 0;
+	for (uint32_t i = 0; i < seg->n_blocks; i++) {
+		const CcaSnapBlock *b =
+			&g_array_index(snap->blocks, CcaSnapBlock, seg->first_block + i);
+		if (b->state == CCA_BLOCK_ACTIVE_ALLOCATED)
+			*allocated += b->size;
+		if (b->state != CCA_BLOCK_INACTIVE) {
+			*active += b->size;
+			*requested += b->requested_size;
+		}
+	}
+}
+
+static gboolean
+conv_blocks(Conv *c, const Fields *f, CcaSnapSegment *seg)
+{
+	const CcaPickleValue *blocks = conv_get(f, K_BLOCKS);
+	if (blocks == NULL)
+		return conv_missing(c, K_BLOCKS);
+	if (blocks->type != CCA_PICKLE_LIST)
+		return conv_type_error(c, K_BLOCKS, blocks, "a list");
+	if (!conv_charge(c, blocks->len))
+		return FALSE;
+	seg->first_block = c->snap->blocks->len;
+	uint64_t next = seg->address;
+	c->where = WHERE_BLOCK;
+	for (uint32_t i = 0; i < blocks->len; i++) {
+		c->idx[1] = i;
+		c->at = blocks->items[i];
+		if (!conv_block(c, blocks->items[i], &next))
+			return FALSE;
+	}
+	c->where = WHERE_SEGMENT;
+	c->at = f->dict;
+	seg->n_blocks = blocks->len;
+	if (next - seg->address != seg->total_size)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT,
+				 "blocks cover %" G_GUINT64_FORMAT
+				 " bytes of the segment's %" G_GUINT64_FORMAT,
+				 (guint64)(next - seg->address), (guint64)seg->total_size);
+	return TRUE;
+}
+
+static gboolean
+conv_segment(Conv *c, const CcaPickleValue *v)
+{
+	if (v->type != CCA_PICKLE_DICT)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "segment is %s, expected a dict",
+				 conv_a(v));
+	Fields f;
+	CcaSnapSegment seg;
+	int64_t device = 0;
+	bool has_pool;
+	memset(&seg, 0, sizeof seg);
+	if (!conv_fields(c, v, &f, &c->segment_shape) ||
+	    !conv_i64(c, &f, K_DEVICE, FALSE, 0, INT32_MAX, &device) ||
+	    !conv_bits(c, &f, K_ADDRESS, TRUE, &seg.address) ||
+	    !conv_size(c, &f, K_TOTAL_SIZE, TRUE, &seg.total_size) ||
+	    !conv_bits(c, &f, K_STREAM, FALSE, &seg.stream) ||
+	    !conv_segment_type(c, &f, &seg.is_small) ||
+	    !conv_pool(c, &f, K_SEGMENT_POOL_ID, seg.pool_id, &has_pool) ||
+	    !conv_bool(c, &f, K_IS_EXPANDABLE, &seg.is_expandable) ||
+	    !conv_stack(c, conv_get(&f, K_FRAMES), &seg.stack) || !conv_blocks(c, &f, &seg))
+		return FALSE;
+	seg.device = (int32_t)device;
+	conv_segment_sums(c->snap, &seg, &seg.allocated_size, &seg.active_size,
+			  &seg.requested_size);
+	if (!conv_size(c, &f, K_ALLOCATED_SIZE, FALSE, &seg.allocated_size) ||
+	    !conv_size(c, &f, K_ACTIVE_SIZE, FALSE, &seg.active_size) ||
+	    !conv_size(c, &f, K_REQUESTED_SIZE, FALSE, &seg.requested_size))
+		return FALSE;
+	g_array_append_val(c->snap->segments, seg);
+	return TRUE;
+}
+
+static int
+conv_segment_cmp(gconstpointer a, gconstpointer b)
+{
+	const CcaSnapSegment *x = a, *y = b;
+	if (x->address != y->address)
+		return x->address < y->address ? -1 : 1;
+	return (x->device > y->device) - (x->device < y->device);
+}
+
+/* Sorts the segments by address (PyTorch already does), keeping each
+ * segment's blocks contiguous and in segment order. */
+static void
+conv_sort_segments(CcaSnapshot *snap)
+{
+	GArray *segs = snap->segments;
+	gboolean sorted = TRUE;
+	for (guint i = 1; i < segs->len && sorted; i++)
+		sorted = conv_segment_cmp(&g_array_index(segs, CcaSnapSegment, i - 1),
+					  &g_array_index(segs, CcaSnapSegment, i)) <= 0;
+	if (sorted)
+		return;
+	g_array_sort(segs, conv_segment_cmp);
+	GArray *blocks = g_array_sized_new(FALSE, FALSE, sizeof(CcaSnapBlock), snap->blocks->len);
+	for (guint i = 0; i < segs->len; i++) {
+		CcaSnapSegment *s = &g_array_index(segs, CcaSnapSegment, i);
+		g_array_append_vals(blocks,
+				    &g_array_index(snap->blocks, CcaSnapBlock, s->first_block),
+				    s->n_blocks);
+		s->first_block = blocks->len - s->n_blocks;
+	}
+	g_array_unref(snap->blocks);
+	snap->blocks = blocks;
+}
+
+static gboolean
+conv_segments(Conv *c, const CcaPickleValue *list)
+{
+	c->where = WHERE_TOP;
+	c->at = list;
+	if (list->type != CCA_PICKLE_LIST)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "'segments' is %s, expected a list",
+				 conv_a(list));
+	if (!conv_charge(c, list->len))
+		return FALSE;
+	for (uint32_t i = 0; i < list->len; i++) {
+		c->where = WHERE_SEGMENT;
+		c->idx[0] = i;
+		c->at = list->items[i];
+		if (!conv_segment(c, list->items[i]))
+			return FALSE;
+	}
+	conv_sort_segments(c->snap);
+	return TRUE;
+}
+
+/* ------------------------------------------------------------ settings */
+
+/* roundup_power2_divisions: {"1": n, "2": n, ... "32768": n} (or a list
+ * of 16 ints), index log2 of the MiB bucket. */
+static gboolean
+conv_roundup(Conv *c, const CcaPickleValue *v, uint32_t out[16])
+{
+	if (v->type != CCA_PICKLE_DICT && v->type != CCA_PICKLE_LIST)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT,
+				 "roundup_power2_divisions is %s, expected a dict", conv_a(v));
+	gboolean dict = v->type == CCA_PICKLE_DICT;
+	if (!conv_charge(c, v->len))
+		return FALSE;
+	for (uint32_t i = 0; i < v->len; i++) {
+		const CcaPickleValue *key = dict ? v->items[2 * i] : NULL;
+		const CcaPickleValue *val = dict ? v->items[2 * i + 1] : v->items[i];
+		int index = -1;
+		if (key == NULL)
+			index = i < 16 ? (int)i : -1;
+		for (int b = 0; key != NULL && b < 16 && index < 0; b++) {
+			char name[8];
+			g_snprintf(name, sizeof name, "%d", 1 << b);
+			if (cca_pickle_str_equal(key, name, strlen(name)))
+				index = b;
+		}
+		if (index < 0)
+			continue; /* not a bucket this model knows */
+		if (val->type != CCA_PICKLE_INT || val->i < 0 || val->i > UINT32_MAX)
+			return conv_fail(c, CCA_INPUT_ERROR_CORRUPT,
+					 "roundup_power2_divisions[%d] is not a small int >= 0",
+					 1 << index);
+		out[index] = (uint32_t)val->i;
+	}
+	return TRUE;
+}
+
+static gboolean
+conv_settings(Conv *c, const CcaPickleValue *v)
+{
+	CcaPickleKey k_conf = CCA_PICKLE_KEY("PYTORCH_CUDA_ALLOC_CONF");
+	CcaPickleKey k_max_split = CCA_PICKLE_KEY("max_split_size");
+	CcaPickleKey k_gc = CCA_PICKLE_KEY("garbage_collection_threshold");
+	CcaPickleKey k_exp = CCA_PICKLE_KEY("expandable_segments");
+	CcaPickleKey k_threads = CCA_PICKLE_KEY("pinned_num_register_threads");
+	CcaPickleKey k_release = CCA_PICKLE_KEY("release_lock_on_cudamalloc");
+	CcaPickleKey k_host_reg = CCA_PICKLE_KEY("pinned_use_cuda_host_register");
+	CcaPickleKey k_reuse = CCA_PICKLE_KEY("graph_capture_record_stream_reuse");
+	CcaPickleKey k_roundup = CCA_PICKLE_KEY("roundup_power2_divisions");
+	struct {
+		CcaPickleKey *key;
+		bool *out;
+	} bools[] = {
+		{&k_exp, &c->snap->settings.expandable_segments},
+		{&k_release, &c->snap->settings.release_lock_on_cudamalloc},
+		{&k_host_reg, &c->snap->settings.pinned_use_cuda_host_register},
+		{&k_reuse, &c->snap->settings.graph_capture_record_stream_reuse},
+	};
+	CcaRecordedSettings *s = &c->snap->settings;
+	const CcaPickleValue *x;
+
+	c->where = WHERE_SETTINGS;
+	c->at = v;
+	if (v->type != CCA_PICKLE_DICT)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "is %s, expected a dict", conv_a(v));
+	if (!conv_charge(c, v->len))
+		return FALSE;
+	s->present = true;
+	g_free(s->conf);
+	x = cca_pickle_dict_get(v, &k_conf);
+	if (x != NULL && x->type != CCA_PICKLE_STR && x->type != CCA_PICKLE_NONE)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "'%s' is %s, expected a str",
+				 k_conf.str, conv_a(x));
+	s->conf = x != NULL && x->type == CCA_PICKLE_STR ? g_strndup(x->s, x->len) : g_strdup("");
+
+	x = cca_pickle_dict_get(v, &k_max_split);
+	if (x != NULL && x->type == CCA_PICKLE_INT)
+		s->max_split_size = x->i < 0 ? -1 : x->i;
+	else if (x != NULL && x->type == CCA_PICKLE_UINT)
+		s->max_split_size = -1; /* SIZE_MAX written unsigned */
+	else if (x != NULL)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "'%s' is %s, expected an int",
+				 k_max_split.str, conv_a(x));
+
+	x = cca_pickle_dict_get(v, &k_gc);
+	if (x != NULL && x->type == CCA_PICKLE_FLOAT)
+		s->garbage_collection_threshold = x->f;
+	else if (x != NULL && x->type == CCA_PICKLE_INT)
+		s->garbage_collection_threshold = (double)x->i;
+	else if (x != NULL)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "'%s' is %s, expected a float",
+				 k_gc.str, conv_a(x));
+
+	x = cca_pickle_dict_get(v, &k_threads);
+	if (x != NULL && x->type == CCA_PICKLE_INT)
+		s->pinned_num_register_threads = x->i;
+	else if (x != NULL)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "'%s' is %s, expected an int",
+				 k_threads.str, conv_a(x));
+
+	for (size_t i = 0; i < G_N_ELEMENTS(bools); i++) {
+		x = cca_pickle_dict_get(v, bools[i].key);
+		if (x == NULL)
+			continue;
+		if (x->type != CCA_PICKLE_BOOL)
+			return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "'%s' is %s, expected a bool",
+					 bools[i].key->str, conv_a(x));
+		*bools[i].out = x->b;
+		if (bools[i].key == &k_reuse)
+			s->has_graph_capture_record_stream_reuse = true;
+	}
+
+	x = cca_pickle_dict_get(v, &k_roundup);
+	return x == NULL || conv_roundup(c, x, s->roundup_power2_divisions);
+}
+
+/* ------------------------------------------------------------ annotations */
+
+static gboolean
+conv_annotations(Conv *c, const CcaPickleValue *list)
+{
+	c->where = WHERE_TOP;
+	c->at = list;
+	if (list->type != CCA_PICKLE_LIST)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT,
+				 "'external_annotations' is %s, expected a list", conv_a(list));
+	if (!conv_charge(c, list->len))
+		return FALSE;
+	c->where = WHERE_ANNOTATION;
+	for (uint32_t i = 0; i < list->len; i++) {
+		const CcaPickleValue *v = list->items[i];
+		CcaAnnotation a;
+		memset(&a, 0, sizeof a); /* padding too: tables compare bytewise */
+		a.time_us = CCA_TIME_NONE;
+		int64_t device = 0;
+		Fields f;
+		c->idx[0] = i;
+		c->at = v;
+		if (v->type != CCA_PICKLE_DICT)
+			return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "is %s, expected a dict",
+					 conv_a(v));
+		if (!conv_fields(c, v, &f, &c->other_shape) ||
+		    !conv_str(c, &f, K_STAGE, &a.stage) || !conv_str(c, &f, K_NAME, &a.name) ||
+		    !conv_i64(c, &f, K_DEVICE, FALSE, INT32_MIN, INT32_MAX, &device) ||
+		    !conv_i64(c, &f, K_TIME_US, FALSE, INT64_MIN, INT64_MAX, &a.time_us))
+			return FALSE;
+		a.device = (int32_t)device;
+		g_array_append_val(c->snap->annotations, a);
+	}
+	return TRUE;
+}
+
+/* ------------------------------------------------------------ top level */
+
+static gboolean
+conv_not_snapshot(Conv *c, const char *why)
+{
+	g_set_error(c->error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_NOT_SNAPSHOT,
+		    "%s: not a PyTorch memory snapshot (%s)", c->name, why);
+	return FALSE;
+}
+
+/* A bare list is a "segments only" snapshot when its items are dicts. */
+static gboolean
+conv_bare_list(Conv *c, const CcaPickleValue *root)
+{
+	for (uint32_t i = 0; i < root->len; i++)
+		if (root->items[i]->type != CCA_PICKLE_DICT) {
+			g_autofree char *why =
+				g_strdup_printf("top-level list holds %s, not segment dicts",
+						conv_a(root->items[i]));
+			return conv_not_snapshot(c, why);
+		}
+	return conv_segments(c, root);
+}
+
+/* A top-level value, NULL when absent or None. */
+static const CcaPickleValue *
+conv_top(const CcaPickleValue *root, CcaPickleKey *key)
+{
+	const CcaPickleValue *v = cca_pickle_dict_get(root, key);
+	return v != NULL && v->type != CCA_PICKLE_NONE ? v : NULL;
+}
+
+static gboolean
+conv_root(Conv *c, const CcaPickleValue *root)
+{
+	CcaPickleKey k_segments = CCA_PICKLE_KEY("segments");
+	CcaPickleKey k_traces = CCA_PICKLE_KEY("device_traces");
+	CcaPickleKey k_settings = CCA_PICKLE_KEY("allocator_settings");
+	CcaPickleKey k_annotations = CCA_PICKLE_KEY("external_annotations");
+
+	if (root->type == CCA_PICKLE_LIST)
+		return conv_bare_list(c, root);
+	if (root->type != CCA_PICKLE_DICT) {
+		g_autofree char *why =
+			g_strdup_printf("top level is %s, expected a dict", conv_a(root));
+		return conv_not_snapshot(c, why);
+	}
+	const CcaPickleValue *segments = conv_top(root, &k_segments);
+	const CcaPickleValue *traces = conv_top(root, &k_traces);
+	const CcaPickleValue *settings = conv_top(root, &k_settings);
+	const CcaPickleValue *annotations = conv_top(root, &k_annotations);
+	if (segments == NULL && traces == NULL)
+		return conv_not_snapshot(c, "top-level dict has no 'device_traces' or 'segments'");
+	/* Traces first: in a streamed load their entries were converted
+	 * during the parse, and the same order gives the same table ids. */
+	return (traces == NULL || conv_device_traces(c, traces)) &&
+	       (segments == NULL || conv_segments(c, segments)) &&
+	       (settings == NULL || conv_settings(c, settings)) &&
+	       (annotations == NULL || conv_annotations(c, annotations));
+}
+
+static void
+conv_init(Conv *c, CcaSnapshot *snap, const char *name, size_t len, GError **error)
+{
+	memset(c, 0, sizeof *c);
+	c->snap = snap;
+	c->name = name;
+	c->error = error;
+	c->budget = 2 * (uint64_t)len + 4096;
+	c->input_len = len;
+	c->frame_ids = g_hash_table_new_full(conv_frame_hash, conv_frame_equal, g_free, NULL);
+	c->stack_ids = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
+					     (GDestroyNotify)g_bytes_unref, NULL);
+	c->scratch = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+	c->claimed = g_array_new(FALSE, FALSE, sizeof(Claim));
+}
+
+static void
+conv_clear(Conv *c)
+{
+	ptrmap_clear(&c->keys);
+	ptrmap_clear(&c->claims);
+	for (guint i = 0; i < c->claimed->len; i++) {
+		Claim *cl = &g_array_index(c->claimed, Claim, i);
+		if (cl->events != NULL)
+			g_array_unref(cl->events);
+	}
+	g_array_unref(c->claimed);
+	ptrmap_clear(&c->frames);
+	ptrmap_clear(&c->stacks);
+	g_hash_table_unref(c->frame_ids);
+	g_hash_table_unref(c->stack_ids);
+	g_array_unref(c->scratch);
+}
+
+/* Allocates the per-device arrays once the device count is known. */
+static void
+conv_alloc_devices(CcaSnapshot *snap, const CcaPickleValue *root)
+{
+	CcaPickleKey k_traces = CCA_PICKLE_KEY("device_traces");
+	const CcaPickleValue *traces = cca_pickle_dict_get(root, &k_traces);
+	size_t n = traces != NULL && traces->type == CCA_PICKLE_LIST ? traces->len : 0;
+	n = MIN(n, (size_t)CONV_MAX_DEVICES);
+	snap->events = g_new0(GArray *, MAX(n, 1));
+	snap->n_events = g_new0(uint64_t, MAX(n, 1));
+}
+
+CcaSnapshot *
+cca_snapshot_load_pickle(const unsigned char *data, size_t len, const char *name, GError **error)
+{
+	return cca_snapshot_load_pickle_full(data, len, name, TRUE, error);
+}
+
+CcaSnapshot *
+cca_snapshot_load_pickle_full(const unsigned char *data, size_t len, const char *name,
+			      gboolean stream, GError **error)
+{
+	static const CcaPickleConsumer consumer = {conv_claim, conv_consume};
+	g_autoptr(CcaSnapshot) snap = cca_snapshot_new();
+	Conv c;
+	conv_init(&c, snap, name, len, error);
+	g_autoptr(CcaPickle) pickle =
+		cca_pickle_parse_full(data, len, name, stream ? &consumer : NULL, &c, error);
+	gboolean ok = pickle != NULL;
+	if (ok) {
+		snap->format = CCA_FORMAT_PICKLE;
+		snap->source = g_strdup(name);
+		snap->pickle_protocol = cca_pickle_protocol(pickle);
+		conv_alloc_devices(snap, cca_pickle_root(pickle));
+		ok = conv_root(&c, cca_pickle_root(pickle));
+	}
+	conv_clear(&c);
+	return ok ? g_steal_pointer(&snap) : NULL;
+}

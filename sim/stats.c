@@ -10,7 +10,12 @@
 
 #include <string.h>
 
-typedef enum { FIELD_CURRENT, FIELD_PEAK, FIELD_ALLOCATED, FIELD_FREED } StatField;
+typedef enum {
+	FIELD_CURRENT,
+	FIELD_PEAK,
+	FIELD_ALLOCATED,
+	FIELD_FREED
+} StatField;
 
 static const char *const field_names[] = {"current", "peak", "allocated", "freed"};
 static const char *const type_names[] = {"all", "small_pool", "large_pool"};
@@ -34,12 +39,25 @@ stat_field(const CcaStat *stat, StatField field)
 typedef struct {
 	const char *name;
 	size_t offset; /* of a CcaStat[3], a CcaStat or an int64_t */
-	enum { KIND_ARRAY, KIND_STAT, KIND_INT } kind;
+	enum {
+		KIND_ARRAY,
+		KIND_STAT,
+		KIND_INT
+	} kind;
 } StatDesc;
 
-#define ARRAY_STAT(n) {#n, offsetof(CcaStats, n), KIND_ARRAY}
-#define SINGLE_STAT(n) {#n, offsetof(CcaStats, n), KIND_STAT}
-#define INT_STAT(n) {#n, offsetof(CcaStats, n), KIND_INT}
+#define ARRAY_STAT(n)                                 \
+	{                                             \
+#n, offsetof(CcaStats, n), KIND_ARRAY \
+	}
+#define SINGLE_STAT(n)                               \
+	{                                            \
+#n, offsetof(CcaStats, n), KIND_STAT \
+	}
+#define INT_STAT(n)                                 \
+	{                                           \
+#n, offsetof(CcaStats, n), KIND_INT \
+	}
 
 /* Sorted by name; sub-keys are expanded in sorted order below. */
 static const StatDesc stat_descs[] = {
@@ -90,7 +108,8 @@ cca_stats_foreach(const CcaStats *stats, void (*fn)(const char *name, int64_t va
 			const CcaStat *stat = (const CcaStat *)base + sorted_types[t];
 			for (size_t f = 0; f < 4; f++) {
 				g_snprintf(name, sizeof name, "%s.%s.%s", desc->name,
-					   type_names[sorted_types[t]], field_names[sorted_fields[f]]);
+					   type_names[sorted_types[t]],
+					   field_names[sorted_fields[f]]);
 				fn(name, stat_field(stat, sorted_fields[f]), data);
 			}
 		}

@@ -19,6 +19,14 @@ static const CcaCommand commands[] = {
 	{"convert", cca_cmd_convert, "convert a snapshot pickle into a msgpack trace"},
 	{"info", cca_cmd_info, "summarise a snapshot or trace (--json for machines)"},
 	{"replay", cca_cmd_replay, "replay a trace through the allocator model"},
+	{"plot", cca_cmd_plot, "plot memory over time or the segment map (svg, png, pdf, html)"},
+	{"explain", cca_cmd_explain, "explain in plain language why memory was reserved"},
+	{"step", cca_cmd_step, "walk through the allocator's decisions event by event"},
+	{"export", cca_cmd_export, "write the simulated run as a PyTorch snapshot or Chrome trace"},
+	{"sweep", cca_cmd_sweep, "replay a trace under a grid of settings, best first"},
+	{"fit", cca_cmd_fit, "find the smallest device memory a trace runs in"},
+	{"diff", cca_cmd_diff, "compare two replays: where reserved memory parts"},
+	{"gpu", cca_cmd_gpu, "replay on a CUDA GPU against the simulation; calibrate"},
 };
 
 static void

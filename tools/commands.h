@@ -7,5 +7,13 @@
 int cca_cmd_convert(int argc, char **argv);
 int cca_cmd_info(int argc, char **argv);
 int cca_cmd_replay(int argc, char **argv);
+int cca_cmd_plot(int argc, char **argv);
+int cca_cmd_explain(int argc, char **argv);
+int cca_cmd_step(int argc, char **argv);
+int cca_cmd_export(int argc, char **argv);
+int cca_cmd_sweep(int argc, char **argv);
+int cca_cmd_fit(int argc, char **argv);
+int cca_cmd_diff(int argc, char **argv);
+int cca_cmd_gpu(int argc, char **argv);
 
 #endif

@@ -1,0 +1,466 @@
+/* diff.c - where two replays' reserved memory parts.
+ *
+ * Models nothing new: it watches two ordinary replays through the
+ * engine's observer.  Each replay's reserved bytes are recorded after
+ * every trace entry the engine hands the observer (entries it consumes
+ * inside another, such as a free_completed right after its
+ * free_requested, carry the previous value); the first index at which the
+ * two carried values differ is the first difference.  A second replay of
+ * each side stops at its peak entry to take the allocator's state
+ * (replays are deterministic, so the second run passes through the same
+ * states).  A replay that restarts from a rebuilt start (a mid-run trace)
+ * shows up as an index that goes back: what came before is dropped.
+ */
+#include "config.h"
+
+#include "diff.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "sizes.h"
+
+typedef struct {
+	uint64_t index;
+	uint64_t reserved;
+} Sample;
+
+/* Observer of the first pass: the reserved timeline. */
+typedef struct {
+	GArray *samples; /* Sample */
+} Timeline;
+
+static void
+timeline_observe(void *data, uint64_t index, const CcaEvent *event, const CcaAllocator *alloc)
+{
+	Timeline *t = data;
+	if (t->samples->len &&
+	    g_array_index(t->samples, Sample, t->samples->len - 1).index >= index)
+		g_array_set_size(t->samples, 0); /* the replay restarted */
+	Sample s = {index, cca_allocator_reserved(alloc)};
+	g_array_append_val(t->samples, s);
+}
+
+/* Observer of the second pass: the state at one entry. */
+typedef struct {
+	uint64_t at;
+	GArray *state; /* CcaStateSegment, from cca_allocator_state() */
+} Capture;
+
+static void
+capture_observe(void *data, uint64_t index, const CcaEvent *event, const CcaAllocator *alloc)
+{
+	Capture *c = data;
+	if (index != c->at)
+		return;
+	cca_allocator_state_free(c->state);
+	c->state = cca_allocator_state(alloc);
+}
+
+/* Replays one side twice; leaves its timeline in *SAMPLES and its state at
+ * the peak in *STATE. */
+static gboolean
+diff_side(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaDiffSide *side,
+	  GArray **samples, GArray **state, GError **error)
+{
+	CcaReplayOptions o = *opt;
+	Timeline t = {g_array_new(FALSE, FALSE, sizeof(Sample))};
+	o.observer = timeline_observe;
+	o.observer_data = &t;
+	*samples = t.samples;
+	if (!cca_replay_run(snap, &o, &side->result, error))
+		return FALSE;
+	side->events_seen = t.samples->len;
+	for (guint i = 0; i < t.samples->len; i++) {
+		const Sample *s = &g_array_index(t.samples, Sample, i);
+		if (i == 0 || s->reserved > side->peak_reserved) {
+			side->peak_reserved = s->reserved;
+			side->peak_event = s->index;
+		}
+		side->final_reserved = s->reserved;
+	}
+	Capture c = {.at = side->peak_event};
+	o.observer = capture_observe;
+	o.observer_data = &c;
+	CcaReplayResult again;
+	gboolean ok = cca_replay_run(snap, &o, &again, error);
+	cca_replay_result_clear(&again);
+	if (!ok) {
+		cca_allocator_state_free(c.state);
+		return FALSE;
+	}
+	*state = c.state ? c.state : g_array_new(FALSE, TRUE, sizeof(CcaStateSegment));
+	for (guint i = 0; i < (*state)->len; i++) {
+		const CcaStateSegment *seg = &g_array_index(*state, CcaStateSegment, i);
+		side->peak_segments++;
+		for (size_t b = 0; b < seg->n_blocks; b++) {
+			if (seg->blocks[b].state == CCA_BLOCK_INACTIVE)
+				side->peak_free += seg->blocks[b].size;
+			else
+				side->peak_live += seg->blocks[b].size;
+		}
+	}
+	return TRUE;
+}
+
+/* The first index where the carried reserved values differ. */
+static void
+first_difference(CcaDiff *diff, GArray *sa, GArray *sb)
+{
+	guint i = 0, j = 0;
+	uint64_t va = 0, vb = 0;
+	while (i < sa->len || j < sb->len) {
+		uint64_t ia = i < sa->len ? g_array_index(sa, Sample, i).index : UINT64_MAX;
+		uint64_t ib = j < sb->len ? g_array_index(sb, Sample, j).index : UINT64_MAX;
+		uint64_t at = MIN(ia, ib);
+		if (ia == at)
+			va = g_array_index(sa, Sample, i++).reserved;
+		if (ib == at)
+			vb = g_array_index(sb, Sample, j++).reserved;
+		if (va != vb) {
+			diff->differs = true;
+			diff->first_event = at;
+			diff->reserved_a = va;
+			diff->reserved_b = vb;
+			return;
+		}
+	}
+}
+
+/* Reads entry INDEX of device DEVICE of SNAP into *EV. */
+static gboolean
+read_event(const CcaSnapshot *snap, int device, uint64_t index, CcaEvent *ev)
+{
+	g_autoptr(CcaEventCursor) cursor = cca_event_cursor_new(snap, device);
+	for (uint64_t i = 0; cca_event_cursor_next(cursor, ev, NULL); i++)
+		if (i == index)
+			return TRUE;
+	return FALSE;
+}
+
+/* ------------------------------------------------------------ groups */
+
+static CcaDiffGroup *
+group_of(GHashTable *map, GArray *groups, uint64_t size)
+{
+	gpointer slot;
+	if (g_hash_table_lookup_extended(map, &size, NULL, &slot))
+		return &g_array_index(groups, CcaDiffGroup, GPOINTER_TO_UINT(slot));
+	CcaDiffGroup g = {.size = size};
+	g_array_append_val(groups, g);
+	uint64_t *key = g_new(uint64_t, 1);
+	*key = size;
+	g_hash_table_insert(map, key, GUINT_TO_POINTER(groups->len - 1));
+	return &g_array_index(groups, CcaDiffGroup, groups->len - 1);
+}
+
+static void
+add_state(GArray *segments, GArray *requests, GHashTable *seg_map, GHashTable *req_map,
+	  const GArray *state, bool b_side)
+{
+	for (guint i = 0; i < state->len; i++) {
+		const CcaStateSegment *seg = &g_array_index(state, CcaStateSegment, i);
+		CcaDiffGroup *g = group_of(seg_map, segments, seg->total_size);
+		uint64_t free_bytes = 0;
+		for (size_t k = 0; k < seg->n_blocks; k++) {
+			const CcaStateBlock *blk = &seg->blocks[k];
+			if (blk->state == CCA_BLOCK_INACTIVE) {
+				free_bytes += blk->size;
+				continue;
+			}
+			CcaDiffGroup *r = group_of(req_map, requests, blk->requested_size);
+			if (b_side) {
+				r->count_b++;
+				r->bytes_b += blk->size;
+			} else {
+				r->count_a++;
+				r->bytes_a += blk->size;
+			}
+		}
+		if (b_side) {
+			g->count_b++;
+			g->bytes_b += seg->total_size;
+			g->free_b += free_bytes;
+		} else {
+			g->count_a++;
+			g->bytes_a += seg->total_size;
+			g->free_a += free_bytes;
+		}
+	}
+}
+
+static uint64_t
+abs_diff(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+static gint
+compare_groups(gconstpointer pa, gconstpointer pb)
+{
+	const CcaDiffGroup *a = pa, *b = pb;
+	uint64_t da = abs_diff(a->bytes_a, a->bytes_b), db = abs_diff(b->bytes_a, b->bytes_b);
+	if (da != db)
+		return da > db ? -1 : 1;
+	return a->size < b->size ? -1 : a->size > b->size;
+}
+
+/* Drops groups that are the same on both sides, then sorts. */
+static void
+finish_groups(GArray *groups)
+{
+	guint k = 0;
+	for (guint i = 0; i < groups->len; i++) {
+		const CcaDiffGroup *g = &g_array_index(groups, CcaDiffGroup, i);
+		if (g->count_a != g->count_b || g->bytes_a != g->bytes_b || g->free_a != g->free_b)
+			g_array_index(groups, CcaDiffGroup, k++) = *g;
+	}
+	g_array_set_size(groups, k);
+	g_array_sort(groups, compare_groups);
+}
+
+gboolean
+cca_diff_run(const CcaSnapshot *snap_a, const CcaReplayOptions *opt_a, const CcaSnapshot *snap_b,
+	     const CcaReplayOptions *opt_b, CcaDiff *diff, GError **error)
+{
+	memset(diff, 0, sizeof *diff);
+	diff->segments = g_array_new(FALSE, TRUE, sizeof(CcaDiffGroup));
+	diff->requests = g_array_new(FALSE, TRUE, sizeof(CcaDiffGroup));
+	GArray *sa = NULL, *sb = NULL, *state_a = NULL, *state_b = NULL;
+	gboolean ok = diff_side(snap_a, opt_a, &diff->a, &sa, &state_a, error) &&
+		      diff_side(snap_b, opt_b, &diff->b, &sb, &state_b, error);
+	if (ok) {
+		first_difference(diff, sa, sb);
+		if (diff->differs) {
+			read_event(snap_a, opt_a->device, diff->first_event, &diff->event_a);
+			diff->have_event_b =
+				read_event(snap_b, opt_b->device, diff->first_event, &diff->event_b);
+		}
+		GHashTable *seg_map = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+		GHashTable *req_map = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+		add_state(diff->segments, diff->requests, seg_map, req_map, state_a, false);
+		add_state(diff->segments, diff->requests, seg_map, req_map, state_b, true);
+		g_hash_table_destroy(seg_map);
+		g_hash_table_destroy(req_map);
+		finish_groups(diff->segments);
+		finish_groups(diff->requests);
+	}
+	if (sa)
+		g_array_free(sa, TRUE);
+	if (sb)
+		g_array_free(sb, TRUE);
+	cca_allocator_state_free(state_a);
+	cca_allocator_state_free(state_b);
+	return ok;
+}
+
+void
+cca_diff_clear(CcaDiff *diff)
+{
+	cca_replay_result_clear(&diff->a.result);
+	cca_replay_result_clear(&diff->b.result);
+	if (diff->segments)
+		g_array_free(diff->segments, TRUE);
+	if (diff->requests)
+		g_array_free(diff->requests, TRUE);
+	memset(diff, 0, sizeof *diff);
+}
+
+/* ---------------------------------------------------------- printing */
+
+/* "+1.00 MiB", "-512.00 KiB", "0 bytes" */
+static const char *
+signed_size(int64_t d, char buf[40])
+{
+	char s[32];
+	if (d == 0) {
+		g_strlcpy(buf, "0 bytes", 40);
+		return buf;
+	}
+	g_snprintf(buf, 40, "%c%s", d < 0 ? '-' : '+',
+		   cca_size_format(d < 0 ? (uint64_t)-d : (uint64_t)d, s));
+	return buf;
+}
+
+static void
+describe_event(GString *out, const CcaEvent *ev)
+{
+	char a[32];
+	g_string_append_printf(out, "%s of %s on stream %" G_GUINT64_FORMAT,
+			       cca_action_name(ev->action), cca_size_format(ev->size, a), ev->stream);
+}
+
+static void
+print_side(GString *out, const char *name, const char *label, const CcaDiffSide *s)
+{
+	char a[32], b[32], c[32];
+	g_string_append_printf(out, "%s: %s\n", name, label);
+	g_string_append_printf(out,
+			       "   peak reserved %s after event %" G_GUINT64_FORMAT
+			       ": %s in live blocks, %s cached free, %" G_GUINT64_FORMAT
+			       " segments\n",
+			       cca_size_format(s->peak_reserved, a), s->peak_event,
+			       cca_size_format(s->peak_live, b), cca_size_format(s->peak_free, c),
+			       s->peak_segments);
+	g_string_append_printf(out,
+			       "   %" G_GINT64_FORMAT " cudaMalloc, %" G_GINT64_FORMAT
+			       " cudaFree, %" G_GINT64_FORMAT " retries, %" G_GINT64_FORMAT " OOMs",
+			       s->result.stats.num_device_alloc, s->result.stats.num_device_free,
+			       s->result.stats.num_alloc_retries, s->result.stats.num_ooms);
+	if (s->result.stopped_by_oom)
+		g_string_append_printf(out, "; stopped by an OOM at event %" G_GUINT64_FORMAT,
+				       s->result.oom_event);
+	g_string_append_c(out, '\n');
+}
+
+static void
+print_groups(GString *out, const GArray *groups, guint top, bool segments)
+{
+	char a[32], b[32], c[32];
+	char d[40];
+	guint n = MIN(groups->len, top);
+	if (n == 0) {
+		g_string_append(out, "   (no difference)\n");
+		return;
+	}
+	g_string_append_printf(out, "   %-14s %22s %22s %14s%s\n", segments ? "segment size" : "request size",
+			       "A", "B", "B - A", segments ? "   cached free A / B" : "");
+	for (guint i = 0; i < n; i++) {
+		const CcaDiffGroup *g = &g_array_index(groups, CcaDiffGroup, i);
+		g_autofree char *ca = g_strdup_printf("%" G_GUINT64_FORMAT " x = %s", g->count_a,
+						      cca_size_format(g->bytes_a, a));
+		g_autofree char *cb = g_strdup_printf("%" G_GUINT64_FORMAT " x = %s", g->count_b,
+						      cca_size_format(g->bytes_b, b));
+		g_string_append_printf(out, "   %-14s %22s %22s %14s", cca_size_format(g->size, c),
+				       ca, cb,
+				       signed_size((int64_t)g->bytes_b - (int64_t)g->bytes_a, d));
+		if (segments) {
+			char e[32], f[32];
+			g_string_append_printf(out, "   %s / %s", cca_size_format(g->free_a, e),
+					       cca_size_format(g->free_b, f));
+		}
+		g_string_append_c(out, '\n');
+	}
+	if (groups->len > n)
+		g_string_append_printf(out, "   ... %u more sizes differ\n", groups->len - n);
+}
+
+void
+cca_diff_print_text(const CcaDiff *diff, const CcaDiffReport *report, GString *out)
+{
+	char a[32], b[32];
+	char d[40], e[40], f[40];
+	guint top = report->top ? report->top : 10;
+	print_side(out, "A", report->label_a, &diff->a);
+	print_side(out, "B", report->label_b, &diff->b);
+	if (!diff->differs) {
+		g_string_append(out, "\nReserved memory is the same after every event: the two "
+				     "replays do not differ in reserved memory.\n");
+		return;
+	}
+	g_string_append_printf(out, "\nfirst difference: after event %" G_GUINT64_FORMAT " (",
+			       diff->first_event);
+	describe_event(out, &diff->event_a);
+	if (diff->have_event_b && (diff->event_b.action != diff->event_a.action ||
+				   diff->event_b.size != diff->event_a.size)) {
+		g_string_append(out, " in A, ");
+		describe_event(out, &diff->event_b);
+		g_string_append(out, " in B");
+	}
+	g_string_append_printf(out, "): A reserves %s, B %s\n",
+			       cca_size_format(diff->reserved_a, a),
+			       cca_size_format(diff->reserved_b, b));
+	int64_t dp = (int64_t)diff->b.peak_reserved - (int64_t)diff->a.peak_reserved;
+	g_string_append_printf(out,
+			       "peak difference: B - A = %s (live blocks %s, cached free %s)\n",
+			       signed_size(dp, d),
+			       signed_size((int64_t)diff->b.peak_live - (int64_t)diff->a.peak_live,
+					   e),
+			       signed_size((int64_t)diff->b.peak_free - (int64_t)diff->a.peak_free,
+					   f));
+	g_string_append(out, "\nsegments at each peak, by size (largest differences first):\n");
+	print_groups(out, diff->segments, top, true);
+	g_string_append(out,
+			"\nlive blocks at each peak, by requested size (largest differences first):\n");
+	print_groups(out, diff->requests, top, false);
+}
+
+static void
+groups_json(GString *out, const GArray *groups, bool segments)
+{
+	g_string_append_c(out, '[');
+	for (guint i = 0; i < groups->len; i++) {
+		const CcaDiffGroup *g = &g_array_index(groups, CcaDiffGroup, i);
+		g_string_append_printf(out,
+				       "%s{\"size\": %" G_GUINT64_FORMAT ", \"count_a\": %" G_GUINT64_FORMAT
+				       ", \"count_b\": %" G_GUINT64_FORMAT
+				       ", \"bytes_a\": %" G_GUINT64_FORMAT
+				       ", \"bytes_b\": %" G_GUINT64_FORMAT,
+				       i ? ", " : "", g->size, g->count_a, g->count_b, g->bytes_a,
+				       g->bytes_b);
+		if (segments)
+			g_string_append_printf(out,
+					       ", \"free_a\": %" G_GUINT64_FORMAT
+					       ", \"free_b\": %" G_GUINT64_FORMAT,
+					       g->free_a, g->free_b);
+		g_string_append_c(out, '}');
+	}
+	g_string_append_c(out, ']');
+}
+
+static void
+side_json(GString *out, const char *label, const CcaDiffSide *s)
+{
+	g_string_append(out, "{\"label\": ");
+	cca_json_append_string(out, label);
+	g_string_append_printf(out,
+			       ", \"peak_event\": %" G_GUINT64_FORMAT
+			       ", \"peak_reserved\": %" G_GUINT64_FORMAT
+			       ", \"peak_live\": %" G_GUINT64_FORMAT ", \"peak_free\": %" G_GUINT64_FORMAT
+			       ", \"peak_segments\": %" G_GUINT64_FORMAT
+			       ", \"reserved_bytes_peak\": %" G_GINT64_FORMAT
+			       ", \"num_device_alloc\": %" G_GINT64_FORMAT
+			       ", \"num_device_free\": %" G_GINT64_FORMAT
+			       ", \"num_alloc_retries\": %" G_GINT64_FORMAT
+			       ", \"num_ooms\": %" G_GINT64_FORMAT ", \"stopped_by_oom\": %s}",
+			       s->peak_event, s->peak_reserved, s->peak_live, s->peak_free,
+			       s->peak_segments, s->result.stats.reserved_bytes[CCA_STAT_ALL].peak,
+			       s->result.stats.num_device_alloc, s->result.stats.num_device_free,
+			       s->result.stats.num_alloc_retries, s->result.stats.num_ooms,
+			       s->result.stopped_by_oom ? "true" : "false");
+}
+
+void
+cca_diff_print_json(const CcaDiff *diff, const CcaDiffReport *report, GString *out)
+{
+	g_string_append(out, "{\"a\": ");
+	side_json(out, report->label_a, &diff->a);
+	g_string_append(out, ", \"b\": ");
+	side_json(out, report->label_b, &diff->b);
+	g_string_append_printf(out, ", \"differs\": %s, \"first_difference\": ",
+			       diff->differs ? "true" : "false");
+	if (diff->differs)
+		g_string_append_printf(out,
+				       "{\"event\": %" G_GUINT64_FORMAT ", \"action\": \"%s\""
+				       ", \"size\": %" G_GUINT64_FORMAT
+				       ", \"stream\": %" G_GUINT64_FORMAT
+				       ", \"reserved_a\": %" G_GUINT64_FORMAT
+				       ", \"reserved_b\": %" G_GUINT64_FORMAT "}",
+				       diff->first_event, cca_action_name(diff->event_a.action),
+				       diff->event_a.size, diff->event_a.stream, diff->reserved_a,
+				       diff->reserved_b);
+	else
+		g_string_append(out, "null");
+	g_string_append_printf(out,
+			       ", \"peak_difference\": {\"reserved\": %" G_GINT64_FORMAT
+			       ", \"live\": %" G_GINT64_FORMAT ", \"free\": %" G_GINT64_FORMAT
+			       ", \"segments\": ",
+			       (int64_t)diff->b.peak_reserved - (int64_t)diff->a.peak_reserved,
+			       (int64_t)diff->b.peak_live - (int64_t)diff->a.peak_live,
+			       (int64_t)diff->b.peak_free - (int64_t)diff->a.peak_free);
+	groups_json(out, diff->segments, true);
+	g_string_append(out, ", \"requests\": ");
+	groups_json(out, diff->requests, false);
+	g_string_append(out, "}}");
+}

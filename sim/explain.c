@@ -1,0 +1,777 @@
+/* explain.c - why the allocator reserved memory, in plain language.
+ *
+ * Models nothing itself: it watches a replay.  Before each request (the
+ * observer call after the entry preceding it) it asks the allocator what
+ * the request will meet (cca_allocator_explain_request(), a pure query);
+ * while the request runs it counts the model's entries (segments
+ * reserved, segments released, the oom); after it, it hands the record
+ * out.  Releases that arrive before a request that would not release
+ * anything itself come from an empty_cache() call just before it.
+ *
+ * The report attributes the free bytes of each segment at the reserved
+ * peak to the live blocks that keep the segment reserved, in proportion
+ * to their sizes: a segment is only returned to the device when all of
+ * its blocks are free, so its live blocks strand its free space.
+ */
+#include "config.h"
+
+#include "explain.h"
+
+#include <string.h>
+
+#include "sizes.h"
+
+struct CcaExplainer {
+	const CcaSnapshot *snap;
+	int device;
+	CcaFollow *follow;
+	CcaRequestFunc fn;
+	void *data;
+	CcaRequestRecord cur; /* the request being handled */
+	bool have_cur;
+	int64_t retries_before;
+};
+
+CcaExplainer *
+cca_explainer_new(const CcaSnapshot *snap, int device, CcaRequestFunc fn, void *data)
+{
+	CcaExplainer *x = g_new0(CcaExplainer, 1);
+	x->snap = snap;
+	x->device = device;
+	x->follow = cca_follow_new(snap, device);
+	x->fn = fn;
+	x->data = data;
+	return x;
+}
+
+void
+cca_explainer_free(CcaExplainer *x)
+{
+	if (!x)
+		return;
+	cca_follow_free(x->follow);
+	g_free(x);
+}
+
+CcaFollow *
+cca_explainer_follow(CcaExplainer *x)
+{
+	return x->follow;
+}
+
+static bool
+is_request_action(uint8_t action)
+{
+	return action == CCA_ACTION_ALLOC || action == CCA_ACTION_OOM;
+}
+
+gboolean
+cca_explainer_observe(CcaExplainer *x, uint64_t index, const CcaEvent *event,
+		      const CcaAllocator *alloc)
+{
+	gboolean fresh = cca_follow_observed(x->follow, index);
+	if (!fresh)
+		x->have_cur = false;
+	const CcaStats *st = cca_allocator_stats(alloc);
+	if (x->have_cur && x->cur.index == index) {
+		if (is_request_action(event->action)) {
+			x->cur.retries = st->num_alloc_retries - x->retries_before;
+			if (x->fn)
+				x->fn(x->data, &x->cur, alloc);
+		}
+		x->have_cur = false;
+	}
+	uint64_t next;
+	const CcaEvent *driver = cca_follow_driver(x->follow, &next);
+	if (!driver || !is_request_action(driver->action)) {
+		x->have_cur = false;
+		return fresh;
+	}
+	if (!x->have_cur || x->cur.index != next) {
+		memset(&x->cur, 0, sizeof x->cur);
+		x->cur.index = next;
+		x->cur.request = *driver;
+		x->have_cur = true;
+	}
+	/* the state the request meets: recomputed until it starts acting
+	 * (an empty_cache() just before it is part of that state) */
+	if (x->cur.segments == 0 && x->cur.releases == 0 && !x->cur.oom) {
+		cca_allocator_explain_request(alloc, driver->size, driver->stream, &x->cur.why);
+		x->cur.why_valid = true;
+		x->retries_before = st->num_alloc_retries;
+	}
+	return fresh;
+}
+
+void
+cca_explainer_model_event(CcaExplainer *x, const CcaEvent *model)
+{
+	if (!x->have_cur)
+		return;
+	CcaRequestRecord *r = &x->cur;
+	switch (model->action) {
+	case CCA_ACTION_SEGMENT_ALLOC:
+	case CCA_ACTION_SEGMENT_MAP:
+		r->segments++;
+		r->segment_bytes += model->size;
+		break;
+	case CCA_ACTION_SEGMENT_FREE:
+	case CCA_ACTION_SEGMENT_UNMAP:
+		if (r->segments == 0 && r->releases == 0 && r->why_valid && !r->why.would_release) {
+			r->emptied++;
+			r->emptied_bytes += model->size;
+		} else {
+			r->releases++;
+			r->released_bytes += model->size;
+		}
+		break;
+	case CCA_ACTION_OOM:
+		r->oom = true;
+		break;
+	case CCA_ACTION_ALLOC:
+		r->address = model->addr;
+		break;
+	default:
+		break;
+	}
+}
+
+/* ------------------------------------------------------------ wording */
+
+static const char *
+sz(uint64_t bytes, char buf[32])
+{
+	return cca_size_format(bytes, buf);
+}
+
+static const char *
+pool_name(bool small)
+{
+	return small ? "small" : "large";
+}
+
+static void
+explain_rounding(GString *out, const CcaRequestWhy *w, const char *indent)
+{
+	char a[32], b[32];
+	if (w->size != w->size_512)
+		g_string_append_printf(
+			out,
+			"%sroundup_power2_divisions rounds it up to %s (%s more than "
+			"the 512-byte rounding).\n",
+			indent, sz(w->size, a), sz(w->size - w->size_512, b));
+	else if (w->size - w->orig_size >= 512 || w->orig_size < 512)
+		g_string_append_printf(out,
+				       "%sIt rounds up to %s (blocks are multiples of 512 B).\n",
+				       indent, sz(w->size, a));
+}
+
+static void
+explain_miss(GString *out, const CcaRequestRecord *r, const char *indent)
+{
+	const CcaRequestWhy *w = &r->why;
+	char a[32], b[32], c[32];
+	const char *pool = pool_name(w->small_pool);
+	if (r->emptied)
+		g_string_append_printf(
+			out,
+			"%sThe program had just called empty_cache(), which returned %u "
+			"cached segment%s (%s) to the device.\n",
+			indent, r->emptied, r->emptied == 1 ? "" : "s", sz(r->emptied_bytes, a));
+	switch (w->kind) {
+	case CCA_WHY_FITS:
+		g_string_append_printf(out, "%sA cached block of %s could serve it.\n", indent,
+				       sz(w->candidate_size, a));
+		break;
+	case CCA_WHY_EMPTY_POOL:
+		g_string_append_printf(out,
+				       "%sNo free block: the %s pool had nothing cached on stream "
+				       "%" G_GUINT64_FORMAT ".\n",
+				       indent, pool, w->stream);
+		break;
+	case CCA_WHY_TOO_SMALL:
+		g_string_append_printf(out,
+				       "%sNo free block large enough on stream %" G_GUINT64_FORMAT
+				       ": the %s pool's %u free block%s there hold %s, the largest "
+				       "%s.\n",
+				       indent, w->stream, pool, w->free_blocks_stream,
+				       w->free_blocks_stream == 1 ? "" : "s",
+				       sz(w->free_bytes_stream, a), sz(w->largest_free_stream, b));
+		if (w->free_bytes_stream >= w->size)
+			g_string_append_printf(
+				out,
+				"%sTogether they would hold the request, but a block "
+				"must be one contiguous range: fragmentation.\n",
+				indent);
+		break;
+	case CCA_WHY_OVERSIZE:
+		if (w->size < w->max_split_size)
+			g_string_append_printf(
+				out,
+				"%sA free block of %s would hold it, but max_split_size (%s) keeps "
+				"requests below it out of blocks of %s or more, which are never "
+				"split.\n",
+				indent, sz(w->candidate_size, a), sz(w->max_split_size, b),
+				sz(w->max_split_size, c));
+		else
+			g_string_append_printf(
+				out,
+				"%sA free block of %s would hold it, but it is larger than the "
+				"request by max_non_split_rounding (%s) or more, so max_split_size "
+				"forbids handing it out whole.\n",
+				indent, sz(w->candidate_size, a), sz(w->max_non_split_rounding, b));
+		break;
+	case CCA_WHY_EXPANDABLE_ONLY:
+		g_string_append_printf(
+			out,
+			"%sOnly blocks of expandable segments would hold it, and this "
+			"configuration does not use them.\n",
+			indent);
+		break;
+	}
+	if (w->kind != CCA_WHY_FITS && w->largest_free_other >= w->size)
+		g_string_append_printf(out,
+				       "%sAnother stream had a free block of %s, but cached blocks "
+				       "are never shared across streams.\n",
+				       indent, sz(w->largest_free_other, a));
+	if (w->pending_bytes)
+		g_string_append_printf(out,
+				       "%s%s of this stream's blocks were still waiting for "
+				       "record_stream frees to complete.\n",
+				       indent, sz(w->pending_bytes, a));
+}
+
+static void
+explain_segment_rule(GString *out, const CcaRequestRecord *r, const char *indent)
+{
+	const CcaRequestWhy *w = &r->why;
+	char a[32], b[32];
+	if (w->expandable) {
+		g_string_append_printf(out,
+				       "%sWith expandable segments it maps %s of pages onto the "
+				       "stream's %s-pool segment instead of a new cudaMalloc.\n",
+				       indent, sz(r->segment_bytes, a), pool_name(w->small_pool));
+		return;
+	}
+	if (w->small_pool)
+		g_string_append_printf(
+			out,
+			"%sSmall-pool requests (up to 1 MiB) get a 2 MiB segment that "
+			"later small requests share.\n",
+			indent);
+	else if (w->size < 10 * CCA_MIB)
+		g_string_append_printf(
+			out,
+			"%sRequests between 1 and 10 MiB get a %s segment (the large "
+			"segment size) that later requests share: %s is left over.\n",
+			indent, sz(w->alloc_size, a), sz(w->alloc_size - w->size, b));
+	else
+		g_string_append_printf(out,
+				       "%sRequests of 10 MiB or more get a segment of their own, "
+				       "rounded up to 2 MiB: %s.\n",
+				       indent, sz(w->alloc_size, a));
+}
+
+static void
+explain_oom(GString *out, const CcaRequestRecord *r, const char *indent)
+{
+	const CcaRequestWhy *w = &r->why;
+	char a[32], b[32], c[32];
+	if (w->allowed_maximum)
+		g_string_append_printf(out,
+				       "%sA new segment of %s would take the %s reserved past the "
+				       "memory-fraction cap of %s.\n",
+				       indent, sz(w->alloc_size, a), sz(w->reserved, b),
+				       sz(w->allowed_maximum, c));
+	else
+		g_string_append_printf(out,
+				       "%sThe device could not provide a new segment of %s (%s "
+				       "reserved).\n",
+				       indent, sz(w->alloc_size, a), sz(w->reserved, b));
+	if (r->releases)
+		g_string_append_printf(out,
+				       "%sReleasing every wholly free cached segment (%s) did not "
+				       "make room.\n",
+				       indent, sz(r->released_bytes, a));
+	if (w->stranded_bytes)
+		g_string_append_printf(out,
+				       "%s%s was free but stranded in split blocks of %u segment%s "
+				       "that also hold live tensors; the largest free block on the "
+				       "stream was %s.\n",
+				       indent, sz(w->stranded_bytes, a), w->stranded_segments,
+				       w->stranded_segments == 1 ? "" : "s",
+				       sz(w->largest_free_stream, b));
+	if (w->stranded_bytes + w->cached_bytes >= w->size)
+		g_string_append_printf(out,
+				       "%sIn total the cache held %s free, more than the %s "
+				       "requested: a defragmented cache would have served it.\n",
+				       indent, sz(w->stranded_bytes + w->cached_bytes, a),
+				       sz(w->size, b));
+}
+
+void
+cca_explain_append_request(GString *out, const CcaRequestRecord *r, const char *indent)
+{
+	char a[32], b[32];
+	const CcaRequestWhy *w = &r->why;
+	bool recorded_oom = r->request.action == CCA_ACTION_OOM;
+	g_string_append_printf(out,
+			       "%sevent %" G_GUINT64_FORMAT ": %s of %s (%" G_GUINT64_FORMAT
+			       " B) on stream %" G_GUINT64_FORMAT " -> ",
+			       indent, r->index, recorded_oom ? "request (recorded oom)" : "alloc",
+			       sz(r->request.size, a), r->request.size, r->request.stream);
+	if (r->oom)
+		g_string_append(out, "OUT OF MEMORY");
+	else if (r->segments)
+		g_string_append_printf(out, "%s %s", w->expandable ? "mapped" : "cudaMalloc",
+				       sz(r->segment_bytes, b));
+	else
+		g_string_append(out, "a cached block");
+	if (r->retries)
+		g_string_append_printf(out, " after %" G_GINT64_FORMAT " retr%s", r->retries,
+				       r->retries == 1 ? "y" : "ies");
+	g_string_append_c(out, '\n');
+	if (!r->why_valid)
+		return;
+	g_autofree char *more = g_strconcat(indent, "  ", NULL);
+	explain_rounding(out, w, more);
+	g_string_append_printf(out, "%sIt belongs to the %s pool (%s).\n", more,
+			       pool_name(w->small_pool),
+			       w->small_pool ? "blocks up to 1 MiB" : "blocks over 1 MiB");
+	explain_miss(out, r, more);
+	if (r->releases && !r->oom) {
+		const char *cause = w->over_cap		? "would pass the memory-fraction cap"
+				    : w->device_refuses ? "found the device full"
+							: "was preceded by garbage collection";
+		g_string_append_printf(out,
+				       "%sThe first cudaMalloc %s, so the allocator released %u "
+				       "cached segment%s (%s) and tried again.\n",
+				       more, cause, r->releases, r->releases == 1 ? "" : "s",
+				       sz(r->released_bytes, a));
+	}
+	if (r->oom)
+		explain_oom(out, r, more);
+	else if (r->segments)
+		explain_segment_rule(out, r, more);
+}
+
+static bool
+is_torch_file(const char *filename)
+{
+	return strstr(filename, "/torch/") != NULL || g_str_has_prefix(filename, "torch/");
+}
+
+static void
+append_frame(GString *out, const CcaSnapshot *snap, uint32_t frame_id)
+{
+	const CcaFrame *fr = &g_array_index(snap->frames, CcaFrame, frame_id);
+	const char *file = cca_snapshot_string(snap, fr->filename);
+	const char *base = strrchr(file, '/');
+	g_string_append_printf(out, "%s (%s:%" G_GINT64_FORMAT ")",
+			       cca_snapshot_string(snap, fr->name), base ? base + 1 : file,
+			       fr->line);
+}
+
+void
+cca_explain_append_stack(GString *out, const CcaSnapshot *snap, uint32_t stack)
+{
+	if (stack == CCA_ID_NONE || stack >= cca_snapshot_n_stacks(snap)) {
+		g_string_append(out, "(no frames)");
+		return;
+	}
+	uint32_t lo = g_array_index(snap->stack_offsets, uint32_t, stack);
+	uint32_t hi = g_array_index(snap->stack_offsets, uint32_t, stack + 1);
+	if (lo == hi) {
+		g_string_append(out, "(no frames)");
+		return;
+	}
+	uint32_t site = g_array_index(snap->stack_frames, uint32_t, lo);
+	for (uint32_t i = lo; i < hi; i++) {
+		uint32_t f = g_array_index(snap->stack_frames, uint32_t, i);
+		const CcaFrame *fr = &g_array_index(snap->frames, CcaFrame, f);
+		if (!is_torch_file(cca_snapshot_string(snap, fr->filename))) {
+			site = f;
+			break;
+		}
+	}
+	append_frame(out, snap, site);
+	uint32_t inner = g_array_index(snap->stack_frames, uint32_t, lo);
+	if (inner != site) {
+		g_string_append(out, " via ");
+		append_frame(out, snap, inner);
+	}
+}
+
+/* ------------------------------------------------------------- report */
+
+/* Pass 1: every request that reserved memory or failed, and the peak. */
+typedef struct {
+	CcaExplainer *x;
+	GArray *records; /* CcaRequestRecord: segments or oom */
+	uint64_t kinds[5];
+	uint64_t requests;
+	uint64_t peak_reserved;
+	uint64_t peak_index;
+	bool have_peak;
+} Pass1;
+
+static void
+pass1_record(void *data, const CcaRequestRecord *r, const CcaAllocator *alloc)
+{
+	Pass1 *p = data;
+	p->requests++;
+	if (r->segments == 0 && !r->oom)
+		return;
+	g_array_append_val(p->records, *r);
+	if (r->segments && r->why_valid)
+		p->kinds[r->why.kind]++;
+}
+
+static void
+pass1_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+{
+	Pass1 *p = data;
+	if (!cca_explainer_observe(p->x, index, ev, alloc)) {
+		g_array_set_size(p->records, 0);
+		memset(p->kinds, 0, sizeof p->kinds);
+		p->requests = 0;
+		p->have_peak = false;
+		p->peak_reserved = 0;
+	}
+	uint64_t reserved = cca_allocator_reserved(alloc);
+	if (!p->have_peak || reserved > p->peak_reserved) {
+		p->peak_reserved = reserved;
+		p->peak_index = index;
+		p->have_peak = true;
+	}
+}
+
+static void
+pass1_model(void *data, const CcaEvent *ev)
+{
+	Pass1 *p = data;
+	cca_explainer_model_event(p->x, ev);
+}
+
+/* Pass 2: the state at the peak, with the stack of every live block. */
+typedef struct {
+	CcaFollow *follow;
+	uint64_t at;
+	GHashTable *stacks; /* block address -> stack id + 1 */
+	GArray *state;	    /* CcaStateSegment at AT */
+	GHashTable *state_stacks;
+} Pass2;
+
+static void
+pass2_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+{
+	Pass2 *p = data;
+	if (!cca_follow_observed(p->follow, index))
+		g_hash_table_remove_all(p->stacks);
+	if (index == p->at && !p->state) {
+		p->state = cca_allocator_state(alloc);
+		p->state_stacks = g_hash_table_ref(p->stacks);
+		p->stacks = g_hash_table_new(g_int64_hash, g_int64_equal);
+	}
+}
+
+static void
+pass2_model(void *data, const CcaEvent *ev)
+{
+	Pass2 *p = data;
+	if (p->state)
+		return;
+	if (ev->action == CCA_ACTION_ALLOC) {
+		const CcaEvent *driver = cca_follow_driver(p->follow, NULL);
+		uint64_t *key = g_new(uint64_t, 1);
+		*key = ev->addr;
+		g_hash_table_replace(p->stacks, key,
+				     GUINT_TO_POINTER((driver ? driver->stack : 0) + 1));
+	} else if (ev->action == CCA_ACTION_FREE_COMPLETED) {
+		g_hash_table_remove(p->stacks, &ev->addr);
+	}
+}
+
+typedef struct {
+	char *label;
+	double bytes; /* stranded free bytes attributed */
+	uint64_t blocks;
+} Rank;
+
+static void
+rank_add(GHashTable *t, const char *label, double bytes)
+{
+	Rank *r = g_hash_table_lookup(t, label);
+	if (!r) {
+		r = g_new0(Rank, 1);
+		r->label = g_strdup(label);
+		g_hash_table_insert(t, r->label, r);
+	}
+	r->bytes += bytes;
+	r->blocks++;
+}
+
+static void
+rank_free(gpointer p)
+{
+	Rank *r = p;
+	g_free(r->label);
+	g_free(r);
+}
+
+static gint
+rank_compare(gconstpointer a, gconstpointer b)
+{
+	const Rank *x = *(Rank *const *)a, *y = *(Rank *const *)b;
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return strcmp(x->label, y->label);
+}
+
+static void
+rank_print(GString *out, GHashTable *t, guint top, const char *what)
+{
+	GPtrArray *rows = g_ptr_array_new();
+	GHashTableIter it;
+	gpointer value;
+	g_hash_table_iter_init(&it, t);
+	while (g_hash_table_iter_next(&it, NULL, &value))
+		g_ptr_array_add(rows, value);
+	g_ptr_array_sort(rows, rank_compare);
+	char a[32];
+	for (guint i = 0; i < rows->len && i < top; i++) {
+		const Rank *r = g_ptr_array_index(rows, i);
+		g_string_append_printf(out, "    %12s  %6" G_GUINT64_FORMAT " %s  %s\n",
+				       sz((uint64_t)(r->bytes + 0.5), a), r->blocks, what,
+				       r->label);
+	}
+	if (rows->len > top)
+		g_string_append_printf(out, "    (%u more)\n", rows->len - top);
+	g_ptr_array_unref(rows);
+}
+
+static void
+append_peak(GString *out, const CcaSnapshot *snap, const Pass2 *p2, const CcaExplainParams *params)
+{
+	char a[32], b[32], c[32], d[32], e[32];
+	uint64_t reserved = 0, allocated = 0, requested = 0, pending = 0, stranded = 0, cached = 0;
+	uint32_t stranded_segs = 0, cached_segs = 0;
+	GHashTable *by_size = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, rank_free);
+	GHashTable *by_site = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, rank_free);
+	bool frames = false;
+	GString *label = g_string_new(NULL);
+	for (guint i = 0; i < p2->state->len; i++) {
+		const CcaStateSegment *s = &g_array_index(p2->state, CcaStateSegment, i);
+		uint64_t free = 0, live = 0;
+		reserved += s->total_size;
+		for (size_t k = 0; k < s->n_blocks; k++) {
+			const CcaStateBlock *blk = &s->blocks[k];
+			if (blk->state == CCA_BLOCK_INACTIVE) {
+				free += blk->size;
+				continue;
+			}
+			live += blk->size;
+			if (blk->state == CCA_BLOCK_ACTIVE_ALLOCATED) {
+				allocated += blk->size;
+				requested += blk->requested_size;
+			} else {
+				pending += blk->size;
+			}
+		}
+		if (live == 0) {
+			cached += free;
+			cached_segs++;
+			continue;
+		}
+		if (free == 0)
+			continue;
+		stranded += free;
+		stranded_segs++;
+		for (size_t k = 0; k < s->n_blocks; k++) {
+			const CcaStateBlock *blk = &s->blocks[k];
+			if (blk->state == CCA_BLOCK_INACTIVE)
+				continue;
+			double share = (double)free * (double)blk->size / (double)live;
+			g_string_printf(label, "requests of %s (%" G_GUINT64_FORMAT " B)",
+					sz(blk->requested_size, a), blk->requested_size);
+			rank_add(by_size, label->str, share);
+			gpointer sv = g_hash_table_lookup(p2->state_stacks, &blk->address);
+			uint32_t stack = sv ? GPOINTER_TO_UINT(sv) - 1 : 0;
+			g_string_truncate(label, 0);
+			cca_explain_append_stack(label, snap, stack);
+			if (stack != CCA_ID_NONE)
+				frames = true;
+			rank_add(by_site, label->str, share);
+		}
+	}
+	g_string_append_printf(out,
+			       "\nAt the reserved peak (after event %" G_GUINT64_FORMAT
+			       "): %s reserved in %u segments\n",
+			       p2->at, sz(reserved, a), p2->state->len);
+	g_string_append_printf(out, "  %-44s %12s\n", "allocated to tensors (requested bytes)",
+			       sz(requested, a));
+	g_string_append_printf(out, "  %-44s %12s\n", "rounding inside allocated blocks",
+			       sz(allocated - requested, b));
+	if (pending)
+		g_string_append_printf(out, "  %-44s %12s\n", "freed, waiting for record_stream",
+				       sz(pending, c));
+	g_string_append_printf(out, "  %-44s %12s  (%u segments)\n",
+			       "free, stranded beside live blocks", sz(stranded, d), stranded_segs);
+	g_string_append_printf(out, "  %-44s %12s  (%u segments)\n",
+			       "free, whole cached segments (releasable)", sz(cached, e),
+			       cached_segs);
+	if (stranded) {
+		g_string_append(out,
+				"  Request sizes whose live blocks strand the most free "
+				"memory (a segment's free bytes shared by its live blocks):\n");
+		rank_print(out, by_size, params->top, "blocks");
+		if (frames) {
+			g_string_append(out, "  Call sites that strand the most free memory:\n");
+			rank_print(out, by_site, params->top, "blocks");
+		} else {
+			g_string_append(out, "  (the trace has no frames: record with "
+					     "_record_memory_history(context=\"all\") to see call "
+					     "sites)\n");
+		}
+	}
+	g_string_free(label, TRUE);
+	g_hash_table_destroy(by_size);
+	g_hash_table_destroy(by_site);
+}
+
+static const char *const kind_text[] = {
+	[CCA_WHY_FITS] = "a cached block fit, but empty_cache() had just released it",
+	[CCA_WHY_EMPTY_POOL] = "the pool had no free block on the stream",
+	[CCA_WHY_TOO_SMALL] = "every free block on the stream was too small",
+	[CCA_WHY_OVERSIZE] = "the max_split_size rules refused the block that fit",
+	[CCA_WHY_EXPANDABLE_ONLY] = "only expandable-segment blocks fit",
+};
+
+static void
+append_summary(GString *out, const CcaSnapshot *snap, const CcaReplayOptions *opt,
+	       const CcaReplayResult *res, const Pass1 *p1)
+{
+	char a[32], b[32], c[32];
+	const CcaStats *st = &res->stats;
+	uint64_t mallocs = 0, bytes = 0, ooms = 0;
+	for (guint i = 0; i < p1->records->len; i++) {
+		const CcaRequestRecord *r = &g_array_index(p1->records, CcaRequestRecord, i);
+		mallocs += r->segments;
+		bytes += r->segment_bytes;
+		ooms += r->oom;
+	}
+	g_string_append_printf(out,
+			       "%" G_GUINT64_FORMAT " requests; %" G_GUINT64_FORMAT
+			       " of them reserved new memory (%s in %" G_GUINT64_FORMAT
+			       " cudaMalloc/map calls):\n",
+			       p1->requests, p1->records->len - ooms, sz(bytes, a), mallocs);
+	for (int k = 0; k < 5; k++)
+		if (p1->kinds[k])
+			g_string_append_printf(out, "  %6" G_GUINT64_FORMAT "  %s\n", p1->kinds[k],
+					       kind_text[k]);
+	g_string_append_printf(out,
+			       "Peak reserved %s, peak allocated %s: %s (%.1f %%) of the reserved "
+			       "peak never held a tensor at the allocated peak's level.\n",
+			       sz((uint64_t)st->reserved_bytes[CCA_STAT_ALL].peak, a),
+			       sz((uint64_t)st->allocated_bytes[CCA_STAT_ALL].peak, b),
+			       sz((uint64_t)(st->reserved_bytes[CCA_STAT_ALL].peak -
+					     st->allocated_bytes[CCA_STAT_ALL].peak),
+				  c),
+			       st->reserved_bytes[CCA_STAT_ALL].peak
+				       ? 100.0 *
+						 (double)(st->reserved_bytes[CCA_STAT_ALL].peak -
+							  st->allocated_bytes[CCA_STAT_ALL].peak) /
+						 (double)st->reserved_bytes[CCA_STAT_ALL].peak
+				       : 0.0);
+	g_string_append_printf(out,
+			       "%" G_GINT64_FORMAT " alloc retr%s, %" G_GINT64_FORMAT
+			       " OOM%s, %" G_GUINT64_FORMAT " empty_cache() call%s.\n",
+			       st->num_alloc_retries, st->num_alloc_retries == 1 ? "y" : "ies",
+			       st->num_ooms, st->num_ooms == 1 ? "" : "s", res->empty_cache_calls,
+			       res->empty_cache_calls == 1 ? "" : "s");
+	if (res->stopped_by_oom)
+		g_string_append_printf(
+			out,
+			"The replay stopped at the first OOM (event %" G_GUINT64_FORMAT
+			"); --keep-going replays past it.\n",
+			res->oom_event);
+	(void)snap;
+	(void)opt;
+}
+
+gboolean
+cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
+		const CcaExplainParams *params, GString *out, GError **error)
+{
+	Pass1 p1 = {.records = g_array_new(FALSE, FALSE, sizeof(CcaRequestRecord))};
+	p1.x = cca_explainer_new(snap, options->device, pass1_record, &p1);
+	CcaReplayOptions opt = *options;
+	opt.observer = pass1_observer;
+	opt.observer_data = &p1;
+	opt.on_model_event = pass1_model;
+	opt.on_model_event_data = &p1;
+	CcaReplayResult res;
+	gboolean ok = cca_replay_run(snap, &opt, &res, error);
+	cca_explainer_free(p1.x);
+	if (!ok) {
+		g_array_free(p1.records, TRUE);
+		return FALSE;
+	}
+	append_summary(out, snap, options, &res, &p1);
+
+	guint listed = 0, n_mallocs = 0;
+	for (guint i = 0; i < p1.records->len; i++)
+		n_mallocs += !g_array_index(p1.records, CcaRequestRecord, i).oom;
+	if (n_mallocs) {
+		if (params->limit && n_mallocs > params->limit)
+			g_string_append_printf(
+				out,
+				"\nWhy memory was reserved (the first %u of %u; --limit 0 "
+				"lists all):\n",
+				params->limit, n_mallocs);
+		else
+			g_string_append(out, "\nWhy memory was reserved:\n");
+	}
+	for (guint i = 0; i < p1.records->len; i++) {
+		const CcaRequestRecord *r = &g_array_index(p1.records, CcaRequestRecord, i);
+		if (r->oom || (params->limit && listed >= params->limit))
+			continue;
+		listed++;
+		cca_explain_append_request(out, r, "  ");
+	}
+	guint ooms = 0;
+	for (guint i = 0; i < p1.records->len; i++) {
+		const CcaRequestRecord *r = &g_array_index(p1.records, CcaRequestRecord, i);
+		if (!r->oom)
+			continue;
+		if (ooms++ == 0)
+			g_string_append(out, "\nWhy the allocator ran out of memory:\n");
+		if (ooms <= (params->limit ? params->limit : G_MAXUINT))
+			cca_explain_append_request(out, r, "  ");
+	}
+
+	if (p1.have_peak) {
+		Pass2 p2 = {
+			.follow = cca_follow_new(snap, options->device),
+			.at = p1.peak_index,
+			.stacks = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL),
+		};
+		opt.observer = pass2_observer;
+		opt.observer_data = &p2;
+		opt.on_model_event = pass2_model;
+		opt.on_model_event_data = &p2;
+		CcaReplayResult res2;
+		ok = cca_replay_run(snap, &opt, &res2, error);
+		if (ok && p2.state)
+			append_peak(out, snap, &p2, params);
+		cca_replay_result_clear(&res2);
+		cca_follow_free(p2.follow);
+		g_hash_table_destroy(p2.stacks);
+		if (p2.state_stacks)
+			g_hash_table_unref(p2.state_stacks);
+		cca_allocator_state_free(p2.state);
+	}
+	cca_replay_result_clear(&res);
+	g_array_free(p1.records, TRUE);
+	return ok;
+}

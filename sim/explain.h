@@ -1,0 +1,101 @@
+/* explain.h - why the allocator reserved memory, in plain language.
+ *
+ * An explainer rides along a replay (fed from its observer and
+ * on_model_event hooks) and produces one CcaRequestRecord per request
+ * (alloc or oom entry): the pool state the request met, what the model
+ * did for it (segments reserved, cached segments released, retries, an
+ * OOM) and the block it got.  cca_explain_run() turns the records of a
+ * whole replay, plus the state at the reserved peak, into the report of
+ * `ccasim explain`.
+ */
+#ifndef CCA_EXPLAIN_H
+#define CCA_EXPLAIN_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "allocator.h"
+#include "engine.h"
+#include "follow.h"
+#include "snapshot.h"
+
+G_BEGIN_DECLS
+
+/* One request and what the model did for it. */
+typedef struct {
+	uint64_t index;	   /* its trace entry */
+	CcaEvent request;  /* that entry (alloc, or an oom the trace recorded) */
+	CcaRequestWhy why; /* the state it met (before any release it caused) */
+	bool why_valid;
+	uint32_t segments; /* segment_alloc/segment_map entries it caused */
+	uint64_t segment_bytes;
+	uint32_t releases; /* segment_free/unmap it caused (gc, retries) */
+	uint64_t released_bytes;
+	uint32_t emptied; /* segment_free/unmap of an empty_cache() just before it */
+	uint64_t emptied_bytes;
+	int64_t retries;  /* num_alloc_retries it added */
+	bool oom;	  /* the model recorded an oom for it */
+	uint64_t address; /* the block it got; 0 after an oom */
+} CcaRequestRecord;
+
+/* Receives each finished request record, with the allocator state right
+ * after the request (valid only during the call). */
+typedef void (*CcaRequestFunc)(void *data, const CcaRequestRecord *record,
+			       const CcaAllocator *alloc);
+
+typedef struct CcaExplainer CcaExplainer;
+
+/* Creates an explainer of device DEVICE of SNAP (borrowed) that calls FN
+ * (may be NULL) with DATA for every request.  Free with
+ * cca_explainer_free(). */
+CcaExplainer *cca_explainer_new(const CcaSnapshot *snap, int device, CcaRequestFunc fn,
+				void *data);
+
+void cca_explainer_free(CcaExplainer *explainer);
+
+/* Feed from the replay's observer (same arguments).  Returns FALSE when
+ * the engine restarted the replay (see cca_follow_observed()). */
+gboolean cca_explainer_observe(CcaExplainer *explainer, uint64_t index, const CcaEvent *event,
+			       const CcaAllocator *alloc);
+
+/* Feed from the replay's on_model_event hook. */
+void cca_explainer_model_event(CcaExplainer *explainer, const CcaEvent *model);
+
+/* The follower the explainer keeps (for the driver and metadata). */
+CcaFollow *cca_explainer_follow(CcaExplainer *explainer);
+
+/* Appends a plain-language account of RECORD (which reserved memory or
+ * ran out of it): the request, its rounding and pool, why no cached block
+ * served it, the segment size rule, releases and retries, and for an OOM
+ * the free memory stranded in split blocks.  Each line starts with
+ * INDENT. */
+void cca_explain_append_request(GString *out, const CcaRequestRecord *record,
+				const char *indent);
+
+/* Appends a one-line description of stack STACK of SNAP: the first frame
+ * outside torch's own files (the call site) and the innermost frame, or
+ * "(no frames)". */
+void cca_explain_append_stack(GString *out, const CcaSnapshot *snap, uint32_t stack);
+
+/* What `ccasim explain` shows. */
+typedef struct {
+	guint limit; /* cudaMalloc calls listed one by one; 0: all */
+	guint top;   /* rows of each ranking at the peak */
+} CcaExplainParams;
+
+/* Replays device OPTIONS->device of SNAP (twice: the second pass stops
+ * to look at the reserved peak) and appends the report to OUT: a summary
+ * of the run, every cudaMalloc with its reason (up to PARAMS->limit),
+ * every OOM with its reason, and at the reserved peak the free memory
+ * split into stranded/cached/rounding and the request sizes and call
+ * sites that strand the most.  OPTIONS's observer hooks must be unset.
+ * Returns FALSE with ERROR as cca_replay_run() does. */
+gboolean cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
+			 const CcaExplainParams *params, GString *out, GError **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CcaExplainer, cca_explainer_free)
+
+G_END_DECLS
+
+#endif

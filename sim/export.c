@@ -1,0 +1,850 @@
+/* export.c - a simulated run written as a PyTorch snapshot or a Chrome
+ * trace.
+ *
+ * A snapshot lists the final segments before the trace entries, so each
+ * device is replayed three times: a first pass finds the last entry the
+ * engine hands to the observer (and whether the trace started mid-run, so
+ * that later passes rebuild its start directly instead of restarting);
+ * a second takes the state there and applies the model's entries that
+ * follow it (frees completed and segments released by a final
+ * empty_cache()); a third streams the model's entries into the pickle.
+ * Replays are deterministic, so all passes see the same run.
+ *
+ * Invariants of the captured state: segments sorted by address; the
+ * blocks of a segment tile it in address order.
+ */
+#include "config.h"
+
+#include "export.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "follow.h"
+#include "json.h"
+#include "pickle_write.h"
+
+/* ------------------------------------------------------ captured state */
+
+typedef struct {
+	uint64_t address;
+	uint64_t size;
+	uint64_t requested_size;
+	uint8_t state;	/* CcaBlockState */
+	uint32_t stack; /* of its allocation, CCA_ID_NONE if unknown */
+} ExBlock;
+
+typedef struct {
+	int device;
+	uint64_t address;
+	uint64_t total_size;
+	uint64_t stream;
+	bool is_small;
+	bool is_expandable;
+	GArray *blocks; /* ExBlock */
+} ExSeg;
+
+static void
+exseg_clear(gpointer p)
+{
+	ExSeg *s = p;
+	if (s->blocks)
+		g_array_free(s->blocks, TRUE);
+}
+
+static GArray *
+exstate_new(void)
+{
+	GArray *a = g_array_new(FALSE, TRUE, sizeof(ExSeg));
+	g_array_set_clear_func(a, exseg_clear);
+	return a;
+}
+
+/* Appends the allocator's current segments to OUT, giving each live
+ * block its stack from STACKS (address -> stack + 1). */
+static void
+exstate_capture(GArray *out, int device, const CcaAllocator *alloc, GHashTable *stacks)
+{
+	GArray *state = cca_allocator_state(alloc);
+	for (guint i = 0; i < state->len; i++) {
+		const CcaStateSegment *s = &g_array_index(state, CcaStateSegment, i);
+		ExSeg seg = {
+			.device = device,
+			.address = s->address,
+			.total_size = s->total_size,
+			.stream = s->stream,
+			.is_small = s->is_small,
+			.is_expandable = s->is_expandable,
+			.blocks = g_array_sized_new(FALSE, FALSE, sizeof(ExBlock), s->n_blocks),
+		};
+		for (size_t k = 0; k < s->n_blocks; k++) {
+			const CcaStateBlock *b = &s->blocks[k];
+			ExBlock eb = {b->address, b->size, b->requested_size, (uint8_t)b->state, 0};
+			if (b->state != CCA_BLOCK_INACTIVE) {
+				gpointer v = g_hash_table_lookup(stacks, &b->address);
+				eb.stack = v ? GPOINTER_TO_UINT(v) - 1 : CCA_ID_NONE;
+			}
+			g_array_append_val(seg.blocks, eb);
+		}
+		g_array_append_val(out, seg);
+	}
+	cca_allocator_state_free(state);
+}
+
+/* Index in STATE (from FIRST on) of DEVICE's segment that contains ADDR,
+ * or -1. */
+static gint
+exstate_find(GArray *state, guint first, int device, uint64_t addr)
+{
+	for (guint i = first; i < state->len; i++) {
+		const ExSeg *s = &g_array_index(state, ExSeg, i);
+		if (s->device == device && addr >= s->address && addr - s->address < s->total_size)
+			return (gint)i;
+	}
+	return -1;
+}
+
+/* free_completed at ADDR: the block turns inactive and merges with free
+ * neighbours (it keeps its own requested_size, as the allocator does). */
+static void
+exstate_free(GArray *state, guint first, int device, uint64_t addr)
+{
+	gint si = exstate_find(state, first, device, addr);
+	if (si < 0)
+		return;
+	GArray *blocks = g_array_index(state, ExSeg, si).blocks;
+	for (guint k = 0; k < blocks->len; k++) {
+		ExBlock *b = &g_array_index(blocks, ExBlock, k);
+		if (b->address != addr)
+			continue;
+		b->state = CCA_BLOCK_INACTIVE;
+		b->stack = CCA_ID_NONE;
+		if (k + 1 < blocks->len && g_array_index(blocks, ExBlock, k + 1).state ==
+						   CCA_BLOCK_INACTIVE) {
+			b->size += g_array_index(blocks, ExBlock, k + 1).size;
+			g_array_remove_index(blocks, k + 1);
+		}
+		if (k > 0 && g_array_index(blocks, ExBlock, k - 1).state == CCA_BLOCK_INACTIVE) {
+			ExBlock *p = &g_array_index(blocks, ExBlock, k - 1);
+			uint64_t requested = b->requested_size;
+			p->size += b->size;
+			p->requested_size = requested;
+			g_array_remove_index(blocks, k);
+		}
+		return;
+	}
+}
+
+/* segment_free of the segment at ADDR, or segment_unmap of [ADDR,
+ * ADDR+SIZE) inside a mapped run (which splits it in two). */
+static void
+exstate_release(GArray *state, guint first, int device, uint64_t addr, uint64_t size)
+{
+	gint si = exstate_find(state, first, device, addr);
+	if (si < 0)
+		return;
+	ExSeg *s = &g_array_index(state, ExSeg, si);
+	uint64_t end = addr + size, seg_end = s->address + s->total_size;
+	ExSeg after = *s;
+	after.blocks = g_array_new(FALSE, FALSE, sizeof(ExBlock));
+	after.address = end;
+	after.total_size = seg_end > end ? seg_end - end : 0;
+	GArray *before = g_array_new(FALSE, FALSE, sizeof(ExBlock));
+	for (guint k = 0; k < s->blocks->len; k++) {
+		ExBlock b = g_array_index(s->blocks, ExBlock, k);
+		uint64_t b_end = b.address + b.size;
+		if (b.address < addr) { /* keeps the part below ADDR */
+			ExBlock part = b;
+			part.size = (b_end < addr ? b_end : addr) - b.address;
+			g_array_append_val(before, part);
+		}
+		if (b_end > end) { /* and the part above END */
+			ExBlock part = b;
+			part.address = b.address > end ? b.address : end;
+			part.size = b_end - part.address;
+			g_array_append_val(after.blocks, part);
+		}
+	}
+	uint64_t before_size = addr > s->address ? addr - s->address : 0;
+	g_array_free(s->blocks, TRUE);
+	s->blocks = before;
+	s->total_size = before_size;
+	if (before_size == 0)
+		g_array_remove_index(state, (guint)si);
+	if (after.total_size > 0) {
+		guint at = (guint)si + (before_size > 0);
+		g_array_insert_val(state, at, after);
+	} else {
+		g_array_free(after.blocks, TRUE);
+	}
+}
+
+static gint
+exseg_compare(gconstpointer a, gconstpointer b)
+{
+	const ExSeg *x = a, *y = b;
+	if (x->address != y->address)
+		return x->address < y->address ? -1 : 1;
+	return x->device - y->device;
+}
+
+/* ------------------------------------------------------ device passes */
+
+/* Pass 1: the last observed entry and whether the start is rebuilt. */
+typedef struct {
+	uint64_t last;
+	bool any;
+} Probe;
+
+static void
+probe_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+{
+	Probe *p = data;
+	p->last = index;
+	p->any = true;
+}
+
+/* Fixes OPT->rewind so that later passes do not restart, and finds the
+ * last observed entry. */
+static gboolean
+probe_device(const CcaSnapshot *snap, CcaReplayOptions *opt, Probe *probe, GError **error)
+{
+	CcaReplayOptions o = *opt;
+	o.check = false;
+	o.observer = probe_observer;
+	o.observer_data = probe;
+	o.on_model_event = NULL;
+	CcaReplayResult res;
+	if (!cca_replay_run(snap, &o, &res, error))
+		return FALSE;
+	if (opt->rewind == CCA_REWIND_AUTO)
+		opt->rewind = res.start_reconstructed ? CCA_REWIND_ALWAYS : CCA_REWIND_NEVER;
+	cca_replay_result_clear(&res);
+	return TRUE;
+}
+
+/* Pass 2: the final state. */
+typedef struct {
+	CcaFollow *follow;
+	const Probe *probe;
+	int device;
+	GArray *state;	    /* all devices' segments */
+	guint first;	    /* this device's first segment in STATE */
+	GHashTable *stacks; /* live block address -> stack + 1 */
+	GArray *trailing;   /* CcaEvent: model entries after the capture */
+	bool captured;
+} Final;
+
+static void
+final_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+{
+	Final *f = data;
+	cca_follow_observed(f->follow, index);
+	if (!f->captured && index == f->probe->last) {
+		exstate_capture(f->state, f->device, alloc, f->stacks);
+		f->captured = true;
+	}
+}
+
+static void
+final_model(void *data, const CcaEvent *ev)
+{
+	Final *f = data;
+	if (f->captured) {
+		g_array_append_val(f->trailing, *ev);
+		return;
+	}
+	if (ev->action == CCA_ACTION_ALLOC) {
+		const CcaEvent *driver = cca_follow_driver(f->follow, NULL);
+		uint64_t *key = g_new(uint64_t, 1);
+		*key = ev->addr;
+		g_hash_table_replace(f->stacks, key,
+				     GUINT_TO_POINTER((driver ? driver->stack : 0) + 1));
+	} else if (ev->action == CCA_ACTION_FREE_COMPLETED) {
+		g_hash_table_remove(f->stacks, &ev->addr);
+	}
+}
+
+static gboolean
+final_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, const Probe *probe,
+	     GArray *state, GError **error)
+{
+	Final f = {
+		.follow = cca_follow_new(snap, opt->device),
+		.probe = probe,
+		.device = opt->device,
+		.state = state,
+		.first = state->len,
+		.stacks = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL),
+		.trailing = g_array_new(FALSE, FALSE, sizeof(CcaEvent)),
+		.captured = !probe->any,
+	};
+	CcaReplayOptions o = *opt;
+	o.check = false;
+	o.observer = final_observer;
+	o.observer_data = &f;
+	o.on_model_event = final_model;
+	o.on_model_event_data = &f;
+	CcaReplayResult res;
+	gboolean ok = cca_replay_run(snap, &o, &res, error);
+	if (ok) {
+		for (guint i = 0; i < f.trailing->len; i++) {
+			const CcaEvent *ev = &g_array_index(f.trailing, CcaEvent, i);
+			if (ev->action == CCA_ACTION_FREE_COMPLETED)
+				exstate_free(state, f.first, f.device, ev->addr);
+			else if (ev->action == CCA_ACTION_SEGMENT_FREE ||
+				 ev->action == CCA_ACTION_SEGMENT_UNMAP)
+				exstate_release(state, f.first, f.device, ev->addr, ev->size);
+		}
+		cca_replay_result_clear(&res);
+	}
+	cca_follow_free(f.follow);
+	g_hash_table_destroy(f.stacks);
+	g_array_free(f.trailing, TRUE);
+	return ok;
+}
+
+/* ----------------------------------------------------- pickle writing */
+
+typedef struct {
+	CcaPickleWriter *w;
+	const CcaSnapshot *snap;
+	GArray *frame_memo; /* uint32_t memo index + 1 per frame id */
+} Out;
+
+static void
+key(Out *o, const char *k, gboolean last)
+{
+	cca_pickle_write_item(o->w, last);
+	cca_pickle_write_str(o->w, k, -1);
+}
+
+static void
+write_frames(Out *o, uint32_t stack)
+{
+	cca_pickle_write_list_begin(o->w);
+	const CcaSnapshot *snap = o->snap;
+	if (stack != CCA_ID_NONE && stack < cca_snapshot_n_stacks(snap)) {
+		uint32_t lo = g_array_index(snap->stack_offsets, uint32_t, stack);
+		uint32_t hi = g_array_index(snap->stack_offsets, uint32_t, stack + 1);
+		for (uint32_t i = lo; i < hi; i++) {
+			uint32_t f = g_array_index(snap->stack_frames, uint32_t, i);
+			cca_pickle_write_item(o->w, i + 1 == hi);
+			if (f >= o->frame_memo->len)
+				g_array_set_size(o->frame_memo, f + 1);
+			uint32_t *memo = &g_array_index(o->frame_memo, uint32_t, f);
+			if (*memo) {
+				cca_pickle_write_get(o->w, *memo - 1);
+				continue;
+			}
+			*memo = cca_pickle_write_memo_mark(o->w) + 1;
+			const CcaFrame *fr = &g_array_index(snap->frames, CcaFrame, f);
+			cca_pickle_write_dict_begin(o->w);
+			key(o, "name", FALSE);
+			cca_pickle_write_str(o->w, cca_snapshot_string(snap, fr->name), -1);
+			key(o, "filename", FALSE);
+			cca_pickle_write_str(o->w, cca_snapshot_string(snap, fr->filename), -1);
+			key(o, "line", TRUE);
+			cca_pickle_write_int(o->w, fr->line);
+			cca_pickle_write_end(o->w);
+		}
+	}
+	cca_pickle_write_end(o->w);
+}
+
+static void
+write_segment(Out *o, const ExSeg *s)
+{
+	uint64_t allocated = 0, active = 0, requested = 0;
+	for (guint k = 0; k < s->blocks->len; k++) {
+		const ExBlock *b = &g_array_index(s->blocks, ExBlock, k);
+		if (b->state == CCA_BLOCK_ACTIVE_ALLOCATED)
+			allocated += b->size;
+		if (b->state != CCA_BLOCK_INACTIVE) {
+			active += b->size;
+			requested += b->requested_size;
+		}
+	}
+	CcaPickleWriter *w = o->w;
+	cca_pickle_write_dict_begin(w);
+	key(o, "device", FALSE);
+	cca_pickle_write_int(w, s->device);
+	key(o, "address", FALSE);
+	cca_pickle_write_uint(w, s->address);
+	key(o, "total_size", FALSE);
+	cca_pickle_write_uint(w, s->total_size);
+	key(o, "allocated_size", FALSE);
+	cca_pickle_write_uint(w, allocated);
+	key(o, "active_size", FALSE);
+	cca_pickle_write_uint(w, active);
+	key(o, "requested_size", FALSE);
+	cca_pickle_write_uint(w, requested);
+	key(o, "stream", FALSE);
+	cca_pickle_write_int(w, (int64_t)s->stream);
+	key(o, "segment_type", FALSE);
+	cca_pickle_write_str(w, s->is_small ? "small" : "large", -1);
+	key(o, "segment_pool_id", FALSE);
+	cca_pickle_write_int_pair(w, 0, 0);
+	key(o, "is_expandable", FALSE);
+	cca_pickle_write_bool(w, s->is_expandable);
+	key(o, "frames", FALSE);
+	write_frames(o, CCA_ID_NONE);
+	key(o, "blocks", TRUE);
+	cca_pickle_write_list_begin(w);
+	for (guint k = 0; k < s->blocks->len; k++) {
+		const ExBlock *b = &g_array_index(s->blocks, ExBlock, k);
+		cca_pickle_write_item(w, k + 1 == s->blocks->len);
+		cca_pickle_write_dict_begin(w);
+		key(o, "address", FALSE);
+		cca_pickle_write_uint(w, b->address);
+		key(o, "size", FALSE);
+		cca_pickle_write_uint(w, b->size);
+		key(o, "requested_size", FALSE);
+		cca_pickle_write_uint(w, b->requested_size);
+		key(o, "state", FALSE);
+		cca_pickle_write_str(w, cca_block_state_name(b->state), -1);
+		key(o, "frames", TRUE);
+		write_frames(o, b->state == CCA_BLOCK_INACTIVE ? CCA_ID_NONE : b->stack);
+		cca_pickle_write_end(w);
+	}
+	cca_pickle_write_end(w);
+	cca_pickle_write_end(w);
+}
+
+static void
+write_entry(Out *o, const CcaEvent *ev, gboolean last)
+{
+	CcaPickleWriter *w = o->w;
+	const CcaSnapshot *snap = o->snap;
+	cca_pickle_write_item(w, last);
+	cca_pickle_write_dict_begin(w);
+	key(o, "action", FALSE);
+	cca_pickle_write_str(w, cca_action_name(ev->action), -1);
+	key(o, ev->action == CCA_ACTION_OOM ? "device_free" : "addr", FALSE);
+	cca_pickle_write_uint(w, ev->addr);
+	key(o, "size", FALSE);
+	cca_pickle_write_uint(w, ev->size);
+	key(o, "stream", FALSE);
+	cca_pickle_write_int(w, (int64_t)ev->stream);
+	key(o, "time_us", FALSE);
+	cca_pickle_write_int(w, ev->time_us == CCA_TIME_NONE ? 0 : ev->time_us);
+	key(o, "compile_context", FALSE);
+	cca_pickle_write_str(w,
+			     ev->compile_context == CCA_ID_NONE
+				     ? "N/A"
+				     : cca_snapshot_string(snap, ev->compile_context),
+			     -1);
+	key(o, "user_metadata", FALSE);
+	cca_pickle_write_str(w, cca_snapshot_string(snap, ev->user_metadata), -1);
+	key(o, "frames", TRUE);
+	write_frames(o, ev->stack);
+	cca_pickle_write_end(w);
+}
+
+/* Pass 3: the model's entries, one behind so the last one is known. */
+typedef struct {
+	Out *o;
+	CcaFollow *follow;
+	CcaEvent pending;
+	bool have_pending;
+	uint64_t written;
+} Stream;
+
+static void
+stream_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+{
+	Stream *s = data;
+	cca_follow_observed(s->follow, index);
+}
+
+static void
+stream_model(void *data, const CcaEvent *ev)
+{
+	Stream *s = data;
+	if (s->have_pending) {
+		write_entry(s->o, &s->pending, FALSE);
+		s->written++;
+	}
+	cca_follow_annotate(s->follow, ev, &s->pending);
+	s->have_pending = true;
+}
+
+static gboolean
+stream_device(Out *o, const CcaSnapshot *snap, const CcaReplayOptions *opt,
+	      CcaExportResult *result, GError **error)
+{
+	Stream s = {.o = o, .follow = cca_follow_new(snap, opt->device)};
+	CcaReplayOptions so = *opt;
+	so.check = false;
+	so.observer = stream_observer;
+	so.observer_data = &s;
+	so.on_model_event = stream_model;
+	so.on_model_event_data = &s;
+	cca_pickle_write_list_begin(o->w);
+	CcaReplayResult res;
+	gboolean ok = cca_replay_run(snap, &so, &res, error);
+	if (ok)
+		cca_replay_result_clear(&res);
+	if (s.have_pending) {
+		write_entry(o, &s.pending, TRUE);
+		s.written++;
+	}
+	cca_pickle_write_end(o->w);
+	result->entries += s.written;
+	if (!cca_follow_matching(s.follow))
+		result->matched = FALSE;
+	cca_follow_free(s.follow);
+	return ok;
+}
+
+static void
+write_settings(Out *o, const CcaSettings *st, const char *conf)
+{
+	CcaPickleWriter *w = o->w;
+	cca_pickle_write_dict_begin(w);
+	key(o, "PYTORCH_CUDA_ALLOC_CONF", FALSE);
+	cca_pickle_write_str(w, conf, -1);
+	key(o, "max_split_size", FALSE);
+	cca_pickle_write_int(w, st->max_split_size == UINT64_MAX ? -1
+								 : (int64_t)st->max_split_size);
+	key(o, "garbage_collection_threshold", FALSE);
+	cca_pickle_write_float(w, st->garbage_collection_threshold);
+	key(o, "expandable_segments", FALSE);
+	cca_pickle_write_bool(w, st->expandable_segments);
+	key(o, "pinned_num_register_threads", FALSE);
+	cca_pickle_write_int(w, st->pinned_num_register_threads);
+	key(o, "release_lock_on_cudamalloc", FALSE);
+	cca_pickle_write_bool(w, st->release_lock_on_cudamalloc);
+	key(o, "pinned_use_cuda_host_register", FALSE);
+	cca_pickle_write_bool(w, st->pinned_use_cuda_host_register);
+	key(o, "graph_capture_record_stream_reuse", FALSE);
+	cca_pickle_write_bool(w, st->graph_capture_record_stream_reuse);
+	key(o, "roundup_power2_divisions", TRUE);
+	cca_pickle_write_dict_begin(w);
+	for (int i = 0; i < CCA_ROUNDUP_INTERVALS; i++) {
+		char k[16];
+		g_snprintf(k, sizeof k, "%u", 1u << i);
+		key(o, k, i + 1 == CCA_ROUNDUP_INTERVALS);
+		cca_pickle_write_int(w, st->roundup_power2_divisions[i]);
+	}
+	cca_pickle_write_end(w);
+	cca_pickle_write_end(w);
+}
+
+static void
+write_annotations(Out *o)
+{
+	const CcaSnapshot *snap = o->snap;
+	CcaPickleWriter *w = o->w;
+	guint n = snap->annotations ? snap->annotations->len : 0;
+	cca_pickle_write_list_begin(w);
+	for (guint i = 0; i < n; i++) {
+		const CcaAnnotation *a = &g_array_index(snap->annotations, CcaAnnotation, i);
+		cca_pickle_write_item(w, i + 1 == n);
+		cca_pickle_write_dict_begin(w);
+		key(o, "stage", FALSE);
+		cca_pickle_write_str(w, cca_snapshot_string(snap, a->stage), -1);
+		key(o, "name", FALSE);
+		cca_pickle_write_str(w, cca_snapshot_string(snap, a->name), -1);
+		key(o, "device", FALSE);
+		cca_pickle_write_int(w, a->device);
+		key(o, "time_us", TRUE);
+		cca_pickle_write_int(w, a->time_us == CCA_TIME_NONE ? 0 : a->time_us);
+		cca_pickle_write_end(w);
+	}
+	cca_pickle_write_end(w);
+}
+
+/* The settings a replay under OPT uses, and the PYTORCH_CUDA_ALLOC_CONF
+ * string to record for them. */
+static gboolean
+replayed_settings(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaSettings *out,
+		  char **conf, GError **error)
+{
+	cca_settings_init(out);
+	out->pytorch_version =
+		opt->pytorch_version ? opt->pytorch_version : cca_replay_guess_pytorch_version(snap);
+	if (opt->settings)
+		cca_settings_copy(out, opt->settings);
+	else if (!cca_settings_from_recorded(out, &snap->settings, error))
+		return FALSE;
+	if (opt->memory_fraction > 0.0) {
+		out->has_per_process_memory_fraction = true;
+		out->per_process_memory_fraction = opt->memory_fraction;
+		*conf = cca_settings_to_string(out);
+	} else if (!opt->settings && snap->settings.present && snap->settings.conf) {
+		*conf = g_strdup(snap->settings.conf);
+	} else {
+		*conf = cca_settings_to_string(out);
+	}
+	return TRUE;
+}
+
+/* Opens PATH.XXXXXX for writing; *TMP receives its name. */
+static FILE *
+open_temp(const char *path, char **tmp, GError **error)
+{
+	*tmp = g_strdup_printf("%s.XXXXXX", path);
+	int fd = g_mkstemp(*tmp);
+	if (fd < 0) {
+		int e = errno;
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "%s: %s", path,
+			    g_strerror(e));
+		g_free(*tmp);
+		*tmp = NULL;
+		return NULL;
+	}
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask); /* mkstemp's 0600 would stick to the result */
+	FILE *f = fdopen(fd, "wb");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		g_unlink(*tmp);
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "%s: %s", path,
+			    g_strerror(e));
+		g_free(*tmp);
+		*tmp = NULL;
+	}
+	return f;
+}
+
+static gboolean
+close_temp(FILE *f, char *tmp, const char *path, gboolean ok, GError **error)
+{
+	if (fclose(f) != 0 && ok) {
+		int e = errno;
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "%s: %s", path,
+			    g_strerror(e));
+		ok = FALSE;
+	}
+	if (ok && g_rename(tmp, path) != 0) {
+		int e = errno;
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "%s: %s", path,
+			    g_strerror(e));
+		ok = FALSE;
+	}
+	if (!ok)
+		g_unlink(tmp);
+	g_free(tmp);
+	return ok;
+}
+
+gboolean
+cca_export_pickle(const CcaSnapshot *snap, const CcaReplayOptions *options, const char *path,
+		  CcaExportResult *result, GError **error)
+{
+	memset(result, 0, sizeof *result);
+	result->matched = TRUE;
+	int n = snap->n_devices;
+	CcaReplayOptions *opts = g_new0(CcaReplayOptions, n > 0 ? n : 1);
+	GArray *state = exstate_new();
+	gboolean ok = TRUE;
+	for (int d = 0; d < n && ok; d++) {
+		opts[d] = *options;
+		opts[d].device = d;
+		opts[d].observer = NULL;
+		opts[d].on_model_event = NULL;
+		Probe probe = {0};
+		ok = probe_device(snap, &opts[d], &probe, error) &&
+		     final_device(snap, &opts[d], &probe, state, error);
+	}
+	g_array_sort(state, exseg_compare);
+	CcaSettings settings = {0};
+	char *conf = NULL;
+	if (ok)
+		ok = replayed_settings(snap, options, &settings, &conf, error);
+	char *tmp = NULL;
+	FILE *f = ok ? open_temp(path, &tmp, error) : NULL;
+	if (ok && f) {
+		Out o = {
+			.w = cca_pickle_writer_new(f),
+			.snap = snap,
+			.frame_memo = g_array_new(FALSE, TRUE, sizeof(uint32_t)),
+		};
+		cca_pickle_write_dict_begin(o.w);
+		key(&o, "segments", FALSE);
+		cca_pickle_write_list_begin(o.w);
+		for (guint i = 0; i < state->len; i++) {
+			const ExSeg *s = &g_array_index(state, ExSeg, i);
+			cca_pickle_write_item(o.w, i + 1 == state->len);
+			write_segment(&o, s);
+			result->segments++;
+			result->blocks += s->blocks->len;
+		}
+		cca_pickle_write_end(o.w);
+		key(&o, "device_traces", FALSE);
+		cca_pickle_write_list_begin(o.w);
+		for (int d = 0; d < n && ok; d++) {
+			cca_pickle_write_item(o.w, d + 1 == n);
+			ok = stream_device(&o, snap, &opts[d], result, error);
+		}
+		cca_pickle_write_end(o.w);
+		key(&o, "allocator_settings", FALSE);
+		write_settings(&o, &settings, conf);
+		key(&o, "external_annotations", TRUE);
+		write_annotations(&o);
+		cca_pickle_write_end(o.w);
+		GError *werr = NULL;
+		if (!cca_pickle_writer_finish(o.w, ok ? &werr : NULL) && ok) {
+			g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "%s: %s", path,
+				    werr->message);
+			g_error_free(werr);
+			ok = FALSE;
+		}
+		g_array_free(o.frame_memo, TRUE);
+		ok = close_temp(f, tmp, path, ok, error);
+	} else if (ok) {
+		ok = FALSE;
+	}
+	g_free(conf);
+	cca_settings_clear(&settings);
+	g_array_free(state, TRUE);
+	g_free(opts);
+	return ok;
+}
+
+/* ------------------------------------------------------- chrome trace */
+
+typedef struct {
+	FILE *f;
+	CcaFollow *follow;
+	int device;
+	int64_t t0; /* first time_us, CCA_TIME_NONE when the trace has none */
+	uint64_t index;
+	int64_t reserved, allocated, active; /* last written; -1 before */
+	uint64_t written;
+} Chrome;
+
+static int64_t
+chrome_ts(const Chrome *c, int64_t time_us, uint64_t index)
+{
+	if (c->t0 == CCA_TIME_NONE || time_us == CCA_TIME_NONE)
+		return (int64_t)index;
+	return time_us - c->t0;
+}
+
+static void
+chrome_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+{
+	Chrome *c = data;
+	cca_follow_observed(c->follow, index);
+	c->index = index;
+	const CcaStats *st = cca_allocator_stats(alloc);
+	int64_t reserved = st->reserved_bytes[CCA_STAT_ALL].current;
+	int64_t allocated = st->allocated_bytes[CCA_STAT_ALL].current;
+	int64_t active = st->active_bytes[CCA_STAT_ALL].current;
+	if (reserved == c->reserved && allocated == c->allocated && active == c->active)
+		return;
+	c->reserved = reserved;
+	c->allocated = allocated;
+	c->active = active;
+	fprintf(c->f,
+		",\n{\"name\": \"memory\", \"ph\": \"C\", \"ts\": %" G_GINT64_FORMAT
+		", \"pid\": %d, \"args\": {\"reserved\": %" G_GINT64_FORMAT
+		", \"allocated\": %" G_GINT64_FORMAT ", \"active\": %" G_GINT64_FORMAT "}}",
+		chrome_ts(c, ev->time_us, index), c->device, reserved, allocated, active);
+	c->written++;
+}
+
+static void
+chrome_model(void *data, const CcaEvent *ev)
+{
+	Chrome *c = data;
+	const char *name;
+	switch (ev->action) {
+	case CCA_ACTION_SEGMENT_ALLOC:
+		name = "cudaMalloc";
+		break;
+	case CCA_ACTION_SEGMENT_FREE:
+		name = "cudaFree";
+		break;
+	case CCA_ACTION_SEGMENT_MAP:
+		name = "map";
+		break;
+	case CCA_ACTION_SEGMENT_UNMAP:
+		name = "unmap";
+		break;
+	case CCA_ACTION_OOM:
+		name = "OOM";
+		break;
+	default:
+		return;
+	}
+	uint64_t index = 0;
+	const CcaEvent *driver = cca_follow_driver(c->follow, &index);
+	int64_t time = driver ? driver->time_us : CCA_TIME_NONE;
+	fprintf(c->f,
+		",\n{\"name\": \"%s\", \"ph\": \"i\", \"s\": \"p\", \"ts\": %" G_GINT64_FORMAT
+		", \"pid\": %d, \"tid\": 0, \"args\": {\"%s\": %" G_GUINT64_FORMAT
+		", \"size\": %" G_GUINT64_FORMAT ", \"stream\": %" G_GUINT64_FORMAT
+		", \"event\": %" G_GUINT64_FORMAT "}}",
+		name, chrome_ts(c, time, driver ? index : c->index), c->device,
+		ev->action == CCA_ACTION_OOM ? "device_free" : "addr", ev->addr, ev->size,
+		ev->stream, driver ? index : c->index);
+	c->written++;
+}
+
+gboolean
+cca_export_chrome(const CcaSnapshot *snap, const CcaReplayOptions *options, const char *path,
+		  CcaExportResult *result, GError **error)
+{
+	memset(result, 0, sizeof *result);
+	result->matched = TRUE;
+	char *tmp = NULL;
+	FILE *f = open_temp(path, &tmp, error);
+	if (!f)
+		return FALSE;
+	gboolean ok = TRUE;
+	fprintf(f, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"producer\": \"ccasim\", "
+		   "\"trace\": ");
+	GString *js = g_string_new(NULL);
+	cca_json_append_string(js, snap->source);
+	fputs(js->str, f);
+	g_string_free(js, TRUE);
+	fprintf(f, "},\n\"traceEvents\": [\n{\"name\": \"ccasim\", \"ph\": \"M\", \"pid\": -1, "
+		   "\"args\": {}}");
+	for (int d = 0; d < snap->n_devices && ok; d++) {
+		Chrome c = {
+			.f = f,
+			.follow = cca_follow_new(snap, d),
+			.device = d,
+			.t0 = CCA_TIME_NONE,
+			.reserved = -1,
+			.allocated = -1,
+			.active = -1,
+		};
+		g_autoptr(CcaEventCursor) cur = cca_event_cursor_new(snap, d);
+		CcaEvent first;
+		if (cca_event_cursor_next(cur, &first, NULL))
+			c.t0 = first.time_us;
+		fprintf(f,
+			",\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": "
+			"{\"name\": \"GPU %d memory (ccasim)\"}}",
+			d, d);
+		CcaReplayOptions o = *options;
+		o.device = d;
+		o.check = false;
+		o.observer = chrome_observer;
+		o.observer_data = &c;
+		o.on_model_event = chrome_model;
+		o.on_model_event_data = &c;
+		CcaReplayResult res;
+		ok = cca_replay_run(snap, &o, &res, error);
+		if (ok)
+			cca_replay_result_clear(&res);
+		result->entries += c.written;
+		cca_follow_free(c.follow);
+	}
+	fprintf(f, "\n]}\n");
+	if (ferror(f) && ok) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "%s: write failed", path);
+		ok = FALSE;
+	}
+	return close_temp(f, tmp, path, ok, error);
+}

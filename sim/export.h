@@ -1,0 +1,59 @@
+/* export.h - a simulated run written in formats other tools open.
+ *
+ * cca_export_pickle() writes what PyTorch's _dump_snapshot() would have
+ * written had the allocator run as the model did: a protocol-4 pickle in
+ * torch 2.11's layout (segments with blocks, device_traces with the
+ * model's own entries, allocator_settings, external_annotations), which
+ * `python -m torch.cuda._memory_viz` and pytorch.org/memory_viz open.
+ * cca_export_chrome() writes a Chrome/Perfetto JSON trace: memory
+ * counters plus instant events for cudaMalloc, cudaFree and OOMs.
+ */
+#ifndef CCA_EXPORT_H
+#define CCA_EXPORT_H
+
+#include <glib.h>
+
+#include "engine.h"
+#include "settings.h"
+#include "snapshot.h"
+
+G_BEGIN_DECLS
+
+/* What an export wrote. */
+typedef struct {
+	uint64_t entries;  /* trace entries written, all devices */
+	uint64_t segments; /* final segments written */
+	uint64_t blocks;
+	gboolean matched; /* every entry matched the input trace (recorded run) */
+} CcaExportResult;
+
+/* Replays every device of SNAP under OPTIONS (its device field and hooks
+ * are ignored; keep_going is honoured) and writes the simulated run to
+ * PATH as a PyTorch 2.11 memory-snapshot pickle.  Each trace entry the
+ * model records is written with action, addr (device_free for an oom),
+ * size and stream as the model recorded them, and time_us, frames,
+ * compile_context and user_metadata of the input entry it reproduces (or,
+ * once the run departs from the input, of the request that caused it).
+ * Segments are the model's final state; blocks carry the frames of their
+ * allocation.  allocator_settings describe the settings replayed (with
+ * per_process_memory_fraction in PYTORCH_CUDA_ALLOC_CONF when
+ * OPTIONS->memory_fraction is set, so the file replays as it ran);
+ * external_annotations are the input's.  Segment frames are always [].
+ * The file is written to PATH.XXXXXX and renamed over PATH on success.
+ * Returns FALSE with ERROR on bad input or I/O failure. */
+gboolean cca_export_pickle(const CcaSnapshot *snap, const CcaReplayOptions *options,
+			   const char *path, CcaExportResult *result, GError **error);
+
+/* Replays every device of SNAP under OPTIONS and writes PATH as a
+ * Chrome/Perfetto JSON trace (the Trace Event Format): per device a
+ * process with "C" counter events "memory" {reserved, allocated, active}
+ * (bytes, written when they change) and "i" instant events "cudaMalloc",
+ * "cudaFree", "map", "unmap" and "OOM" with addr, size and stream.
+ * Timestamps are microseconds since the trace's first time_us, or the
+ * event index when the trace has no times.  Atomic as above. */
+gboolean cca_export_chrome(const CcaSnapshot *snap, const CcaReplayOptions *options,
+			   const char *path, CcaExportResult *result, GError **error);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,545 @@
+/* fit.c - bisecting the device memory a trace needs.
+ *
+ * Models `ccasim replay --device-memory C` for varying C: the simulated
+ * device refuses a cudaMalloc (or a page map) that would take its used
+ * bytes past C, the allocator frees its cache and retries as PyTorch does,
+ * and the trace "fits" when no request fails (num_ooms == 0: a recorded
+ * OOM must succeed too, since the program died there).
+ *
+ * The search keeps two bounds: LO, a capacity known to fail (replayed, or
+ * below the peak of allocated bytes, which every run that fits reaches),
+ * and HI, one known to fit (replayed).  It halves [LO, HI] on 2 MiB
+ * multiples until HI - LO = 2 MiB and replays LO if it never did, so both
+ * answers are backed by a replay.  Fitting need not be monotone in C (a
+ * smaller cache can fragment differently); the answer is then a boundary,
+ * not the only one, and a below-run that fits is flagged.
+ */
+#include "config.h"
+
+#include "fit.h"
+
+#include <string.h>
+
+#include "json.h"
+#include "sizes.h"
+
+#define GIB(x) ((uint64_t)((x) * 1073741824.0))
+
+/* totalGlobalMem of common GPUs.  "reported" figures come from PyTorch's
+ * own OOM message ("GPU 0 has a total capacity of X GiB", two decimals,
+ * so +-5 MiB) quoted in public issues on a card of that model. */
+static const CcaGpuPreset presets[] = {
+	{"H200", "h200-141gb", UINT64_C(150109880320), "measured",
+	 "torch.cuda.get_device_properties(0).total_memory of the H200 that recorded "
+	 "traces/pytorch-2.11"},
+	{"H100-80GB", "h100", GIB(79.11), "reported",
+	 "PyTorch OOM message on an H100 in vllm-project/vllm#27508"},
+	{"A100-80GB", "", GIB(79.25), "reported",
+	 "PyTorch OOM messages in levihsu/OOTDiffusion#235 and HiDream-ai/VAREdit#6 (79.14 GiB "
+	 "in lianqi1008/Control-GIC#6: variants differ)"},
+	{"A100-40GB", "a100", GIB(39.50), "reported",
+	 "PyTorch OOM message in TianheWu/CoSeR#10 (39.59 GiB in raoyongming/DenseCLIP#52: "
+	 "variants differ)"},
+	{"L40S", "", GIB(44.53), "reported", "PyTorch OOM message in Wan-Video/Wan2.1#205"},
+	{"A10G", "", GIB(22.49), "reported",
+	 "PyTorch OOM message in AUTOMATIC1111/stable-diffusion-webui#1259"},
+	{"L4", "", GIB(22.49), "estimate",
+	 "no report found; assumed equal to the A10G (24 GB of GDDR6 with ECC on both)"},
+	{"RTX-4090", "4090", GIB(23.64), "reported",
+	 "PyTorch OOM message in 3DTopia/Phidias-Diffusion#8 (23.65 GiB in "
+	 "TRI-ML/packnet-sfm#250); a display attached takes more"},
+	{"RTX-3090", "3090", GIB(23.70), "reported",
+	 "PyTorch OOM messages in GaoLii/DSP#10 and xiaoxiangAQ/GAS-Net#7"},
+	{"V100-32GB", "", GIB(31.74), "reported",
+	 "PyTorch OOM messages in liucongg/ChatGLM-Finetuning#73 and haotian-liu/LLaVA#812"},
+	{"V100-16GB", "v100", GIB(15.78), "reported",
+	 "PyTorch OOM message in kchengiva/Shift-GCN#34"},
+	{"T4", "", GIB(14.75), "reported",
+	 "PyTorch OOM messages in hpcaitech/Open-Sora#697 and googlecolab/colabtools#3439"},
+};
+
+const CcaGpuPreset *
+cca_gpu_presets(guint *n)
+{
+	*n = G_N_ELEMENTS(presets);
+	return presets;
+}
+
+/* NAME lower-cased without ' ', '-', '_'. */
+static char *
+gpu_key(const char *name, size_t len)
+{
+	GString *k = g_string_new(NULL);
+	for (size_t i = 0; i < len && name[i]; i++)
+		if (name[i] != ' ' && name[i] != '-' && name[i] != '_')
+			g_string_append_c(k, g_ascii_tolower(name[i]));
+	return g_string_free(k, FALSE);
+}
+
+const CcaGpuPreset *
+cca_gpu_preset_find(const char *name)
+{
+	g_autofree char *want = gpu_key(name, strlen(name));
+	for (guint i = 0; i < G_N_ELEMENTS(presets); i++) {
+		g_autofree char *k = gpu_key(presets[i].name, strlen(presets[i].name));
+		if (strcmp(k, want) == 0)
+			return &presets[i];
+		for (const char *a = presets[i].aliases; *a;) {
+			const char *end = strchr(a, ',');
+			size_t len = end ? (size_t)(end - a) : strlen(a);
+			g_autofree char *ak = gpu_key(a, len);
+			if (strcmp(ak, want) == 0)
+				return &presets[i];
+			a += len + (end ? 1 : 0);
+		}
+	}
+	return NULL;
+}
+
+uint64_t
+cca_gpu_usable(const CcaGpuPreset *gpu, uint64_t context)
+{
+	return gpu->total_memory > context ? gpu->total_memory - context : 0;
+}
+
+/* ------------------------------------------------------------ search */
+
+typedef struct {
+	const CcaSweep *sweep;
+	const CcaFitOptions *options;
+	CcaFitRow *rows;
+	guint *row_of, *model_of; /* per task */
+	GError **errors;	  /* per task */
+} FitJob;
+
+static bool
+fits(const CcaSweepRun *run)
+{
+	return run->value[CCA_SWEEP_FIG_OOM] == 0;
+}
+
+static gboolean
+replay_at(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, uint64_t capacity,
+	  CcaSweepRun *run, guint *replays, GError **error)
+{
+	CcaSweepOptions o = {.device_memory = capacity, .capacity_set = true, .threads = 1};
+	(*replays)++;
+	return cca_sweep_replay(job->sweep, row, &o, model, run, error);
+}
+
+static uint64_t
+round_up_step(double bytes)
+{
+	uint64_t b = (uint64_t)bytes;
+	return (b + CCA_FIT_STEP - 1) / CCA_FIT_STEP * CCA_FIT_STEP;
+}
+
+/* The bisection for one row and model. */
+static gboolean
+fit_search(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, CcaFitRun *out,
+	   GError **error)
+{
+	memset(out, 0, sizeof *out);
+	CcaSweepRun probe, run;
+	if (!replay_at(job, row, model, CCA_FIT_LIMIT, &probe, &out->replays, error))
+		return FALSE;
+	if (!fits(&probe)) {
+		out->at = probe;
+		return TRUE;
+	}
+	out->found = true;
+	uint64_t hi = round_up_step(probe.value[CCA_SWEEP_FIG_PEAK_RESERVED]);
+	double peak_allocated = probe.value[CCA_SWEEP_FIG_PEAK_ALLOCATED];
+	if (hi == 0) { /* nothing is ever reserved */
+		out->capacity = 0;
+		out->at = probe;
+		return TRUE;
+	}
+	CcaSweepRun at;
+	if (!replay_at(job, row, model, hi, &at, &out->replays, error))
+		return FALSE;
+	while (!fits(&at)) { /* not monotone: look upwards */
+		hi = hi * 2 < CCA_FIT_LIMIT ? hi * 2 : CCA_FIT_LIMIT;
+		if (hi == CCA_FIT_LIMIT) {
+			at = probe;
+			break;
+		}
+		if (!replay_at(job, row, model, hi, &at, &out->replays, error))
+			return FALSE;
+	}
+	/* every run that fits reaches the peak of allocated bytes, so a
+	 * capacity below it fails without a replay */
+	uint64_t lo = peak_allocated > 0 ? ((uint64_t)peak_allocated - 1) / CCA_FIT_STEP * CCA_FIT_STEP
+					 : 0;
+	if (lo >= hi)
+		lo = hi - CCA_FIT_STEP;
+	bool lo_replayed = false;
+	while (hi - lo > CCA_FIT_STEP) {
+		uint64_t mid = lo + (hi - lo) / CCA_FIT_STEP / 2 * CCA_FIT_STEP;
+		if (!replay_at(job, row, model, mid, &run, &out->replays, error))
+			return FALSE;
+		if (fits(&run)) {
+			hi = mid;
+			at = run;
+		} else {
+			lo = mid;
+			out->below = run;
+			lo_replayed = true;
+		}
+	}
+	out->capacity = hi;
+	out->at = at;
+	if (lo == 0)
+		return TRUE; /* 2 MiB fits: below it there is no device to replay */
+	if (!lo_replayed && !replay_at(job, row, model, lo, &out->below, &out->replays, error))
+		return FALSE;
+	out->below_run = true;
+	out->below_fits = fits(&out->below);
+	return TRUE;
+}
+
+static void
+fit_task(void *data, guint i)
+{
+	FitJob *job = data;
+	CcaFitRow *frow = &job->rows[job->row_of[i]];
+	guint m = job->model_of[i];
+	guint n_models;
+	const CcaAddressModel *models = cca_sweep_address_models(&n_models);
+	CcaAddressModel model = models[m];
+	CcaFitRun *out = &frow->runs[m];
+	if (!fit_search(job, frow->row, model, out, &job->errors[i]))
+		return;
+	const CcaFitOptions *o = job->options;
+	for (guint g = 0; g < o->n_gpus && g < CCA_FIT_MAX_GPUS; g++) {
+		uint64_t usable = cca_gpu_usable(o->gpus[g], o->context);
+		CcaSweepRun run;
+		if (usable == 0) {
+			out->gpu_fits[g] = 0;
+			continue;
+		}
+		if (!replay_at(job, frow->row, model, usable, &run, &out->replays, &job->errors[i]))
+			return;
+		out->gpu_fits[g] = fits(&run) ? 1 : 0;
+	}
+}
+
+CcaFitRow *
+cca_fit_run(const CcaSweep *sweep, const CcaFitOptions *options, GError **error)
+{
+	guint n_rows = sweep->rows->len, n_models, n_tasks = 0;
+	cca_sweep_address_models(&n_models);
+	CcaFitRow *rows = g_new0(CcaFitRow, n_rows);
+	for (guint r = 0; r < n_rows; r++) {
+		rows[r].row = g_ptr_array_index(sweep->rows, r);
+		rows[r].n_runs = rows[r].row->recorded ? 1 : n_models;
+		n_tasks += rows[r].n_runs;
+	}
+	FitJob job = {
+		.sweep = sweep,
+		.options = options,
+		.rows = rows,
+		.row_of = g_new(guint, n_tasks),
+		.model_of = g_new(guint, n_tasks),
+		.errors = g_new0(GError *, n_tasks),
+	};
+	guint k = 0;
+	for (guint r = 0; r < n_rows; r++)
+		for (guint m = 0; m < rows[r].n_runs; m++) {
+			job.row_of[k] = r;
+			job.model_of[k++] = m;
+		}
+	cca_sweep_parallel(n_tasks, options->threads, fit_task, &job, options->progress,
+			   options->progress_data);
+	gboolean ok = TRUE;
+	for (guint i = 0; i < n_tasks; i++) {
+		if (job.errors[i] && ok) {
+			g_propagate_error(error, job.errors[i]);
+			ok = FALSE;
+		} else if (job.errors[i]) {
+			g_error_free(job.errors[i]);
+		}
+	}
+	g_free(job.row_of);
+	g_free(job.model_of);
+	g_free(job.errors);
+	if (!ok) {
+		g_free(rows);
+		return NULL;
+	}
+	for (guint r = 0; r < n_rows; r++) {
+		CcaFitRow *f = &rows[r];
+		f->lo = f->hi = f->runs[0].capacity;
+		for (guint m = 1; m < f->n_runs; m++) {
+			const CcaFitRun *a = &f->runs[0], *b = &f->runs[m];
+			f->lo = MIN(f->lo, b->capacity);
+			f->hi = MAX(f->hi, b->capacity);
+			if (a->found != b->found ||
+			    memcmp(a->gpu_fits, b->gpu_fits, sizeof a->gpu_fits) != 0)
+				f->sensitive = true;
+		}
+		if (f->lo != f->hi)
+			f->sensitive = true;
+	}
+	return rows;
+}
+
+static gint
+compare_fit_rows(gconstpointer pa, gconstpointer pb)
+{
+	const CcaFitRow *a = pa, *b = pb;
+	if (a->runs[0].found != b->runs[0].found)
+		return a->runs[0].found ? -1 : 1;
+	if (a->runs[0].capacity != b->runs[0].capacity)
+		return a->runs[0].capacity < b->runs[0].capacity ? -1 : 1;
+	return strcmp(a->row->conf, b->row->conf);
+}
+
+void
+cca_fit_sort(CcaFitRow *rows, guint n)
+{
+	qsort(rows, n, sizeof *rows, compare_fit_rows);
+}
+
+/* ---------------------------------------------------------- printing */
+
+static const char *
+conf_label(const char *conf)
+{
+	return *conf ? conf : "(PyTorch defaults)";
+}
+
+static char *
+mib(uint64_t bytes)
+{
+	return g_strdup_printf("%" G_GUINT64_FORMAT, bytes >> 20);
+}
+
+static char *
+fit_cell(const CcaFitRow *f, guint c, guint rank, const CcaFitOptions *o)
+{
+	const CcaFitRun *r = &f->runs[0];
+	switch (c) {
+	case 0:
+		return g_strdup_printf("%u", rank);
+	case 1:
+		return g_strdup_printf("%s%s", conf_label(f->row->conf),
+				       f->row->recorded ? " (recorded)" : "");
+	case 2:
+		if (!r->found)
+			return g_strdup("> 1 TiB");
+		if (f->lo != f->hi) {
+			g_autofree char *a = mib(f->lo), *b = mib(f->hi);
+			return g_strdup_printf("%s..%s", a, b);
+		}
+		return mib(r->capacity);
+	case 3:
+		return g_strdup_printf("%.1f", r->at.value[CCA_SWEEP_FIG_PEAK_RESERVED] / 1048576.0);
+	case 4:
+		if (!r->found)
+			return g_strdup_printf("OOM at event %" G_GUINT64_FORMAT, r->at.oom_event);
+		if (!r->below_run)
+			return g_strdup("-");
+		if (r->below_fits)
+			return g_strdup("fits (!)");
+		return g_strdup_printf("OOM at event %" G_GUINT64_FORMAT, r->below.oom_event);
+	case 5:
+		return g_strdup(f->row->recorded ? "recorded" : f->sensitive ? "varies" : "stable");
+	default:
+		break;
+	}
+	guint g = c - 6;
+	bool any_yes = false, any_no = false;
+	for (guint m = 0; m < f->n_runs; m++) {
+		any_yes |= f->runs[m].gpu_fits[g] == 1;
+		any_no |= f->runs[m].gpu_fits[g] != 1;
+	}
+	(void)o;
+	return g_strdup(any_yes && any_no ? "depends" : any_yes ? "yes" : "no");
+}
+
+void
+cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
+		   const CcaFitReport *report, GString *out)
+{
+	const CcaFitOptions *o = report->options;
+	guint n_cols = 6 + o->n_gpus;
+	const char *head[6] = {"#", "settings", "fits in MiB", "peak reserved MiB", "2 MiB less",
+			       "address choice"};
+	guint *width = g_new0(guint, n_cols);
+	char **heads = g_new0(char *, n_cols);
+	for (guint c = 0; c < n_cols; c++) {
+		heads[c] = c < 6 ? g_strdup(head[c]) : g_strdup(o->gpus[c - 6]->name);
+		width[c] = (guint)strlen(heads[c]);
+	}
+	char ***cells = g_new0(char **, n);
+	for (guint r = 0; r < n; r++) {
+		cells[r] = g_new0(char *, n_cols);
+		for (guint c = 0; c < n_cols; c++) {
+			cells[r][c] = fit_cell(&rows[r], c, r + 1, o);
+			width[c] = MAX(width[c], (guint)g_utf8_strlen(cells[r][c], -1));
+		}
+	}
+	g_string_append_printf(out,
+			       "%s, device %d: the smallest device memory (to 2 MiB) at which the "
+			       "trace runs without OOM;\n"
+			       "each answer is a replay that fits, and 2 MiB less is a replay "
+			       "that runs out of memory\n",
+			       report->trace, sweep->device);
+	for (guint r = 0; r <= n; r++) {
+		GString *l = g_string_new(NULL);
+		for (guint c = 0; c < n_cols; c++) {
+			const char *s = r == 0 ? heads[c] : cells[r - 1][c];
+			bool left = c == 1 || c == 4 || c == 5;
+			guint len = (guint)g_utf8_strlen(s, -1);
+			if (c)
+				g_string_append(l, "  ");
+			if (!left)
+				for (guint i = len; i < width[c]; i++)
+					g_string_append_c(l, ' ');
+			g_string_append(l, s);
+			if (left)
+				for (guint i = len; i < width[c]; i++)
+					g_string_append_c(l, ' ');
+		}
+		g_strchomp(l->str);
+		g_string_append_printf(out, "%s\n", l->str);
+		g_string_free(l, TRUE);
+	}
+	for (guint r = 0; r < n; r++) {
+		for (guint c = 0; c < n_cols; c++)
+			g_free(cells[r][c]);
+		g_free(cells[r]);
+	}
+	g_free(cells);
+	for (guint c = 0; c < n_cols; c++)
+		g_free(heads[c]);
+	g_free(heads);
+	g_free(width);
+	guint n_models;
+	const CcaAddressModel *models = cca_sweep_address_models(&n_models);
+	g_string_append(out, "address choice: what-if rows are searched with each address model (");
+	for (guint m = 0; m < n_models; m++)
+		g_string_append_printf(out, "%s%s%s", m ? ", " : "", cca_address_model_name(models[m]),
+				       m ? "" : ", shown");
+	g_string_append(out, "); lo..hi is the range where they differ.\n");
+	if (o->n_gpus) {
+		char a[32], b[32], c[32];
+		g_string_append_printf(out,
+				       "GPU columns: a replay with the GPU's total memory less %s for "
+				       "the CUDA context (measured on the H200; assumed elsewhere):\n",
+				       cca_size_format(o->context, c));
+		for (guint g = 0; g < o->n_gpus; g++)
+			g_string_append_printf(out, "  %-10s %s total, %s usable (%s: %s)\n",
+					       o->gpus[g]->name,
+					       cca_size_format(o->gpus[g]->total_memory, a),
+					       cca_size_format(cca_gpu_usable(o->gpus[g], o->context),
+							       b),
+					       o->gpus[g]->kind, o->gpus[g]->source);
+	}
+}
+
+static void
+append_run_json(GString *out, const CcaSweepRun *run, uint64_t capacity)
+{
+	g_string_append_printf(out,
+			       "{\"device_memory\": %" G_GUINT64_FORMAT ", \"oom\": %s"
+			       ", \"oom_event\": ",
+			       capacity, run->value[CCA_SWEEP_FIG_OOM] ? "true" : "false");
+	if (run->value[CCA_SWEEP_FIG_OOM])
+		g_string_append_printf(out, "%" G_GUINT64_FORMAT, run->oom_event);
+	else
+		g_string_append(out, "null");
+	g_string_append_printf(out,
+			       ", \"events\": %" G_GUINT64_FORMAT ", \"peak_reserved\": %" G_GUINT64_FORMAT
+			       ", \"peak_allocated\": %" G_GUINT64_FORMAT "}",
+			       run->events, (uint64_t)run->value[CCA_SWEEP_FIG_PEAK_RESERVED],
+			       (uint64_t)run->value[CCA_SWEEP_FIG_PEAK_ALLOCATED]);
+}
+
+void
+cca_fit_print_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
+		   const CcaFitReport *report, GString *out)
+{
+	const CcaFitOptions *o = report->options;
+	g_string_append(out, "{\"trace\": ");
+	cca_json_append_string(out, report->trace);
+	g_string_append_printf(out,
+			       ", \"device\": %d, \"step\": %" G_GUINT64_FORMAT
+			       ", \"limit\": %" G_GUINT64_FORMAT ", \"context\": %" G_GUINT64_FORMAT
+			       ", \"gpus\": [",
+			       sweep->device, CCA_FIT_STEP, CCA_FIT_LIMIT, o->context);
+	for (guint g = 0; g < o->n_gpus; g++) {
+		g_string_append_printf(out, "%s{\"name\": ", g ? ", " : "");
+		cca_json_append_string(out, o->gpus[g]->name);
+		g_string_append_printf(out,
+				       ", \"total_memory\": %" G_GUINT64_FORMAT
+				       ", \"usable\": %" G_GUINT64_FORMAT ", \"kind\": ",
+				       o->gpus[g]->total_memory, cca_gpu_usable(o->gpus[g], o->context));
+		cca_json_append_string(out, o->gpus[g]->kind);
+		g_string_append(out, ", \"source\": ");
+		cca_json_append_string(out, o->gpus[g]->source);
+		g_string_append_c(out, '}');
+	}
+	g_string_append(out, "], \"rows\": [");
+	for (guint r = 0; r < n; r++) {
+		const CcaFitRow *f = &rows[r];
+		const CcaFitRun *run = &f->runs[0];
+		g_string_append_printf(out, "%s{\"rank\": %u, \"settings\": ", r ? ", " : "", r + 1);
+		cca_json_append_string(out, f->row->conf);
+		g_string_append(out, ", \"origin\": ");
+		cca_json_append_string(out, f->row->origin);
+		g_string_append_printf(out,
+				       ", \"recorded\": %s, \"found\": %s, \"device_memory\": ",
+				       f->row->recorded ? "true" : "false",
+				       run->found ? "true" : "false");
+		if (run->found)
+			g_string_append_printf(out, "%" G_GUINT64_FORMAT, run->capacity);
+		else
+			g_string_append(out, "null");
+		g_string_append(out, ", \"device_memory_range\": ");
+		if (f->lo != f->hi)
+			g_string_append_printf(out, "[%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]",
+					       f->lo, f->hi);
+		else
+			g_string_append(out, "null");
+		g_string_append_printf(out, ", \"address_sensitive\": %s, \"replays\": %u, \"at\": ",
+				       f->sensitive ? "true" : "false", run->replays);
+		append_run_json(out, &run->at, run->found ? run->capacity : CCA_FIT_LIMIT);
+		g_string_append(out, ", \"below\": ");
+		if (run->below_run)
+			append_run_json(out, &run->below, run->capacity - CCA_FIT_STEP);
+		else
+			g_string_append(out, "null");
+		g_string_append(out, ", \"gpus\": {");
+		for (guint g = 0; g < o->n_gpus; g++) {
+			g_string_append_printf(out, "%s", g ? ", " : "");
+			cca_json_append_string(out, o->gpus[g]->name);
+			g_string_append_printf(out, ": %s", run->gpu_fits[g] ? "true" : "false");
+		}
+		g_string_append(out, "}}");
+	}
+	g_string_append(out, "]}");
+}
+
+void
+cca_gpu_presets_print(uint64_t context, GString *out)
+{
+	char a[32], b[32], c[32];
+	g_string_append_printf(out,
+			       "GPU presets for fit --gpu: usable = totalGlobalMem - %s (CUDA "
+			       "context and libraries: measured on the H200 with torch 2.11 / "
+			       "CUDA 13, assumed for the others; --context changes it)\n",
+			       cca_size_format(context, c));
+	g_string_append_printf(out, "  %-10s %14s %12s %12s  %-9s %s\n", "name", "bytes", "total",
+			       "usable", "kind", "source");
+	for (guint i = 0; i < G_N_ELEMENTS(presets); i++)
+		g_string_append_printf(out, "  %-10s %14" G_GUINT64_FORMAT " %12s %12s  %-9s %s\n",
+				       presets[i].name, presets[i].total_memory,
+				       cca_size_format(presets[i].total_memory, a),
+				       cca_size_format(cca_gpu_usable(&presets[i], context), b),
+				       presets[i].kind, presets[i].source);
+	g_string_append(out, "  \"reported\": GiB to two decimals from PyTorch's OOM message in "
+			     "the public issue named (+-5 MiB);\n  \"estimate\": no figure was "
+			     "found, the value is an assumption.\n");
+}

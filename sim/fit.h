@@ -1,0 +1,110 @@
+/* fit.h - the smallest device memory a trace runs in, and GPU presets.
+ *
+ * For each row of a sweep (each setting) and each address model, a
+ * bisection over device capacities (--device-memory, in 2 MiB steps) finds
+ * a capacity at which the whole trace runs without running out of memory
+ * while 2 MiB less does not; both are replayed and kept.
+ */
+#ifndef CCA_FIT_H
+#define CCA_FIT_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sweep.h"
+
+G_BEGIN_DECLS
+
+#define CCA_FIT_STEP (UINT64_C(2) << 20)    /* the search's resolution: 2 MiB */
+#define CCA_FIT_LIMIT (UINT64_C(1) << 40)   /* the largest device tried: 1 TiB */
+#define CCA_FIT_MAX_GPUS 16
+
+/* Memory a CUDA context and PyTorch's libraries take on the device before
+ * the allocator reserves anything: 690 MiB, measured on the H200 with
+ * torch 2.11 and CUDA 13 from the OOM messages of the bundled traces
+ * (multistream.cap: 698 MiB in use, 18 MiB of it reserved by PyTorch;
+ * dyninfer.cap: 1.50 GiB in use, 850 MiB reserved).  Assumed, not
+ * measured, for every other GPU. */
+#define CCA_GPU_CONTEXT_BYTES (UINT64_C(690) << 20)
+
+/* A GPU model that `fit --gpu` knows. */
+typedef struct {
+	const char *name;      /* "A100-40GB" */
+	const char *aliases;   /* other accepted names, comma-separated */
+	uint64_t total_memory; /* totalGlobalMem, bytes */
+	const char *kind;      /* "measured", "reported" or "estimate" */
+	const char *source;    /* where the figure comes from */
+} CcaGpuPreset;
+
+/* The presets, in a fixed order; stores their number in *N. */
+const CcaGpuPreset *cca_gpu_presets(guint *n);
+
+/* The preset called NAME (or one of its aliases), compared without case,
+ * spaces, '-' and '_' ("a100 40gb" finds "A100-40GB"); NULL if none. */
+const CcaGpuPreset *cca_gpu_preset_find(const char *name);
+
+/* Bytes PyTorch can reserve on GPU: its total memory less CONTEXT (0 if
+ * the context does not fit). */
+uint64_t cca_gpu_usable(const CcaGpuPreset *gpu, uint64_t context);
+
+/* The fit of one row under one address model. */
+typedef struct {
+	bool found;	    /* some capacity up to CCA_FIT_LIMIT runs without OOM */
+	uint64_t capacity;  /* the smallest such capacity found (a multiple of 2 MiB) */
+	CcaSweepRun at;	    /* the replay at CAPACITY (or at the limit when !found) */
+	bool below_run;	    /* BELOW was replayed (CAPACITY > 2 MiB) */
+	CcaSweepRun below;  /* the replay at CAPACITY - 2 MiB */
+	bool below_fits;    /* it did not run out of memory (a non-monotone case) */
+	guint replays;	    /* replays the search took */
+	int8_t gpu_fits[CCA_FIT_MAX_GPUS]; /* 1/0: the replay at the GPU's usable memory */
+} CcaFitRun;
+
+/* The fits of one sweep row. */
+typedef struct {
+	const CcaSweepRow *row; /* borrowed from the sweep */
+	guint n_runs;		/* as the row: 1 (recorded) or one per address model */
+	CcaFitRun runs[CCA_SWEEP_MAX_MODELS];
+	uint64_t lo, hi;	/* range of the found capacities over the runs */
+	bool sensitive;		/* the runs disagree (capacity, found or a GPU answer) */
+} CcaFitRow;
+
+/* How to fit. */
+typedef struct {
+	guint threads;			    /* 0: one per core */
+	CcaSweepProgress progress;	    /* called after each (row, model) search */
+	void *progress_data;
+	const CcaGpuPreset *const *gpus; /* also replay at each GPU's usable memory */
+	guint n_gpus;			    /* at most CCA_FIT_MAX_GPUS */
+	uint64_t context;		    /* subtracted from a GPU's total memory */
+} CcaFitOptions;
+
+/* Fits every row of SWEEP (whose rows need not have been run).  Returns a
+ * new array of SWEEP->rows->len CcaFitRow in the sweep's row order (free
+ * with g_free()), or NULL with ERROR when a replay fails on bad input. */
+CcaFitRow *cca_fit_run(const CcaSweep *sweep, const CcaFitOptions *options, GError **error);
+
+/* Sorts N fit rows: found first, by capacity, then by settings string. */
+void cca_fit_sort(CcaFitRow *rows, guint n);
+
+/* What the fit printers say besides the rows. */
+typedef struct {
+	const char *trace;
+	const CcaFitOptions *options;
+} CcaFitReport;
+
+/* Appends N fit rows as an aligned table, then the GPU figures used. */
+void cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
+			const CcaFitReport *report, GString *out);
+
+/* Appends one JSON object: context, "gpus" and "rows". */
+void cca_fit_print_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
+			const CcaFitReport *report, GString *out);
+
+/* Appends the preset table (name, total memory, usable memory after
+ * CONTEXT, kind, source) as text. */
+void cca_gpu_presets_print(uint64_t context, GString *out);
+
+G_END_DECLS
+
+#endif

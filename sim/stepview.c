@@ -1,0 +1,500 @@
+/* stepview.c - one trace entry at a time, for teaching.
+ *
+ * A step view is one replay that stops looking at the model after the
+ * entry asked for: the explainer rides along to say why a request needed
+ * new memory, the model's own entries for the step are kept, and the
+ * allocator state is copied once.  The copy is taken after entry P, the
+ * last entry handled at or before AT: P is AT itself, or no handled entry
+ * lies between P and AT (the follower's next request is past AT).
+ */
+#include "config.h"
+
+#include "stepview.h"
+
+#include <string.h>
+
+#include "explain.h"
+#include "sizes.h"
+
+typedef struct {
+	const CcaStepParams *params;
+	CcaExplainer *x;
+	GArray *events; /* CcaEvent: model entries since the last handled entry */
+	CcaRequestRecord record;
+	bool have_record;
+	/* the capture */
+	bool captured;
+	uint64_t shown;
+	CcaEvent entry;
+	GArray *state;
+	CcaStats stats;
+	uint64_t allowed_maximum;
+} Step;
+
+static void
+step_record(void *data, const CcaRequestRecord *record, const CcaAllocator *alloc)
+{
+	Step *s = data;
+	s->record = *record;
+	s->have_record = true;
+}
+
+static void
+step_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+{
+	Step *s = data;
+	if (s->captured)
+		return;
+	s->have_record = false;
+	if (!cca_explainer_observe(s->x, index, ev, alloc))
+		g_array_set_size(s->events, 0);
+	uint64_t next = 0;
+	const CcaEvent *driver = cca_follow_driver(cca_explainer_follow(s->x), &next);
+	uint64_t at = s->params->at;
+	if (index <= at && (index == at || !driver || next > at)) {
+		s->captured = true;
+		s->shown = index;
+		s->entry = *ev;
+		s->state = cca_allocator_state(alloc);
+		s->stats = *cca_allocator_stats(alloc);
+		s->allowed_maximum = cca_allocator_allowed_maximum(alloc);
+		return;
+	}
+	g_array_set_size(s->events, 0);
+}
+
+static void
+step_model(void *data, const CcaEvent *ev)
+{
+	Step *s = data;
+	if (s->captured)
+		return;
+	cca_explainer_model_event(s->x, ev);
+	g_array_append_val(s->events, *ev);
+}
+
+static const char *
+sz(uint64_t bytes, char buf[32])
+{
+	return cca_size_format(bytes, buf);
+}
+
+static void
+describe_entry(GString *out, const CcaEvent *ev)
+{
+	char a[32], b[32];
+	g_string_append_printf(out, "%s", cca_action_name(ev->action));
+	if (ev->action == CCA_ACTION_OOM)
+		g_string_append_printf(out, " of %s (device_free %s)", sz(ev->size, a),
+				       sz(ev->addr, b));
+	else
+		g_string_append_printf(out, " 0x%" G_GINT64_MODIFIER "x, %s (%" G_GUINT64_FORMAT " B)",
+				       ev->addr, sz(ev->size, a), ev->size);
+	g_string_append_printf(out, " on stream %" G_GUINT64_FORMAT, ev->stream);
+}
+
+/* The block or segment of STATE that holds ADDR. */
+static const CcaStateBlock *
+find_block(GArray *state, uint64_t addr, const CcaStateSegment **seg)
+{
+	for (guint i = 0; i < state->len; i++) {
+		const CcaStateSegment *s = &g_array_index(state, CcaStateSegment, i);
+		if (addr < s->address || addr - s->address >= s->total_size)
+			continue;
+		*seg = s;
+		for (size_t k = 0; k < s->n_blocks; k++)
+			if (addr >= s->blocks[k].address &&
+			    addr - s->blocks[k].address < s->blocks[k].size)
+				return &s->blocks[k];
+	}
+	return NULL;
+}
+
+static bool
+has_model(const Step *s, CcaAction action)
+{
+	for (guint i = 0; i < s->events->len; i++)
+		if (g_array_index(s->events, CcaEvent, i).action == action)
+			return true;
+	return false;
+}
+
+static void
+describe_free(GString *out, const Step *s)
+{
+	char a[32], b[32];
+	const CcaEvent *ev = &s->entry;
+	bool completed = has_model(s, CCA_ACTION_FREE_COMPLETED);
+	const CcaStateSegment *seg = NULL;
+	const CcaStateBlock *blk = find_block(s->state, ev->addr, &seg);
+	if (ev->action == CCA_ACTION_FREE_REQUESTED && !completed) {
+		g_string_append(out, "  The tensor was used on another stream (record_stream), so "
+				     "the block stays active_pending_free until that stream's work "
+				     "completes (a later free_completed): nobody can reuse it yet.\n");
+		return;
+	}
+	if (!completed) {
+		g_string_append(out, "  Nothing to do: the block was not pending.\n");
+		return;
+	}
+	if (ev->action == CCA_ACTION_FREE_COMPLETED)
+		g_string_append(out, "  The other stream's work has finished: ");
+	else
+		g_string_append(out, "  ");
+	if (!blk) {
+		g_string_append(out, "the block returned to its pool and its segment was "
+				     "released.\n");
+		return;
+	}
+	g_string_append_printf(out,
+			       "the block returns to the %s pool of stream %" G_GUINT64_FORMAT
+			       "; merged with any free neighbours it is now a free block of %s "
+			       "in a %s segment.\n",
+			       seg->is_small ? "small" : "large", seg->stream, sz(blk->size, a),
+			       sz(seg->total_size, b));
+	if (seg->n_blocks == 1)
+		g_string_append(out, "  The whole segment is free again: empty_cache() (or an "
+				     "allocation that runs out) can return it to the device.\n");
+	else
+		g_string_append(out, "  The segment still holds live blocks, so this free space "
+				     "can only serve requests that fit in it (fragmentation).\n");
+}
+
+static void
+describe_fit(GString *out, const Step *s)
+{
+	char a[32], b[32], c[32];
+	const CcaRequestWhy *w = &s->record.why;
+	const CcaStateSegment *seg = NULL;
+	const CcaStateBlock *blk = find_block(s->state, s->record.address, &seg);
+	g_string_append_printf(out,
+			       "  Served from the cache: the request rounds to %s; the smallest free "
+			       "block of the %s pool on stream %" G_GUINT64_FORMAT
+			       " that holds it (best fit) has %s.\n",
+			       sz(w->size, a), w->small_pool ? "small" : "large", w->stream,
+			       sz(w->candidate_size, b));
+	if (blk && blk->size < w->candidate_size)
+		g_string_append_printf(out,
+				       "  It is split: the request takes its first %s, the other %s "
+				       "stays free.\n",
+				       sz(blk->size, a), sz(w->candidate_size - blk->size, c));
+	else if (blk && blk->size > w->size)
+		g_string_append_printf(out,
+				       "  It is handed out whole (%s more than needed): large-pool "
+				       "blocks are split only when more than 1 MiB would remain, and "
+				       "never at max_split_size or above.\n",
+				       sz(blk->size - w->size, a));
+}
+
+static void
+describe_decision(GString *out, const Step *s, const CcaReplayResult *res)
+{
+	const CcaEvent *ev = &s->entry;
+	g_string_append(out, "What the allocator did:\n");
+	switch (ev->action) {
+	case CCA_ACTION_ALLOC:
+	case CCA_ACTION_OOM:
+		if (!s->have_record) {
+			g_string_append(out, "  (the request was skipped after an earlier OOM)\n");
+		} else if (s->record.segments || s->record.oom) {
+			cca_explain_append_request(out, &s->record, "  ");
+		} else {
+			describe_fit(out, s);
+		}
+		break;
+	case CCA_ACTION_FREE_REQUESTED:
+	case CCA_ACTION_FREE_COMPLETED:
+		describe_free(out, s);
+		break;
+	case CCA_ACTION_SNAPSHOT:
+		g_string_append(out, "  Nothing: a _snapshot() call was recorded here.\n");
+		break;
+	default:
+		if (res->whatif)
+			g_string_append(out, "  Nothing: this is the recorded run's own segment entry, "
+					     "which a what-if replay ignores.\n");
+		else
+			g_string_append(out, "  Nothing yet: this is the allocator's own output for the "
+					     "next request, which the model produces when it gets "
+					     "there.\n");
+		break;
+	}
+	if (s->events->len) {
+		g_string_append(out, "  Model entries:");
+		for (guint i = 0; i < s->events->len; i++) {
+			const CcaEvent *m = &g_array_index(s->events, CcaEvent, i);
+			char a[32];
+			g_string_append_printf(out, "%s %s %s", i ? ";" : "",
+					       cca_action_name(m->action), sz(m->size, a));
+		}
+		g_string_append_c(out, '\n');
+	}
+}
+
+static bool
+touched(const Step *s, const CcaStateSegment *seg)
+{
+	for (guint i = 0; i < s->events->len; i++) {
+		const CcaEvent *m = &g_array_index(s->events, CcaEvent, i);
+		if (m->action != CCA_ACTION_OOM && m->addr >= seg->address &&
+		    m->addr - seg->address < seg->total_size)
+			return true;
+	}
+	return s->entry.action != CCA_ACTION_OOM && s->entry.addr >= seg->address &&
+	       s->entry.addr - seg->address < seg->total_size;
+}
+
+/* One character per 1/WIDTH of SEG: the state holding most of its range
+ * ('#' allocated, 'p' pending free, '.' free). */
+static void
+segment_bar(GString *out, const CcaStateSegment *seg, guint width)
+{
+	size_t k = 0;
+	for (guint c = 0; c < width; c++) {
+		uint64_t lo = seg->address + seg->total_size * c / width;
+		uint64_t hi = seg->address + seg->total_size * (c + 1) / width;
+		uint64_t cover[3] = {0};
+		while (k < seg->n_blocks && seg->blocks[k].address + seg->blocks[k].size <= lo)
+			k++;
+		for (size_t j = k; j < seg->n_blocks && seg->blocks[j].address < hi; j++) {
+			uint64_t b_lo = MAX(lo, seg->blocks[j].address);
+			uint64_t b_hi = MIN(hi, seg->blocks[j].address + seg->blocks[j].size);
+			cover[seg->blocks[j].state] += b_hi - b_lo;
+		}
+		int best = 0;
+		for (int t = 1; t < 3; t++)
+			if (cover[t] > cover[best])
+				best = t;
+		g_string_append_c(out, "#p."[best == CCA_BLOCK_INACTIVE	      ? 2
+					     : best == CCA_BLOCK_ACTIVE_ALLOCATED ? 0
+										  : 1]);
+	}
+}
+
+typedef struct {
+	bool small;
+	uint64_t stream;
+	uint32_t free_blocks;
+	uint64_t free_bytes, largest;
+	uint32_t pending;
+} PoolRow;
+
+static void
+describe_state(GString *out, const Step *s, const CcaStepParams *params)
+{
+	char a[32], b[32], c[32], d[32];
+	const CcaStats *st = &s->stats;
+	g_string_append_printf(out,
+			       "After it: reserved %s in %u segments, allocated %s, active %s, "
+			       "requested %s",
+			       sz((uint64_t)st->reserved_bytes[CCA_STAT_ALL].current, a),
+			       s->state->len,
+			       sz((uint64_t)st->allocated_bytes[CCA_STAT_ALL].current, b),
+			       sz((uint64_t)st->active_bytes[CCA_STAT_ALL].current, c),
+			       sz((uint64_t)st->requested_bytes[CCA_STAT_ALL].current, d));
+	if (s->allowed_maximum)
+		g_string_append_printf(out, ", cap %s", sz(s->allowed_maximum, a));
+	g_string_append(out, ".\n");
+
+	/* pools: free blocks per (pool, stream) */
+	GArray *rows = g_array_new(FALSE, TRUE, sizeof(PoolRow));
+	for (guint i = 0; i < s->state->len; i++) {
+		const CcaStateSegment *seg = &g_array_index(s->state, CcaStateSegment, i);
+		PoolRow *row = NULL;
+		for (guint r = 0; r < rows->len; r++) {
+			PoolRow *x = &g_array_index(rows, PoolRow, r);
+			if (x->small == seg->is_small && x->stream == seg->stream)
+				row = x;
+		}
+		if (!row) {
+			PoolRow n = {.small = seg->is_small, .stream = seg->stream};
+			g_array_append_val(rows, n);
+			row = &g_array_index(rows, PoolRow, rows->len - 1);
+		}
+		for (size_t k = 0; k < seg->n_blocks; k++) {
+			const CcaStateBlock *blk = &seg->blocks[k];
+			if (blk->state == CCA_BLOCK_INACTIVE) {
+				row->free_blocks++;
+				row->free_bytes += blk->size;
+				row->largest = MAX(row->largest, blk->size);
+			} else if (blk->state == CCA_BLOCK_ACTIVE_PENDING_FREE) {
+				row->pending++;
+			}
+		}
+	}
+	g_string_append(out, "Pools (free blocks are cached for later requests of the same "
+			     "pool and stream):\n");
+	if (rows->len == 0)
+		g_string_append(out, "  (empty: nothing reserved)\n");
+	for (guint r = 0; r < rows->len; r++) {
+		const PoolRow *x = &g_array_index(rows, PoolRow, r);
+		g_string_append_printf(out,
+				       "  %s pool, stream %" G_GUINT64_FORMAT
+				       ": %u free block%s, %s, largest %s",
+				       x->small ? "small" : "large", x->stream, x->free_blocks,
+				       x->free_blocks == 1 ? "" : "s", sz(x->free_bytes, a),
+				       sz(x->largest, b));
+		if (x->pending)
+			g_string_append_printf(out, "; %u pending free", x->pending);
+		g_string_append_c(out, '\n');
+	}
+	g_array_free(rows, TRUE);
+
+	guint width = params->bar_width >= 8 ? params->bar_width : 8;
+	guint limit = params->max_segments ? params->max_segments : G_MAXUINT;
+	g_string_append_printf(out,
+			       "Segments (address order; '#' allocated, 'p' pending free, '.' free; "
+			       "* touched by this entry):\n");
+	guint shown = 0, hidden = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (guint i = 0; i < s->state->len; i++) {
+			const CcaStateSegment *seg = &g_array_index(s->state, CcaStateSegment, i);
+			bool t = touched(s, seg);
+			/* touched segments first claim the limit, then the rest in order */
+			if (pass == 0 && !t)
+				continue;
+			if (pass == 1 && t)
+				continue;
+			if (shown >= limit) {
+				hidden++;
+				continue;
+			}
+			shown++;
+			uint64_t used = 0, free = 0;
+			for (size_t k = 0; k < seg->n_blocks; k++)
+				if (seg->blocks[k].state == CCA_BLOCK_INACTIVE)
+					free += seg->blocks[k].size;
+				else
+					used += seg->blocks[k].size;
+			g_string_append_printf(out, " %c0x%012" G_GINT64_MODIFIER "x %10s %s |",
+					       t ? '*' : ' ', seg->address, sz(seg->total_size, a),
+					       seg->is_small ? "small" : "large");
+			segment_bar(out, seg, width);
+			g_string_append_printf(out, "| %zu block%s, %s used, %s free\n",
+					       seg->n_blocks, seg->n_blocks == 1 ? "" : "s",
+					       sz(used, b), sz(free, c));
+		}
+	if (hidden)
+		g_string_append_printf(out, "  ... %u more segment%s (--max-segments 0 lists all)\n",
+				       hidden, hidden == 1 ? "" : "s");
+}
+
+gboolean
+cca_step_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
+		  const CcaStepParams *params, GString *out, GError **error)
+{
+	int d = options->device;
+	uint64_t n = d >= 0 && d < snap->n_devices ? snap->n_events[d] : 0;
+	if (params->at >= n) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "event %" G_GUINT64_FORMAT " is past the trace's end (%" G_GUINT64_FORMAT
+			    " events)",
+			    params->at, n);
+		return FALSE;
+	}
+	Step s = {
+		.params = params,
+		.events = g_array_new(FALSE, FALSE, sizeof(CcaEvent)),
+	};
+	s.x = cca_explainer_new(snap, d, step_record, &s);
+	CcaReplayOptions opt = *options;
+	opt.observer = step_observer;
+	opt.observer_data = &s;
+	opt.on_model_event = step_model;
+	opt.on_model_event_data = &s;
+	CcaReplayResult res;
+	gboolean ok = cca_replay_run(snap, &opt, &res, error);
+	if (ok) {
+		/* the entry asked for, as the trace has it */
+		g_autoptr(CcaEventCursor) cur = cca_event_cursor_new(snap, d);
+		CcaEvent asked = {0}, first = {.time_us = CCA_TIME_NONE};
+		for (uint64_t i = 0; i <= params->at; i++) {
+			if (!cca_event_cursor_next(cur, &asked, NULL))
+				break;
+			if (i == 0)
+				first = asked;
+		}
+		g_string_append_printf(out, "Event %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT ": ",
+				       params->at, n);
+		describe_entry(out, &asked);
+		if (asked.time_us != CCA_TIME_NONE && first.time_us != CCA_TIME_NONE)
+			g_string_append_printf(out, ", t = %.6f s",
+					       (double)(asked.time_us - first.time_us) / 1e6);
+		g_string_append_c(out, '\n');
+		if (!s.captured) {
+			g_string_append(out, "The replay ended before this entry (an OOM stopped it; "
+					     "--keep-going goes on).\n");
+		} else {
+			if (s.shown != params->at)
+				g_string_append_printf(out,
+						       "(the engine handles it together with event "
+						       "%" G_GUINT64_FORMAT ", shown below)\n",
+						       s.shown);
+			if (s.shown != params->at) {
+				g_string_append_printf(out, "Event %" G_GUINT64_FORMAT ": ", s.shown);
+				describe_entry(out, &s.entry);
+				g_string_append_c(out, '\n');
+			}
+			describe_decision(out, &s, &res);
+			describe_state(out, &s, params);
+		}
+		cca_replay_result_clear(&res);
+	}
+	cca_explainer_free(s.x);
+	g_array_free(s.events, TRUE);
+	cca_allocator_state_free(s.state);
+	return ok;
+}
+
+typedef struct {
+	CcaExplainer *x;
+	GArray *mallocs, *ooms;
+} Index;
+
+static void
+index_record(void *data, const CcaRequestRecord *r, const CcaAllocator *alloc)
+{
+	Index *ix = data;
+	if (r->segments && ix->mallocs)
+		g_array_append_val(ix->mallocs, r->index);
+	if (r->oom && ix->ooms)
+		g_array_append_val(ix->ooms, r->index);
+}
+
+static void
+index_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+{
+	Index *ix = data;
+	if (!cca_explainer_observe(ix->x, index, ev, alloc)) {
+		if (ix->mallocs)
+			g_array_set_size(ix->mallocs, 0);
+		if (ix->ooms)
+			g_array_set_size(ix->ooms, 0);
+	}
+}
+
+static void
+index_model(void *data, const CcaEvent *ev)
+{
+	Index *ix = data;
+	cca_explainer_model_event(ix->x, ev);
+}
+
+gboolean
+cca_step_index(const CcaSnapshot *snap, const CcaReplayOptions *options, GArray *mallocs,
+	       GArray *ooms, GError **error)
+{
+	Index ix = {.mallocs = mallocs, .ooms = ooms};
+	ix.x = cca_explainer_new(snap, options->device, index_record, &ix);
+	CcaReplayOptions opt = *options;
+	opt.observer = index_observer;
+	opt.observer_data = &ix;
+	opt.on_model_event = index_model;
+	opt.on_model_event_data = &ix;
+	CcaReplayResult res;
+	gboolean ok = cca_replay_run(snap, &opt, &res, error);
+	if (ok)
+		cca_replay_result_clear(&res);
+	cca_explainer_free(ix.x);
+	return ok;
+}

@@ -1,0 +1,1096 @@
+/* sweep.c - one trace under a grid of allocator settings.
+ *
+ * Models what `ccasim replay --config` gives for each setting of a grid:
+ * every row is replayed through cca_replay_run() with the same options the
+ * replay command builds, so a row's figures are that command's figures.
+ * A what-if row is replayed once per address model; the first model's
+ * figures are the row's, the others give each figure a [min, max] range
+ * (a row "varies" when the driver's choice of addresses could change it).
+ *
+ * Invariants: rows hold pairwise unequal settings (cca_settings_equal);
+ * the recorded row exists exactly once; results live in per-task slots
+ * and are never written by two threads, so the outcome is independent of
+ * the thread count and completion order.
+ */
+#include "config.h"
+
+#include "sweep.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "json.h"
+#include "sizes.h"
+
+/* The address models of a what-if row, primary first: the driver's
+ * placement (replay's default, so a row equals `ccasim replay --config`),
+ * then the two extremes of a naive allocator. */
+static const CcaAddressModel sweep_models[] = {
+	CCA_ADDRESS_DRIVER,
+	CCA_ADDRESS_ASCENDING,
+	CCA_ADDRESS_DESCENDING,
+};
+
+G_STATIC_ASSERT(G_N_ELEMENTS(sweep_models) <= CCA_SWEEP_MAX_MODELS);
+
+#define SWEEP_MAX_ROWS 10000 /* a --set product larger than this is refused */
+
+const CcaAddressModel *
+cca_sweep_address_models(guint *n)
+{
+	*n = G_N_ELEMENTS(sweep_models);
+	return sweep_models;
+}
+
+static const char *const figure_names[CCA_SWEEP_FIG_COUNT] = {
+	[CCA_SWEEP_FIG_PEAK_RESERVED] = "peak_reserved",
+	[CCA_SWEEP_FIG_PEAK_ALLOCATED] = "peak_allocated",
+	[CCA_SWEEP_FIG_FRAGMENTATION] = "fragmentation",
+	[CCA_SWEEP_FIG_UNALLOCATED_AT_PEAK] = "unallocated_at_peak",
+	[CCA_SWEEP_FIG_MALLOCS] = "cuda_malloc",
+	[CCA_SWEEP_FIG_FREES] = "cuda_free",
+	[CCA_SWEEP_FIG_RETRIES] = "alloc_retries",
+	[CCA_SWEEP_FIG_OOMS] = "num_ooms",
+	[CCA_SWEEP_FIG_SYNCS] = "syncs",
+	[CCA_SWEEP_FIG_TIME_US] = "time_us",
+	[CCA_SWEEP_FIG_OOM] = "oom",
+};
+
+const char *
+cca_sweep_figure_name(CcaSweepFigure figure)
+{
+	return figure < CCA_SWEEP_FIG_COUNT ? figure_names[figure] : "unknown";
+}
+
+static const char *const goal_names[] = {"reserved", "mallocs", "time"};
+
+gboolean
+cca_goal_parse(const char *text, CcaGoal *goal, GError **error)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(goal_names); i++)
+		if (strcmp(text, goal_names[i]) == 0) {
+			*goal = (CcaGoal)i;
+			return TRUE;
+		}
+	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		    "--goal: unknown goal '%s' (reserved, mallocs, time)", text);
+	return FALSE;
+}
+
+const char *
+cca_goal_name(CcaGoal goal)
+{
+	return goal < G_N_ELEMENTS(goal_names) ? goal_names[goal] : "unknown";
+}
+
+/* The figure a goal minimises. */
+static CcaSweepFigure
+goal_figure(CcaGoal goal)
+{
+	switch (goal) {
+	case CCA_GOAL_MALLOCS:
+		return CCA_SWEEP_FIG_MALLOCS;
+	case CCA_GOAL_TIME:
+		return CCA_SWEEP_FIG_TIME_US;
+	case CCA_GOAL_RESERVED:
+		break;
+	}
+	return CCA_SWEEP_FIG_PEAK_RESERVED;
+}
+
+/* ------------------------------------------------------------- rows */
+
+static void
+row_free(gpointer data)
+{
+	CcaSweepRow *row = data;
+	g_free(row->conf);
+	g_free(row->origin);
+	cca_settings_clear(&row->settings);
+	g_free(row);
+}
+
+CcaSweep *
+cca_sweep_new(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GError **error)
+{
+	if (device < 0 || device >= snap->n_devices) {
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_NOT_SNAPSHOT,
+			    "%s: no device %d in the trace (it has %d)", snap->source, device,
+			    snap->n_devices);
+		return NULL;
+	}
+	CcaSweep *sweep = g_new0(CcaSweep, 1);
+	sweep->snap = snap;
+	sweep->device = device;
+	sweep->pytorch_version =
+		pytorch_version ? pytorch_version : cca_replay_guess_pytorch_version(snap);
+	sweep->rows = g_ptr_array_new_with_free_func(row_free);
+	CcaSweepRow *row = g_new0(CcaSweepRow, 1);
+	cca_settings_init(&row->settings);
+	row->settings.pytorch_version = sweep->pytorch_version;
+	if (!cca_settings_from_recorded(&row->settings, &snap->settings, error)) {
+		g_prefix_error(error, "%s: recorded allocator_settings: ", snap->source);
+		row_free(row);
+		cca_sweep_free(sweep);
+		return NULL;
+	}
+	row->conf = cca_settings_to_string(&row->settings);
+	row->origin = g_strdup("recorded");
+	row->recorded = true;
+	sweep->recorded_conf = g_strdup(row->conf);
+	g_ptr_array_add(sweep->rows, row);
+	return sweep;
+}
+
+void
+cca_sweep_free(CcaSweep *sweep)
+{
+	if (!sweep)
+		return;
+	g_ptr_array_free(sweep->rows, TRUE);
+	g_free(sweep->recorded_conf);
+	g_free(sweep);
+}
+
+gboolean
+cca_sweep_add_config(CcaSweep *sweep, const char *conf, const char *origin, GError **error)
+{
+	CcaSettings settings;
+	cca_settings_init(&settings);
+	settings.pytorch_version = sweep->pytorch_version;
+	if (!cca_settings_parse(&settings, conf, error)) {
+		cca_settings_clear(&settings);
+		return FALSE;
+	}
+	for (guint i = 0; i < sweep->rows->len; i++) {
+		const CcaSweepRow *r = g_ptr_array_index(sweep->rows, i);
+		if (cca_settings_equal(&r->settings, &settings)) {
+			cca_settings_clear(&settings);
+			return TRUE;
+		}
+	}
+	CcaSweepRow *row = g_new0(CcaSweepRow, 1);
+	row->settings = settings;
+	row->conf = cca_settings_to_string(&settings);
+	row->origin = g_strdup(origin);
+	/* the engine replays a row in recorded mode when its canonical
+	 * string is the recorded one's */
+	row->recorded = strcmp(row->conf, sweep->recorded_conf) == 0;
+	g_ptr_array_add(sweep->rows, row);
+	return TRUE;
+}
+
+/* Adds CONF to the default grid; a key the replayed release lacks (a
+ * settings error) leaves the row out. */
+static void
+add_grid_row(CcaSweep *sweep, const char *conf, const char *origin)
+{
+	GError *local = NULL;
+	if (!cca_sweep_add_config(sweep, conf, origin, &local)) {
+		g_debug("default grid: %s left out: %s", conf, local->message);
+		g_clear_error(&local);
+	}
+}
+
+static gint
+compare_u64(gconstpointer a, gconstpointer b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+gboolean
+cca_sweep_add_default_grid(CcaSweep *sweep, bool capped, GError **error)
+{
+	add_grid_row(sweep, "", "grid: defaults");
+	for (unsigned mb = 32; mb <= 4096; mb *= 2) {
+		g_autofree char *conf = g_strdup_printf("max_split_size_mb:%u", mb);
+		add_grid_row(sweep, conf, "grid");
+	}
+	/* max_split_size_mb just above the sizes the program asks for most:
+	 * blocks below the limit split and merge as usual */
+	CcaSettings defaults;
+	cca_settings_init(&defaults);
+	uint64_t floor_bytes = defaults.large_segment_size;
+	cca_settings_clear(&defaults);
+	GArray *sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	g_autoptr(CcaEventCursor) cursor = cca_event_cursor_new(sweep->snap, sweep->device);
+	CcaEvent ev;
+	GError *local = NULL;
+	while (cca_event_cursor_next(cursor, &ev, &local))
+		if (ev.action == CCA_ACTION_ALLOC && ev.size >= floor_bytes)
+			g_array_append_val(sizes, ev.size);
+	if (local) {
+		g_propagate_error(error, local);
+		g_array_free(sizes, TRUE);
+		return FALSE;
+	}
+	g_array_sort(sizes, compare_u64);
+	static const struct {
+		double q;
+		const char *origin;
+	} quantiles[] = {{0.50, "trace: p50 request"},
+			 {0.90, "trace: p90 request"},
+			 {0.99, "trace: p99 request"}};
+	for (guint i = 0; i < G_N_ELEMENTS(quantiles) && sizes->len; i++) {
+		guint k = (guint)ceil(quantiles[i].q * sizes->len);
+		k = k ? k - 1 : 0;
+		uint64_t mb = g_array_index(sizes, uint64_t, k) / CCA_MIB + 1;
+		g_autofree char *conf = g_strdup_printf("max_split_size_mb:%" G_GUINT64_FORMAT, mb);
+		add_grid_row(sweep, conf, quantiles[i].origin);
+	}
+	g_array_free(sizes, TRUE);
+	for (unsigned d = 2; d <= 16; d *= 2) {
+		g_autofree char *conf = g_strdup_printf("roundup_power2_divisions:%u", d);
+		add_grid_row(sweep, conf, "grid");
+	}
+	add_grid_row(sweep, "expandable_segments:True", "grid");
+	add_grid_row(sweep, "expandable_segments:True,max_split_size_mb:128", "grid");
+	add_grid_row(sweep, "expandable_segments:True,max_split_size_mb:512", "grid");
+	if (capped) {
+		add_grid_row(sweep, "garbage_collection_threshold:0.6", "grid: cap");
+		add_grid_row(sweep, "garbage_collection_threshold:0.8", "grid: cap");
+		add_grid_row(sweep, "garbage_collection_threshold:0.6,max_split_size_mb:256",
+			     "grid: cap");
+		add_grid_row(sweep, "garbage_collection_threshold:0.8,max_split_size_mb:256",
+			     "grid: cap");
+	}
+	return TRUE;
+}
+
+/* Splits TEXT at commas outside [...]; FALSE on an empty value or an
+ * unbalanced bracket. */
+static gboolean
+split_values(const char *text, GPtrArray *values)
+{
+	int depth = 0;
+	const char *start = text;
+	for (const char *p = text;; p++) {
+		if (*p == '[')
+			depth++;
+		else if (*p == ']' && --depth < 0)
+			return FALSE;
+		if (*p == '\0' || (*p == ',' && depth == 0)) {
+			g_autofree char *v = g_strstrip(g_strndup(start, (gsize)(p - start)));
+			if (*v == '\0')
+				return FALSE;
+			g_ptr_array_add(values, g_steal_pointer(&v));
+			if (*p == '\0')
+				break;
+			start = p + 1;
+		}
+	}
+	return depth == 0;
+}
+
+gboolean
+cca_sweep_add_sets(CcaSweep *sweep, const char *const *sets, guint n_sets, GError **error)
+{
+	if (n_sets == 0)
+		return TRUE;
+	GPtrArray *keys = g_ptr_array_new_with_free_func(g_free);
+	GPtrArray *values = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+	gboolean ok = TRUE;
+	guint64 combos = 1;
+	for (guint i = 0; i < n_sets && ok; i++) {
+		const char *eq = strchr(sets[i], '=');
+		g_autofree char *key =
+			eq ? g_strstrip(g_strndup(sets[i], (gsize)(eq - sets[i]))) : NULL;
+		GPtrArray *vals = g_ptr_array_new_with_free_func(g_free);
+		if (!eq || *key == '\0') {
+			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+				    "--set %s: expected KEY=V1,V2,...", sets[i]);
+			ok = FALSE;
+		} else if (!split_values(eq + 1, vals)) {
+			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+				    "--set %s: empty value or unbalanced [ ] in the list", sets[i]);
+			ok = FALSE;
+		} else {
+			for (guint k = 0; k < keys->len; k++)
+				if (strcmp(g_ptr_array_index(keys, k), key) == 0) {
+					g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+						    "--set %s: key '%s' is given twice", sets[i],
+						    key);
+					ok = FALSE;
+				}
+		}
+		if (ok) {
+			combos *= vals->len;
+			if (combos > SWEEP_MAX_ROWS) {
+				g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+					    "--set: the grid would have more than %d rows",
+					    SWEEP_MAX_ROWS);
+				ok = FALSE;
+			}
+		}
+		g_ptr_array_add(keys, g_steal_pointer(&key));
+		g_ptr_array_add(values, vals);
+	}
+	guint *at = g_new0(guint, n_sets);
+	while (ok) {
+		GString *conf = g_string_new(NULL);
+		for (guint i = 0; i < n_sets; i++) {
+			GPtrArray *vals = g_ptr_array_index(values, i);
+			const char *v = g_ptr_array_index(vals, at[i]);
+			if (strcmp(v, "default") == 0)
+				continue;
+			if (conf->len)
+				g_string_append_c(conf, ',');
+			g_string_append_printf(conf, "%s:%s",
+					       (const char *)g_ptr_array_index(keys, i), v);
+		}
+		if (!cca_sweep_add_config(sweep, conf->str, "--set", error)) {
+			g_prefix_error(error, "--set: \"%s\": ", conf->str);
+			ok = FALSE;
+		}
+		g_string_free(conf, TRUE);
+		/* next combination: the last key varies fastest */
+		bool more = false;
+		for (guint i = n_sets; ok && i-- > 0;) {
+			GPtrArray *vals = g_ptr_array_index(values, i);
+			if (++at[i] < vals->len) {
+				more = true;
+				break;
+			}
+			at[i] = 0;
+		}
+		if (!more)
+			break;
+	}
+	g_free(at);
+	g_ptr_array_free(keys, TRUE);
+	g_ptr_array_free(values, TRUE);
+	return ok;
+}
+
+/* ----------------------------------------------------------- replays */
+
+/* The model's segment entries of one replay, in order. */
+typedef struct {
+	uint8_t action;
+	uint64_t size;
+} SegmentEntry;
+
+static void
+collect_segment_entry(void *data, const CcaEvent *ev)
+{
+	if (ev->action < CCA_ACTION_SEGMENT_ALLOC || ev->action > CCA_ACTION_SEGMENT_UNMAP)
+		return;
+	SegmentEntry e = {ev->action, ev->size};
+	g_array_append_val((GArray *)data, e);
+}
+
+gboolean
+cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOptions *options,
+		 CcaAddressModel model, CcaSweepRun *run, GError **error)
+{
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.settings = &row->settings;
+	opt.memory_fraction = options->memory_fraction;
+	opt.device_memory = options->device_memory;
+	opt.capacity_set = options->capacity_set;
+	opt.device = sweep->device;
+	opt.pytorch_version = sweep->pytorch_version;
+	opt.address_model = row->recorded ? sweep_models[0] : model;
+	GArray *entries = g_array_new(FALSE, FALSE, sizeof(SegmentEntry));
+	opt.on_model_event = collect_segment_entry;
+	opt.on_model_event_data = entries;
+	CcaReplayResult res;
+	if (!cca_replay_run(sweep->snap, &opt, &res, error)) {
+		g_array_free(entries, TRUE);
+		cca_replay_result_clear(&res);
+		return FALSE;
+	}
+	memset(run, 0, sizeof *run);
+	const CcaStats *st = &res.stats;
+	run->stats = *st;
+	run->events = res.events;
+	run->whatif = res.whatif;
+	run->model = row->recorded ? CCA_ADDRESS_RECORDED : model;
+	double reserved = (double)st->reserved_bytes[CCA_STAT_ALL].peak;
+	double *v = run->value;
+	v[CCA_SWEEP_FIG_PEAK_RESERVED] = reserved;
+	v[CCA_SWEEP_FIG_PEAK_ALLOCATED] = (double)st->allocated_bytes[CCA_STAT_ALL].peak;
+	v[CCA_SWEEP_FIG_FRAGMENTATION] =
+		reserved > 0 ? 1.0 - (double)st->active_bytes[CCA_STAT_ALL].peak / reserved : 0.0;
+	v[CCA_SWEEP_FIG_UNALLOCATED_AT_PEAK] = (double)(res.reserved_at_peak - res.allocated_at_peak);
+	v[CCA_SWEEP_FIG_MALLOCS] = (double)st->num_device_alloc;
+	v[CCA_SWEEP_FIG_FREES] = (double)st->num_device_free;
+	v[CCA_SWEEP_FIG_RETRIES] = (double)st->num_alloc_retries;
+	v[CCA_SWEEP_FIG_OOMS] = (double)st->num_ooms;
+	v[CCA_SWEEP_FIG_SYNCS] = (double)st->num_sync_all_streams;
+	bool oom = res.unexpected_ooms > 0 || st->num_ooms > 0;
+	v[CCA_SWEEP_FIG_OOM] = oom ? 1.0 : 0.0;
+	run->oom_event = res.unexpected_ooms ? res.oom_event : res.events;
+	if (options->calibration) {
+		/* A replay that restarts from a rebuilt start (a mid-run
+		 * trace) reports the entries of both attempts: the last
+		 * pass's are the last num_device_alloc + num_device_free. */
+		uint64_t n = (uint64_t)(st->num_device_alloc + st->num_device_free);
+		guint first = n < entries->len ? entries->len - (guint)n : 0;
+		for (guint i = first; i < entries->len; i++) {
+			const SegmentEntry *e = &g_array_index(entries, SegmentEntry, i);
+			CcaEvent ev = {.action = e->action, .size = e->size};
+			cca_cost_add_event(&run->cost, options->calibration, &ev,
+					   row->settings.large_segment_size);
+		}
+		cca_cost_add_syncs(&run->cost, options->calibration,
+				   (uint64_t)st->num_sync_all_streams);
+		v[CCA_SWEEP_FIG_TIME_US] = cca_cost_total_us(&run->cost);
+	}
+	g_array_free(entries, TRUE);
+	cca_replay_result_clear(&res);
+	return TRUE;
+}
+
+/* --------------------------------------------------------- parallel */
+
+typedef struct {
+	void (*fn)(void *data, guint i);
+	void *data;
+	GMutex lock;
+	guint done, total;
+	CcaSweepProgress progress;
+	void *progress_data;
+} Parallel;
+
+static void
+parallel_worker(gpointer task, gpointer user)
+{
+	Parallel *par = user;
+	par->fn(par->data, GPOINTER_TO_UINT(task) - 1);
+	if (par->progress) {
+		g_mutex_lock(&par->lock);
+		par->done++;
+		par->progress(par->progress_data, par->done, par->total);
+		g_mutex_unlock(&par->lock);
+	}
+}
+
+void
+cca_sweep_parallel(guint n, guint threads, void (*fn)(void *data, guint i), void *data,
+		   CcaSweepProgress progress, void *progress_data)
+{
+	Parallel par = {.fn = fn,
+			.data = data,
+			.total = n,
+			.progress = progress,
+			.progress_data = progress_data};
+	g_mutex_init(&par.lock);
+	if (threads == 0)
+		threads = (guint)g_get_num_processors();
+	if (threads > n)
+		threads = n;
+	GThreadPool *pool = NULL;
+	if (threads > 1)
+		pool = g_thread_pool_new(parallel_worker, &par, (gint)threads, FALSE, NULL);
+	for (guint i = 0; i < n; i++) {
+		if (pool)
+			g_thread_pool_push(pool, GUINT_TO_POINTER(i + 1), NULL);
+		else
+			parallel_worker(GUINT_TO_POINTER(i + 1), &par);
+	}
+	if (pool)
+		g_thread_pool_free(pool, FALSE, TRUE);
+	g_mutex_clear(&par.lock);
+}
+
+/* One (row, model) task of a sweep. */
+typedef struct {
+	CcaSweepRow *row;
+	guint model; /* index into sweep_models */
+	GError *error;
+} SweepTask;
+
+typedef struct {
+	const CcaSweep *sweep;
+	const CcaSweepOptions *options;
+	SweepTask *tasks;
+} SweepJob;
+
+static void
+sweep_task_run(void *data, guint i)
+{
+	SweepJob *job = data;
+	SweepTask *t = &job->tasks[i];
+	cca_sweep_replay(job->sweep, t->row, job->options, sweep_models[t->model],
+			 &t->row->runs[t->model], &t->error);
+}
+
+/* Fills ROW's ranges and sensitivity from its runs. */
+static void
+row_ranges(CcaSweepRow *row)
+{
+	row->sensitive = false;
+	for (int f = 0; f < CCA_SWEEP_FIG_COUNT; f++) {
+		row->lo[f] = row->hi[f] = row->runs[0].value[f];
+		for (guint m = 1; m < row->n_runs; m++) {
+			double v = row->runs[m].value[f];
+			row->lo[f] = MIN(row->lo[f], v);
+			row->hi[f] = MAX(row->hi[f], v);
+		}
+		/* time follows from the counts; tiny float noise is no range */
+		if (row->hi[f] - row->lo[f] > (f == CCA_SWEEP_FIG_TIME_US ? 1e-6 * row->hi[f] : 0.0))
+			row->sensitive = true;
+	}
+}
+
+gboolean
+cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
+{
+	guint n_tasks = 0;
+	for (guint i = 0; i < sweep->rows->len; i++) {
+		CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
+		row->n_runs = row->recorded ? 1 : G_N_ELEMENTS(sweep_models);
+		n_tasks += row->n_runs;
+	}
+	SweepTask *tasks = g_new0(SweepTask, n_tasks);
+	guint k = 0;
+	for (guint i = 0; i < sweep->rows->len; i++) {
+		CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
+		for (guint m = 0; m < row->n_runs; m++)
+			tasks[k++] = (SweepTask){.row = row, .model = m};
+	}
+	SweepJob job = {sweep, options, tasks};
+	cca_sweep_parallel(n_tasks, options->threads, sweep_task_run, &job, options->progress,
+			   options->progress_data);
+	gboolean ok = TRUE;
+	for (guint i = 0; i < n_tasks; i++) {
+		if (tasks[i].error && ok) {
+			g_propagate_error(error, tasks[i].error);
+			ok = FALSE;
+		} else if (tasks[i].error) {
+			g_error_free(tasks[i].error);
+		}
+	}
+	g_free(tasks);
+	if (ok)
+		for (guint i = 0; i < sweep->rows->len; i++)
+			row_ranges(g_ptr_array_index(sweep->rows, i));
+	return ok;
+}
+
+/* ---------------------------------------------------------- ranking */
+
+static int
+compare_double(double a, double b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int
+compare_rows(const CcaSweepRow *a, const CcaSweepRow *b, CcaGoal goal)
+{
+	const double *x = a->runs[0].value, *y = b->runs[0].value;
+	int c = compare_double(x[CCA_SWEEP_FIG_OOM], y[CCA_SWEEP_FIG_OOM]);
+	if (c == 0)
+		c = compare_double(x[goal_figure(goal)], y[goal_figure(goal)]);
+	if (c == 0)
+		c = compare_double(x[CCA_SWEEP_FIG_PEAK_RESERVED], y[CCA_SWEEP_FIG_PEAK_RESERVED]);
+	if (c == 0)
+		c = strcmp(a->conf, b->conf);
+	return c;
+}
+
+static gint
+compare_rows_sort(gconstpointer a, gconstpointer b, gpointer goal)
+{
+	return compare_rows(*(CcaSweepRow *const *)a, *(CcaSweepRow *const *)b,
+			    (CcaGoal)GPOINTER_TO_INT(goal));
+}
+
+void
+cca_sweep_sort(CcaSweep *sweep, CcaGoal goal)
+{
+	g_ptr_array_sort_with_data(sweep->rows, compare_rows_sort, GINT_TO_POINTER(goal));
+}
+
+static const CcaSweepRow *
+recorded_row(const CcaSweep *sweep)
+{
+	for (guint i = 0; i < sweep->rows->len; i++) {
+		const CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
+		if (row->recorded && strcmp(row->origin, "recorded") == 0)
+			return row;
+	}
+	return g_ptr_array_index(sweep->rows, 0);
+}
+
+/* "under the cap of X" / "on a device of X" / "" */
+static char *
+capacity_phrase(const CcaSweepOptions *options)
+{
+	char a[32];
+	uint64_t total = options->device_memory ? options->device_memory : CCA_H200_TOTAL_MEMORY;
+	if (options->memory_fraction > 0 && options->memory_fraction < 1)
+		return g_strdup_printf(
+			" under the cap of %s",
+			cca_size_format((uint64_t)(options->memory_fraction * (double)total), a));
+	if (options->capacity_set)
+		return g_strdup_printf(" on a device of %s", cca_size_format(total, a));
+	return g_strdup("");
+}
+
+static const char *
+conf_label(const char *conf)
+{
+	return *conf ? conf : "(PyTorch defaults)";
+}
+
+/* "\"conf\"" or "PyTorch's defaults" */
+static char *
+settings_name(const CcaSweepRow *row)
+{
+	return *row->conf ? g_strdup_printf("\"%s\"", row->conf) : g_strdup("PyTorch's defaults");
+}
+
+/* What to do to get ROW's settings. */
+static char *
+settings_advice(const CcaSweepRow *row)
+{
+	return *row->conf ? g_strdup_printf("Set PYTORCH_CUDA_ALLOC_CONF=\"%s\"", row->conf)
+			  : g_strdup("Use PyTorch's defaults (unset PYTORCH_CUDA_ALLOC_CONF)");
+}
+
+const CcaSweepRow *
+cca_sweep_recommend(const CcaSweep *sweep, CcaGoal goal, const CcaSweepOptions *options,
+		    GString *why)
+{
+	const CcaSweepRow *best = NULL, *base = recorded_row(sweep), *furthest = NULL;
+	for (guint i = 0; i < sweep->rows->len; i++) {
+		const CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
+		if (!furthest || row->runs[0].oom_event > furthest->runs[0].oom_event)
+			furthest = row;
+		if (row->runs[0].value[CCA_SWEEP_FIG_OOM] == 0 &&
+		    (!best || compare_rows(row, best, goal) < 0))
+			best = row;
+	}
+	g_autofree char *cap = capacity_phrase(options);
+	char a[32], b[32], c[32];
+	if (!best) {
+		g_autofree char *name = settings_name(furthest);
+		g_string_append_printf(why,
+				       "No setting in this grid runs without running out of memory%s; "
+				       "%s gets furthest (to event %" G_GUINT64_FORMAT
+				       " of the trace). `ccasim fit` finds the device memory each "
+				       "setting needs.",
+				       cap, name, furthest->runs[0].oom_event);
+		return NULL;
+	}
+	CcaSweepFigure f = goal_figure(goal);
+	const double *bv = best->runs[0].value, *rv = base->runs[0].value;
+	bool base_ok = rv[CCA_SWEEP_FIG_OOM] == 0;
+	if (base_ok && best != base && rv[f] == bv[f]) {
+		best = base; /* a tie: keep what the program already uses */
+		bv = rv;
+	}
+	uint64_t best_res = (uint64_t)bv[CCA_SWEEP_FIG_PEAK_RESERVED];
+	uint64_t base_res = (uint64_t)rv[CCA_SWEEP_FIG_PEAK_RESERVED];
+	g_autofree char *base_name = settings_name(base);
+	g_autofree char *advice = settings_advice(best);
+	if (best == base) {
+		g_string_append_printf(why,
+				       "The recorded settings (%s) are already the best in this grid "
+				       "for %s%s: %s reserved at peak, %.0f cudaMalloc calls",
+				       base_name, cca_goal_name(goal), cap, cca_size_format(best_res, a),
+				       bv[CCA_SWEEP_FIG_MALLOCS]);
+		if (goal == CCA_GOAL_TIME)
+			g_string_append_printf(why, ", %.2f ms of predicted allocator time",
+					       bv[CCA_SWEEP_FIG_TIME_US] / 1000.0);
+		g_string_append(why, ".");
+	} else if (!base_ok) {
+		g_string_append_printf(why,
+				       "%s: it runs to the end%s, where the recorded settings (%s) "
+				       "run out of memory at event %" G_GUINT64_FORMAT
+				       ". It reserves %s at peak with %.0f cudaMalloc calls.",
+				       advice, cap, base_name, base->runs[0].oom_event,
+				       cca_size_format(best_res, a), bv[CCA_SWEEP_FIG_MALLOCS]);
+	} else if (goal == CCA_GOAL_RESERVED) {
+		uint64_t saved = base_res - best_res;
+		g_string_append_printf(why,
+				       "%s: it reserves %s at peak, %s (%.1f%%) less than the "
+				       "recorded settings (%s) with %s, and makes %.0f cudaMalloc "
+				       "calls against %.0f.",
+				       advice, cca_size_format(best_res, a), cca_size_format(saved, b),
+				       base_res ? 100.0 * (double)saved / (double)base_res : 0.0,
+				       base_name, cca_size_format(base_res, c),
+				       bv[CCA_SWEEP_FIG_MALLOCS], rv[CCA_SWEEP_FIG_MALLOCS]);
+	} else if (goal == CCA_GOAL_MALLOCS) {
+		g_string_append_printf(why,
+				       "%s: it makes %.0f cudaMalloc calls against %.0f with the "
+				       "recorded settings (%s), and reserves %s at peak against %s.",
+				       advice, bv[CCA_SWEEP_FIG_MALLOCS], rv[CCA_SWEEP_FIG_MALLOCS],
+				       base_name, cca_size_format(best_res, a),
+				       cca_size_format(base_res, b));
+	} else {
+		const CcaCost *k = &best->runs[0].cost;
+		g_string_append_printf(why,
+				       "%s: its predicted allocator time is %.2f ms (cudaMalloc %.2f, "
+				       "cudaFree %.2f, synchronisations %.2f) against %.2f ms with the "
+				       "recorded settings (%s), and it reserves %s at peak against %s.",
+				       advice, bv[CCA_SWEEP_FIG_TIME_US] / 1000.0,
+				       k->malloc_us / 1000.0, k->free_us / 1000.0, k->sync_us / 1000.0,
+				       rv[CCA_SWEEP_FIG_TIME_US] / 1000.0, base_name,
+				       cca_size_format(best_res, a), cca_size_format(base_res, b));
+	}
+	if (best->sensitive)
+		g_string_append_printf(
+			why,
+			" Where the driver places segments can change this: peak reserved %s to %s, "
+			"%.0f to %.0f cudaMalloc calls.",
+			cca_size_format((uint64_t)best->lo[CCA_SWEEP_FIG_PEAK_RESERVED], a),
+			cca_size_format((uint64_t)best->hi[CCA_SWEEP_FIG_PEAK_RESERVED], b),
+			best->lo[CCA_SWEEP_FIG_MALLOCS], best->hi[CCA_SWEEP_FIG_MALLOCS]);
+	else if (*cap && best != base && base_ok)
+		g_string_append_printf(why, " Both run without running out of memory%s.", cap);
+	return best;
+}
+
+/* ---------------------------------------------------------- printing */
+
+typedef enum {
+	CELL_MIB,     /* bytes shown in MiB, one decimal */
+	CELL_COUNT,   /* integer */
+	CELL_PERCENT, /* a fraction shown in percent */
+	CELL_MS,      /* microseconds shown in milliseconds */
+} CellKind;
+
+static void
+cell_value(GString *out, double v, CellKind kind)
+{
+	switch (kind) {
+	case CELL_MIB:
+		g_string_append_printf(out, "%.1f", v / 1048576.0);
+		break;
+	case CELL_COUNT:
+		g_string_append_printf(out, "%.0f", v);
+		break;
+	case CELL_PERCENT:
+		g_string_append_printf(out, "%.2f", 100.0 * v);
+		break;
+	case CELL_MS:
+		g_string_append_printf(out, "%.2f", v / 1000.0);
+		break;
+	}
+}
+
+/* The cell of FIGURE of ROW: the primary value, or "lo..hi" when the
+ * address models disagree. */
+static char *
+cell(const CcaSweepRow *row, CcaSweepFigure f, CellKind kind)
+{
+	GString *out = g_string_new(NULL);
+	bool ranged = row->hi[f] - row->lo[f] > (f == CCA_SWEEP_FIG_TIME_US ? 1e-6 * row->hi[f] : 0.0);
+	if (ranged) {
+		cell_value(out, row->lo[f], kind);
+		g_string_append(out, "..");
+		cell_value(out, row->hi[f], kind);
+	} else {
+		cell_value(out, row->runs[0].value[f], kind);
+	}
+	return g_string_free(out, FALSE);
+}
+
+static const struct {
+	const char *head1, *head2;
+	int figure; /* -1: not a figure */
+	CellKind kind;
+} columns[] = {
+	{"#", "", -1, CELL_COUNT},
+	{"settings", "PYTORCH_CUDA_ALLOC_CONF", -1, CELL_COUNT},
+	{"reserved", "peak MiB", CCA_SWEEP_FIG_PEAK_RESERVED, CELL_MIB},
+	{"allocated", "peak MiB", CCA_SWEEP_FIG_PEAK_ALLOCATED, CELL_MIB},
+	{"frag", "1-act/res %", CCA_SWEEP_FIG_FRAGMENTATION, CELL_PERCENT},
+	{"unalloc", "at peak MiB", CCA_SWEEP_FIG_UNALLOCATED_AT_PEAK, CELL_MIB},
+	{"cuda", "Malloc", CCA_SWEEP_FIG_MALLOCS, CELL_COUNT},
+	{"cuda", "Free", CCA_SWEEP_FIG_FREES, CELL_COUNT},
+	{"alloc", "retries", CCA_SWEEP_FIG_RETRIES, CELL_COUNT},
+	{"OOM", "", CCA_SWEEP_FIG_OOM, CELL_COUNT},
+	{"alloc", "time ms", CCA_SWEEP_FIG_TIME_US, CELL_MS},
+	{"address", "choice", -1, CELL_COUNT},
+};
+
+#define N_COLUMNS G_N_ELEMENTS(columns)
+
+static char *
+row_cell(const CcaSweepRow *row, guint rank, guint c)
+{
+	switch (c) {
+	case 0:
+		return g_strdup_printf("%u", rank);
+	case 1:
+		if (g_str_has_prefix(row->origin, "trace: "))
+			return g_strdup_printf("%s (%s)", conf_label(row->conf), row->origin + 7);
+		return g_strdup_printf("%s%s", conf_label(row->conf),
+				       row->recorded ? " (recorded)" : "");
+	case N_COLUMNS - 1:
+		return g_strdup(row->recorded ? "recorded" : row->sensitive ? "varies" : "stable");
+	default:
+		break;
+	}
+	if (columns[c].figure == CCA_SWEEP_FIG_OOM) {
+		if (row->lo[CCA_SWEEP_FIG_OOM] != row->hi[CCA_SWEEP_FIG_OOM])
+			return g_strdup("depends");
+		return g_strdup(row->runs[0].value[CCA_SWEEP_FIG_OOM] ? "yes" : "no");
+	}
+	return cell(row, (CcaSweepFigure)columns[c].figure, columns[c].kind);
+}
+
+static void
+append_padded(GString *out, const char *s, guint width, bool left)
+{
+	guint len = (guint)g_utf8_strlen(s, -1);
+	if (!left)
+		for (guint i = len; i < width; i++)
+			g_string_append_c(out, ' ');
+	g_string_append(out, s);
+	if (left)
+		for (guint i = len; i < width; i++)
+			g_string_append_c(out, ' ');
+}
+
+static void
+append_context(GString *out, const CcaSweep *sweep, const CcaSweepReport *report)
+{
+	const CcaSweepOptions *o = report->options;
+	char a[32];
+	uint64_t total = o->device_memory ? o->device_memory : CCA_H200_TOTAL_MEMORY;
+	g_string_append_printf(out,
+			       "%s, device %d: %" G_GUINT64_FORMAT " events, %u settings, "
+			       "PyTorch %u.%u rules, best first by %s",
+			       report->trace, sweep->device, sweep->snap->n_events[sweep->device],
+			       sweep->rows->len, sweep->pytorch_version / 100,
+			       sweep->pytorch_version % 100, cca_goal_name(report->goal));
+	if (o->memory_fraction > 0)
+		g_string_append_printf(
+			out, ", cap %s (memory fraction %g of %s)",
+			cca_size_format((uint64_t)(o->memory_fraction * (double)total), a),
+			o->memory_fraction, cca_size_format(total, a));
+	else if (o->capacity_set)
+		g_string_append_printf(out, ", device memory %s", cca_size_format(total, a));
+	g_string_append(out, "\n");
+}
+
+void
+cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, GString *out)
+{
+	append_context(out, sweep, report);
+	guint n = sweep->rows->len;
+	char ***cells = g_new0(char **, n);
+	guint width[N_COLUMNS];
+	for (guint c = 0; c < N_COLUMNS; c++)
+		width[c] = MAX(strlen(columns[c].head1), strlen(columns[c].head2));
+	for (guint r = 0; r < n; r++) {
+		cells[r] = g_new0(char *, N_COLUMNS);
+		for (guint c = 0; c < N_COLUMNS; c++) {
+			cells[r][c] = row_cell(g_ptr_array_index(sweep->rows, r), r + 1, c);
+			width[c] = MAX(width[c], (guint)g_utf8_strlen(cells[r][c], -1));
+		}
+	}
+	for (int line = 0; line < 2; line++) {
+		GString *l = g_string_new(NULL);
+		for (guint c = 0; c < N_COLUMNS; c++) {
+			if (c)
+				g_string_append(l, "  ");
+			append_padded(l, line ? columns[c].head2 : columns[c].head1, width[c],
+				      c == 1 || c == N_COLUMNS - 1);
+		}
+		g_strchomp(l->str);
+		g_string_append_printf(out, "%s\n", l->str);
+		g_string_free(l, TRUE);
+	}
+	for (guint r = 0; r < n; r++) {
+		GString *l = g_string_new(NULL);
+		for (guint c = 0; c < N_COLUMNS; c++) {
+			if (c)
+				g_string_append(l, "  ");
+			append_padded(l, cells[r][c], width[c], c == 1 || c == N_COLUMNS - 1);
+			g_free(cells[r][c]);
+		}
+		g_strchomp(l->str);
+		g_string_append_printf(out, "%s\n", l->str);
+		g_string_free(l, TRUE);
+		g_free(cells[r]);
+	}
+	g_free(cells);
+	guint n_models;
+	const CcaAddressModel *models = cca_sweep_address_models(&n_models);
+	g_string_append(out, "address choice: what-if rows are replayed with each address model (");
+	for (guint m = 0; m < n_models; m++)
+		g_string_append_printf(out, "%s%s%s", m ? ", " : "",
+				       cca_address_model_name(models[m]), m ? "" : ", shown");
+	g_string_append(out, "); lo..hi is the range where they differ.\n");
+	if (report->options->calibration)
+		g_string_append_printf(
+			out,
+			"alloc time: cudaMalloc/cudaFree by size from %s, %.0f us per "
+			"synchronisation%s (doc/cost-model.md).\n",
+			report->options->calibration->source, report->options->calibration->sync_us,
+			report->options->calibration->sync_measured ? "" : " (assumed)");
+	if (report->why)
+		g_string_append_printf(out, "\nrecommendation: %s\n", report->why);
+}
+
+/* A double in JSON/CSV: locale-independent. */
+static void
+append_double(GString *out, double v, const char *format)
+{
+	char buf[G_ASCII_DTOSTR_BUF_SIZE];
+	g_string_append(out, g_ascii_formatd(buf, sizeof buf, format, v));
+}
+
+static bool
+figure_is_integer(int f)
+{
+	return f != CCA_SWEEP_FIG_FRAGMENTATION && f != CCA_SWEEP_FIG_TIME_US && f != CCA_SWEEP_FIG_OOM;
+}
+
+static void
+append_figure(GString *out, int f, double v)
+{
+	if (f == CCA_SWEEP_FIG_OOM)
+		g_string_append(out, v ? "true" : "false");
+	else if (figure_is_integer(f))
+		g_string_append_printf(out, "%" G_GUINT64_FORMAT, (uint64_t)v);
+	else
+		append_double(out, v, f == CCA_SWEEP_FIG_FRAGMENTATION ? "%.6f" : "%.3f");
+}
+
+void
+cca_sweep_print_json(const CcaSweep *sweep, const CcaSweepReport *report, GString *out)
+{
+	const CcaSweepOptions *o = report->options;
+	g_string_append(out, "{\"trace\": ");
+	cca_json_append_string(out, report->trace);
+	g_string_append_printf(out,
+			       ", \"device\": %d, \"events\": %" G_GUINT64_FORMAT
+			       ", \"pytorch_version\": \"%u.%u\", \"goal\": \"%s\""
+			       ", \"memory_fraction\": ",
+			       sweep->device, sweep->snap->n_events[sweep->device],
+			       sweep->pytorch_version / 100, sweep->pytorch_version % 100,
+			       cca_goal_name(report->goal));
+	append_double(out, o->memory_fraction, "%.17g");
+	g_string_append_printf(out,
+			       ", \"device_memory\": %" G_GUINT64_FORMAT
+			       ", \"capacity_set\": %s, \"address_models\": [",
+			       o->device_memory ? o->device_memory : CCA_H200_TOTAL_MEMORY,
+			       o->capacity_set ? "true" : "false");
+	guint n_models;
+	const CcaAddressModel *models = cca_sweep_address_models(&n_models);
+	for (guint m = 0; m < n_models; m++)
+		g_string_append_printf(out, "%s\"%s\"", m ? ", " : "",
+				       cca_address_model_name(models[m]));
+	g_string_append(out, "], \"calibration\": ");
+	if (o->calibration) {
+		g_string_append(out, "{\"source\": ");
+		cca_json_append_string(out, o->calibration->source);
+		g_string_append(out, ", \"sync_us\": ");
+		append_double(out, o->calibration->sync_us, "%.3f");
+		g_string_append_printf(out, ", \"sync_measured\": %s}",
+				       o->calibration->sync_measured ? "true" : "false");
+	} else {
+		g_string_append(out, "null");
+	}
+	g_string_append(out, ", \"rows\": [");
+	for (guint r = 0; r < sweep->rows->len; r++) {
+		const CcaSweepRow *row = g_ptr_array_index(sweep->rows, r);
+		const CcaSweepRun *run = &row->runs[0];
+		g_string_append_printf(out, "%s{\"rank\": %u, \"settings\": ", r ? ", " : "",
+				       r + 1);
+		cca_json_append_string(out, row->conf);
+		g_string_append(out, ", \"origin\": ");
+		cca_json_append_string(out, row->origin);
+		g_string_append_printf(
+			out,
+			", \"recorded\": %s, \"whatif\": %s, \"replays\": %u"
+			", \"address_sensitive\": %s, \"events\": %" G_GUINT64_FORMAT,
+			row->recorded ? "true" : "false", run->whatif ? "true" : "false",
+			row->n_runs, row->sensitive ? "true" : "false", run->events);
+		for (int f = 0; f < CCA_SWEEP_FIG_COUNT; f++) {
+			g_string_append_printf(out, ", \"%s\": ", figure_names[f]);
+			append_figure(out, f, run->value[f]);
+			g_string_append_printf(out, ", \"%s_range\": ", figure_names[f]);
+			if (row->lo[f] == row->hi[f]) {
+				g_string_append(out, "null");
+			} else {
+				g_string_append_c(out, '[');
+				append_figure(out, f, row->lo[f]);
+				g_string_append(out, ", ");
+				append_figure(out, f, row->hi[f]);
+				g_string_append_c(out, ']');
+			}
+		}
+		g_string_append(out, ", \"oom_event\": ");
+		if (run->value[CCA_SWEEP_FIG_OOM])
+			g_string_append_printf(out, "%" G_GUINT64_FORMAT, run->oom_event);
+		else
+			g_string_append(out, "null");
+		g_string_append(out, ", \"time\": {\"malloc_us\": ");
+		append_double(out, run->cost.malloc_us, "%.3f");
+		g_string_append(out, ", \"free_us\": ");
+		append_double(out, run->cost.free_us, "%.3f");
+		g_string_append(out, ", \"sync_us\": ");
+		append_double(out, run->cost.sync_us, "%.3f");
+		g_string_append(out, "}}");
+	}
+	g_string_append(out, "], \"recommendation\": ");
+	if (report->why) {
+		g_string_append(out, "{\"settings\": ");
+		cca_json_append_string(out, report->recommended ? report->recommended->conf : NULL);
+		g_string_append(out, ", \"why\": ");
+		cca_json_append_string(out, report->why);
+		g_string_append_c(out, '}');
+	} else {
+		g_string_append(out, "null");
+	}
+	g_string_append_c(out, '}');
+}
+
+static void
+append_csv_string(GString *out, const char *s)
+{
+	g_string_append_c(out, '"');
+	for (const char *p = s; *p; p++) {
+		if (*p == '"')
+			g_string_append_c(out, '"');
+		g_string_append_c(out, *p);
+	}
+	g_string_append_c(out, '"');
+}
+
+static void
+append_csv_figure(GString *out, int f, double v)
+{
+	if (figure_is_integer(f) || f == CCA_SWEEP_FIG_OOM)
+		g_string_append_printf(out, "%" G_GUINT64_FORMAT, (uint64_t)v);
+	else
+		append_double(out, v, f == CCA_SWEEP_FIG_FRAGMENTATION ? "%.6f" : "%.3f");
+}
+
+void
+cca_sweep_print_csv(const CcaSweep *sweep, GString *out)
+{
+	g_string_append(out, "rank,settings,origin,recorded,address_sensitive");
+	for (int f = 0; f < CCA_SWEEP_FIG_COUNT; f++)
+		g_string_append_printf(out, ",%s,%s_min,%s_max", figure_names[f], figure_names[f],
+				       figure_names[f]);
+	g_string_append_c(out, '\n');
+	for (guint r = 0; r < sweep->rows->len; r++) {
+		const CcaSweepRow *row = g_ptr_array_index(sweep->rows, r);
+		g_string_append_printf(out, "%u,", r + 1);
+		append_csv_string(out, row->conf);
+		g_string_append_c(out, ',');
+		append_csv_string(out, row->origin);
+		g_string_append_printf(out, ",%d,%d", row->recorded, row->sensitive);
+		for (int f = 0; f < CCA_SWEEP_FIG_COUNT; f++) {
+			g_string_append_c(out, ',');
+			append_csv_figure(out, f, row->runs[0].value[f]);
+			g_string_append_c(out, ',');
+			append_csv_figure(out, f, row->lo[f]);
+			g_string_append_c(out, ',');
+			append_csv_figure(out, f, row->hi[f]);
+		}
+		g_string_append_c(out, '\n');
+	}
+}

@@ -1,0 +1,204 @@
+/* sweep.h - what-if studies: one trace replayed under a grid of settings.
+ *
+ * A sweep holds one row per allocator setting.  Each row is replayed
+ * exactly as `ccasim replay --config` replays it, once per device address
+ * model (what-if rows only: a row under the recorded settings replays the
+ * trace's own addresses), and reports the figures of the primary model
+ * plus, for every figure, the range over all models.  Rows run in
+ * parallel; the result does not depend on the number of threads.
+ */
+#ifndef CCA_SWEEP_H
+#define CCA_SWEEP_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "calibration.h"
+#include "device.h"
+#include "engine.h"
+#include "settings.h"
+#include "snapshot.h"
+#include "stats.h"
+
+G_BEGIN_DECLS
+
+/* The figures of one replay.  All are stored as doubles (byte counts stay
+ * exact below 2^53). */
+typedef enum {
+	CCA_SWEEP_FIG_PEAK_RESERVED = 0,   /* bytes: reserved_bytes.all.peak */
+	CCA_SWEEP_FIG_PEAK_ALLOCATED,	     /* bytes: allocated_bytes.all.peak */
+	CCA_SWEEP_FIG_FRAGMENTATION,	     /* 1 - active_bytes.all.peak / reserved_bytes.all.peak */
+	CCA_SWEEP_FIG_UNALLOCATED_AT_PEAK, /* bytes reserved but not allocated at the reserved peak */
+	CCA_SWEEP_FIG_MALLOCS,	     /* num_device_alloc: cudaMalloc calls and maps */
+	CCA_SWEEP_FIG_FREES,		     /* num_device_free: cudaFree calls and unmaps */
+	CCA_SWEEP_FIG_RETRIES,	     /* num_alloc_retries */
+	CCA_SWEEP_FIG_OOMS,		     /* num_ooms */
+	CCA_SWEEP_FIG_SYNCS,		     /* num_sync_all_streams */
+	CCA_SWEEP_FIG_TIME_US,	     /* predicted allocator time, microseconds (cost model) */
+	CCA_SWEEP_FIG_OOM,		     /* 1 when the program would have died of OOM, else 0 */
+	CCA_SWEEP_FIG_COUNT
+} CcaSweepFigure;
+
+/* Machine name of FIGURE ("peak_reserved", ...), as in --json and --csv. */
+const char *cca_sweep_figure_name(CcaSweepFigure figure);
+
+/* What "best" means. */
+typedef enum {
+	CCA_GOAL_RESERVED = 0, /* least peak reserved memory */
+	CCA_GOAL_MALLOCS,      /* fewest cudaMalloc calls */
+	CCA_GOAL_TIME,	       /* least predicted allocator time */
+} CcaGoal;
+
+/* Parses "reserved", "mallocs" or "time"; FALSE with ERROR otherwise. */
+gboolean cca_goal_parse(const char *text, CcaGoal *goal, GError **error);
+const char *cca_goal_name(CcaGoal goal);
+
+/* The address models replayed for every what-if row, primary first:
+ * the row's figures are the primary model's, the others only widen its
+ * ranges.  Stores the count in *N.  To add a model (the driver's), add it
+ * to the list in sweep.c; to make it primary, put it first. */
+const CcaAddressModel *cca_sweep_address_models(guint *n);
+
+#define CCA_SWEEP_MAX_MODELS 4
+
+/* One replay of a row. */
+typedef struct {
+	double value[CCA_SWEEP_FIG_COUNT];
+	CcaStats stats;		/* memory_stats() at the end (or at the OOM) */
+	CcaCost cost;		/* allocator time by cause */
+	uint64_t events;	/* trace events consumed */
+	uint64_t oom_event;	/* first unexpected OOM's event; valid when value[OOM] */
+	bool whatif;		/* the engine replayed a what-if */
+	CcaAddressModel model;	/* the address model (CCA_ADDRESS_RECORDED: the trace's own) */
+} CcaSweepRun;
+
+/* One setting and its results. */
+typedef struct {
+	char *conf;	      /* canonical PYTORCH_CUDA_ALLOC_CONF ("" = PyTorch's defaults) */
+	char *origin;	      /* where the row came from: "recorded", "grid", "--set", ... */
+	CcaSettings settings; /* parsed */
+	bool recorded;	      /* the trace's recorded settings: replayed on its own addresses */
+	guint n_runs;	      /* replays: 1 (recorded) or one per address model */
+	CcaSweepRun runs[CCA_SWEEP_MAX_MODELS];
+	double lo[CCA_SWEEP_FIG_COUNT], hi[CCA_SWEEP_FIG_COUNT]; /* range over the runs */
+	bool sensitive; /* some figure differs between address models */
+} CcaSweepRow;
+
+/* Called from worker threads, serialised by the sweep, after each replay:
+ * DONE of TOTAL replays finished. */
+typedef void (*CcaSweepProgress)(void *data, guint done, guint total);
+
+/* How a sweep replays. */
+typedef struct {
+	double memory_fraction; /* 0: none */
+	uint64_t device_memory; /* totalGlobalMem; 0: the H200's */
+	bool capacity_set;	/* cudaMalloc fails past device_memory */
+	const CcaCalibrationTable *calibration; /* NULL: CCA_SWEEP_FIG_TIME_US stays 0 */
+	guint threads;			   /* 0: one per core */
+	CcaSweepProgress progress;	   /* NULL: none */
+	void *progress_data;
+} CcaSweepOptions;
+
+/* A sweep of one device of one trace. */
+typedef struct {
+	const CcaSnapshot *snap; /* borrowed */
+	int device;
+	uint32_t pytorch_version; /* rules every row is parsed and replayed by */
+	GPtrArray *rows;	  /* CcaSweepRow*, owned; rows->pdata[0] is the recorded row */
+	char *recorded_conf;	  /* canonical string of the recorded settings */
+} CcaSweep;
+
+/* Creates a sweep of device DEVICE of SNAP (borrowed: it must outlive the
+ * sweep) with one row, the trace's recorded settings.  PYTORCH_VERSION 0
+ * means guessed from the snapshot, as replay does.  Returns NULL with ERROR
+ * when the device does not exist or the recorded settings do not parse. */
+CcaSweep *cca_sweep_new(const CcaSnapshot *snap, int device, uint32_t pytorch_version,
+			GError **error);
+
+void cca_sweep_free(CcaSweep *sweep);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CcaSweep, cca_sweep_free)
+
+/* Adds a row for CONF (PYTORCH_CUDA_ALLOC_CONF syntax) labelled ORIGIN,
+ * unless a row with equal settings exists already.  Returns FALSE with
+ * ERROR (CCA_SETTINGS_ERROR, PyTorch's message) when CONF does not parse. */
+gboolean cca_sweep_add_config(CcaSweep *sweep, const char *conf, const char *origin,
+			      GError **error);
+
+/* Adds the default grid: PyTorch's defaults; max_split_size_mb 32 to 4096
+ * by powers of two and the smallest whole MiB above the 50th, 90th and
+ * 99th percentiles of the trace's requests of large_segment_size or more;
+ * roundup_power2_divisions 2, 4, 8, 16; expandable_segments alone and
+ * with max_split_size_mb 128 and 512; with CAPPED (a memory fraction is
+ * set, so PyTorch's garbage collection can act) also
+ * garbage_collection_threshold 0.6 and 0.8, alone and with
+ * max_split_size_mb 256.  Keys the replayed PyTorch release lacks are
+ * left out.  FALSE with ERROR only when the trace cannot be read. */
+gboolean cca_sweep_add_default_grid(CcaSweep *sweep, bool capped, GError **error);
+
+/* Adds the product of N_SETS specifications "KEY=V1,V2,..." (commas inside
+ * [...] belong to the value; the value "default" leaves KEY out): one row
+ * per combination, keys in the order given, e.g. {"max_split_size_mb=128,
+ * 512", "expandable_segments=True,False"} adds four rows.  Returns FALSE
+ * with ERROR naming the specification on a missing '=', an empty value, a
+ * key given twice, or a combination PyTorch would reject. */
+gboolean cca_sweep_add_sets(CcaSweep *sweep, const char *const *sets, guint n_sets,
+			    GError **error);
+
+/* Replays every row under OPTIONS: each (row, address model) pair is one
+ * task on a pool of OPTIONS->threads threads.  Fills the rows' runs,
+ * ranges and sensitivity.  Returns FALSE with ERROR when a replay fails on
+ * bad input (the first failing row in row order). */
+gboolean cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error);
+
+/* Replays ROW's settings once under OPTIONS with address MODEL (ignored
+ * for a recorded row) into RUN, exactly as `ccasim replay --config` would
+ * (keep_going off: an OOM that the recording did not have ends the
+ * replay).  Thread-safe for distinct RUNs.  FALSE with ERROR on bad input. */
+gboolean cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row,
+			  const CcaSweepOptions *options, CcaAddressModel model, CcaSweepRun *run,
+			  GError **error);
+
+/* Sorts the rows best first for GOAL: rows that run out of memory last,
+ * then by the goal's figure (primary model), then peak reserved, then
+ * the settings string.  The order is total, so it is deterministic. */
+void cca_sweep_sort(CcaSweep *sweep, CcaGoal goal);
+
+/* The best row for GOAL that does not run out of memory (NULL if every
+ * row does), after cca_sweep_sort() or not.  Appends to WHY one or two
+ * plain sentences, built from the numbers, on why it is the best (or why
+ * no row fits).  OPTIONS gives the capacity it was judged under. */
+const CcaSweepRow *cca_sweep_recommend(const CcaSweep *sweep, CcaGoal goal,
+				       const CcaSweepOptions *options, GString *why);
+
+/* What the printers say about the run besides the rows. */
+typedef struct {
+	const char *trace; /* path */
+	CcaGoal goal;
+	const CcaSweepOptions *options;
+	const CcaSweepRow *recommended; /* NULL: no recommendation */
+	const char *why;		/* its sentences */
+} CcaSweepReport;
+
+/* Appends the rows (in their current order) as an aligned table. */
+void cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, GString *out);
+
+/* Appends one JSON object: the run's context, "rows" (rank, settings,
+ * origin, every figure with its "_range" [min, max] or null) and
+ * "recommendation" (null or {"settings", "why"}). */
+void cca_sweep_print_json(const CcaSweep *sweep, const CcaSweepReport *report, GString *out);
+
+/* Appends CSV: a header line, then one line per row: rank, settings,
+ * origin, recorded, address_sensitive, then per figure its value, min and
+ * max. */
+void cca_sweep_print_csv(const CcaSweep *sweep, GString *out);
+
+/* Runs FN(DATA, i) for i in [0, N) on THREADS threads (0: one per core;
+ * 1: in order on the caller's thread).  PROGRESS, if not NULL, is called
+ * after each task under a lock.  Returns when every task has finished. */
+void cca_sweep_parallel(guint n, guint threads, void (*fn)(void *data, guint i), void *data,
+			CcaSweepProgress progress, void *progress_data);
+
+G_END_DECLS
+
+#endif

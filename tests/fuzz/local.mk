@@ -1,0 +1,64 @@
+# tests/fuzz/: libFuzzer targets, one per reader, and the corpus replay that
+# `make check` always runs.  fuzz-<reader>.c links either with libFuzzer
+# (--enable-fuzzing: tests/fuzz/fuzz-<reader>) or with the plain driver
+# replay-corpus.c (tests/fuzz/replay-<reader>, a TAP test over
+# tests/fuzz/corpus-<reader>/).
+FUZZ_TARGETS = pickle msgpack settings
+FUZZ_REPLAYS = \
+	%D%/replay-pickle \
+	%D%/replay-msgpack \
+	%D%/replay-settings
+check_PROGRAMS += $(FUZZ_REPLAYS)
+TESTS += $(FUZZ_REPLAYS)
+
+FUZZ_REPLAY_CPPFLAGS = $(AM_CPPFLAGS) -DCCA_FUZZ_TOP_SRCDIR='"$(abs_top_srcdir)"'
+FUZZ_LOAD_SOURCES = %D%/fuzz.h %D%/fuzz-load.c
+
+%C%_replay_pickle_SOURCES = %D%/replay-corpus.c %D%/fuzz-pickle.c $(FUZZ_LOAD_SOURCES)
+%C%_replay_pickle_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
+%C%_replay_pickle_LDADD = libccasim.a $(CCASIM_LIBS)
+%C%_replay_msgpack_SOURCES = %D%/replay-corpus.c %D%/fuzz-msgpack.c $(FUZZ_LOAD_SOURCES)
+%C%_replay_msgpack_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
+%C%_replay_msgpack_LDADD = libccasim.a $(CCASIM_LIBS)
+%C%_replay_settings_SOURCES = %D%/replay-corpus.c %D%/fuzz-settings.c %D%/fuzz.h
+%C%_replay_settings_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
+%C%_replay_settings_LDADD = libccasim.a $(CCASIM_LIBS)
+
+if ENABLE_FUZZING
+# Run one with e.g.
+#   tests/fuzz/fuzz-pickle -max_total_time=600 /tmp/corpus $(srcdir)/tests/fuzz/corpus-pickle
+# (new inputs go to the first directory; `make fuzz-smoke` runs each briefly).
+noinst_PROGRAMS += %D%/fuzz-pickle %D%/fuzz-msgpack %D%/fuzz-settings
+%C%_fuzz_pickle_SOURCES = %D%/fuzz-pickle.c $(FUZZ_LOAD_SOURCES)
+%C%_fuzz_pickle_LDFLAGS = $(FUZZ_LDFLAGS)
+%C%_fuzz_pickle_LDADD = libccasim.a $(CCASIM_LIBS)
+%C%_fuzz_msgpack_SOURCES = %D%/fuzz-msgpack.c $(FUZZ_LOAD_SOURCES)
+%C%_fuzz_msgpack_LDFLAGS = $(FUZZ_LDFLAGS)
+%C%_fuzz_msgpack_LDADD = libccasim.a $(CCASIM_LIBS)
+%C%_fuzz_settings_SOURCES = %D%/fuzz-settings.c %D%/fuzz.h
+%C%_fuzz_settings_LDFLAGS = $(FUZZ_LDFLAGS)
+%C%_fuzz_settings_LDADD = libccasim.a $(CCASIM_LIBS)
+
+# Fuzzes each target for FUZZ_SECONDS (default 30) from its committed corpus,
+# writing new inputs to a scratch directory; crashes land in the build dir.
+FUZZ_SECONDS = 30
+fuzz-smoke: %D%/fuzz-pickle %D%/fuzz-msgpack %D%/fuzz-settings
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  scratch=$$(mktemp -d); \
+	  echo "fuzzing $$t for $(FUZZ_SECONDS)s"; \
+	  $(builddir)/%D%/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	    -rss_limit_mb=4096 $$scratch $(srcdir)/%D%/corpus-$$t; \
+	  rm -rf $$scratch; \
+	done
+else
+fuzz-smoke:
+	@echo "configure with --enable-fuzzing (clang) to build the libFuzzer targets" >&2; exit 1
+endif
+
+# Regenerates the msgpack seeds from the sample pickles with the built ccasim.
+fuzz-corpus: ccasim$(EXEEXT)
+	CCASIM=$(abs_top_builddir)/ccasim$(EXEEXT) $(SHELL) $(srcdir)/tools/make-fuzz-corpus.sh
+
+EXTRA_DIST += %D%/corpus-pickle %D%/corpus-msgpack %D%/corpus-settings \
+	%D%/README.md tools/make-fuzz-corpus.sh
+.PHONY: fuzz-smoke fuzz-corpus

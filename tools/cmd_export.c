@@ -1,0 +1,84 @@
+/* cmd_export.c - `ccasim export TRACE -o OUT`: option parsing and output
+ * only (the writers are in sim/export.c). */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "export.h"
+#include "viewargs.h"
+
+/* Loads, replays and writes; returns the exit status. */
+static int
+export_run(CcaViewArgs *args, const char *trace, const char *output, gboolean chrome)
+{
+	CcaReplayOptions opt;
+	int status;
+	g_autoptr(CcaSnapshot) snap = cca_view_args_load(args, "export", trace, &opt, &status);
+	if (!snap)
+		return status;
+	if (args->n_settings)
+		opt.settings = &args->settings[0];
+	CcaExportResult res;
+	GError *error = NULL;
+	gboolean ok = chrome ? cca_export_chrome(snap, &opt, output, &res, &error)
+			     : cca_export_pickle(snap, &opt, output, &res, &error);
+	if (!ok) {
+		fprintf(stderr, "ccasim export: %s\n", error->message);
+		g_error_free(error);
+		return 1;
+	}
+	if (chrome)
+		printf("%s: %" G_GUINT64_FORMAT " trace events\n", output, res.entries);
+	else
+		printf("%s: %" G_GUINT64_FORMAT " trace entries%s, %" G_GUINT64_FORMAT
+		       " segments, %" G_GUINT64_FORMAT " blocks\n",
+		       output, res.entries,
+		       res.matched ? " (the input's own, entry for entry)" : "", res.segments,
+		       res.blocks);
+	return 0;
+}
+
+int
+cca_cmd_export(int argc, char **argv)
+{
+	CcaViewArgs args = {0};
+	char *output = NULL, *format = NULL;
+	GOptionEntry entries[] = {
+		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Where to write (required)",
+		 "OUT"},
+		{"format", 'f', 0, G_OPTION_ARG_STRING, &format,
+		 "pickle (default: a PyTorch memory snapshot for torch.cuda._memory_viz and "
+		 "pytorch.org/memory_viz) or chrome (a Chrome/Perfetto JSON trace)",
+		 "FORMAT"},
+		{NULL},
+	};
+	g_autoptr(GOptionContext) octx = g_option_context_new("TRACE");
+	g_option_context_set_summary(
+		octx, "Writes the simulated run (under the recorded settings or a --config\n"
+		      "what-if) as a PyTorch 2.11 memory snapshot, which PyTorch's own viewers\n"
+		      "open, or as a Chrome/Perfetto trace with memory counters.");
+	cca_view_args_add(octx, &args, FALSE);
+	g_option_context_add_main_entries(octx, entries, NULL);
+	GError *error = NULL;
+	int status = 2;
+	gboolean chrome = FALSE;
+	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
+		fprintf(stderr, "ccasim export: %s\n", error->message);
+		g_error_free(error);
+	} else if (format && strcmp(format, "chrome") != 0 && strcmp(format, "pickle") != 0) {
+		fprintf(stderr, "ccasim export: --format: unknown format '%s' (pickle, chrome)\n",
+			format);
+	} else if (argc != 2 || !output || (args.configs && g_strv_length(args.configs) > 1)) {
+		fprintf(stderr, "ccasim export: expected one TRACE, -o OUT and at most one "
+				"--config (see --help)\n");
+	} else {
+		chrome = format && strcmp(format, "chrome") == 0;
+		status = export_run(&args, argv[1], output, chrome);
+	}
+	g_free(output);
+	g_free(format);
+	cca_view_args_clear(&args);
+	return status;
+}

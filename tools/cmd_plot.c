@@ -1,0 +1,308 @@
+/* cmd_plot.c - `ccasim plot TRACE -o FILE`: replays, collects timelines
+ * or one state, and hands them to plot_render.c. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "follow.h"
+#include "plot_render.h"
+#include "sizes.h"
+#include "timeline.h"
+#include "viewargs.h"
+
+/* Buckets per timeline: several per pixel of any sensible plot width. */
+#define PLOT_BUCKETS 8192
+
+typedef struct {
+	char *output;
+	char *x_axis;
+	gboolean segments;
+	gint64 at;
+	int width, height, max_rows;
+	char *title;
+} PlotArgs;
+
+typedef struct {
+	const CcaPlotStyle *style;
+	const CcaPlotRun *runs;
+	guint n_runs;
+	const CcaPlotSegments *segs;
+} Drawing;
+
+static void
+draw_timeline(cairo_t *cr, void *data, GString *hover)
+{
+	const Drawing *d = data;
+	cca_plot_draw_timeline(cr, d->style, d->runs, d->n_runs, hover);
+}
+
+static void
+draw_segments(cairo_t *cr, void *data, GString *hover)
+{
+	const Drawing *d = data;
+	cca_plot_draw_segments(cr, d->style, d->segs, hover);
+}
+
+static const char *
+base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+static int
+plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaViewArgs *va,
+	      const PlotArgs *pa, CcaPlotFormat format, const char *trace)
+{
+	guint n_runs = 1 + va->n_settings;
+	CcaTimeline *tls = g_new0(CcaTimeline, n_runs);
+	CcaPlotRun *runs = g_new0(CcaPlotRun, n_runs);
+	char **labels = g_new0(char *, n_runs + 1);
+	GError *error = NULL;
+	int status = 0;
+	guint done = 0;
+	for (guint r = 0; r < n_runs; r++) {
+		opt->settings = r == 0 ? NULL : &va->settings[r - 1];
+		if (!cca_timeline_collect(snap, opt, PLOT_BUCKETS, &tls[r], &error)) {
+			fprintf(stderr, "ccasim plot: %s\n", error->message);
+			g_error_free(error);
+			status = 1;
+			break;
+		}
+		done++;
+		if (r == 0)
+			labels[r] = g_strdup_printf("recorded \"%s\"", snap->settings.present &&
+										 snap->settings.conf
+									 ? snap->settings.conf
+									 : "");
+		else
+			labels[r] = g_strdup_printf("what-if \"%s\"", va->configs[r - 1]);
+		runs[r].label = labels[r];
+		runs[r].tl = &tls[r];
+	}
+	opt->settings = NULL;
+	if (status == 0) {
+		bool x_time = pa->x_axis && strcmp(pa->x_axis, "time") == 0;
+		if (x_time && !tls[0].has_time) {
+			fprintf(stderr, "ccasim plot: %s has no time_us: plotting against events\n",
+				trace);
+			x_time = false;
+		}
+		g_autofree char *label = cca_view_settings_label(snap, opt);
+		g_autofree char *title =
+			pa->title ? g_strdup(pa->title)
+				  : g_strdup_printf("%s: reserved, allocated and active memory "
+						    "(device %d)",
+						    base_name(trace), opt->device);
+		GString *sub = g_string_new(NULL);
+		g_string_append_printf(sub, "%s, PyTorch %u.%u rules, %" G_GUINT64_FORMAT " events",
+				       label, opt->pytorch_version / 100, opt->pytorch_version % 100,
+				       tls[0].n_events);
+		if (n_runs > 1)
+			g_string_append_printf(sub, "; %u what-if%s overlaid", n_runs - 1,
+					       n_runs == 2 ? "" : "s");
+		CcaPlotStyle style = {
+			.title = title,
+			.subtitle = sub->str,
+			.width = pa->width,
+			.height = pa->height,
+			.x_time = x_time,
+		};
+		Drawing d = {.style = &style, .runs = runs, .n_runs = n_runs};
+		if (!cca_plot_write(pa->output, format, style.width, style.height, title,
+				    draw_timeline, &d, &error)) {
+			fprintf(stderr, "ccasim plot: %s\n", error->message);
+			g_error_free(error);
+			status = 1;
+		} else {
+			char a[32];
+			printf("%s: timeline of %" G_GUINT64_FORMAT " events", pa->output,
+			       tls[0].n_events);
+			for (guint r = 0; r < n_runs; r++)
+				printf("%s %s peak reserved %s (%" G_GUINT64_FORMAT " OOM%s)",
+				       r ? ";" : ",", labels[r],
+				       cca_size_format(tls[r].peak_reserved, a), tls[r].n_ooms,
+				       tls[r].n_ooms == 1 ? "" : "s");
+			printf("\n");
+		}
+		g_string_free(sub, TRUE);
+	}
+	for (guint r = 0; r < done; r++)
+		cca_timeline_clear(&tls[r]);
+	g_strfreev(labels);
+	g_free(runs);
+	g_free(tls);
+	return status;
+}
+
+/* The state after entry AT (the last entry handled at or before it). */
+typedef struct {
+	CcaFollow *follow;
+	uint64_t at;
+	uint64_t shown;
+	GArray *state;
+} Capture;
+
+static void
+capture_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+{
+	Capture *c = data;
+	if (c->state)
+		return;
+	cca_follow_observed(c->follow, index);
+	uint64_t next = 0;
+	const CcaEvent *driver = cca_follow_driver(c->follow, &next);
+	if (index <= c->at && (index == c->at || !driver || next > c->at)) {
+		c->state = cca_allocator_state(alloc);
+		c->shown = index;
+	}
+}
+
+static int
+plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaViewArgs *va,
+	      const PlotArgs *pa, CcaPlotFormat format, const char *trace)
+{
+	GError *error = NULL;
+	if (va->n_settings > 1) {
+		fprintf(stderr, "ccasim plot: --segments draws one run: give at most one --config\n");
+		return 2;
+	}
+	if (va->n_settings)
+		opt->settings = &va->settings[0];
+	uint64_t at;
+	bool at_peak = pa->at < 0;
+	if (at_peak) {
+		CcaTimeline tl;
+		if (!cca_timeline_collect(snap, opt, 1, &tl, &error)) {
+			fprintf(stderr, "ccasim plot: %s\n", error->message);
+			g_error_free(error);
+			return 1;
+		}
+		at = tl.peak_index;
+		cca_timeline_clear(&tl);
+	} else {
+		at = (uint64_t)pa->at;
+		if (at >= snap->n_events[opt->device]) {
+			fprintf(stderr,
+				"ccasim plot: --at %" G_GUINT64_FORMAT
+				" is past the trace's end (%" G_GUINT64_FORMAT " events)\n",
+				at, snap->n_events[opt->device]);
+			return 2;
+		}
+	}
+	Capture c = {.follow = cca_follow_new(snap, opt->device), .at = at};
+	CcaReplayOptions o = *opt;
+	o.observer = capture_observer;
+	o.observer_data = &c;
+	CcaReplayResult res;
+	gboolean ok = cca_replay_run(snap, &o, &res, &error);
+	cca_follow_free(c.follow);
+	if (!ok) {
+		fprintf(stderr, "ccasim plot: %s\n", error->message);
+		g_error_free(error);
+		return 1;
+	}
+	cca_replay_result_clear(&res);
+	if (!c.state) {
+		fprintf(stderr, "ccasim plot: the replay stopped before event %" G_GUINT64_FORMAT
+				" (an OOM; --keep-going goes on)\n",
+			at);
+		return 1;
+	}
+	g_autofree char *label = cca_view_settings_label(snap, opt);
+	g_autofree char *title =
+		pa->title ? g_strdup(pa->title)
+			  : g_strdup_printf("%s: segments %s (after event %" G_GUINT64_FORMAT
+					    ", device %d)",
+					    base_name(trace),
+					    at_peak ? "at the reserved peak" : "", c.shown, opt->device);
+	g_autofree char *sub = g_strdup_printf("%s, PyTorch %u.%u rules", label,
+					       opt->pytorch_version / 100,
+					       opt->pytorch_version % 100);
+	CcaPlotSegments segs = {.segments = c.state, .max_rows = (guint)pa->max_rows};
+	CcaPlotStyle style = {.title = title, .subtitle = sub, .width = pa->width};
+	style.height = cca_plot_segments_height(&style, &segs);
+	Drawing d = {.style = &style, .segs = &segs};
+	int status = 0;
+	if (!cca_plot_write(pa->output, format, style.width, style.height, title, draw_segments,
+			    &d, &error)) {
+		fprintf(stderr, "ccasim plot: %s\n", error->message);
+		g_error_free(error);
+		status = 1;
+	} else {
+		printf("%s: segment map after event %" G_GUINT64_FORMAT ", %u segments\n",
+		       pa->output, c.shown, c.state->len);
+	}
+	cca_allocator_state_free(c.state);
+	opt->settings = NULL;
+	return status;
+}
+
+int
+cca_cmd_plot(int argc, char **argv)
+{
+	CcaViewArgs va = {0};
+	PlotArgs pa = {.at = -1, .width = 1200, .height = 640, .max_rows = 120};
+	GOptionEntry entries[] = {
+		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &pa.output,
+		 "The image to write: .svg, .png, .pdf or .html (required)", "FILE"},
+		{"x", 0, 0, G_OPTION_ARG_STRING, &pa.x_axis,
+		 "Timeline x axis: event (default) or time (time_us)", "AXIS"},
+		{"segments", 0, 0, G_OPTION_ARG_NONE, &pa.segments,
+		 "Draw the segment map at the reserved peak (or --at) instead of the timeline",
+		 NULL},
+		{"at", 0, 0, G_OPTION_ARG_INT64, &pa.at, "Segment map after this event", "EVENT"},
+		{"width", 0, 0, G_OPTION_ARG_INT, &pa.width, "Image width in pixels (default 1200)",
+		 "PX"},
+		{"height", 0, 0, G_OPTION_ARG_INT, &pa.height,
+		 "Timeline height in pixels (default 640)", "PX"},
+		{"max-rows", 0, 0, G_OPTION_ARG_INT, &pa.max_rows,
+		 "Segments drawn in a segment map, those with most free space first (default "
+		 "120; 0: all)",
+		 "N"},
+		{"title", 0, 0, G_OPTION_ARG_STRING, &pa.title, "Title instead of the default",
+		 "TEXT"},
+		{NULL},
+	};
+	g_autoptr(GOptionContext) octx = g_option_context_new("TRACE");
+	g_option_context_set_summary(
+		octx, "Plots reserved, allocated and active memory over the trace for the\n"
+		      "recorded run and every --config what-if, with OOMs and the cap marked;\n"
+		      "or, with --segments, the segment map at the reserved peak.");
+	cca_view_args_add(octx, &va, TRUE);
+	g_option_context_add_main_entries(octx, entries, NULL);
+	GError *error = NULL;
+	int status = 2;
+	CcaPlotFormat format = CCA_PLOT_SVG;
+	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
+		fprintf(stderr, "ccasim plot: %s\n", error->message);
+		g_error_free(error);
+	} else if (argc != 2 || !pa.output) {
+		fprintf(stderr, "ccasim plot: expected one TRACE and -o FILE (see --help)\n");
+	} else if (!cca_plot_format_from_path(pa.output, &format, &error)) {
+		fprintf(stderr, "ccasim plot: %s\n", error->message);
+		g_error_free(error);
+	} else if (pa.x_axis && strcmp(pa.x_axis, "time") != 0 &&
+		   strcmp(pa.x_axis, "event") != 0) {
+		fprintf(stderr, "ccasim plot: --x: expected event or time\n");
+	} else if (pa.width < 480 || pa.width > 20000 || pa.height < 320 || pa.height > 20000 ||
+		   pa.max_rows < 0 || (pa.at >= 0 && !pa.segments) || pa.at < -1) {
+		fprintf(stderr, "ccasim plot: --width 480..20000, --height 320..20000, --max-rows "
+				">= 0; --at needs --segments\n");
+	} else {
+		CcaReplayOptions opt;
+		CcaSnapshot *snap = cca_view_args_load(&va, "plot", argv[1], &opt, &status);
+		if (snap) {
+			status = pa.segments ? plot_segments(snap, &opt, &va, &pa, format, argv[1])
+					     : plot_timeline(snap, &opt, &va, &pa, format, argv[1]);
+			cca_snapshot_free(snap);
+		}
+	}
+	g_free(pa.output);
+	g_free(pa.x_axis);
+	g_free(pa.title);
+	cca_view_args_clear(&va);
+	return status;
+}

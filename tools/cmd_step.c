@@ -1,0 +1,190 @@
+/* cmd_step.c - `ccasim step TRACE`: walks through a replay in the
+ * terminal.  Each view is one replay up to the entry (stepview.c); keys
+ * move between entries.  With --at, or when stdin or stdout is not a
+ * terminal, one view is printed and the command exits. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "stepview.h"
+#include "viewargs.h"
+
+static const char step_keys[] =
+	"keys: n/space/enter next  b/N back  m next cudaMalloc  M previous cudaMalloc  "
+	"o next OOM  g go to event  q quit";
+
+/* The first index in INDICES after AT (FORWARD) or before it; AT if none. */
+static uint64_t
+jump(const GArray *indices, uint64_t at, gboolean forward)
+{
+	if (forward) {
+		for (guint i = 0; i < indices->len; i++)
+			if (g_array_index(indices, uint64_t, i) > at)
+				return g_array_index(indices, uint64_t, i);
+	} else {
+		for (guint i = indices->len; i-- > 0;)
+			if (g_array_index(indices, uint64_t, i) < at)
+				return g_array_index(indices, uint64_t, i);
+	}
+	return at;
+}
+
+static int
+show(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaStepParams *params,
+     gboolean screen, const char *note)
+{
+	GString *out = g_string_new(NULL);
+	GError *error = NULL;
+	if (!cca_step_describe(snap, opt, params, out, &error)) {
+		fprintf(stderr, "ccasim step: %s\n", error->message);
+		g_error_free(error);
+		g_string_free(out, TRUE);
+		return 1;
+	}
+	if (screen)
+		fputs("\033[H\033[2J", stdout);
+	fputs(out->str, stdout);
+	if (screen)
+		printf("\n%s%s\n", note ? note : "", step_keys);
+	fflush(stdout);
+	g_string_free(out, TRUE);
+	return 0;
+}
+
+/* The interactive loop: raw keys from the terminal on stdin. */
+static int
+interact(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaStepParams *params)
+{
+	struct termios cooked, raw;
+	if (tcgetattr(STDIN_FILENO, &cooked) != 0)
+		return show(snap, opt, params, FALSE, NULL);
+	raw = cooked;
+	raw.c_lflag &= ~(ICANON | ECHO);
+	raw.c_cc[VMIN] = 1;
+	raw.c_cc[VTIME] = 0;
+	tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+	uint64_t n = snap->n_events[opt->device];
+	GArray *mallocs = NULL, *ooms = NULL;
+	const char *note = NULL;
+	int status = show(snap, opt, params, TRUE, NULL);
+	while (status == 0) {
+		int c = getchar();
+		uint64_t at = params->at;
+		note = NULL;
+		if (c == EOF || c == 'q' || c == 'Q')
+			break;
+		if (c == 'm' || c == 'M' || c == 'o') {
+			if (!mallocs) {
+				mallocs = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+				ooms = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+				GError *error = NULL;
+				if (!cca_step_index(snap, opt, mallocs, ooms, &error)) {
+					fprintf(stderr, "ccasim step: %s\n", error->message);
+					g_error_free(error);
+					status = 1;
+					break;
+				}
+			}
+			at = jump(c == 'o' ? ooms : mallocs, at, c != 'M');
+			if (at == params->at)
+				note = c == 'o' ? "(no further OOM)\n" : "(no further cudaMalloc)\n";
+		} else if (c == 'n' || c == ' ' || c == '\n') {
+			if (at + 1 < n)
+				at++;
+		} else if (c == 'b' || c == 'N' || c == 'p' || c == 127) {
+			if (at > 0)
+				at--;
+		} else if (c == 'g') {
+			tcsetattr(STDIN_FILENO, TCSANOW, &cooked);
+			printf("go to event (0..%" G_GUINT64_FORMAT "): ", n - 1);
+			fflush(stdout);
+			char line[64];
+			if (fgets(line, sizeof line, stdin)) {
+				guint64 v;
+				if (g_ascii_string_to_unsigned(g_strstrip(line), 10, 0, n - 1, &v,
+							       NULL))
+					at = v;
+				else
+					note = "(not an event number)\n";
+			}
+			tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+		} else {
+			note = "";
+		}
+		params->at = at;
+		status = show(snap, opt, params, TRUE, note);
+	}
+	tcsetattr(STDIN_FILENO, TCSANOW, &cooked);
+	if (mallocs) {
+		g_array_free(mallocs, TRUE);
+		g_array_free(ooms, TRUE);
+	}
+	return status;
+}
+
+int
+cca_cmd_step(int argc, char **argv)
+{
+	CcaViewArgs args = {0};
+	gint64 at = -1;
+	int max_segments = 24, width = 48;
+	GOptionEntry entries[] = {
+		{"at", 0, 0, G_OPTION_ARG_INT64, &at,
+		 "Print the view at this event and exit (no keys)", "EVENT"},
+		{"max-segments", 0, 0, G_OPTION_ARG_INT, &max_segments,
+		 "Segments listed (default 24; 0: all)", "N"},
+		{"width", 0, 0, G_OPTION_ARG_INT, &width,
+		 "Characters of each segment's bar (default 48)", "N"},
+		{NULL},
+	};
+	g_autoptr(GOptionContext) octx = g_option_context_new("TRACE");
+	g_option_context_set_summary(
+		octx, "Walks through a replay one trace event at a time: the event, what the\n"
+		      "allocator did and why, and the pools and segments after it.  In a terminal:\n"
+		      "n/space next, b back, m next cudaMalloc, o next OOM, g go to, q quit.");
+	cca_view_args_add(octx, &args, FALSE);
+	g_option_context_add_main_entries(octx, entries, NULL);
+	GError *error = NULL;
+	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
+		fprintf(stderr, "ccasim step: %s\n", error->message);
+		g_error_free(error);
+		cca_view_args_clear(&args);
+		return 2;
+	}
+	if (argc != 2 || (args.configs && g_strv_length(args.configs) > 1) || max_segments < 0 ||
+	    width < 8 || at < -1) {
+		fprintf(stderr, "ccasim step: expected one TRACE, at most one --config, "
+				"--max-segments >= 0, --width >= 8 and --at >= 0 (see --help)\n");
+		cca_view_args_clear(&args);
+		return 2;
+	}
+	CcaReplayOptions opt;
+	int status;
+	g_autoptr(CcaSnapshot) snap = cca_view_args_load(&args, "step", argv[1], &opt, &status);
+	if (!snap) {
+		cca_view_args_clear(&args);
+		return status;
+	}
+	if (args.n_settings)
+		opt.settings = &args.settings[0];
+	CcaStepParams params = {
+		.at = at >= 0 ? (uint64_t)at : 0,
+		.max_segments = (guint)max_segments,
+		.bar_width = (guint)width,
+	};
+	if (snap->n_events[opt.device] == 0) {
+		fprintf(stderr, "ccasim step: %s: device %d has no events\n", argv[1], opt.device);
+		cca_view_args_clear(&args);
+		return 1;
+	}
+	if (at < 0 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+		status = interact(snap, &opt, &params);
+	else
+		status = show(snap, &opt, &params, FALSE, NULL);
+	cca_view_args_clear(&args);
+	return status;
+}

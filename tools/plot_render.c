@@ -1,0 +1,1044 @@
+/* plot_render.c - timelines and segment maps drawn with cairo.
+ *
+ * Rendering is cairo's (vector paths, antialiasing, text); this file only
+ * lays plots out.  A timeline is decimated to one column per pixel of the
+ * plot area: each column keeps the first, last, smallest and largest
+ * value of the buckets that fall in it, and the path visits all four, so
+ * no peak narrower than a pixel disappears.  A segment map draws one row
+ * per segment, every bar spanning the full width (sizes are in the
+ * labels and in a small bar proportional to the largest segment).
+ */
+#include "config.h"
+
+#include "plot_render.h"
+
+#include <cairo-pdf.h>
+#include <cairo-svg.h>
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "sizes.h"
+
+#define FONT "DejaVu Sans"
+#define MONO "DejaVu Sans Mono"
+
+/* ----------------------------------------------------------- helpers */
+
+static void
+font(cairo_t *cr, double size, bool bold)
+{
+	cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL,
+			       bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+	cairo_set_font_size(cr, size);
+}
+
+static void
+mono(cairo_t *cr, double size)
+{
+	cairo_select_font_face(cr, MONO, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+	cairo_set_font_size(cr, size);
+}
+
+static double
+text_width(cairo_t *cr, const char *s)
+{
+	cairo_text_extents_t e;
+	cairo_text_extents(cr, s, &e);
+	return e.x_advance;
+}
+
+/* Draws S with its baseline at Y; ALIGN 0 left of X, 0.5 centred, 1
+ * right of it. */
+static void
+text(cairo_t *cr, double x, double y, const char *s, double align)
+{
+	cairo_move_to(cr, x - align * text_width(cr, s), y);
+	cairo_show_text(cr, s);
+}
+
+/* S shrunk (down to 8 px, then cut with an ellipsis) to fit MAX px in the
+ * current face at SIZE; leaves the font set. */
+static char *
+fit(cairo_t *cr, const char *s, double size, double max, bool bold)
+{
+	double sz = size;
+	font(cr, sz, bold);
+	while (text_width(cr, s) > max && sz > 8.0) {
+		sz -= 0.5;
+		font(cr, sz, bold);
+	}
+	if (text_width(cr, s) <= max)
+		return g_strdup(s);
+	GString *t = g_string_new(s);
+	while (t->len > 1) {
+		g_string_truncate(t, t->len - 1);
+		while (t->len && (t->str[t->len - 1] & 0xc0) == 0x80) /* whole UTF-8 chars */
+			g_string_truncate(t, t->len - 1);
+		g_autofree char *try = g_strconcat(t->str, "\u2026", NULL);
+		if (text_width(cr, try) <= max)
+			return g_strdup(try);
+	}
+	return g_string_free(t, FALSE);
+}
+
+static void
+rgb(cairo_t *cr, guint32 hex)
+{
+	cairo_set_source_rgb(cr, ((hex >> 16) & 0xff) / 255.0, ((hex >> 8) & 0xff) / 255.0,
+			     (hex & 0xff) / 255.0);
+}
+
+static void
+rgba(cairo_t *cr, guint32 hex, double alpha)
+{
+	cairo_set_source_rgba(cr, ((hex >> 16) & 0xff) / 255.0, ((hex >> 8) & 0xff) / 255.0,
+			      (hex & 0xff) / 255.0, alpha);
+}
+
+/* A "nice" step (1, 2, 2.5 or 5 times a power of ten) for about TICKS
+ * ticks over RANGE. */
+static double
+nice_step(double range, int ticks)
+{
+	if (range <= 0)
+		return 1;
+	double raw = range / ticks, mag = pow(10, floor(log10(raw))), n = raw / mag;
+	double step = n <= 1 ? 1 : n <= 2 ? 2 : n <= 2.5 ? 2.5 : n <= 5 ? 5 : 10;
+	return step * mag;
+}
+
+static int
+decimals(double step)
+{
+	int d = 0;
+	while (d < 4 && fabs(step * pow(10, d) - floor(step * pow(10, d) + 0.5)) > 1e-6)
+		d++;
+	return d;
+}
+
+/* Bytes in the unit a memory axis of at most MAX bytes uses. */
+static void
+byte_unit(double max, double *scale, const char **name)
+{
+	if (max >= 2.0 * 1024 * 1024 * 1024) {
+		*scale = 1024.0 * 1024 * 1024;
+		*name = "GiB";
+	} else if (max >= 2.0 * 1024 * 1024) {
+		*scale = 1024.0 * 1024;
+		*name = "MiB";
+	} else {
+		*scale = 1024.0;
+		*name = "KiB";
+	}
+}
+
+/* An event count as "250k", "1.5M". */
+static void
+count_label(char *buf, size_t len, double v)
+{
+	if (v >= 1e6)
+		g_snprintf(buf, len, "%gM", v / 1e6);
+	else if (v >= 1e3)
+		g_snprintf(buf, len, "%gk", v / 1e3);
+	else
+		g_snprintf(buf, len, "%g", v);
+}
+
+/* -------------------------------------------------------- timeline */
+
+static const guint32 series_colour[CCA_SERIES_COUNT] = {0x1f77b4, 0xff7f0e, 0x2ca02c};
+static const guint32 whatif_colour[] = {0x9467bd, 0x8c564b, 0xe377c2, 0x17becf, 0xbcbd22,
+					0x7f7f7f};
+static const char *const series_name[CCA_SERIES_COUNT] = {"reserved", "allocated", "active"};
+
+typedef struct {
+	double first, last, min, max;
+	bool has;
+} Col;
+
+static guint32
+line_colour(guint run, int series)
+{
+	if (run == 0)
+		return series_colour[series];
+	return whatif_colour[(run - 1) % G_N_ELEMENTS(whatif_colour)];
+}
+
+/* Line style of SERIES in RUN: width and dash. */
+static void
+line_style(cairo_t *cr, guint run, int series)
+{
+	static const double dash[] = {6, 3}, dot[] = {1.5, 2.5};
+	if (run == 0 || series == CCA_SERIES_RESERVED) {
+		cairo_set_line_width(cr, series == CCA_SERIES_RESERVED ? 1.8 : 1.3);
+		cairo_set_dash(cr, NULL, 0, 0);
+	} else {
+		cairo_set_line_width(cr, 1.2);
+		cairo_set_dash(cr, series == CCA_SERIES_ALLOCATED ? dash : dot, 2, 0);
+	}
+}
+
+static void
+col_add(Col *c, double first, double last, double lo, double hi)
+{
+	if (!c->has) {
+		c->first = first;
+		c->min = lo;
+		c->max = hi;
+		c->has = true;
+	}
+	c->min = MIN(c->min, lo);
+	c->max = MAX(c->max, hi);
+	c->last = last;
+}
+
+typedef struct {
+	const CcaPlotStyle *style;
+	double x0, x1, y0, y1; /* plot area: x0 left, y1 bottom */
+	double xmax;	       /* events or seconds at x1 */
+	double ymax;	       /* bytes at y0 */
+	int64_t t_origin;
+} Frame;
+
+static double
+fx(const Frame *f, double v)
+{
+	return f->x0 + (f->xmax > 0 ? v / f->xmax : 0) * (f->x1 - f->x0);
+}
+
+static double
+fy(const Frame *f, double bytes)
+{
+	return f->y1 - (f->ymax > 0 ? bytes / f->ymax : 0) * (f->y1 - f->y0);
+}
+
+/* The x value of entry INDEX at TIME_US. */
+static double
+xval(const Frame *f, uint64_t index, int64_t time_us)
+{
+	if (f->style->x_time)
+		return time_us == CCA_TIME_NONE ? 0 : (double)(time_us - f->t_origin) / 1e6;
+	return (double)index;
+}
+
+/* Folds TL's buckets into NCOLS columns for each series. */
+static void
+columns(const Frame *f, const CcaTimeline *tl, Col *cols[CCA_SERIES_COUNT], int ncols)
+{
+	for (uint32_t i = 0; i < tl->n_buckets; i++) {
+		const CcaTimelineBucket *b = &tl->buckets[i];
+		if (b->n == 0)
+			continue;
+		double a = xval(f, b->i_first, b->t_first), z = xval(f, b->i_last, b->t_last);
+		int ca = (int)floor((fx(f, a) - f->x0)), cz = (int)floor((fx(f, z) - f->x0));
+		ca = CLAMP(ca, 0, ncols - 1);
+		cz = CLAMP(cz, 0, ncols - 1);
+		for (int s = 0; s < CCA_SERIES_COUNT; s++) {
+			if (ca != cz)
+				col_add(&cols[s][ca], b->first[s], b->first[s], b->first[s],
+					b->first[s]);
+			col_add(&cols[s][cz], ca != cz ? b->first[s] : b->first[s], b->last[s],
+				b->min[s], b->max[s]);
+		}
+	}
+}
+
+static void
+stroke_series(cairo_t *cr, const Frame *f, const Col *col, int ncols)
+{
+	bool started = false;
+	double last = 0;
+	for (int c = 0; c < ncols; c++) {
+		if (!col[c].has)
+			continue;
+		double x = f->x0 + c + 0.5;
+		if (started)
+			cairo_line_to(cr, x, fy(f, last));
+		else
+			cairo_move_to(cr, x, fy(f, col[c].first));
+		cairo_line_to(cr, x, fy(f, col[c].first));
+		cairo_line_to(cr, x, fy(f, col[c].min));
+		cairo_line_to(cr, x, fy(f, col[c].max));
+		cairo_line_to(cr, x, fy(f, col[c].last));
+		last = col[c].last;
+		started = true;
+	}
+	if (started)
+		cairo_stroke(cr);
+}
+
+static void
+draw_cross(cairo_t *cr, double x, double y, double r)
+{
+	cairo_move_to(cr, x - r, y - r);
+	cairo_line_to(cr, x + r, y + r);
+	cairo_move_to(cr, x - r, y + r);
+	cairo_line_to(cr, x + r, y - r);
+}
+
+static void
+titles(cairo_t *cr, const CcaPlotStyle *style, double *bottom)
+{
+	double w = style->width;
+	rgb(cr, 0x202020);
+	g_autofree char *t = fit(cr, style->title ? style->title : "", 17, w - 40, true);
+	text(cr, w / 2, 28, t, 0.5);
+	rgb(cr, 0x505050);
+	g_autofree char *s = fit(cr, style->subtitle ? style->subtitle : "", 12, w - 40, false);
+	text(cr, w / 2, 48, s, 0.5);
+	*bottom = 62;
+}
+
+/* The legend's swatch for one line style. */
+static void
+swatch_line(cairo_t *cr, double x, double y, guint run, int series)
+{
+	rgb(cr, line_colour(run, series));
+	line_style(cr, run, series);
+	cairo_move_to(cr, x, y);
+	cairo_line_to(cr, x + 26, y);
+	cairo_stroke(cr);
+	cairo_set_dash(cr, NULL, 0, 0);
+}
+
+void
+cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun *runs,
+		       guint n_runs, GString *hover)
+{
+	double W = style->width, H = style->height;
+	rgb(cr, 0xffffff);
+	cairo_paint(cr);
+	double top;
+	titles(cr, style, &top);
+
+	/* ranges */
+	Frame f = {.style = style};
+	double data_max = 0;
+	uint64_t cap = 0, n_events = 0;
+	int64_t t_min = INT64_MAX, t_max = INT64_MIN;
+	for (guint r = 0; r < n_runs; r++) {
+		const CcaTimeline *tl = runs[r].tl;
+		for (uint32_t i = 0; i < tl->n_buckets; i++)
+			if (tl->buckets[i].n)
+				data_max = MAX(data_max, tl->buckets[i].max[CCA_SERIES_RESERVED]);
+		cap = MAX(cap, tl->allowed_maximum);
+		n_events = MAX(n_events, tl->n_events);
+		if (tl->has_time) {
+			t_min = MIN(t_min, tl->t_min);
+			t_max = MAX(t_max, tl->t_max);
+		}
+	}
+	bool cap_shown = cap > 0 && (double)cap <= 3.0 * MAX(data_max, 1.0);
+	double ymax = MAX(data_max, cap_shown ? (double)cap : 0.0);
+	if (ymax <= 0)
+		ymax = 1024.0 * 1024;
+	double unit;
+	const char *unit_name;
+	byte_unit(ymax, &unit, &unit_name);
+	double ystep = nice_step(ymax * 1.05 / unit, 6);
+	f.ymax = ceil(ymax * 1.05 / unit / ystep) * ystep * unit;
+	if (style->x_time && t_min <= t_max) {
+		f.t_origin = t_min;
+		f.xmax = MAX((double)(t_max - t_min) / 1e6, 1e-6);
+	} else {
+		f.xmax = MAX((double)n_events, 1.0);
+	}
+
+	/* legend: a row per run plus a row of markers */
+	double legend_rows = n_runs + 1, legend_h = legend_rows * 18 + 8;
+	f.x0 = 84;
+	f.x1 = W - 28;
+	f.y0 = top + 14;
+	f.y1 = H - 46 - legend_h;
+	if (f.y1 - f.y0 < 80)
+		f.y1 = f.y0 + 80;
+
+	/* grid and axes */
+	cairo_set_line_width(cr, 1);
+	font(cr, 11, false);
+	char buf[64];
+	int yd = decimals(ystep);
+	for (double v = 0; v <= f.ymax / unit + ystep * 1e-6; v += ystep) {
+		double y = round(fy(&f, v * unit)) + 0.5;
+		rgb(cr, v == 0 ? 0x404040 : 0xe4e4e4);
+		cairo_move_to(cr, f.x0, y);
+		cairo_line_to(cr, f.x1, y);
+		cairo_stroke(cr);
+		rgb(cr, 0x404040);
+		g_snprintf(buf, sizeof buf, "%.*f", yd, v);
+		text(cr, f.x0 - 6, y + 4, buf, 1);
+	}
+	double xstep = nice_step(f.xmax, 8);
+	int xd = decimals(xstep);
+	for (double v = 0; v <= f.xmax + xstep * 1e-6; v += xstep) {
+		double x = round(fx(&f, v)) + 0.5;
+		rgb(cr, v == 0 ? 0x404040 : 0xe4e4e4);
+		cairo_move_to(cr, x, f.y0);
+		cairo_line_to(cr, x, f.y1);
+		cairo_stroke(cr);
+		rgb(cr, 0x404040);
+		cairo_move_to(cr, x, f.y1);
+		cairo_line_to(cr, x, f.y1 + 4);
+		cairo_stroke(cr);
+		if (style->x_time)
+			g_snprintf(buf, sizeof buf, "%.*f", xd, v);
+		else
+			count_label(buf, sizeof buf, v);
+		text(cr, x, f.y1 + 17, buf, 0.5);
+	}
+	font(cr, 12, false);
+	text(cr, (f.x0 + f.x1) / 2, f.y1 + 36,
+	     style->x_time ? "time since the first event (s)" : "trace event", 0.5);
+	cairo_save(cr);
+	cairo_translate(cr, 22, (f.y0 + f.y1) / 2);
+	cairo_rotate(cr, -G_PI / 2);
+	g_snprintf(buf, sizeof buf, "memory (%s)", unit_name);
+	text(cr, 0, 0, buf, 0.5);
+	cairo_restore(cr);
+
+	/* the cap */
+	char a[32];
+	if (cap_shown) {
+		static const double dash[] = {8, 4};
+		double y = round(fy(&f, (double)cap)) + 0.5;
+		rgb(cr, 0xd62728);
+		cairo_set_line_width(cr, 1.2);
+		cairo_set_dash(cr, dash, 2, 0);
+		cairo_move_to(cr, f.x0, y);
+		cairo_line_to(cr, f.x1, y);
+		cairo_stroke(cr);
+		cairo_set_dash(cr, NULL, 0, 0);
+		font(cr, 11, false);
+		g_snprintf(buf, sizeof buf, "cap %s", cca_size_format(cap, a));
+		text(cr, f.x1 - 4, y - 5, buf, 1);
+	}
+
+	/* series: columns of one pixel; what-ifs first, the reference on top */
+	cairo_save(cr);
+	cairo_rectangle(cr, f.x0 - 1, f.y0 - 4, f.x1 - f.x0 + 2, f.y1 - f.y0 + 5);
+	cairo_clip(cr);
+	int ncols = MAX(1, (int)(f.x1 - f.x0));
+	Col **cols = g_new0(Col *, n_runs * CCA_SERIES_COUNT);
+	for (guint r = 0; r < n_runs; r++) {
+		for (int s = 0; s < CCA_SERIES_COUNT; s++)
+			cols[r * CCA_SERIES_COUNT + s] = g_new0(Col, ncols);
+		columns(&f, runs[r].tl, &cols[r * CCA_SERIES_COUNT], ncols);
+	}
+	cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+	for (guint k = n_runs; k-- > 0;)
+		for (int s = CCA_SERIES_COUNT; s-- > 0;) {
+			rgba(cr, line_colour(k, s), k == 0 ? 1.0 : 0.9);
+			line_style(cr, k, s);
+			stroke_series(cr, &f, cols[k * CCA_SERIES_COUNT + s], ncols);
+		}
+	cairo_set_dash(cr, NULL, 0, 0);
+	/* OOMs and peaks */
+	cairo_set_line_width(cr, 2);
+	for (guint r = 0; r < n_runs; r++) {
+		const CcaTimeline *tl = runs[r].tl;
+		rgb(cr, 0xd62728);
+		for (guint i = 0; i < tl->ooms->len; i++) {
+			const CcaTimelineOom *o = &g_array_index(tl->ooms, CcaTimelineOom, i);
+			draw_cross(cr, fx(&f, xval(&f, o->index, o->time_us)),
+				   fy(&f, (double)o->reserved), 5);
+		}
+		cairo_stroke(cr);
+	}
+	cairo_restore(cr);
+	font(cr, 11, false);
+	for (guint r = 0; r < n_runs; r++) {
+		const CcaTimeline *tl = runs[r].tl;
+		if (tl->peak_reserved == 0)
+			continue;
+		/* the peak's x: its bucket's time or index */
+		const CcaTimelineBucket *b =
+			&tl->buckets[tl->n_events ? tl->peak_index * tl->n_buckets / tl->n_events : 0];
+		double x = fx(&f, xval(&f, tl->peak_index, b->t_last));
+		double y = fy(&f, (double)tl->peak_reserved);
+		rgb(cr, line_colour(r, CCA_SERIES_RESERVED));
+		cairo_arc(cr, x, y, 3.5, 0, 2 * G_PI);
+		cairo_fill(cr);
+		g_snprintf(buf, sizeof buf, "peak %s", cca_size_format(tl->peak_reserved, a));
+		double tw = text_width(cr, buf);
+		double lx = x + 6 + tw > f.x1 ? x - 6 - tw : x + 6;
+		double ly = y - 6 - 13.0 * r;
+		if (ly < f.y0 + 10)
+			ly = y + 14 + 13.0 * r;
+		rgb(cr, 0x202020);
+		text(cr, lx, ly, buf, 0);
+	}
+
+	/* legend */
+	double ly = H - legend_h + 4;
+	double lx0 = f.x0;
+	for (guint r = 0; r < n_runs; r++) {
+		double y = ly + 18 * r + 9;
+		font(cr, 11, true);
+		rgb(cr, 0x202020);
+		g_autofree char *label = fit(cr, runs[r].label, 11, 260, true);
+		text(cr, lx0, y + 4, label, 0);
+		double x = lx0 + 270;
+		font(cr, 11, false);
+		for (int s = 0; s < CCA_SERIES_COUNT; s++) {
+			swatch_line(cr, x, y, r, s);
+			rgb(cr, 0x202020);
+			text(cr, x + 32, y + 4, series_name[s], 0);
+			x += 32 + text_width(cr, series_name[s]) + 22;
+		}
+		const CcaTimeline *tl = runs[r].tl;
+		g_snprintf(buf, sizeof buf, "peak reserved %s, %" G_GUINT64_FORMAT " OOM%s",
+			   cca_size_format(tl->peak_reserved, a), tl->n_ooms,
+			   tl->n_ooms == 1 ? "" : "s");
+		rgb(cr, 0x505050);
+		text(cr, x + 8, y + 4, buf, 0);
+	}
+	{
+		double y = ly + 18 * n_runs + 9, x = lx0 + 270;
+		rgb(cr, 0xd62728);
+		cairo_set_line_width(cr, 2);
+		draw_cross(cr, x + 13, y, 5);
+		cairo_stroke(cr);
+		rgb(cr, 0x202020);
+		text(cr, x + 32, y + 4, "OOM", 0);
+		x += 32 + text_width(cr, "OOM") + 22;
+		if (cap_shown || cap) {
+			static const double dash[] = {8, 4};
+			rgb(cr, 0xd62728);
+			cairo_set_line_width(cr, 1.2);
+			cairo_set_dash(cr, dash, 2, 0);
+			cairo_move_to(cr, x, y);
+			cairo_line_to(cr, x + 26, y);
+			cairo_stroke(cr);
+			cairo_set_dash(cr, NULL, 0, 0);
+			rgb(cr, 0x202020);
+			g_snprintf(buf, sizeof buf, "memory-fraction cap %s%s",
+				   cca_size_format(cap, a), cap_shown ? "" : " (off the scale)");
+			text(cr, x + 32, y + 4, buf, 0);
+			x += 32 + text_width(cr, buf) + 22;
+		}
+		rgb(cr, 0x404040);
+		cairo_arc(cr, x + 13, y, 3.5, 0, 2 * G_PI);
+		cairo_fill(cr);
+		rgb(cr, 0x202020);
+		text(cr, x + 32, y + 4, "reserved peak", 0);
+	}
+
+	if (hover) {
+		g_string_append_printf(hover,
+				       "{\"kind\": \"timeline\", \"svgw\": %g, \"svgh\": %g, \"left\": "
+				       "%g, \"top\": %g, \"width\": %g, \"height\": %g, \"x_time\": "
+				       "%s, \"runs\": [",
+				       W, H, f.x0, f.y0, f.x1 - f.x0, f.y1 - f.y0,
+				       style->x_time ? "true" : "false");
+		for (guint r = 0; r < n_runs; r++) {
+			if (r)
+				g_string_append(hover, ", ");
+			cca_json_append_string(hover, runs[r].label);
+		}
+		g_string_append(hover, "], \"cols\": [");
+		bool first = true;
+		for (int c = 0; c < ncols; c++) {
+			bool any = false;
+			for (guint r = 0; r < n_runs; r++)
+				any |= cols[r * CCA_SERIES_COUNT][c].has;
+			if (!any)
+				continue;
+			double xv = (c + 0.5) / (f.x1 - f.x0) * f.xmax;
+			g_string_append_printf(hover, "%s[%d, %.6g, [", first ? "" : ", ", c, xv);
+			first = false;
+			for (guint r = 0; r < n_runs; r++) {
+				g_string_append(hover, r ? ", [" : "[");
+				for (int s = 0; s < CCA_SERIES_COUNT; s++) {
+					const Col *cl = &cols[r * CCA_SERIES_COUNT + s][c];
+					g_string_append_printf(hover, "%s%.0f", s ? ", " : "",
+							       cl->has ? cl->max : -1.0);
+				}
+				g_string_append(hover, "]");
+			}
+			g_string_append(hover, "]]");
+		}
+		g_string_append(hover, "]}");
+	}
+	for (guint i = 0; i < n_runs * CCA_SERIES_COUNT; i++)
+		g_free(cols[i]);
+	g_free(cols);
+}
+
+/* ----------------------------------------------------- segment map */
+
+enum {
+	C_REQUESTED = 0x4c72b0,
+	C_ROUNDING = 0xf28e2b,
+	C_PENDING = 0xb07aa1,
+	C_STRANDED = 0xff9d9a,
+	C_CACHED = 0xc9c9c9,
+};
+
+typedef struct {
+	const CcaStateSegment *seg;
+	uint64_t free, live, requested, allocated;
+} Row;
+
+static gint
+row_by_free(gconstpointer a, gconstpointer b)
+{
+	const Row *x = a, *y = b;
+	if (x->free != y->free)
+		return x->free < y->free ? 1 : -1;
+	return x->seg->address < y->seg->address ? -1 : x->seg->address > y->seg->address;
+}
+
+static gint
+row_by_address(gconstpointer a, gconstpointer b)
+{
+	const Row *x = a, *y = b;
+	return x->seg->address < y->seg->address ? -1 : x->seg->address > y->seg->address;
+}
+
+#define SEG_TOP 98.0
+#define SEG_ROW_MIN 9.0
+#define SEG_ROW_MAX 20.0
+#define SEG_LEGEND 64.0
+
+static guint
+rows_shown(const CcaPlotSegments *segs)
+{
+	guint n = segs->segments->len;
+	return segs->max_rows && n > segs->max_rows ? segs->max_rows : n;
+}
+
+static double
+row_height(guint rows)
+{
+	return rows <= 20 ? SEG_ROW_MAX : rows <= 60 ? 14.0 : rows <= 120 ? 11.0 : SEG_ROW_MIN;
+}
+
+int
+cca_plot_segments_height(const CcaPlotStyle *style, const CcaPlotSegments *segs)
+{
+	guint rows = rows_shown(segs);
+	return (int)ceil(SEG_TOP + MAX(rows, 1) * row_height(rows) + 24 + SEG_LEGEND);
+}
+
+static void
+legend_box(cairo_t *cr, double x, double y, guint32 colour, const char *label, double *next)
+{
+	rgb(cr, colour);
+	cairo_rectangle(cr, x, y - 9, 16, 11);
+	cairo_fill(cr);
+	rgb(cr, 0x202020);
+	text(cr, x + 22, y, label, 0);
+	*next = x + 22 + text_width(cr, label) + 20;
+}
+
+void
+cca_plot_draw_segments(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotSegments *segs,
+		       GString *hover)
+{
+	double W = style->width;
+	rgb(cr, 0xffffff);
+	cairo_paint(cr);
+	double top;
+	titles(cr, style, &top);
+
+	guint n = segs->segments->len;
+	GArray *rows = g_array_sized_new(FALSE, TRUE, sizeof(Row), n);
+	uint64_t tot_free_stranded = 0, tot_cached = 0, tot_requested = 0, tot_rounding = 0,
+		 tot_pending = 0, tot_reserved = 0, largest = 1;
+	for (guint i = 0; i < n; i++) {
+		const CcaStateSegment *s = &g_array_index(segs->segments, CcaStateSegment, i);
+		Row r = {.seg = s};
+		for (size_t k = 0; k < s->n_blocks; k++) {
+			const CcaStateBlock *b = &s->blocks[k];
+			if (b->state == CCA_BLOCK_INACTIVE) {
+				r.free += b->size;
+			} else {
+				r.live += b->size;
+				if (b->state == CCA_BLOCK_ACTIVE_ALLOCATED) {
+					r.allocated += b->size;
+					r.requested += MIN(b->requested_size, b->size);
+				} else {
+					tot_pending += b->size;
+				}
+			}
+		}
+		if (r.live)
+			tot_free_stranded += r.free;
+		else
+			tot_cached += r.free;
+		tot_requested += r.requested;
+		tot_rounding += r.allocated - r.requested;
+		tot_reserved += s->total_size;
+		largest = MAX(largest, s->total_size);
+		g_array_append_val(rows, r);
+	}
+	guint shown = rows_shown(segs);
+	if (shown < n) {
+		g_array_sort(rows, row_by_free);
+		g_array_set_size(rows, shown);
+	}
+	g_array_sort(rows, row_by_address);
+
+	/* the totals line */
+	char a[32], b[32], c[32], d[32], e[32], buf[256];
+	g_snprintf(buf, sizeof buf,
+		   "%s reserved in %u segments: %s requested, %s rounding, %s free beside live "
+		   "blocks, %s in free segments",
+		   cca_size_format(tot_reserved, a), n, cca_size_format(tot_requested, b),
+		   cca_size_format(tot_rounding, c), cca_size_format(tot_free_stranded, d),
+		   cca_size_format(tot_cached, e));
+	rgb(cr, 0x303030);
+	g_autofree char *totals = fit(cr, buf, 12, W - 40, false);
+	text(cr, W / 2, top + 6, totals, 0.5);
+	if (shown < n) {
+		g_snprintf(buf, sizeof buf,
+			   "(showing the %u segments with the most free space of %u; --max-rows "
+			   "shows more)",
+			   shown, n);
+		font(cr, 11, false);
+		rgb(cr, 0x606060);
+		text(cr, W / 2, top + 22, buf, 0.5);
+	}
+
+	double rh = row_height(shown);
+	double label_w = 252, size_w = 54, free_w = 104;
+	double bx0 = 16 + label_w + size_w + 8, bx1 = W - 16 - free_w;
+	double y = SEG_TOP;
+	font(cr, 10.5, true);
+	rgb(cr, 0x303030);
+	text(cr, 16, y - 8, "segment (address, size, pool, stream)", 0);
+	text(cr, bx0 + (bx1 - bx0) / 2, y - 8, "blocks, low to high address", 0.5);
+	text(cr, W - 16, y - 8, "free", 1);
+	font(cr, 9, false);
+	rgb(cr, 0x707070);
+	for (int q = 0; q <= 4; q++) {
+		double x = bx0 + (bx1 - bx0) * q / 4;
+		g_snprintf(buf, sizeof buf, "%d%%", q * 25);
+		text(cr, x, y - 20, buf, q == 0 ? 0 : q == 4 ? 1 : 0.5);
+	}
+	if (hover)
+		g_string_append_printf(hover,
+				       "{\"kind\": \"segments\", \"svgw\": %g, \"svgh\": %d, "
+				       "\"rows\": [",
+				       W, cca_plot_segments_height(style, segs));
+	for (guint i = 0; i < rows->len; i++, y += rh) {
+		const Row *r = &g_array_index(rows, Row, i);
+		const CcaStateSegment *s = r->seg;
+		double bar_h = MAX(rh - 3, 6), by = y + (rh - bar_h) / 2;
+		if (i % 2 == 0) {
+			rgb(cr, 0xf6f6f6);
+			cairo_rectangle(cr, 8, y, W - 16, rh);
+			cairo_fill(cr);
+		}
+		/* label */
+		mono(cr, MIN(10.5, rh - 1.5));
+		rgb(cr, 0x202020);
+		g_snprintf(buf, sizeof buf, "0x%" G_GINT64_MODIFIER "x %10s %s s%" G_GUINT64_FORMAT,
+			   s->address, cca_size_format(s->total_size, a),
+			   s->is_expandable ? "exp" : s->is_small ? "S" : "L", s->stream);
+		g_autofree char *lab = g_strdup(buf);
+		if (text_width(cr, lab) > label_w) {
+			g_free(lab);
+			g_snprintf(buf, sizeof buf, "%10s %s", cca_size_format(s->total_size, a),
+				   s->is_expandable ? "exp" : s->is_small ? "S" : "L");
+			lab = g_strdup(buf);
+		}
+		text(cr, 16, by + bar_h - 1.5, lab, 0);
+		/* size relative to the largest segment */
+		rgb(cr, 0x808080);
+		cairo_rectangle(cr, 16 + label_w, by + bar_h / 2 - 2,
+				MAX(1.0, (size_w - 8) * (double)s->total_size / (double)largest), 4);
+		cairo_fill(cr);
+		/* blocks */
+		double span = bx1 - bx0;
+		for (size_t k = 0; k < s->n_blocks; k++) {
+			const CcaStateBlock *blk = &s->blocks[k];
+			double x = bx0 + span * (double)(blk->address - s->address) / s->total_size;
+			double w = span * (double)blk->size / s->total_size;
+			if (blk->state == CCA_BLOCK_INACTIVE) {
+				rgb(cr, r->live ? C_STRANDED : C_CACHED);
+				cairo_rectangle(cr, x, by, w, bar_h);
+				cairo_fill(cr);
+			} else if (blk->state == CCA_BLOCK_ACTIVE_PENDING_FREE) {
+				rgb(cr, C_PENDING);
+				cairo_rectangle(cr, x, by, w, bar_h);
+				cairo_fill(cr);
+			} else {
+				uint64_t req = MIN(blk->requested_size, blk->size);
+				double wr = span * (double)req / s->total_size;
+				rgb(cr, C_REQUESTED);
+				cairo_rectangle(cr, x, by, wr, bar_h);
+				cairo_fill(cr);
+				rgb(cr, C_ROUNDING);
+				cairo_rectangle(cr, x + wr, by, w - wr, bar_h);
+				cairo_fill(cr);
+			}
+			if (w >= 3 && k > 0) { /* a thin boundary */
+				rgb(cr, 0xffffff);
+				cairo_rectangle(cr, x, by, 0.8, bar_h);
+				cairo_fill(cr);
+			}
+			if (w >= 64 && bar_h >= 9) {
+				font(cr, MIN(10, bar_h - 2), false);
+				cca_size_format(blk->size, a);
+				if (text_width(cr, a) + 6 < w) {
+					rgb(cr, blk->state == CCA_BLOCK_ACTIVE_ALLOCATED ||
+							blk->state == CCA_BLOCK_ACTIVE_PENDING_FREE
+						? 0xffffff
+						: 0x303030);
+					text(cr, x + w / 2, by + bar_h / 2 + MIN(10, bar_h - 2) * 0.36,
+					     a, 0.5);
+				}
+			}
+		}
+		rgb(cr, 0x909090);
+		cairo_set_line_width(cr, 0.6);
+		cairo_rectangle(cr, bx0, by, span, bar_h);
+		cairo_stroke(cr);
+		/* free bytes */
+		font(cr, MIN(10.5, rh - 1.5), false);
+		rgb(cr, r->free ? 0x202020 : 0x909090);
+		text(cr, W - 16, by + bar_h - 1.5, cca_size_format(r->free, a), 1);
+		if (hover) {
+			g_snprintf(buf, sizeof buf,
+				   "0x%" G_GINT64_MODIFIER "x: %s %s-pool segment%s, stream %" G_GUINT64_FORMAT
+				   "; %zu blocks; %s requested, %s rounding, %s free",
+				   s->address, cca_size_format(s->total_size, a),
+				   s->is_small ? "small" : "large",
+				   s->is_expandable ? " (expandable)" : "", s->stream, s->n_blocks,
+				   cca_size_format(r->requested, b),
+				   cca_size_format(r->allocated - r->requested, c),
+				   cca_size_format(r->free, d));
+			g_string_append_printf(hover, "%s{\"y0\": %g, \"y1\": %g, \"text\": ",
+					       i ? ", " : "", y, y + rh);
+			cca_json_append_string(hover, buf);
+			g_string_append_c(hover, '}');
+		}
+	}
+	if (hover)
+		g_string_append(hover, "]}");
+
+	/* legend */
+	double ly = y + 28, lx = 16;
+	font(cr, 11, false);
+	legend_box(cr, lx, ly, C_REQUESTED, "allocated: requested bytes", &lx);
+	legend_box(cr, lx, ly, C_ROUNDING, "allocated: rounding (internal waste)", &lx);
+	legend_box(cr, lx, ly, C_PENDING, "freed, waiting for record_stream", &lx);
+	lx = 16;
+	ly += 20;
+	legend_box(cr, lx, ly, C_STRANDED, "free beside live blocks (external fragmentation)",
+		   &lx);
+	legend_box(cr, lx, ly, C_CACHED, "free segment (empty_cache() releases it)", &lx);
+	font(cr, 10, false);
+	rgb(cr, 0x606060);
+	text(cr, W - 16, ly, "bars span the full width; grey mini-bar: size vs largest", 1);
+	g_array_free(rows, TRUE);
+}
+
+/* ------------------------------------------------------------ output */
+
+gboolean
+cca_plot_format_from_path(const char *path, CcaPlotFormat *format, GError **error)
+{
+	const char *dot = strrchr(path, '.');
+	const char *ext = dot ? dot + 1 : "";
+	if (g_ascii_strcasecmp(ext, "svg") == 0)
+		*format = CCA_PLOT_SVG;
+	else if (g_ascii_strcasecmp(ext, "png") == 0)
+		*format = CCA_PLOT_PNG;
+	else if (g_ascii_strcasecmp(ext, "pdf") == 0)
+		*format = CCA_PLOT_PDF;
+	else if (g_ascii_strcasecmp(ext, "html") == 0 || g_ascii_strcasecmp(ext, "htm") == 0)
+		*format = CCA_PLOT_HTML;
+	else {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: unknown image type (use .svg, .png, .pdf or .html)", path);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static cairo_status_t
+write_file(void *closure, const unsigned char *data, unsigned int length)
+{
+	return fwrite(data, 1, length, closure) == length ? CAIRO_STATUS_SUCCESS
+							   : CAIRO_STATUS_WRITE_ERROR;
+}
+
+static cairo_status_t
+write_gstring(void *closure, const unsigned char *data, unsigned int length)
+{
+	g_string_append_len(closure, (const char *)data, length);
+	return CAIRO_STATUS_SUCCESS;
+}
+
+static const char html_script[] =
+	"(function () {\n"
+	"  var svg = document.querySelector('#plot svg'), tip = document.getElementById('tip');\n"
+	"  function fmt(b) {\n"
+	"    if (b < 0) return '-';\n"
+	"    var u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'], i = 0;\n"
+	"    while (b >= 1024 && i < 4) { b /= 1024; i++; }\n"
+	"    return b.toFixed(i ? 2 : 0) + ' ' + u[i];\n"
+	"  }\n"
+	"  function esc(s) { return String(s).replace(/[&<>]/g, function (c) {\n"
+	"    return {'&': '&amp;', '<': '&lt;', '>': '&gt;'}[c]; }); }\n"
+	"  function at(e) {\n"
+	"    var r = svg.getBoundingClientRect();\n"
+	"    var x = (e.clientX - r.left) * D.svgw / r.width, y = (e.clientY - r.top) * D.svgh / "
+	"r.height;\n"
+	"    if (D.kind === 'segments') {\n"
+	"      for (var i = 0; i < D.rows.length; i++)\n"
+	"        if (y >= D.rows[i].y0 && y < D.rows[i].y1) return esc(D.rows[i].text);\n"
+	"      return null;\n"
+	"    }\n"
+	"    if (x < D.left || x > D.left + D.width || y < D.top || y > D.top + D.height) "
+	"return null;\n"
+	"    var c = Math.floor(x - D.left), best = null;\n"
+	"    for (var k = 0; k < D.cols.length; k++)\n"
+	"      if (best === null || Math.abs(D.cols[k][0] - c) < Math.abs(best[0] - c)) best = "
+	"D.cols[k];\n"
+	"    if (!best) return null;\n"
+	"    var h = (D.x_time ? 't = ' + best[1].toFixed(3) + ' s' : 'event ' + "
+	"Math.round(best[1])) + '<table>';\n"
+	"    h += '<tr><th></th><th>reserved</th><th>allocated</th><th>active</th></tr>';\n"
+	"    for (var r = 0; r < D.runs.length; r++)\n"
+	"      h += '<tr><td>' + esc(D.runs[r]) + '</td><td>' + fmt(best[2][r][0]) + "
+	"'</td><td>' +\n"
+	"        fmt(best[2][r][1]) + '</td><td>' + fmt(best[2][r][2]) + '</td></tr>';\n"
+	"    return h + '</table>';\n"
+	"  }\n"
+	"  svg.addEventListener('mousemove', function (e) {\n"
+	"    var h = at(e);\n"
+	"    if (!h) { tip.style.display = 'none'; return; }\n"
+	"    tip.innerHTML = h; tip.style.display = 'block';\n"
+	"    tip.style.left = (e.pageX + 14) + 'px'; tip.style.top = (e.pageY + 14) + 'px';\n"
+	"  });\n"
+	"  svg.addEventListener('mouseleave', function () { tip.style.display = 'none'; });\n"
+	"})();\n";
+
+static void
+write_html(FILE *f, const char *title, const GString *svg, const GString *hover)
+{
+	const char *body = svg->str;
+	const char *decl = strstr(body, "?>");
+	if (g_str_has_prefix(body, "<?xml") && decl)
+		body = decl + 2;
+	GString *t = g_string_new(NULL);
+	for (const char *p = title ? title : "ccasim plot"; *p; p++) {
+		if (*p == '<')
+			g_string_append(t, "&lt;");
+		else if (*p == '>')
+			g_string_append(t, "&gt;");
+		else if (*p == '&')
+			g_string_append(t, "&amp;");
+		else
+			g_string_append_c(t, *p);
+	}
+	fprintf(f,
+		"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		"<title>%s</title>\n<style>\n"
+		"body { font-family: 'DejaVu Sans', sans-serif; margin: 16px; }\n"
+		"#plot svg { max-width: 100%%; height: auto; }\n"
+		"#tip { position: absolute; display: none; background: #fffff4; border: 1px "
+		"solid #999;\n  padding: 6px 8px; font-size: 12px; pointer-events: none; "
+		"box-shadow: 2px 2px 4px #0003; }\n"
+		"#tip td, #tip th { padding: 1px 6px; text-align: right; }\n"
+		"</style>\n</head>\n<body>\n<div id=\"plot\">",
+		t->str);
+	fputs(body, f);
+	fprintf(f, "</div>\n<div id=\"tip\"></div>\n<script>\nvar D = ");
+	fputs(hover->len ? hover->str : "{}", f);
+	fprintf(f, ";\n%s</script>\n</body>\n</html>\n", html_script);
+	g_string_free(t, TRUE);
+}
+
+gboolean
+cca_plot_write(const char *path, CcaPlotFormat format, int width, int height, const char *title,
+	       CcaPlotDrawFunc draw, void *data, GError **error)
+{
+	g_autofree char *tmp = g_strdup_printf("%s.XXXXXX", path);
+	int fd = g_mkstemp(tmp);
+	if (fd < 0) {
+		int e = errno;
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "%s: %s", path,
+			    g_strerror(e));
+		return FALSE;
+	}
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask); /* mkstemp's 0600 would stick to the result */
+	FILE *f = fdopen(fd, "wb");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		g_unlink(tmp);
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "%s: %s", path,
+			    g_strerror(e));
+		return FALSE;
+	}
+	cairo_surface_t *surface = NULL;
+	GString *svg = NULL, *hover = NULL;
+	switch (format) {
+	case CCA_PLOT_SVG:
+		surface = cairo_svg_surface_create_for_stream(write_file, f, width, height);
+		break;
+	case CCA_PLOT_HTML:
+		svg = g_string_new(NULL);
+		hover = g_string_new(NULL);
+		surface = cairo_svg_surface_create_for_stream(write_gstring, svg, width, height);
+		break;
+	case CCA_PLOT_PDF:
+		surface = cairo_pdf_surface_create_for_stream(write_file, f, width, height);
+		break;
+	case CCA_PLOT_PNG:
+		surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height);
+		break;
+	}
+	if (format == CCA_PLOT_SVG || format == CCA_PLOT_HTML)
+		cairo_svg_surface_set_document_unit(surface, CAIRO_SVG_UNIT_PX);
+	cairo_t *cr = cairo_create(surface);
+	draw(cr, data, hover);
+	cairo_status_t status = cairo_status(cr);
+	cairo_destroy(cr);
+	if (status == CAIRO_STATUS_SUCCESS && format == CCA_PLOT_PNG)
+		status = cairo_surface_write_to_png_stream(surface, write_file, f);
+	cairo_surface_finish(surface);
+	if (status == CAIRO_STATUS_SUCCESS)
+		status = cairo_surface_status(surface);
+	cairo_surface_destroy(surface);
+	if (status == CAIRO_STATUS_SUCCESS && format == CCA_PLOT_HTML)
+		write_html(f, title, svg, hover);
+	if (svg)
+		g_string_free(svg, TRUE);
+	if (hover)
+		g_string_free(hover, TRUE);
+	gboolean ok = status == CAIRO_STATUS_SUCCESS;
+	if (fclose(f) != 0 && ok) {
+		int e = errno;
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "%s: %s", path,
+			    g_strerror(e));
+		g_unlink(tmp);
+		return FALSE;
+	}
+	if (!ok) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "%s: cairo: %s", path,
+			    cairo_status_to_string(status));
+		g_unlink(tmp);
+		return FALSE;
+	}
+	if (g_rename(tmp, path) != 0) {
+		int e = errno;
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "%s: %s", path,
+			    g_strerror(e));
+		g_unlink(tmp);
+		return FALSE;
+	}
+	return TRUE;
+}

@@ -1,0 +1,133 @@
+/* viewargs.c - the replay options shared by plot, explain, step and
+ * export: option table, checks and loading. */
+#include "config.h"
+
+#include "viewargs.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sizes.h"
+
+void
+cca_view_args_add(GOptionContext *ctx, CcaViewArgs *args, gboolean many_configs)
+{
+	args->device = -1;
+	GOptionEntry entries[] = {
+		{"config", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &args->configs,
+		 many_configs ? "What-if allocator settings (PYTORCH_CUDA_ALLOC_CONF syntax); "
+				"repeat to overlay several"
+			      : "Allocator settings (PYTORCH_CUDA_ALLOC_CONF syntax) instead of the "
+				"recorded ones",
+		 "STRING"},
+		{"memory-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &args->memory_fraction,
+		 "set_per_process_memory_fraction(F) of the device memory", "F"},
+		{"device-memory", 0, 0, G_OPTION_ARG_STRING, &args->device_memory,
+		 "Device memory (e.g. 80GB, 24GiB); alone, cudaMalloc fails past it", "BYTES"},
+		{"device", 'd', 0, G_OPTION_ARG_INT, &args->device, "Which device's trace (default 0)",
+		 "N"},
+		{"pytorch-version", 0, 0, G_OPTION_ARG_STRING, &args->pytorch_version,
+		 "Replay by the rules of this release, 2.0 to 2.11 (default: guessed)", "X.Y"},
+		{"keep-going", 0, 0, G_OPTION_ARG_NONE, &args->keep_going,
+		 "Skip requests that run out of memory instead of stopping", NULL},
+		{NULL},
+	};
+	g_option_context_add_main_entries(ctx, entries, NULL);
+}
+
+CcaSnapshot *
+cca_view_args_load(CcaViewArgs *args, const char *cmd, const char *path, CcaReplayOptions *opt,
+		   int *status)
+{
+	GError *error = NULL;
+	cca_replay_options_init(opt);
+	*status = 2;
+	guint n_configs = args->configs ? g_strv_length(args->configs) : 0;
+	if (args->memory_fraction < 0.0 || args->memory_fraction > 1.0) {
+		fprintf(stderr, "ccasim %s: --memory-fraction: must be in [0, 1]\n", cmd);
+		return NULL;
+	}
+	opt->memory_fraction = args->memory_fraction;
+	opt->keep_going = args->keep_going;
+	if (args->device_memory) {
+		if (!cca_size_parse(args->device_memory, "--device-memory", &opt->device_memory,
+				    &error)) {
+			fprintf(stderr, "ccasim %s: %s\n", cmd, error->message);
+			g_error_free(error);
+			return NULL;
+		}
+		opt->capacity_set = TRUE;
+	}
+	if (args->pytorch_version &&
+	    !cca_pytorch_version_parse(args->pytorch_version, &opt->pytorch_version, &error)) {
+		fprintf(stderr, "ccasim %s: --pytorch-version: %s\n", cmd, error->message);
+		g_error_free(error);
+		return NULL;
+	}
+	CcaSnapshot *snap = cca_snapshot_load(path, &error);
+	if (!snap) {
+		fprintf(stderr, "ccasim %s: %s\n", cmd, error->message);
+		g_error_free(error);
+		*status = 1;
+		return NULL;
+	}
+	if (!opt->pytorch_version)
+		opt->pytorch_version = cca_replay_guess_pytorch_version(snap);
+	int device = args->device >= 0 ? args->device : 0;
+	if (device >= snap->n_devices) {
+		fprintf(stderr, "ccasim %s: %s: no device %d (the trace has %d)\n", cmd, path, device,
+			snap->n_devices);
+		cca_snapshot_free(snap);
+		return NULL;
+	}
+	opt->device = device;
+	args->settings = g_new0(CcaSettings, n_configs ? n_configs : 1);
+	args->n_settings = n_configs;
+	for (guint i = 0; i < n_configs; i++) {
+		cca_settings_init(&args->settings[i]);
+		args->settings[i].pytorch_version = opt->pytorch_version;
+		if (!cca_settings_parse(&args->settings[i], args->configs[i], &error)) {
+			fprintf(stderr, "ccasim %s: --config '%s': %s\n", cmd, args->configs[i],
+				error->message);
+			g_error_free(error);
+			cca_snapshot_free(snap);
+			return NULL;
+		}
+	}
+	*status = 0;
+	return snap;
+}
+
+void
+cca_view_args_clear(CcaViewArgs *args)
+{
+	for (guint i = 0; i < args->n_settings; i++)
+		cca_settings_clear(&args->settings[i]);
+	g_free(args->settings);
+	g_strfreev(args->configs);
+	g_free(args->device_memory);
+	g_free(args->pytorch_version);
+	memset(args, 0, sizeof *args);
+}
+
+char *
+cca_view_settings_label(const CcaSnapshot *snap, const CcaReplayOptions *opt)
+{
+	GString *s = g_string_new(NULL);
+	if (opt->settings) {
+		g_autofree char *conf = cca_settings_to_string(opt->settings);
+		g_string_append_printf(s, "what-if \"%s\"", conf);
+	} else {
+		g_string_append_printf(s, "recorded settings \"%s\"",
+				       snap->settings.present && snap->settings.conf
+					       ? snap->settings.conf
+					       : "");
+	}
+	char buf[32];
+	if (opt->memory_fraction > 0.0)
+		g_string_append_printf(s, ", memory fraction %.4g", opt->memory_fraction);
+	if (opt->capacity_set)
+		g_string_append_printf(s, ", device memory %s",
+				       cca_size_format(opt->device_memory, buf));
+	return g_string_free(s, FALSE);
+}

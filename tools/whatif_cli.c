@@ -1,0 +1,113 @@
+/* whatif_cli.c - option handling shared by the what-if commands.
+ *
+ * Usage errors (bad options, settings PyTorch would reject, a device the
+ * trace lacks) exit 2 with one line on stderr; unreadable input exits 1.
+ */
+#include "config.h"
+
+#include "whatif_cli.h"
+
+#include <stdio.h>
+
+#include "settings.h"
+#include "sizes.h"
+
+gboolean
+cca_whatif_common_check(CcaWhatifCommon *c)
+{
+	GError *error = NULL;
+	if (c->memory_fraction < 0.0 || c->memory_fraction > 1.0) {
+		fprintf(stderr, "ccasim %s: --memory-fraction: must be in [0, 1]\n", c->command);
+		return FALSE;
+	}
+	if (c->jobs < 0) {
+		fprintf(stderr, "ccasim %s: --jobs: must be at least 1\n", c->command);
+		return FALSE;
+	}
+	if (c->device_memory) {
+		if (!cca_size_parse(c->device_memory, "--device-memory", &c->device_memory_bytes,
+				    &error)) {
+			fprintf(stderr, "ccasim %s: %s\n", c->command, error->message);
+			g_error_free(error);
+			return FALSE;
+		}
+		if (c->device_memory_bytes == 0) {
+			fprintf(stderr, "ccasim %s: --device-memory: must be more than 0\n",
+				c->command);
+			return FALSE;
+		}
+		c->capacity_set = true;
+	}
+	if (c->pytorch_version &&
+	    !cca_pytorch_version_parse(c->pytorch_version, &c->version, &error)) {
+		fprintf(stderr, "ccasim %s: --pytorch-version: %s\n", c->command, error->message);
+		g_error_free(error);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+int
+cca_whatif_build_grid(const CcaWhatifCommon *c, const CcaSnapshot *snap, int device,
+		      const char *const *configs, const char *const *sets, gboolean default_grid,
+		      CcaSweep **out)
+{
+	GError *error = NULL;
+	if (device < 0 || device >= snap->n_devices) {
+		fprintf(stderr, "ccasim %s: %s: no device %d (the trace has %d)\n", c->command,
+			snap->source, device, snap->n_devices);
+		return 2;
+	}
+	CcaSweep *sweep = cca_sweep_new(snap, device, c->version, &error);
+	if (!sweep) {
+		fprintf(stderr, "ccasim %s: %s\n", c->command, error->message);
+		g_error_free(error);
+		return 1;
+	}
+	for (const char *const *p = configs; p && *p; p++)
+		if (!cca_sweep_add_config(sweep, *p, "--config", &error)) {
+			fprintf(stderr, "ccasim %s: --config %s: %s\n", c->command, *p,
+				error->message);
+			g_error_free(error);
+			cca_sweep_free(sweep);
+			return 2;
+		}
+	guint n_sets = sets ? g_strv_length((char **)sets) : 0;
+	if (!cca_sweep_add_sets(sweep, sets, n_sets, &error)) {
+		fprintf(stderr, "ccasim %s: %s\n", c->command, error->message);
+		g_error_free(error);
+		cca_sweep_free(sweep);
+		return 2;
+	}
+	if (default_grid && !cca_sweep_add_default_grid(sweep, c->memory_fraction > 0, &error)) {
+		fprintf(stderr, "ccasim %s: %s\n", c->command, error->message);
+		g_error_free(error);
+		cca_sweep_free(sweep);
+		return 1;
+	}
+	*out = sweep;
+	return 0;
+}
+
+void
+cca_whatif_progress(void *data, guint done, guint total)
+{
+	CcaWhatifProgress *p = data;
+	enum { WIDTH = 30 };
+	guint filled = total ? done * WIDTH / total : WIDTH;
+	char bar[WIDTH + 1];
+	for (guint i = 0; i < WIDTH; i++)
+		bar[i] = i < filled ? '#' : '.';
+	bar[WIDTH] = '\0';
+	fprintf(stderr, "\rccasim %s: [%s] %u/%u replays", p->command, bar, done, total);
+	fflush(stderr);
+	p->shown = true;
+}
+
+void
+cca_whatif_progress_end(CcaWhatifProgress *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	p->shown = false;
+}
