@@ -788,6 +788,7 @@ seed_start(Replay *r, const CcaStartState *start)
 {
 	CcaReplayResult *res = r->res;
 	res->start_reconstructed = true;
+	res->start_expandable_missing = start->has_expandable;
 	for (guint i = 0; i < start->segments->len; i++) {
 		const CcaStartSegment *s = &g_array_index(start->segments, CcaStartSegment, i);
 		cca_allocator_seed_segment(r->alloc, s->address, s->size, s->stream, s->is_small);

@@ -98,6 +98,7 @@ typedef struct {
 	uint64_t start_blocks;
 	uint64_t start_live_bytes;
 	uint64_t start_blocks_unplaced; /* blocks that fit no free range */
+	bool start_expandable_missing;	/* expandable segments in use at the start, not rebuilt */
 	/* --check */
 	bool check_ran;
 	bool check_passed;

@@ -71,9 +71,11 @@ cca_report_replay_json(const CcaReportContext *ctx, const CcaReplayResult *res, 
 				       "{\"reconstructed\": true, \"segments\": %" G_GUINT64_FORMAT
 				       ", \"live_blocks\": %" G_GUINT64_FORMAT
 				       ", \"live_bytes\": %" G_GUINT64_FORMAT
-				       ", \"unplaced_blocks\": %" G_GUINT64_FORMAT "}",
-				       res->start_segments, res->start_blocks,
-				       res->start_live_bytes, res->start_blocks_unplaced);
+				       ", \"unplaced_blocks\": %" G_GUINT64_FORMAT
+				       ", \"expandable_not_rebuilt\": %s}",
+				       res->start_segments, res->start_blocks, res->start_live_bytes,
+				       res->start_blocks_unplaced,
+				       res->start_expandable_missing ? "true" : "false");
 	g_string_append(out, ", \"check\": ");
 	if (!res->check_ran) {
 		g_string_append(out, "null");
@@ -148,6 +150,14 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 			" live blocks, %s)\n",
 			res->start_segments, res->start_blocks,
 			cca_size_format(res->start_live_bytes, buf));
+	if (res->start_expandable_missing)
+		g_string_append(out, "  warning: expandable segments were in use when the trace began; "
+				     "they are not rebuilt, so this replay is approximate\n");
+	if (res->start_blocks_unplaced)
+		g_string_append_printf(out,
+				       "  warning: %" G_GUINT64_FORMAT
+				       " live blocks of the start fit no segment and were left out\n",
+				       res->start_blocks_unplaced);
 	row_bytes(out, "peak reserved", st->reserved_bytes[CCA_STAT_ALL].peak);
 	row_bytes(out, "peak allocated", st->allocated_bytes[CCA_STAT_ALL].peak);
 	row_bytes(out, "peak active", st->active_bytes[CCA_STAT_ALL].peak);

@@ -178,12 +178,8 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 	g_autoptr(CcaEventCursor) cursor = cca_event_cursor_new(snap, device);
 	CcaEvent ev;
 	GError *local = NULL;
-	bool expandable_events = false;
-	while (cca_event_cursor_next(cursor, &ev, &local)) {
+	while (cca_event_cursor_next(cursor, &ev, &local))
 		scan_event(&scan, &ev);
-		expandable_events |= ev.action == CCA_ACTION_SEGMENT_MAP ||
-				     ev.action == CCA_ACTION_SEGMENT_UNMAP;
-	}
 	gboolean ok = local == NULL;
 	if (!ok)
 		g_propagate_error(error, local);
@@ -194,7 +190,15 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 		if (s->device != device)
 			continue;
 		if (s->is_expandable) {
-			start->has_expandable = start->has_expandable || !expandable_events;
+			/* live blocks no event allocated: the expandable segment
+			 * was in use at the start (not rebuilt, see rewind.h) */
+			for (uint32_t k = 0; k < s->n_blocks; k++) {
+				const CcaSnapBlock *b =
+					&g_array_index(snap->blocks, CcaSnapBlock, s->first_block + k);
+				if (b->state != CCA_BLOCK_INACTIVE && !set_has(scan.live, b->address) &&
+				    !set_has(scan.pending, b->address))
+					start->has_expandable = true;
+			}
 			continue;
 		}
 		if (!set_has(scan.segments, s->address)) {
@@ -224,7 +228,8 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 	infer_sizes(start, settings);
 	for (guint i = 0; i < start->blocks->len; i++)
 		start->live_bytes += g_array_index(start->blocks, CcaStartBlock, i).size;
-	start->mid_run = start->segments->len > 0 || start->blocks->len > 0;
+	start->mid_run =
+		start->segments->len > 0 || start->blocks->len > 0 || start->has_expandable;
 
 	g_hash_table_destroy(scan.live);
 	g_hash_table_destroy(scan.segments);

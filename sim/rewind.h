@@ -43,7 +43,10 @@ typedef struct {
 	GArray *segments;    /* CcaStartSegment, by address */
 	GArray *blocks;	     /* CcaStartBlock, by address */
 	uint64_t live_bytes; /* sum of block sizes */
-	bool has_expandable; /* expandable segments at the start (not seeded) */
+	/* Expandable segments in use at the start: their mapped pages and
+	 * blocks are not rebuilt (the model starts without them), so a replay
+	 * of such a trace is approximate and --check fails. */
+	bool has_expandable;
 } CcaStartState;
 
 /* Reads device DEVICE of SNAP and fills START.  Block sizes of blocks freed
