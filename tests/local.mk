@@ -39,3 +39,5 @@ TESTS += tests/test-gpu tests/test-gpu-cli.sh
 tests_test_gpu_SOURCES = tests/test-gpu.c tests/testutil.h tests/testutil.c
 tests_test_gpu_LDADD = $(CCA_GPU_LDADD) libccasim.a $(CCASIM_LIBS)
 EXTRA_DIST += tests/test-gpu-cli.sh
+TESTS += tests/test-replay-cli.sh
+EXTRA_DIST += tests/test-replay-cli.sh

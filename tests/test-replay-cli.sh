@@ -1,0 +1,104 @@
+#!/bin/sh
+# test-replay-cli.sh - end-to-end tests of `ccasim replay` (TAP): its
+# options, its exit statuses (0 ok, 1 bad input or failed --check, 2 usage
+# errors), one-line errors, the JSON it prints, and the mid-run notice.
+# Needs $CCASIM and $top_srcdir (set by make check).
+set -u
+
+ccasim=${CCASIM:-./ccasim}
+srcdir=${top_srcdir:-.}
+traces=$srcdir/traces/pytorch-2.11
+python=/usr/bin/python3
+[ -x "$python" ] || python=$(command -v python3 || echo false)
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/test-replay-cli.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT INT TERM
+
+n=0
+failed=0
+
+# check DESCRIPTION EXPECTED-STATUS CMD...: runs CMD, stdout to
+# $scratch/out, stderr to $scratch/err, and reports whether it exited so.
+check() {
+	desc=$1
+	want=$2
+	shift 2
+	"$@" >"$scratch/out" 2>"$scratch/err"
+	got=$?
+	n=$((n + 1))
+	if [ "$got" -eq "$want" ]; then
+		echo "ok $n - $desc"
+	else
+		echo "not ok $n - $desc (exit $got, expected $want)"
+		sed 's/^/# /' "$scratch/err"
+		failed=1
+	fi
+}
+
+# expect DESCRIPTION COMMAND...: a shell condition on the last outputs.
+expect() {
+	desc=$1
+	shift
+	n=$((n + 1))
+	if "$@"; then
+		echo "ok $n - $desc"
+	else
+		echo "not ok $n - $desc"
+		failed=1
+	fi
+}
+
+one_line() { [ "$(wc -l <"$scratch/err")" -eq 1 ]; }
+
+check "replay --help" 0 "$ccasim" replay --help
+expect "--help lists --address-sensitivity" grep -q -- --address-sensitivity "$scratch/out"
+check "recorded replay with --check passes" 0 "$ccasim" replay --check "$traces/seedfrag.default.pickle.xz"
+expect "the check line says passed" grep -q "^check: passed" "$scratch/out"
+check "--json prints one JSON object" 0 "$ccasim" replay --json "$traces/dyninfer.default.pickle.xz"
+expect "the JSON parses and has the 122 memory_stats keys" "$python" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["memory_stats"]) == 122, len(r["memory_stats"])
+assert r["oom"] is None and r["check"] is None
+' "$scratch/out"
+check "an unknown settings key is a usage error" 2 "$ccasim" replay --config foo_bar:1 "$traces/seedfrag.default.pickle.xz"
+expect "... with PyTorch's message on one line" grep -q "Unrecognized key 'foo_bar' in CUDA allocator config." "$scratch/err"
+expect "... and only one line" one_line
+check "max_split_size_mb below 20 is a usage error" 2 "$ccasim" replay --config max_split_size_mb:10 "$traces/seedfrag.default.pickle.xz"
+check "a missing trace is bad input" 1 "$ccasim" replay "$scratch/no-such.pickle"
+expect "... named in a one-line error" one_line
+printf 'not a pickle' >"$scratch/junk"
+check "a file that is no snapshot is bad input" 1 "$ccasim" replay "$scratch/junk"
+expect "... with a one-line error" one_line
+check "a device the trace lacks is a usage error" 2 "$ccasim" replay --device 3 "$traces/seedfrag.default.pickle.xz"
+check "a memory fraction above 1 is a usage error" 2 "$ccasim" replay --memory-fraction 1.5 "$traces/seedfrag.default.pickle.xz"
+check "a bad size suffix is a usage error" 2 "$ccasim" replay --device-memory 12XB "$traces/seedfrag.default.pickle.xz"
+check "an unsupported PyTorch version is a usage error" 2 "$ccasim" replay --pytorch-version 3.0 "$traces/seedfrag.default.pickle.xz"
+check "an unknown address model is a usage error" 2 "$ccasim" replay --address-model sideways "$traces/seedfrag.default.pickle.xz"
+check "--check with --addresses-from is a usage error" 2 "$ccasim" replay --check --addresses-from "$traces/seedfrag.ms128.pickle.xz" "$traces/seedfrag.default.pickle.xz"
+check "a what-if on a small device stops at its OOM" 0 "$ccasim" replay --json --device-memory 256MiB "$traces/seedfrag.default.pickle.xz"
+expect "... and the JSON names the event and sizes" "$python" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["oom"]["stopped"] is True and r["oom"]["size"] > 0, r["oom"]
+assert r["events"] < 1870
+' "$scratch/out"
+check "--keep-going replays every event" 0 "$ccasim" replay --json --keep-going --device-memory 256MiB "$traces/seedfrag.default.pickle.xz"
+expect "... all 1870 of them" "$python" -c '
+import json, sys
+assert json.load(open(sys.argv[1]))["events"] == 1870' "$scratch/out"
+check "the capped run replays with its recorded OOM" 0 "$ccasim" replay --check --memory-fraction 0.006181551707468579 "$traces/dyninfer.cap.pickle.xz"
+check "--address-sensitivity compares three models" 0 "$ccasim" replay --address-sensitivity --config max_split_size_mb:128 "$traces/bert.default.pickle.xz"
+expect "... naming them" grep -q "driver.*ascending.*descending" "$scratch/out"
+check "--addresses-from another run" 0 "$ccasim" replay --json --config max_split_size_mb:128 --addresses-from "$traces/whatif/replay.seedfrag.ms128.pickle.xz" "$traces/seedfrag.default.pickle.xz"
+expect "... gives the real run's peak reserved" "$python" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["memory_stats"]
+t = json.load(open(sys.argv[2]))["memory_stats"]
+assert r["reserved_bytes.all.peak"] == t["reserved_bytes.all.peak"]' "$scratch/out" "$traces/whatif/replay.seedfrag.ms128.json"
+"$ccasim" convert "$traces/multistream.default.pickle.xz" -o "$scratch/ms.msgpack" 2>"$scratch/err"
+check "a msgpack trace replays like its pickle" 0 "$ccasim" replay --check "$scratch/ms.msgpack"
+check "older rules on request" 0 "$ccasim" replay --check --pytorch-version 2.5 "$traces/resnet152.ms512.pickle.xz"
+expect "... and said so" grep -q "PyTorch 2.5 rules" "$scratch/out"
+
+echo "1..$n"
+exit $failed
