@@ -41,3 +41,5 @@ tests_test_gpu_LDADD = $(CCA_GPU_LDADD) libccasim.a $(CCASIM_LIBS)
 EXTRA_DIST += tests/test-gpu-cli.sh
 TESTS += tests/test-replay-cli.sh
 EXTRA_DIST += tests/test-replay-cli.sh
+TESTS += tests/test-convert-all.sh
+EXTRA_DIST += tests/test-convert-all.sh
