@@ -286,12 +286,12 @@ read_row(JsonIn *in, RawRow *row)
 		g_autofree char *key = NULL;
 		if (!json_string(in, &key) || !json_expect(in, ':', "':'"))
 			return false;
-		double *slot = strcmp(key, "mb") == 0		       ? &row->mb
+		double *slot = strcmp(key, "mb") == 0		      ? &row->mb
 			       : strcmp(key, "malloc_us_median") == 0 ? &row->malloc_us
 			       : strcmp(key, "free_us_median") == 0   ? &row->free_us
 			       : strcmp(key, "map_us_median") == 0    ? &row->map_us
 			       : strcmp(key, "unmap_us_median") == 0  ? &row->unmap_us
-								       : NULL;
+								      : NULL;
 		if (slot ? !json_number(in, slot) : !json_skip(in, 1))
 			return false;
 	} while (json_accept(in, ','));

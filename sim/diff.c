@@ -61,8 +61,8 @@ capture_observe(void *data, uint64_t index, const CcaEvent *event, const CcaAllo
 /* Replays one side twice; leaves its timeline in *SAMPLES and its state at
  * the peak in *STATE. */
 static gboolean
-diff_side(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaDiffSide *side,
-	  GArray **samples, GArray **state, GError **error)
+diff_side(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaDiffSide *side, GArray **samples,
+	  GArray **state, GError **error)
 {
 	CcaReplayOptions o = *opt;
 	Timeline t = {g_array_new(FALSE, FALSE, sizeof(Sample))};
@@ -234,11 +234,13 @@ cca_diff_run(const CcaSnapshot *snap_a, const CcaReplayOptions *opt_a, const Cca
 		first_difference(diff, sa, sb);
 		if (diff->differs) {
 			read_event(snap_a, opt_a->device, diff->first_event, &diff->event_a);
-			diff->have_event_b =
-				read_event(snap_b, opt_b->device, diff->first_event, &diff->event_b);
+			diff->have_event_b = read_event(snap_b, opt_b->device, diff->first_event,
+							&diff->event_b);
 		}
-		GHashTable *seg_map = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-		GHashTable *req_map = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+		GHashTable *seg_map =
+			g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+		GHashTable *req_map =
+			g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 		add_state(diff->segments, diff->requests, seg_map, req_map, state_a, false);
 		add_state(diff->segments, diff->requests, seg_map, req_map, state_b, true);
 		g_hash_table_destroy(seg_map);
@@ -288,7 +290,8 @@ describe_event(GString *out, const CcaEvent *ev)
 {
 	char a[32];
 	g_string_append_printf(out, "%s of %s on stream %" G_GUINT64_FORMAT,
-			       cca_action_name(ev->action), cca_size_format(ev->size, a), ev->stream);
+			       cca_action_name(ev->action), cca_size_format(ev->size, a),
+			       ev->stream);
 }
 
 static void
@@ -324,8 +327,9 @@ print_groups(GString *out, const GArray *groups, guint top, bool segments)
 		g_string_append(out, "   (no difference)\n");
 		return;
 	}
-	g_string_append_printf(out, "   %-14s %22s %22s %14s%s\n", segments ? "segment size" : "request size",
-			       "A", "B", "B - A", segments ? "   cached free A / B" : "");
+	g_string_append_printf(out, "   %-14s %22s %22s %14s%s\n",
+			       segments ? "segment size" : "request size", "A", "B", "B - A",
+			       segments ? "   cached free A / B" : "");
 	for (guint i = 0; i < n; i++) {
 		const CcaDiffGroup *g = &g_array_index(groups, CcaDiffGroup, i);
 		g_autofree char *ca = g_strdup_printf("%" G_GUINT64_FORMAT " x = %s", g->count_a,
@@ -372,17 +376,16 @@ cca_diff_print_text(const CcaDiff *diff, const CcaDiffReport *report, GString *o
 			       cca_size_format(diff->reserved_a, a),
 			       cca_size_format(diff->reserved_b, b));
 	int64_t dp = (int64_t)diff->b.peak_reserved - (int64_t)diff->a.peak_reserved;
-	g_string_append_printf(out,
-			       "peak difference: B - A = %s (live blocks %s, cached free %s)\n",
-			       signed_size(dp, d),
-			       signed_size((int64_t)diff->b.peak_live - (int64_t)diff->a.peak_live,
-					   e),
-			       signed_size((int64_t)diff->b.peak_free - (int64_t)diff->a.peak_free,
-					   f));
+	g_string_append_printf(
+		out, "peak difference: B - A = %s (live blocks %s, cached free %s)\n",
+		signed_size(dp, d),
+		signed_size((int64_t)diff->b.peak_live - (int64_t)diff->a.peak_live, e),
+		signed_size((int64_t)diff->b.peak_free - (int64_t)diff->a.peak_free, f));
 	g_string_append(out, "\nsegments at each peak, by size (largest differences first):\n");
 	print_groups(out, diff->segments, top, true);
-	g_string_append(out,
-			"\nlive blocks at each peak, by requested size (largest differences first):\n");
+	g_string_append(
+		out,
+		"\nlive blocks at each peak, by requested size (largest differences first):\n");
 	print_groups(out, diff->requests, top, false);
 }
 
@@ -392,13 +395,12 @@ groups_json(GString *out, const GArray *groups, bool segments)
 	g_string_append_c(out, '[');
 	for (guint i = 0; i < groups->len; i++) {
 		const CcaDiffGroup *g = &g_array_index(groups, CcaDiffGroup, i);
-		g_string_append_printf(out,
-				       "%s{\"size\": %" G_GUINT64_FORMAT ", \"count_a\": %" G_GUINT64_FORMAT
-				       ", \"count_b\": %" G_GUINT64_FORMAT
-				       ", \"bytes_a\": %" G_GUINT64_FORMAT
-				       ", \"bytes_b\": %" G_GUINT64_FORMAT,
-				       i ? ", " : "", g->size, g->count_a, g->count_b, g->bytes_a,
-				       g->bytes_b);
+		g_string_append_printf(
+			out,
+			"%s{\"size\": %" G_GUINT64_FORMAT ", \"count_a\": %" G_GUINT64_FORMAT
+			", \"count_b\": %" G_GUINT64_FORMAT ", \"bytes_a\": %" G_GUINT64_FORMAT
+			", \"bytes_b\": %" G_GUINT64_FORMAT,
+			i ? ", " : "", g->size, g->count_a, g->count_b, g->bytes_a, g->bytes_b);
 		if (segments)
 			g_string_append_printf(out,
 					       ", \"free_a\": %" G_GUINT64_FORMAT
@@ -414,21 +416,20 @@ side_json(GString *out, const char *label, const CcaDiffSide *s)
 {
 	g_string_append(out, "{\"label\": ");
 	cca_json_append_string(out, label);
-	g_string_append_printf(out,
-			       ", \"peak_event\": %" G_GUINT64_FORMAT
-			       ", \"peak_reserved\": %" G_GUINT64_FORMAT
-			       ", \"peak_live\": %" G_GUINT64_FORMAT ", \"peak_free\": %" G_GUINT64_FORMAT
-			       ", \"peak_segments\": %" G_GUINT64_FORMAT
-			       ", \"reserved_bytes_peak\": %" G_GINT64_FORMAT
-			       ", \"num_device_alloc\": %" G_GINT64_FORMAT
-			       ", \"num_device_free\": %" G_GINT64_FORMAT
-			       ", \"num_alloc_retries\": %" G_GINT64_FORMAT
-			       ", \"num_ooms\": %" G_GINT64_FORMAT ", \"stopped_by_oom\": %s}",
-			       s->peak_event, s->peak_reserved, s->peak_live, s->peak_free,
-			       s->peak_segments, s->result.stats.reserved_bytes[CCA_STAT_ALL].peak,
-			       s->result.stats.num_device_alloc, s->result.stats.num_device_free,
-			       s->result.stats.num_alloc_retries, s->result.stats.num_ooms,
-			       s->result.stopped_by_oom ? "true" : "false");
+	g_string_append_printf(
+		out,
+		", \"peak_event\": %" G_GUINT64_FORMAT ", \"peak_reserved\": %" G_GUINT64_FORMAT
+		", \"peak_live\": %" G_GUINT64_FORMAT ", \"peak_free\": %" G_GUINT64_FORMAT
+		", \"peak_segments\": %" G_GUINT64_FORMAT
+		", \"reserved_bytes_peak\": %" G_GINT64_FORMAT
+		", \"num_device_alloc\": %" G_GINT64_FORMAT
+		", \"num_device_free\": %" G_GINT64_FORMAT
+		", \"num_alloc_retries\": %" G_GINT64_FORMAT ", \"num_ooms\": %" G_GINT64_FORMAT
+		", \"stopped_by_oom\": %s}",
+		s->peak_event, s->peak_reserved, s->peak_live, s->peak_free, s->peak_segments,
+		s->result.stats.reserved_bytes[CCA_STAT_ALL].peak, s->result.stats.num_device_alloc,
+		s->result.stats.num_device_free, s->result.stats.num_alloc_retries,
+		s->result.stats.num_ooms, s->result.stopped_by_oom ? "true" : "false");
 }
 
 void
@@ -438,8 +439,8 @@ cca_diff_print_json(const CcaDiff *diff, const CcaDiffReport *report, GString *o
 	side_json(out, report->label_a, &diff->a);
 	g_string_append(out, ", \"b\": ");
 	side_json(out, report->label_b, &diff->b);
-	g_string_append_printf(out, ", \"differs\": %s, \"first_difference\": ",
-			       diff->differs ? "true" : "false");
+	g_string_append_printf(
+		out, ", \"differs\": %s, \"first_difference\": ", diff->differs ? "true" : "false");
 	if (diff->differs)
 		g_string_append_printf(out,
 				       "{\"event\": %" G_GUINT64_FORMAT ", \"action\": \"%s\""

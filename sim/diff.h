@@ -21,7 +21,7 @@ G_BEGIN_DECLS
 /* One group at the two peaks: segments of one size, or live blocks of one
  * requested size. */
 typedef struct {
-	uint64_t size;		  /* segment bytes, or requested bytes of a block */
+	uint64_t size;		   /* segment bytes, or requested bytes of a block */
 	uint64_t count_a, count_b; /* segments or blocks */
 	uint64_t bytes_a, bytes_b; /* their bytes (segment sizes, or block sizes) */
 	uint64_t free_a, free_b;   /* segments: inactive bytes inside them */
@@ -29,24 +29,24 @@ typedef struct {
 
 /* One side of the comparison, at its reserved peak. */
 typedef struct {
-	CcaReplayResult result;	   /* the replay (stats, OOM) */
-	uint64_t events_seen;	   /* trace entries the observer saw */
-	uint64_t peak_event;	   /* first entry after which reserved was at its maximum */
-	uint64_t peak_reserved;	   /* bytes reserved then */
-	uint64_t peak_live;	   /* bytes of allocated and pending blocks then */
-	uint64_t peak_free;	   /* bytes of inactive blocks (cached) then */
-	uint64_t peak_segments;	   /* segments then */
-	uint64_t final_reserved;   /* after the last entry replayed */
+	CcaReplayResult result;	 /* the replay (stats, OOM) */
+	uint64_t events_seen;	 /* trace entries the observer saw */
+	uint64_t peak_event;	 /* first entry after which reserved was at its maximum */
+	uint64_t peak_reserved;	 /* bytes reserved then */
+	uint64_t peak_live;	 /* bytes of allocated and pending blocks then */
+	uint64_t peak_free;	 /* bytes of inactive blocks (cached) then */
+	uint64_t peak_segments;	 /* segments then */
+	uint64_t final_reserved; /* after the last entry replayed */
 } CcaDiffSide;
 
 /* The comparison. */
 typedef struct {
 	CcaDiffSide a, b;
-	bool differs;		     /* reserved bytes differ after some entry */
-	uint64_t first_event;	     /* the first such entry (index in the trace) */
+	bool differs;			 /* reserved bytes differ after some entry */
+	uint64_t first_event;		 /* the first such entry (index in the trace) */
 	uint64_t reserved_a, reserved_b; /* reserved after it */
-	CcaEvent event_a;	     /* that entry of A's trace */
-	bool have_event_b;	     /* B's trace has an entry there (read into EVENT_B) */
+	CcaEvent event_a;		 /* that entry of A's trace */
+	bool have_event_b;		 /* B's trace has an entry there (read into EVENT_B) */
 	CcaEvent event_b;
 	GArray *segments; /* CcaDiffGroup by segment size, largest |bytes_b - bytes_a| first */
 	GArray *requests; /* CcaDiffGroup by requested size of live blocks, same order */
@@ -61,6 +61,7 @@ gboolean cca_diff_run(const CcaSnapshot *snap_a, const CcaReplayOptions *opt_a,
 		      const CcaSnapshot *snap_b, const CcaReplayOptions *opt_b, CcaDiff *diff,
 		      GError **error);
 
+/* Frees what DIFF holds and zeroes it; safe on a zeroed or cleared DIFF. */
 void cca_diff_clear(CcaDiff *diff);
 
 /* What the printers say besides the comparison. */

@@ -143,6 +143,7 @@ map_remove(AddrMap *m, uint64_t key)
  * base opens a new one). */
 typedef struct {
 	GArray *segment_bases;	   /* uint64_t */
+	GArray *segment_sizes;	   /* uint64_t, of the same segment_allocs */
 	GArray *reservation_bases; /* uint64_t */
 	uint64_t reservation_span;
 } RecordedAddresses;
@@ -151,6 +152,7 @@ static void
 addresses_init(RecordedAddresses *ra, uint64_t reservation_span)
 {
 	ra->segment_bases = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	ra->segment_sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	ra->reservation_bases = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	ra->reservation_span = reservation_span;
 }
@@ -160,6 +162,8 @@ addresses_clear(RecordedAddresses *ra)
 {
 	if (ra->segment_bases)
 		g_array_free(ra->segment_bases, TRUE);
+	if (ra->segment_sizes)
+		g_array_free(ra->segment_sizes, TRUE);
 	if (ra->reservation_bases)
 		g_array_free(ra->reservation_bases, TRUE);
 }
@@ -170,6 +174,7 @@ addresses_note(RecordedAddresses *ra, const CcaEvent *ev)
 {
 	if (ev->action == CCA_ACTION_SEGMENT_ALLOC) {
 		g_array_append_val(ra->segment_bases, ev->addr);
+		g_array_append_val(ra->segment_sizes, ev->size);
 	} else if (ev->action == CCA_ACTION_SEGMENT_MAP) {
 		for (guint i = 0; i < ra->reservation_bases->len; i++) {
 			uint64_t base = g_array_index(ra->reservation_bases, uint64_t, i);
@@ -298,6 +303,8 @@ typedef struct {
 	guint next_empty_cache;
 	GArray *empty_cache_found; /* recorded mode: positions found */
 	RecordedAddresses *feed;   /* recorded mode: fed from the trace as it is read */
+	uint64_t model_segments;   /* segment_allocs the model recorded */
+	bool diverged; /* recorded mode: the model's segments are not the recording's */
 	/* segments of private pools (MemPool, graphs) in the final state:
 	 * an alloc inside one was made in that pool */
 	GArray *private_segments; /* PrivateSegment, by address */
@@ -420,6 +427,14 @@ on_model_event(void *data, const CcaEvent *model)
 	Replay *r = data;
 	if (r->opt->on_model_event)
 		r->opt->on_model_event(r->opt->on_model_event_data, model);
+	if (model->action == CCA_ACTION_SEGMENT_ALLOC && r->feed) {
+		/* the k-th segment must be the recording's k-th, or the run is
+		 * not the recorded one (another cap or device size) */
+		uint64_t k = r->model_segments++;
+		const GArray *sizes = r->feed->segment_sizes;
+		if (k < sizes->len && g_array_index(sizes, uint64_t, k) != model->size)
+			r->diverged = true;
+	}
 	if (!r->expect || !r->res->check_passed)
 		return;
 	CcaEvent trace;
@@ -636,7 +651,7 @@ replay_loop(Replay *r)
 		if (why && !cca_allocator_check_invariants(r->alloc, why))
 			g_error("invariant broken after event %" G_GUINT64_FORMAT ": %s",
 				r->in.position - 1, why->str);
-		if (!go_on)
+		if (!go_on || (r->diverged && !r->expect))
 			break;
 	}
 	if (why)
@@ -846,12 +861,18 @@ run_pass(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaSettings
 	/* The replayed trace's own addresses arrive as it is read: the
 	 * segment_alloc (or first map) a cudaMalloc borrows precedes the
 	 * alloc it serves. */
-	if (recorded_mode)
+	if (recorded_mode) {
 		r.in.feed = addresses;
+		r.feed = addresses;
+	}
 	map_init(&r.live, 1024);
 	if (start && start->mid_run)
 		seed_start(&r, start);
 	gboolean ok = replay_loop(&r);
+	if (ok && r.feed && !r.expect && !r.diverged && r.in.at_end &&
+	    r.model_segments != r.feed->segment_sizes->len)
+		r.diverged = true;
+	res->diverged_from_recording = r.diverged && !r.expect;
 	if (ok && r.expect) {
 		if (!res->stopped_by_oom)
 			check_trace_exhausted(&r);
@@ -967,6 +988,18 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 	g_array_free(found, TRUE);
 	addresses_clear(&own);
 	addresses_clear(&other);
+	if (ok && recorded_mode && !opt->check && res->diverged_from_recording) {
+		/* the recording's segments are not this run's (another cap or
+		 * device): its segment entries and addresses do not apply */
+		CcaReplayOptions again = *opt;
+		again.force_whatif = true;
+		cca_replay_result_clear(res);
+		cca_start_state_clear(&start_state);
+		cca_settings_clear(&recorded);
+		gboolean done = cca_replay_run(snap, &again, res, error);
+		res->diverged_from_recording = true;
+		return done;
+	}
 	if (ok && !start && opt->rewind == CCA_REWIND_AUTO && res->unknown_frees > 0) {
 		/* it frees blocks it never allocated: replay again from the
 		 * rebuilt start */

@@ -76,6 +76,9 @@ typedef struct {
 	uint64_t events;	 /* trace events consumed */
 	bool whatif;		 /* settings or addresses differ from the recording */
 	uint32_t pytorch_version; /* whose rules were replayed (211 = 2.11) */
+	/* Under the recorded settings the model did not make the recording's
+	 * segments (the cap or device differs): replayed again as a what-if. */
+	bool diverged_from_recording;
 	uint64_t allowed_maximum; /* memory-fraction limit in bytes, 0 if none */
 	/* peak bookkeeping */
 	uint64_t reserved_at_peak;  /* = reserved_bytes.all.peak */

@@ -23,7 +23,8 @@
 #include "json.h"
 #include "sizes.h"
 
-#define GIB(x) ((uint64_t)((x) * 1073741824.0))
+/* X GiB, as PyTorch prints it (two decimals), to the nearest MiB */
+#define GIB(x) (((uint64_t)((x)*1024.0 + 0.5)) << 20)
 
 /* totalGlobalMem of common GPUs.  "reported" figures come from PyTorch's
  * own OOM message ("GPU 0 has a total capacity of X GiB", two decimals,
@@ -108,8 +109,9 @@ typedef struct {
 	const CcaSweep *sweep;
 	const CcaFitOptions *options;
 	CcaFitRow *rows;
-	guint *row_of, *model_of; /* per task */
-	GError **errors;	  /* per task */
+	guint *row_of, *run_of;	   /* per task: the row, and the slot in its runs */
+	CcaAddressModel *model_of; /* per task */
+	GError **errors;	   /* per task */
 } FitJob;
 
 static bool
@@ -169,8 +171,9 @@ fit_search(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, Cca
 	}
 	/* every run that fits reaches the peak of allocated bytes, so a
 	 * capacity below it fails without a replay */
-	uint64_t lo = peak_allocated > 0 ? ((uint64_t)peak_allocated - 1) / CCA_FIT_STEP * CCA_FIT_STEP
-					 : 0;
+	uint64_t lo = peak_allocated > 0
+			      ? ((uint64_t)peak_allocated - 1) / CCA_FIT_STEP * CCA_FIT_STEP
+			      : 0;
 	if (lo >= hi)
 		lo = hi - CCA_FIT_STEP;
 	bool lo_replayed = false;
@@ -203,11 +206,8 @@ fit_task(void *data, guint i)
 {
 	FitJob *job = data;
 	CcaFitRow *frow = &job->rows[job->row_of[i]];
-	guint m = job->model_of[i];
-	guint n_models;
-	const CcaAddressModel *models = cca_sweep_address_models(&n_models);
-	CcaAddressModel model = models[m];
-	CcaFitRun *out = &frow->runs[m];
+	CcaAddressModel model = job->model_of[i];
+	CcaFitRun *out = &frow->runs[job->run_of[i]];
 	if (!fit_search(job, frow->row, model, out, &job->errors[i]))
 		return;
 	const CcaFitOptions *o = job->options;
@@ -227,12 +227,15 @@ fit_task(void *data, guint i)
 CcaFitRow *
 cca_fit_run(const CcaSweep *sweep, const CcaFitOptions *options, GError **error)
 {
-	guint n_rows = sweep->rows->len, n_models, n_tasks = 0;
-	cca_sweep_address_models(&n_models);
+	guint n_rows = sweep->rows->len, n_tasks = 0;
 	CcaFitRow *rows = g_new0(CcaFitRow, n_rows);
+	CcaAddressModel *models = g_new(CcaAddressModel, n_rows * CCA_SWEEP_MAX_MODELS);
 	for (guint r = 0; r < n_rows; r++) {
 		rows[r].row = g_ptr_array_index(sweep->rows, r);
-		rows[r].n_runs = rows[r].row->recorded ? 1 : n_models;
+		/* a capacity near the answer always acts: recorded rows get
+		 * the what-if models too */
+		rows[r].n_runs =
+			cca_sweep_row_models(rows[r].row, true, &models[r * CCA_SWEEP_MAX_MODELS]);
 		n_tasks += rows[r].n_runs;
 	}
 	FitJob job = {
@@ -240,15 +243,18 @@ cca_fit_run(const CcaSweep *sweep, const CcaFitOptions *options, GError **error)
 		.options = options,
 		.rows = rows,
 		.row_of = g_new(guint, n_tasks),
-		.model_of = g_new(guint, n_tasks),
+		.run_of = g_new(guint, n_tasks),
+		.model_of = g_new(CcaAddressModel, n_tasks),
 		.errors = g_new0(GError *, n_tasks),
 	};
 	guint k = 0;
 	for (guint r = 0; r < n_rows; r++)
 		for (guint m = 0; m < rows[r].n_runs; m++) {
 			job.row_of[k] = r;
-			job.model_of[k++] = m;
+			job.run_of[k] = m;
+			job.model_of[k++] = models[r * CCA_SWEEP_MAX_MODELS + m];
 		}
+	g_free(models);
 	cca_sweep_parallel(n_tasks, options->threads, fit_task, &job, options->progress,
 			   options->progress_data);
 	gboolean ok = TRUE;
@@ -261,6 +267,7 @@ cca_fit_run(const CcaSweep *sweep, const CcaFitOptions *options, GError **error)
 		}
 	}
 	g_free(job.row_of);
+	g_free(job.run_of);
 	g_free(job.model_of);
 	g_free(job.errors);
 	if (!ok) {
@@ -316,7 +323,7 @@ mib(uint64_t bytes)
 }
 
 static char *
-fit_cell(const CcaFitRow *f, guint c, guint rank, const CcaFitOptions *o)
+fit_cell(const CcaFitRow *f, guint c, guint rank)
 {
 	const CcaFitRun *r = &f->runs[0];
 	switch (c) {
@@ -334,7 +341,8 @@ fit_cell(const CcaFitRow *f, guint c, guint rank, const CcaFitOptions *o)
 		}
 		return mib(r->capacity);
 	case 3:
-		return g_strdup_printf("%.1f", r->at.value[CCA_SWEEP_FIG_PEAK_RESERVED] / 1048576.0);
+		return g_strdup_printf("%.1f",
+				       r->at.value[CCA_SWEEP_FIG_PEAK_RESERVED] / 1048576.0);
 	case 4:
 		if (!r->found)
 			return g_strdup_printf("OOM at event %" G_GUINT64_FORMAT, r->at.oom_event);
@@ -344,7 +352,7 @@ fit_cell(const CcaFitRow *f, guint c, guint rank, const CcaFitOptions *o)
 			return g_strdup("fits (!)");
 		return g_strdup_printf("OOM at event %" G_GUINT64_FORMAT, r->below.oom_event);
 	case 5:
-		return g_strdup(f->row->recorded ? "recorded" : f->sensitive ? "varies" : "stable");
+		return g_strdup(f->sensitive ? "varies" : "stable");
 	default:
 		break;
 	}
@@ -354,7 +362,6 @@ fit_cell(const CcaFitRow *f, guint c, guint rank, const CcaFitOptions *o)
 		any_yes |= f->runs[m].gpu_fits[g] == 1;
 		any_no |= f->runs[m].gpu_fits[g] != 1;
 	}
-	(void)o;
 	return g_strdup(any_yes && any_no ? "depends" : any_yes ? "yes" : "no");
 }
 
@@ -364,8 +371,8 @@ cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 {
 	const CcaFitOptions *o = report->options;
 	guint n_cols = 6 + o->n_gpus;
-	const char *head[6] = {"#", "settings", "fits in MiB", "peak reserved MiB", "2 MiB less",
-			       "address choice"};
+	const char *head[6] = {"#",	     "settings",      "fits in MiB", "peak reserved MiB",
+			       "2 MiB less", "address choice"};
 	guint *width = g_new0(guint, n_cols);
 	char **heads = g_new0(char *, n_cols);
 	for (guint c = 0; c < n_cols; c++) {
@@ -376,7 +383,7 @@ cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 	for (guint r = 0; r < n; r++) {
 		cells[r] = g_new0(char *, n_cols);
 		for (guint c = 0; c < n_cols; c++) {
-			cells[r][c] = fit_cell(&rows[r], c, r + 1, o);
+			cells[r][c] = fit_cell(&rows[r], c, r + 1);
 			width[c] = MAX(width[c], (guint)g_utf8_strlen(cells[r][c], -1));
 		}
 	}
@@ -418,24 +425,26 @@ cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 	g_free(width);
 	guint n_models;
 	const CcaAddressModel *models = cca_sweep_address_models(&n_models);
-	g_string_append(out, "address choice: what-if rows are searched with each address model (");
+	g_string_append(out, "address choice: each row is searched with each address model (");
 	for (guint m = 0; m < n_models; m++)
-		g_string_append_printf(out, "%s%s%s", m ? ", " : "", cca_address_model_name(models[m]),
-				       m ? "" : ", shown");
-	g_string_append(out, "); lo..hi is the range where they differ.\n");
+		g_string_append_printf(out, "%s%s", m ? ", " : "",
+				       cca_address_model_name(models[m]));
+	g_string_append(out, "; the recorded settings first with the trace's own addresses, as "
+			     "replay --device-memory does); the first is shown, lo..hi is the "
+			     "range where they differ.\n");
 	if (o->n_gpus) {
 		char a[32], b[32], c[32];
-		g_string_append_printf(out,
-				       "GPU columns: a replay with the GPU's total memory less %s for "
-				       "the CUDA context (measured on the H200; assumed elsewhere):\n",
-				       cca_size_format(o->context, c));
+		g_string_append_printf(
+			out,
+			"GPU columns: a replay with the GPU's total memory less %s for "
+			"the CUDA context (measured on the H200; assumed elsewhere):\n",
+			cca_size_format(o->context, c));
 		for (guint g = 0; g < o->n_gpus; g++)
-			g_string_append_printf(out, "  %-10s %s total, %s usable (%s: %s)\n",
-					       o->gpus[g]->name,
-					       cca_size_format(o->gpus[g]->total_memory, a),
-					       cca_size_format(cca_gpu_usable(o->gpus[g], o->context),
-							       b),
-					       o->gpus[g]->kind, o->gpus[g]->source);
+			g_string_append_printf(
+				out, "  %-10s %s total, %s usable (%s: %s)\n", o->gpus[g]->name,
+				cca_size_format(o->gpus[g]->total_memory, a),
+				cca_size_format(cca_gpu_usable(o->gpus[g], o->context), b),
+				o->gpus[g]->kind, o->gpus[g]->source);
 	}
 }
 
@@ -451,7 +460,8 @@ append_run_json(GString *out, const CcaSweepRun *run, uint64_t capacity)
 	else
 		g_string_append(out, "null");
 	g_string_append_printf(out,
-			       ", \"events\": %" G_GUINT64_FORMAT ", \"peak_reserved\": %" G_GUINT64_FORMAT
+			       ", \"events\": %" G_GUINT64_FORMAT
+			       ", \"peak_reserved\": %" G_GUINT64_FORMAT
 			       ", \"peak_allocated\": %" G_GUINT64_FORMAT "}",
 			       run->events, (uint64_t)run->value[CCA_SWEEP_FIG_PEAK_RESERVED],
 			       (uint64_t)run->value[CCA_SWEEP_FIG_PEAK_ALLOCATED]);
@@ -475,7 +485,8 @@ cca_fit_print_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 		g_string_append_printf(out,
 				       ", \"total_memory\": %" G_GUINT64_FORMAT
 				       ", \"usable\": %" G_GUINT64_FORMAT ", \"kind\": ",
-				       o->gpus[g]->total_memory, cca_gpu_usable(o->gpus[g], o->context));
+				       o->gpus[g]->total_memory,
+				       cca_gpu_usable(o->gpus[g], o->context));
 		cca_json_append_string(out, o->gpus[g]->kind);
 		g_string_append(out, ", \"source\": ");
 		cca_json_append_string(out, o->gpus[g]->source);
@@ -485,25 +496,27 @@ cca_fit_print_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 	for (guint r = 0; r < n; r++) {
 		const CcaFitRow *f = &rows[r];
 		const CcaFitRun *run = &f->runs[0];
-		g_string_append_printf(out, "%s{\"rank\": %u, \"settings\": ", r ? ", " : "", r + 1);
+		g_string_append_printf(out, "%s{\"rank\": %u, \"settings\": ", r ? ", " : "",
+				       r + 1);
 		cca_json_append_string(out, f->row->conf);
 		g_string_append(out, ", \"origin\": ");
 		cca_json_append_string(out, f->row->origin);
-		g_string_append_printf(out,
-				       ", \"recorded\": %s, \"found\": %s, \"device_memory\": ",
-				       f->row->recorded ? "true" : "false",
-				       run->found ? "true" : "false");
+		g_string_append_printf(
+			out, ", \"recorded\": %s, \"found\": %s, \"device_memory\": ",
+			f->row->recorded ? "true" : "false", run->found ? "true" : "false");
 		if (run->found)
 			g_string_append_printf(out, "%" G_GUINT64_FORMAT, run->capacity);
 		else
 			g_string_append(out, "null");
 		g_string_append(out, ", \"device_memory_range\": ");
 		if (f->lo != f->hi)
-			g_string_append_printf(out, "[%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]",
+			g_string_append_printf(out,
+					       "[%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]",
 					       f->lo, f->hi);
 		else
 			g_string_append(out, "null");
-		g_string_append_printf(out, ", \"address_sensitive\": %s, \"replays\": %u, \"at\": ",
+		g_string_append_printf(out,
+				       ", \"address_sensitive\": %s, \"replays\": %u, \"at\": ",
 				       f->sensitive ? "true" : "false", run->replays);
 		append_run_json(out, &run->at, run->found ? run->capacity : CCA_FIT_LIMIT);
 		g_string_append(out, ", \"below\": ");

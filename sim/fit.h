@@ -16,8 +16,8 @@
 
 G_BEGIN_DECLS
 
-#define CCA_FIT_STEP (UINT64_C(2) << 20)    /* the search's resolution: 2 MiB */
-#define CCA_FIT_LIMIT (UINT64_C(1) << 40)   /* the largest device tried: 1 TiB */
+#define CCA_FIT_STEP (UINT64_C(2) << 20)  /* the search's resolution: 2 MiB */
+#define CCA_FIT_LIMIT (UINT64_C(1) << 40) /* the largest device tried: 1 TiB */
 #define CCA_FIT_MAX_GPUS 16
 
 /* Memory a CUDA context and PyTorch's libraries take on the device before
@@ -50,13 +50,13 @@ uint64_t cca_gpu_usable(const CcaGpuPreset *gpu, uint64_t context);
 
 /* The fit of one row under one address model. */
 typedef struct {
-	bool found;	    /* some capacity up to CCA_FIT_LIMIT runs without OOM */
-	uint64_t capacity;  /* the smallest such capacity found (a multiple of 2 MiB) */
-	CcaSweepRun at;	    /* the replay at CAPACITY (or at the limit when !found) */
-	bool below_run;	    /* BELOW was replayed (CAPACITY > 2 MiB) */
-	CcaSweepRun below;  /* the replay at CAPACITY - 2 MiB */
-	bool below_fits;    /* it did not run out of memory (a non-monotone case) */
-	guint replays;	    /* replays the search took */
+	bool found;	   /* some capacity up to CCA_FIT_LIMIT runs without OOM */
+	uint64_t capacity; /* the smallest such capacity found (a multiple of 2 MiB) */
+	CcaSweepRun at;	   /* the replay at CAPACITY (or at the limit when !found) */
+	bool below_run;	   /* BELOW was replayed (CAPACITY > 2 MiB) */
+	CcaSweepRun below; /* the replay at CAPACITY - 2 MiB */
+	bool below_fits;   /* it did not run out of memory (a non-monotone case) */
+	guint replays;	   /* replays the search took */
 	int8_t gpu_fits[CCA_FIT_MAX_GPUS]; /* 1/0: the replay at the GPU's usable memory */
 } CcaFitRun;
 
@@ -65,18 +65,18 @@ typedef struct {
 	const CcaSweepRow *row; /* borrowed from the sweep */
 	guint n_runs;		/* as the row: 1 (recorded) or one per address model */
 	CcaFitRun runs[CCA_SWEEP_MAX_MODELS];
-	uint64_t lo, hi;	/* range of the found capacities over the runs */
-	bool sensitive;		/* the runs disagree (capacity, found or a GPU answer) */
+	uint64_t lo, hi; /* range of the found capacities over the runs */
+	bool sensitive;	 /* the runs disagree (capacity, found or a GPU answer) */
 } CcaFitRow;
 
 /* How to fit. */
 typedef struct {
-	guint threads;			    /* 0: one per core */
-	CcaSweepProgress progress;	    /* called after each (row, model) search */
+	guint threads;		   /* 0: one per core */
+	CcaSweepProgress progress; /* called after each (row, model) search */
 	void *progress_data;
 	const CcaGpuPreset *const *gpus; /* also replay at each GPU's usable memory */
-	guint n_gpus;			    /* at most CCA_FIT_MAX_GPUS */
-	uint64_t context;		    /* subtracted from a GPU's total memory */
+	guint n_gpus;			 /* at most CCA_FIT_MAX_GPUS */
+	uint64_t context;		 /* subtracted from a GPU's total memory */
 } CcaFitOptions;
 
 /* Fits every row of SWEEP (whose rows need not have been run).  Returns a

@@ -36,6 +36,8 @@ cca_report_replay_json(const CcaReportContext *ctx, const CcaReplayResult *res, 
 	g_string_append_printf(out, ", \"allowed_memory_maximum\": %" G_GUINT64_FORMAT,
 			       res->allowed_maximum);
 	g_string_append_printf(out, ", \"events\": %" G_GUINT64_FORMAT, res->events);
+	g_string_append_printf(out, ", \"recording_not_reproduced\": %s",
+			       res->diverged_from_recording ? "true" : "false");
 	g_string_append(out, ", \"memory_stats\": ");
 	cca_stats_append_json(&res->stats, out);
 	g_string_append(out, ", \"oom\": ");
@@ -142,6 +144,9 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 	if (res->allowed_maximum)
 		g_string_append_printf(out, ", cap %s", cca_size_format(res->allowed_maximum, buf));
 	g_string_append(out, "\n");
+	if (res->diverged_from_recording)
+		g_string_append(out, "  the recorded settings under this cap or device do not make the "
+				     "recording's segments: replayed as a what-if\n");
 	if (res->start_reconstructed)
 		g_string_append_printf(
 			out,

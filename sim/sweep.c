@@ -31,7 +31,7 @@ static const CcaAddressModel sweep_models[] = {
 	CCA_ADDRESS_DESCENDING,
 };
 
-G_STATIC_ASSERT(G_N_ELEMENTS(sweep_models) <= CCA_SWEEP_MAX_MODELS);
+G_STATIC_ASSERT(G_N_ELEMENTS(sweep_models) + 1 <= CCA_SWEEP_MAX_MODELS);
 
 #define SWEEP_MAX_ROWS 10000 /* a --set product larger than this is refused */
 
@@ -40,6 +40,18 @@ cca_sweep_address_models(guint *n)
 {
 	*n = G_N_ELEMENTS(sweep_models);
 	return sweep_models;
+}
+
+guint
+cca_sweep_row_models(const CcaSweepRow *row, bool capped, CcaAddressModel *models)
+{
+	guint n = 0;
+	if (row->recorded)
+		models[n++] = CCA_ADDRESS_RECORDED;
+	if (!row->recorded || capped)
+		for (guint m = 0; m < G_N_ELEMENTS(sweep_models); m++)
+			models[n++] = sweep_models[m];
+	return n;
 }
 
 static const char *const figure_names[CCA_SWEEP_FIG_COUNT] = {
@@ -392,7 +404,12 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 	opt.capacity_set = options->capacity_set;
 	opt.device = sweep->device;
 	opt.pytorch_version = sweep->pytorch_version;
-	opt.address_model = row->recorded ? sweep_models[0] : model;
+	if (model == CCA_ADDRESS_RECORDED) {
+		opt.address_model = sweep_models[0]; /* unused: the trace's addresses */
+	} else {
+		opt.address_model = model;
+		opt.force_whatif = row->recorded;
+	}
 	GArray *entries = g_array_new(FALSE, FALSE, sizeof(SegmentEntry));
 	opt.on_model_event = collect_segment_entry;
 	opt.on_model_event_data = entries;
@@ -407,14 +424,15 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 	run->stats = *st;
 	run->events = res.events;
 	run->whatif = res.whatif;
-	run->model = row->recorded ? CCA_ADDRESS_RECORDED : model;
+	run->model = model;
 	double reserved = (double)st->reserved_bytes[CCA_STAT_ALL].peak;
 	double *v = run->value;
 	v[CCA_SWEEP_FIG_PEAK_RESERVED] = reserved;
 	v[CCA_SWEEP_FIG_PEAK_ALLOCATED] = (double)st->allocated_bytes[CCA_STAT_ALL].peak;
 	v[CCA_SWEEP_FIG_FRAGMENTATION] =
 		reserved > 0 ? 1.0 - (double)st->active_bytes[CCA_STAT_ALL].peak / reserved : 0.0;
-	v[CCA_SWEEP_FIG_UNALLOCATED_AT_PEAK] = (double)(res.reserved_at_peak - res.allocated_at_peak);
+	v[CCA_SWEEP_FIG_UNALLOCATED_AT_PEAK] =
+		(double)(res.reserved_at_peak - res.allocated_at_peak);
 	v[CCA_SWEEP_FIG_MALLOCS] = (double)st->num_device_alloc;
 	v[CCA_SWEEP_FIG_FREES] = (double)st->num_device_free;
 	v[CCA_SWEEP_FIG_RETRIES] = (double)st->num_alloc_retries;
@@ -449,23 +467,35 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 typedef struct {
 	void (*fn)(void *data, guint i);
 	void *data;
-	GMutex lock;
-	guint done, total;
+	guint n;
+	gint next;   /* next task to claim (atomic) */
+	GMutex lock; /* serialises PROGRESS */
+	guint done;
 	CcaSweepProgress progress;
 	void *progress_data;
 } Parallel;
 
-static void
-parallel_worker(gpointer task, gpointer user)
+/* Claims tasks in index order until none is left.  Workers are joined
+ * with g_thread_join(), so everything they wrote is visible to the caller
+ * afterwards (and to ThreadSanitizer, which does not see GLib's own
+ * futex-based queues). */
+static gpointer
+parallel_worker(gpointer data)
 {
-	Parallel *par = user;
-	par->fn(par->data, GPOINTER_TO_UINT(task) - 1);
-	if (par->progress) {
-		g_mutex_lock(&par->lock);
-		par->done++;
-		par->progress(par->progress_data, par->done, par->total);
-		g_mutex_unlock(&par->lock);
+	Parallel *par = data;
+	for (;;) {
+		gint i = g_atomic_int_add(&par->next, 1);
+		if (i < 0 || (guint)i >= par->n)
+			break;
+		par->fn(par->data, (guint)i);
+		if (par->progress) {
+			g_mutex_lock(&par->lock);
+			par->done++;
+			par->progress(par->progress_data, par->done, par->n);
+			g_mutex_unlock(&par->lock);
+		}
 	}
+	return NULL;
 }
 
 void
@@ -474,7 +504,7 @@ cca_sweep_parallel(guint n, guint threads, void (*fn)(void *data, guint i), void
 {
 	Parallel par = {.fn = fn,
 			.data = data,
-			.total = n,
+			.n = n,
 			.progress = progress,
 			.progress_data = progress_data};
 	g_mutex_init(&par.lock);
@@ -482,30 +512,30 @@ cca_sweep_parallel(guint n, guint threads, void (*fn)(void *data, guint i), void
 		threads = (guint)g_get_num_processors();
 	if (threads > n)
 		threads = n;
-	GThreadPool *pool = NULL;
-	if (threads > 1)
-		pool = g_thread_pool_new(parallel_worker, &par, (gint)threads, FALSE, NULL);
-	for (guint i = 0; i < n; i++) {
-		if (pool)
-			g_thread_pool_push(pool, GUINT_TO_POINTER(i + 1), NULL);
-		else
-			parallel_worker(GUINT_TO_POINTER(i + 1), &par);
+	if (threads <= 1) {
+		parallel_worker(&par);
+	} else {
+		GThread **workers = g_new(GThread *, threads);
+		for (guint t = 0; t < threads; t++)
+			workers[t] = g_thread_new("ccasim-sweep", parallel_worker, &par);
+		for (guint t = 0; t < threads; t++)
+			g_thread_join(workers[t]);
+		g_free(workers);
 	}
-	if (pool)
-		g_thread_pool_free(pool, FALSE, TRUE);
 	g_mutex_clear(&par.lock);
 }
 
 /* One (row, model) task of a sweep. */
 typedef struct {
 	CcaSweepRow *row;
-	guint model; /* index into sweep_models */
+	CcaAddressModel model;
+	const CcaSweepOptions *options;
+	CcaSweepRun *out;
 	GError *error;
 } SweepTask;
 
 typedef struct {
 	const CcaSweep *sweep;
-	const CcaSweepOptions *options;
 	SweepTask *tasks;
 } SweepJob;
 
@@ -514,8 +544,7 @@ sweep_task_run(void *data, guint i)
 {
 	SweepJob *job = data;
 	SweepTask *t = &job->tasks[i];
-	cca_sweep_replay(job->sweep, t->row, job->options, sweep_models[t->model],
-			 &t->row->runs[t->model], &t->error);
+	cca_sweep_replay(job->sweep, t->row, t->options, t->model, t->out, &t->error);
 }
 
 /* Fills ROW's ranges and sensitivity from its runs. */
@@ -531,7 +560,8 @@ row_ranges(CcaSweepRow *row)
 			row->hi[f] = MAX(row->hi[f], v);
 		}
 		/* time follows from the counts; tiny float noise is no range */
-		if (row->hi[f] - row->lo[f] > (f == CCA_SWEEP_FIG_TIME_US ? 1e-6 * row->hi[f] : 0.0))
+		if (row->hi[f] - row->lo[f] >
+		    (f == CCA_SWEEP_FIG_TIME_US ? 1e-6 * row->hi[f] : 0.0))
 			row->sensitive = true;
 	}
 }
@@ -539,20 +569,27 @@ row_ranges(CcaSweepRow *row)
 gboolean
 cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 {
-	guint n_tasks = 0;
-	for (guint i = 0; i < sweep->rows->len; i++) {
+	bool capped = options->memory_fraction > 0 || options->capacity_set;
+	guint n_rows = sweep->rows->len, n_tasks = 0;
+	CcaSweepOptions uncapped = *options;
+	uncapped.memory_fraction = 0;
+	uncapped.capacity_set = false;
+	uncapped.device_memory = 0;
+	/* a capped recorded row's plain replay without the cap */
+	CcaSweepRun *probes = g_new0(CcaSweepRun, n_rows);
+	SweepTask *tasks = g_new0(SweepTask, n_rows * (CCA_SWEEP_MAX_MODELS + 1));
+	for (guint i = 0; i < n_rows; i++) {
 		CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
-		row->n_runs = row->recorded ? 1 : G_N_ELEMENTS(sweep_models);
-		n_tasks += row->n_runs;
-	}
-	SweepTask *tasks = g_new0(SweepTask, n_tasks);
-	guint k = 0;
-	for (guint i = 0; i < sweep->rows->len; i++) {
-		CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
+		CcaAddressModel models[CCA_SWEEP_MAX_MODELS];
+		row->n_runs = cca_sweep_row_models(row, capped, models);
 		for (guint m = 0; m < row->n_runs; m++)
-			tasks[k++] = (SweepTask){.row = row, .model = m};
+			tasks[n_tasks++] =
+				(SweepTask){row, models[m], options, &row->runs[m], NULL};
+		if (row->recorded && capped)
+			tasks[n_tasks++] =
+				(SweepTask){row, CCA_ADDRESS_RECORDED, &uncapped, &probes[i], NULL};
 	}
-	SweepJob job = {sweep, options, tasks};
+	SweepJob job = {sweep, tasks};
 	cca_sweep_parallel(n_tasks, options->threads, sweep_task_run, &job, options->progress,
 			   options->progress_data);
 	gboolean ok = TRUE;
@@ -565,9 +602,14 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 		}
 	}
 	g_free(tasks);
-	if (ok)
-		for (guint i = 0; i < sweep->rows->len; i++)
-			row_ranges(g_ptr_array_index(sweep->rows, i));
+	for (guint i = 0; ok && i < n_rows; i++) {
+		CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
+		if (row->recorded && capped &&
+		    memcmp(&probes[i].stats, &row->runs[0].stats, sizeof(CcaStats)) == 0)
+			row->n_runs = 1; /* the cap never acted: the recording holds */
+		row_ranges(row);
+	}
+	g_free(probes);
 	return ok;
 }
 
@@ -670,12 +712,13 @@ cca_sweep_recommend(const CcaSweep *sweep, CcaGoal goal, const CcaSweepOptions *
 	char a[32], b[32], c[32];
 	if (!best) {
 		g_autofree char *name = settings_name(furthest);
-		g_string_append_printf(why,
-				       "No setting in this grid runs without running out of memory%s; "
-				       "%s gets furthest (to event %" G_GUINT64_FORMAT
-				       " of the trace). `ccasim fit` finds the device memory each "
-				       "setting needs.",
-				       cap, name, furthest->runs[0].oom_event);
+		g_string_append_printf(
+			why,
+			"No setting in this grid runs without running out of memory%s; "
+			"%s gets furthest (to event %" G_GUINT64_FORMAT
+			" of the trace). `ccasim fit` finds the device memory each "
+			"setting needs.",
+			cap, name, furthest->runs[0].oom_event);
 		return NULL;
 	}
 	CcaSweepFigure f = goal_figure(goal);
@@ -690,11 +733,12 @@ cca_sweep_recommend(const CcaSweep *sweep, CcaGoal goal, const CcaSweepOptions *
 	g_autofree char *base_name = settings_name(base);
 	g_autofree char *advice = settings_advice(best);
 	if (best == base) {
-		g_string_append_printf(why,
-				       "The recorded settings (%s) are already the best in this grid "
-				       "for %s%s: %s reserved at peak, %.0f cudaMalloc calls",
-				       base_name, cca_goal_name(goal), cap, cca_size_format(best_res, a),
-				       bv[CCA_SWEEP_FIG_MALLOCS]);
+		g_string_append_printf(
+			why,
+			"The recorded settings (%s) are already the best in this grid "
+			"for %s%s: %s reserved at peak, %.0f cudaMalloc calls",
+			base_name, cca_goal_name(goal), cap, cca_size_format(best_res, a),
+			bv[CCA_SWEEP_FIG_MALLOCS]);
 		if (goal == CCA_GOAL_TIME)
 			g_string_append_printf(why, ", %.2f ms of predicted allocator time",
 					       bv[CCA_SWEEP_FIG_TIME_US] / 1000.0);
@@ -708,31 +752,33 @@ cca_sweep_recommend(const CcaSweep *sweep, CcaGoal goal, const CcaSweepOptions *
 				       cca_size_format(best_res, a), bv[CCA_SWEEP_FIG_MALLOCS]);
 	} else if (goal == CCA_GOAL_RESERVED) {
 		uint64_t saved = base_res - best_res;
-		g_string_append_printf(why,
-				       "%s: it reserves %s at peak, %s (%.1f%%) less than the "
-				       "recorded settings (%s) with %s, and makes %.0f cudaMalloc "
-				       "calls against %.0f.",
-				       advice, cca_size_format(best_res, a), cca_size_format(saved, b),
-				       base_res ? 100.0 * (double)saved / (double)base_res : 0.0,
-				       base_name, cca_size_format(base_res, c),
-				       bv[CCA_SWEEP_FIG_MALLOCS], rv[CCA_SWEEP_FIG_MALLOCS]);
+		g_string_append_printf(
+			why,
+			"%s: it reserves %s at peak, %s (%.1f%%) less than the %s of "
+			"the recorded settings (%s), and makes %.0f cudaMalloc calls "
+			"against %.0f.",
+			advice, cca_size_format(best_res, a), cca_size_format(saved, b),
+			base_res ? 100.0 * (double)saved / (double)base_res : 0.0,
+			cca_size_format(base_res, c), base_name, bv[CCA_SWEEP_FIG_MALLOCS],
+			rv[CCA_SWEEP_FIG_MALLOCS]);
 	} else if (goal == CCA_GOAL_MALLOCS) {
-		g_string_append_printf(why,
-				       "%s: it makes %.0f cudaMalloc calls against %.0f with the "
-				       "recorded settings (%s), and reserves %s at peak against %s.",
-				       advice, bv[CCA_SWEEP_FIG_MALLOCS], rv[CCA_SWEEP_FIG_MALLOCS],
-				       base_name, cca_size_format(best_res, a),
-				       cca_size_format(base_res, b));
+		g_string_append_printf(
+			why,
+			"%s: it makes %.0f cudaMalloc calls against %.0f with the "
+			"recorded settings (%s), and reserves %s at peak against %s.",
+			advice, bv[CCA_SWEEP_FIG_MALLOCS], rv[CCA_SWEEP_FIG_MALLOCS], base_name,
+			cca_size_format(best_res, a), cca_size_format(base_res, b));
 	} else {
 		const CcaCost *k = &best->runs[0].cost;
-		g_string_append_printf(why,
-				       "%s: its predicted allocator time is %.2f ms (cudaMalloc %.2f, "
-				       "cudaFree %.2f, synchronisations %.2f) against %.2f ms with the "
-				       "recorded settings (%s), and it reserves %s at peak against %s.",
-				       advice, bv[CCA_SWEEP_FIG_TIME_US] / 1000.0,
-				       k->malloc_us / 1000.0, k->free_us / 1000.0, k->sync_us / 1000.0,
-				       rv[CCA_SWEEP_FIG_TIME_US] / 1000.0, base_name,
-				       cca_size_format(best_res, a), cca_size_format(base_res, b));
+		g_string_append_printf(
+			why,
+			"%s: its predicted allocator time is %.2f ms (cudaMalloc %.2f, "
+			"cudaFree %.2f, synchronisations %.2f) against %.2f ms with the "
+			"recorded settings (%s), and it reserves %s at peak against %s.",
+			advice, bv[CCA_SWEEP_FIG_TIME_US] / 1000.0, k->malloc_us / 1000.0,
+			k->free_us / 1000.0, k->sync_us / 1000.0,
+			rv[CCA_SWEEP_FIG_TIME_US] / 1000.0, base_name, cca_size_format(best_res, a),
+			cca_size_format(base_res, b));
 	}
 	if (best->sensitive)
 		g_string_append_printf(
@@ -781,7 +827,8 @@ static char *
 cell(const CcaSweepRow *row, CcaSweepFigure f, CellKind kind)
 {
 	GString *out = g_string_new(NULL);
-	bool ranged = row->hi[f] - row->lo[f] > (f == CCA_SWEEP_FIG_TIME_US ? 1e-6 * row->hi[f] : 0.0);
+	bool ranged =
+		row->hi[f] - row->lo[f] > (f == CCA_SWEEP_FIG_TIME_US ? 1e-6 * row->hi[f] : 0.0);
 	if (ranged) {
 		cell_value(out, row->lo[f], kind);
 		g_string_append(out, "..");
@@ -825,7 +872,9 @@ row_cell(const CcaSweepRow *row, guint rank, guint c)
 		return g_strdup_printf("%s%s", conf_label(row->conf),
 				       row->recorded ? " (recorded)" : "");
 	case N_COLUMNS - 1:
-		return g_strdup(row->recorded ? "recorded" : row->sensitive ? "varies" : "stable");
+		return g_strdup(row->n_runs == 1 && row->recorded ? "recorded"
+				: row->sensitive		  ? "varies"
+								  : "stable");
 	default:
 		break;
 	}
@@ -854,7 +903,7 @@ static void
 append_context(GString *out, const CcaSweep *sweep, const CcaSweepReport *report)
 {
 	const CcaSweepOptions *o = report->options;
-	char a[32];
+	char a[32], b[32];
 	uint64_t total = o->device_memory ? o->device_memory : CCA_H200_TOTAL_MEMORY;
 	g_string_append_printf(out,
 			       "%s, device %d: %" G_GUINT64_FORMAT " events, %u settings, "
@@ -866,7 +915,7 @@ append_context(GString *out, const CcaSweep *sweep, const CcaSweepReport *report
 		g_string_append_printf(
 			out, ", cap %s (memory fraction %g of %s)",
 			cca_size_format((uint64_t)(o->memory_fraction * (double)total), a),
-			o->memory_fraction, cca_size_format(total, a));
+			o->memory_fraction, cca_size_format(total, b));
 	else if (o->capacity_set)
 		g_string_append_printf(out, ", device memory %s", cca_size_format(total, a));
 	g_string_append(out, "\n");
@@ -920,7 +969,9 @@ cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, GStrin
 	for (guint m = 0; m < n_models; m++)
 		g_string_append_printf(out, "%s%s%s", m ? ", " : "",
 				       cca_address_model_name(models[m]), m ? "" : ", shown");
-	g_string_append(out, "); lo..hi is the range where they differ.\n");
+	g_string_append(out, "), the recorded settings with the trace's own addresses (and each "
+			     "model too if the cap changes their run); lo..hi is the range where "
+			     "they differ.\n");
 	if (report->options->calibration)
 		g_string_append_printf(
 			out,
@@ -943,7 +994,8 @@ append_double(GString *out, double v, const char *format)
 static bool
 figure_is_integer(int f)
 {
-	return f != CCA_SWEEP_FIG_FRAGMENTATION && f != CCA_SWEEP_FIG_TIME_US && f != CCA_SWEEP_FIG_OOM;
+	return f != CCA_SWEEP_FIG_FRAGMENTATION && f != CCA_SWEEP_FIG_TIME_US &&
+	       f != CCA_SWEEP_FIG_OOM;
 }
 
 static void
@@ -1007,6 +1059,11 @@ cca_sweep_print_json(const CcaSweep *sweep, const CcaSweepReport *report, GStrin
 			", \"address_sensitive\": %s, \"events\": %" G_GUINT64_FORMAT,
 			row->recorded ? "true" : "false", run->whatif ? "true" : "false",
 			row->n_runs, row->sensitive ? "true" : "false", run->events);
+		g_string_append(out, ", \"models\": [");
+		for (guint m = 0; m < row->n_runs; m++)
+			g_string_append_printf(out, "%s\"%s\"", m ? ", " : "",
+					       cca_address_model_name(row->runs[m].model));
+		g_string_append_c(out, ']');
 		for (int f = 0; f < CCA_SWEEP_FIG_COUNT; f++) {
 			g_string_append_printf(out, ", \"%s\": ", figure_names[f]);
 			append_figure(out, f, run->value[f]);

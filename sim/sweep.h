@@ -27,16 +27,17 @@ G_BEGIN_DECLS
  * exact below 2^53). */
 typedef enum {
 	CCA_SWEEP_FIG_PEAK_RESERVED = 0,   /* bytes: reserved_bytes.all.peak */
-	CCA_SWEEP_FIG_PEAK_ALLOCATED,	     /* bytes: allocated_bytes.all.peak */
-	CCA_SWEEP_FIG_FRAGMENTATION,	     /* 1 - active_bytes.all.peak / reserved_bytes.all.peak */
-	CCA_SWEEP_FIG_UNALLOCATED_AT_PEAK, /* bytes reserved but not allocated at the reserved peak */
-	CCA_SWEEP_FIG_MALLOCS,	     /* num_device_alloc: cudaMalloc calls and maps */
-	CCA_SWEEP_FIG_FREES,		     /* num_device_free: cudaFree calls and unmaps */
-	CCA_SWEEP_FIG_RETRIES,	     /* num_alloc_retries */
-	CCA_SWEEP_FIG_OOMS,		     /* num_ooms */
-	CCA_SWEEP_FIG_SYNCS,		     /* num_sync_all_streams */
-	CCA_SWEEP_FIG_TIME_US,	     /* predicted allocator time, microseconds (cost model) */
-	CCA_SWEEP_FIG_OOM,		     /* 1 when the program would have died of OOM, else 0 */
+	CCA_SWEEP_FIG_PEAK_ALLOCATED,	   /* bytes: allocated_bytes.all.peak */
+	CCA_SWEEP_FIG_FRAGMENTATION,	   /* 1 - active_bytes.all.peak / reserved_bytes.all.peak */
+	CCA_SWEEP_FIG_UNALLOCATED_AT_PEAK, /* bytes reserved but not allocated at the reserved peak
+					    */
+	CCA_SWEEP_FIG_MALLOCS,		   /* num_device_alloc: cudaMalloc calls and maps */
+	CCA_SWEEP_FIG_FREES,		   /* num_device_free: cudaFree calls and unmaps */
+	CCA_SWEEP_FIG_RETRIES,		   /* num_alloc_retries */
+	CCA_SWEEP_FIG_OOMS,		   /* num_ooms */
+	CCA_SWEEP_FIG_SYNCS,		   /* num_sync_all_streams */
+	CCA_SWEEP_FIG_TIME_US,		   /* predicted allocator time, microseconds (cost model) */
+	CCA_SWEEP_FIG_OOM,		   /* 1 when the program would have died of OOM, else 0 */
 	CCA_SWEEP_FIG_COUNT
 } CcaSweepFigure;
 
@@ -52,25 +53,28 @@ typedef enum {
 
 /* Parses "reserved", "mallocs" or "time"; FALSE with ERROR otherwise. */
 gboolean cca_goal_parse(const char *text, CcaGoal *goal, GError **error);
+
+/* The name cca_goal_parse() accepts for GOAL (static). */
 const char *cca_goal_name(CcaGoal goal);
 
 /* The address models replayed for every what-if row, primary first:
  * the row's figures are the primary model's, the others only widen its
- * ranges.  Stores the count in *N.  To add a model (the driver's), add it
- * to the list in sweep.c; to make it primary, put it first. */
+ * ranges.  Stores the count in *N.  To add a model, add it to the list in
+ * sweep.c; to make it primary, put it first. */
 const CcaAddressModel *cca_sweep_address_models(guint *n);
 
-#define CCA_SWEEP_MAX_MODELS 4
+/* At most one recorded replay plus one per address model. */
+#define CCA_SWEEP_MAX_MODELS 5
 
 /* One replay of a row. */
 typedef struct {
 	double value[CCA_SWEEP_FIG_COUNT];
-	CcaStats stats;		/* memory_stats() at the end (or at the OOM) */
-	CcaCost cost;		/* allocator time by cause */
-	uint64_t events;	/* trace events consumed */
-	uint64_t oom_event;	/* first unexpected OOM's event; valid when value[OOM] */
-	bool whatif;		/* the engine replayed a what-if */
-	CcaAddressModel model;	/* the address model (CCA_ADDRESS_RECORDED: the trace's own) */
+	CcaStats stats;	       /* memory_stats() at the end (or at the OOM) */
+	CcaCost cost;	       /* allocator time by cause */
+	uint64_t events;       /* trace events consumed */
+	uint64_t oom_event;    /* first unexpected OOM's event; valid when value[OOM] */
+	bool whatif;	       /* the engine replayed a what-if */
+	CcaAddressModel model; /* the address model (CCA_ADDRESS_RECORDED: the trace's own) */
 } CcaSweepRun;
 
 /* One setting and its results. */
@@ -79,8 +83,8 @@ typedef struct {
 	char *origin;	      /* where the row came from: "recorded", "grid", "--set", ... */
 	CcaSettings settings; /* parsed */
 	bool recorded;	      /* the trace's recorded settings: replayed on its own addresses */
-	guint n_runs;	      /* replays: 1 (recorded) or one per address model */
-	CcaSweepRun runs[CCA_SWEEP_MAX_MODELS];
+	guint n_runs;	      /* replays, see cca_sweep_row_models() */
+	CcaSweepRun runs[CCA_SWEEP_MAX_MODELS];			 /* primary first */
 	double lo[CCA_SWEEP_FIG_COUNT], hi[CCA_SWEEP_FIG_COUNT]; /* range over the runs */
 	bool sensitive; /* some figure differs between address models */
 } CcaSweepRow;
@@ -91,12 +95,12 @@ typedef void (*CcaSweepProgress)(void *data, guint done, guint total);
 
 /* How a sweep replays. */
 typedef struct {
-	double memory_fraction; /* 0: none */
-	uint64_t device_memory; /* totalGlobalMem; 0: the H200's */
-	bool capacity_set;	/* cudaMalloc fails past device_memory */
+	double memory_fraction;			/* 0: none */
+	uint64_t device_memory;			/* totalGlobalMem; 0: the H200's */
+	bool capacity_set;			/* cudaMalloc fails past device_memory */
 	const CcaCalibrationTable *calibration; /* NULL: CCA_SWEEP_FIG_TIME_US stays 0 */
-	guint threads;			   /* 0: one per core */
-	CcaSweepProgress progress;	   /* NULL: none */
+	guint threads;				/* 0: one per core */
+	CcaSweepProgress progress;		/* NULL: none */
 	void *progress_data;
 } CcaSweepOptions;
 
@@ -105,7 +109,7 @@ typedef struct {
 	const CcaSnapshot *snap; /* borrowed */
 	int device;
 	uint32_t pytorch_version; /* rules every row is parsed and replayed by */
-	GPtrArray *rows;	  /* CcaSweepRow*, owned; rows->pdata[0] is the recorded row */
+	GPtrArray *rows;	  /* CcaSweepRow*, owned; the recorded row first until sorted */
 	char *recorded_conf;	  /* canonical string of the recorded settings */
 } CcaSweep;
 
@@ -116,6 +120,7 @@ typedef struct {
 CcaSweep *cca_sweep_new(const CcaSnapshot *snap, int device, uint32_t pytorch_version,
 			GError **error);
 
+/* Frees SWEEP and its rows (not the snapshot); NULL allowed. */
 void cca_sweep_free(CcaSweep *sweep);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CcaSweep, cca_sweep_free)
 
@@ -142,19 +147,32 @@ gboolean cca_sweep_add_default_grid(CcaSweep *sweep, bool capped, GError **error
  * 512", "expandable_segments=True,False"} adds four rows.  Returns FALSE
  * with ERROR naming the specification on a missing '=', an empty value, a
  * key given twice, or a combination PyTorch would reject. */
-gboolean cca_sweep_add_sets(CcaSweep *sweep, const char *const *sets, guint n_sets,
-			    GError **error);
+gboolean cca_sweep_add_sets(CcaSweep *sweep, const char *const *sets, guint n_sets, GError **error);
 
-/* Replays every row under OPTIONS: each (row, address model) pair is one
- * task on a pool of OPTIONS->threads threads.  Fills the rows' runs,
- * ranges and sensitivity.  Returns FALSE with ERROR when a replay fails on
+/* Replays every row under OPTIONS: each (row, model) pair of
+ * cca_sweep_row_models() is one task on a pool of OPTIONS->threads
+ * threads.  A capped recorded row keeps its what-if replays only when the
+ * cap changed its plain replay (checked by one more replay without the
+ * cap); otherwise the trace's addresses hold and the row has one run.
+ * Fills the rows' runs, ranges and sensitivity.  Returns FALSE with ERROR when a replay fails on
  * bad input (the first failing row in row order). */
 gboolean cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error);
 
-/* Replays ROW's settings once under OPTIONS with address MODEL (ignored
- * for a recorded row) into RUN, exactly as `ccasim replay --config` would
- * (keep_going off: an OOM that the recording did not have ends the
- * replay).  Thread-safe for distinct RUNs.  FALSE with ERROR on bad input. */
+/* The replays ROW gets, primary first, into MODELS (room for
+ * CCA_SWEEP_MAX_MODELS); returns their number.  A what-if row: one per
+ * address model.  A recorded row: CCA_ADDRESS_RECORDED (the trace's own
+ * addresses, as `ccasim replay` does), then, when CAPPED (a memory
+ * fraction or device memory), one what-if per address model: once a cap
+ * sends the run off the recording, the trace's addresses stop saying
+ * where new segments go. */
+guint cca_sweep_row_models(const CcaSweepRow *row, bool capped, CcaAddressModel *models);
+
+/* Replays ROW's settings once under OPTIONS into RUN, exactly as `ccasim
+ * replay --config ROW` does with --address-model MODEL (keep_going off:
+ * an OOM that the recording did not have ends the replay).  For a recorded
+ * row, MODEL CCA_ADDRESS_RECORDED is that plain replay and any other model
+ * adds --whatif.  Thread-safe for distinct RUNs.  FALSE with ERROR on bad
+ * input. */
 gboolean cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row,
 			  const CcaSweepOptions *options, CcaAddressModel model, CcaSweepRun *run,
 			  GError **error);

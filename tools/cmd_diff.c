@@ -163,9 +163,11 @@ cca_cmd_diff(int argc, char **argv)
 	uint32_t vb = common.version ? common.version : cca_replay_guess_pytorch_version(b.snap);
 	gboolean ok = TRUE;
 	if (n_configs == 2)
-		ok = side_settings(&a, args.configs[0], va) && side_settings(&b, args.configs[1], vb);
+		ok = side_settings(&a, args.configs[0], va) &&
+		     side_settings(&b, args.configs[1], vb);
 	else if (n_configs == 1 && argc == 3)
-		ok = side_settings(&a, args.configs[0], va) && side_settings(&b, args.configs[0], vb);
+		ok = side_settings(&a, args.configs[0], va) &&
+		     side_settings(&b, args.configs[0], vb);
 	else if (n_configs == 1)
 		ok = side_settings(&b, args.configs[0], vb);
 	for (int s = 0; ok && s < 2; s++) {
@@ -184,9 +186,8 @@ cca_cmd_diff(int argc, char **argv)
 		side->opt.address_model = model;
 		side->opt.device = args.device;
 		side->opt.pytorch_version = s ? vb : va;
-		g_autofree char *conf = side->has_settings
-						? cca_settings_to_string(&side->settings)
-						: NULL;
+		g_autofree char *conf =
+			side->has_settings ? cca_settings_to_string(&side->settings) : NULL;
 		const char *trace = argv[s && argc == 3 ? 2 : 1];
 		if (!conf)
 			side->label = g_strdup_printf("%s, recorded settings", trace);

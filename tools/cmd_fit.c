@@ -53,7 +53,8 @@ resolve_gpus(char **names, const CcaGpuPreset **gpus, guint *n)
 		}
 		const CcaGpuPreset *g = cca_gpu_preset_find(*p);
 		if (!g) {
-			fprintf(stderr, "ccasim fit: --gpu: unknown GPU '%s' (see --list-gpus)\n", *p);
+			fprintf(stderr, "ccasim fit: --gpu: unknown GPU '%s' (see --list-gpus)\n",
+				*p);
 			return FALSE;
 		}
 		if (*n == CCA_FIT_MAX_GPUS) {
@@ -99,9 +100,10 @@ cca_cmd_fit(int argc, char **argv)
 	};
 	g_autoptr(GOptionContext) octx = g_option_context_new("TRACE");
 	g_option_context_set_summary(
-		octx, "Finds the smallest device memory, to 2 MiB, at which the trace runs without\n"
-		      "running out of memory, under each setting of the grid.  Each answer is\n"
-		      "checked by a replay at that size (no OOM) and one 2 MiB below (OOM).");
+		octx,
+		"Finds the smallest device memory, to 2 MiB, at which the trace runs without\n"
+		"running out of memory, under each setting of the grid.  Each answer is\n"
+		"checked by a replay at that size (no OOM) and one 2 MiB below (OOM).");
 	g_autofree char *presets = NULL;
 	{
 		GString *s = g_string_new("Device memory means what PyTorch may reserve "
@@ -160,9 +162,9 @@ cca_cmd_fit(int argc, char **argv)
 	}
 	gboolean chosen = args.configs || args.sets || args.recorded;
 	g_autoptr(CcaSweep) sweep = NULL;
-	status = cca_whatif_build_grid(&common, snap, args.device, (const char *const *)args.configs,
-				       (const char *const *)args.sets,
-				       args.default_grid || !chosen, &sweep);
+	status = cca_whatif_build_grid(
+		&common, snap, args.device, (const char *const *)args.configs,
+		(const char *const *)args.sets, args.default_grid || !chosen, &sweep);
 	if (status) {
 		fit_args_clear(&args);
 		return status;

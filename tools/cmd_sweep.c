@@ -147,9 +147,10 @@ cca_cmd_sweep(int argc, char **argv)
 		return 1;
 	}
 	g_autoptr(CcaSweep) sweep = NULL;
-	status = cca_whatif_build_grid(&common, snap, args.device, (const char *const *)args.configs,
-				       (const char *const *)args.sets,
-				       args.default_grid || (!args.configs && !args.sets), &sweep);
+	status =
+		cca_whatif_build_grid(&common, snap, args.device, (const char *const *)args.configs,
+				      (const char *const *)args.sets,
+				      args.default_grid || (!args.configs && !args.sets), &sweep);
 	if (status) {
 		sweep_args_clear(&args);
 		return status;

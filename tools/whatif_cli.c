@@ -93,7 +93,9 @@ void
 cca_whatif_progress(void *data, guint done, guint total)
 {
 	CcaWhatifProgress *p = data;
-	enum { WIDTH = 30 };
+	enum {
+		WIDTH = 30
+	};
 	guint filled = total ? done * WIDTH / total : WIDTH;
 	char bar[WIDTH + 1];
 	for (guint i = 0; i < WIDTH; i++)

@@ -1,0 +1,315 @@
+/* test-fit.c - the smallest device memory a trace runs in (/fit/...).
+ *
+ * /fit/default/W: for each W.default, the capacity fit reports runs
+ * without OOM and 2 MiB less does not, both checked again by replays built
+ * as `ccasim replay --device-memory` builds them.  /fit/oom/W.C: for every
+ * capped W.C whose real run died of OOM, fit under its setting (on the
+ * W.C trace itself and on W.default) reports more than the cap.
+ */
+#include "config.h"
+
+#include <glib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "fit.h"
+#include "settings.h"
+#include "snapshot.h"
+#include "sweep.h"
+#include "testutil.h"
+
+static char *
+read_text(const char *path)
+{
+	char *text = NULL;
+	GError *error = NULL;
+	g_file_get_contents(path, &text, NULL, &error);
+	g_assert_no_error(error);
+	return text;
+}
+
+static CcaSnapshot *
+load_trace(const char *name)
+{
+	g_autofree char *rel = g_strdup_printf("pytorch-2.11/%s.pickle.xz", name);
+	g_autofree char *path = cca_test_trace_path(rel);
+	GError *error = NULL;
+	CcaSnapshot *snap = cca_snapshot_load(path, &error);
+	g_assert_no_error(error);
+	return snap;
+}
+
+/* `ccasim replay TRACE [--config CONF] --device-memory CAPACITY`: did a
+ * request fail? */
+static bool
+replay_ooms(const CcaSnapshot *snap, const char *conf, uint64_t capacity)
+{
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.device_memory = capacity;
+	opt.capacity_set = true;
+	opt.pytorch_version = cca_replay_guess_pytorch_version(snap);
+	CcaSettings settings;
+	cca_settings_init(&settings);
+	settings.pytorch_version = opt.pytorch_version;
+	GError *error = NULL;
+	if (conf) {
+		g_assert_true(cca_settings_parse(&settings, conf, &error));
+		opt.settings = &settings;
+	}
+	CcaReplayResult res;
+	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
+	bool oom = res.unexpected_ooms > 0 || res.stats.num_ooms > 0;
+	cca_replay_result_clear(&res);
+	cca_settings_clear(&settings);
+	return oom;
+}
+
+static CcaFitRow *
+fit_rows(const CcaSweep *sweep, const CcaFitOptions *extra)
+{
+	CcaFitOptions opt = {.context = CCA_GPU_CONTEXT_BYTES};
+	if (extra)
+		opt = *extra;
+	GError *error = NULL;
+	CcaFitRow *rows = cca_fit_run(sweep, &opt, &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(rows);
+	return rows;
+}
+
+static void
+test_default(gconstpointer data)
+{
+	const char *workload = data;
+	g_autofree char *name = g_strdup_printf("%s.default", workload);
+	g_autoptr(CcaSnapshot) snap = load_trace(name);
+	GError *error = NULL;
+	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
+	g_assert_no_error(error);
+	g_autofree CcaFitRow *rows = fit_rows(sweep, NULL);
+	const CcaFitRun *run = &rows[0].runs[0];
+	g_assert_true(rows[0].row->recorded);
+	g_assert_cmpuint(rows[0].n_runs, ==, 4); /* its own addresses, then each model */
+	g_assert_cmpint(rows[0].runs[0].at.model, ==, CCA_ADDRESS_RECORDED);
+	g_assert_true(run->found);
+	g_assert_cmpuint(run->capacity % CCA_FIT_STEP, ==, 0);
+	g_assert_cmpuint(run->capacity, >, CCA_FIT_STEP);
+	g_assert_true(run->below_run);
+	g_assert_false(run->below_fits);
+	g_assert_cmpfloat(run->at.value[CCA_SWEEP_FIG_OOM], ==, 0);
+	g_assert_cmpfloat(run->below.value[CCA_SWEEP_FIG_OOM], ==, 1);
+	g_assert_cmpfloat(run->at.value[CCA_SWEEP_FIG_PEAK_RESERVED], <=, (double)run->capacity);
+	/* independently: replay at the answer and 2 MiB below */
+	g_assert_false(replay_ooms(snap, NULL, run->capacity));
+	g_assert_true(replay_ooms(snap, NULL, run->capacity - CCA_FIT_STEP));
+	g_test_message("%s: fits in %" G_GUINT64_FORMAT " MiB (%u replays); peak reserved there "
+		       "%.0f MiB; %" G_GUINT64_FORMAT
+		       " MiB runs out of memory at event %" G_GUINT64_FORMAT,
+		       name, run->capacity >> 20, run->replays,
+		       run->at.value[CCA_SWEEP_FIG_PEAK_RESERVED] / 1048576.0,
+		       (run->capacity - CCA_FIT_STEP) >> 20, run->below.oom_event);
+}
+
+typedef struct {
+	char *name; /* W.C */
+	char *workload;
+	uint64_t cap;
+	char *conf;
+} OomCase;
+
+static void
+test_oom(gconstpointer data)
+{
+	const OomCase *tc = data;
+	GError *error = NULL;
+	/* the W.C trace itself, under its recorded settings */
+	g_autoptr(CcaSnapshot) snap = load_trace(tc->name);
+	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
+	g_autofree CcaFitRow *rows = fit_rows(sweep, NULL);
+	const CcaFitRun *run = &rows[0].runs[0];
+	g_assert_true(run->found);
+	g_test_message("%s (cap %" G_GUINT64_FORMAT " bytes = %.1f MiB): its own trace fits in "
+		       "%" G_GUINT64_FORMAT " MiB",
+		       tc->name, tc->cap, (double)tc->cap / 1048576.0, run->capacity >> 20);
+	g_assert_cmpuint(run->capacity, >, tc->cap);
+	g_assert_false(replay_ooms(snap, NULL, run->capacity));
+	g_assert_true(replay_ooms(snap, NULL, run->capacity - CCA_FIT_STEP));
+	/* the whole program (W.default) under setting C */
+	g_autofree char *dname = g_strdup_printf("%s.default", tc->workload);
+	g_autoptr(CcaSnapshot) full = load_trace(dname);
+	g_autoptr(CcaSweep) s2 = cca_sweep_new(full, 0, 0, &error);
+	g_assert_true(cca_sweep_add_config(s2, tc->conf, "--config", &error));
+	g_autofree CcaFitRow *r2 = fit_rows(s2, NULL);
+	CcaSettings s;
+	cca_settings_init(&s);
+	g_assert_true(cca_settings_parse(&s, tc->conf, &error));
+	g_autofree char *canonical = cca_settings_to_string(&s);
+	cca_settings_clear(&s);
+	const CcaFitRow *row = NULL;
+	for (guint i = 0; i < s2->rows->len; i++)
+		if (strcmp(r2[i].row->conf, canonical) == 0)
+			row = &r2[i];
+	g_assert_nonnull(row);
+	for (guint m = 0; m < row->n_runs; m++) {
+		g_assert_true(row->runs[m].found);
+		g_assert_cmpuint(row->runs[m].capacity, >, tc->cap);
+		g_assert_true(!row->runs[m].below_run || !row->runs[m].below_fits);
+	}
+	g_test_message("%s: %s under \"%s\" fits in %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT
+		       " MiB",
+		       tc->name, dname, tc->conf, row->lo >> 20, row->hi >> 20);
+}
+
+static void
+test_gpu_presets(void)
+{
+	guint n;
+	const CcaGpuPreset *presets = cca_gpu_presets(&n);
+	g_assert_cmpuint(n, >=, 12);
+	for (guint i = 0; i < n; i++) {
+		const char *k = presets[i].kind;
+		g_assert_true(strcmp(k, "measured") == 0 || strcmp(k, "reported") == 0 ||
+			      strcmp(k, "estimate") == 0);
+		g_assert_cmpuint(strlen(presets[i].source), >, 10);
+		g_assert_cmpuint(presets[i].total_memory, >, UINT64_C(8) << 30);
+		g_assert_true(cca_gpu_preset_find(presets[i].name) == &presets[i]);
+	}
+	g_assert_cmpstr(cca_gpu_preset_find("a100 40gb")->name, ==, "A100-40GB");
+	g_assert_cmpstr(cca_gpu_preset_find("A100")->name, ==, "A100-40GB");
+	g_assert_cmpstr(cca_gpu_preset_find("rtx_4090")->name, ==, "RTX-4090");
+	g_assert_cmpstr(cca_gpu_preset_find("4090")->name, ==, "RTX-4090");
+	g_assert_cmpstr(cca_gpu_preset_find("h100")->name, ==, "H100-80GB");
+	g_assert_cmpstr(cca_gpu_preset_find("L4")->name, ==, "L4");
+	g_assert_cmpstr(cca_gpu_preset_find("l40s")->name, ==, "L40S");
+	g_assert_null(cca_gpu_preset_find("A100-60GB"));
+	g_assert_null(cca_gpu_preset_find(""));
+	const CcaGpuPreset *h200 = cca_gpu_preset_find("H200");
+	g_assert_cmpuint(h200->total_memory, ==, UINT64_C(150109880320));
+	g_assert_cmpstr(h200->kind, ==, "measured");
+	g_assert_cmpuint(cca_gpu_usable(h200, CCA_GPU_CONTEXT_BYTES), ==,
+			 UINT64_C(150109880320) - (UINT64_C(690) << 20));
+	g_assert_cmpuint(cca_gpu_usable(h200, UINT64_C(1) << 50), ==, 0);
+}
+
+/* The --gpu answer is a replay at the GPU's usable memory. */
+static void
+test_gpu_answer(void)
+{
+	g_autoptr(CcaSnapshot) snap = load_trace("seedfrag.default");
+	GError *error = NULL;
+	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
+	g_autofree CcaFitRow *probe = fit_rows(sweep, NULL);
+	uint64_t need = probe[0].runs[0].capacity;
+	const CcaGpuPreset big = {"big", "", need + CCA_GPU_CONTEXT_BYTES, "estimate", "a test"};
+	const CcaGpuPreset small = {"small", "", need + CCA_GPU_CONTEXT_BYTES - CCA_FIT_STEP,
+				    "estimate", "a test"};
+	const CcaGpuPreset *t4 = cca_gpu_preset_find("T4");
+	const CcaGpuPreset *gpus[] = {&big, &small, t4};
+	CcaFitOptions opt = {.gpus = gpus, .n_gpus = 3, .context = CCA_GPU_CONTEXT_BYTES};
+	g_autofree CcaFitRow *rows = fit_rows(sweep, &opt);
+	g_assert_cmpint(rows[0].runs[0].gpu_fits[0], ==, 1);
+	g_assert_cmpint(rows[0].runs[0].gpu_fits[1], ==, 0);
+	g_assert_cmpint(rows[0].runs[0].gpu_fits[2], ==, 1);
+	GString *out = g_string_new(NULL);
+	CcaFitReport report = {.trace = "seedfrag", .options = &opt};
+	cca_fit_print_json(sweep, rows, 1, &report, out);
+	g_assert_nonnull(strstr(out->str, "\"small\": false"));
+	g_assert_nonnull(strstr(out->str, "\"big\": true"));
+	g_string_free(out, TRUE);
+}
+
+/* What-if rows are searched under every address model; the range holds
+ * each model's answer and each answer is backed by its two replays. */
+static void
+test_whatif_rows(void)
+{
+	g_autoptr(CcaSnapshot) snap = load_trace("multistream.default");
+	GError *error = NULL;
+	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
+	const char *sets[] = {"max_split_size_mb=32,128", "expandable_segments=True,False"};
+	g_assert_true(cca_sweep_add_sets(sweep, sets, 2, &error));
+	CcaFitOptions opt = {.threads = 2};
+	g_autofree CcaFitRow *rows = fit_rows(sweep, &opt);
+	guint n = sweep->rows->len;
+	cca_fit_sort(rows, n);
+	for (guint i = 0; i < n; i++) {
+		const CcaFitRow *f = &rows[i];
+		g_assert_cmpuint(f->n_runs, ==, f->row->recorded ? 4 : 3);
+		for (guint m = 0; m < f->n_runs; m++) {
+			const CcaFitRun *r = &f->runs[m];
+			g_assert_true(r->found);
+			g_assert_cmpuint(r->capacity, >=, f->lo);
+			g_assert_cmpuint(r->capacity, <=, f->hi);
+			g_assert_true(r->below_run && !r->below_fits);
+		}
+		if (i > 0)
+			g_assert_cmpuint(rows[i - 1].runs[0].capacity, <=, f->runs[0].capacity);
+	}
+}
+
+static void
+oom_case_free(gpointer data)
+{
+	OomCase *tc = data;
+	g_free(tc->name);
+	g_free(tc->workload);
+	g_free(tc->conf);
+	g_free(tc);
+}
+
+static gint
+compare_strings(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int
+main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	static const char *const workloads[] = {"bert",	     "dyninfer", "gpt2gen", "multistream",
+						"resnet152", "seedfrag", "stacks"};
+	for (guint i = 0; i < G_N_ELEMENTS(workloads); i++) {
+		g_autofree char *path = g_strdup_printf("/fit/default/%s", workloads[i]);
+		g_test_add_data_func(path, workloads[i], test_default);
+	}
+	GPtrArray *cases = g_ptr_array_new_with_free_func(oom_case_free);
+	g_autofree char *dir = cca_test_trace_path("pytorch-2.11");
+	GDir *d = g_dir_open(dir, 0, NULL);
+	g_assert_nonnull(d);
+	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+	const char *entry;
+	while ((entry = g_dir_read_name(d)))
+		if (g_str_has_suffix(entry, ".json") && !g_str_has_prefix(entry, "h200-"))
+			g_ptr_array_add(names, g_strndup(entry, strlen(entry) - 5));
+	g_dir_close(d);
+	g_ptr_array_sort(names, compare_strings);
+	for (guint i = 0; i < names->len; i++) {
+		const char *wc = g_ptr_array_index(names, i);
+		g_autofree char *path = g_strdup_printf("%s/%s.json", dir, wc);
+		g_autofree char *json = read_text(path);
+		gint64 cap = 0;
+		g_autofree char *status = cca_test_json_string(json, "status");
+		cca_test_json_int(json, "cap_bytes", &cap);
+		if (cap == 0 || !status || !g_str_has_prefix(status, "oom"))
+			continue;
+		OomCase *tc = g_new0(OomCase, 1);
+		tc->name = g_strdup(wc);
+		tc->workload = g_strndup(wc, strchr(wc, '.') - wc);
+		tc->cap = (uint64_t)cap;
+		tc->conf = cca_test_json_string(json, "PYTORCH_CUDA_ALLOC_CONF");
+		if (!tc->conf)
+			tc->conf = g_strdup("");
+		g_ptr_array_add(cases, tc);
+		g_autofree char *tpath = g_strdup_printf("/fit/oom/%s", wc);
+		g_test_add_data_func(tpath, tc, test_oom);
+	}
+	g_ptr_array_free(names, TRUE);
+	g_test_add_func("/fit/gpu-presets", test_gpu_presets);
+	g_test_add_func("/fit/gpu-answer", test_gpu_answer);
+	g_test_add_func("/fit/whatif-rows", test_whatif_rows);
+	int status = g_test_run();
+	g_ptr_array_free(cases, TRUE);
+	return status;
+}
