@@ -1,1 +1,2 @@
 # traces/: small real fixtures recorded by torch 2.11 on an H200.
+EXTRA_DIST += traces/pytorch-2.11 traces/driver-probe
