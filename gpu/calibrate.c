@@ -1,11 +1,11 @@
 /* calibrate.c - the latency of the device calls, by size.
  *
  * What a cudaMalloc, a cudaFree, and the VMM mapping and unmapping of
- * expandable segments cost on this GPU, as medians over repetitions (the
- * first call of each size is not timed: it pays for lazily created driver
- * state).  The map figure covers cuMemCreate+cuMemMap of every page and
- * one cuMemSetAccess, the unmap figure cuMemUnmap+cuMemRelease of every
- * page, as the allocator does them.
+ * expandable segments cost on this GPU, and a synchronisation of an idle
+ * device, as medians over repetitions (the first call of each size is not
+ * timed: it pays for lazily created driver state).  The map figure covers
+ * cuMemCreate+cuMemMap of every page and one cuMemSetAccess, the unmap
+ * figure cuMemUnmap+cuMemRelease of every page, as the allocator does them.
  */
 #include "config.h"
 
@@ -150,6 +150,15 @@ cca_calibrate(int ordinal, const uint64_t *sizes_mb, size_t n_sizes, unsigned re
 	} else {
 		cal->granularity = cca_vmm_granularity(&vmm);
 	}
+	double *sync = g_new(double, cal->reps);
+	cudaDeviceSynchronize();
+	for (unsigned i = 0; i < cal->reps; i++) {
+		int64_t t0 = cca_clock_ns();
+		cudaDeviceSynchronize();
+		sync[i] = (double)(cca_clock_ns() - t0) / 1e3;
+	}
+	cal->sync_us = cca_median(sync, cal->reps);
+	g_free(sync);
 	for (size_t i = 0; i < n_sizes; i++) {
 		uint64_t free_mem = 0, used = 0, total = 0;
 		if (cca_cuda_used(&used, &total))
@@ -189,8 +198,11 @@ cca_calibration_to_json(const CcaCalibration *cal, GString *out)
 	g_string_append_printf(out,
 			       ",\n \"total_memory\": %" G_GUINT64_FORMAT
 			       ",\n \"granularity\": %" G_GUINT64_FORMAT
-			       ",\n \"driver_version\": %d,\n \"reps\": %u,\n \"rows\": [",
+			       ",\n \"driver_version\": %d,\n \"reps\": %u",
 			       cal->total_memory, cal->granularity, cal->driver_version, cal->reps);
+	char buf[G_ASCII_DTOSTR_BUF_SIZE];
+	g_string_append_printf(out, ",\n \"sync_us\": %s,\n \"rows\": [",
+			       g_ascii_formatd(buf, sizeof buf, "%.3f", cal->sync_us));
 	for (guint i = 0; i < cal->rows->len; i++) {
 		const CcaCalibrationRow *r = &g_array_index(cal->rows, CcaCalibrationRow, i);
 		g_string_append_printf(out, "%s\n  {\n   \"mb\": %" G_GUINT64_FORMAT, i ? "," : "",

@@ -9,12 +9,12 @@ G_BEGIN_DECLS
 
 /* One size's medians, in microseconds. */
 typedef struct {
-	uint64_t mb;	    /* MiB per call */
-	double malloc_us;   /* cudaMalloc */
-	double free_us;	    /* cudaFree */
-	double map_us;	    /* cuMemCreate+cuMemMap per page, then cuMemSetAccess; < 0: not measured */
-	double unmap_us;    /* cuMemUnmap+cuMemRelease per page; < 0: not measured */
-	uint64_t page_mb;   /* VMM page used for map/unmap: 20 MiB (2 MiB below 20 MiB) */
+	uint64_t mb;	  /* MiB per call */
+	double malloc_us; /* cudaMalloc */
+	double free_us;	  /* cudaFree */
+	double map_us;	 /* cuMemCreate+cuMemMap per page, then cuMemSetAccess; < 0: not measured */
+	double unmap_us; /* cuMemUnmap+cuMemRelease per page; < 0: not measured */
+	uint64_t page_mb;    /* VMM page used for map/unmap: 20 MiB (2 MiB below 20 MiB) */
 	uint64_t used_delta; /* driver's used-memory delta of the last cudaMalloc */
 } CcaCalibrationRow;
 
@@ -26,12 +26,14 @@ typedef struct {
 	uint64_t granularity;  /* VMM minimum granularity */
 	int driver_version;
 	unsigned reps;
-	GArray *rows; /* CcaCalibrationRow, by size */
+	double sync_us; /* median cudaDeviceSynchronize with nothing in flight */
+	GArray *rows;	/* CcaCalibrationRow, by size */
 } CcaCalibration;
 
 /* Times REPS (>= 1) cudaMalloc/cudaFree pairs and REPS map/unmap pairs for
  * each of the N_SIZES sizes SIZES_MB (MiB) on CUDA device ORDINAL, after one
- * untimed pair per size, and keeps the medians.  Sizes that do not fit in
+ * untimed pair per size, and REPS cudaDeviceSynchronize calls, and keeps
+ * the medians.  Sizes that do not fit in
  * the free memory are skipped with a warning on stderr.  Returns FALSE
  * with ERROR ("no CUDA device: ..." when there is none, or the failing
  * call).  Clear CAL with cca_calibration_clear(). */
@@ -40,7 +42,7 @@ gboolean cca_calibrate(int ordinal, const uint64_t *sizes_mb, size_t n_sizes, un
 
 /* Appends CAL as the cost model's calibration JSON:
  * {"lib", "device", "total_memory", "granularity", "driver_version", "reps",
- *  "rows": [{"mb", "malloc_us_median", "free_us_median", "map_us_median",
+ *  "sync_us", "rows": [{"mb", "malloc_us_median", "free_us_median", "map_us_median",
  *  "unmap_us_median", "map_page_mb", "used_delta"}, ...]}, the layout of
  * traces/pytorch-2.11/h200-cudamalloc-timing.json plus the optional keys. */
 void cca_calibration_to_json(const CcaCalibration *cal, GString *out);

@@ -29,7 +29,7 @@
 typedef struct {
 	uint64_t base;
 	uint64_t size;
-	uint64_t page; /* bytes per VMM handle */
+	uint64_t page;			       /* bytes per VMM handle */
 	CUmemGenericAllocationHandle *handles; /* one per page; 0 = unmapped */
 	uint64_t n_pages;
 } Reservation;
@@ -59,7 +59,7 @@ typedef struct {
 } CudaDevice;
 
 static const char *const call_names[CCA_CALL_KINDS] = {
-	"cudaMalloc",	      "cudaFree",  "cuMemAddressReserve",
+	"cudaMalloc",	    "cudaFree", "cuMemAddressReserve",
 	"cuMemAddressFree", "cuMemMap", "cuMemUnmap",
 };
 
@@ -95,8 +95,7 @@ cca_cuda_record_clear(CcaCudaRecord *rec)
 /* ------------------------------------------------------------ helpers */
 
 /* Keeps the first failure; later ones are consequences. */
-static void
-note_error(CudaDevice *cd, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void note_error(CudaDevice *cd, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
 static void
 note_error(CudaDevice *cd, const char *fmt, ...)
@@ -281,8 +280,9 @@ cuda_adopt(CcaDevice *dev, uint64_t ptr, uint64_t size)
 	CudaDevice *cd = (CudaDevice *)dev;
 	/* The segment was cudaMalloc'd by another process before the trace
 	 * began: there is no memory behind the address here. */
-	note_error(cd, "a trace that starts mid-run cannot be replayed on a GPU (segment "
-		       "0x%" G_GINT64_MODIFIER "x existed before its first event)",
+	note_error(cd,
+		   "a trace that starts mid-run cannot be replayed on a GPU (segment "
+		   "0x%" G_GINT64_MODIFIER "x existed before its first event)",
 		   ptr);
 	cd->touch = false;
 }
@@ -349,8 +349,9 @@ cuda_map(CcaDevice *dev, uint64_t ptr, uint64_t size)
 	if (!r)
 		return false; /* its reservation failed (noted there) */
 	if ((ptr - r->base) % r->page || size % r->page || ptr - r->base + size > r->size) {
-		note_error(cd, "map of %" G_GUINT64_FORMAT " bytes at 0x%" G_GINT64_MODIFIER
-			       "x: not whole %" G_GUINT64_FORMAT "-byte pages of its reservation",
+		note_error(cd,
+			   "map of %" G_GUINT64_FORMAT " bytes at 0x%" G_GINT64_MODIFIER
+			   "x: not whole %" G_GUINT64_FORMAT "-byte pages of its reservation",
 			   size, ptr, r->page);
 		return false;
 	}
@@ -409,8 +410,9 @@ cuda_unmap(CcaDevice *dev, uint64_t ptr, uint64_t size)
 	CudaDevice *cd = (CudaDevice *)dev;
 	Reservation *r = reservation_of(cd, ptr);
 	if (!r || (ptr - r->base) % r->page || size % r->page) {
-		note_error(cd, "unmap of %" G_GUINT64_FORMAT " bytes at 0x%" G_GINT64_MODIFIER
-			       "x: not mapped pages",
+		note_error(cd,
+			   "unmap of %" G_GUINT64_FORMAT " bytes at 0x%" G_GINT64_MODIFIER
+			   "x: not mapped pages",
 			   size, ptr);
 		return;
 	}
@@ -685,7 +687,9 @@ cca_cudadevice_new(const CcaCudaDeviceConfig *cfg, GError **error)
 	}
 	CudaDevice *cd = g_new0(CudaDevice, 1);
 	cd->base.ops = &cuda_ops;
-	cd->base.total_memory = prop.totalGlobalMem;
+	/* with a capacity the GPU acts as a device of that size, for the
+	 * memory fraction and the reservations too */
+	cd->base.total_memory = cfg->capacity ? cfg->capacity : prop.totalGlobalMem;
 	cd->cfg = *cfg;
 	cd->cfg.streams = NULL;
 	cd->rec = cfg->record;
@@ -714,8 +718,7 @@ cca_cudadevice_new(const CcaCudaDeviceConfig *cfg, GError **error)
 	cd->rec->granularity = cca_vmm_granularity(&cd->vmm);
 	cd->rec->n_streams = cd->streams->len + 1;
 	if (!cca_cuda_used(&cd->rec->baseline_used, NULL)) {
-		g_set_error(error, CCA_CUDA_ERROR, CCA_CUDA_ERROR_FAILED,
-			    "cudaMemGetInfo failed");
+		g_set_error(error, CCA_CUDA_ERROR, CCA_CUDA_ERROR_FAILED, "cudaMemGetInfo failed");
 		cuda_destroy(&cd->base);
 		return NULL;
 	}

@@ -60,7 +60,7 @@ typedef struct {
 	GArray *segment_bases;	   /* uint64_t: addresses cudaMalloc returned, in order */
 	GArray *reservation_bases; /* uint64_t: addresses cuMemAddressReserve returned */
 	char *name;		   /* the GPU's name */
-	uint64_t total_memory;	   /* totalGlobalMem */
+	uint64_t total_memory;	   /* the GPU's totalGlobalMem */
 	uint64_t baseline_used;	   /* driver's used bytes before the first call */
 	int64_t peak_used;	   /* max of CcaDeviceCall.used */
 	int64_t final_used;	   /* used minus baseline once the device cleaned up */
@@ -78,14 +78,15 @@ void cca_cuda_record_clear(CcaCudaRecord *rec);
 /* How to open the device. */
 typedef struct {
 	int ordinal;	     /* CUDA device number */
-	uint64_t capacity;   /* 0: the GPU's memory; else refuse past this many bytes */
+	uint64_t capacity;   /* 0: the GPU as it is; else it acts as a device of this many
+			      * bytes (total_memory, and allocations past it refused) */
 	uint64_t large_page; /* large_segment_size of the settings (expandable pages) */
 	/* The trace's stream ids (0 = the legacy default stream); one CUDA
 	 * stream is created for each before the baseline is measured.
 	 * Borrowed. */
 	const uint64_t *streams;
 	size_t n_streams;
-	bool touch;	     /* memset each allocated block on its stream */
+	bool touch;	       /* memset each allocated block on its stream */
 	CcaCudaRecord *record; /* receives the calls; borrowed, must outlive the device */
 } CcaCudaDeviceConfig;
 
@@ -95,7 +96,8 @@ const char *cca_call_kind_name(CcaCallKind kind);
 /* Opens CUDA device CFG->ordinal, loads the VMM entry points, creates the
  * streams, warms up the calls it will time (so that lazily loaded driver
  * state is not measured), and measures the baseline of used memory.
- * Returns a device whose total_memory is the GPU's, or NULL with ERROR
+ * Returns a device whose total_memory is the GPU's (or the capacity), or
+ * NULL with ERROR
  * (CCA_CUDA_ERROR_NO_DEVICE: "no CUDA device: ..." when there is no
  * usable GPU).  Free with cca_device_free(), which synchronises and
  * releases every segment, page and reservation still held. */

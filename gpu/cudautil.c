@@ -16,7 +16,7 @@
 /* The CUDA release whose driver ABI the entry points are asked for. */
 #define CCA_VMM_ABI 12000
 
-G_DEFINE_QUARK(cca-cuda-error-quark, cca_cuda_error)
+G_DEFINE_QUARK(cca - cuda - error - quark, cca_cuda_error)
 
 gboolean
 cca_cuda_open(int ordinal, GError **error)
@@ -44,8 +44,8 @@ static gboolean
 vmm_entry(const char *symbol, void **fn, GError **error)
 {
 	enum cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
-	cudaError_t err =
-		cudaGetDriverEntryPointByVersion(symbol, fn, CCA_VMM_ABI, cudaEnableDefault, &status);
+	cudaError_t err = cudaGetDriverEntryPointByVersion(symbol, fn, CCA_VMM_ABI,
+							   cudaEnableDefault, &status);
 	if (err != cudaSuccess || status != cudaDriverEntryPointSuccess || !*fn) {
 		cudaGetLastError();
 		g_set_error(error, CCA_CUDA_ERROR, CCA_CUDA_ERROR_FAILED,

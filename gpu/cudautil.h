@@ -1,7 +1,8 @@
-/* cudautil.h - what the GPU modules share: the CUDA error domain, the
- * virtual-memory driver API reached through cudart, a monotonic clock and
- * medians.  Private to gpu/: it includes the CUDA headers, which the rest
- * of ccasim never sees.
+/* cudautil.h - what the GPU modules share: opening a device, the
+ * virtual-memory driver API reached through cudart, CUDA errors as GErrors
+ * (domain CCA_CUDA_ERROR of cudadevice.h), a monotonic clock and medians.
+ * Private to gpu/: it includes the CUDA headers, which the rest of ccasim
+ * never sees.
  */
 #ifndef CCA_CUDAUTIL_H
 #define CCA_CUDAUTIL_H

@@ -46,18 +46,17 @@ typedef enum {
 typedef struct {
 	RunKind kind;
 	CcaGpuReplayResult *res;
-	CcaDevice *pending; /* the CUDA device until the engine asks for it */
-	CcaDevice *cuda;    /* the CUDA device while the engine holds it */
-	GArray *gpu_entries; /* Entry: what the GPU run recorded */
+	CcaDevice *pending;	 /* the CUDA device until the engine asks for it */
+	CcaDevice *cuda;	 /* the CUDA device while the engine holds it */
+	GArray *gpu_entries;	 /* Entry: what the GPU run recorded */
 	GArray *segment_entries; /* Entry: the simulation's segment entries */
-	uint64_t last_index; /* index of the trace's last event */
-	uint64_t ooms;	     /* num_ooms at the previous event */
-	uint64_t peak;	     /* largest reserved seen between events */
+	uint64_t last_index;	 /* index of the trace's last event */
+	uint64_t ooms;		 /* num_ooms at the previous event */
+	uint64_t peak;		 /* largest reserved seen between events */
 	CcaLayout *at_peak, *at_end;
 } Run;
 
-static void
-fail(CcaGpuReplayResult *res, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void fail(CcaGpuReplayResult *res, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
 static void
 fail(CcaGpuReplayResult *res, const char *fmt, ...)
@@ -123,18 +122,21 @@ layout_take(CcaLayout *l, const CcaAllocator *alloc)
 		const CcaStateSegment *s = &g_array_index(segs, CcaStateSegment, i);
 		GString *line = g_string_new(NULL);
 		g_string_append_printf(line, "%" G_GUINT64_FORMAT ":", s->total_size);
-		g_string_append_printf(exact, "%" G_GINT64_MODIFIER "x:%" G_GUINT64_FORMAT
-					      ":%" G_GUINT64_FORMAT ":",
+		g_string_append_printf(exact,
+				       "%" G_GINT64_MODIFIER "x:%" G_GUINT64_FORMAT
+				       ":%" G_GUINT64_FORMAT ":",
 				       s->address, s->total_size, s->stream);
 		for (size_t b = 0; b < s->n_blocks; b++) {
 			const CcaStateBlock *blk = &s->blocks[b];
-			g_string_append_printf(line, "%s%" G_GUINT64_FORMAT "+%" G_GUINT64_FORMAT "%c",
+			g_string_append_printf(line,
+					       "%s%" G_GUINT64_FORMAT "+%" G_GUINT64_FORMAT "%c",
 					       b ? "," : "", blk->address - s->address, blk->size,
 					       state_letter(blk->state, false));
-			g_string_append_printf(exact, "%" G_GINT64_MODIFIER "x+%" G_GUINT64_FORMAT
-						      "%c%" G_GUINT64_FORMAT ",",
-					       blk->address, blk->size, state_letter(blk->state, true),
-					       blk->requested_size);
+			g_string_append_printf(exact,
+					       "%" G_GINT64_MODIFIER "x+%" G_GUINT64_FORMAT
+					       "%c%" G_GUINT64_FORMAT ",",
+					       blk->address, blk->size,
+					       state_letter(blk->state, true), blk->requested_size);
 		}
 		g_string_append_c(exact, '\n');
 		g_ptr_array_add(l->lines, g_string_free(line, FALSE));
@@ -324,12 +326,14 @@ compare_reserved(CcaGpuReplayResult *res, const GArray *sim_segments, uint64_t g
 			res->unmaps++;
 			break;
 		}
-		const Entry *e = k < sim_segments->len ? &g_array_index(sim_segments, Entry, k) : NULL;
+		const Entry *e =
+			k < sim_segments->len ? &g_array_index(sim_segments, Entry, k) : NULL;
 		if (!mismatch_noted &&
 		    (!e || e->action != action || e->addr != c->ptr || e->size != c->size)) {
 			GString *msg = g_string_new(NULL);
 			g_string_printf(msg,
-					"segment call %" G_GUINT64_FORMAT ": GPU %s of %" G_GUINT64_FORMAT
+					"segment call %" G_GUINT64_FORMAT
+					": GPU %s of %" G_GUINT64_FORMAT
 					" bytes at 0x%" G_GINT64_MODIFIER "x; simulation ",
 					k, cca_call_kind_name(c->kind), c->size, c->ptr);
 			if (e)
@@ -360,8 +364,7 @@ compare_reserved(CcaGpuReplayResult *res, const GArray *sim_segments, uint64_t g
 		k++;
 	}
 	if (!mismatch_noted && k != sim_segments->len)
-		fail(res,
-		     "the simulation made %u segment calls, the GPU %" G_GUINT64_FORMAT,
+		fail(res, "the simulation made %u segment calls, the GPU %" G_GUINT64_FORMAT,
 		     sim_segments->len, k);
 }
 
@@ -382,7 +385,8 @@ stats_differ(const char *name, int64_t value, void *data)
 }
 
 static void
-compare_runs(CcaGpuReplayResult *res, const Run *gpu, const Run *sim, const CcaGpuReplayOptions *opt)
+compare_runs(CcaGpuReplayResult *res, const Run *gpu, const Run *sim,
+	     const CcaGpuReplayOptions *opt)
 {
 	uint64_t gran = res->record.granularity ? res->record.granularity : DEFAULT_GRANULARITY;
 	res->tolerance = opt->tolerance ? opt->tolerance : gran;
@@ -393,7 +397,8 @@ compare_runs(CcaGpuReplayResult *res, const Run *gpu, const Run *sim, const CcaG
 		fail(res, "the policy diverged: %s", res->entries_divergence);
 	else if (res->entries_compared != res->entries)
 		fail(res,
-		     "the GPU run recorded %" G_GUINT64_FORMAT " entries, the simulation %" G_GUINT64_FORMAT,
+		     "the GPU run recorded %" G_GUINT64_FORMAT
+		     " entries, the simulation %" G_GUINT64_FORMAT,
 		     res->entries, res->entries_compared);
 	summarise_times(res);
 	int64_t expected_peak = 0;
@@ -401,11 +406,13 @@ compare_runs(CcaGpuReplayResult *res, const Run *gpu, const Run *sim, const CcaG
 	if ((uint64_t)res->reserved_max_diff > res->tolerance)
 		fail(res,
 		     "reserved memory: the driver's figure differs from the simulation's by %" G_GINT64_FORMAT
-		     " bytes after segment call %" G_GUINT64_FORMAT " (tolerance %" G_GUINT64_FORMAT ")",
+		     " bytes after segment call %" G_GUINT64_FORMAT " (tolerance %" G_GUINT64_FORMAT
+		     ")",
 		     res->reserved_max_diff, res->reserved_worst_op, res->tolerance);
 	if ((uint64_t)abs64(res->record.peak_used - expected_peak) > res->tolerance)
 		fail(res,
-		     "peak reserved: driver %" G_GINT64_FORMAT ", simulation %" G_GINT64_FORMAT " bytes",
+		     "peak reserved: driver %" G_GINT64_FORMAT ", simulation %" G_GINT64_FORMAT
+		     " bytes",
 		     res->record.peak_used, expected_peak);
 	if ((uint64_t)abs64(res->record.final_used) > res->tolerance)
 		fail(res, "%" G_GINT64_FORMAT " bytes of device memory still used after cleanup",
@@ -434,8 +441,7 @@ compare_runs(CcaGpuReplayResult *res, const Run *gpu, const Run *sim, const CcaG
 /* The trace's streams (distinct, in order of appearance) and its number
  * of events. */
 static gboolean
-scan_trace(const CcaSnapshot *snap, int device, GArray *streams, uint64_t *n_events,
-	   GError **error)
+scan_trace(const CcaSnapshot *snap, int device, GArray *streams, uint64_t *n_events, GError **error)
 {
 	g_autoptr(CcaEventCursor) cursor = cca_event_cursor_new(snap, device);
 	CcaEvent ev;
@@ -479,8 +485,8 @@ run_one(const CcaSnapshot *snap, const CcaReplayOptions *base, Run *run, CcaRepl
 }
 
 gboolean
-cca_gpu_replay_run(const CcaSnapshot *snap, const CcaGpuReplayOptions *opt,
-		   CcaGpuReplayResult *res, GError **error)
+cca_gpu_replay_run(const CcaSnapshot *snap, const CcaGpuReplayOptions *opt, CcaGpuReplayResult *res,
+		   GError **error)
 {
 	memset(res, 0, sizeof *res);
 	cca_cuda_record_init(&res->record);
@@ -505,7 +511,9 @@ cca_gpu_replay_run(const CcaSnapshot *snap, const CcaGpuReplayOptions *opt,
 	base.addresses_from = NULL;
 	base.make_device = NULL;
 	base.on_model_event = NULL;
-	Run pred = {.kind = RUN_PREDICTED, .res = res, .at_peak = &res->pred_peak,
+	Run pred = {.kind = RUN_PREDICTED,
+		    .res = res,
+		    .at_peak = &res->pred_peak,
 		    .at_end = &res->pred_end};
 	Run gpu = {.kind = RUN_GPU, .res = res, .at_peak = &res->gpu_peak, .at_end = &res->gpu_end};
 	Run sim = {.kind = RUN_SIM, .res = res, .at_peak = &res->sim_peak, .at_end = &res->sim_end};
@@ -567,7 +575,7 @@ cca_gpu_replay_result_clear(CcaGpuReplayResult *res)
 	cca_replay_result_clear(&res->simulated);
 	cca_cuda_record_clear(&res->record);
 	g_free(res->entries_divergence);
-	CcaLayout *layouts[] = {&res->gpu_peak, &res->gpu_end, &res->sim_peak,
+	CcaLayout *layouts[] = {&res->gpu_peak, &res->gpu_end,	 &res->sim_peak,
 				&res->sim_end,	&res->pred_peak, &res->pred_end};
 	for (size_t i = 0; i < G_N_ELEMENTS(layouts); i++)
 		layout_clear(layouts[i]);
@@ -686,16 +694,15 @@ cca_gpu_replay_report_text(const CcaReportContext *ctx, const CcaGpuReplayOption
 	row3(out, "OOMs", p.ooms, s.ooms, m.ooms, false);
 	row3(out, "empty_cache calls", p.empty_cache, s.empty_cache, m.empty_cache, false);
 
-	g_string_append_printf(out,
-			       "\nreserved after each segment operation (driver: used memory minus "
-			       "the baseline; simulation:\nsegment bytes rounded up to the %s "
-			       "granularity): %" G_GUINT64_FORMAT " operations, %" G_GUINT64_FORMAT
-			       " exact, largest difference %" G_GINT64_FORMAT " B (tolerance %" G_GUINT64_FORMAT
-			       " B)\n",
-			       cca_size_format(rec->granularity ? rec->granularity : DEFAULT_GRANULARITY,
-					       a),
-			       res->segment_ops, res->reserved_exact, res->reserved_max_diff,
-			       res->tolerance);
+	g_string_append_printf(
+		out,
+		"\nreserved after each segment operation (driver: used memory minus "
+		"the baseline; simulation:\nsegment bytes rounded up to the %s "
+		"granularity): %" G_GUINT64_FORMAT " operations, %" G_GUINT64_FORMAT
+		" exact, largest difference %" G_GINT64_FORMAT " B (tolerance %" G_GUINT64_FORMAT
+		" B)\n",
+		cca_size_format(rec->granularity ? rec->granularity : DEFAULT_GRANULARITY, a),
+		res->segment_ops, res->reserved_exact, res->reserved_max_diff, res->tolerance);
 	g_string_append_printf(out,
 			       "each operation's own used-memory delta equal to its rounded size: "
 			       "%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT "\n",
@@ -707,14 +714,14 @@ cca_gpu_replay_report_text(const CcaReportContext *ctx, const CcaGpuReplayOption
 				       "entries: the %" G_GUINT64_FORMAT
 				       " the policy recorded on the GPU are the simulation's\n",
 				       res->entries);
-	g_string_append_printf(out,
-			       "blocks within segments, GPU against simulation: at the reserved "
-			       "peak (%u segments, %u blocks) %s, at the end (%u segments, %u blocks) "
-			       "%s\n",
-			       res->gpu_peak.segments, res->gpu_peak.blocks,
-			       layout_verdict(&res->gpu_peak, &res->sim_peak, true),
-			       res->gpu_end.segments, res->gpu_end.blocks,
-			       layout_verdict(&res->gpu_end, &res->sim_end, true));
+	g_string_append_printf(
+		out,
+		"blocks within segments, GPU against simulation: at the reserved "
+		"peak (%u segments, %u blocks) %s, at the end (%u segments, %u blocks) "
+		"%s\n",
+		res->gpu_peak.segments, res->gpu_peak.blocks,
+		layout_verdict(&res->gpu_peak, &res->sim_peak, true), res->gpu_end.segments,
+		res->gpu_end.blocks, layout_verdict(&res->gpu_end, &res->sim_end, true));
 	g_string_append_printf(out,
 			       "blocks within segments, GPU against prediction (offsets, placement "
 			       "aside): at the peak %s, at the end %s\n",
@@ -743,7 +750,8 @@ cca_gpu_replay_report_text(const CcaReportContext *ctx, const CcaGpuReplayOption
 	}
 	g_string_append(out, "result: FAIL\n");
 	for (guint i = 0; i < res->failures->len; i++)
-		g_string_append_printf(out, "  - %s\n", (char *)g_ptr_array_index(res->failures, i));
+		g_string_append_printf(out, "  - %s\n",
+				       (char *)g_ptr_array_index(res->failures, i));
 }
 
 static void
@@ -773,18 +781,16 @@ json_layout(GString *out, const char *key, const CcaLayout *l, bool lines)
 static void
 json_figures(GString *out, const Figures *f)
 {
-	g_string_append_printf(out,
-			       "{\"peak_reserved\": %" G_GINT64_FORMAT
-			       ", \"final_reserved\": %" G_GINT64_FORMAT
-			       ", \"peak_allocated\": %" G_GINT64_FORMAT
-			       ", \"segments_peak\": %" G_GINT64_FORMAT ", \"cudaMalloc\": %" G_GINT64_FORMAT
-			       ", \"cudaFree\": %" G_GINT64_FORMAT ", \"map\": %" G_GINT64_FORMAT
-			       ", \"unmap\": %" G_GINT64_FORMAT ", \"num_alloc_retries\": %" G_GINT64_FORMAT
-			       ", \"num_ooms\": %" G_GINT64_FORMAT ", \"empty_cache_calls\": %" G_GINT64_FORMAT
-			       "}",
-			       f->peak_reserved, f->final_reserved, f->peak_allocated, f->segments_peak,
-			       f->mallocs, f->frees, f->maps, f->unmaps, f->retries, f->ooms,
-			       f->empty_cache);
+	g_string_append_printf(
+		out,
+		"{\"peak_reserved\": %" G_GINT64_FORMAT ", \"final_reserved\": %" G_GINT64_FORMAT
+		", \"peak_allocated\": %" G_GINT64_FORMAT ", \"segments_peak\": %" G_GINT64_FORMAT
+		", \"cudaMalloc\": %" G_GINT64_FORMAT ", \"cudaFree\": %" G_GINT64_FORMAT
+		", \"map\": %" G_GINT64_FORMAT ", \"unmap\": %" G_GINT64_FORMAT
+		", \"num_alloc_retries\": %" G_GINT64_FORMAT ", \"num_ooms\": %" G_GINT64_FORMAT
+		", \"empty_cache_calls\": %" G_GINT64_FORMAT "}",
+		f->peak_reserved, f->final_reserved, f->peak_allocated, f->segments_peak,
+		f->mallocs, f->frees, f->maps, f->unmaps, f->retries, f->ooms, f->empty_cache);
 }
 
 void
@@ -809,7 +815,8 @@ cca_gpu_replay_report_json(const CcaReportContext *ctx, const CcaGpuReplayOption
 		out,
 		", \"ordinal\": %d, \"total_memory\": %" G_GUINT64_FORMAT
 		", \"granularity\": %" G_GUINT64_FORMAT ", \"baseline_used\": %" G_GUINT64_FORMAT
-		", \"final_used\": %" G_GINT64_FORMAT ", \"streams\": %u, \"touches\": %" G_GUINT64_FORMAT
+		", \"final_used\": %" G_GINT64_FORMAT
+		", \"streams\": %u, \"touches\": %" G_GUINT64_FORMAT
 		", \"stream_waits\": %" G_GUINT64_FORMAT ", \"refused\": %" G_GUINT64_FORMAT
 		", \"error\": ",
 		opt->ordinal, rec->total_memory, rec->granularity, rec->baseline_used,
@@ -823,15 +830,14 @@ cca_gpu_replay_report_json(const CcaReportContext *ctx, const CcaGpuReplayOption
 	json_figures(out, &s);
 	g_string_append(out, ", \"measured\": ");
 	json_figures(out, &m);
-	g_string_append_printf(out,
-			       "}, \"reserved_check\": {\"segment_ops\": %" G_GUINT64_FORMAT
-			       ", \"exact\": %" G_GUINT64_FORMAT ", \"delta_exact\": %" G_GUINT64_FORMAT
-			       ", \"max_diff\": %" G_GINT64_FORMAT ", \"worst_op\": %" G_GUINT64_FORMAT
-			       ", \"tolerance\": %" G_GUINT64_FORMAT
-			       ", \"driver_ooms\": %" G_GUINT64_FORMAT "}",
-			       res->segment_ops, res->reserved_exact, res->delta_exact,
-			       res->reserved_max_diff, res->reserved_worst_op, res->tolerance,
-			       res->driver_ooms);
+	g_string_append_printf(
+		out,
+		"}, \"reserved_check\": {\"segment_ops\": %" G_GUINT64_FORMAT
+		", \"exact\": %" G_GUINT64_FORMAT ", \"delta_exact\": %" G_GUINT64_FORMAT
+		", \"max_diff\": %" G_GINT64_FORMAT ", \"worst_op\": %" G_GUINT64_FORMAT
+		", \"tolerance\": %" G_GUINT64_FORMAT ", \"driver_ooms\": %" G_GUINT64_FORMAT "}",
+		res->segment_ops, res->reserved_exact, res->delta_exact, res->reserved_max_diff,
+		res->reserved_worst_op, res->tolerance, res->driver_ooms);
 	g_string_append_printf(out,
 			       ", \"entries\": {\"gpu\": %" G_GUINT64_FORMAT
 			       ", \"compared\": %" G_GUINT64_FORMAT ", \"divergence\": ",
@@ -855,9 +861,11 @@ cca_gpu_replay_report_json(const CcaReportContext *ctx, const CcaGpuReplayOption
 		const CcaCallTimes *t = &res->times[k];
 		if (!t->calls)
 			continue;
-		g_string_append_printf(out, "%s\"%s\": {\"calls\": %" G_GUINT64_FORMAT
-					    ", \"failed\": %" G_GUINT64_FORMAT ", ",
-				       first ? "" : ", ", cca_call_kind_name(k), t->calls, t->failed);
+		g_string_append_printf(out,
+				       "%s\"%s\": {\"calls\": %" G_GUINT64_FORMAT
+				       ", \"failed\": %" G_GUINT64_FORMAT ", ",
+				       first ? "" : ", ", cca_call_kind_name(k), t->calls,
+				       t->failed);
 		g_string_append_printf(out, "\"total_ms\": %s, ",
 				       g_ascii_formatd(num, sizeof num, "%.3f", t->total_ms));
 		g_string_append_printf(out, "\"median_us\": %s, ",

@@ -31,7 +31,9 @@ G_BEGIN_DECLS
 /* What one GPU replay does. */
 typedef struct {
 	/* settings, memory_fraction, device (of the trace), keep_going,
-	 * pytorch_version, rewind; device_memory and capacity_set are ignored
+	 * pytorch_version, rewind; force_whatif and address_model (the
+	 * prediction's: the GPU run and its simulation are what-ifs on the
+	 * GPU's addresses anyway); device_memory and capacity_set are ignored
 	 * (see capacity); the callbacks are the GPU replay's own */
 	CcaReplayOptions replay;
 	int ordinal;	    /* CUDA device */
@@ -50,8 +52,8 @@ typedef struct {
 	uint64_t reserved; /* bytes reserved then */
 	uint32_t segments;
 	uint32_t blocks;
-	char *exact;	 /* SHA-256 of the exact layout, hex */
-	char *canonical; /* SHA-256 of the canonical layout, hex */
+	char *exact;	  /* SHA-256 of the exact layout, hex */
+	char *canonical;  /* SHA-256 of the canonical layout, hex */
 	GPtrArray *lines; /* char *: the canonical layout, one segment a line, sorted */
 } CcaLayout;
 
@@ -73,15 +75,15 @@ typedef struct {
 	uint64_t tolerance;   /* bytes, as used */
 
 	/* entry by entry: the GPU run's policy against the simulation */
-	uint64_t entries;	   /* entries the GPU run recorded */
+	uint64_t entries; /* entries the GPU run recorded */
 	uint64_t entries_compared;
 	char *entries_divergence; /* first difference, NULL if none */
 
 	/* reserved memory after each successful segment call */
-	uint64_t segment_ops;	 /* calls compared */
-	uint64_t reserved_exact; /* measured == simulated (granularity-rounded) */
-	uint64_t delta_exact;	 /* the call's own used-memory delta == its bytes */
-	int64_t reserved_max_diff; /* largest |measured - simulated|, bytes */
+	uint64_t segment_ops;	    /* calls compared */
+	uint64_t reserved_exact;    /* measured == simulated (granularity-rounded) */
+	uint64_t delta_exact;	    /* the call's own used-memory delta == its bytes */
+	int64_t reserved_max_diff;  /* largest |measured - simulated|, bytes */
 	uint64_t reserved_worst_op; /* index (among compared calls) of that one */
 	uint64_t driver_ooms;	    /* cudaMalloc/map refused by the driver */
 
@@ -115,10 +117,17 @@ void cca_gpu_replay_result_clear(CcaGpuReplayResult *result);
 void cca_gpu_replay_report_text(const CcaReportContext *ctx, const CcaGpuReplayOptions *options,
 				const CcaGpuReplayResult *result, GString *out);
 
-/* Appends RESULT as one JSON object: "gpu" (device facts), "predicted",
- * "simulated" and "gpu_run" (each cca_report_replay_json()'s object),
- * "measured", "reserved_check", "layout", "call_times", "calls" (the
- * call log, when kept), "passed", "failures". */
+/* Appends RESULT as one JSON object: "trace", "device", "settings",
+ * "memory_fraction", "capacity", "touch"; "gpu" (the device: name, total
+ * memory, granularity, baseline and final used memory, streams, touches,
+ * stream waits, error); "figures" ({"predicted", "simulated", "measured"}:
+ * peak and final reserved, peak allocated, segments at peak, cudaMalloc,
+ * cudaFree, map, unmap, retries, OOMs, empty_cache calls); "reserved_check";
+ * "entries"; "layout" (digests at the peak and at the end of each run, and
+ * the GPU run's final canonical layout); "call_times" (per call kind);
+ * "calls" (the call log, with OPTIONS->keep_calls); "predicted",
+ * "simulated" and "gpu_run" (each cca_report_replay_json()'s object);
+ * "passed"; "failures". */
 void cca_gpu_replay_report_json(const CcaReportContext *ctx, const CcaGpuReplayOptions *options,
 				const CcaGpuReplayResult *result, GString *out);
 

@@ -175,8 +175,7 @@ factory(void *data, const CcaSimDeviceConfig *cfg)
 /* Replays NAME under CONF (NULL: recorded) and FRACTION twice, plainly and
  * through the factory; the results must be equal. */
 static void
-check_factory(const char *name, const char *conf, double fraction, Factory *f,
-	      guint expected_calls)
+check_factory(const char *name, const char *conf, double fraction, Factory *f, guint expected_calls)
 {
 	g_autoptr(CcaSnapshot) snap = load_trace(name);
 	CcaSettings settings;
@@ -310,7 +309,8 @@ test_device_calls(void)
 	CcaCudaRecord rec;
 	cca_cuda_record_init(&rec);
 	uint64_t streams[] = {0};
-	CcaCudaDeviceConfig cfg = {.streams = streams, .n_streams = 1, .record = &rec};
+	CcaCudaDeviceConfig cfg = {
+		.streams = streams, .n_streams = 1, .touch = true, .record = &rec};
 	GError *error = NULL;
 	CcaDevice *dev = cca_cudadevice_new(&cfg, &error);
 	g_assert_no_error(error);

@@ -22,6 +22,7 @@ cca_cmd_gpu(int argc, char **argv)
 #include "../gpu/calibrate.h"
 #include "../gpu/cudadevice.h"
 #include "../gpu/gpureplay.h"
+#include "device.h"
 #include "engine.h"
 #include "json.h"
 #include "report.h"
@@ -34,9 +35,8 @@ cca_cmd_gpu(int argc, char **argv)
 static int
 report_error(const char *command, GError *error)
 {
-	int status = error->domain == G_OPTION_ERROR ||
-				     (error->domain == CCA_CUDA_ERROR &&
-				      error->code == CCA_CUDA_ERROR_NO_DEVICE)
+	int status = error->domain == G_OPTION_ERROR || (error->domain == CCA_CUDA_ERROR &&
+							 error->code == CCA_CUDA_ERROR_NO_DEVICE)
 			     ? 2
 			     : 1;
 	fprintf(stderr, "ccasim gpu %s: %s\n", command, error->message);
@@ -69,6 +69,8 @@ typedef struct {
 	int device;
 	int gpu;
 	gboolean keep_going;
+	gboolean whatif;
+	char *address_model;
 	gboolean json;
 	gboolean touch;
 	gboolean calls;
@@ -81,6 +83,7 @@ static void
 gpu_replay_args_clear(GpuReplayArgs *a)
 {
 	g_free(a->config);
+	g_free(a->address_model);
 	g_free(a->device_memory);
 	g_free(a->tolerance);
 	g_free(a->pytorch_version);
@@ -111,14 +114,21 @@ gpu_replay(int argc, char **argv)
 		 "BYTES"},
 		{"keep-going", 0, 0, G_OPTION_ARG_NONE, &args.keep_going,
 		 "Skip requests that run out of memory instead of stopping", NULL},
+		{"whatif", 0, 0, G_OPTION_ARG_NONE, &args.whatif,
+		 "Predict as a what-if even under the recorded settings (another cap or device)",
+		 NULL},
+		{"address-model", 0, 0, G_OPTION_ARG_STRING, &args.address_model,
+		 "Addresses of the predicted what-if: driver (default), ascending or descending",
+		 "MODEL"},
 		{"pytorch-version", 0, 0, G_OPTION_ARG_STRING, &args.pytorch_version,
 		 "Replay by the rules of this release (default: guessed from the snapshot)", "X.Y"},
 		{"json", 0, 0, G_OPTION_ARG_NONE, &args.json, "Print one JSON object", NULL},
 		{"calls", 0, 0, G_OPTION_ARG_NONE, &args.calls,
-		 "With --json, list every device call (kind, bytes, ns, used delta, used, ok)", NULL},
+		 "With --json, list every device call (kind, bytes, ns, used delta, used, ok)",
+		 NULL},
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &args.output,
 		 "Write the report to FILE instead of standard output", "FILE"},
-		{NULL},
+		{0},
 	};
 	if (!parse("replay", "TRACE",
 		   "Replays a trace with the allocator policy on a CUDA GPU and prints, side by\n"
@@ -132,12 +142,13 @@ gpu_replay(int argc, char **argv)
 	GError *error = NULL;
 	CcaSettings settings;
 	cca_settings_init(&settings);
-	CcaGpuReplayOptions opt = {.ordinal = args.gpu, .touch = args.touch,
-				   .keep_calls = args.calls};
+	CcaGpuReplayOptions opt = {
+		.ordinal = args.gpu, .touch = args.touch, .keep_calls = args.calls};
 	cca_replay_options_init(&opt.replay);
 	opt.replay.memory_fraction = args.memory_fraction;
 	opt.replay.keep_going = args.keep_going;
 	opt.replay.device = args.device;
+	opt.replay.force_whatif = args.whatif || args.address_model != NULL;
 	g_autoptr(CcaSnapshot) snap = NULL;
 	if (argc != 2) {
 		fprintf(stderr, "ccasim gpu replay: expected one TRACE (see --help)\n");
@@ -145,6 +156,15 @@ gpu_replay(int argc, char **argv)
 	}
 	if (args.memory_fraction < 0.0 || args.memory_fraction > 1.0) {
 		fprintf(stderr, "ccasim gpu replay: --memory-fraction: must be in [0, 1]\n");
+		goto out;
+	}
+	if (args.address_model &&
+	    (!cca_address_model_parse(args.address_model, &opt.replay.address_model) ||
+	     opt.replay.address_model == CCA_ADDRESS_RECORDED)) {
+		fprintf(stderr,
+			"ccasim gpu replay: --address-model: unknown model '%s' (driver, "
+			"ascending, descending)\n",
+			args.address_model);
 		goto out;
 	}
 	if ((args.device_memory &&
@@ -157,6 +177,13 @@ gpu_replay(int argc, char **argv)
 		status = report_error("replay", error);
 		goto out;
 	}
+	/* no GPU: say so before reading a trace that may be large */
+	CcaCudaInfo info;
+	if (!cca_cuda_info(args.gpu, &info, &error)) {
+		status = report_error("replay", error);
+		goto out;
+	}
+	g_free(info.name);
 	snap = cca_snapshot_load(argv[1], &error);
 	if (!snap) {
 		status = report_error("replay", error);
@@ -247,7 +274,7 @@ gpu_calibrate(int argc, char **argv)
 		{"reps", 0, 0, G_OPTION_ARG_INT, &reps, "Timed repetitions per size (default 7)",
 		 "N"},
 		{"gpu", 'g', 0, G_OPTION_ARG_INT, &gpu, "CUDA device (default 0)", "N"},
-		{NULL},
+		{0},
 	};
 	int status = 2;
 	GError *error = NULL;
@@ -303,10 +330,10 @@ gpu_info(int argc, char **argv)
 	GOptionEntry entries[] = {
 		{"gpu", 'g', 0, G_OPTION_ARG_INT, &gpu, "CUDA device (default 0)", "N"},
 		{"json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object", NULL},
-		{NULL},
+		{0},
 	};
-	if (!parse("info", "", "Describes a CUDA device as the GPU replay sees it.", entries,
-		   &argc, &argv))
+	if (!parse("info", "", "Describes a CUDA device as the GPU replay sees it.", entries, &argc,
+		   &argv))
 		return 2;
 	if (argc != 1) {
 		fprintf(stderr, "ccasim gpu info: unexpected argument '%s'\n", argv[1]);
@@ -336,9 +363,9 @@ gpu_info(int argc, char **argv)
 				       "  free memory      %" G_GUINT64_FORMAT " B\n"
 				       "  VMM granularity  %" G_GUINT64_FORMAT " B\n"
 				       "  driver %d, runtime %d\n",
-				       gpu, info.name, info.cc_major, info.cc_minor, info.total_memory,
-				       info.free_memory, info.granularity, info.driver_version,
-				       info.runtime_version);
+				       gpu, info.name, info.cc_major, info.cc_minor,
+				       info.total_memory, info.free_memory, info.granularity,
+				       info.driver_version, info.runtime_version);
 	}
 	fputs(out->str, stdout);
 	g_string_free(out, TRUE);
