@@ -3,3 +3,9 @@ dist_man_MANS += doc/ccasim.1
 EXTRA_DIST += doc/trace-format.md
 EXTRA_DIST += doc/driver-va.md
 EXTRA_DIST += doc/allocator-model.md
+EXTRA_DIST += doc/whatif.md doc/cost-model.md
+# The allocator tutorial (issue #8); tests/test-tutorial.sh regenerates its
+# numbers and figures.
+EXTRA_DIST += doc/tutorial.md doc/tutorial-figures/seedfrag-timeline.svg \
+	doc/tutorial-figures/seedfrag-segments.svg doc/tutorial-figures/dyninfer-cap.svg \
+	doc/tutorial-figures/dyninfer-expandable.svg

@@ -188,11 +188,11 @@ typedef struct {
 	uint64_t size_512;   /* the request rounded to 512 bytes only */
 	uint64_t alloc_size; /* bytes a new segment (or mapping) would take */
 	uint64_t stream;
-	bool small_pool;  /* size <= 1 MiB */
-	bool expandable;  /* expandable_segments is on */
-	CcaWhyKind kind;  /* CCA_WHY_FITS: served from the cache */
-	uint64_t candidate_size;      /* first free block >= size on the stream, 0 if none */
-	uint64_t max_split_size;      /* UINT64_MAX when unlimited */
+	bool small_pool;	 /* size <= 1 MiB */
+	bool expandable;	 /* expandable_segments is on */
+	CcaWhyKind kind;	 /* CCA_WHY_FITS: served from the cache */
+	uint64_t candidate_size; /* first free block >= size on the stream, 0 if none */
+	uint64_t max_split_size; /* UINT64_MAX when unlimited */
 	uint64_t max_non_split_rounding;
 	uint64_t largest_free_stream; /* largest free block of the pool on the stream */
 	uint64_t free_bytes_stream;   /* free bytes of the pool on the stream */

@@ -192,10 +192,11 @@ explain_miss(GString *out, const CcaRequestRecord *r, const char *indent)
 	case CCA_WHY_TOO_SMALL:
 		g_string_append_printf(out,
 				       "%sNo free block large enough on stream %" G_GUINT64_FORMAT
-				       ": the %s pool's %u free block%s there hold %s, the largest "
-				       "%s.\n",
+				       ": the %s pool's %u free block%s there hold%s %s, the "
+				       "largest %s.\n",
 				       indent, w->stream, pool, w->free_blocks_stream,
 				       w->free_blocks_stream == 1 ? "" : "s",
+				       w->free_blocks_stream == 1 ? "s" : "",
 				       sz(w->free_bytes_stream, a), sz(w->largest_free_stream, b));
 		if (w->free_bytes_stream >= w->size)
 			g_string_append_printf(
@@ -343,11 +344,14 @@ cca_explain_append_request(GString *out, const CcaRequestRecord *r, const char *
 		const char *cause = w->over_cap		? "would pass the memory-fraction cap"
 				    : w->device_refuses ? "found the device full"
 							: "was preceded by garbage collection";
+		const char *which = r->retries ? "every wholly free cached segment"
+				    : w->max_split_size != UINT64_MAX
+					    ? "cached segments of max_split_size or more"
+					    : "cached segments";
 		g_string_append_printf(out,
-				       "%sThe first cudaMalloc %s, so the allocator released %u "
-				       "cached segment%s (%s) and tried again.\n",
-				       more, cause, r->releases, r->releases == 1 ? "" : "s",
-				       sz(r->released_bytes, a));
+				       "%sThe first cudaMalloc %s, so the allocator released %s "
+				       "(%u, %s) and tried again.\n",
+				       more, cause, which, r->releases, sz(r->released_bytes, a));
 	}
 	if (r->oom)
 		explain_oom(out, r, more);
@@ -541,9 +545,9 @@ rank_print(GString *out, GHashTable *t, guint top, const char *what)
 	char a[32];
 	for (guint i = 0; i < rows->len && i < top; i++) {
 		const Rank *r = g_ptr_array_index(rows, i);
-		g_string_append_printf(out, "    %12s  %6" G_GUINT64_FORMAT " %s  %s\n",
+		g_string_append_printf(out, "    %12s  %6" G_GUINT64_FORMAT " %s%s  %s\n",
 				       sz((uint64_t)(r->bytes + 0.5), a), r->blocks, what,
-				       r->label);
+				       r->blocks == 1 ? " " : "s", r->label);
 	}
 	if (rows->len > top)
 		g_string_append_printf(out, "    (%u more)\n", rows->len - top);
@@ -610,7 +614,7 @@ append_peak(GString *out, const CcaSnapshot *snap, const Pass2 *p2, const CcaExp
 			       p2->at, sz(reserved, a), p2->state->len);
 	g_string_append_printf(out, "  %-44s %12s\n", "allocated to tensors (requested bytes)",
 			       sz(requested, a));
-	g_string_append_printf(out, "  %-44s %12s\n", "rounding inside allocated blocks",
+	g_string_append_printf(out, "  %-44s %12s\n", "allocated beyond requests (rounding, tails)",
 			       sz(allocated - requested, b));
 	if (pending)
 		g_string_append_printf(out, "  %-44s %12s\n", "freed, waiting for record_stream",
@@ -624,10 +628,10 @@ append_peak(GString *out, const CcaSnapshot *snap, const Pass2 *p2, const CcaExp
 		g_string_append(out,
 				"  Request sizes whose live blocks strand the most free "
 				"memory (a segment's free bytes shared by its live blocks):\n");
-		rank_print(out, by_size, params->top, "blocks");
+		rank_print(out, by_size, params->top, "block");
 		if (frames) {
 			g_string_append(out, "  Call sites that strand the most free memory:\n");
-			rank_print(out, by_site, params->top, "blocks");
+			rank_print(out, by_site, params->top, "block");
 		} else {
 			g_string_append(out, "  (the trace has no frames: record with "
 					     "_record_memory_history(context=\"all\") to see call "
@@ -648,8 +652,7 @@ static const char *const kind_text[] = {
 };
 
 static void
-append_summary(GString *out, const CcaSnapshot *snap, const CcaReplayOptions *opt,
-	       const CcaReplayResult *res, const Pass1 *p1)
+append_summary(GString *out, const CcaReplayResult *res, const Pass1 *p1)
 {
 	char a[32], b[32], c[32];
 	const CcaStats *st = &res->stats;
@@ -670,8 +673,8 @@ append_summary(GString *out, const CcaSnapshot *snap, const CcaReplayOptions *op
 			g_string_append_printf(out, "  %6" G_GUINT64_FORMAT "  %s\n", p1->kinds[k],
 					       kind_text[k]);
 	g_string_append_printf(out,
-			       "Peak reserved %s, peak allocated %s: %s (%.1f %%) of the reserved "
-			       "peak never held a tensor at the allocated peak's level.\n",
+			       "Peak reserved %s against peak allocated %s: the cache held %s "
+			       "(%.1f %% of its peak) more than the tensors ever needed at once.\n",
 			       sz((uint64_t)st->reserved_bytes[CCA_STAT_ALL].peak, a),
 			       sz((uint64_t)st->allocated_bytes[CCA_STAT_ALL].peak, b),
 			       sz((uint64_t)(st->reserved_bytes[CCA_STAT_ALL].peak -
@@ -695,8 +698,6 @@ append_summary(GString *out, const CcaSnapshot *snap, const CcaReplayOptions *op
 			"The replay stopped at the first OOM (event %" G_GUINT64_FORMAT
 			"); --keep-going replays past it.\n",
 			res->oom_event);
-	(void)snap;
-	(void)opt;
 }
 
 gboolean
@@ -717,7 +718,7 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		g_array_free(p1.records, TRUE);
 		return FALSE;
 	}
-	append_summary(out, snap, options, &res, &p1);
+	append_summary(out, &res, &p1);
 
 	guint listed = 0, n_mallocs = 0;
 	for (guint i = 0; i < p1.records->len; i++)

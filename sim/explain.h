@@ -49,8 +49,7 @@ typedef struct CcaExplainer CcaExplainer;
 /* Creates an explainer of device DEVICE of SNAP (borrowed) that calls FN
  * (may be NULL) with DATA for every request.  Free with
  * cca_explainer_free(). */
-CcaExplainer *cca_explainer_new(const CcaSnapshot *snap, int device, CcaRequestFunc fn,
-				void *data);
+CcaExplainer *cca_explainer_new(const CcaSnapshot *snap, int device, CcaRequestFunc fn, void *data);
 
 void cca_explainer_free(CcaExplainer *explainer);
 
@@ -70,8 +69,7 @@ CcaFollow *cca_explainer_follow(CcaExplainer *explainer);
  * served it, the segment size rule, releases and retries, and for an OOM
  * the free memory stranded in split blocks.  Each line starts with
  * INDENT. */
-void cca_explain_append_request(GString *out, const CcaRequestRecord *record,
-				const char *indent);
+void cca_explain_append_request(GString *out, const CcaRequestRecord *record, const char *indent);
 
 /* Appends a one-line description of stack STACK of SNAP: the first frame
  * outside torch's own files (the call site) and the innermost frame, or

@@ -123,8 +123,8 @@ exstate_free(GArray *state, guint first, int device, uint64_t addr)
 			continue;
 		b->state = CCA_BLOCK_INACTIVE;
 		b->stack = CCA_ID_NONE;
-		if (k + 1 < blocks->len && g_array_index(blocks, ExBlock, k + 1).state ==
-						   CCA_BLOCK_INACTIVE) {
+		if (k + 1 < blocks->len &&
+		    g_array_index(blocks, ExBlock, k + 1).state == CCA_BLOCK_INACTIVE) {
 			b->size += g_array_index(blocks, ExBlock, k + 1).size;
 			g_array_remove_index(blocks, k + 1);
 		}
@@ -314,6 +314,7 @@ typedef struct {
 	CcaPickleWriter *w;
 	const CcaSnapshot *snap;
 	GArray *frame_memo; /* uint32_t memo index + 1 per frame id */
+	bool entry_frames;  /* trace entries carry "frames" */
 } Out;
 
 static void
@@ -438,10 +439,12 @@ write_entry(Out *o, const CcaEvent *ev, gboolean last)
 				     ? "N/A"
 				     : cca_snapshot_string(snap, ev->compile_context),
 			     -1);
-	key(o, "user_metadata", FALSE);
+	key(o, "user_metadata", !o->entry_frames);
 	cca_pickle_write_str(w, cca_snapshot_string(snap, ev->user_metadata), -1);
-	key(o, "frames", TRUE);
-	write_frames(o, ev->stack);
+	if (o->entry_frames) {
+		key(o, "frames", TRUE);
+		write_frames(o, ev->stack);
+	}
 	cca_pickle_write_end(w);
 }
 
@@ -474,8 +477,8 @@ stream_model(void *data, const CcaEvent *ev)
 }
 
 static gboolean
-stream_device(Out *o, const CcaSnapshot *snap, const CcaReplayOptions *opt,
-	      CcaExportResult *result, GError **error)
+stream_device(Out *o, const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaExportResult *result,
+	      GError **error)
 {
 	Stream s = {.o = o, .follow = cca_follow_new(snap, opt->device)};
 	CcaReplayOptions so = *opt;
@@ -509,8 +512,8 @@ write_settings(Out *o, const CcaSettings *st, const char *conf)
 	key(o, "PYTORCH_CUDA_ALLOC_CONF", FALSE);
 	cca_pickle_write_str(w, conf, -1);
 	key(o, "max_split_size", FALSE);
-	cca_pickle_write_int(w, st->max_split_size == UINT64_MAX ? -1
-								 : (int64_t)st->max_split_size);
+	cca_pickle_write_int(w,
+			     st->max_split_size == UINT64_MAX ? -1 : (int64_t)st->max_split_size);
 	key(o, "garbage_collection_threshold", FALSE);
 	cca_pickle_write_float(w, st->garbage_collection_threshold);
 	key(o, "expandable_segments", FALSE);
@@ -566,8 +569,8 @@ replayed_settings(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaSetti
 		  char **conf, GError **error)
 {
 	cca_settings_init(out);
-	out->pytorch_version =
-		opt->pytorch_version ? opt->pytorch_version : cca_replay_guess_pytorch_version(snap);
+	out->pytorch_version = opt->pytorch_version ? opt->pytorch_version
+						    : cca_replay_guess_pytorch_version(snap);
 	if (opt->settings)
 		cca_settings_copy(out, opt->settings);
 	else if (!cca_settings_from_recorded(out, &snap->settings, error))
@@ -666,6 +669,9 @@ cca_export_pickle(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 			.w = cca_pickle_writer_new(f),
 			.snap = snap,
 			.frame_memo = g_array_new(FALSE, TRUE, sizeof(uint32_t)),
+			/* PyTorch gives entries "frames" only when recording
+			 * captured context: a trace with no stack at all had none */
+			.entry_frames = cca_snapshot_n_stacks(snap) > 1,
 		};
 		cca_pickle_write_dict_begin(o.w);
 		key(&o, "segments", FALSE);

@@ -38,7 +38,9 @@ typedef struct {
  * allocation.  allocator_settings describe the settings replayed (with
  * per_process_memory_fraction in PYTORCH_CUDA_ALLOC_CONF when
  * OPTIONS->memory_fraction is set, so the file replays as it ran);
- * external_annotations are the input's.  Segment frames are always [].
+ * external_annotations are the input's.  Segment frames are always [];
+ * trace entries have no "frames" key when the input has no stack at all
+ * (PyTorch records none when recording captured no context).
  * The file is written to PATH.XXXXXX and renamed over PATH on success.
  * Returns FALSE with ERROR on bad input or I/O failure. */
 gboolean cca_export_pickle(const CcaSnapshot *snap, const CcaReplayOptions *options,

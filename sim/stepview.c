@@ -3,9 +3,11 @@
  * A step view is one replay that stops looking at the model after the
  * entry asked for: the explainer rides along to say why a request needed
  * new memory, the model's own entries for the step are kept, and the
- * allocator state is copied once.  The copy is taken after entry P, the
- * last entry handled at or before AT: P is AT itself, or no handled entry
- * lies between P and AT (the follower's next request is past AT).
+ * allocator state is copied once, after entry P: the last entry handled
+ * at or before AT when no handled entry lies between P and AT (the
+ * follower's next request is past AT), else the first one handled after
+ * AT (the engine reports a free and its immediate free_completed once,
+ * under the second index, so a free shows the state after both).
  */
 #include "config.h"
 
@@ -23,10 +25,13 @@ typedef struct {
 	CcaRequestRecord record;
 	bool have_record;
 	/* the capture */
-	bool captured;
+	bool captured; /* final: the replay is past AT */
 	uint64_t shown;
 	CcaEvent entry;
-	GArray *state;
+	GArray *shown_events; /* CcaEvent: the model's entries for SHOWN */
+	CcaRequestRecord shown_record;
+	bool shown_has_record;
+	GArray *state; /* NULL until a copy was taken */
 	CcaStats stats;
 	uint64_t allowed_maximum;
 } Step;
@@ -37,6 +42,23 @@ step_record(void *data, const CcaRequestRecord *record, const CcaAllocator *allo
 	Step *s = data;
 	s->record = *record;
 	s->have_record = true;
+}
+
+/* Copies the state after entry INDEX (EV) into S, replacing a copy. */
+static void
+step_capture(Step *s, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+{
+	cca_allocator_state_free(s->state);
+	if (s->shown_events)
+		g_array_free(s->shown_events, TRUE);
+	s->shown = index;
+	s->entry = *ev;
+	s->shown_events = g_array_copy(s->events);
+	s->state = cca_allocator_state(alloc);
+	s->stats = *cca_allocator_stats(alloc);
+	s->allowed_maximum = cca_allocator_allowed_maximum(alloc);
+	s->shown_record = s->record;
+	s->shown_has_record = s->have_record;
 }
 
 static void
@@ -51,14 +73,15 @@ step_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator
 	uint64_t next = 0;
 	const CcaEvent *driver = cca_follow_driver(cca_explainer_follow(s->x), &next);
 	uint64_t at = s->params->at;
-	if (index <= at && (index == at || !driver || next > at)) {
+	if (index == at || (index > at && !s->state)) {
+		step_capture(s, index, ev, alloc); /* AT itself, or what AT was handled with */
 		s->captured = true;
-		s->shown = index;
-		s->entry = *ev;
-		s->state = cca_allocator_state(alloc);
-		s->stats = *cca_allocator_stats(alloc);
-		s->allowed_maximum = cca_allocator_allowed_maximum(alloc);
-		return;
+	} else if (index < at && (!driver || next > at)) {
+		/* nothing but no-ops until AT: the state AT sees, unless AT is
+		 * handed to the observer itself later */
+		step_capture(s, index, ev, alloc);
+	} else if (index > at) {
+		s->captured = true;
 	}
 	g_array_set_size(s->events, 0);
 }
@@ -88,7 +111,8 @@ describe_entry(GString *out, const CcaEvent *ev)
 		g_string_append_printf(out, " of %s (device_free %s)", sz(ev->size, a),
 				       sz(ev->addr, b));
 	else
-		g_string_append_printf(out, " 0x%" G_GINT64_MODIFIER "x, %s (%" G_GUINT64_FORMAT " B)",
+		g_string_append_printf(out,
+				       " 0x%" G_GINT64_MODIFIER "x, %s (%" G_GUINT64_FORMAT " B)",
 				       ev->addr, sz(ev->size, a), ev->size);
 	g_string_append_printf(out, " on stream %" G_GUINT64_FORMAT, ev->stream);
 }
@@ -128,9 +152,10 @@ describe_free(GString *out, const Step *s)
 	const CcaStateSegment *seg = NULL;
 	const CcaStateBlock *blk = find_block(s->state, ev->addr, &seg);
 	if (ev->action == CCA_ACTION_FREE_REQUESTED && !completed) {
-		g_string_append(out, "  The tensor was used on another stream (record_stream), so "
-				     "the block stays active_pending_free until that stream's work "
-				     "completes (a later free_completed): nobody can reuse it yet.\n");
+		g_string_append(out,
+				"  The tensor was used on another stream (record_stream), so "
+				"the block stays active_pending_free until that stream's work "
+				"completes (a later free_completed): nobody can reuse it yet.\n");
 		return;
 	}
 	if (!completed) {
@@ -138,16 +163,15 @@ describe_free(GString *out, const Step *s)
 		return;
 	}
 	if (ev->action == CCA_ACTION_FREE_COMPLETED)
-		g_string_append(out, "  The other stream's work has finished: ");
+		g_string_append(out, "  The other stream's work has finished: the block");
 	else
-		g_string_append(out, "  ");
+		g_string_append(out, "  The block");
 	if (!blk) {
-		g_string_append(out, "the block returned to its pool and its segment was "
-				     "released.\n");
+		g_string_append(out, " returned to its pool and its segment was released.\n");
 		return;
 	}
 	g_string_append_printf(out,
-			       "the block returns to the %s pool of stream %" G_GUINT64_FORMAT
+			       " returns to the %s pool of stream %" G_GUINT64_FORMAT
 			       "; merged with any free neighbours it is now a free block of %s "
 			       "in a %s segment.\n",
 			       seg->is_small ? "small" : "large", seg->stream, sz(blk->size, a),
@@ -167,23 +191,26 @@ describe_fit(GString *out, const Step *s)
 	const CcaRequestWhy *w = &s->record.why;
 	const CcaStateSegment *seg = NULL;
 	const CcaStateBlock *blk = find_block(s->state, s->record.address, &seg);
-	g_string_append_printf(out,
-			       "  Served from the cache: the request rounds to %s; the smallest free "
-			       "block of the %s pool on stream %" G_GUINT64_FORMAT
-			       " that holds it (best fit) has %s.\n",
-			       sz(w->size, a), w->small_pool ? "small" : "large", w->stream,
-			       sz(w->candidate_size, b));
+	g_string_append_printf(
+		out,
+		"  Served from the cache: the request rounds to %s; the smallest free "
+		"block of the %s pool on stream %" G_GUINT64_FORMAT
+		" that holds it (best fit) has %s.\n",
+		sz(w->size, a), w->small_pool ? "small" : "large", w->stream,
+		sz(w->candidate_size, b));
 	if (blk && blk->size < w->candidate_size)
-		g_string_append_printf(out,
-				       "  It is split: the request takes its first %s, the other %s "
-				       "stays free.\n",
-				       sz(blk->size, a), sz(w->candidate_size - blk->size, c));
+		g_string_append_printf(
+			out,
+			"  It is split: the request takes its first %s, the other %s "
+			"stays free.\n",
+			sz(blk->size, a), sz(w->candidate_size - blk->size, c));
 	else if (blk && blk->size > w->size)
-		g_string_append_printf(out,
-				       "  It is handed out whole (%s more than needed): large-pool "
-				       "blocks are split only when more than 1 MiB would remain, and "
-				       "never at max_split_size or above.\n",
-				       sz(blk->size - w->size, a));
+		g_string_append_printf(
+			out,
+			"  It is handed out whole (%s more than needed): large-pool "
+			"blocks are split only when more than 1 MiB would remain, and "
+			"never at max_split_size or above.\n",
+			sz(blk->size - w->size, a));
 }
 
 static void
@@ -211,12 +238,14 @@ describe_decision(GString *out, const Step *s, const CcaReplayResult *res)
 		break;
 	default:
 		if (res->whatif)
-			g_string_append(out, "  Nothing: this is the recorded run's own segment entry, "
-					     "which a what-if replay ignores.\n");
+			g_string_append(out,
+					"  Nothing: this is the recorded run's own segment entry, "
+					"which a what-if replay ignores.\n");
 		else
-			g_string_append(out, "  Nothing yet: this is the allocator's own output for the "
-					     "next request, which the model produces when it gets "
-					     "there.\n");
+			g_string_append(out,
+					"  Nothing yet: this is the allocator's own output for the "
+					"next request, which the model produces when it gets "
+					"there.\n");
 		break;
 	}
 	if (s->events->len) {
@@ -265,7 +294,7 @@ segment_bar(GString *out, const CcaStateSegment *seg, guint width)
 		for (int t = 1; t < 3; t++)
 			if (cover[t] > cover[best])
 				best = t;
-		g_string_append_c(out, "#p."[best == CCA_BLOCK_INACTIVE	      ? 2
+		g_string_append_c(out, "#p."[best == CCA_BLOCK_INACTIVE		  ? 2
 					     : best == CCA_BLOCK_ACTIVE_ALLOCATED ? 0
 										  : 1]);
 	}
@@ -285,10 +314,10 @@ describe_state(GString *out, const Step *s, const CcaStepParams *params)
 	char a[32], b[32], c[32], d[32];
 	const CcaStats *st = &s->stats;
 	g_string_append_printf(out,
-			       "After it: reserved %s in %u segments, allocated %s, active %s, "
+			       "After it: reserved %s in %u segment%s, allocated %s, active %s, "
 			       "requested %s",
 			       sz((uint64_t)st->reserved_bytes[CCA_STAT_ALL].current, a),
-			       s->state->len,
+			       s->state->len, s->state->len == 1 ? "" : "s",
 			       sz((uint64_t)st->allocated_bytes[CCA_STAT_ALL].current, b),
 			       sz((uint64_t)st->active_bytes[CCA_STAT_ALL].current, c),
 			       sz((uint64_t)st->requested_bytes[CCA_STAT_ALL].current, d));
@@ -328,12 +357,11 @@ describe_state(GString *out, const Step *s, const CcaStepParams *params)
 		g_string_append(out, "  (empty: nothing reserved)\n");
 	for (guint r = 0; r < rows->len; r++) {
 		const PoolRow *x = &g_array_index(rows, PoolRow, r);
-		g_string_append_printf(out,
-				       "  %s pool, stream %" G_GUINT64_FORMAT
-				       ": %u free block%s, %s, largest %s",
-				       x->small ? "small" : "large", x->stream, x->free_blocks,
-				       x->free_blocks == 1 ? "" : "s", sz(x->free_bytes, a),
-				       sz(x->largest, b));
+		g_string_append_printf(
+			out,
+			"  %s pool, stream %" G_GUINT64_FORMAT ": %u free block%s, %s, largest %s",
+			x->small ? "small" : "large", x->stream, x->free_blocks,
+			x->free_blocks == 1 ? "" : "s", sz(x->free_bytes, a), sz(x->largest, b));
 		if (x->pending)
 			g_string_append_printf(out, "; %u pending free", x->pending);
 		g_string_append_c(out, '\n');
@@ -342,9 +370,9 @@ describe_state(GString *out, const Step *s, const CcaStepParams *params)
 
 	guint width = params->bar_width >= 8 ? params->bar_width : 8;
 	guint limit = params->max_segments ? params->max_segments : G_MAXUINT;
-	g_string_append_printf(out,
-			       "Segments (address order; '#' allocated, 'p' pending free, '.' free; "
-			       "* touched by this entry):\n");
+	g_string_append_printf(
+		out, "Segments (address order; '#' allocated, 'p' pending free, '.' free; "
+		     "* touched by this entry):\n");
 	guint shown = 0, hidden = 0;
 	for (int pass = 0; pass < 2; pass++)
 		for (guint i = 0; i < s->state->len; i++) {
@@ -375,7 +403,8 @@ describe_state(GString *out, const Step *s, const CcaStepParams *params)
 					       sz(used, b), sz(free, c));
 		}
 	if (hidden)
-		g_string_append_printf(out, "  ... %u more segment%s (--max-segments 0 lists all)\n",
+		g_string_append_printf(out,
+				       "  ... %u more segment%s (--max-segments 0 lists all)\n",
 				       hidden, hidden == 1 ? "" : "s");
 }
 
@@ -387,8 +416,8 @@ cca_step_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	uint64_t n = d >= 0 && d < snap->n_devices ? snap->n_events[d] : 0;
 	if (params->at >= n) {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "event %" G_GUINT64_FORMAT " is past the trace's end (%" G_GUINT64_FORMAT
-			    " events)",
+			    "event %" G_GUINT64_FORMAT
+			    " is past the trace's end (%" G_GUINT64_FORMAT " events)",
 			    params->at, n);
 		return FALSE;
 	}
@@ -404,6 +433,12 @@ cca_step_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	opt.on_model_event_data = &s;
 	CcaReplayResult res;
 	gboolean ok = cca_replay_run(snap, &opt, &res, error);
+	if (s.state) { /* what the copy saw */
+		g_array_free(s.events, TRUE);
+		s.events = g_steal_pointer(&s.shown_events);
+		s.record = s.shown_record;
+		s.have_record = s.shown_has_record;
+	}
 	if (ok) {
 		/* the entry asked for, as the trace has it */
 		g_autoptr(CcaEventCursor) cur = cca_event_cursor_new(snap, d);
@@ -414,24 +449,35 @@ cca_step_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
 			if (i == 0)
 				first = asked;
 		}
-		g_string_append_printf(out, "Event %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT ": ",
+		g_string_append_printf(out,
+				       "Event %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT ": ",
 				       params->at, n);
 		describe_entry(out, &asked);
 		if (asked.time_us != CCA_TIME_NONE && first.time_us != CCA_TIME_NONE)
 			g_string_append_printf(out, ", t = %.6f s",
 					       (double)(asked.time_us - first.time_us) / 1e6);
 		g_string_append_c(out, '\n');
-		if (!s.captured) {
-			g_string_append(out, "The replay ended before this entry (an OOM stopped it; "
-					     "--keep-going goes on).\n");
+		if (asked.stack != CCA_ID_NONE) {
+			g_string_append(out, "  from ");
+			cca_explain_append_stack(out, snap, asked.stack);
+			g_string_append_c(out, '\n');
+		}
+		if (!s.state) {
+			g_string_append(out,
+					"The replay ended before this entry (an OOM stopped it; "
+					"--keep-going goes on).\n");
 		} else {
 			if (s.shown != params->at)
 				g_string_append_printf(out,
 						       "(the engine handles it together with event "
-						       "%" G_GUINT64_FORMAT ", shown below)\n",
+						       "%" G_GUINT64_FORMAT
+						       ": the state below is after "
+						       "both)\n",
 						       s.shown);
-			if (s.shown != params->at) {
-				g_string_append_printf(out, "Event %" G_GUINT64_FORMAT ": ", s.shown);
+			if (s.shown != params->at &&
+			    (s.entry.action != asked.action || s.entry.addr != asked.addr)) {
+				g_string_append_printf(out, "Event %" G_GUINT64_FORMAT ": ",
+						       s.shown);
 				describe_entry(out, &s.entry);
 				g_string_append_c(out, '\n');
 			}
@@ -442,6 +488,8 @@ cca_step_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	}
 	cca_explainer_free(s.x);
 	g_array_free(s.events, TRUE);
+	if (s.shown_events)
+		g_array_free(s.shown_events, TRUE);
 	cca_allocator_state_free(s.state);
 	return ok;
 }

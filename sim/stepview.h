@@ -18,17 +18,18 @@ G_BEGIN_DECLS
 
 /* What a step view shows. */
 typedef struct {
-	uint64_t at;	     /* the trace entry (index) */
-	guint max_segments;  /* segments listed; 0: all */
-	guint bar_width;     /* characters of a segment's bar (>= 8) */
+	uint64_t at;	    /* the trace entry (index) */
+	guint max_segments; /* segments listed; 0: all */
+	guint bar_width;    /* characters of a segment's bar (>= 8) */
 } CcaStepParams;
 
 /* Replays device OPTIONS->device of SNAP (hooks unset) up to entry
  * PARAMS->at and appends its step view to OUT.  The state shown is the
- * one after the last entry the engine handles at or before AT (an entry
- * it consumes with a neighbour, such as a free's immediate free_completed,
- * shows that neighbour's state).  Returns FALSE with ERROR on bad input
- * or when AT is past the trace's end. */
+ * one after AT, or after the entry the engine handles AT with (a free and
+ * its immediate free_completed are handled as one; a segment entry of the
+ * recorded run is an output of the request after it, and shows the state
+ * before that request).  Returns FALSE with ERROR on bad input or when AT
+ * is past the trace's end. */
 gboolean cca_step_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
 			   const CcaStepParams *params, GString *out, GError **error);
 

@@ -88,7 +88,8 @@ collect_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAlloca
 				.index = index,
 				.time_us = ev->time_us,
 				.reserved = (uint64_t)v[CCA_SERIES_RESERVED],
-				.size = ev->action == CCA_ACTION_OOM || ev->action == CCA_ACTION_ALLOC
+				.size = ev->action == CCA_ACTION_OOM ||
+							ev->action == CCA_ACTION_ALLOC
 						? ev->size
 						: c->oom_size,
 				.recorded = ev->action == CCA_ACTION_OOM,
@@ -110,8 +111,8 @@ collect_model(void *data, const CcaEvent *ev)
 }
 
 gboolean
-cca_timeline_collect(const CcaSnapshot *snap, const CcaReplayOptions *options,
-		     uint32_t max_buckets, CcaTimeline *tl, GError **error)
+cca_timeline_collect(const CcaSnapshot *snap, const CcaReplayOptions *options, uint32_t max_buckets,
+		     CcaTimeline *tl, GError **error)
 {
 	memset(tl, 0, sizeof *tl);
 	int d = options->device;

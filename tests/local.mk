@@ -43,3 +43,25 @@ TESTS += tests/test-replay-cli.sh
 EXTRA_DIST += tests/test-replay-cli.sh
 TESTS += tests/test-convert-all.sh
 EXTRA_DIST += tests/test-convert-all.sh
+# What-if studies: sweep, fit, diff and the cost model.
+check_PROGRAMS += tests/test-sweep tests/test-fit tests/test-diff tests/test-calibration
+TESTS += tests/test-sweep tests/test-fit tests/test-diff tests/test-calibration
+tests_test_sweep_SOURCES = tests/test-sweep.c tests/testutil.h tests/testutil.c
+tests_test_sweep_LDADD = libccasim.a $(CCASIM_LIBS)
+tests_test_fit_SOURCES = tests/test-fit.c tests/testutil.h tests/testutil.c
+tests_test_fit_LDADD = libccasim.a $(CCASIM_LIBS)
+tests_test_diff_SOURCES = tests/test-diff.c tests/testutil.h tests/testutil.c
+tests_test_diff_LDADD = libccasim.a $(CCASIM_LIBS)
+tests_test_calibration_SOURCES = tests/test-calibration.c tests/testutil.h tests/testutil.c
+tests_test_calibration_LDADD = libccasim.a $(CCASIM_LIBS)
+TESTS += tests/test-whatif-cli.sh
+EXTRA_DIST += tests/test-whatif-cli.sh
+# Views of a replay (issue #8): pickle writer, export, timeline, explain, step.
+check_PROGRAMS += tests/test-views
+TESTS += tests/test-views
+tests_test_views_SOURCES = tests/test-views.c tests/testutil.h tests/testutil.c
+tests_test_views_LDADD = libccasim.a $(CCASIM_LIBS)
+TESTS += tests/test-export.sh tests/test-plot.sh
+EXTRA_DIST += tests/test-export.sh tests/test-plot.sh tests/compare-snapshot.py
+TESTS += tests/test-tutorial.sh
+EXTRA_DIST += tests/test-tutorial.sh

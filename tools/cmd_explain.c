@@ -52,9 +52,10 @@ cca_cmd_explain(int argc, char **argv)
 		opt.settings = &args.settings[0];
 	g_autofree char *label = cca_view_settings_label(snap, &opt);
 	GString *out = g_string_new(NULL);
-	g_string_append_printf(out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s, PyTorch %u.%u rules\n",
-			       argv[1], opt.device, snap->n_events[opt.device], label,
-			       opt.pytorch_version / 100, opt.pytorch_version % 100);
+	g_string_append_printf(
+		out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s, PyTorch %u.%u rules\n",
+		argv[1], opt.device, snap->n_events[opt.device], label, opt.pytorch_version / 100,
+		opt.pytorch_version % 100);
 	CcaExplainParams params = {.limit = (guint)limit, .top = (guint)top};
 	if (!cca_explain_run(snap, &opt, &params, out, &error)) {
 		fprintf(stderr, "ccasim explain: %s\n", error->message);

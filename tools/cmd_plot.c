@@ -72,13 +72,12 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaViewArgs 
 			break;
 		}
 		done++;
-		if (r == 0)
-			labels[r] = g_strdup_printf("recorded \"%s\"", snap->settings.present &&
-										 snap->settings.conf
-									 ? snap->settings.conf
-									 : "");
+		if (r > 0)
+			labels[r] = g_strdup_printf("what-if %s", va->configs[r - 1]);
+		else if (snap->settings.present && snap->settings.conf && *snap->settings.conf)
+			labels[r] = g_strdup_printf("recorded %s", snap->settings.conf);
 		else
-			labels[r] = g_strdup_printf("what-if \"%s\"", va->configs[r - 1]);
+			labels[r] = g_strdup("recorded (defaults)");
 		runs[r].label = labels[r];
 		runs[r].tl = &tls[r];
 	}
@@ -98,8 +97,8 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaViewArgs 
 						    base_name(trace), opt->device);
 		GString *sub = g_string_new(NULL);
 		g_string_append_printf(sub, "%s, PyTorch %u.%u rules, %" G_GUINT64_FORMAT " events",
-				       label, opt->pytorch_version / 100, opt->pytorch_version % 100,
-				       tls[0].n_events);
+				       label, opt->pytorch_version / 100,
+				       opt->pytorch_version % 100, tls[0].n_events);
 		if (n_runs > 1)
 			g_string_append_printf(sub, "; %u what-if%s overlaid", n_runs - 1,
 					       n_runs == 2 ? "" : "s");
@@ -137,27 +136,34 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaViewArgs 
 	return status;
 }
 
-/* The state after entry AT (the last entry handled at or before it). */
+/* The state after entry AT, as `ccasim step --at` shows it: AT's own
+ * when the engine hands AT to the observer, else that of the last entry
+ * before AT with only no-ops up to AT, else the first one after AT. */
 typedef struct {
 	CcaFollow *follow;
 	uint64_t at;
 	uint64_t shown;
 	GArray *state;
+	bool done;
 } Capture;
 
 static void
 capture_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
 {
 	Capture *c = data;
-	if (c->state)
+	if (c->done)
 		return;
 	cca_follow_observed(c->follow, index);
 	uint64_t next = 0;
 	const CcaEvent *driver = cca_follow_driver(c->follow, &next);
-	if (index <= c->at && (index == c->at || !driver || next > c->at)) {
+	bool take = index == c->at || (index > c->at && !c->state) ||
+		    (index < c->at && (!driver || next > c->at));
+	if (take) {
+		cca_allocator_state_free(c->state);
 		c->state = cca_allocator_state(alloc);
 		c->shown = index;
 	}
+	c->done = index >= c->at;
 }
 
 static int
@@ -166,7 +172,8 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaViewArgs 
 {
 	GError *error = NULL;
 	if (va->n_settings > 1) {
-		fprintf(stderr, "ccasim plot: --segments draws one run: give at most one --config\n");
+		fprintf(stderr,
+			"ccasim plot: --segments draws one run: give at most one --config\n");
 		return 2;
 	}
 	if (va->n_settings)
@@ -206,28 +213,30 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaViewArgs 
 	}
 	cca_replay_result_clear(&res);
 	if (!c.state) {
-		fprintf(stderr, "ccasim plot: the replay stopped before event %" G_GUINT64_FORMAT
-				" (an OOM; --keep-going goes on)\n",
+		fprintf(stderr,
+			"ccasim plot: the replay stopped before event %" G_GUINT64_FORMAT
+			" (an OOM; --keep-going goes on)\n",
 			at);
 		return 1;
 	}
 	g_autofree char *label = cca_view_settings_label(snap, opt);
 	g_autofree char *title =
-		pa->title ? g_strdup(pa->title)
-			  : g_strdup_printf("%s: segments %s (after event %" G_GUINT64_FORMAT
-					    ", device %d)",
-					    base_name(trace),
-					    at_peak ? "at the reserved peak" : "", c.shown, opt->device);
-	g_autofree char *sub = g_strdup_printf("%s, PyTorch %u.%u rules", label,
-					       opt->pytorch_version / 100,
-					       opt->pytorch_version % 100);
+		pa->title
+			? g_strdup(pa->title)
+			: g_strdup_printf("%s: segments%s (after event %" G_GUINT64_FORMAT
+					  ", device %d)",
+					  base_name(trace), at_peak ? " at the reserved peak" : "",
+					  c.shown, opt->device);
+	g_autofree char *sub =
+		g_strdup_printf("%s, PyTorch %u.%u rules", label, opt->pytorch_version / 100,
+				opt->pytorch_version % 100);
 	CcaPlotSegments segs = {.segments = c.state, .max_rows = (guint)pa->max_rows};
 	CcaPlotStyle style = {.title = title, .subtitle = sub, .width = pa->width};
 	style.height = cca_plot_segments_height(&style, &segs);
 	Drawing d = {.style = &style, .segs = &segs};
 	int status = 0;
-	if (!cca_plot_write(pa->output, format, style.width, style.height, title, draw_segments,
-			    &d, &error)) {
+	if (!cca_plot_write(pa->output, format, style.width, style.height, title, draw_segments, &d,
+			    &error)) {
 		fprintf(stderr, "ccasim plot: %s\n", error->message);
 		g_error_free(error);
 		status = 1;
@@ -259,8 +268,8 @@ cca_cmd_plot(int argc, char **argv)
 		{"height", 0, 0, G_OPTION_ARG_INT, &pa.height,
 		 "Timeline height in pixels (default 640)", "PX"},
 		{"max-rows", 0, 0, G_OPTION_ARG_INT, &pa.max_rows,
-		 "Segments drawn in a segment map, those with most free space first (default "
-		 "120; 0: all)",
+		 "Segments drawn in a segment map, those with most free space beside live "
+		 "blocks first (default 120; 0: all)",
 		 "N"},
 		{"title", 0, 0, G_OPTION_ARG_STRING, &pa.title, "Title instead of the default",
 		 "TEXT"},
@@ -284,8 +293,7 @@ cca_cmd_plot(int argc, char **argv)
 	} else if (!cca_plot_format_from_path(pa.output, &format, &error)) {
 		fprintf(stderr, "ccasim plot: %s\n", error->message);
 		g_error_free(error);
-	} else if (pa.x_axis && strcmp(pa.x_axis, "time") != 0 &&
-		   strcmp(pa.x_axis, "event") != 0) {
+	} else if (pa.x_axis && strcmp(pa.x_axis, "time") != 0 && strcmp(pa.x_axis, "event") != 0) {
 		fprintf(stderr, "ccasim plot: --x: expected event or time\n");
 	} else if (pa.width < 480 || pa.width > 20000 || pa.height < 320 || pa.height > 20000 ||
 		   pa.max_rows < 0 || (pa.at >= 0 && !pa.segments) || pa.at < -1) {

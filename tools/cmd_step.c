@@ -34,8 +34,8 @@ jump(const GArray *indices, uint64_t at, gboolean forward)
 }
 
 static int
-show(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaStepParams *params,
-     gboolean screen, const char *note)
+show(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaStepParams *params, gboolean screen,
+     const char *note)
 {
 	GString *out = g_string_new(NULL);
 	GError *error = NULL;
@@ -91,7 +91,8 @@ interact(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaStepParams *pa
 			}
 			at = jump(c == 'o' ? ooms : mallocs, at, c != 'M');
 			if (at == params->at)
-				note = c == 'o' ? "(no further OOM)\n" : "(no further cudaMalloc)\n";
+				note = c == 'o' ? "(no further OOM)\n"
+						: "(no further cudaMalloc)\n";
 		} else if (c == 'n' || c == ' ' || c == '\n') {
 			if (at + 1 < n)
 				at++;
@@ -143,9 +144,10 @@ cca_cmd_step(int argc, char **argv)
 	};
 	g_autoptr(GOptionContext) octx = g_option_context_new("TRACE");
 	g_option_context_set_summary(
-		octx, "Walks through a replay one trace event at a time: the event, what the\n"
-		      "allocator did and why, and the pools and segments after it.  In a terminal:\n"
-		      "n/space next, b back, m next cudaMalloc, o next OOM, g go to, q quit.");
+		octx,
+		"Walks through a replay one trace event at a time: the event, what the\n"
+		"allocator did and why, and the pools and segments after it.  In a terminal:\n"
+		"n/space next, b back, m next cudaMalloc, o next OOM, g go to, q quit.");
 	cca_view_args_add(octx, &args, FALSE);
 	g_option_context_add_main_entries(octx, entries, NULL);
 	GError *error = NULL;
@@ -180,6 +182,14 @@ cca_cmd_step(int argc, char **argv)
 		fprintf(stderr, "ccasim step: %s: device %d has no events\n", argv[1], opt.device);
 		cca_view_args_clear(&args);
 		return 1;
+	}
+	if (params.at >= snap->n_events[opt.device]) {
+		fprintf(stderr,
+			"ccasim step: --at %" G_GUINT64_FORMAT
+			" is past the trace's end (%" G_GUINT64_FORMAT " events)\n",
+			params.at, snap->n_events[opt.device]);
+		cca_view_args_clear(&args);
+		return 2;
 	}
 	if (at < 0 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
 		status = interact(snap, &opt, &params);

@@ -15,6 +15,7 @@
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
 #include <errno.h>
+#include <fontconfig/fontconfig.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
@@ -153,8 +154,7 @@ count_label(char *buf, size_t len, double v)
 /* -------------------------------------------------------- timeline */
 
 static const guint32 series_colour[CCA_SERIES_COUNT] = {0x1f77b4, 0xff7f0e, 0x2ca02c};
-static const guint32 whatif_colour[] = {0x9467bd, 0x8c564b, 0xe377c2, 0x17becf, 0xbcbd22,
-					0x7f7f7f};
+static const guint32 whatif_colour[] = {0x9467bd, 0x8c564b, 0xe377c2, 0x17becf, 0xbcbd22, 0x7f7f7f};
 static const char *const series_name[CCA_SERIES_COUNT] = {"reserved", "allocated", "active"};
 
 typedef struct {
@@ -175,8 +175,14 @@ static void
 line_style(cairo_t *cr, guint run, int series)
 {
 	static const double dash[] = {6, 3}, dot[] = {1.5, 2.5};
-	if (run == 0 || series == CCA_SERIES_RESERVED) {
-		cairo_set_line_width(cr, series == CCA_SERIES_RESERVED ? 1.8 : 1.3);
+	if (run == 0) {
+		/* active, usually equal to allocated, is drawn thin over a wide
+		 * allocated line: both stay visible, and dense data stays solid */
+		static const double width[CCA_SERIES_COUNT] = {1.8, 2.6, 1.0};
+		cairo_set_line_width(cr, width[series]);
+		cairo_set_dash(cr, NULL, 0, 0);
+	} else if (series == CCA_SERIES_RESERVED) {
+		cairo_set_line_width(cr, 1.8);
 		cairo_set_dash(cr, NULL, 0, 0);
 	} else {
 		cairo_set_line_width(cr, 1.2);
@@ -249,27 +255,54 @@ columns(const Frame *f, const CcaTimeline *tl, Col *cols[CCA_SERIES_COUNT], int 
 	}
 }
 
+/* A step path that only bends where the value changes: long flat runs
+ * become one segment, which keeps vector output small. */
+typedef struct {
+	cairo_t *cr;
+	bool started, hold;
+	double px, py, hx;
+} Pen;
+
+static void
+pen_to(Pen *p, double x, double y)
+{
+	y = round(y * 4) / 4; /* quarter pixels: short numbers in vector output */
+	if (!p->started) {
+		cairo_move_to(p->cr, x, y);
+		p->px = x;
+		p->py = y;
+		p->started = true;
+		return;
+	}
+	if (fabs(y - p->py) < 0.05) { /* flat: extend the pending run */
+		p->hx = x;
+		p->hold = x != p->px;
+		return;
+	}
+	if (x != p->px)
+		cairo_line_to(p->cr, x, p->py);
+	cairo_line_to(p->cr, x, y);
+	p->px = x;
+	p->py = y;
+	p->hold = false;
+}
+
 static void
 stroke_series(cairo_t *cr, const Frame *f, const Col *col, int ncols)
 {
-	bool started = false;
-	double last = 0;
+	Pen pen = {.cr = cr};
 	for (int c = 0; c < ncols; c++) {
 		if (!col[c].has)
 			continue;
 		double x = f->x0 + c + 0.5;
-		if (started)
-			cairo_line_to(cr, x, fy(f, last));
-		else
-			cairo_move_to(cr, x, fy(f, col[c].first));
-		cairo_line_to(cr, x, fy(f, col[c].first));
-		cairo_line_to(cr, x, fy(f, col[c].min));
-		cairo_line_to(cr, x, fy(f, col[c].max));
-		cairo_line_to(cr, x, fy(f, col[c].last));
-		last = col[c].last;
-		started = true;
+		pen_to(&pen, x, fy(f, col[c].first));
+		pen_to(&pen, x, fy(f, col[c].min));
+		pen_to(&pen, x, fy(f, col[c].max));
+		pen_to(&pen, x, fy(f, col[c].last));
 	}
-	if (started)
+	if (pen.hold)
+		cairo_line_to(cr, pen.hx, pen.py);
+	if (pen.started)
 		cairo_stroke(cr);
 }
 
@@ -308,8 +341,8 @@ swatch_line(cairo_t *cr, double x, double y, guint run, int series)
 }
 
 void
-cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun *runs,
-		       guint n_runs, GString *hover)
+cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun *runs, guint n_runs,
+		       GString *hover)
 {
 	double W = style->width, H = style->height;
 	rgb(cr, 0xffffff);
@@ -416,7 +449,7 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 		cairo_set_dash(cr, NULL, 0, 0);
 		font(cr, 11, false);
 		g_snprintf(buf, sizeof buf, "cap %s", cca_size_format(cap, a));
-		text(cr, f.x1 - 4, y - 5, buf, 1);
+		text(cr, f.x0 + 6, y - 5, buf, 0);
 	}
 
 	/* series: columns of one pixel; what-ifs first, the reference on top */
@@ -431,25 +464,35 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 		columns(&f, runs[r].tl, &cols[r * CCA_SERIES_COUNT], ncols);
 	}
 	cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+	static const int order[CCA_SERIES_COUNT] = {CCA_SERIES_ALLOCATED, CCA_SERIES_ACTIVE,
+						    CCA_SERIES_RESERVED};
 	for (guint k = n_runs; k-- > 0;)
-		for (int s = CCA_SERIES_COUNT; s-- > 0;) {
+		for (int i = 0; i < CCA_SERIES_COUNT; i++) {
+			int s = order[i];
 			rgba(cr, line_colour(k, s), k == 0 ? 1.0 : 0.9);
 			line_style(cr, k, s);
 			stroke_series(cr, &f, cols[k * CCA_SERIES_COUNT + s], ncols);
 		}
 	cairo_set_dash(cr, NULL, 0, 0);
-	/* OOMs and peaks */
-	cairo_set_line_width(cr, 2);
+	/* OOMs: one cross per run, pixel column and 4-pixel band at most */
+	cairo_set_line_width(cr, 1.6);
+	GHashTable *drawn = g_hash_table_new(NULL, NULL);
 	for (guint r = 0; r < n_runs; r++) {
 		const CcaTimeline *tl = runs[r].tl;
 		rgb(cr, 0xd62728);
+		g_hash_table_remove_all(drawn);
 		for (guint i = 0; i < tl->ooms->len; i++) {
 			const CcaTimelineOom *o = &g_array_index(tl->ooms, CcaTimelineOom, i);
-			draw_cross(cr, fx(&f, xval(&f, o->index, o->time_us)),
-				   fy(&f, (double)o->reserved), 5);
+			double x = fx(&f, xval(&f, o->index, o->time_us));
+			double y = fy(&f, (double)o->reserved);
+			guint cell = ((guint)(x / 3) << 12) | (guint)(y / 4);
+			if (!g_hash_table_add(drawn, GUINT_TO_POINTER(cell + 1)))
+				continue;
+			draw_cross(cr, x, y, 4);
 		}
 		cairo_stroke(cr);
 	}
+	g_hash_table_destroy(drawn);
 	cairo_restore(cr);
 	font(cr, 11, false);
 	for (guint r = 0; r < n_runs; r++) {
@@ -458,10 +501,12 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 			continue;
 		/* the peak's x: its bucket's time or index */
 		const CcaTimelineBucket *b =
-			&tl->buckets[tl->n_events ? tl->peak_index * tl->n_buckets / tl->n_events : 0];
+			&tl->buckets[tl->n_events ? tl->peak_index * tl->n_buckets / tl->n_events
+						  : 0];
 		double x = fx(&f, xval(&f, tl->peak_index, b->t_last));
 		double y = fy(&f, (double)tl->peak_reserved);
 		rgb(cr, line_colour(r, CCA_SERIES_RESERVED));
+		cairo_new_sub_path(cr);
 		cairo_arc(cr, x, y, 3.5, 0, 2 * G_PI);
 		cairo_fill(cr);
 		g_snprintf(buf, sizeof buf, "peak %s", cca_size_format(tl->peak_reserved, a));
@@ -470,7 +515,7 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 		double ly = y - 6 - 13.0 * r;
 		if (ly < f.y0 + 10)
 			ly = y + 14 + 13.0 * r;
-		rgb(cr, 0x202020);
+		rgb(cr, r == 0 ? 0x202020 : line_colour(r, CCA_SERIES_RESERVED));
 		text(cr, lx, ly, buf, 0);
 	}
 
@@ -523,6 +568,7 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 			x += 32 + text_width(cr, buf) + 22;
 		}
 		rgb(cr, 0x404040);
+		cairo_new_sub_path(cr);
 		cairo_arc(cr, x + 13, y, 3.5, 0, 2 * G_PI);
 		cairo_fill(cr);
 		rgb(cr, 0x202020);
@@ -530,12 +576,13 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 	}
 
 	if (hover) {
-		g_string_append_printf(hover,
-				       "{\"kind\": \"timeline\", \"svgw\": %g, \"svgh\": %g, \"left\": "
-				       "%g, \"top\": %g, \"width\": %g, \"height\": %g, \"x_time\": "
-				       "%s, \"runs\": [",
-				       W, H, f.x0, f.y0, f.x1 - f.x0, f.y1 - f.y0,
-				       style->x_time ? "true" : "false");
+		g_string_append_printf(
+			hover,
+			"{\"kind\": \"timeline\", \"svgw\": %g, \"svgh\": %g, \"left\": "
+			"%g, \"top\": %g, \"width\": %g, \"height\": %g, \"x_time\": "
+			"%s, \"runs\": [",
+			W, H, f.x0, f.y0, f.x1 - f.x0, f.y1 - f.y0,
+			style->x_time ? "true" : "false");
 		for (guint r = 0; r < n_runs; r++) {
 			if (r)
 				g_string_append(hover, ", ");
@@ -585,10 +632,15 @@ typedef struct {
 	uint64_t free, live, requested, allocated;
 } Row;
 
+/* Segments worth drawing first: free space beside live blocks, then any
+ * free space, then by address. */
 static gint
 row_by_free(gconstpointer a, gconstpointer b)
 {
 	const Row *x = a, *y = b;
+	uint64_t xs = x->live ? x->free : 0, ys = y->live ? y->free : 0;
+	if (xs != ys)
+		return xs < ys ? 1 : -1;
 	if (x->free != y->free)
 		return x->free < y->free ? 1 : -1;
 	return x->seg->address < y->seg->address ? -1 : x->seg->address > y->seg->address;
@@ -601,7 +653,7 @@ row_by_address(gconstpointer a, gconstpointer b)
 	return x->seg->address < y->seg->address ? -1 : x->seg->address > y->seg->address;
 }
 
-#define SEG_TOP 98.0
+#define SEG_TOP 118.0
 #define SEG_ROW_MIN 9.0
 #define SEG_ROW_MAX 20.0
 #define SEG_LEGEND 64.0
@@ -695,32 +747,32 @@ cca_plot_draw_segments(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotSegm
 		   cca_size_format(tot_cached, e));
 	rgb(cr, 0x303030);
 	g_autofree char *totals = fit(cr, buf, 12, W - 40, false);
-	text(cr, W / 2, top + 6, totals, 0.5);
+	text(cr, W / 2, top + 4, totals, 0.5);
 	if (shown < n) {
 		g_snprintf(buf, sizeof buf,
-			   "(showing the %u segments with the most free space of %u; --max-rows "
-			   "shows more)",
+			   "(showing %u of the %u segments, those with most free space beside live "
+			   "blocks first; --max-rows shows more)",
 			   shown, n);
 		font(cr, 11, false);
 		rgb(cr, 0x606060);
-		text(cr, W / 2, top + 22, buf, 0.5);
+		text(cr, W / 2, top + 20, buf, 0.5);
 	}
 
 	double rh = row_height(shown);
 	double label_w = 252, size_w = 54, free_w = 104;
 	double bx0 = 16 + label_w + size_w + 8, bx1 = W - 16 - free_w;
 	double y = SEG_TOP;
-	font(cr, 10.5, true);
+	font(cr, 11, true);
 	rgb(cr, 0x303030);
 	text(cr, 16, y - 8, "segment (address, size, pool, stream)", 0);
-	text(cr, bx0 + (bx1 - bx0) / 2, y - 8, "blocks, low to high address", 0.5);
+	text(cr, bx0 + (bx1 - bx0) / 2, y - 20, "blocks, from the segment's start to its end", 0.5);
 	text(cr, W - 16, y - 8, "free", 1);
-	font(cr, 9, false);
+	font(cr, 10, false);
 	rgb(cr, 0x707070);
 	for (int q = 0; q <= 4; q++) {
 		double x = bx0 + (bx1 - bx0) * q / 4;
 		g_snprintf(buf, sizeof buf, "%d%%", q * 25);
-		text(cr, x, y - 20, buf, q == 0 ? 0 : q == 4 ? 1 : 0.5);
+		text(cr, x, y - 5, buf, q == 0 ? 0 : q == 4 ? 1 : 0.5);
 	}
 	if (hover)
 		g_string_append_printf(hover,
@@ -737,78 +789,120 @@ cca_plot_draw_segments(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotSegm
 			cairo_fill(cr);
 		}
 		/* label */
-		mono(cr, MIN(10.5, rh - 1.5));
+		mono(cr, rh >= 12 ? 10 : 8);
 		rgb(cr, 0x202020);
 		g_snprintf(buf, sizeof buf, "0x%" G_GINT64_MODIFIER "x %10s %s s%" G_GUINT64_FORMAT,
 			   s->address, cca_size_format(s->total_size, a),
-			   s->is_expandable ? "exp" : s->is_small ? "S" : "L", s->stream);
+			   s->is_expandable ? "exp"
+			   : s->is_small    ? "S"
+					    : "L",
+			   s->stream);
 		g_autofree char *lab = g_strdup(buf);
 		if (text_width(cr, lab) > label_w) {
 			g_free(lab);
 			g_snprintf(buf, sizeof buf, "%10s %s", cca_size_format(s->total_size, a),
-				   s->is_expandable ? "exp" : s->is_small ? "S" : "L");
+				   s->is_expandable ? "exp"
+				   : s->is_small    ? "S"
+						    : "L");
 			lab = g_strdup(buf);
 		}
 		text(cr, 16, by + bar_h - 1.5, lab, 0);
 		/* size relative to the largest segment */
 		rgb(cr, 0x808080);
 		cairo_rectangle(cr, 16 + label_w, by + bar_h / 2 - 2,
-				MAX(1.0, (size_w - 8) * (double)s->total_size / (double)largest), 4);
+				MAX(1.0, (size_w - 8) * (double)s->total_size / (double)largest),
+				4);
 		cairo_fill(cr);
-		/* blocks */
+		/* blocks: one fill per colour, contiguous runs merged */
 		double span = bx1 - bx0;
+		static const guint32 colours[] = {C_REQUESTED, C_ROUNDING, C_PENDING, C_STRANDED,
+						  C_CACHED};
+		for (size_t ci = 0; ci < G_N_ELEMENTS(colours); ci++) {
+			double run0 = 0, run1 = -1;
+			bool any = false;
+			for (size_t k = 0; k < s->n_blocks; k++) {
+				const CcaStateBlock *blk = &s->blocks[k];
+				double x = bx0 + span * (double)(blk->address - s->address) /
+							 s->total_size;
+				double w = span * (double)blk->size / s->total_size;
+				double a0 = x, a1 = x + w; /* the part of this colour */
+				if (blk->state == CCA_BLOCK_INACTIVE) {
+					if (colours[ci] != (r->live ? C_STRANDED : C_CACHED))
+						continue;
+				} else if (blk->state == CCA_BLOCK_ACTIVE_PENDING_FREE) {
+					if (colours[ci] != C_PENDING)
+						continue;
+				} else {
+					uint64_t req = MIN(blk->requested_size, blk->size);
+					double wr = span * (double)req / s->total_size;
+					if (colours[ci] == C_REQUESTED)
+						a1 = x + wr;
+					else if (colours[ci] == C_ROUNDING)
+						a0 = x + wr;
+					else
+						continue;
+				}
+				a0 = round(a0 * 4) / 4;
+				a1 = round(a1 * 4) / 4;
+				if (a1 <= a0)
+					continue;
+				if (any && a0 <= run1 + 1e-9) {
+					run1 = a1;
+					continue;
+				}
+				if (any)
+					cairo_rectangle(cr, run0, by, run1 - run0, bar_h);
+				run0 = a0;
+				run1 = a1;
+				any = true;
+			}
+			if (any) {
+				cairo_rectangle(cr, run0, by, run1 - run0, bar_h);
+				rgb(cr, colours[ci]);
+				cairo_fill(cr);
+			}
+		}
+		/* thin boundaries between blocks wide enough to show them, and
+		 * the sizes of wide blocks */
+		bool bounds = false;
+		for (size_t k = 1; k < s->n_blocks; k++) {
+			const CcaStateBlock *blk = &s->blocks[k];
+			double x = bx0 + span * (double)(blk->address - s->address) / s->total_size;
+			if (span * (double)blk->size / s->total_size >= 3) {
+				cairo_rectangle(cr, round(x * 4) / 4, by, 0.75, bar_h);
+				bounds = true;
+			}
+		}
+		if (bounds) {
+			rgb(cr, 0xffffff);
+			cairo_fill(cr);
+		}
 		for (size_t k = 0; k < s->n_blocks; k++) {
 			const CcaStateBlock *blk = &s->blocks[k];
 			double x = bx0 + span * (double)(blk->address - s->address) / s->total_size;
 			double w = span * (double)blk->size / s->total_size;
-			if (blk->state == CCA_BLOCK_INACTIVE) {
-				rgb(cr, r->live ? C_STRANDED : C_CACHED);
-				cairo_rectangle(cr, x, by, w, bar_h);
-				cairo_fill(cr);
-			} else if (blk->state == CCA_BLOCK_ACTIVE_PENDING_FREE) {
-				rgb(cr, C_PENDING);
-				cairo_rectangle(cr, x, by, w, bar_h);
-				cairo_fill(cr);
-			} else {
-				uint64_t req = MIN(blk->requested_size, blk->size);
-				double wr = span * (double)req / s->total_size;
-				rgb(cr, C_REQUESTED);
-				cairo_rectangle(cr, x, by, wr, bar_h);
-				cairo_fill(cr);
-				rgb(cr, C_ROUNDING);
-				cairo_rectangle(cr, x + wr, by, w - wr, bar_h);
-				cairo_fill(cr);
-			}
-			if (w >= 3 && k > 0) { /* a thin boundary */
-				rgb(cr, 0xffffff);
-				cairo_rectangle(cr, x, by, 0.8, bar_h);
-				cairo_fill(cr);
-			}
-			if (w >= 64 && bar_h >= 9) {
-				font(cr, MIN(10, bar_h - 2), false);
-				cca_size_format(blk->size, a);
-				if (text_width(cr, a) + 6 < w) {
-					rgb(cr, blk->state == CCA_BLOCK_ACTIVE_ALLOCATED ||
-							blk->state == CCA_BLOCK_ACTIVE_PENDING_FREE
-						? 0xffffff
-						: 0x303030);
-					text(cr, x + w / 2, by + bar_h / 2 + MIN(10, bar_h - 2) * 0.36,
-					     a, 0.5);
-				}
-			}
+			if (w < 64 || bar_h < 11)
+				continue;
+			font(cr, 10, false);
+			cca_size_format(blk->size, a);
+			if (text_width(cr, a) + 6 >= w)
+				continue;
+			rgb(cr, blk->state == CCA_BLOCK_INACTIVE ? 0x303030 : 0xffffff);
+			text(cr, x + w / 2, by + bar_h / 2 + 3.6, a, 0.5);
 		}
 		rgb(cr, 0x909090);
 		cairo_set_line_width(cr, 0.6);
 		cairo_rectangle(cr, bx0, by, span, bar_h);
 		cairo_stroke(cr);
 		/* free bytes */
-		font(cr, MIN(10.5, rh - 1.5), false);
+		font(cr, rh >= 12 ? 10 : 8, false);
 		rgb(cr, r->free ? 0x202020 : 0x909090);
 		text(cr, W - 16, by + bar_h - 1.5, cca_size_format(r->free, a), 1);
 		if (hover) {
 			g_snprintf(buf, sizeof buf,
-				   "0x%" G_GINT64_MODIFIER "x: %s %s-pool segment%s, stream %" G_GUINT64_FORMAT
-				   "; %zu blocks; %s requested, %s rounding, %s free",
+				   "0x%" G_GINT64_MODIFIER
+				   "x: %s %s-pool segment%s, stream %" G_GUINT64_FORMAT
+				   "; %zu block(s); %s requested, %s rounding, %s free",
 				   s->address, cca_size_format(s->total_size, a),
 				   s->is_small ? "small" : "large",
 				   s->is_expandable ? " (expandable)" : "", s->stream, s->n_blocks,
@@ -828,12 +922,12 @@ cca_plot_draw_segments(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotSegm
 	double ly = y + 28, lx = 16;
 	font(cr, 11, false);
 	legend_box(cr, lx, ly, C_REQUESTED, "allocated: requested bytes", &lx);
-	legend_box(cr, lx, ly, C_ROUNDING, "allocated: rounding (internal waste)", &lx);
+	legend_box(cr, lx, ly, C_ROUNDING, "allocated beyond the request (rounding, unsplit tail)",
+		   &lx);
 	legend_box(cr, lx, ly, C_PENDING, "freed, waiting for record_stream", &lx);
 	lx = 16;
 	ly += 20;
-	legend_box(cr, lx, ly, C_STRANDED, "free beside live blocks (external fragmentation)",
-		   &lx);
+	legend_box(cr, lx, ly, C_STRANDED, "free beside live blocks (external fragmentation)", &lx);
 	legend_box(cr, lx, ly, C_CACHED, "free segment (empty_cache() releases it)", &lx);
 	font(cr, 10, false);
 	rgb(cr, 0x606060);
@@ -868,7 +962,7 @@ static cairo_status_t
 write_file(void *closure, const unsigned char *data, unsigned int length)
 {
 	return fwrite(data, 1, length, closure) == length ? CAIRO_STATUS_SUCCESS
-							   : CAIRO_STATUS_WRITE_ERROR;
+							  : CAIRO_STATUS_WRITE_ERROR;
 }
 
 static cairo_status_t
@@ -1013,6 +1107,11 @@ cca_plot_write(const char *path, CcaPlotFormat format, int width, int height, co
 	if (status == CAIRO_STATUS_SUCCESS)
 		status = cairo_surface_status(surface);
 	cairo_surface_destroy(surface);
+	/* cairo and fontconfig keep fonts cached for the process's life; one
+	 * image per process, so hand them back now (both start afresh if
+	 * asked again) */
+	cairo_debug_reset_static_data();
+	FcFini();
 	if (status == CAIRO_STATUS_SUCCESS && format == CCA_PLOT_HTML)
 		write_html(f, title, svg, hover);
 	if (svg)

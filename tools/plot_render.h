@@ -12,7 +12,7 @@
 
 /* One replay on a timeline plot. */
 typedef struct {
-	const char *label;	/* legend: "recorded" or the what-if's settings */
+	const char *label; /* legend: "recorded" or the what-if's settings */
 	const CcaTimeline *tl;
 } CcaPlotRun;
 
@@ -22,14 +22,14 @@ typedef struct {
 	const char *title;
 	const char *subtitle;
 	int width;
-	int height; /* timeline only: the segment map computes its own */
+	int height;  /* timeline only: the segment map computes its own */
 	bool x_time; /* timeline: x is seconds since the first time_us */
 } CcaPlotStyle;
 
 /* A segment map: the segments of one state (borrowed CcaStateSegment). */
 typedef struct {
 	const GArray *segments;
-	guint max_rows; /* segments drawn; the ones with most free space win */
+	guint max_rows; /* segments drawn; most free space beside live blocks first */
 } CcaPlotSegments;
 
 /* The output formats, chosen from the file name's extension. */

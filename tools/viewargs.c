@@ -15,17 +15,18 @@ cca_view_args_add(GOptionContext *ctx, CcaViewArgs *args, gboolean many_configs)
 	args->device = -1;
 	GOptionEntry entries[] = {
 		{"config", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &args->configs,
-		 many_configs ? "What-if allocator settings (PYTORCH_CUDA_ALLOC_CONF syntax); "
-				"repeat to overlay several"
-			      : "Allocator settings (PYTORCH_CUDA_ALLOC_CONF syntax) instead of the "
-				"recorded ones",
+		 many_configs
+			 ? "What-if allocator settings (PYTORCH_CUDA_ALLOC_CONF syntax); "
+			   "repeat to overlay several"
+			 : "Allocator settings (PYTORCH_CUDA_ALLOC_CONF syntax) instead of the "
+			   "recorded ones",
 		 "STRING"},
 		{"memory-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &args->memory_fraction,
 		 "set_per_process_memory_fraction(F) of the device memory", "F"},
 		{"device-memory", 0, 0, G_OPTION_ARG_STRING, &args->device_memory,
 		 "Device memory (e.g. 80GB, 24GiB); alone, cudaMalloc fails past it", "BYTES"},
-		{"device", 'd', 0, G_OPTION_ARG_INT, &args->device, "Which device's trace (default 0)",
-		 "N"},
+		{"device", 'd', 0, G_OPTION_ARG_INT, &args->device,
+		 "Which device's trace (default 0)", "N"},
 		{"pytorch-version", 0, 0, G_OPTION_ARG_STRING, &args->pytorch_version,
 		 "Replay by the rules of this release, 2.0 to 2.11 (default: guessed)", "X.Y"},
 		{"keep-going", 0, 0, G_OPTION_ARG_NONE, &args->keep_going,
@@ -75,8 +76,8 @@ cca_view_args_load(CcaViewArgs *args, const char *cmd, const char *path, CcaRepl
 		opt->pytorch_version = cca_replay_guess_pytorch_version(snap);
 	int device = args->device >= 0 ? args->device : 0;
 	if (device >= snap->n_devices) {
-		fprintf(stderr, "ccasim %s: %s: no device %d (the trace has %d)\n", cmd, path, device,
-			snap->n_devices);
+		fprintf(stderr, "ccasim %s: %s: no device %d (the trace has %d)\n", cmd, path,
+			device, snap->n_devices);
 		cca_snapshot_free(snap);
 		return NULL;
 	}
@@ -117,11 +118,10 @@ cca_view_settings_label(const CcaSnapshot *snap, const CcaReplayOptions *opt)
 	if (opt->settings) {
 		g_autofree char *conf = cca_settings_to_string(opt->settings);
 		g_string_append_printf(s, "what-if \"%s\"", conf);
+	} else if (snap->settings.present && snap->settings.conf && *snap->settings.conf) {
+		g_string_append_printf(s, "recorded settings \"%s\"", snap->settings.conf);
 	} else {
-		g_string_append_printf(s, "recorded settings \"%s\"",
-				       snap->settings.present && snap->settings.conf
-					       ? snap->settings.conf
-					       : "");
+		g_string_append(s, "recorded settings (PyTorch's defaults)");
 	}
 	char buf[32];
 	if (opt->memory_fraction > 0.0)
