@@ -304,7 +304,7 @@ typedef struct {
 	GArray *empty_cache_found; /* recorded mode: positions found */
 	RecordedAddresses *feed;   /* recorded mode: fed from the trace as it is read */
 	uint64_t model_segments;   /* segment_allocs the model recorded */
-	bool diverged; /* recorded mode: the model's segments are not the recording's */
+	bool diverged;		   /* recorded mode: the model's segments are not the recording's */
 	/* segments of private pools (MemPool, graphs) in the final state:
 	 * an alloc inside one was made in that pool */
 	GArray *private_segments; /* PrivateSegment, by address */

@@ -73,8 +73,8 @@ typedef struct {
 /* What a replay found. */
 typedef struct {
 	CcaStats stats;
-	uint64_t events;	 /* trace events consumed */
-	bool whatif;		 /* settings or addresses differ from the recording */
+	uint64_t events;	  /* trace events consumed */
+	bool whatif;		  /* settings or addresses differ from the recording */
 	uint32_t pytorch_version; /* whose rules were replayed (211 = 2.11) */
 	/* Under the recorded settings the model did not make the recording's
 	 * segments (the cap or device differs): replayed again as a what-if. */

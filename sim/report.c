@@ -75,8 +75,8 @@ cca_report_replay_json(const CcaReportContext *ctx, const CcaReplayResult *res, 
 				       ", \"live_bytes\": %" G_GUINT64_FORMAT
 				       ", \"unplaced_blocks\": %" G_GUINT64_FORMAT
 				       ", \"expandable_not_rebuilt\": %s}",
-				       res->start_segments, res->start_blocks, res->start_live_bytes,
-				       res->start_blocks_unplaced,
+				       res->start_segments, res->start_blocks,
+				       res->start_live_bytes, res->start_blocks_unplaced,
 				       res->start_expandable_missing ? "true" : "false");
 	g_string_append(out, ", \"check\": ");
 	if (!res->check_ran) {
@@ -145,8 +145,9 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 		g_string_append_printf(out, ", cap %s", cca_size_format(res->allowed_maximum, buf));
 	g_string_append(out, "\n");
 	if (res->diverged_from_recording)
-		g_string_append(out, "  the recorded settings under this cap or device do not make the "
-				     "recording's segments: replayed as a what-if\n");
+		g_string_append(out,
+				"  the recorded settings under this cap or device do not make the "
+				"recording's segments: replayed as a what-if\n");
 	if (res->start_reconstructed)
 		g_string_append_printf(
 			out,
@@ -156,13 +157,15 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 			res->start_segments, res->start_blocks,
 			cca_size_format(res->start_live_bytes, buf));
 	if (res->start_expandable_missing)
-		g_string_append(out, "  warning: expandable segments were in use when the trace began; "
-				     "they are not rebuilt, so this replay is approximate\n");
+		g_string_append(out,
+				"  warning: expandable segments were in use when the trace began; "
+				"they are not rebuilt, so this replay is approximate\n");
 	if (res->start_blocks_unplaced)
-		g_string_append_printf(out,
-				       "  warning: %" G_GUINT64_FORMAT
-				       " live blocks of the start fit no segment and were left out\n",
-				       res->start_blocks_unplaced);
+		g_string_append_printf(
+			out,
+			"  warning: %" G_GUINT64_FORMAT
+			" live blocks of the start fit no segment and were left out\n",
+			res->start_blocks_unplaced);
 	row_bytes(out, "peak reserved", st->reserved_bytes[CCA_STAT_ALL].peak);
 	row_bytes(out, "peak allocated", st->allocated_bytes[CCA_STAT_ALL].peak);
 	row_bytes(out, "peak active", st->active_bytes[CCA_STAT_ALL].peak);

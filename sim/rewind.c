@@ -193,9 +193,10 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 			/* live blocks no event allocated: the expandable segment
 			 * was in use at the start (not rebuilt, see rewind.h) */
 			for (uint32_t k = 0; k < s->n_blocks; k++) {
-				const CcaSnapBlock *b =
-					&g_array_index(snap->blocks, CcaSnapBlock, s->first_block + k);
-				if (b->state != CCA_BLOCK_INACTIVE && !set_has(scan.live, b->address) &&
+				const CcaSnapBlock *b = &g_array_index(snap->blocks, CcaSnapBlock,
+								       s->first_block + k);
+				if (b->state != CCA_BLOCK_INACTIVE &&
+				    !set_has(scan.live, b->address) &&
 				    !set_has(scan.pending, b->address))
 					start->has_expandable = true;
 			}

@@ -11,8 +11,7 @@ G_BEGIN_DECLS
  * suffix B, KiB, MiB, GiB, TiB (powers of 1024) or KB, MB, GB, TB (powers
  * of 1000), case-insensitive, e.g. "24GiB", "80GB", "1048576".  Returns
  * FALSE with ERROR naming WHAT (the option) on bad syntax or overflow. */
-gboolean cca_size_parse(const char *text, const char *what, uint64_t *out,
-			GError **error);
+gboolean cca_size_parse(const char *text, const char *what, uint64_t *out, GError **error);
 
 /* Formats BYTES the way PyTorch's OOM message does ("1.95 GiB",
  * "512.00 KiB", "20.00 MiB", "17 bytes") into BUF (at least 32 bytes). */
