@@ -129,10 +129,111 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, const Replay
 	return status;
 }
 
+/* Everything after option parsing; ARGS owns its strings (freed by the
+ * caller on every path). */
+static int
+run_replay(ReplayArgs *args, const char *path)
+{
+	GError *error = NULL;
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.memory_fraction = args->memory_fraction;
+	opt.check = args->check;
+	opt.keep_going = args->keep_going;
+	opt.check_invariants = args->invariants;
+	opt.force_whatif = args->whatif || args->address_model != NULL;
+	if (args->memory_fraction < 0.0 || args->memory_fraction > 1.0) {
+		fprintf(stderr, "ccasim replay: --memory-fraction: must be in [0, 1]\n");
+		return 2;
+	}
+	if (args->device_memory) {
+		if (!cca_size_parse(args->device_memory, "--device-memory", &opt.device_memory,
+				    &error)) {
+			fprintf(stderr, "ccasim replay: %s\n", error->message);
+			g_error_free(error);
+			return 2;
+		}
+		opt.capacity_set = TRUE;
+	}
+	if (!parse_address_model(args->address_model, &opt.address_model, &error)) {
+		fprintf(stderr, "ccasim replay: %s\n", error->message);
+		g_error_free(error);
+		return 2;
+	}
+	if (args->check && args->addresses_from) {
+		fprintf(stderr, "ccasim replay: --check compares with the recorded run and "
+				"cannot take --addresses-from\n");
+		return 2;
+	}
+	if (args->pytorch_version &&
+	    !cca_pytorch_version_parse(args->pytorch_version, &opt.pytorch_version, &error)) {
+		fprintf(stderr, "ccasim replay: --pytorch-version: %s\n", error->message);
+		g_error_free(error);
+		return 2;
+	}
+	g_auto(CcaSettings) settings;
+	cca_settings_init(&settings);
+	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(path, &error);
+	if (!snap) {
+		fprintf(stderr, "ccasim replay: %s\n", error->message);
+		g_error_free(error);
+		return 1;
+	}
+	if (!opt.pytorch_version)
+		opt.pytorch_version = cca_replay_guess_pytorch_version(snap);
+	if (args->config) {
+		settings.pytorch_version = opt.pytorch_version;
+		if (!cca_settings_parse(&settings, args->config, &error)) {
+			fprintf(stderr, "ccasim replay: --config: %s\n", error->message);
+			g_error_free(error);
+			return 2;
+		}
+		opt.settings = &settings;
+	}
+	g_autoptr(CcaSnapshot) other = NULL;
+	if (args->addresses_from) {
+		other = cca_snapshot_load(args->addresses_from, &error);
+		if (!other) {
+			fprintf(stderr, "ccasim replay: %s\n", error->message);
+			g_error_free(error);
+			return 1;
+		}
+		opt.addresses_from = other;
+	}
+	if (args->device >= snap->n_devices) {
+		fprintf(stderr, "ccasim replay: %s: no device %d (the trace has %d)\n", path,
+			args->device, snap->n_devices);
+		return 2;
+	}
+	GString *out = g_string_new(NULL);
+	int status = 0, first_dev = args->device >= 0 ? args->device : 0;
+	int last_dev = args->device >= 0 ? args->device : snap->n_devices - 1;
+	gboolean several = last_dev > first_dev;
+	if (args->json && several)
+		g_string_append(out, "{\"devices\": [");
+	for (int d = first_dev; d <= last_dev && status != 1; d++) {
+		opt.device = d;
+		if (args->sensitivity && d != first_dev)
+			g_string_append(out, args->json ? ", " : "\n");
+		int s = args->sensitivity ? report_sensitivity(snap, &opt, args->json, out)
+					  : replay_device(snap, &opt, args, out, d == first_dev);
+		if (s)
+			status = s;
+	}
+	if (args->json && several)
+		g_string_append(out, "]}");
+	if (args->json)
+		g_string_append_c(out, '\n');
+	fputs(out->str, stdout);
+	g_string_free(out, TRUE);
+	return status;
+}
+
 int
 cca_cmd_replay(int argc, char **argv)
 {
 	ReplayArgs args = {.device = -1};
+	int status;
 	GOptionEntry entries[] = {
 		{"config", 'c', 0, G_OPTION_ARG_STRING, &args.config,
 		 "Allocator settings (PYTORCH_CUDA_ALLOC_CONF syntax) instead of the recorded ones",
@@ -168,7 +269,7 @@ cca_cmd_replay(int argc, char **argv)
 		 "X.Y"},
 		{"invariants", 0, 0, G_OPTION_ARG_NONE, &args.invariants,
 		 "Check the model's invariants after every event (slow)", NULL},
-		{NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_autoptr(GOptionContext) octx = g_option_context_new("TRACE");
 	g_option_context_set_summary(
@@ -179,108 +280,13 @@ cca_cmd_replay(int argc, char **argv)
 	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
 		fprintf(stderr, "ccasim replay: %s\n", error->message);
 		g_error_free(error);
-		return 2;
-	}
-	if (argc != 2) {
+		status = 2;
+	} else if (argc != 2) {
 		fprintf(stderr, "ccasim replay: expected one TRACE (see --help)\n");
-		return 2;
+		status = 2;
+	} else {
+		status = run_replay(&args, argv[1]);
 	}
-	CcaReplayOptions opt;
-	cca_replay_options_init(&opt);
-	opt.memory_fraction = args.memory_fraction;
-	opt.check = args.check;
-	opt.keep_going = args.keep_going;
-	opt.check_invariants = args.invariants;
-	opt.force_whatif = args.whatif || args.address_model != NULL;
-	if (args.memory_fraction < 0.0 || args.memory_fraction > 1.0) {
-		fprintf(stderr, "ccasim replay: --memory-fraction: must be in [0, 1]\n");
-		return 2;
-	}
-	if (args.device_memory) {
-		if (!cca_size_parse(args.device_memory, "--device-memory", &opt.device_memory,
-				    &error)) {
-			fprintf(stderr, "ccasim replay: %s\n", error->message);
-			g_error_free(error);
-			return 2;
-		}
-		opt.capacity_set = TRUE;
-	}
-	if (!parse_address_model(args.address_model, &opt.address_model, &error)) {
-		fprintf(stderr, "ccasim replay: %s\n", error->message);
-		g_error_free(error);
-		return 2;
-	}
-	if (args.check && args.addresses_from) {
-		fprintf(stderr, "ccasim replay: --check compares with the recorded run and "
-				"cannot take --addresses-from\n");
-		return 2;
-	}
-	if (args.pytorch_version &&
-	    !cca_pytorch_version_parse(args.pytorch_version, &opt.pytorch_version, &error)) {
-		fprintf(stderr, "ccasim replay: --pytorch-version: %s\n", error->message);
-		g_error_free(error);
-		return 2;
-	}
-	CcaSettings settings;
-	cca_settings_init(&settings);
-	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(argv[1], &error);
-	if (!snap) {
-		fprintf(stderr, "ccasim replay: %s\n", error->message);
-		g_error_free(error);
-		cca_settings_clear(&settings);
-		return 1;
-	}
-	if (!opt.pytorch_version)
-		opt.pytorch_version = cca_replay_guess_pytorch_version(snap);
-	if (args.config) {
-		settings.pytorch_version = opt.pytorch_version;
-		if (!cca_settings_parse(&settings, args.config, &error)) {
-			fprintf(stderr, "ccasim replay: --config: %s\n", error->message);
-			g_error_free(error);
-			cca_settings_clear(&settings);
-			return 2;
-		}
-		opt.settings = &settings;
-	}
-	g_autoptr(CcaSnapshot) other = NULL;
-	if (args.addresses_from) {
-		other = cca_snapshot_load(args.addresses_from, &error);
-		if (!other) {
-			fprintf(stderr, "ccasim replay: %s\n", error->message);
-			g_error_free(error);
-			cca_settings_clear(&settings);
-			return 1;
-		}
-		opt.addresses_from = other;
-	}
-	if (args.device >= snap->n_devices) {
-		fprintf(stderr, "ccasim replay: %s: no device %d (the trace has %d)\n", argv[1],
-			args.device, snap->n_devices);
-		cca_settings_clear(&settings);
-		return 2;
-	}
-	GString *out = g_string_new(NULL);
-	int status = 0, first_dev = args.device >= 0 ? args.device : 0;
-	int last_dev = args.device >= 0 ? args.device : snap->n_devices - 1;
-	gboolean several = last_dev > first_dev;
-	if (args.json && several)
-		g_string_append(out, "{\"devices\": [");
-	for (int d = first_dev; d <= last_dev && status != 1; d++) {
-		opt.device = d;
-		if (args.sensitivity && d != first_dev)
-			g_string_append(out, args.json ? ", " : "\n");
-		int s = args.sensitivity ? report_sensitivity(snap, &opt, args.json, out)
-					 : replay_device(snap, &opt, &args, out, d == first_dev);
-		if (s)
-			status = s;
-	}
-	if (args.json && several)
-		g_string_append(out, "]}");
-	if (args.json)
-		g_string_append_c(out, '\n');
-	fputs(out->str, stdout);
-	g_string_free(out, TRUE);
-	cca_settings_clear(&settings);
 	g_free(args.config);
 	g_free(args.device_memory);
 	g_free(args.addresses_from);

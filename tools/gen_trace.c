@@ -108,7 +108,7 @@ main(int argc, char **argv)
 		{"events", 'n', 0, G_OPTION_ARG_INT64, &n, "Number of events (at least)", "N"},
 		{"seed", 's', 0, G_OPTION_ARG_INT, &seed, "Random seed", "SEED"},
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Output msgpack trace", "FILE"},
-		{NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("- write a synthetic trace");
 	g_option_context_add_main_entries(ctx, entries, NULL);
