@@ -440,6 +440,7 @@ test_roundtrip_built(void)
 	g_autoptr(CcaSnapshot) snap = built_snapshot();
 	g_autoptr(CcaSnapshot) back = roundtrip(snap, dir, "built.msgpack");
 	g_autoptr(CcaSnapshot) again = roundtrip(back, dir, "built2.msgpack");
+	assert_snapshots_equal(snap, again);
 	/* the events of device 1 stream as empty; cursors are independent */
 	g_autoptr(CcaEventCursor) c1 = cca_event_cursor_new(back, 1);
 	g_autoptr(CcaEventCursor) c2a = cca_event_cursor_new(back, 2);

@@ -72,7 +72,8 @@ cca_cmd_convert(int argc, char **argv)
 	int status = cca_convert_parse(&argc, &argv, &opts);
 
 	if (status < 0) {
-		g_autoptr(CcaSnapshot) snap = cca_snapshot_load(argv[1], &error);
+		/* Only written out: a pickle's events can stay encoded. */
+		g_autoptr(CcaSnapshot) snap = cca_snapshot_load_compact(argv[1], &error);
 		if (snap == NULL || !cca_trace_write(snap, opts.output, &error)) {
 			fprintf(stderr, "ccasim convert: %s\n", error->message);
 			status = 1;

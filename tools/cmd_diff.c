@@ -89,7 +89,7 @@ cca_cmd_diff(int argc, char **argv)
 		{"top", 'n', 0, G_OPTION_ARG_INT, &args.top,
 		 "List this many segment and request sizes (default 10)", "N"},
 		{"json", 0, 0, G_OPTION_ARG_NONE, &args.json, "Print one JSON object", NULL},
-		{NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_autoptr(GOptionContext) octx = g_option_context_new("TRACE [TRACE_B]");
 	g_option_context_set_summary(

@@ -17,7 +17,7 @@ cca_cmd_explain(int argc, char **argv)
 		 "cudaMalloc calls and OOMs explained one by one (default 20; 0: all)", "N"},
 		{"top", 0, 0, G_OPTION_ARG_INT, &top,
 		 "Rows of each ranking at the reserved peak (default 8)", "N"},
-		{NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_autoptr(GOptionContext) octx = g_option_context_new("TRACE");
 	g_option_context_set_summary(

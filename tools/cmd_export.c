@@ -52,7 +52,7 @@ cca_cmd_export(int argc, char **argv)
 		 "pickle (default: a PyTorch memory snapshot for torch.cuda._memory_viz and "
 		 "pytorch.org/memory_viz) or chrome (a Chrome/Perfetto JSON trace)",
 		 "FORMAT"},
-		{NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_autoptr(GOptionContext) octx = g_option_context_new("TRACE");
 	g_option_context_set_summary(

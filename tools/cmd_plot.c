@@ -273,7 +273,7 @@ cca_cmd_plot(int argc, char **argv)
 		 "N"},
 		{"title", 0, 0, G_OPTION_ARG_STRING, &pa.title, "Title instead of the default",
 		 "TEXT"},
-		{NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_autoptr(GOptionContext) octx = g_option_context_new("TRACE");
 	g_option_context_set_summary(

@@ -140,7 +140,7 @@ cca_cmd_step(int argc, char **argv)
 		 "Segments listed (default 24; 0: all)", "N"},
 		{"width", 0, 0, G_OPTION_ARG_INT, &width,
 		 "Characters of each segment's bar (default 48)", "N"},
-		{NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_autoptr(GOptionContext) octx = g_option_context_new("TRACE");
 	g_option_context_set_summary(

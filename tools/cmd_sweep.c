@@ -78,7 +78,7 @@ cca_cmd_sweep(int argc, char **argv)
 		{"csv", 0, 0, G_OPTION_ARG_NONE, &args.csv, "Print CSV, one line per row", NULL},
 		{"no-progress", 0, 0, G_OPTION_ARG_NONE, &args.no_progress,
 		 "No progress bar (it only shows when stderr is a terminal)", NULL},
-		{NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_autoptr(GOptionContext) octx = g_option_context_new("TRACE");
 	g_option_context_set_summary(

@@ -702,7 +702,7 @@ cca_plot_draw_segments(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotSegm
 	guint n = segs->segments->len;
 	GArray *rows = g_array_sized_new(FALSE, TRUE, sizeof(Row), n);
 	uint64_t tot_free_stranded = 0, tot_cached = 0, tot_requested = 0, tot_rounding = 0,
-		 tot_pending = 0, tot_reserved = 0, largest = 1;
+		 tot_reserved = 0, largest = 1;
 	for (guint i = 0; i < n; i++) {
 		const CcaStateSegment *s = &g_array_index(segs->segments, CcaStateSegment, i);
 		Row r = {.seg = s};
@@ -715,8 +715,6 @@ cca_plot_draw_segments(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotSegm
 				if (b->state == CCA_BLOCK_ACTIVE_ALLOCATED) {
 					r.allocated += b->size;
 					r.requested += MIN(b->requested_size, b->size);
-				} else {
-					tot_pending += b->size;
 				}
 			}
 		}

@@ -31,7 +31,7 @@ cca_view_args_add(GOptionContext *ctx, CcaViewArgs *args, gboolean many_configs)
 		 "Replay by the rules of this release, 2.0 to 2.11 (default: guessed)", "X.Y"},
 		{"keep-going", 0, 0, G_OPTION_ARG_NONE, &args->keep_going,
 		 "Skip requests that run out of memory instead of stopping", NULL},
-		{NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_option_context_add_main_entries(ctx, entries, NULL);
 }
