@@ -9,40 +9,18 @@
 #include "report.h"
 #include "sensitivity.h"
 #include "settings.h"
-#include "sizes.h"
 #include "snapshot.h"
+#include "viewargs.h"
 
+/* replay's own options; the common ones are in CcaViewArgs. */
 typedef struct {
-	char *config;
-	double memory_fraction;
-	char *device_memory;
-	int device;
+	CcaViewArgs common;
 	gboolean check;
-	gboolean keep_going;
 	gboolean json;
 	gboolean invariants;
-	gboolean whatif;
 	gboolean sensitivity;
 	char *addresses_from;
-	char *address_model;
-	char *pytorch_version;
 } ReplayArgs;
-
-static gboolean
-parse_address_model(const char *name, CcaAddressModel *out, GError **error)
-{
-	if (!name) {
-		*out = CCA_ADDRESS_DRIVER;
-		return TRUE;
-	}
-	if (!cca_address_model_parse(name, out) || *out == CCA_ADDRESS_RECORDED) {
-		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "--address-model: unknown model '%s' (driver, ascending, descending)",
-			    name);
-		return FALSE;
-	}
-	return TRUE;
-}
 
 /* --address-sensitivity: one what-if per address model, side by side. */
 static int
@@ -135,61 +113,21 @@ static int
 run_replay(ReplayArgs *args, const char *path)
 {
 	GError *error = NULL;
-	CcaReplayOptions opt;
-	cca_replay_options_init(&opt);
-	opt.memory_fraction = args->memory_fraction;
-	opt.check = args->check;
-	opt.keep_going = args->keep_going;
-	opt.check_invariants = args->invariants;
-	opt.force_whatif = args->whatif || args->address_model != NULL;
-	if (args->memory_fraction < 0.0 || args->memory_fraction > 1.0) {
-		fprintf(stderr, "ccasim replay: --memory-fraction: must be in [0, 1]\n");
-		return 2;
-	}
-	if (args->device_memory) {
-		if (!cca_size_parse(args->device_memory, "--device-memory", &opt.device_memory,
-				    &error)) {
-			fprintf(stderr, "ccasim replay: %s\n", error->message);
-			g_error_free(error);
-			return 2;
-		}
-		opt.capacity_set = TRUE;
-	}
-	if (!parse_address_model(args->address_model, &opt.address_model, &error)) {
-		fprintf(stderr, "ccasim replay: %s\n", error->message);
-		g_error_free(error);
-		return 2;
-	}
 	if (args->check && args->addresses_from) {
 		fprintf(stderr, "ccasim replay: --check compares with the recorded run and "
 				"cannot take --addresses-from\n");
 		return 2;
 	}
-	if (args->pytorch_version &&
-	    !cca_pytorch_version_parse(args->pytorch_version, &opt.pytorch_version, &error)) {
-		fprintf(stderr, "ccasim replay: --pytorch-version: %s\n", error->message);
-		g_error_free(error);
-		return 2;
-	}
-	g_auto(CcaSettings) settings;
-	cca_settings_init(&settings);
-	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(path, &error);
-	if (!snap) {
-		fprintf(stderr, "ccasim replay: %s\n", error->message);
-		g_error_free(error);
-		return 1;
-	}
-	if (!opt.pytorch_version)
-		opt.pytorch_version = cca_replay_guess_pytorch_version(snap);
-	if (args->config) {
-		settings.pytorch_version = opt.pytorch_version;
-		if (!cca_settings_parse(&settings, args->config, &error)) {
-			fprintf(stderr, "ccasim replay: --config: %s\n", error->message);
-			g_error_free(error);
-			return 2;
-		}
-		opt.settings = &settings;
-	}
+	CcaReplayOptions opt;
+	int status;
+	g_autoptr(CcaSnapshot) snap =
+		cca_view_args_load(&args->common, "replay", path, &opt, &status);
+	if (!snap)
+		return status;
+	opt.check = args->check;
+	opt.check_invariants = args->invariants;
+	if (args->common.n_settings)
+		opt.settings = &args->common.settings[0];
 	g_autoptr(CcaSnapshot) other = NULL;
 	if (args->addresses_from) {
 		other = cca_snapshot_load(args->addresses_from, &error);
@@ -200,15 +138,12 @@ run_replay(ReplayArgs *args, const char *path)
 		}
 		opt.addresses_from = other;
 	}
-	if (args->device >= snap->n_devices) {
-		fprintf(stderr, "ccasim replay: %s: no device %d (the trace has %d)\n", path,
-			args->device, snap->n_devices);
-		return 2;
-	}
 	GString *out = g_string_new(NULL);
-	int status = 0, first_dev = args->device >= 0 ? args->device : 0;
-	int last_dev = args->device >= 0 ? args->device : snap->n_devices - 1;
+	int device = args->common.device;
+	int first_dev = device >= 0 ? device : 0;
+	int last_dev = device >= 0 ? device : snap->n_devices - 1;
 	gboolean several = last_dev > first_dev;
+	status = 0;
 	if (args->json && several)
 		g_string_append(out, "{\"devices\": [");
 	for (int d = first_dev; d <= last_dev && status != 1; d++) {
@@ -232,41 +167,19 @@ run_replay(ReplayArgs *args, const char *path)
 int
 cca_cmd_replay(int argc, char **argv)
 {
-	ReplayArgs args = {.device = -1};
+	ReplayArgs args = {0};
 	int status;
 	GOptionEntry entries[] = {
-		{"config", 'c', 0, G_OPTION_ARG_STRING, &args.config,
-		 "Allocator settings (PYTORCH_CUDA_ALLOC_CONF syntax) instead of the recorded ones",
-		 "STRING"},
-		{"memory-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &args.memory_fraction,
-		 "set_per_process_memory_fraction(F) of the device memory", "F"},
-		{"device-memory", 0, 0, G_OPTION_ARG_STRING, &args.device_memory,
-		 "Device memory (e.g. 80GB, 24GiB); alone, cudaMalloc fails past it", "BYTES"},
-		{"device", 'd', 0, G_OPTION_ARG_INT, &args.device,
-		 "Replay only this device (default: every device)", "N"},
 		{"check", 0, 0, G_OPTION_ARG_NONE, &args.check,
 		 "Compare every entry and the final state with the trace; exit 1 on divergence",
 		 NULL},
-		{"keep-going", 0, 0, G_OPTION_ARG_NONE, &args.keep_going,
-		 "Skip requests that run out of memory instead of stopping", NULL},
 		{"json", 0, 0, G_OPTION_ARG_NONE, &args.json, "Print one JSON object", NULL},
 		{"addresses-from", 0, 0, G_OPTION_ARG_FILENAME, &args.addresses_from,
 		 "Take segment addresses, in order, from another recorded run", "TRACE"},
-		{"whatif", 0, 0, G_OPTION_ARG_NONE, &args.whatif,
-		 "A what-if even under the recorded settings (another cap or device): ignore "
-		 "the trace's segment entries and addresses",
-		 NULL},
 		{"address-sensitivity", 0, 0, G_OPTION_ARG_NONE, &args.sensitivity,
 		 "Replay under the driver, ascending and descending address models and say "
 		 "whether any figure changes",
 		 NULL},
-		{"address-model", 0, 0, G_OPTION_ARG_STRING, &args.address_model,
-		 "Addresses of a what-if's segments: driver (default), ascending or descending",
-		 "MODEL"},
-		{"pytorch-version", 0, 0, G_OPTION_ARG_STRING, &args.pytorch_version,
-		 "Replay by the rules of this release, 2.0 to 2.11 (default: guessed from the "
-		 "snapshot's format)",
-		 "X.Y"},
 		{"invariants", 0, 0, G_OPTION_ARG_NONE, &args.invariants,
 		 "Check the model's invariants after every event (slow)", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -275,6 +188,7 @@ cca_cmd_replay(int argc, char **argv)
 	g_option_context_set_summary(
 		octx, "Replays a PyTorch memory snapshot (pickle or msgpack trace)\n"
 		      "through the caching-allocator model and prints memory_stats().");
+	cca_view_args_add(octx, &args.common, CCA_VIEW_ARGS_ALL_DEVICES | CCA_VIEW_ARGS_WHATIF);
 	g_option_context_add_main_entries(octx, entries, NULL);
 	GError *error = NULL;
 	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
@@ -287,10 +201,7 @@ cca_cmd_replay(int argc, char **argv)
 	} else {
 		status = run_replay(&args, argv[1]);
 	}
-	g_free(args.config);
-	g_free(args.device_memory);
+	cca_view_args_clear(&args.common);
 	g_free(args.addresses_from);
-	g_free(args.address_model);
-	g_free(args.pytorch_version);
 	return status;
 }

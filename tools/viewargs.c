@@ -10,9 +10,11 @@
 #include "sizes.h"
 
 void
-cca_view_args_add(GOptionContext *ctx, CcaViewArgs *args, gboolean many_configs)
+cca_view_args_add(GOptionContext *ctx, CcaViewArgs *args, guint flags)
 {
+	gboolean many_configs = (flags & CCA_VIEW_ARGS_MANY_CONFIGS) != 0;
 	args->device = -1;
+	args->flags = flags;
 	GOptionEntry entries[] = {
 		{"config", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &args->configs,
 		 many_configs
@@ -26,7 +28,10 @@ cca_view_args_add(GOptionContext *ctx, CcaViewArgs *args, gboolean many_configs)
 		{"device-memory", 0, 0, G_OPTION_ARG_STRING, &args->device_memory,
 		 "Device memory (e.g. 80GB, 24GiB); alone, cudaMalloc fails past it", "BYTES"},
 		{"device", 'd', 0, G_OPTION_ARG_INT, &args->device,
-		 "Which device's trace (default 0)", "N"},
+		 flags & CCA_VIEW_ARGS_ALL_DEVICES
+			 ? "Replay only this device (default: every device)"
+			 : "Which device's trace (default 0)",
+		 "N"},
 		{"pytorch-version", 0, 0, G_OPTION_ARG_STRING, &args->pytorch_version,
 		 "Replay by the rules of this release, 2.0 to 2.11 (default: guessed)", "X.Y"},
 		{"keep-going", 0, 0, G_OPTION_ARG_NONE, &args->keep_going,
@@ -34,6 +39,18 @@ cca_view_args_add(GOptionContext *ctx, CcaViewArgs *args, gboolean many_configs)
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	GOptionEntry whatif[] = {
+		{"whatif", 0, 0, G_OPTION_ARG_NONE, &args->whatif,
+		 "A what-if even under the recorded settings (another cap or device): ignore "
+		 "the trace's segment entries and addresses",
+		 NULL},
+		{"address-model", 0, 0, G_OPTION_ARG_STRING, &args->address_model,
+		 "Addresses of a what-if's segments: driver (default), ascending or descending",
+		 "MODEL"},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	if (flags & CCA_VIEW_ARGS_WHATIF)
+		g_option_context_add_main_entries(ctx, whatif, NULL);
 }
 
 CcaSnapshot *
@@ -48,8 +65,22 @@ cca_view_args_load(CcaViewArgs *args, const char *cmd, const char *path, CcaRepl
 		fprintf(stderr, "ccasim %s: --memory-fraction: must be in [0, 1]\n", cmd);
 		return NULL;
 	}
+	if (n_configs > 1 && !(args->flags & CCA_VIEW_ARGS_MANY_CONFIGS)) {
+		fprintf(stderr, "ccasim %s: --config: give it once\n", cmd);
+		return NULL;
+	}
 	opt->memory_fraction = args->memory_fraction;
 	opt->keep_going = args->keep_going;
+	opt->force_whatif = args->whatif || args->address_model != NULL;
+	if (args->address_model &&
+	    (!cca_address_model_parse(args->address_model, &opt->address_model) ||
+	     opt->address_model == CCA_ADDRESS_RECORDED)) {
+		fprintf(stderr,
+			"ccasim %s: --address-model: unknown model '%s' (driver, ascending, "
+			"descending)\n",
+			cmd, args->address_model);
+		return NULL;
+	}
 	if (args->device_memory) {
 		if (!cca_size_parse(args->device_memory, "--device-memory", &opt->device_memory,
 				    &error)) {
@@ -108,6 +139,7 @@ cca_view_args_clear(CcaViewArgs *args)
 	g_strfreev(args->configs);
 	g_free(args->device_memory);
 	g_free(args->pytorch_version);
+	g_free(args->address_model);
 	memset(args, 0, sizeof *args);
 }
 

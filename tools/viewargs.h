@@ -1,6 +1,7 @@
-/* viewargs.h - the replay options that plot, explain, step and export
- * share (--config, --memory-fraction, --device-memory, --device,
- * --pytorch-version, --keep-going), parsed once for all four. */
+/* viewargs.h - the replay options that replay, plot, explain, step and
+ * export share (--config, --memory-fraction, --device-memory, --device,
+ * --pytorch-version, --keep-going, and for replay --whatif and
+ * --address-model), parsed and checked once for all of them. */
 #ifndef CCA_VIEWARGS_H
 #define CCA_VIEWARGS_H
 
@@ -18,19 +19,30 @@ typedef struct {
 	int device;
 	char *pytorch_version;
 	gboolean keep_going;
+	gboolean whatif;     /* CCA_VIEW_ARGS_WHATIF */
+	char *address_model; /* CCA_VIEW_ARGS_WHATIF */
+	guint flags;	     /* CcaViewArgsFlags given to cca_view_args_add() */
 	/* filled by cca_view_args_load() */
 	guint n_settings;
 	CcaSettings *settings;
 } CcaViewArgs;
 
+/* What a command takes besides the common options. */
+typedef enum {
+	CCA_VIEW_ARGS_MANY_CONFIGS = 1 << 0, /* --config may repeat (plot overlays what-ifs) */
+	CCA_VIEW_ARGS_ALL_DEVICES = 1 << 1,  /* without --device, every device */
+	CCA_VIEW_ARGS_WHATIF = 1 << 2,	     /* --whatif and --address-model */
+} CcaViewArgsFlags;
+
 /* Adds the shared options to CTX's main group, writing into ARGS (which
- * must outlive CTX).  MANY_CONFIGS: --config may repeat (plot overlays
- * what-ifs); otherwise one is allowed. */
-void cca_view_args_add(GOptionContext *ctx, CcaViewArgs *args, gboolean many_configs);
+ * must outlive CTX).  FLAGS: CcaViewArgsFlags; without MANY_CONFIGS one
+ * --config is allowed. */
+void cca_view_args_add(GOptionContext *ctx, CcaViewArgs *args, guint flags);
 
 /* Checks the parsed options, loads PATH and fills OPT for device
- * ARGS->device (0 when unset) with the recorded settings; every --config
- * is parsed into ARGS->settings with the trace's PyTorch rules.  Prints
+ * ARGS->device (0 when unset; ARGS->device stays -1 with ALL_DEVICES) with
+ * the recorded settings; every --config is parsed into ARGS->settings with
+ * the trace's PyTorch rules.  Prints
  * one line "ccasim CMD: ..." to stderr and returns NULL on error, with
  * *STATUS 2 for a usage error and 1 for bad input. */
 CcaSnapshot *cca_view_args_load(CcaViewArgs *args, const char *cmd, const char *path,
