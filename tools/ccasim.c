@@ -81,8 +81,12 @@ main(int argc, char **argv)
 		return 0;
 	}
 	for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
-		if (strcmp(argv[1], commands[i].name) == 0)
+		if (strcmp(argv[1], commands[i].name) == 0) {
+			/* --help of a command reads "Usage: ccasim COMMAND ..." */
+			g_autofree char *name = g_strdup_printf("ccasim %s", argv[1]);
+			g_set_prgname(name);
 			return commands[i].run(argc - 1, argv + 1);
+		}
 	fprintf(stderr, "ccasim: unknown command '%s' (see 'ccasim --help')\n", argv[1]);
 	return 2;
 }
