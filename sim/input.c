@@ -270,9 +270,10 @@ input_has_magic(const unsigned char *data, size_t len, const char *magic, size_t
 
 /* Maps PATH, or reads it whole when it is not a regular file (a pipe such
  * as <(xzcat f) maps as empty).  Returns the bytes in *RAW and *LEN, owned by
- * the returned GBytes. */
+ * the returned GBytes; *MAPPED tells whether they are a mapping. */
 static GBytes *
-input_read(const char *path, const unsigned char **raw, size_t *len, GError **error)
+input_read(const char *path, const unsigned char **raw, size_t *len, gboolean *mapped,
+	   GError **error)
 {
 	g_autoptr(GError) local = NULL;
 	GStatBuf st;
@@ -283,10 +284,12 @@ input_read(const char *path, const unsigned char **raw, size_t *len, GError **er
 		if (g_file_get_contents(path, &contents, &n, &local))
 			bytes = g_bytes_new_take(contents, n);
 	} else {
-		GMappedFile *mapped = g_mapped_file_new(path, FALSE, &local);
-		if (mapped != NULL) {
-			bytes = g_mapped_file_get_bytes(mapped);
-			g_mapped_file_unref(mapped);
+		/* GLib maps a regular file MAP_PRIVATE and read-only. */
+		GMappedFile *file = g_mapped_file_new(path, FALSE, &local);
+		if (file != NULL) {
+			*mapped = g_mapped_file_get_length(file) > 0;
+			bytes = g_mapped_file_get_bytes(file);
+			g_mapped_file_unref(file);
 		}
 	}
 	if (bytes == NULL) {
@@ -306,7 +309,8 @@ cca_input_open(CcaInput *input, const char *path, GError **error)
 	memset(input, 0, sizeof *input);
 	const unsigned char *raw = NULL;
 	size_t len = 0;
-	GBytes *bytes = input_read(path, &raw, &len, error);
+	gboolean mapped = FALSE;
+	GBytes *bytes = input_read(path, &raw, &len, &mapped, error);
 	if (bytes == NULL)
 		return FALSE;
 	input->path = g_strdup(path);
@@ -317,6 +321,7 @@ cca_input_open(CcaInput *input, const char *path, GError **error)
 		input->bytes = bytes;
 		input->data = len > 0 ? raw : NULL;
 		input->len = len;
+		input->mapped = mapped && len > 0;
 		return TRUE;
 	}
 
@@ -340,6 +345,27 @@ cca_input_open(CcaInput *input, const char *path, GError **error)
 	return TRUE;
 }
 
+/* cca_input_advance() keeps this much behind the reader mapped, and gives
+ * pages back this much at a time. */
+#define CCA_INPUT_WINDOW ((size_t)1 << 20)
+
+void
+cca_input_advance(CcaInput *input, size_t pos)
+{
+	if (!input->mapped || input->data == NULL)
+		return;
+	pos = MIN(pos, input->len);
+	if (pos < input->released + 2 * CCA_INPUT_WINDOW)
+		return;
+	/* A mapping starts on a page boundary, so a multiple of the window
+	 * is one too.  Private and never written: the pages are dropped and,
+	 * if touched again, read back from the file. */
+	size_t upto = (pos - CCA_INPUT_WINDOW) & ~(CCA_INPUT_WINDOW - 1);
+	if (upto > input->released && madvise((void *)(input->data + input->released),
+					      upto - input->released, MADV_DONTNEED) == 0)
+		input->released = upto;
+}
+
 void
 cca_input_clear(CcaInput *input)
 {
@@ -351,4 +377,6 @@ cca_input_clear(CcaInput *input)
 	input->data = NULL;
 	input->len = 0;
 	input->compressed = FALSE;
+	input->mapped = FALSE;
+	input->released = 0;
 }

@@ -16,15 +16,26 @@ typedef struct {
 	size_t len;
 	char *path;	     /* owned */
 	gboolean compressed; /* TRUE when data was decompressed */
+	gboolean mapped;     /* TRUE when data is a private read-only mapping of the file */
 	/* private */
 	GBytes *bytes; /* the mapping (or a pipe's contents) when not decompressed */
 	unsigned char *heap;
+	size_t released; /* mapped: data[0 .. released) was given back to the kernel */
 } CcaInput;
 
 /* Opens PATH and fills INPUT with its (decompressed) bytes.  Returns FALSE
  * with ERROR ("FILE: ...") when the file cannot be read or the compressed
  * stream is corrupt or truncated. */
 gboolean cca_input_open(CcaInput *input, const char *path, GError **error);
+
+/* Tells INPUT that its reader has got to byte POS and will seldom look
+ * back: for a mapped file, the pages more than a mebibyte or two before
+ * POS leave the process's memory (the kernel reads them back from the
+ * file, unchanged, if they are touched again), so that a big input is
+ * never resident whole.  Does nothing for other inputs (their bytes could
+ * not be read back).  Cheap when POS has not moved much since the last
+ * call. */
+void cca_input_advance(CcaInput *input, size_t pos);
 
 /* Releases what INPUT holds. */
 void cca_input_clear(CcaInput *input);

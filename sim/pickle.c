@@ -21,6 +21,14 @@
  * that makes this safe: outside a batch's own items, nothing old points
  * into the young chunk (the memo is fixed up, scalars are copied out when
  * memoized, and extending an old container ends the batch by promotion).
+ *
+ * Speed: the opcode loop keeps its read position, stack top, memo and
+ * allocation window in locals and runs the opcodes of trace entries
+ * inline; inside a batch, a dict of scalars (a trace entry) is read in
+ * one pass by pickle_fast_dict(), which builds exactly the nodes, memo
+ * entries and allocations the opcodes would, or leaves the dict to them.
+ * A progress hook lets the owner of the input drop the pages behind the
+ * parse.
  */
 #include "config.h"
 
@@ -58,19 +66,24 @@ typedef struct {
 
 #define PICKLE_HUGE_PAGE ((size_t)2 << 20)
 
+/* A chunk of SIZE bytes; HUGE asks for transparent huge pages when it is
+ * big enough (a chunk that will be filled, not one reused from its
+ * start). */
 static PickleChunk *
-pickle_chunk_new(size_t size, PickleChunk *next)
+pickle_chunk_new(size_t size, PickleChunk *next, gboolean huge)
 {
 	size_t total = sizeof(PickleChunk) + size;
 	PickleChunk *chunk;
 #ifdef MADV_HUGEPAGE
-	if (total >= PICKLE_HUGE_PAGE) {
+	if (huge && total >= PICKLE_HUGE_PAGE) {
 		total = (total + PICKLE_HUGE_PAGE - 1) & ~(PICKLE_HUGE_PAGE - 1);
 		chunk = aligned_alloc(PICKLE_HUGE_PAGE, total);
 		if (chunk != NULL)
 			madvise(chunk, total, MADV_HUGEPAGE);
 		size = total - sizeof(PickleChunk);
 	} else
+#else
+	(void)huge;
 #endif
 		chunk = malloc(total);
 	if (chunk == NULL)
@@ -94,12 +107,12 @@ pickle_arena_alloc(PickleArena *arena, size_t size)
 	if (head != NULL && size > arena->next_size / 4) {
 		/* A big array gets a chunk of its own behind the current one,
 		 * which keeps filling. */
-		head->next = pickle_chunk_new(size, head->next);
+		head->next = pickle_chunk_new(size, head->next, TRUE);
 		head->next->used = size;
 		return head->next->data;
 	}
 	arena->next_size = MIN(MAX(arena->next_size * 2, PICKLE_CHUNK_MIN), PICKLE_CHUNK_MAX);
-	arena->head = pickle_chunk_new(MAX(size, arena->next_size), head);
+	arena->head = pickle_chunk_new(MAX(size, arena->next_size), head, TRUE);
 	arena->head->used = size;
 	return arena->head->data;
 }
@@ -283,10 +296,19 @@ typedef struct {
 
 	CcaPickleValue *none, *true_, *false_, *tag;
 	CcaPickleValue *small_ints[256]; /* BININT1 values, made on first use */
-	CcaPickleValue *tombstone;	 /* memo entry of a consumed item */
 
 	PickleBatch batch;
+	CcaPickleProgress progress; /* or NULL */
+	void *progress_user;
+	size_t next_progress; /* offset of its next call; SIZE_MAX for none */
 } PickleParser;
+
+#define PICKLE_PROGRESS_STEP ((size_t)256 << 10)
+
+/* The memo entry of a consumed item: a node no parse makes, whose address
+ * the hot paths compare against a constant. */
+static CcaPickleValue pickle_tombstone_node;
+#define PICKLE_TOMBSTONE (&pickle_tombstone_node)
 
 static gboolean pickle_fail(PickleParser *p, int code, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 
@@ -335,6 +357,14 @@ pickle_le(const unsigned char *b, int n)
 	for (int i = n - 1; i >= 0; i--)
 		v = (v << 8) | b[i];
 	return v;
+}
+
+static inline uint32_t
+pickle_le32(const unsigned char *b)
+{
+	uint32_t v;
+	memcpy(&v, b, sizeof v);
+	return GUINT32_FROM_LE(v);
 }
 
 /* ------------------------------------------------------------ young/old */
@@ -391,13 +421,20 @@ pickle_node(PickleParser *p, CcaPickleType type)
 	return v;
 }
 
+/* A new empty container made by the opcode at offset AT. */
+static inline CcaPickleValue *
+pickle_container_at(PickleParser *p, CcaPickleType type, size_t at)
+{
+	PickleContainer *c = pickle_alloc(p, sizeof *c);
+	*c = (PickleContainer){.value = {.type = type}, .offset = at};
+	p->pickle->n_nodes++;
+	return &c->value;
+}
+
 static inline CcaPickleValue *
 pickle_container(PickleParser *p, CcaPickleType type)
 {
-	PickleContainer *c = pickle_alloc(p, sizeof *c);
-	*c = (PickleContainer){.value = {.type = type}, .offset = p->op_at};
-	p->pickle->n_nodes++;
-	return &c->value;
+	return pickle_container_at(p, type, p->op_at);
 }
 
 static CcaPickleValue *
@@ -586,7 +623,7 @@ pickle_bytes_equal(const char *a, const char *b, size_t n)
 /* A persistent copy of young scalar V.  Equal strings may share one
  * copy: PyTorch writes some strings afresh for every trace entry ("N/A"),
  * and strings are immutable, so nobody can tell. */
-static CcaPickleValue *
+static inline CcaPickleValue *
 pickle_copy_scalar_old(PickleParser *p, const CcaPickleValue *v)
 {
 	CcaPickleValue **slot = NULL;
@@ -666,7 +703,7 @@ pickle_batch_claim(PickleParser *p)
 		/* Sized to the input, so small pickles stay cheap; a batch that
 		 * outgrows it is promoted, which is always correct. */
 		size_t size = MIN(MAX(p->len * 4, PICKLE_YOUNG_MIN), PICKLE_YOUNG_MAX);
-		b->young = pickle_chunk_new(size, NULL);
+		b->young = pickle_chunk_new(size, NULL, FALSE);
 	}
 	b->young->used = 0;
 	b->active = TRUE;
@@ -690,7 +727,7 @@ pickle_batch_end(PickleParser *p, size_t mark)
 	for (size_t i = 0; i < b->n_puts; i++) {
 		CcaPickleValue **slot = &p->memo[b->puts[i]];
 		if (pickle_young(p, *slot) && ((PickleContainer *)*slot)->consumed)
-			*slot = p->tombstone; /* trace entries are never shared */
+			*slot = PICKLE_TOMBSTONE; /* trace entries are never shared */
 		else
 			*slot = pickle_evacuate(p, *slot);
 	}
@@ -790,6 +827,59 @@ pickle_op_unicode(PickleParser *p, int arg_bytes)
 	return pickle_push(p, v);
 }
 
+/* Memos of at least this many bytes are mappings of their own. */
+#define PICKLE_MEMO_MAP ((size_t)1 << 20)
+
+static void
+pickle_memo_free(CcaPickleValue **memo, size_t cap)
+{
+	size_t size = cap * sizeof *memo;
+	if (size >= PICKLE_MEMO_MAP)
+		munmap(memo, size);
+	else
+		free(memo);
+}
+
+/* Gives the memo CAP zeroed slots, keeping those it has.  A big memo is a
+ * mapping that asks for transparent huge pages: it is filled front to
+ * back, and one fault per 4 KiB costs more than the stores (two faults,
+ * as a slot is read before it is written). */
+static void
+pickle_memo_grow(PickleParser *p, size_t cap)
+{
+	size_t size = cap * sizeof *p->memo;
+	CcaPickleValue **memo = NULL;
+	if (size >= PICKLE_MEMO_MAP) {
+		size = (size + PICKLE_HUGE_PAGE - 1) & ~(PICKLE_HUGE_PAGE - 1);
+		cap = size / sizeof *p->memo;
+		/* Map a huge page more, then trim to a 2 MiB-aligned start. */
+		char *raw = mmap(NULL, size + PICKLE_HUGE_PAGE, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (raw != MAP_FAILED) {
+			uintptr_t lo = ((uintptr_t)raw + PICKLE_HUGE_PAGE - 1) &
+				       ~(uintptr_t)(PICKLE_HUGE_PAGE - 1);
+			size_t head = lo - (uintptr_t)raw;
+			if (head > 0)
+				munmap(raw, head);
+			munmap((char *)lo + size, PICKLE_HUGE_PAGE - head);
+			memo = (CcaPickleValue **)lo;
+#ifdef MADV_HUGEPAGE
+			madvise(memo, size, MADV_HUGEPAGE);
+#endif
+		}
+	} else {
+		memo = calloc(cap, sizeof *memo);
+	}
+	if (memo == NULL)
+		g_error("out of memory growing the pickle memo to %zu entries", cap);
+	if (p->memo != NULL) {
+		memcpy(memo, p->memo, p->memo_cap * sizeof *memo);
+		pickle_memo_free(p->memo, p->memo_cap);
+	}
+	p->memo = memo;
+	p->memo_cap = cap;
+}
+
 static gboolean
 pickle_memo_put(PickleParser *p, uint64_t idx)
 {
@@ -801,14 +891,8 @@ pickle_memo_put(PickleParser *p, uint64_t idx)
 		return pickle_fail(p, CCA_INPUT_ERROR_LIMIT,
 				   "memo index %" G_GUINT64_FORMAT " is beyond any real pickle's",
 				   idx);
-	if (idx >= p->memo_cap) {
-		size_t cap = MAX(p->memo_cap * 2, (size_t)idx + 1);
-		p->memo = realloc(p->memo, cap * sizeof *p->memo);
-		if (p->memo == NULL)
-			g_error("out of memory growing the pickle memo to %zu entries", cap);
-		memset(p->memo + p->memo_cap, 0, (cap - p->memo_cap) * sizeof *p->memo);
-		p->memo_cap = cap;
-	}
+	if (idx >= p->memo_cap)
+		pickle_memo_grow(p, MAX(p->memo_cap * 2, (size_t)idx + 1));
 	if (p->memo[idx] == NULL)
 		p->memo_count++;
 	CcaPickleValue *v = p->stack[p->depth - 1];
@@ -838,7 +922,7 @@ pickle_memo_get(PickleParser *p, uint64_t idx)
 	if (idx >= p->memo_cap || p->memo[idx] == NULL)
 		return pickle_fail(p, CCA_INPUT_ERROR_CORRUPT,
 				   "memo index %" G_GUINT64_FORMAT " is empty", idx);
-	if (p->memo[idx] == p->tombstone)
+	if (p->memo[idx] == PICKLE_TOMBSTONE)
 		return pickle_fail(p, CCA_INPUT_ERROR_CORRUPT,
 				   "memo index %" G_GUINT64_FORMAT
 				   " refers to a trace entry, which snapshots never share",
@@ -1103,42 +1187,318 @@ pickle_small_int(PickleParser *p, uint8_t i)
 	return p->small_ints[i];
 }
 
-/* LONG1 of at most 8 bytes with 8 bytes readable: one unaligned load. */
-static inline gboolean
-pickle_long1_fast(PickleParser *p)
+/* LONG1 when the loop's fast path declines (more than 8 bytes, or fewer
+ * than 9 to read). */
+static gboolean
+pickle_op_long1(PickleParser *p)
 {
-	const unsigned char *b = p->data + p->pos;
-	unsigned n = b[0];
-	if (n == 0 || n > 8 || p->len - p->pos < 9)
+	if (!pickle_need(p, 1))
 		return FALSE;
-	uint64_t v;
-	memcpy(&v, b + 1, 8);
-	v = GUINT64_FROM_LE(v);
-	unsigned shift = 64 - 8 * n;
-	int64_t i = (int64_t)(v << shift) >> shift; /* sign-extend from byte n */
-	p->pos += 1 + n;
-	return pickle_push(p, pickle_int(p, i));
+	p->pos++;
+	return pickle_op_long(p, p->data[p->pos - 1]);
 }
 
-/* BINGET/LONG_BINGET of a filled memo slot: push without checks beyond
- * the bounds.  FALSE when the slow path must decide. */
-static inline gboolean
-pickle_get_fast(PickleParser *p, int arg_bytes)
+static void
+pickle_grow_stack(PickleParser *p)
 {
-	if (p->len - p->pos < (size_t)arg_bytes)
-		return FALSE;
-	size_t idx = arg_bytes == 1 ? p->data[p->pos] : (size_t)pickle_le(p->data + p->pos, 4);
+	p->stack_cap *= 2;
+	p->stack = g_renew(CcaPickleValue *, p->stack, p->stack_cap);
+}
+
+/* The chunk new nodes go to: see pickle_alloc(). */
+static inline PickleChunk *
+pickle_window(const PickleParser *p)
+{
+	return p->batch.active ? p->batch.young : p->pickle->arena.head;
+}
+
+/* ------------------------------------------------------------ trace entries */
+
+/* The most pairs pickle_fast_dict() takes in one dict. */
+#define PICKLE_FAST_PAIRS 16
+
+/* MEMOIZE of V, the value on top of the stack, as op_memoize does it;
+ * returns what the stack top becomes.  The caller checked that slot
+ * memo_count is free and below memo_cap. */
+static inline CcaPickleValue *
+pickle_fast_memoize(PickleParser *p, CcaPickleValue *v)
+{
+	size_t idx = p->memo_count++;
+	if (p->batch.active && pickle_young(p, v)) {
+		if (pickle_is_container(v)) {
+			PickleBatch *b = &p->batch;
+			if (b->n_puts == b->puts_cap) {
+				b->puts_cap = MAX(b->puts_cap * 2, 1024);
+				b->puts = g_renew(size_t, b->puts, b->puts_cap);
+			}
+			b->puts[b->n_puts++] = idx;
+		} else {
+			v = pickle_copy_scalar_old(p, v);
+		}
+	}
+	p->memo[idx] = v;
+	return v;
+}
+
+/* EMPTY_DICT in a consumer batch, where nearly every dict is a trace
+ * entry: EMPTY_DICT [MEMOIZE] MARK (key value)* SETITEMS, the keys memo
+ * references, the values ints, strs (maybe memoized), None, bools or
+ * memo references, FRAMEs anywhere.  Such a dict is read in one pass,
+ * then built with the nodes, memo entries and allocations, in the order,
+ * that the opcodes one by one would make; anything else returns FALSE
+ * before changing anything, and the loop runs the opcodes itself.  P's
+ * fields are current (SAVE()); p->pos is just past the EMPTY_DICT. */
+static gboolean
+pickle_fast_dict(PickleParser *p)
+{
+	const unsigned char *const d = p->data;
+	const size_t len = p->len;
+	CcaPickleValue **const memo = p->memo;
+	const size_t first = p->memo_count; /* memo refs must be below */
+	const size_t refs = MIN(first, p->memo_cap);
+	size_t pos = p->pos, n = 0, n_memo = 0, n_new = 0, idx;
+	gboolean memo_dict = FALSE;
+	/* The pairs: key, and value node or, when NULL, a new int (`num`)
+	 * or str (`str`, `num` bytes, memoized when `memo` is set). */
+	CcaPickleValue *key[PICKLE_FAST_PAIRS], *val[PICKLE_FAST_PAIRS];
+	int64_t num[PICKLE_FAST_PAIRS];
+	const unsigned char *str[PICKLE_FAST_PAIRS];
+	bool memoized[PICKLE_FAST_PAIRS];
 	CcaPickleValue *v;
-	if (idx >= p->memo_cap || (v = p->memo[idx]) == NULL || v == p->tombstone)
+
+	/* [MEMOIZE] MARK */
+	for (;;) {
+		if (pos >= len)
+			return FALSE;
+		if (d[pos] == 0x95) { /* FRAME */
+			if (len - pos < 9)
+				return FALSE;
+			pos += 9;
+		} else if (d[pos] == 0x94 && !memo_dict) {
+			memo_dict = TRUE;
+			n_memo++;
+			pos++;
+		} else if (d[pos] == 0x28) {
+			pos++;
+			break;
+		} else {
+			return FALSE;
+		}
+	}
+	if (p->n_marks >= CCA_PICKLE_MAX_MARKS)
 		return FALSE;
-	p->pos += (size_t)arg_bytes;
-	return pickle_push(p, v);
+	for (;;) {
+		/* the key, or the SETITEMS */
+		if (pos >= len)
+			return FALSE;
+		switch (d[pos]) {
+		case 0x6a: /* LONG_BINGET */
+			if (len - pos < 5)
+				return FALSE;
+			idx = pickle_le32(d + pos + 1);
+			pos += 5;
+			break;
+		case 0x68: /* BINGET */
+			if (len - pos < 2)
+				return FALSE;
+			idx = d[pos + 1];
+			pos += 2;
+			break;
+		case 0x75: /* SETITEMS */
+			pos++;
+			goto build;
+		case 0x95: /* FRAME */
+			if (len - pos < 9)
+				return FALSE;
+			pos += 9;
+			continue;
+		default:
+			return FALSE;
+		}
+		if (idx >= refs || (v = memo[idx]) == NULL || v == PICKLE_TOMBSTONE ||
+		    n == PICKLE_FAST_PAIRS)
+			return FALSE;
+		key[n] = v;
+		val[n] = NULL;
+		str[n] = NULL;
+		memoized[n] = false;
+value:
+		if (pos >= len)
+			return FALSE;
+		size_t avail = len - pos - 1; /* bytes after the opcode */
+		switch (d[pos]) {
+		case 0x8a: /* LONG1 */
+			if (avail < 9 || d[pos + 1] == 0 || d[pos + 1] > 8)
+				return FALSE;
+			{
+				uint64_t bits;
+				memcpy(&bits, d + pos + 2, 8);
+				bits = GUINT64_FROM_LE(bits);
+				unsigned shift = 64 - 8 * d[pos + 1];
+				num[n] = (int64_t)(bits << shift) >> shift;
+			}
+			pos += 2 + (size_t)d[pos + 1];
+			n_new++;
+			break;
+		case 0x4b: /* BININT1 */
+			if (avail < 1 || (val[n] = p->small_ints[d[pos + 1]]) == NULL)
+				return FALSE;
+			pos += 2;
+			break;
+		case 0x4d: /* BININT2 */
+			if (avail < 2)
+				return FALSE;
+			num[n] = (int64_t)(d[pos + 1] | (unsigned)d[pos + 2] << 8);
+			pos += 3;
+			n_new++;
+			break;
+		case 0x4a: /* BININT */
+			if (avail < 4)
+				return FALSE;
+			num[n] = (int32_t)pickle_le32(d + pos + 1);
+			pos += 5;
+			n_new++;
+			break;
+		case 0x8c: /* SHORT_BINUNICODE [MEMOIZE] */
+			if (avail < 1 || avail - 1 < d[pos + 1])
+				return FALSE;
+			str[n] = d + pos + 2;
+			num[n] = d[pos + 1];
+			pos += 2 + (size_t)d[pos + 1];
+			n_new++;
+			while (pos < len && d[pos] == 0x95) {
+				if (len - pos < 9)
+					return FALSE;
+				pos += 9;
+			}
+			if (pos < len && d[pos] == 0x94) {
+				memoized[n] = true;
+				n_memo++;
+				pos++;
+			}
+			break;
+		case 0x4e: /* NONE */
+			val[n] = p->none;
+			pos++;
+			break;
+		case 0x88: /* NEWTRUE */
+			val[n] = p->true_;
+			pos++;
+			break;
+		case 0x89: /* NEWFALSE */
+			val[n] = p->false_;
+			pos++;
+			break;
+		case 0x6a: /* LONG_BINGET */
+			if (avail < 4)
+				return FALSE;
+			idx = pickle_le32(d + pos + 1);
+			pos += 5;
+			goto ref;
+		case 0x68: /* BINGET */
+			if (avail < 1)
+				return FALSE;
+			idx = d[pos + 1];
+			pos += 2;
+ref:
+			if (idx >= refs || (v = memo[idx]) == NULL || v == PICKLE_TOMBSTONE)
+				return FALSE;
+			val[n] = v;
+			break;
+		case 0x95: /* FRAME */
+			if (avail < 8)
+				return FALSE;
+			pos += 9;
+			goto value;
+		default:
+			return FALSE;
+		}
+		n++;
+	}
+
+build:
+	/* Each MEMOIZE must take the next slot, free and allocated. */
+	if (first + n_memo > p->memo_cap || first + n_memo > len + 256)
+		return FALSE;
+	for (size_t i = first; i < first + n_memo; i++)
+		if (memo[i] != NULL)
+			return FALSE;
+
+	/* EMPTY_DICT, MEMOIZE, the values in order, then SETITEMS' items
+	 * array: in one piece of the young chunk when it has room (the same
+	 * addresses the allocations one by one would get), else one by one
+	 * (which may end the batch as those would). */
+	size_t need = sizeof(PickleContainer) + n_new * sizeof(CcaPickleValue) +
+		      (n > 0 ? 2 * n * sizeof(CcaPickleValue *) : 0);
+	char *chunk = NULL;
+	PickleChunk *y = p->batch.young;
+	if (y->size - y->used >= need) {
+		chunk = (char *)y->data + y->used;
+		y->used += need;
+	}
+	PickleContainer *c = chunk ? (PickleContainer *)chunk : pickle_alloc(p, sizeof *c);
+	chunk = chunk ? chunk + sizeof *c : NULL;
+	*c = (PickleContainer){.value = {.type = CCA_PICKLE_DICT}, .offset = p->op_at};
+	CcaPickleValue *dict = &c->value;
+	if (memo_dict)
+		dict = pickle_fast_memoize(p, dict);
+	for (size_t i = 0; i < n; i++) {
+		if (val[i] != NULL)
+			continue;
+		if (chunk != NULL) {
+			v = (CcaPickleValue *)chunk;
+			chunk += sizeof *v;
+		} else {
+			v = pickle_alloc(p, sizeof *v);
+		}
+		if (str[i] != NULL) {
+			*v = (CcaPickleValue){.type = CCA_PICKLE_STR,
+					      .len = (uint32_t)num[i],
+					      .s = (const char *)str[i]};
+			if (memoized[i])
+				v = pickle_fast_memoize(p, v);
+		} else {
+			*v = (CcaPickleValue){.type = CCA_PICKLE_INT, .i = num[i]};
+		}
+		val[i] = v;
+	}
+	p->pickle->n_nodes += 1 + n_new;
+	if (n > 0) {
+		if (p->batch.active && !pickle_young(p, dict))
+			pickle_batch_promote(p); /* as pickle_extend() */
+		CcaPickleValue **items =
+			chunk ? (CcaPickleValue **)chunk : pickle_alloc(p, 2 * n * sizeof *items);
+		for (size_t i = 0; i < n; i++) {
+			items[2 * i] = key[i];
+			items[2 * i + 1] = val[i];
+		}
+		dict->items = items;
+		dict->len = (uint32_t)n;
+		c->cap = (uint32_t)n;
+	}
+	p->pos = pos;
+	return pickle_push(p, dict);
+}
+
+/* Tells the progress hook how far the parse got; returns the offset of
+ * the next call. */
+static size_t
+pickle_progress(PickleParser *p)
+{
+	if (p->progress != NULL) {
+		p->progress(p->progress_user, p->pos);
+		return p->pos + PICKLE_PROGRESS_STEP;
+	}
+	return SIZE_MAX;
 }
 
 /* The opcode loop.  Dispatch is threaded (one indirect jump per handler,
  * a GNU C extension): the jump after a handler predicts the opcode that
- * usually follows it, which a single switch cannot.  Handlers return FALSE
- * with the error set. */
+ * usually follows it, which a single switch cannot.  The opcodes that
+ * make up a trace entry run inline on locals (read position, stack top)
+ * that the compiler keeps in registers; the others, and the inline ones'
+ * uncommon cases, run out of line on the parser's fields, between SAVE()
+ * and LOAD().  Handlers return FALSE with the error set. */
 static gboolean
 pickle_run_ops(PickleParser *p)
 {
@@ -1167,131 +1527,333 @@ pickle_run_ops(PickleParser *p)
 		[0x2e] = &&op_stop,
 	};
 #pragma GCC diagnostic pop
+	const unsigned char *const data = p->data;
+	const size_t len = p->len;
+	size_t pos, at = p->op_at, limit, idx, n;
+	CcaPickleValue **sp, **sp_end, *v;
+	CcaPickleValue **memo;
+	size_t memo_cap;
+	/* The allocation window: the free bytes of the chunk new nodes go to
+	 * (the young chunk in a batch, else the arena's head chunk), bumped
+	 * here and written back by SAVE(). */
+	char *bump, *bump_end, *young_lo;
+	size_t nodes = 0; /* nodes made since the last SAVE() */
 	uint8_t op;
 
-#define PICKLE_NEXT()                             \
-	do {                                      \
-		if (G_UNLIKELY(p->pos >= p->len)) \
-			goto end;                 \
-		p->op_at = p->pos;                \
-		op = p->data[p->pos++];           \
-		goto *dispatch[op];               \
+/* The parser's fields from the locals, and back.  Out-of-line code runs
+ * between a SAVE() and a LOAD(); nothing inline changes which chunk the
+ * window belongs to. */
+#define SAVE()                                                        \
+	do {                                                          \
+		p->pos = pos;                                         \
+		p->op_at = at;                                        \
+		p->depth = (size_t)(sp - p->stack);                   \
+		PickleChunk *w_ = pickle_window(p);                   \
+		if (w_ != NULL)                                       \
+			w_->used = (size_t)(bump - (char *)w_->data); \
+		p->pickle->n_nodes += nodes;                          \
+		nodes = 0;                                            \
 	} while (0)
-#define PICKLE_DO(call)                  \
+#define LOAD()                                                                    \
+	do {                                                                      \
+		pos = p->pos;                                                     \
+		sp = p->stack + p->depth;                                         \
+		sp_end = p->stack + p->stack_cap;                                 \
+		memo = p->memo;                                                   \
+		memo_cap = p->memo_cap;                                           \
+		PickleChunk *w_ = pickle_window(p);                               \
+		bump = w_ != NULL ? (char *)w_->data + w_->used : NULL;           \
+		bump_end = w_ != NULL ? (char *)w_->data + w_->size : NULL;       \
+		young_lo = p->batch.active ? (char *)p->batch.young->data : NULL; \
+	} while (0)
+#define NEXT()                                \
+	do {                                  \
+		if (G_UNLIKELY(pos >= limit)) \
+			goto boundary;        \
+		at = pos;                     \
+		op = data[pos++];             \
+		goto *dispatch[op];           \
+	} while (0)
+/* Runs an out-of-line handler, then the next opcode. */
+#define CALL(call)                       \
 	do {                             \
+		SAVE();                  \
 		if (G_UNLIKELY(!(call))) \
 			return FALSE;    \
-		PICKLE_NEXT();           \
+		LOAD();                  \
+		NEXT();                  \
 	} while (0)
+#define PUSH(x)                                 \
+	do {                                    \
+		if (G_UNLIKELY(sp == sp_end)) { \
+			SAVE();                 \
+			pickle_grow_stack(p);   \
+			LOAD();                 \
+		}                               \
+		*sp++ = (x);                    \
+	} while (0)
+/* DST = SIZE bytes (a multiple of 8) where new nodes go. */
+#define ALLOC(dst, size)                                            \
+	do {                                                        \
+		size_t size_ = (size);                              \
+		if (G_LIKELY((size_t)(bump_end - bump) >= size_)) { \
+			(dst) = (void *)bump;                       \
+			bump += size_;                              \
+		} else {                                            \
+			SAVE();                                     \
+			(dst) = pickle_alloc(p, size_);             \
+			LOAD();                                     \
+		}                                                   \
+	} while (0)
+/* V = a new node of type KIND. */
+#define NODE(kind)                                     \
+	do {                                           \
+		ALLOC(v, sizeof(CcaPickleValue));      \
+		*v = (CcaPickleValue){.type = (kind)}; \
+		nodes++;                               \
+	} while (0)
+/* As pickle_young(), for nodes made since the last LOAD() too. */
+#define YOUNG(x) (young_lo != NULL && (char *)(x) >= young_lo && (char *)(x) < bump)
 
-	PICKLE_NEXT();
-op_short_binunicode:
-	PICKLE_DO(pickle_op_unicode(p, 1));
-op_memoize:
-	PICKLE_DO(pickle_memo_put(p, p->memo_count));
+	LOAD();
+	limit = MIN(len, p->next_progress);
+	NEXT();
+
+	/* BINGET and LONG_BINGET of filled slots; the rest (empty, a
+	 * consumed trace entry) is for pickle_op_memo() to report.  Two
+	 * copies, so that each has its own dispatch jump to predict. */
 op_binget:
-	if (G_LIKELY(pickle_get_fast(p, 1)))
-		PICKLE_NEXT();
-	PICKLE_DO(pickle_op_memo(p, 1, FALSE));
+	if (G_UNLIKELY(pos >= len))
+		CALL(pickle_op_memo(p, 1, FALSE));
+	idx = data[pos];
+	if (G_UNLIKELY(idx >= memo_cap || (v = memo[idx]) == NULL || v == PICKLE_TOMBSTONE))
+		CALL(pickle_op_memo(p, 1, FALSE));
+	pos += 1;
+	PUSH(v);
+	NEXT();
 op_long_binget:
-	if (G_LIKELY(pickle_get_fast(p, 4)))
-		PICKLE_NEXT();
-	PICKLE_DO(pickle_op_memo(p, 4, FALSE));
-op_binput:
-	PICKLE_DO(pickle_op_memo(p, 1, TRUE));
-op_long_binput:
-	PICKLE_DO(pickle_op_memo(p, 4, TRUE));
-op_binint1:
-	if (G_UNLIKELY(!pickle_need(p, 1)))
-		return FALSE;
-	PICKLE_DO(pickle_push(p, pickle_small_int(p, p->data[p->pos++])));
-op_binint2:
-	if (G_UNLIKELY(!pickle_need(p, 2)))
-		return FALSE;
-	p->pos += 2;
-	PICKLE_DO(pickle_push(p, pickle_int(p, (int64_t)pickle_le(p->data + p->pos - 2, 2))));
-op_binint:
-	if (G_UNLIKELY(!pickle_need(p, 4)))
-		return FALSE;
-	p->pos += 4;
-	PICKLE_DO(pickle_push(
-		p, pickle_int(p, (int32_t)(uint32_t)pickle_le(p->data + p->pos - 4, 4))));
+	if (G_UNLIKELY(len - pos < 4))
+		CALL(pickle_op_memo(p, 4, FALSE));
+	idx = (size_t)pickle_le32(data + pos);
+	if (G_UNLIKELY(idx >= memo_cap || (v = memo[idx]) == NULL || v == PICKLE_TOMBSTONE))
+		CALL(pickle_op_memo(p, 4, FALSE));
+	pos += 4;
+	PUSH(v);
+	NEXT();
+op_short_binunicode:
+	if (G_UNLIKELY(pos >= len || len - pos - 1 < data[pos]))
+		CALL(pickle_op_unicode(p, 1));
+	n = data[pos];
+	NODE(CCA_PICKLE_STR);
+	v->s = (const char *)data + pos + 1;
+	v->len = (uint32_t)n;
+	pos += 1 + n;
+	PUSH(v);
+	NEXT();
 op_long1:
-	if (G_LIKELY(pickle_long1_fast(p)))
-		PICKLE_NEXT();
-	if (G_UNLIKELY(!pickle_need(p, 1)))
-		return FALSE;
-	p->pos++;
-	PICKLE_DO(pickle_op_long(p, p->data[p->pos - 1]));
-op_long4:
-	if (G_UNLIKELY(!pickle_need(p, 4)))
-		return FALSE;
-	p->pos += 4;
-	PICKLE_DO(pickle_op_long(p, pickle_le(p->data + p->pos - 4, 4)));
+	if (G_UNLIKELY(len - pos < 9 || data[pos] == 0 || data[pos] > 8))
+		CALL(pickle_op_long1(p));
+	{
+		/* At most 8 bytes with 8 readable: one unaligned load. */
+		uint64_t bits;
+		memcpy(&bits, data + pos + 1, 8);
+		bits = GUINT64_FROM_LE(bits);
+		unsigned shift = 64 - 8 * data[pos];
+		pos += 1 + (size_t)data[pos];
+		NODE(CCA_PICKLE_INT);
+		v->i = (int64_t)(bits << shift) >> shift; /* sign-extend from byte n */
+	}
+	PUSH(v);
+	NEXT();
+op_binint1:
+	if (G_UNLIKELY(pos >= len))
+		CALL(pickle_need(p, 1));
+	v = p->small_ints[data[pos]];
+	if (G_UNLIKELY(v == NULL)) {
+		SAVE();
+		v = pickle_small_int(p, data[pos]);
+		LOAD();
+	}
+	pos++;
+	PUSH(v);
+	NEXT();
+op_binint2:
+	if (G_UNLIKELY(len - pos < 2))
+		CALL(pickle_need(p, 2));
+	NODE(CCA_PICKLE_INT);
+	v->i = (int64_t)pickle_le(data + pos, 2);
+	pos += 2;
+	PUSH(v);
+	NEXT();
+op_binint:
+	if (G_UNLIKELY(len - pos < 4))
+		CALL(pickle_need(p, 4));
+	NODE(CCA_PICKLE_INT);
+	v->i = (int32_t)pickle_le32(data + pos);
+	pos += 4;
+	PUSH(v);
+	NEXT();
+op_memoize:
+	idx = p->memo_count;
+	if (G_UNLIKELY(sp - p->stack <= (ptrdiff_t)pickle_fence(p) || idx >= memo_cap))
+		CALL(pickle_memo_put(p, idx));
+	v = sp[-1];
+	if (YOUNG(v)) {
+		/* As pickle_memo_put(): a young container is copied out at the
+		 * batch's end, a young scalar now (to the arena, not the
+		 * window). */
+		if (pickle_is_container(v)) {
+			PickleBatch *b = &p->batch;
+			if (G_UNLIKELY(b->n_puts == b->puts_cap))
+				CALL(pickle_memo_put(p, idx));
+			b->puts[b->n_puts++] = idx;
+		} else {
+			v = pickle_copy_scalar_old(p, v);
+			sp[-1] = v;
+		}
+	}
+	p->memo_count += memo[idx] == NULL;
+	memo[idx] = v;
+	NEXT();
 op_mark:
-	PICKLE_DO(pickle_op_mark(p));
+	if (G_UNLIKELY(p->n_marks == p->marks_cap || p->n_marks >= CCA_PICKLE_MAX_MARKS ||
+		       (p->batch.consumer != NULL && !p->batch.active)))
+		CALL(pickle_op_mark(p));
+	p->marks[p->n_marks++] = (size_t)(sp - p->stack);
+	NEXT();
 op_empty_dict:
-	PICKLE_DO(pickle_push(p, pickle_container(p, CCA_PICKLE_DICT)));
+	if (p->batch.active) {
+		SAVE();
+		gboolean built = pickle_fast_dict(p);
+		LOAD();
+		if (built)
+			NEXT();
+	}
+	ALLOC(v, sizeof(PickleContainer));
+	*(PickleContainer *)v = (PickleContainer){.value = {.type = CCA_PICKLE_DICT}, .offset = at};
+	nodes++;
+	PUSH(v);
+	NEXT();
+op_setitems : {
+	/* A dict just below the mark, filled with the pairs above it. */
+	size_t nm = p->n_marks;
+	if (G_UNLIKELY(nm == 0 || (p->batch.active && nm - 1 == p->batch.mark)))
+		CALL(pickle_op_extend_marked(p, CCA_PICKLE_DICT));
+	size_t mark = p->marks[nm - 1];
+	size_t below = nm > 1 ? p->marks[nm - 2] : 0;
+	CcaPickleValue **base = p->stack + mark;
+	n = (size_t)(sp - base);
+	if (G_UNLIKELY(mark == 0 || mark - 1 < below || (n & 1) != 0))
+		CALL(pickle_op_extend_marked(p, CCA_PICKLE_DICT));
+	v = base[-1];
+	if (G_UNLIKELY(v->type != CCA_PICKLE_DICT || (p->batch.active && !YOUNG(v))))
+		CALL(pickle_op_extend_marked(p, CCA_PICKLE_DICT));
+	PickleContainer *c = (PickleContainer *)v;
+	if (c->cap == 0 && n > 0 && n / 2 <= PICKLE_MAX_LEN) {
+		/* The first fill, as pickle_reserve() makes it: exact. */
+		ALLOC(v->items, n * sizeof *v->items);
+		c->cap = (uint32_t)(n / 2);
+		base = p->stack + mark;
+	} else if (G_UNLIKELY(n / 2 > c->cap - v->len)) {
+		SAVE();
+		if (!pickle_reserve(p, v, n / 2))
+			return FALSE;
+		LOAD();
+		base = p->stack + mark;
+	}
+	CcaPickleValue **dst = v->items + 2 * (size_t)v->len;
+	for (size_t i = 0; i < n; i++)
+		dst[i] = base[i];
+	v->len += (uint32_t)(n / 2);
+	p->n_marks = nm - 1;
+	sp = base;
+	NEXT();
+}
+op_binput:
+	CALL(pickle_op_memo(p, 1, TRUE));
+op_long_binput:
+	CALL(pickle_op_memo(p, 4, TRUE));
+op_long4:
+	if (G_UNLIKELY(len - pos < 4))
+		CALL(pickle_need(p, 4));
+	pos += 4;
+	CALL(pickle_op_long(p, pickle_le32(data + pos - 4)));
 op_empty_list:
-	PICKLE_DO(pickle_push(p, pickle_container(p, CCA_PICKLE_LIST)));
+	CALL(pickle_push(p, pickle_container(p, CCA_PICKLE_LIST)));
 op_empty_tuple:
-	PICKLE_DO(pickle_push(p, pickle_container(p, CCA_PICKLE_TUPLE)));
-op_setitems:
-	PICKLE_DO(pickle_op_extend_marked(p, CCA_PICKLE_DICT));
+	CALL(pickle_push(p, pickle_container(p, CCA_PICKLE_TUPLE)));
 op_appends:
-	PICKLE_DO(pickle_op_extend_marked(p, CCA_PICKLE_LIST));
+	CALL(pickle_op_extend_marked(p, CCA_PICKLE_LIST));
 op_setitem:
-	PICKLE_DO(pickle_op_setitem(p));
+	CALL(pickle_op_setitem(p));
 op_append:
-	PICKLE_DO(pickle_op_append(p));
+	CALL(pickle_op_append(p));
 op_tuple1:
-	PICKLE_DO(pickle_op_tuple_n(p, 1));
+	CALL(pickle_op_tuple_n(p, 1));
 op_tuple2:
-	PICKLE_DO(pickle_op_tuple_n(p, 2));
+	CALL(pickle_op_tuple_n(p, 2));
 op_tuple3:
-	PICKLE_DO(pickle_op_tuple_n(p, 3));
+	CALL(pickle_op_tuple_n(p, 3));
 op_tuple:
-	PICKLE_DO(pickle_op_build_marked(p, CCA_PICKLE_TUPLE));
+	CALL(pickle_op_build_marked(p, CCA_PICKLE_TUPLE));
 op_list:
-	PICKLE_DO(pickle_op_build_marked(p, CCA_PICKLE_LIST));
+	CALL(pickle_op_build_marked(p, CCA_PICKLE_LIST));
 op_dict:
-	PICKLE_DO(pickle_op_build_marked(p, CCA_PICKLE_DICT));
+	CALL(pickle_op_build_marked(p, CCA_PICKLE_DICT));
 op_binunicode:
-	PICKLE_DO(pickle_op_unicode(p, 4));
+	CALL(pickle_op_unicode(p, 4));
 op_binunicode8:
-	PICKLE_DO(pickle_op_unicode(p, 8));
+	CALL(pickle_op_unicode(p, 8));
 op_binfloat:
-	PICKLE_DO(pickle_op_float(p));
+	CALL(pickle_op_float(p));
 op_newtrue:
-	PICKLE_DO(pickle_push(p, p->true_));
+	PUSH(p->true_);
+	NEXT();
 op_newfalse:
-	PICKLE_DO(pickle_push(p, p->false_));
+	PUSH(p->false_);
+	NEXT();
 op_none:
-	PICKLE_DO(pickle_push(p, p->none));
+	PUSH(p->none);
+	NEXT();
 op_frame: /* the length is only a buffering hint */
-	if (G_UNLIKELY(!pickle_need(p, 8)))
-		return FALSE;
-	p->pos += 8;
-	PICKLE_NEXT();
+	if (G_UNLIKELY(len - pos < 8))
+		CALL(pickle_need(p, 8));
+	pos += 8;
+	NEXT();
 op_proto:
-	PICKLE_DO(pickle_op_proto(p));
+	CALL(pickle_op_proto(p));
 op_pop:
-	PICKLE_DO(pickle_op_pop(p));
+	CALL(pickle_op_pop(p));
 op_pop_mark:
-	PICKLE_DO(pickle_op_pop_mark(p));
+	CALL(pickle_op_pop_mark(p));
 op_global:
-	PICKLE_DO(pickle_op_global(p));
+	CALL(pickle_op_global(p));
 op_reduce:
-	PICKLE_DO(pickle_op_reduce(p));
+	CALL(pickle_op_reduce(p));
 op_stop:
+	SAVE();
 	return pickle_op_stop(p);
 op_refused:
+	SAVE();
 	return pickle_op_refused(p, op);
-end:
-	p->op_at = p->len;
-	return pickle_fail(p, CCA_INPUT_ERROR_TRUNCATED, "truncated pickle: no STOP opcode");
-#undef PICKLE_DO
-#undef PICKLE_NEXT
+boundary:
+	SAVE();
+	if (pos >= len) {
+		p->op_at = len;
+		return pickle_fail(p, CCA_INPUT_ERROR_TRUNCATED,
+				   "truncated pickle: no STOP opcode");
+	}
+	p->next_progress = pickle_progress(p);
+	limit = MIN(len, p->next_progress);
+	NEXT();
+#undef YOUNG
+#undef NODE
+#undef ALLOC
+#undef PUSH
+#undef CALL
+#undef NEXT
+#undef LOAD
+#undef SAVE
 }
 
 static void
@@ -1303,18 +1865,13 @@ pickle_parser_init(PickleParser *p, CcaPickle *pickle)
 	p->marks_cap = 64;
 	p->marks = g_new(size_t, p->marks_cap);
 	/* A real pickle memoizes about one object per 35 bytes: size the memo
-	 * for that up front.  calloc() of a big block maps zero pages, so the
-	 * slots never used cost no page faults. */
-	p->memo_cap = MIN(p->len / 16 + 256, (size_t)1 << 26);
-	p->memo = calloc(p->memo_cap, sizeof *p->memo);
-	if (p->memo == NULL)
-		g_error("out of memory allocating the pickle memo");
+	 * for that up front.  Slots never used cost nothing. */
+	pickle_memo_grow(p, MIN(p->len / 16 + 256, (size_t)1 << 26));
 	p->none = pickle_node(p, CCA_PICKLE_NONE);
 	p->true_ = pickle_node(p, CCA_PICKLE_BOOL);
 	p->true_->b = true;
 	p->false_ = pickle_node(p, CCA_PICKLE_BOOL);
 	p->tag = pickle_node(p, CCA_PICKLE_GLOBAL);
-	p->tombstone = pickle_node(p, CCA_PICKLE_NONE);
 	p->batch.work = g_ptr_array_new();
 }
 
@@ -1323,7 +1880,7 @@ pickle_parser_clear(PickleParser *p)
 {
 	g_free(p->stack);
 	g_free(p->marks);
-	free(p->memo);
+	pickle_memo_free(p->memo, p->memo_cap);
 	free(p->batch.young);
 	g_free(p->batch.puts);
 	pickle_map_clear(&p->batch.copies);
@@ -1352,6 +1909,14 @@ CcaPickle *
 cca_pickle_parse_full(const unsigned char *data, size_t len, const char *name,
 		      const CcaPickleConsumer *consumer, void *user, GError **error)
 {
+	return cca_pickle_parse_progress(data, len, name, consumer, user, NULL, NULL, error);
+}
+
+CcaPickle *
+cca_pickle_parse_progress(const unsigned char *data, size_t len, const char *name,
+			  const CcaPickleConsumer *consumer, void *user, CcaPickleProgress progress,
+			  void *progress_user, GError **error)
+{
 	CcaPickle *pickle = g_new0(CcaPickle, 1);
 	PickleParser p;
 	memset(&p, 0, sizeof p);
@@ -1361,6 +1926,9 @@ cca_pickle_parse_full(const unsigned char *data, size_t len, const char *name,
 	p.error = error;
 	p.batch.consumer = consumer;
 	p.batch.user = user;
+	p.progress = progress;
+	p.progress_user = progress_user;
+	p.next_progress = p.progress != NULL ? PICKLE_PROGRESS_STEP : SIZE_MAX;
 	pickle_parser_init(&p, pickle);
 	gboolean ok = pickle_run(&p);
 	pickle_parser_clear(&p);

@@ -120,6 +120,19 @@ typedef struct {
 CcaPickle *cca_pickle_parse_full(const unsigned char *data, size_t len, const char *name,
 				 const CcaPickleConsumer *consumer, void *user, GError **error);
 
+/* Told the offset POS the parse has reached. */
+typedef void (*CcaPickleProgress)(void *user, size_t pos);
+
+/* cca_pickle_parse_full() that also calls PROGRESS (may be NULL) with
+ * PROGRESS_USER every few hundred KiB of input, so that the owner of the
+ * input can drop the pages behind the parse (cca_input_advance()).  Str
+ * nodes keep pointing into the input: pages dropped must read back the
+ * same bytes if they are touched again. */
+CcaPickle *cca_pickle_parse_progress(const unsigned char *data, size_t len, const char *name,
+				     const CcaPickleConsumer *consumer, void *user,
+				     CcaPickleProgress progress, void *progress_user,
+				     GError **error);
+
 /* Frees PICKLE and its whole graph; NULL is allowed. */
 void cca_pickle_free(CcaPickle *pickle);
 

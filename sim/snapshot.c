@@ -309,8 +309,16 @@ cca_event_cursor_free(CcaEventCursor *cursor)
 
 /* ------------------------------------------------------------ loading */
 
-CcaSnapshot *
-cca_snapshot_load(const char *path, GError **error)
+/* The parse's progress hook: lets a mapped input drop what the parser has
+ * left behind, which keeps a big pickle from sitting in memory whole. */
+static void
+snapshot_advance(void *user, size_t pos)
+{
+	cca_input_advance(user, pos);
+}
+
+static CcaSnapshot *
+snapshot_load(const char *path, gboolean compact, GError **error)
 {
 	CcaInput input;
 	if (!cca_input_open(&input, path, error))
@@ -322,7 +330,8 @@ cca_snapshot_load(const char *path, GError **error)
 		return NULL;
 	}
 	if (input.data[0] == 0x80) {
-		CcaSnapshot *snap = cca_snapshot_load_pickle(input.data, input.len, path, error);
+		CcaSnapshot *snap = cca_snapshot_load_pickle_with(
+			input.data, input.len, path, compact, snapshot_advance, &input, error);
 		cca_input_clear(&input);
 		return snap;
 	}
@@ -333,4 +342,16 @@ cca_snapshot_load(const char *path, GError **error)
 		    input.data[0]);
 	cca_input_clear(&input);
 	return NULL;
+}
+
+CcaSnapshot *
+cca_snapshot_load(const char *path, GError **error)
+{
+	return snapshot_load(path, FALSE, error);
+}
+
+CcaSnapshot *
+cca_snapshot_load_compact(const char *path, GError **error)
+{
+	return snapshot_load(path, TRUE, error);
 }

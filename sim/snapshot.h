@@ -190,6 +190,24 @@ CcaSnapshot *cca_snapshot_load_pickle(const unsigned char *data, size_t len, con
 CcaSnapshot *cca_snapshot_load_pickle_full(const unsigned char *data, size_t len, const char *name,
 					   gboolean stream, GError **error);
 
+/* cca_snapshot_load_pickle() with two options.  COMPACT keeps the trace
+ * events encoded as a ccasim trace stores them (about 27 bytes an event,
+ * against 64 in a CcaEvent) rather than in events[d], which stay NULL:
+ * cursors decode them, as for a loaded trace, and cca_trace_write()
+ * copies their bytes.  PROGRESS, when not NULL, is called with USER and
+ * the offset the parse has reached every few hundred KiB (see
+ * cca_pickle_parse_progress()). */
+CcaSnapshot *cca_snapshot_load_pickle_with(const unsigned char *data, size_t len, const char *name,
+					   gboolean compact,
+					   void (*progress)(void *user, size_t pos), void *user,
+					   GError **error);
+
+/* cca_snapshot_load() for a snapshot that is only going to be written out
+ * with cca_trace_write(), as `ccasim convert` does: a pickle's events are
+ * kept encoded (cca_snapshot_load_pickle_with()'s COMPACT), which takes
+ * less than half the memory and lets the writer copy them. */
+CcaSnapshot *cca_snapshot_load_compact(const char *path, GError **error);
+
 /* Returns an empty snapshot owning its tables, for builders (readers,
  * tests).  Free with cca_snapshot_free(). */
 CcaSnapshot *cca_snapshot_new(void);

@@ -12,6 +12,8 @@
  * and never all sit in memory.  Everything else is read from the finished
  * graph.  Both paths run the same code (conv_event()) and give the same
  * snapshot, table ids included (traces are converted first either way).
+ * A compact load (cca_snapshot_load_pickle_with()) sends the converted
+ * events to trace-encoded stores (trace.h) instead of CcaEvent arrays.
  *
  * Invariants: keys are classified by the identity of their (memoized) key
  * node first, through a per-kind "shape" of the last dict's keys, so a
@@ -28,6 +30,7 @@
 
 #include "pickle.h"
 #include "snapshot.h"
+#include "trace.h"
 
 #define CONV_MAX_DEVICES (1 << 16)
 #define CONV_MAX_RESERVE (1u << 24) /* events reserved up front (1 GiB of virtual memory) */
@@ -171,18 +174,27 @@ static const char *const conv_key_names[K_COUNT] = {
 
 /* The key nodes of the last dict of one kind, by position, with their
  * ids: consecutive trace entries share their key nodes in the same order,
- * so most keys are classified by one pointer compare. */
+ * so most keys are classified by one pointer compare, and most dicts
+ * match the whole shape (then `pos` and `present` are theirs too). */
 #define SHAPE_KEYS 16
 typedef struct {
 	const CcaPickleValue *key[SHAPE_KEYS];
 	uint8_t id[SHAPE_KEYS];
+	uint32_t n;	       /* keys of that dict, all persistent; SHAPE_NONE if not */
+	uint32_t pos[K_COUNT]; /* its Fields.pos */
+	uint32_t present;      /* its Fields.present */
 } Shape;
 
-/* The values of one dict, indexed by KeyId; v[k] is set only when bit k
- * of `present` is. */
+#define SHAPE_NONE UINT32_MAX
+
+/* The values of one dict by KeyId: the value of key k is the second item
+ * of pair pos[k] of `items`, when bit k of `present` is set (the last of
+ * duplicate keys). */
 typedef struct {
-	const CcaPickleValue *v[K_COUNT];
+	CcaPickleValue *const *items;
+	const uint32_t *pos; /* own, or the matching shape's */
 	uint32_t present;
+	uint32_t own[K_COUNT];
 	const CcaPickleValue *dict;
 } Fields;
 
@@ -198,11 +210,13 @@ typedef struct {
 	uint32_t id;
 } StrSlot;
 
-/* A device-trace list whose entries were converted while parsing. */
+/* A device-trace list whose entries were converted while parsing, into
+ * `events` or, for a compact load, `enc`. */
 typedef struct {
 	const CcaPickleValue *list;
-	uint32_t device; /* its index in device_traces, for messages */
-	GArray *events;	 /* CcaEvent; NULL once handed to the snapshot */
+	uint32_t device;     /* its index in device_traces, for messages */
+	GArray *events;	     /* CcaEvent; NULL once handed to the snapshot */
+	CcaTraceEvents *enc; /* compact: NULL once handed to the snapshot */
 } Claim;
 
 /* Where the walk is, for error messages. */
@@ -229,14 +243,20 @@ typedef struct {
 	const CcaPickleTransient *transient; /* nodes not to remember, in consume() */
 	PtrMap keys;			     /* key str node -> KeyId */
 	Shape event_shape, block_shape, segment_shape, frame_shape, other_shape;
-	StrSlot str_cache[256]; /* recent strings by a cheap content hash */
-	PtrMap claims;		/* claimed device-trace list -> index in `claimed` */
-	GArray *claimed;	/* Claim */
-	PtrMap frames;		/* frame dict node -> frame id */
-	PtrMap stacks;		/* frames list node -> stack id */
-	GHashTable *frame_ids;	/* CcaFrame content -> frame id */
-	GHashTable *stack_ids;	/* GBytes of frame ids -> stack id */
-	GArray *scratch;	/* uint32_t frame ids of the stack being built */
+	StrSlot str_cache[256];		       /* recent strings by a cheap content hash */
+	const CcaPickleValue *action_node[16]; /* action str nodes seen, by address */
+	uint8_t action_id[16];		       /* ... and their CcaAction */
+	PtrMap claims;			       /* claimed device-trace list -> index in `claimed` */
+	GArray *claimed;		       /* Claim */
+	PtrMap frames;			       /* frame dict node -> frame id */
+	PtrMap stacks;			       /* frames list node -> stack id */
+	GHashTable *frame_ids;		       /* CcaFrame content -> frame id */
+	GHashTable *stack_ids;		       /* GBytes of frame ids -> stack id */
+	GArray *scratch;		       /* uint32_t frame ids of the stack being built */
+
+	gboolean compact;     /* events go to trace-encoded stores, not arrays */
+	CcaTraceEvents **enc; /* compact: [snap->n_devices] each device's store */
+	int n_enc;	      /* entries of `enc` */
 } Conv;
 
 static char *
@@ -280,7 +300,7 @@ conv_fail(Conv *c, int code, const char *fmt, ...)
 
 /* Charges N units of work; fails once the pickle's shared objects would
  * make the walk larger than the pickle itself could justify. */
-static gboolean
+static inline gboolean
 conv_charge(Conv *c, uint64_t n)
 {
 	if (n <= c->budget) {
@@ -350,14 +370,29 @@ conv_key(Conv *c, const CcaPickleValue *k)
 
 /* Reads the pairs of DICT into F (the later of duplicate keys wins),
  * classifying keys through SHAPE first. */
-static gboolean
+static inline gboolean
 conv_fields(Conv *c, const CcaPickleValue *dict, Fields *f, Shape *shape)
 {
-	f->present = 0;
+	uint32_t n = dict->len;
 	f->dict = dict;
-	if (!conv_charge(c, dict->len))
+	f->items = dict->items;
+	if (!conv_charge(c, n))
 		return FALSE;
-	for (uint32_t i = 0; i < dict->len; i++) {
+	if (n == shape->n && n <= SHAPE_KEYS) {
+		/* Its key nodes are persistent: equal pointers, equal keys. */
+		uint32_t i = 0;
+		while (i < n && shape->key[i] == dict->items[2 * i])
+			i++;
+		if (i == n) {
+			f->pos = shape->pos;
+			f->present = shape->present;
+			return TRUE;
+		}
+	}
+	gboolean whole = n <= SHAPE_KEYS;
+	f->present = 0;
+	f->pos = f->own;
+	for (uint32_t i = 0; i < n; i++) {
 		const CcaPickleValue *k = dict->items[2 * i];
 		KeyId id;
 		if (i < SHAPE_KEYS && shape->key[i] == k) {
@@ -369,25 +404,31 @@ conv_fields(Conv *c, const CcaPickleValue *dict, Fields *f, Shape *shape)
 				shape->id[i] = (uint8_t)id;
 			}
 		}
-		f->v[id] = dict->items[2 * i + 1];
+		whole = whole && shape->key[i] == k;
+		f->own[id] = i;
 		f->present |= 1u << id;
+	}
+	shape->n = whole ? n : SHAPE_NONE;
+	if (whole) {
+		memcpy(shape->pos, f->own, sizeof shape->pos);
+		shape->present = f->present;
 	}
 	return TRUE;
 }
 
 /* F's value for KEY, or NULL when absent or None. */
-static const CcaPickleValue *
+static inline const CcaPickleValue *
 conv_get(const Fields *f, KeyId key)
 {
 	if (!(f->present & (1u << key)))
 		return NULL;
-	const CcaPickleValue *v = f->v[key];
+	const CcaPickleValue *v = f->items[2 * (size_t)f->pos[key] + 1];
 	return v->type != CCA_PICKLE_NONE ? v : NULL;
 }
 
 /* ------------------------------------------------------------ scalars */
 
-static gboolean
+static inline gboolean
 conv_is_int(const CcaPickleValue *v)
 {
 	return v->type == CCA_PICKLE_INT || v->type == CCA_PICKLE_UINT;
@@ -395,7 +436,7 @@ conv_is_int(const CcaPickleValue *v)
 
 /* An int as its 64-bit pattern (addresses, streams: negative int64
  * values are reinterpreted).  *OUT is left alone when absent. */
-static gboolean
+static inline gboolean
 conv_bits(Conv *c, const Fields *f, KeyId key, gboolean required, uint64_t *out)
 {
 	const CcaPickleValue *v = conv_get(f, key);
@@ -408,7 +449,7 @@ conv_bits(Conv *c, const Fields *f, KeyId key, gboolean required, uint64_t *out)
 }
 
 /* A byte count: an int >= 0. */
-static gboolean
+static inline gboolean
 conv_size(Conv *c, const Fields *f, KeyId key, gboolean required, uint64_t *out)
 {
 	const CcaPickleValue *v = conv_get(f, key);
@@ -420,7 +461,7 @@ conv_size(Conv *c, const Fields *f, KeyId key, gboolean required, uint64_t *out)
 }
 
 /* A signed int in [LO, HI]. */
-static gboolean
+static inline gboolean
 conv_i64(Conv *c, const Fields *f, KeyId key, gboolean required, int64_t lo, int64_t hi,
 	 int64_t *out)
 {
@@ -451,7 +492,7 @@ conv_bool(Conv *c, const Fields *f, KeyId key, bool *out)
 /* Interns the str node V.  PyTorch writes some strings afresh for every
  * entry ("N/A"), so a small cache keyed by content beats one keyed by
  * node. */
-static uint32_t
+static inline uint32_t
 conv_intern(Conv *c, const CcaPickleValue *v)
 {
 	const unsigned char *b = (const unsigned char *)v->s;
@@ -474,7 +515,7 @@ conv_intern(Conv *c, const CcaPickleValue *v)
 }
 
 /* An optional str as a string id (CCA_ID_NONE when absent). */
-static gboolean
+static inline gboolean
 conv_str(Conv *c, const Fields *f, KeyId key, uint32_t *out)
 {
 	const CcaPickleValue *v = conv_get(f, key);
@@ -488,7 +529,7 @@ conv_str(Conv *c, const Fields *f, KeyId key, uint32_t *out)
 }
 
 /* A (int, int) pool id; *PRESENT tells whether the key was there. */
-static gboolean
+static inline gboolean
 conv_pool(Conv *c, const Fields *f, KeyId key, int64_t pool[2], bool *present)
 {
 	const CcaPickleValue *v = conv_get(f, key);
@@ -601,7 +642,7 @@ conv_stack(Conv *c, const CcaPickleValue *v, uint32_t *out)
 
 /* ------------------------------------------------------------ events */
 
-static gboolean
+static inline gboolean
 conv_action(Conv *c, const Fields *f, CcaAction *out)
 {
 	const CcaPickleValue *v = conv_get(f, K_ACTION);
@@ -609,12 +650,22 @@ conv_action(Conv *c, const Fields *f, CcaAction *out)
 		return conv_missing(c, K_ACTION);
 	if (v->type != CCA_PICKLE_STR)
 		return conv_type_error(c, K_ACTION, v, "a str");
-	/* PyTorch makes a new str per entry, so caching by node is useless;
-	 * a length-bucketed compare is cheap. */
+	/* The pickler shares an action's str between entries when PyTorch
+	 * did (then a node compare does), else makes one per entry (then a
+	 * length-bucketed compare is cheap). */
+	size_t slot = ((uintptr_t)v >> 3) & (G_N_ELEMENTS(c->action_node) - 1);
+	if (c->action_node[slot] == v) {
+		*out = (CcaAction)c->action_id[slot];
+		return TRUE;
+	}
 	int action = cca_action_from_name(v->s, v->len);
 	if (action < 0) {
 		g_autofree char *name = cca_pickle_repr(v, 0);
 		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "unknown action %s", name);
+	}
+	if (!cca_pickle_transient_has(c->transient, v)) {
+		c->action_node[slot] = v;
+		c->action_id[slot] = (uint8_t)action;
 	}
 	*out = (CcaAction)action;
 	return TRUE;
@@ -667,6 +718,19 @@ conv_advise_huge(void *p, size_t len)
 #endif
 }
 
+/* conv_take_claimed() for a compact load. */
+static CcaTraceEvents *
+conv_take_claimed_enc(Conv *c, const CcaPickleValue *list)
+{
+	uint32_t i;
+	if (!ptrmap_get(&c->claims, list, &i))
+		return cca_trace_events_new();
+	Claim *cl = &g_array_index(c->claimed, Claim, i);
+	if (cl->enc == NULL) /* the same list twice in device_traces */
+		return cca_trace_events_copy(c->enc[cl->device]);
+	return g_steal_pointer(&cl->enc);
+}
+
 /* The events consumed from LIST while parsing (a new empty array when
  * none); the caller owns the result. */
 static GArray *
@@ -714,13 +778,22 @@ conv_claim(void *user, const CcaPickleStack *st)
 	if (outer->type != CCA_PICKLE_LIST || !cca_pickle_str_equal(key, "device_traces", 13) ||
 	    c->claimed->len >= CONV_MAX_DEVICES)
 		return FALSE;
-	/* Reserve room for as many entries as the input could hold (one
-	 * takes 32 bytes at least): pages never written cost nothing, while
-	 * growing a big array copies it. */
-	guint reserve = c->claimed->len == 0 ? (guint)MIN(c->input_len / 32, CONV_MAX_RESERVE) : 64;
-	Claim cl = {list, outer->len + (uint32_t)(top - outer_at - 1),
-		    g_array_sized_new(FALSE, FALSE, sizeof(CcaEvent), reserve)};
-	conv_advise_huge(cl.events->data, (size_t)reserve * sizeof(CcaEvent));
+	Claim cl = {list, outer->len + (uint32_t)(top - outer_at - 1), NULL, NULL};
+	if (c->compact) {
+		/* An encoded entry is smaller than its pickle: reserving the
+		 * input's size for the first list keeps it from moving. */
+		cl.enc = cca_trace_events_new();
+		if (c->claimed->len == 0)
+			cca_trace_events_reserve(cl.enc, c->input_len);
+	} else {
+		/* Reserve room for as many entries as the input could hold
+		 * (one takes 32 bytes at least): pages never written cost
+		 * nothing, while growing a big array copies it. */
+		guint reserve =
+			c->claimed->len == 0 ? (guint)MIN(c->input_len / 32, CONV_MAX_RESERVE) : 64;
+		cl.events = g_array_sized_new(FALSE, FALSE, sizeof(CcaEvent), reserve);
+		conv_advise_huge(cl.events->data, (size_t)reserve * sizeof(CcaEvent));
+	}
 	ptrmap_put(&c->claims, list, c->claimed->len);
 	g_array_append_val(c->claimed, cl);
 	return TRUE;
@@ -741,13 +814,26 @@ conv_consume(void *user, const CcaPickleValue *list, CcaPickleValue *const *item
 	c->transient = transient;
 	c->where = WHERE_EVENT;
 	c->idx[0] = cl->device;
-	guint first = cl->events->len;
-	g_array_set_size(cl->events, first + n);
 	gboolean ok = TRUE;
-	for (size_t i = 0; ok && i < n; i++) {
-		c->idx[1] = (uint32_t)(first + i);
-		c->at = items[i];
-		ok = conv_event(c, items[i], &g_array_index(cl->events, CcaEvent, first + i));
+	if (cl->enc != NULL) {
+		uint64_t first = cca_trace_events_count(cl->enc);
+		for (size_t i = 0; ok && i < n; i++) {
+			CcaEvent ev;
+			c->idx[1] = (uint32_t)(first + i);
+			c->at = items[i];
+			ok = conv_event(c, items[i], &ev);
+			if (ok)
+				cca_trace_events_add(cl->enc, &ev);
+		}
+	} else {
+		guint first = cl->events->len;
+		g_array_set_size(cl->events, first + n);
+		for (size_t i = 0; ok && i < n; i++) {
+			c->idx[1] = (uint32_t)(first + i);
+			c->at = items[i];
+			ok = conv_event(c, items[i],
+					&g_array_index(cl->events, CcaEvent, first + i));
+		}
 	}
 	c->transient = NULL;
 	c->at = NULL;
@@ -768,6 +854,23 @@ conv_device_trace(Conv *c, uint32_t device, const CcaPickleValue *list)
 		return FALSE;
 	/* Entries consumed while parsing come first: once a list has stored
 	 * items the parser never claims it again. */
+	if (c->compact) {
+		CcaTraceEvents *te = conv_take_claimed_enc(c, list);
+		uint64_t first = cca_trace_events_count(te);
+		c->enc[device] = te;
+		c->where = WHERE_EVENT;
+		c->idx[0] = device;
+		for (uint32_t i = 0; i < list->len; i++) {
+			CcaEvent ev;
+			c->idx[1] = (uint32_t)(first + i);
+			c->at = list->items[i];
+			if (!conv_event(c, list->items[i], &ev))
+				return FALSE;
+			cca_trace_events_add(te, &ev);
+		}
+		snap->n_events[device] = cca_trace_events_count(te);
+		return TRUE;
+	}
 	GArray *events = conv_take_claimed(c, list);
 	guint first = events->len;
 	snap->events[device] = events;
@@ -1259,7 +1362,11 @@ conv_clear(Conv *c)
 		Claim *cl = &g_array_index(c->claimed, Claim, i);
 		if (cl->events != NULL)
 			g_array_unref(cl->events);
+		cca_trace_events_free(cl->enc);
 	}
+	for (int d = 0; d < c->n_enc; d++)
+		cca_trace_events_free(c->enc[d]);
+	g_free(c->enc);
 	g_array_unref(c->claimed);
 	ptrmap_clear(&c->frames);
 	ptrmap_clear(&c->stacks);
@@ -1270,13 +1377,18 @@ conv_clear(Conv *c)
 
 /* Allocates the per-device arrays once the device count is known. */
 static void
-conv_alloc_devices(CcaSnapshot *snap, const CcaPickleValue *root)
+conv_alloc_devices(Conv *c, CcaSnapshot *snap, const CcaPickleValue *root)
 {
 	CcaPickleKey k_traces = CCA_PICKLE_KEY("device_traces");
 	const CcaPickleValue *traces = cca_pickle_dict_get(root, &k_traces);
 	size_t n = traces != NULL && traces->type == CCA_PICKLE_LIST ? traces->len : 0;
 	n = MIN(n, (size_t)CONV_MAX_DEVICES);
-	snap->events = g_new0(GArray *, MAX(n, 1));
+	if (c->compact) {
+		c->enc = g_new0(CcaTraceEvents *, MAX(n, 1));
+		c->n_enc = (int)n;
+	} else {
+		snap->events = g_new0(GArray *, MAX(n, 1));
+	}
 	snap->n_events = g_new0(uint64_t, MAX(n, 1));
 }
 
@@ -1286,24 +1398,43 @@ cca_snapshot_load_pickle(const unsigned char *data, size_t len, const char *name
 	return cca_snapshot_load_pickle_full(data, len, name, TRUE, error);
 }
 
-CcaSnapshot *
-cca_snapshot_load_pickle_full(const unsigned char *data, size_t len, const char *name,
-			      gboolean stream, GError **error)
+/* Both public loaders. */
+static CcaSnapshot *
+conv_load(const unsigned char *data, size_t len, const char *name, gboolean stream,
+	  gboolean compact, void (*progress)(void *user, size_t pos), void *user, GError **error)
 {
 	static const CcaPickleConsumer consumer = {conv_claim, conv_consume};
 	g_autoptr(CcaSnapshot) snap = cca_snapshot_new();
 	Conv c;
 	conv_init(&c, snap, name, len, error);
-	g_autoptr(CcaPickle) pickle =
-		cca_pickle_parse_full(data, len, name, stream ? &consumer : NULL, &c, error);
+	c.compact = compact;
+	g_autoptr(CcaPickle) pickle = cca_pickle_parse_progress(
+		data, len, name, stream ? &consumer : NULL, &c, progress, user, error);
 	gboolean ok = pickle != NULL;
 	if (ok) {
 		snap->format = CCA_FORMAT_PICKLE;
 		snap->source = g_strdup(name);
 		snap->pickle_protocol = cca_pickle_protocol(pickle);
-		conv_alloc_devices(snap, cca_pickle_root(pickle));
+		conv_alloc_devices(&c, snap, cca_pickle_root(pickle));
 		ok = conv_root(&c, cca_pickle_root(pickle));
 	}
+	if (ok && compact)
+		cca_trace_events_attach(snap, c.enc); /* takes the stores */
 	conv_clear(&c);
 	return ok ? g_steal_pointer(&snap) : NULL;
+}
+
+CcaSnapshot *
+cca_snapshot_load_pickle_full(const unsigned char *data, size_t len, const char *name,
+			      gboolean stream, GError **error)
+{
+	return conv_load(data, len, name, stream, FALSE, NULL, NULL, error);
+}
+
+CcaSnapshot *
+cca_snapshot_load_pickle_with(const unsigned char *data, size_t len, const char *name,
+			      gboolean compact, void (*progress)(void *user, size_t pos),
+			      void *user, GError **error)
+{
+	return conv_load(data, len, name, TRUE, compact, progress, user, error);
 }

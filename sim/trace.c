@@ -6,10 +6,15 @@
  *   then for each device an array of events
  * where every table entry and every event is a fixed-position array.
  *
- * Writer: msgpack-c's packer over a 64 KiB buffer flushed to a temporary
- * file, renamed into place only on success.  Every id is checked against
- * its table before it is written, so the writer never produces a file its
- * reader would reject.
+ * Writer: inline emitters that make the bytes msgpack-c's packer makes,
+ * into a 1 MiB buffer written to a temporary file, renamed into place
+ * only on success.  Every id is checked against its table before it is
+ * written, so the writer never produces a file its reader would reject.
+ *
+ * Encoded events (CcaTraceEvents): a converter that only writes its
+ * snapshot out keeps each device's events in the bytes the writer would
+ * make for them, with the largest id of each kind; the writer checks
+ * those against the tables and copies the bytes.
  *
  * Reader: the whole file is held in memory (mapped or decompressed) and
  * owned by the snapshot.  Invariants the reader establishes before it
@@ -24,6 +29,9 @@
  * hand-written bounds-checked decoder (the hot path); msgpack-c's unpacker
  * is only used for the header map, after its extent was validated.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* mremap() */
+#endif
 #include "config.h"
 
 #include <errno.h>
@@ -31,6 +39,7 @@
 #include <msgpack.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "trace.h"
@@ -1440,100 +1449,258 @@ cca_trace_load_input(CcaInput *input, GError **error)
 /* Writer                                                              */
 /* ------------------------------------------------------------------ */
 
-#define CCA_TRACE_SINK_SIZE (1u << 16)
+/* The writer encodes straight into one output buffer with the inline
+ * emitters below (no per-field calls through msgpack-c's packer) and
+ * hands it to write() a mebibyte at a time.  The emitters make exactly
+ * the bytes msgpack-c's packer makes for the same calls (smallest
+ * integer encoding, str8 for strings of 32..255 bytes), so the format's
+ * bytes do not depend on which of the two wrote a file. */
 
-/* A buffered file descriptor behind msgpack-c's packer.  The first write
- * error sticks: later writes fail at once and the caller reports `err`. */
+#define CCA_OUT_SIZE ((size_t)1 << 20) /* bytes per write() */
+#define CCA_OUT_ITEM 96		       /* most bytes of one event or fixed entry */
+
+/* A buffered file descriptor.  The first write error sticks: later
+ * flushes discard their bytes and the caller reports `err`. */
 typedef struct {
+	unsigned char *p;   /* next free byte of buf */
+	unsigned char *end; /* buf + CCA_OUT_SIZE */
+	unsigned char *buf;
 	int fd;
 	int err; /* errno of the first failure, 0 if none */
-	size_t used;
-	unsigned char buf[CCA_TRACE_SINK_SIZE];
-} CcaTraceSink;
+} CcaOut;
 
 static bool
-cca_trace_sink_write_all(CcaTraceSink *s, const unsigned char *p, size_t len)
+cca_out_write_all(CcaOut *o, const unsigned char *p, size_t len)
 {
-	while (len > 0 && s->err == 0) {
-		ssize_t w = write(s->fd, p, len);
+	while (len > 0 && o->err == 0) {
+		ssize_t w = write(o->fd, p, len);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			s->err = w < 0 ? errno : EIO;
+			o->err = w < 0 ? errno : EIO;
 			break;
 		}
 		p += w;
 		len -= (size_t)w;
 	}
-	return s->err == 0;
+	return o->err == 0;
 }
 
 static bool
-cca_trace_sink_flush(CcaTraceSink *s)
+cca_out_flush(CcaOut *o)
 {
-	bool ok = cca_trace_sink_write_all(s, s->buf, s->used);
-	s->used = 0;
+	bool ok = cca_out_write_all(o, o->buf, (size_t)(o->p - o->buf));
+	o->p = o->buf;
 	return ok;
 }
 
-/* msgpack_packer_write callback: 0 on success, -1 after an error. */
-static int
-cca_trace_sink_write(void *data, const char *buf, size_t len)
+/* Makes room for N <= CCA_OUT_SIZE more bytes at o->p and returns o->p. */
+static inline unsigned char *
+cca_out_room(CcaOut *o, size_t n)
 {
-	CcaTraceSink *s = data;
-	if (G_UNLIKELY(len > CCA_TRACE_SINK_SIZE - s->used)) {
-		if (!cca_trace_sink_flush(s))
-			return -1;
-		if (len > CCA_TRACE_SINK_SIZE)
-			return cca_trace_sink_write_all(s, (const unsigned char *)buf, len) ? 0
-											    : -1;
+	if (G_UNLIKELY((size_t)(o->end - o->p) < n))
+		cca_out_flush(o);
+	return o->p;
+}
+
+/* The emitters write at P, which has room (cca_out_room()), and return
+ * the byte after what they wrote. */
+
+static inline unsigned char *
+cca_put_be16(unsigned char *p, unsigned char tag, uint16_t v)
+{
+	p[0] = tag;
+	v = GUINT16_TO_BE(v);
+	memcpy(p + 1, &v, 2);
+	return p + 3;
+}
+
+static inline unsigned char *
+cca_put_be32(unsigned char *p, unsigned char tag, uint32_t v)
+{
+	p[0] = tag;
+	v = GUINT32_TO_BE(v);
+	memcpy(p + 1, &v, 4);
+	return p + 5;
+}
+
+static inline unsigned char *
+cca_put_be64(unsigned char *p, unsigned char tag, uint64_t v)
+{
+	p[0] = tag;
+	v = GUINT64_TO_BE(v);
+	memcpy(p + 1, &v, 8);
+	return p + 9;
+}
+
+/* An unsigned integer in its smallest encoding. */
+static inline unsigned char *
+cca_put_uint(unsigned char *p, uint64_t v)
+{
+	if (v < 0x80) {
+		*p = (unsigned char)v;
+		return p + 1;
 	}
-	memcpy(s->buf + s->used, buf, len);
-	s->used += len;
-	return s->err ? -1 : 0;
+	if (v <= 0xff) {
+		p[0] = 0xcc;
+		p[1] = (unsigned char)v;
+		return p + 2;
+	}
+	if (v <= 0xffff)
+		return cca_put_be16(p, 0xcd, (uint16_t)v);
+	if (v <= 0xffffffff)
+		return cca_put_be32(p, 0xce, (uint32_t)v);
+	return cca_put_be64(p, 0xcf, v);
 }
 
-static void
-cca_pack_strn(msgpack_packer *pk, const char *s, size_t len)
+/* A signed integer: as an unsigned one when >= 0, else the smallest of
+ * negative fixint and int8..int64. */
+static inline unsigned char *
+cca_put_int(unsigned char *p, int64_t v)
 {
-	msgpack_pack_str(pk, len);
-	msgpack_pack_str_body(pk, s, len);
+	if (v >= 0)
+		return cca_put_uint(p, (uint64_t)v);
+	if (v >= -32) {
+		*p = (unsigned char)(int8_t)v;
+		return p + 1;
+	}
+	if (v >= INT8_MIN) {
+		p[0] = 0xd0;
+		p[1] = (unsigned char)(int8_t)v;
+		return p + 2;
+	}
+	if (v >= INT16_MIN)
+		return cca_put_be16(p, 0xd1, (uint16_t)(int16_t)v);
+	if (v >= INT32_MIN)
+		return cca_put_be32(p, 0xd2, (uint32_t)(int32_t)v);
+	return cca_put_be64(p, 0xd3, (uint64_t)v);
 }
 
+/* A container header: fixarray/fixmap (FIX | n) below 16, else the
+ * 16- or 32-bit form (TAG16, TAG16 + 1). */
+static inline unsigned char *
+cca_put_container(unsigned char *p, unsigned fix, unsigned char tag16, uint32_t n)
+{
+	if (n < 16) {
+		*p = (unsigned char)(fix | n);
+		return p + 1;
+	}
+	if (n <= 0xffff)
+		return cca_put_be16(p, tag16, (uint16_t)n);
+	return cca_put_be32(p, (unsigned char)(tag16 + 1), n);
+}
+
+static inline unsigned char *
+cca_put_array(unsigned char *p, uint32_t n)
+{
+	return cca_put_container(p, 0x90, 0xdc, n);
+}
+
+static inline unsigned char *
+cca_put_map(unsigned char *p, uint32_t n)
+{
+	return cca_put_container(p, 0x80, 0xde, n);
+}
+
+static inline unsigned char *
+cca_put_nil(unsigned char *p)
+{
+	*p = 0xc0;
+	return p + 1;
+}
+
+static inline unsigned char *
+cca_put_bool(unsigned char *p, bool b)
+{
+	*p = b ? 0xc3 : 0xc2;
+	return p + 1;
+}
+
+/* An int64 that is nil when it equals NONE. */
+static inline unsigned char *
+cca_put_opt_int(unsigned char *p, int64_t v, int64_t none)
+{
+	return v == none ? cca_put_nil(p) : cca_put_int(p, v);
+}
+
+static inline unsigned char *
+cca_put_pool(unsigned char *p, const int64_t pool[2])
+{
+	*p++ = 0x92;
+	p = cca_put_int(p, pool[0]);
+	return cca_put_int(p, pool[1]);
+}
+
+static unsigned char *
+cca_put_double(unsigned char *p, double d)
+{
+	uint64_t bits;
+	memcpy(&bits, &d, sizeof bits);
+	return cca_put_be64(p, 0xcb, bits);
+}
+
+/* The LEN bytes at S as a str (any length). */
 static void
-cca_pack_str(msgpack_packer *pk, const char *s)
+cca_out_strn(CcaOut *o, const char *s, size_t len)
+{
+	unsigned char *p = cca_out_room(o, 5);
+	if (len < 32)
+		*p++ = (unsigned char)(0xa0 | len);
+	else if (len <= 0xff) {
+		*p++ = 0xd9;
+		*p++ = (unsigned char)len;
+	} else if (len <= 0xffff)
+		p = cca_put_be16(p, 0xda, (uint16_t)len);
+	else
+		p = cca_put_be32(p, 0xdb, (uint32_t)len);
+	o->p = p;
+	if (len <= (size_t)(o->end - o->p) || (len <= CCA_OUT_SIZE && cca_out_flush(o))) {
+		memcpy(o->p, s, len);
+		o->p += len;
+	} else {
+		cca_out_flush(o);
+		cca_out_write_all(o, (const unsigned char *)s, len);
+	}
+}
+
+/* A NUL-terminated string, nil for NULL. */
+static void
+cca_out_str(CcaOut *o, const char *s)
 {
 	if (s == NULL)
-		msgpack_pack_nil(pk);
+		o->p = cca_put_nil(cca_out_room(o, 1));
 	else
-		cca_pack_strn(pk, s, strlen(s));
+		cca_out_strn(o, s, strlen(s));
 }
 
-static void
-cca_pack_bool(msgpack_packer *pk, bool b)
+static inline void
+cca_out_uint(CcaOut *o, uint64_t v)
 {
-	if (b)
-		msgpack_pack_true(pk);
-	else
-		msgpack_pack_false(pk);
+	o->p = cca_put_uint(cca_out_room(o, 9), v);
 }
 
-/* Packs an int64 that is nil when it equals NONE. */
-static void
-cca_pack_opt_int(msgpack_packer *pk, int64_t v, int64_t none)
+static inline void
+cca_out_int(CcaOut *o, int64_t v)
 {
-	if (v == none)
-		msgpack_pack_nil(pk);
-	else
-		msgpack_pack_int64(pk, v);
+	o->p = cca_put_int(cca_out_room(o, 9), v);
 }
 
-static void
-cca_pack_pool(msgpack_packer *pk, const int64_t pool[2])
+static inline void
+cca_out_array(CcaOut *o, uint32_t n)
 {
-	msgpack_pack_array(pk, 2);
-	msgpack_pack_int64(pk, pool[0]);
-	msgpack_pack_int64(pk, pool[1]);
+	o->p = cca_put_array(cca_out_room(o, 5), n);
+}
+
+static inline void
+cca_out_map(CcaOut *o, uint32_t n)
+{
+	o->p = cca_put_map(cca_out_room(o, 5), n);
+}
+
+static inline void
+cca_out_bool(CcaOut *o, bool b)
+{
+	o->p = cca_put_bool(cca_out_room(o, 1), b);
 }
 
 /* Table sizes as written: every table holds at least its entry 0. */
@@ -1651,56 +1818,56 @@ cca_trace_check_state(const CcaSnapshot *snap, const char *path, CcaTraceSizes *
 }
 
 static void
-cca_trace_pack_settings(msgpack_packer *pk, const CcaRecordedSettings *s)
+cca_trace_pack_settings(CcaOut *o, const CcaRecordedSettings *s)
 {
-	msgpack_pack_map(pk, 10);
-	cca_pack_str(pk, "present");
-	cca_pack_bool(pk, s->present);
-	cca_pack_str(pk, "PYTORCH_CUDA_ALLOC_CONF");
-	cca_pack_str(pk, s->conf);
-	cca_pack_str(pk, "max_split_size");
-	msgpack_pack_int64(pk, s->max_split_size);
-	cca_pack_str(pk, "garbage_collection_threshold");
-	msgpack_pack_double(pk, s->garbage_collection_threshold);
-	cca_pack_str(pk, "expandable_segments");
-	cca_pack_bool(pk, s->expandable_segments);
-	cca_pack_str(pk, "pinned_num_register_threads");
-	msgpack_pack_int64(pk, s->pinned_num_register_threads);
-	cca_pack_str(pk, "release_lock_on_cudamalloc");
-	cca_pack_bool(pk, s->release_lock_on_cudamalloc);
-	cca_pack_str(pk, "pinned_use_cuda_host_register");
-	cca_pack_bool(pk, s->pinned_use_cuda_host_register);
-	cca_pack_str(pk, "graph_capture_record_stream_reuse");
+	cca_out_map(o, 10);
+	cca_out_str(o, "present");
+	cca_out_bool(o, s->present);
+	cca_out_str(o, "PYTORCH_CUDA_ALLOC_CONF");
+	cca_out_str(o, s->conf);
+	cca_out_str(o, "max_split_size");
+	cca_out_int(o, s->max_split_size);
+	cca_out_str(o, "garbage_collection_threshold");
+	o->p = cca_put_double(cca_out_room(o, 9), s->garbage_collection_threshold);
+	cca_out_str(o, "expandable_segments");
+	cca_out_bool(o, s->expandable_segments);
+	cca_out_str(o, "pinned_num_register_threads");
+	cca_out_int(o, s->pinned_num_register_threads);
+	cca_out_str(o, "release_lock_on_cudamalloc");
+	cca_out_bool(o, s->release_lock_on_cudamalloc);
+	cca_out_str(o, "pinned_use_cuda_host_register");
+	cca_out_bool(o, s->pinned_use_cuda_host_register);
+	cca_out_str(o, "graph_capture_record_stream_reuse");
 	if (s->has_graph_capture_record_stream_reuse)
-		cca_pack_bool(pk, s->graph_capture_record_stream_reuse);
+		cca_out_bool(o, s->graph_capture_record_stream_reuse);
 	else
-		msgpack_pack_nil(pk);
-	cca_pack_str(pk, "roundup_power2_divisions");
-	msgpack_pack_array(pk, 16);
+		o->p = cca_put_nil(cca_out_room(o, 1));
+	cca_out_str(o, "roundup_power2_divisions");
+	cca_out_array(o, 16);
 	for (int i = 0; i < 16; i++)
-		msgpack_pack_uint32(pk, s->roundup_power2_divisions[i]);
+		cca_out_uint(o, s->roundup_power2_divisions[i]);
 }
 
 static void
-cca_trace_pack_header(msgpack_packer *pk, const CcaSnapshot *snap, const CcaTraceSizes *sz)
+cca_trace_pack_header(CcaOut *o, const CcaSnapshot *snap, const CcaTraceSizes *sz)
 {
-	msgpack_pack_map(pk, 8);
-	cca_pack_str(pk, "format"); /* first: cca_trace_sniff() relies on it */
-	cca_pack_str(pk, CCA_TRACE_FORMAT);
-	cca_pack_str(pk, "version");
-	msgpack_pack_uint32(pk, CCA_TRACE_VERSION);
-	cca_pack_str(pk, "generator");
-	cca_pack_str(pk, PACKAGE_NAME " " PACKAGE_VERSION);
-	cca_pack_str(pk, "source");
-	cca_pack_str(pk, cca_trace_origin(snap));
-	cca_pack_str(pk, "pickle_protocol");
-	msgpack_pack_int64(pk, snap->pickle_protocol);
-	cca_pack_str(pk, "devices");
-	msgpack_pack_uint32(pk, (uint32_t)snap->n_devices);
-	cca_pack_str(pk, "allocator_settings");
-	cca_trace_pack_settings(pk, &snap->settings);
-	cca_pack_str(pk, "counts");
-	msgpack_pack_map(pk, 8);
+	cca_out_map(o, 8);
+	cca_out_str(o, "format"); /* first: cca_trace_sniff() relies on it */
+	cca_out_str(o, CCA_TRACE_FORMAT);
+	cca_out_str(o, "version");
+	cca_out_uint(o, CCA_TRACE_VERSION);
+	cca_out_str(o, "generator");
+	cca_out_str(o, PACKAGE_NAME " " PACKAGE_VERSION);
+	cca_out_str(o, "source");
+	cca_out_str(o, cca_trace_origin(snap));
+	cca_out_str(o, "pickle_protocol");
+	cca_out_int(o, snap->pickle_protocol);
+	cca_out_str(o, "devices");
+	cca_out_uint(o, (uint32_t)snap->n_devices);
+	cca_out_str(o, "allocator_settings");
+	cca_trace_pack_settings(o, &snap->settings);
+	cca_out_str(o, "counts");
+	cca_out_map(o, 8);
 	const struct {
 		const char *key;
 		uint32_t n;
@@ -1711,130 +1878,440 @@ cca_trace_pack_header(msgpack_packer *pk, const CcaSnapshot *snap, const CcaTrac
 		{"annotations", sz->annotations},
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(counts); i++) {
-		cca_pack_str(pk, counts[i].key);
-		msgpack_pack_uint32(pk, counts[i].n);
+		cca_out_str(o, counts[i].key);
+		cca_out_uint(o, counts[i].n);
 	}
-	cca_pack_str(pk, "events");
-	msgpack_pack_array(pk, (uint32_t)snap->n_devices);
+	cca_out_str(o, "events");
+	cca_out_array(o, (uint32_t)snap->n_devices);
 	for (int d = 0; d < snap->n_devices; d++)
-		msgpack_pack_uint64(pk, snap->n_events[d]);
+		cca_out_uint(o, snap->n_events[d]);
 }
 
 /* Packs the string, frame and stack tables; entries 0 are written empty. */
 static void
-cca_trace_pack_tables(msgpack_packer *pk, const CcaSnapshot *snap, const CcaTraceSizes *sz)
+cca_trace_pack_tables(CcaOut *o, const CcaSnapshot *snap, const CcaTraceSizes *sz)
 {
-	msgpack_pack_array(pk, sz->strings);
-	cca_pack_strn(pk, "", 0);
+	cca_out_array(o, sz->strings);
+	cca_out_strn(o, "", 0);
 	for (uint32_t i = 1; i < sz->strings; i++)
-		cca_pack_str(pk, g_ptr_array_index(snap->strings, i));
-	msgpack_pack_array(pk, sz->frames);
+		cca_out_str(o, g_ptr_array_index(snap->strings, i));
+	cca_out_array(o, sz->frames);
 	for (uint32_t i = 0; i < sz->frames; i++) {
 		static const CcaFrame none = {0};
 		const CcaFrame *fr = i ? &g_array_index(snap->frames, CcaFrame, i) : &none;
-		msgpack_pack_array(pk, 3);
-		msgpack_pack_uint32(pk, fr->name);
-		msgpack_pack_uint32(pk, fr->filename);
-		msgpack_pack_int64(pk, fr->line);
+		unsigned char *p = cca_out_room(o, CCA_OUT_ITEM);
+		*p++ = 0x93;
+		p = cca_put_uint(p, fr->name);
+		p = cca_put_uint(p, fr->filename);
+		o->p = cca_put_int(p, fr->line);
 	}
-	msgpack_pack_array(pk, sz->stacks);
-	msgpack_pack_array(pk, 0);
+	cca_out_array(o, sz->stacks);
+	cca_out_array(o, 0);
 	for (uint32_t i = 1; i < sz->stacks; i++) {
 		uint32_t a = cca_trace_stack_start(snap, i), b = cca_trace_stack_end(snap, i);
-		msgpack_pack_array(pk, b - a);
+		cca_out_array(o, b - a);
 		for (uint32_t j = a; j < b; j++)
-			msgpack_pack_uint32(pk, g_array_index(snap->stack_frames, uint32_t, j));
+			cca_out_uint(o, g_array_index(snap->stack_frames, uint32_t, j));
 	}
 }
 
 /* Packs the final segments (with their blocks) and the annotations. */
 static void
-cca_trace_pack_state(msgpack_packer *pk, const CcaSnapshot *snap)
+cca_trace_pack_state(CcaOut *o, const CcaSnapshot *snap)
 {
-	msgpack_pack_array(pk, snap->segments->len);
+	cca_out_array(o, snap->segments->len);
 	for (uint32_t i = 0; i < snap->segments->len; i++) {
 		const CcaSnapSegment *s = &g_array_index(snap->segments, CcaSnapSegment, i);
-		msgpack_pack_array(pk, 12);
-		msgpack_pack_int64(pk, s->device);
-		msgpack_pack_uint64(pk, s->address);
-		msgpack_pack_uint64(pk, s->total_size);
-		msgpack_pack_uint64(pk, s->allocated_size);
-		msgpack_pack_uint64(pk, s->active_size);
-		msgpack_pack_uint64(pk, s->requested_size);
-		msgpack_pack_uint64(pk, s->stream);
-		cca_pack_bool(pk, s->is_small);
-		cca_pack_bool(pk, s->is_expandable);
-		cca_pack_pool(pk, s->pool_id);
-		msgpack_pack_uint32(pk, s->stack);
-		msgpack_pack_array(pk, s->n_blocks);
+		unsigned char *p = cca_out_room(o, 2 * CCA_OUT_ITEM);
+		*p++ = 0x9c; /* 12 fields */
+		p = cca_put_int(p, s->device);
+		p = cca_put_uint(p, s->address);
+		p = cca_put_uint(p, s->total_size);
+		p = cca_put_uint(p, s->allocated_size);
+		p = cca_put_uint(p, s->active_size);
+		p = cca_put_uint(p, s->requested_size);
+		p = cca_put_uint(p, s->stream);
+		p = cca_put_bool(p, s->is_small);
+		p = cca_put_bool(p, s->is_expandable);
+		p = cca_put_pool(p, s->pool_id);
+		p = cca_put_uint(p, s->stack);
+		o->p = cca_put_array(p, s->n_blocks);
 		for (uint32_t j = 0; j < s->n_blocks; j++) {
 			const CcaSnapBlock *b =
 				&g_array_index(snap->blocks, CcaSnapBlock, s->first_block + j);
-			msgpack_pack_array(pk, 5);
-			msgpack_pack_uint64(pk, b->address);
-			msgpack_pack_uint64(pk, b->size);
-			msgpack_pack_uint64(pk, b->requested_size);
-			msgpack_pack_uint32(pk, b->stack);
-			msgpack_pack_uint32(pk, b->state);
+			p = cca_out_room(o, CCA_OUT_ITEM);
+			*p++ = 0x95; /* 5 fields */
+			p = cca_put_uint(p, b->address);
+			p = cca_put_uint(p, b->size);
+			p = cca_put_uint(p, b->requested_size);
+			p = cca_put_uint(p, b->stack);
+			o->p = cca_put_uint(p, b->state);
 		}
 	}
-	msgpack_pack_array(pk, snap->annotations->len);
+	cca_out_array(o, snap->annotations->len);
 	for (uint32_t i = 0; i < snap->annotations->len; i++) {
 		const CcaAnnotation *a = &g_array_index(snap->annotations, CcaAnnotation, i);
-		msgpack_pack_array(pk, 4);
-		msgpack_pack_uint32(pk, a->stage);
-		msgpack_pack_uint32(pk, a->name);
-		msgpack_pack_int64(pk, a->device);
-		cca_pack_opt_int(pk, a->time_us, CCA_TIME_NONE);
+		unsigned char *p = cca_out_room(o, CCA_OUT_ITEM);
+		*p++ = 0x94; /* 4 fields */
+		p = cca_put_uint(p, a->stage);
+		p = cca_put_uint(p, a->name);
+		p = cca_put_int(p, a->device);
+		o->p = cca_put_opt_int(p, a->time_us, CCA_TIME_NONE);
 	}
 }
 
-static inline void
-cca_trace_pack_event(msgpack_packer *pk, const CcaEvent *ev)
+/* Encodes one event at P (CCA_OUT_ITEM bytes of room). */
+static inline unsigned char *
+cca_put_event(unsigned char *p, const CcaEvent *ev)
 {
-	msgpack_pack_array(pk, ev->has_pool_id ? 9 : 8);
-	msgpack_pack_uint32(pk, ev->action);
-	msgpack_pack_uint64(pk, ev->addr);
-	msgpack_pack_uint64(pk, ev->size);
-	msgpack_pack_uint64(pk, ev->stream);
-	cca_pack_opt_int(pk, ev->time_us, CCA_TIME_NONE);
-	msgpack_pack_uint32(pk, ev->stack);
-	msgpack_pack_uint32(pk, ev->compile_context);
-	msgpack_pack_uint32(pk, ev->user_metadata);
+	*p++ = ev->has_pool_id ? 0x99 : 0x98; /* 9 or 8 fields */
+	p = cca_put_uint(p, ev->action);
+	p = cca_put_uint(p, ev->addr);
+	p = cca_put_uint(p, ev->size);
+	p = cca_put_uint(p, ev->stream);
+	p = cca_put_opt_int(p, ev->time_us, CCA_TIME_NONE);
+	p = cca_put_uint(p, ev->stack);
+	p = cca_put_uint(p, ev->compile_context);
+	p = cca_put_uint(p, ev->user_metadata);
 	if (ev->has_pool_id)
-		cca_pack_pool(pk, ev->pool_id);
+		p = cca_put_pool(p, ev->pool_id);
+	return p;
 }
 
-/* Packs device D's events as read by its cursor, checking each one. */
+G_STATIC_ASSERT(CCA_OUT_ITEM >= 1 + 1 + 3 * 9 + 9 + 3 * 5 + 1 + 2 * 9);
+
+/* ------------------------------------------------------------------ */
+/* Encoded events                                                      */
+/* ------------------------------------------------------------------ */
+
+/* One device's events in the bytes a trace stores them as, in one
+ * anonymous mapping grown with mremap() (no copy, no transient double).
+ * The ids are checked at write time against their tables through the
+ * largest of each kind, which the encoder keeps. */
+struct CcaTraceEvents {
+	unsigned char *buf; /* a mapping of `cap` bytes, or NULL */
+	size_t len;	    /* bytes used */
+	size_t cap;
+	uint64_t n;	     /* events */
+	uint32_t max_stack;  /* largest stack id among them */
+	uint32_t max_string; /* largest compile_context/user_metadata id */
+	uint8_t max_action;
+};
+
+#define CCA_TRACE_EVENTS_MIN ((size_t)64 << 10) /* first mapping, unless reserved */
+
+CcaTraceEvents *
+cca_trace_events_new(void)
+{
+	return g_new0(CcaTraceEvents, 1);
+}
+
+void
+cca_trace_events_free(CcaTraceEvents *te)
+{
+	if (te == NULL)
+		return;
+	if (te->buf != NULL)
+		munmap(te->buf, te->cap);
+	g_free(te);
+}
+
+uint64_t
+cca_trace_events_count(const CcaTraceEvents *te)
+{
+	return te->n;
+}
+
+#define CCA_TRACE_HUGE ((size_t)2 << 20)
+
+/* A new anonymous mapping of SIZE bytes (a multiple of the page size).
+ * One of at least CCA_TRACE_HUGE bytes starts on a 2 MiB boundary and asks
+ * for transparent huge pages: a big store is filled front to back, and a
+ * fault per 4 KiB page costs more than the writes.  A smaller one keeps
+ * small pages, so that a device with few events costs little.
+ * MAP_FAILED when out of memory. */
+static void *
+cca_trace_events_map(size_t size)
+{
+	if (size < CCA_TRACE_HUGE)
+		return mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *raw = mmap(NULL, size + CCA_TRACE_HUGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED)
+		return MAP_FAILED;
+	uintptr_t lo = ((uintptr_t)raw + CCA_TRACE_HUGE - 1) & ~(uintptr_t)(CCA_TRACE_HUGE - 1);
+	size_t head = lo - (uintptr_t)raw;
+	if (head > 0)
+		munmap(raw, head);
+	munmap((char *)lo + size, CCA_TRACE_HUGE - head);
+#ifdef MADV_HUGEPAGE
+	madvise((void *)lo, size, MADV_HUGEPAGE);
+#endif
+	return (void *)lo;
+}
+
+/* Makes room for NEED more bytes: in place when the mapping can grow
+ * there, else in a new mapping (the bytes copied once).  Out of memory is
+ * fatal when FATAL, else returns FALSE with TE unchanged. */
 static gboolean
-cca_trace_pack_device(msgpack_packer *pk, const CcaSnapshot *snap, int d, const CcaTraceSizes *sz,
+cca_trace_events_grow(CcaTraceEvents *te, size_t need, gboolean fatal)
+{
+	size_t cap = MAX(te->cap, CCA_TRACE_EVENTS_MIN);
+	while (cap - te->len < need)
+		cap *= 2;
+	/* Whole pages; whole huge pages once that big. */
+	size_t unit = cap >= CCA_TRACE_HUGE ? CCA_TRACE_HUGE : (size_t)4096;
+	cap = (cap + unit - 1) & ~(unit - 1);
+	void *p = MAP_FAILED;
+#ifdef MREMAP_MAYMOVE
+	/* In place only: a moved mapping would lose its alignment. */
+	if (te->buf != NULL && (p = mremap(te->buf, te->cap, cap, 0)) != MAP_FAILED) {
+#ifdef MADV_HUGEPAGE
+		if (cap >= CCA_TRACE_HUGE)
+			madvise(p, cap, MADV_HUGEPAGE);
+#endif
+	}
+#endif
+	if (p == MAP_FAILED) {
+		p = cca_trace_events_map(cap);
+		if (p != MAP_FAILED && te->buf != NULL) {
+			memcpy(p, te->buf, te->len);
+			munmap(te->buf, te->cap);
+		}
+	}
+	if (p == MAP_FAILED) {
+		if (fatal)
+			g_error("out of memory growing the encoded events to %zu bytes", cap);
+		return FALSE;
+	}
+	te->buf = p;
+	te->cap = cap;
+	return TRUE;
+}
+
+void
+cca_trace_events_reserve(CcaTraceEvents *te, size_t bytes)
+{
+	if (bytes > te->cap - te->len)
+		cca_trace_events_grow(te, bytes, FALSE); /* only a hint */
+}
+
+void
+cca_trace_events_add(CcaTraceEvents *te, const CcaEvent *ev)
+{
+	if (G_UNLIKELY(te->cap - te->len < CCA_OUT_ITEM))
+		cca_trace_events_grow(te, CCA_OUT_ITEM, TRUE);
+	te->len = (size_t)(cca_put_event(te->buf + te->len, ev) - te->buf);
+	te->n++;
+	te->max_action = MAX(te->max_action, ev->action);
+	te->max_stack = MAX(te->max_stack, ev->stack);
+	te->max_string = MAX(te->max_string, MAX(ev->compile_context, ev->user_metadata));
+}
+
+CcaTraceEvents *
+cca_trace_events_copy(const CcaTraceEvents *te)
+{
+	CcaTraceEvents *copy = cca_trace_events_new();
+	*copy = *te;
+	copy->buf = NULL;
+	copy->len = copy->cap = 0;
+	if (te->len > 0) {
+		cca_trace_events_grow(copy, te->len, TRUE);
+		memcpy(copy->buf, te->buf, te->len);
+		copy->len = te->len;
+	}
+	return copy;
+}
+
+/* What a snapshot with encoded events keeps: one store per device. */
+typedef struct {
+	CcaTraceEvents **dev; /* [n_devices], owned */
+	int n_devices;
+} CcaTraceEventsPriv;
+
+static void
+cca_trace_events_priv_free(void *data)
+{
+	CcaTraceEventsPriv *priv = data;
+	for (int d = 0; d < priv->n_devices; d++)
+		cca_trace_events_free(priv->dev[d]);
+	g_free(priv->dev);
+	g_free(priv);
+}
+
+/* One cursor over one device's encoded events. */
+typedef struct {
+	CcaMp r;
+	const CcaTraceEvents *te;
+	const char *path;
+	CcaTraceLimits limits;
+	uint64_t index;
+	int device;
+} CcaTraceEventsCursor;
+
+static gboolean
+cca_trace_events_cursor_next(void *state, CcaEvent *out, GError **error)
+{
+	CcaTraceEventsCursor *c = state;
+	CcaMpFault f;
+	if (c->index >= c->te->n)
+		return FALSE;
+	if (G_UNLIKELY(cca_trace_decode_event(&c->r, &c->limits, out, &f))) {
+		/* Only if the store was damaged: it holds what it was given. */
+		g_autofree char *ctx = g_strdup_printf("event %" G_GUINT64_FORMAT " of device %d",
+						       c->index, c->device);
+		cca_trace_fault_error(error, &f, c->path, c->te->buf, c->r.end, ctx);
+		c->index = c->te->n;
+		return FALSE;
+	}
+	c->index++;
+	return TRUE;
+}
+
+static const CcaCursorOps cca_trace_events_cursor_ops = {
+	.next = cca_trace_events_cursor_next,
+	.free = cca_trace_cursor_free,
+};
+
+/* The snapshot's stream_cursor_new. */
+static void *
+cca_trace_events_cursor_new(const CcaSnapshot *snap, int device, const CcaCursorOps **ops)
+{
+	const CcaTraceEventsPriv *priv = snap->stream_priv;
+	g_return_val_if_fail(priv != NULL && device >= 0 && device < priv->n_devices, NULL);
+	CcaTraceEventsCursor *c = g_new0(CcaTraceEventsCursor, 1);
+	c->te = priv->dev[device];
+	c->r.p = c->te->buf;
+	c->r.end = c->te->buf + c->te->len;
+	c->path = snap->source ? snap->source : "(snapshot)";
+	/* Like a cursor over an events array, this one leaves the ids to
+	 * whoever reads them (cca_trace_write() checks them). */
+	c->limits.n_strings = UINT32_MAX;
+	c->limits.n_stacks = UINT32_MAX;
+	c->device = device;
+	*ops = &cca_trace_events_cursor_ops;
+	return c;
+}
+
+void
+cca_trace_events_attach(CcaSnapshot *snap, CcaTraceEvents **events)
+{
+	g_return_if_fail(snap->stream_priv == NULL && snap->n_devices >= 0);
+	CcaTraceEventsPriv *priv = g_new0(CcaTraceEventsPriv, 1);
+	priv->n_devices = snap->n_devices;
+	priv->dev = g_new0(CcaTraceEvents *, MAX(snap->n_devices, 1));
+	if (snap->n_events == NULL)
+		snap->n_events = g_new0(uint64_t, MAX(snap->n_devices, 1));
+	for (int d = 0; d < snap->n_devices; d++) {
+		priv->dev[d] = events[d] != NULL ? events[d] : cca_trace_events_new();
+		events[d] = NULL;
+		snap->n_events[d] = priv->dev[d]->n;
+		if (snap->events != NULL && snap->events[d] != NULL)
+			g_clear_pointer(&snap->events[d], g_array_unref);
+	}
+	snap->stream_priv = priv;
+	snap->stream_priv_free = cca_trace_events_priv_free;
+	snap->stream_cursor_new = cca_trace_events_cursor_new;
+}
+
+/* DEVICE's encoded events when SNAP holds them and they may be copied as
+ * they are (counted right, ids inside the tables of SZ); else NULL. */
+static const CcaTraceEvents *
+cca_trace_events_of(const CcaSnapshot *snap, int device, const CcaTraceSizes *sz)
+{
+	if (snap->stream_cursor_new != cca_trace_events_cursor_new)
+		return NULL;
+	const CcaTraceEventsPriv *priv = snap->stream_priv;
+	if (device >= priv->n_devices)
+		return NULL;
+	const CcaTraceEvents *te = priv->dev[device];
+	if (te->n != snap->n_events[device] || te->max_action >= CCA_ACTION_COUNT ||
+	    (te->n > 0 && (te->max_stack >= sz->stacks || te->max_string >= sz->strings)))
+		return NULL; /* the cursor finds the culprit */
+	return te;
+}
+
+static inline gboolean
+cca_trace_event_ok(const CcaEvent *ev, const CcaTraceSizes *sz)
+{
+	return ev->action < CCA_ACTION_COUNT && ev->stack < sz->stacks &&
+	       ev->compile_context < sz->strings && ev->user_metadata < sz->strings;
+}
+
+static gboolean
+cca_trace_bad_event(GError **error, const char *path, int d, uint64_t i, const CcaEvent *ev)
+{
+	return cca_trace_bad_snapshot(error, path,
+				      "event %" G_GUINT64_FORMAT " of device %d: action %u, "
+				      "stack %u, strings %u/%u outside the tables",
+				      i, d, ev->action, ev->stack, ev->compile_context,
+				      ev->user_metadata);
+}
+
+/* Packs the N in-memory events at EV (of device D), checking each one;
+ * stops after the first one not packed.  Returns the number packed, or
+ * (uint64_t)-1 with ERROR set. */
+static uint64_t
+cca_trace_pack_array(CcaOut *o, const CcaEvent *ev, uint64_t len, uint64_t n, int d,
+		     const CcaTraceSizes *sz, const char *path, GError **error)
+{
+	uint64_t i = 0;
+	for (; i < len; i++) {
+		if (G_UNLIKELY(!cca_trace_event_ok(&ev[i], sz))) {
+			cca_trace_bad_event(error, path, d, i, &ev[i]);
+			return (uint64_t)-1;
+		}
+		if (i == n)
+			return n + 1; /* one more than announced */
+		unsigned char *p = o->p;
+		if (G_UNLIKELY((size_t)(o->end - p) < CCA_OUT_ITEM))
+			p = cca_out_room(o, CCA_OUT_ITEM);
+		o->p = cca_put_event(p, &ev[i]);
+	}
+	return i;
+}
+
+/* Packs device D's events, checking each one: straight from the array
+ * when they are in memory, else as read by its cursor. */
+static gboolean
+cca_trace_pack_device(CcaOut *o, const CcaSnapshot *snap, int d, const CcaTraceSizes *sz,
 		      const char *path, GError **error)
 {
-	g_autoptr(CcaEventCursor) cur = cca_event_cursor_new(snap, d);
 	uint64_t n = snap->n_events[d], i = 0;
+	const GArray *events = snap->events != NULL ? snap->events[d] : NULL;
+	g_autoptr(CcaEventCursor) cur = events ? NULL : cca_event_cursor_new(snap, d);
 	GError *local = NULL;
 	CcaEvent ev;
 
-	if (cur == NULL)
+	if (events == NULL && cur == NULL)
 		return cca_trace_bad_snapshot(error, path, "device %d: no event cursor", d);
-	msgpack_pack_array(pk, (uint32_t)MIN(n, UINT32_MAX));
+	cca_out_array(o, (uint32_t)MIN(n, UINT32_MAX));
 	if (n > UINT32_MAX)
 		return cca_trace_bad_snapshot(error, path, "device %d has 2^32 events or more", d);
-	while (cca_event_cursor_next(cur, &ev, &local)) {
-		if (ev.action >= CCA_ACTION_COUNT || ev.stack >= sz->stacks ||
-		    ev.compile_context >= sz->strings || ev.user_metadata >= sz->strings)
-			return cca_trace_bad_snapshot(
-				error, path,
-				"event %" G_GUINT64_FORMAT " of device %d: action %u, stack %u, "
-				"strings %u/%u outside the tables",
-				i, d, ev.action, ev.stack, ev.compile_context, ev.user_metadata);
-		if (++i > n)
-			break;
-		cca_trace_pack_event(pk, &ev);
+	const CcaTraceEvents *te = events ? NULL : cca_trace_events_of(snap, d, sz);
+	if (te != NULL) {
+		/* Already in the trace's bytes: written straight from there. */
+		if (te->len > 0 && cca_out_flush(o))
+			cca_out_write_all(o, te->buf, te->len);
+		return TRUE;
 	}
-	if (local) {
-		g_propagate_error(error, local);
-		return FALSE;
+	if (events != NULL) {
+		i = cca_trace_pack_array(o, (const CcaEvent *)(const void *)events->data,
+					 events->len, n, d, sz, path, error);
+		if (i == (uint64_t)-1)
+			return FALSE;
+	} else {
+		while (cca_event_cursor_next(cur, &ev, &local)) {
+			if (!cca_trace_event_ok(&ev, sz))
+				return cca_trace_bad_event(error, path, d, i, &ev);
+			if (++i > n)
+				break;
+			o->p = cca_put_event(cca_out_room(o, CCA_OUT_ITEM), &ev);
+		}
+		if (local) {
+			g_propagate_error(error, local);
+			return FALSE;
+		}
 	}
 	if (i != n)
 		return cca_trace_bad_snapshot(error, path,
@@ -1844,19 +2321,17 @@ cca_trace_pack_device(msgpack_packer *pk, const CcaSnapshot *snap, int d, const 
 	return TRUE;
 }
 
-/* Packs the whole trace into SINK; FALSE with ERROR on bad contents (the
- * caller checks SINK for I/O errors). */
+/* Packs the whole trace into O; FALSE with ERROR on bad contents (the
+ * caller checks O for I/O errors). */
 static gboolean
-cca_trace_pack(CcaTraceSink *sink, const CcaSnapshot *snap, const CcaTraceSizes *sz,
-	       const char *path, GError **error)
+cca_trace_pack(CcaOut *o, const CcaSnapshot *snap, const CcaTraceSizes *sz, const char *path,
+	       GError **error)
 {
-	msgpack_packer pk;
-	msgpack_packer_init(&pk, sink, cca_trace_sink_write);
-	cca_trace_pack_header(&pk, snap, sz);
-	cca_trace_pack_tables(&pk, snap, sz);
-	cca_trace_pack_state(&pk, snap);
-	for (int d = 0; d < snap->n_devices && sink->err == 0; d++)
-		if (!cca_trace_pack_device(&pk, snap, d, sz, path, error))
+	cca_trace_pack_header(o, snap, sz);
+	cca_trace_pack_tables(o, snap, sz);
+	cca_trace_pack_state(o, snap);
+	for (int d = 0; d < snap->n_devices && o->err == 0; d++)
+		if (!cca_trace_pack_device(o, snap, d, sz, path, error))
 			return FALSE;
 	return TRUE;
 }
@@ -1874,18 +2349,21 @@ static gboolean
 cca_trace_write_fd(int fd, const CcaSnapshot *snap, const CcaTraceSizes *sz, const char *path,
 		   GError **error)
 {
-	CcaTraceSink *sink = g_new(CcaTraceSink, 1);
-	sink->fd = fd;
-	sink->err = 0;
-	sink->used = 0;
-	gboolean ok = cca_trace_pack(sink, snap, sz, path, error);
-	if (ok && cca_trace_sink_flush(sink) && close(fd) != 0)
-		sink->err = errno;
-	else if (!ok || sink->err)
+	CcaOut out;
+	/* Not zeroed: every byte is written before it is read. */
+	out.buf = g_malloc(CCA_OUT_SIZE);
+	out.p = out.buf;
+	out.end = out.buf + CCA_OUT_SIZE;
+	out.fd = fd;
+	out.err = 0;
+	gboolean ok = cca_trace_pack(&out, snap, sz, path, error);
+	if (ok && cca_out_flush(&out) && close(fd) != 0)
+		out.err = errno;
+	else if (!ok || out.err)
 		close(fd);
-	if (ok && sink->err)
-		ok = cca_trace_io_error(error, sink->err, path, "cannot write");
-	g_free(sink);
+	if (ok && out.err)
+		ok = cca_trace_io_error(error, out.err, path, "cannot write");
+	g_free(out.buf);
 	return ok;
 }
 

@@ -47,6 +47,41 @@ gboolean cca_trace_sniff(const unsigned char *data, size_t len);
  * "PATH: offset N: what (context)" on any malformed input. */
 CcaSnapshot *cca_trace_load_input(CcaInput *input, GError **error);
 
+/* One device's trace events encoded as a trace stores them (about 27
+ * bytes an event for a typical trace, against sizeof(CcaEvent) == 64):
+ * what a reader builds in place of a CcaEvent array when the snapshot is
+ * only going to be written out.  cca_trace_write() copies these bytes as
+ * they are, after checking the ids they hold against the tables. */
+typedef struct CcaTraceEvents CcaTraceEvents;
+
+/* A new empty store; free with cca_trace_events_free(). */
+CcaTraceEvents *cca_trace_events_new(void);
+
+/* Frees TE; NULL is allowed. */
+void cca_trace_events_free(CcaTraceEvents *te);
+
+/* Makes room for BYTES more bytes of events at once: a guess from the
+ * input's size saves growing the store later.  Only address space: pages
+ * never written cost no memory. */
+void cca_trace_events_reserve(CcaTraceEvents *te, size_t bytes);
+
+/* Appends EV (encoded as cca_trace_write() would encode it).  EV is not
+ * checked here: its ids are, when the store is written or read. */
+void cca_trace_events_add(CcaTraceEvents *te, const CcaEvent *ev);
+
+/* The number of events in TE. */
+uint64_t cca_trace_events_count(const CcaTraceEvents *te);
+
+/* A new store holding the events of TE. */
+CcaTraceEvents *cca_trace_events_copy(const CcaTraceEvents *te);
+
+/* Makes EVENTS[0 .. snap->n_devices) SNAP's events, taking them (each
+ * entry is set to NULL; a NULL entry counts as no events): snap->n_events
+ * is set from them, snap->events[d] (if any) are freed and cursors decode
+ * the stores, as for a loaded trace.  SNAP must not hold a streamed trace
+ * already (stream_priv NULL). */
+void cca_trace_events_attach(CcaSnapshot *snap, CcaTraceEvents **events);
+
 /* The file SNAP was first read from: for a snapshot loaded from a trace,
  * the header's "source" (the pickle it was converted from) when it has
  * one; otherwise snap->source.  Borrowed; may be NULL. */

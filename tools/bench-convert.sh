@@ -2,7 +2,8 @@
 # bench-convert.sh - times `ccasim convert` against Python doing the same job.
 #
 # Decompresses traces/pytorch-2.11/gpt2gen.default.pickle.xz (about 18 MB of
-# pickle) to a scratch directory, then, best of 3 runs each, times
+# pickle) to a scratch directory, then, best of 3 runs each after one
+# untimed warm-up run each, times
 #   ccasim convert TRACE -o OUT.msgpack
 #   /usr/bin/python3: msgpack.packb(pickle.load(TRACE))   (python3-msgpack)
 # and prints both wall times, the speed-up, ccasim's peak RSS and the pickle
@@ -12,7 +13,11 @@
 #
 # Usage: CCASIM=build/ccasim tools/bench-convert.sh [TRACE.pickle[.xz]]
 # Environment: CCASIM (default: ccasim on PATH), BENCH_RUNS (default 3),
-# BENCH_STRICT=1 to exit 1 when a target is missed.
+# BENCH_WARMUP (untimed runs before them, default 1), BENCH_STRICT=1 to
+# exit 1 when a target is missed.  The warm-up run reads the program, its
+# libraries and the pickle back into the page cache when the machine has
+# evicted them while idle, and leaves the output file in place, so that
+# every timed run of either side replaces its previous output.
 # Peak RSS comes from /usr/bin/time -f %M when installed (Debian: time),
 # else from wait4()'s rusage through python3, else it is not reported.
 set -eu
@@ -20,6 +25,7 @@ set -eu
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
 ccasim=${CCASIM:-ccasim}
 runs=${BENCH_RUNS:-3}
+warmup=${BENCH_WARMUP:-1}
 trace=${1:-$srcdir/traces/pytorch-2.11/gpt2gen.default.pickle.xz}
 python=/usr/bin/python3
 [ -x "$python" ] || python=$(command -v python3 || true)
@@ -87,9 +93,17 @@ sys.exit(0 if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else 1)
 	echo "$(((t1 - t0) / 1000)) $rss" | awk '{ printf "%.6f %s\n", $1 / 1e6, $2 }'
 }
 
-# best CMD...: best (lowest) wall time of $runs runs, with the highest peak
-# RSS seen; prints "WALL RSS".
+# best CMD...: best (lowest) wall time of $runs runs after $warmup untimed
+# ones, with the highest peak RSS seen; prints "WALL RSS".
 best() {
+	i=0
+	while [ "$i" -lt "$warmup" ]; do
+		"$@" >/dev/null 2>"$scratch/err" || {
+			cat "$scratch/err" >&2
+			return 1
+		}
+		i=$((i + 1))
+	done
 	i=0
 	: >"$scratch/runs"
 	while [ "$i" -lt "$runs" ]; do
@@ -101,7 +115,7 @@ best() {
 	     END { printf "%s %s\n", w, (r == "" ? "-" : r) }' "$scratch/runs"
 }
 
-echo "bench-convert: $(basename "$trace"), $pickle_bytes bytes of pickle, best of $runs"
+echo "bench-convert: $(basename "$trace"), $pickle_bytes bytes of pickle, best of $runs (after $warmup warm-up)"
 
 if ! result=$(best "$ccasim" convert "$pickle" -o "$scratch/out.msgpack"); then
 	echo "bench-convert: ccasim convert failed" >&2
