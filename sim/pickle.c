@@ -521,7 +521,8 @@ pickle_extend(PickleParser *p, CcaPickleValue *v, CcaPickleValue **src, size_t n
 		pickle_batch_promote(p); /* an old container must not hold young values */
 	if (!pickle_reserve(p, v, n / per))
 		return FALSE;
-	memcpy(v->items + (size_t)v->len * per, src, n * sizeof *src);
+	if (n > 0) /* items is NULL while the container is empty */
+		memcpy(v->items + (size_t)v->len * per, src, n * sizeof *src);
 	v->len += (uint32_t)(n / per);
 	return TRUE;
 }
@@ -1761,9 +1762,11 @@ op_setitems : {
 		LOAD();
 		base = p->stack + mark;
 	}
-	CcaPickleValue **dst = v->items + 2 * (size_t)v->len;
-	for (size_t i = 0; i < n; i++)
-		dst[i] = base[i];
+	if (n > 0) { /* items is NULL while the dict is empty */
+		CcaPickleValue **dst = v->items + 2 * (size_t)v->len;
+		for (size_t i = 0; i < n; i++)
+			dst[i] = base[i];
+	}
 	v->len += (uint32_t)(n / 2);
 	p->n_marks = nm - 1;
 	sp = base;
