@@ -1,7 +1,7 @@
 # tools/bench.mk: `make bench` runs every tools/bench-*.sh with $CCASIM set
 # to the binary just built (not part of `make check` or CI: timings need a
 # quiet machine).  BENCH_STRICT=1 makes a missed target fail the make.
-EXTRA_DIST += tools/bench-convert.sh tools/bench-replay.sh tools/whatif-compare.py
+EXTRA_DIST += tools/bench-convert.sh tools/bench-replay.sh tools/whatif-compare.py tools/cost-compare.py
 
 bench: ccasim$(EXEEXT)
 	@fail=0; for script in $(srcdir)/tools/bench-*.sh; do \
