@@ -303,6 +303,8 @@ typedef struct {
 	guint next_empty_cache;
 	GArray *empty_cache_found; /* recorded mode: positions found */
 	RecordedAddresses *feed;   /* recorded mode: fed from the trace as it is read */
+	bool stop_at_release;	   /* what-if not told where empty_cache() was: stop */
+	bool saw_release;	   /* ... at the first release, to ask a recorded pass */
 	uint64_t model_segments;   /* segment_allocs the model recorded */
 	bool diverged;		   /* recorded mode: the model's segments are not the recording's */
 	/* segments of private pools (MemPool, graphs) in the final state:
@@ -432,7 +434,9 @@ on_model_event(void *data, const CcaEvent *model)
 		 * not the recorded one (another cap or device size) */
 		uint64_t k = r->model_segments++;
 		const GArray *sizes = r->feed->segment_sizes;
-		if (k < sizes->len && g_array_index(sizes, uint64_t, k) != model->size)
+		/* a recorded segment_alloc precedes the alloc it serves, so it has
+		 * been read by now: none there means the recording made none */
+		if (k >= sizes->len || g_array_index(sizes, uint64_t, k) != model->size)
 			r->diverged = true;
 	}
 	if (!r->expect || !r->res->check_passed)
@@ -627,6 +631,10 @@ replay_loop(Replay *r)
 			replay_release_burst(r);
 			continue;
 		}
+		if (r->stop_at_release && is_release(peeked)) {
+			r->saw_release = true;
+			break;
+		}
 		CcaEvent ev = *peeked;
 		window_pop(&r->in);
 		bool go_on = true;
@@ -749,6 +757,16 @@ check_trace_exhausted(Replay *r)
 
 /* ------------------------------------------------------------ driver */
 
+/* Does the final state hold any segment of DEVICE? */
+static gboolean
+device_has_segments(const CcaSnapshot *snap, int device)
+{
+	for (guint i = 0; i < snap->segments->len; i++)
+		if (g_array_index(snap->segments, CcaSnapSegment, i).device == device)
+			return TRUE;
+	return FALSE;
+}
+
 uint32_t
 cca_replay_guess_pytorch_version(const CcaSnapshot *snap)
 {
@@ -827,7 +845,8 @@ seed_start(Replay *r, const CcaStartState *start)
 static gboolean
 run_pass(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaSettings *settings,
 	 bool recorded_mode, RecordedAddresses *addresses, const GArray *empty_cache_at,
-	 GArray *found, const CcaStartState *start, CcaReplayResult *res, GError **error)
+	 GArray *found, const CcaStartState *start, CcaReplayResult *res, bool *saw_release,
+	 GError **error)
 {
 	CcaSimDeviceConfig dc = {
 		.total_memory = opt->device_memory ? opt->device_memory : CCA_H200_TOTAL_MEMORY,
@@ -845,6 +864,7 @@ run_pass(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaSettings
 		.recorded_mode = recorded_mode,
 		.empty_cache_at = empty_cache_at,
 		.empty_cache_found = found,
+		.stop_at_release = saw_release != NULL,
 	};
 	r.device = opt->make_device ? opt->make_device(opt->make_device_data, &dc)
 				    : cca_simdevice_new(&dc);
@@ -869,6 +889,8 @@ run_pass(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaSettings
 	if (start && start->mid_run)
 		seed_start(&r, start);
 	gboolean ok = replay_loop(&r);
+	if (saw_release)
+		*saw_release = r.saw_release;
 	if (ok && r.feed && !r.expect && !r.diverged && r.in.at_end &&
 	    r.model_segments != r.feed->segment_sizes->len)
 		r.diverged = true;
@@ -926,13 +948,14 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 	uint64_t total = opt->device_memory ? opt->device_memory : CCA_H200_TOTAL_MEMORY;
 
 	/* A trace that starts from an empty allocator opens with the memory
-	 * its first request needs; any other first entry means it starts
-	 * mid-run, and the state at its start is rebuilt from the final one. */
+	 * its first request needs; any other first entry, with a final state
+	 * to rebuild from, means it starts mid-run.  (A trace of requests
+	 * alone, with no segments at all, is just requests.) */
 	CcaStartState start_state = {0};
 	const CcaStartState *start = NULL;
 	if (opt->rewind != CCA_REWIND_NEVER) {
 		gboolean mid_run = opt->rewind == CCA_REWIND_ALWAYS;
-		if (!mid_run) {
+		if (!mid_run && device_has_segments(snap, opt->device)) {
 			g_autoptr(CcaEventCursor) c = cca_event_cursor_new(snap, opt->device);
 			CcaEvent first;
 			GError *local = NULL;
@@ -959,14 +982,54 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 	if (opt->addresses_from)
 		ok = addresses_scan(&other, opt->addresses_from, 0, error);
 	GArray *found = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-	if (ok && recorded_mode) {
-		ok = run_pass(snap, opt, settings, true, &own, NULL, found, start, res, error);
+	bool watched = opt->observer || opt->on_model_event || opt->make_device;
+	if (ok && recorded_mode && watched && !opt->check &&
+	    (opt->memory_fraction > 0.0 || opt->capacity_set ||
+	     !device_has_segments(snap, opt->device))) {
+		/* Under another cap the recorded settings may not make the
+		 * recording's segments, and a trace of requests alone has none
+		 * to make (then it is a what-if, below).  The caller watches
+		 * the replay, so it must see one run only: find out first,
+		 * unwatched. */
+		CcaReplayOptions probe = *opt;
+		probe.observer = NULL;
+		probe.on_model_event = NULL;
+		probe.make_device = NULL;
+		ok = run_pass(snap, &probe, settings, true, &own, NULL, found, start, res, NULL,
+			      error);
+		if (ok && !res->diverged_from_recording) {
+			cca_replay_result_clear(res);
+			addresses_clear(&own);
+			addresses_init(&own, span);
+			g_array_set_size(found, 0);
+			ok = run_pass(snap, opt, settings, true, &own, NULL, found, start, res,
+				      NULL, error);
+		}
+	} else if (ok && recorded_mode) {
+		ok = run_pass(snap, opt, settings, true, &own, NULL, found, start, res, NULL,
+			      error);
 	} else if (ok) {
-		/* where did the program call empty_cache()?  Ask a replay
-		 * under the recorded settings, if the trace releases at all. */
-		gboolean releases = FALSE;
-		ok = trace_has_releases(snap, opt->device, &releases, error);
-		if (ok && releases) {
+		/* where did the program call empty_cache()?  Only a replay under
+		 * the recorded settings can tell, and only a trace that releases
+		 * segments can have called it: replay until the first release,
+		 * and ask the recorded replay only if there is one. */
+		bool saw_release = false;
+		if (opt->observer || opt->on_model_event || opt->make_device) {
+			/* the caller watches the replay: it must run once */
+			gboolean releases = FALSE;
+			ok = trace_has_releases(snap, opt->device, &releases, error);
+			saw_release = releases;
+		} else {
+			ok = run_pass(snap, opt, settings, false,
+				      opt->addresses_from ? &other : NULL, NULL, NULL, start, res,
+				      &saw_release, error);
+		}
+		if (ok && !saw_release &&
+		    (opt->observer || opt->on_model_event || opt->make_device))
+			ok = run_pass(snap, opt, settings, false,
+				      opt->addresses_from ? &other : NULL, NULL, NULL, start, res,
+				      NULL, error);
+		if (ok && saw_release) {
 			CcaReplayOptions first = *opt;
 			first.check = false;
 			first.keep_going = true;
@@ -976,13 +1039,15 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 			CcaReplayResult scratch;
 			memset(&scratch, 0, sizeof scratch);
 			ok = run_pass(snap, &first, &recorded, true, &own, NULL, found, start,
-				      &scratch, error);
+				      &scratch, NULL, error);
 			cca_replay_result_clear(&scratch);
+			if (ok) {
+				cca_replay_result_clear(res);
+				ok = run_pass(snap, opt, settings, false,
+					      opt->addresses_from ? &other : NULL, found, NULL,
+					      start, res, NULL, error);
+			}
 		}
-		if (ok)
-			ok = run_pass(snap, opt, settings, false,
-				      opt->addresses_from ? &other : NULL, found, NULL, start, res,
-				      error);
 		res->whatif = true;
 	}
 	g_array_free(found, TRUE);

@@ -349,21 +349,28 @@ cca_input_open(CcaInput *input, const char *path, GError **error)
  * pages back this much at a time. */
 #define CCA_INPUT_WINDOW ((size_t)1 << 20)
 
-void
-cca_input_advance(CcaInput *input, size_t pos)
+size_t
+cca_input_release_behind(const CcaInput *input, size_t released, size_t pos)
 {
 	if (!input->mapped || input->data == NULL)
-		return;
+		return released;
 	pos = MIN(pos, input->len);
-	if (pos < input->released + 2 * CCA_INPUT_WINDOW)
-		return;
+	if (pos < released + 2 * CCA_INPUT_WINDOW)
+		return released;
 	/* A mapping starts on a page boundary, so a multiple of the window
 	 * is one too.  Private and never written: the pages are dropped and,
 	 * if touched again, read back from the file. */
 	size_t upto = (pos - CCA_INPUT_WINDOW) & ~(CCA_INPUT_WINDOW - 1);
-	if (upto > input->released && madvise((void *)(input->data + input->released),
-					      upto - input->released, MADV_DONTNEED) == 0)
-		input->released = upto;
+	if (upto > released &&
+	    madvise((void *)(input->data + released), upto - released, MADV_DONTNEED) == 0)
+		return upto;
+	return released;
+}
+
+void
+cca_input_advance(CcaInput *input, size_t pos)
+{
+	input->released = cca_input_release_behind(input, input->released, pos);
 }
 
 void

@@ -37,6 +37,13 @@ gboolean cca_input_open(CcaInput *input, const char *path, GError **error);
  * call. */
 void cca_input_advance(CcaInput *input, size_t pos);
 
+/* cca_input_advance() for a reader that keeps its own mark: drops the
+ * mapped pages between RELEASED and a mebibyte or two before POS and
+ * returns the new mark (RELEASED unchanged for inputs that are not a
+ * mapped file).  Changes nothing in INPUT, so readers on several threads
+ * may each call it. */
+size_t cca_input_release_behind(const CcaInput *input, size_t released, size_t pos);
+
 /* Releases what INPUT holds. */
 void cca_input_clear(CcaInput *input);
 

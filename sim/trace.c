@@ -596,6 +596,7 @@ typedef struct {
 	uint64_t index; /* events returned so far */
 	uint64_t n;	/* events of the device */
 	int device;
+	size_t released; /* mapped bytes before this offset were given back */
 } CcaTraceCursor;
 
 static gboolean
@@ -614,6 +615,10 @@ cca_trace_cursor_next(void *state, CcaEvent *out, GError **error)
 		return FALSE;
 	}
 	c->index++;
+	/* a streamed trace is never resident whole: pages behind go back */
+	if (G_UNLIKELY((c->index & 0xffff) == 0))
+		c->released = cca_input_release_behind(&c->priv->input, c->released,
+						       (size_t)(c->r.p - c->priv->input.data));
 	return TRUE;
 }
 
@@ -1372,10 +1377,14 @@ cca_trace_scan_device(CcaTraceLoad *ld, int d, GError **error)
 	if (!cca_trace_table_header(ld, name, n, 9, error))
 		return FALSE;
 	ld->priv->dev[d] = ld->r.p;
-	for (uint64_t i = 0; i < n; i++)
+	for (uint64_t i = 0; i < n; i++) {
 		if (G_UNLIKELY(cca_trace_decode_event(&ld->r, &ld->priv->limits, &ev, &f)))
 			return cca_trace_load_fault(
 				ld, &f, error, "event %" G_GUINT64_FORMAT " of device %d", i, d);
+		if (G_UNLIKELY((i & 0xffff) == 0xffff))
+			cca_input_advance(&ld->priv->input,
+					  (size_t)(ld->r.p - ld->priv->input.data));
+	}
 	return TRUE;
 }
 

@@ -76,7 +76,12 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, const Replay
 {
 	CcaReplayResult result;
 	GError *error = NULL;
-	if (!cca_replay_run(snap, opt, &result, &error)) {
+	gint64 start = g_get_monotonic_time();
+	gboolean ok = cca_replay_run(snap, opt, &result, &error);
+	if (g_getenv("CCASIM_TIMING")) /* for benchmarks: the replay alone */
+		fprintf(stderr, "timing: replay of device %d: %.6f s\n", opt->device,
+			(double)(g_get_monotonic_time() - start) / 1e6);
+	if (!ok) {
 		fprintf(stderr, "ccasim replay: %s\n", error->message);
 		g_error_free(error);
 		return 1;
