@@ -11,15 +11,6 @@
 #include "json.h"
 #include "sizes.h"
 
-static double
-fragmentation(const CcaStats *st)
-{
-	int64_t reserved = st->reserved_bytes[CCA_STAT_ALL].peak;
-	if (reserved <= 0)
-		return 0.0;
-	return 1.0 - (double)st->active_bytes[CCA_STAT_ALL].peak / (double)reserved;
-}
-
 void
 cca_report_replay_json(const CcaReportContext *ctx, const CcaReplayResult *res, GString *out)
 {
@@ -63,7 +54,7 @@ cca_report_replay_json(const CcaReportContext *ctx, const CcaReplayResult *res, 
 	g_string_append_printf(out,
 			       ", \"fragmentation\": {\"peak_active_over_peak_reserved\": %.6f"
 			       ", \"reserved_unallocated_at_peak\": %" G_GUINT64_FORMAT "}",
-			       fragmentation(&res->stats),
+			       cca_stats_fragmentation(&res->stats),
 			       res->reserved_at_peak - res->allocated_at_peak);
 	g_string_append(out, ", \"start\": ");
 	if (!res->start_reconstructed)
@@ -171,7 +162,7 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 	row_bytes(out, "peak active", st->active_bytes[CCA_STAT_ALL].peak);
 	row_bytes(out, "peak requested", st->requested_bytes[CCA_STAT_ALL].peak);
 	g_string_append_printf(out, "  %-28s %15.2f %%\n", "fragmentation (1-act/res)",
-			       100.0 * fragmentation(st));
+			       100.0 * cca_stats_fragmentation(st));
 	row_bytes(out, "unallocated at reserved peak",
 		  (int64_t)(res->reserved_at_peak - res->allocated_at_peak));
 	row_count(out, "cudaMalloc (+maps)", st->num_device_alloc);

@@ -142,6 +142,15 @@ cca_stats_lookup(const CcaStats *stats, const char *name, int64_t *value)
 	return state.found;
 }
 
+double
+cca_stats_fragmentation(const CcaStats *stats)
+{
+	int64_t reserved = stats->reserved_bytes[CCA_STAT_ALL].peak;
+	if (reserved <= 0)
+		return 0.0;
+	return 1.0 - (double)stats->active_bytes[CCA_STAT_ALL].peak / (double)reserved;
+}
+
 typedef struct {
 	GString *out;
 	gboolean first;

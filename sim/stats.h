@@ -77,6 +77,10 @@ void cca_stats_foreach(const CcaStats *stats,
 /* Looks up one key by its memory_stats() name; returns FALSE if unknown. */
 gboolean cca_stats_lookup(const CcaStats *stats, const char *name, int64_t *value);
 
+/* GMLake's fragmentation, 1 - peak active / peak reserved bytes (0 when
+ * nothing was reserved). */
+double cca_stats_fragmentation(const CcaStats *stats);
+
 /* Appends the stats as one JSON object, keys sorted as Python sorts them. */
 void cca_stats_append_json(const CcaStats *stats, GString *out);
 

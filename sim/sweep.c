@@ -429,8 +429,7 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 	double *v = run->value;
 	v[CCA_SWEEP_FIG_PEAK_RESERVED] = reserved;
 	v[CCA_SWEEP_FIG_PEAK_ALLOCATED] = (double)st->allocated_bytes[CCA_STAT_ALL].peak;
-	v[CCA_SWEEP_FIG_FRAGMENTATION] =
-		reserved > 0 ? 1.0 - (double)st->active_bytes[CCA_STAT_ALL].peak / reserved : 0.0;
+	v[CCA_SWEEP_FIG_FRAGMENTATION] = cca_stats_fragmentation(st);
 	v[CCA_SWEEP_FIG_UNALLOCATED_AT_PEAK] =
 		(double)(res.reserved_at_peak - res.allocated_at_peak);
 	v[CCA_SWEEP_FIG_MALLOCS] = (double)st->num_device_alloc;

@@ -53,6 +53,36 @@ cca_view_args_add(GOptionContext *ctx, CcaViewArgs *args, guint flags)
 		g_option_context_add_main_entries(ctx, whatif, NULL);
 }
 
+gboolean
+cca_view_parse_limits(const char *cmd, double memory_fraction, const char *device_memory,
+		      const char *pytorch_version, uint64_t *bytes, bool *capacity_set,
+		      uint32_t *version)
+{
+	GError *error = NULL;
+	if (memory_fraction < 0.0 || memory_fraction > 1.0) {
+		fprintf(stderr, "ccasim %s: --memory-fraction: must be in [0, 1]\n", cmd);
+		return FALSE;
+	}
+	if (device_memory) {
+		if (!cca_size_parse(device_memory, "--device-memory", bytes, &error)) {
+			fprintf(stderr, "ccasim %s: %s\n", cmd, error->message);
+			g_error_free(error);
+			return FALSE;
+		}
+		if (*bytes == 0) {
+			fprintf(stderr, "ccasim %s: --device-memory: must be more than 0\n", cmd);
+			return FALSE;
+		}
+		*capacity_set = true;
+	}
+	if (pytorch_version && !cca_pytorch_version_parse(pytorch_version, version, &error)) {
+		fprintf(stderr, "ccasim %s: --pytorch-version: %s\n", cmd, error->message);
+		g_error_free(error);
+		return FALSE;
+	}
+	return TRUE;
+}
+
 CcaSnapshot *
 cca_view_args_load(CcaViewArgs *args, const char *cmd, const char *path, CcaReplayOptions *opt,
 		   int *status)
@@ -61,10 +91,10 @@ cca_view_args_load(CcaViewArgs *args, const char *cmd, const char *path, CcaRepl
 	cca_replay_options_init(opt);
 	*status = 2;
 	guint n_configs = args->configs ? g_strv_length(args->configs) : 0;
-	if (args->memory_fraction < 0.0 || args->memory_fraction > 1.0) {
-		fprintf(stderr, "ccasim %s: --memory-fraction: must be in [0, 1]\n", cmd);
+	if (!cca_view_parse_limits(cmd, args->memory_fraction, args->device_memory,
+				   args->pytorch_version, &opt->device_memory, &opt->capacity_set,
+				   &opt->pytorch_version))
 		return NULL;
-	}
 	if (n_configs > 1 && !(args->flags & CCA_VIEW_ARGS_MANY_CONFIGS)) {
 		fprintf(stderr, "ccasim %s: --config: give it once\n", cmd);
 		return NULL;
@@ -79,21 +109,6 @@ cca_view_args_load(CcaViewArgs *args, const char *cmd, const char *path, CcaRepl
 			"ccasim %s: --address-model: unknown model '%s' (driver, ascending, "
 			"descending)\n",
 			cmd, args->address_model);
-		return NULL;
-	}
-	if (args->device_memory) {
-		if (!cca_size_parse(args->device_memory, "--device-memory", &opt->device_memory,
-				    &error)) {
-			fprintf(stderr, "ccasim %s: %s\n", cmd, error->message);
-			g_error_free(error);
-			return NULL;
-		}
-		opt->capacity_set = TRUE;
-	}
-	if (args->pytorch_version &&
-	    !cca_pytorch_version_parse(args->pytorch_version, &opt->pytorch_version, &error)) {
-		fprintf(stderr, "ccasim %s: --pytorch-version: %s\n", cmd, error->message);
-		g_error_free(error);
 		return NULL;
 	}
 	CcaSnapshot *snap = cca_snapshot_load(path, &error);

@@ -6,6 +6,8 @@
 #define CCA_VIEWARGS_H
 
 #include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "engine.h"
 #include "settings.h"
@@ -47,6 +49,16 @@ void cca_view_args_add(GOptionContext *ctx, CcaViewArgs *args, guint flags);
  * *STATUS 2 for a usage error and 1 for bad input. */
 CcaSnapshot *cca_view_args_load(CcaViewArgs *args, const char *cmd, const char *path,
 				CcaReplayOptions *opt, int *status);
+
+/* Checks and converts the limits every replaying command takes:
+ * MEMORY_FRACTION (--memory-fraction, in [0, 1]), DEVICE_MEMORY
+ * (--device-memory text, NULL when absent: a size above 0, stored in
+ * *BYTES with *CAPACITY_SET) and PYTORCH_VERSION (--pytorch-version text,
+ * NULL when absent: stored in *VERSION).  Prints one line "ccasim CMD:
+ * ..." and returns FALSE on a usage error. */
+gboolean cca_view_parse_limits(const char *cmd, double memory_fraction, const char *device_memory,
+			       const char *pytorch_version, uint64_t *bytes, bool *capacity_set,
+			       uint32_t *version);
 
 /* Frees what ARGS holds. */
 void cca_view_args_clear(CcaViewArgs *args);

@@ -11,40 +11,18 @@
 
 #include "settings.h"
 #include "sizes.h"
+#include "viewargs.h"
 
 gboolean
 cca_whatif_common_check(CcaWhatifCommon *c)
 {
-	GError *error = NULL;
-	if (c->memory_fraction < 0.0 || c->memory_fraction > 1.0) {
-		fprintf(stderr, "ccasim %s: --memory-fraction: must be in [0, 1]\n", c->command);
-		return FALSE;
-	}
 	if (c->jobs < 0) {
 		fprintf(stderr, "ccasim %s: --jobs: must be at least 1\n", c->command);
 		return FALSE;
 	}
-	if (c->device_memory) {
-		if (!cca_size_parse(c->device_memory, "--device-memory", &c->device_memory_bytes,
-				    &error)) {
-			fprintf(stderr, "ccasim %s: %s\n", c->command, error->message);
-			g_error_free(error);
-			return FALSE;
-		}
-		if (c->device_memory_bytes == 0) {
-			fprintf(stderr, "ccasim %s: --device-memory: must be more than 0\n",
-				c->command);
-			return FALSE;
-		}
-		c->capacity_set = true;
-	}
-	if (c->pytorch_version &&
-	    !cca_pytorch_version_parse(c->pytorch_version, &c->version, &error)) {
-		fprintf(stderr, "ccasim %s: --pytorch-version: %s\n", c->command, error->message);
-		g_error_free(error);
-		return FALSE;
-	}
-	return TRUE;
+	return cca_view_parse_limits(c->command, c->memory_fraction, c->device_memory,
+				     c->pytorch_version, &c->device_memory_bytes, &c->capacity_set,
+				     &c->version);
 }
 
 int
