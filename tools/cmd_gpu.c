@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "viewargs.h"
 
 #ifndef HAVE_CUDA
 
@@ -148,32 +149,19 @@ gpu_replay(int argc, char **argv)
 	opt.replay.memory_fraction = args.memory_fraction;
 	opt.replay.keep_going = args.keep_going;
 	opt.replay.device = args.device;
-	opt.replay.force_whatif = args.whatif || args.address_model != NULL;
 	g_autoptr(CcaSnapshot) snap = NULL;
 	if (argc != 2) {
 		fprintf(stderr, "ccasim gpu replay: expected one TRACE (see --help)\n");
 		goto out;
 	}
-	if (args.memory_fraction < 0.0 || args.memory_fraction > 1.0) {
-		fprintf(stderr, "ccasim gpu replay: --memory-fraction: must be in [0, 1]\n");
+	bool capacity_set = false;
+	if (!cca_view_parse_limits("gpu replay", args.memory_fraction, args.device_memory,
+				   args.pytorch_version, &opt.capacity, &capacity_set,
+				   &opt.replay.pytorch_version) ||
+	    !cca_view_parse_whatif("gpu replay", args.whatif, args.address_model, &opt.replay))
 		goto out;
-	}
-	if (args.address_model &&
-	    (!cca_address_model_parse(args.address_model, &opt.replay.address_model) ||
-	     opt.replay.address_model == CCA_ADDRESS_RECORDED)) {
-		fprintf(stderr,
-			"ccasim gpu replay: --address-model: unknown model '%s' (driver, "
-			"ascending, descending)\n",
-			args.address_model);
-		goto out;
-	}
-	if ((args.device_memory &&
-	     !cca_size_parse(args.device_memory, "--device-memory", &opt.capacity, &error)) ||
-	    (args.tolerance &&
-	     !cca_size_parse(args.tolerance, "--tolerance", &opt.tolerance, &error)) ||
-	    (args.pytorch_version &&
-	     !cca_pytorch_version_parse(args.pytorch_version, &opt.replay.pytorch_version,
-					&error))) {
+	if (args.tolerance &&
+	    !cca_size_parse(args.tolerance, "--tolerance", &opt.tolerance, &error)) {
 		status = report_error("replay", error);
 		goto out;
 	}

@@ -83,6 +83,22 @@ cca_view_parse_limits(const char *cmd, double memory_fraction, const char *devic
 	return TRUE;
 }
 
+gboolean
+cca_view_parse_whatif(const char *cmd, gboolean whatif, const char *address_model,
+		      CcaReplayOptions *opt)
+{
+	opt->force_whatif = whatif || address_model != NULL;
+	if (address_model && (!cca_address_model_parse(address_model, &opt->address_model) ||
+			      opt->address_model == CCA_ADDRESS_RECORDED)) {
+		fprintf(stderr,
+			"ccasim %s: --address-model: unknown model '%s' (driver, ascending, "
+			"descending)\n",
+			cmd, address_model);
+		return FALSE;
+	}
+	return TRUE;
+}
+
 CcaSnapshot *
 cca_view_args_load(CcaViewArgs *args, const char *cmd, const char *path, CcaReplayOptions *opt,
 		   int *status)
@@ -101,16 +117,8 @@ cca_view_args_load(CcaViewArgs *args, const char *cmd, const char *path, CcaRepl
 	}
 	opt->memory_fraction = args->memory_fraction;
 	opt->keep_going = args->keep_going;
-	opt->force_whatif = args->whatif || args->address_model != NULL;
-	if (args->address_model &&
-	    (!cca_address_model_parse(args->address_model, &opt->address_model) ||
-	     opt->address_model == CCA_ADDRESS_RECORDED)) {
-		fprintf(stderr,
-			"ccasim %s: --address-model: unknown model '%s' (driver, ascending, "
-			"descending)\n",
-			cmd, args->address_model);
+	if (!cca_view_parse_whatif(cmd, args->whatif, args->address_model, opt))
 		return NULL;
-	}
 	CcaSnapshot *snap = cca_snapshot_load(path, &error);
 	if (!snap) {
 		fprintf(stderr, "ccasim %s: %s\n", cmd, error->message);

@@ -60,6 +60,12 @@ gboolean cca_view_parse_limits(const char *cmd, double memory_fraction, const ch
 			       const char *pytorch_version, uint64_t *bytes, bool *capacity_set,
 			       uint32_t *version);
 
+/* Applies --whatif (WHATIF) and --address-model (ADDRESS_MODEL text, or
+ * NULL) to OPT: either makes the replay a what-if.  Prints one line
+ * "ccasim CMD: ..." and returns FALSE for an unknown model. */
+gboolean cca_view_parse_whatif(const char *cmd, gboolean whatif, const char *address_model,
+			       CcaReplayOptions *opt);
+
 /* Frees what ARGS holds. */
 void cca_view_args_clear(CcaViewArgs *args);
 
