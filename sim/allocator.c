@@ -1039,6 +1039,81 @@ cca_allocator_seed_segment(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_
 		cca_stat_update(&a->stats.oversize_segments, 1);
 }
 
+int
+cca_allocator_seed_reservation(CcaAllocator *a, uint64_t base, uint64_t stream, bool is_small)
+{
+	CcaExpandableSegment seg = {
+		.base = base,
+		.page = is_small ? K_SMALL_BUFFER : a->settings.large_segment_size,
+		.stream = stream,
+		.is_small = is_small,
+		.live = true,
+	};
+	uint64_t address_space = a->device->total_memory + a->device->total_memory / 8;
+	seg.size = seg.page * ((address_space + seg.page - 1) / seg.page);
+	g_array_append_val(a->expandable, seg);
+	CcaHandle h = block_new(a, base, seg.size, stream, is_small ? 0 : 1);
+	B(a, h)->mapped = false;
+	B(a, h)->expandable = (int32_t)a->expandable->len - 1;
+	pool_insert_unmapped(a, h);
+	return (int)a->expandable->len - 1;
+}
+
+gboolean
+cca_allocator_seed_mapped(CcaAllocator *a, uint64_t ptr, uint64_t size)
+{
+	for (CcaHandle h = 0; h < a->slab_len; h++) {
+		CcaBlock *b = B(a, h);
+		if (!b->live || b->set != CCA_SET_UNMAPPED || ptr < b->ptr ||
+		    ptr + size > b->ptr + b->size)
+			continue;
+		/* cut [ptr, ptr+size) out of the unmapped block, as mapped free
+		 * space (map_block without a device call or trace entry) */
+		pool_erase(a, h);
+		b = B(a, h);
+		uint8_t pool = b->pool;
+		int32_t exp = b->expandable;
+		uint64_t stream = b->stream;
+		if (b->ptr < ptr) {
+			CcaHandle before = block_new(a, b->ptr, ptr - B(a, h)->ptr, stream, pool);
+			CcaBlock *bb = B(a, before), *hb = B(a, h);
+			bb->mapped = false;
+			bb->expandable = exp;
+			bb->prev = hb->prev;
+			bb->next = h;
+			if (hb->prev != CCA_NIL)
+				B(a, hb->prev)->next = before;
+			hb->prev = before;
+			hb->size -= ptr - hb->ptr;
+			hb->ptr = ptr;
+			pool_insert_unmapped(a, before);
+		}
+		if (B(a, h)->size > size) {
+			CcaBlock *hb = B(a, h);
+			CcaHandle after = block_new(a, ptr + size, hb->size - size, stream, pool);
+			CcaBlock *ab = B(a, after);
+			hb = B(a, h);
+			ab->mapped = false;
+			ab->expandable = exp;
+			ab->prev = h;
+			ab->next = hb->next;
+			if (hb->next != CCA_NIL)
+				B(a, hb->next)->prev = after;
+			hb->next = after;
+			hb->size = size;
+			pool_insert_unmapped(a, after);
+		}
+		B(a, h)->mapped = true;
+		pool_insert_block(a, h);
+		a->device->ops->adopt(a->device, ptr, size);
+		a->total_reserved += size;
+		cca_stat_array_update(a->stats.reserved_bytes, stat_type(B(a, h)->is_small),
+				      (int64_t)size);
+		return TRUE;
+	}
+	return FALSE;
+}
+
 /* The free block that contains [PTR, PTR+SIZE), or CCA_NIL (a linear
  * walk: seeding happens once, before the replay). */
 static CcaHandle
@@ -1062,11 +1137,13 @@ carve(CcaAllocator *a, CcaHandle f, uint64_t ptr, uint64_t size)
 	CcaBlock *fb = B(a, f);
 	uint64_t stream = fb->stream;
 	uint8_t pool = fb->pool;
+	int32_t exp = fb->expandable;
 	if (fb->ptr < ptr) { /* F keeps the front; the rest is a new block */
 		CcaHandle rest =
 			block_new(a, ptr, B(a, f)->ptr + B(a, f)->size - ptr, stream, pool);
 		fb = B(a, f);
 		CcaBlock *rb = B(a, rest);
+		rb->expandable = exp;
 		rb->next = fb->next;
 		if (rb->next != CCA_NIL)
 			B(a, rb->next)->prev = rest;
@@ -1081,6 +1158,7 @@ carve(CcaAllocator *a, CcaHandle f, uint64_t ptr, uint64_t size)
 		CcaHandle after = block_new(a, ptr + size, B(a, f)->size - size, stream, pool);
 		fb = B(a, f);
 		CcaBlock *ab = B(a, after);
+		ab->expandable = exp;
 		ab->next = fb->next;
 		if (ab->next != CCA_NIL)
 			B(a, ab->next)->prev = after;

@@ -119,6 +119,15 @@ void cca_allocator_seed_segment(CcaAllocator *alloc, uint64_t ptr, uint64_t size
 CcaHandle cca_allocator_seed_block(CcaAllocator *alloc, uint64_t ptr, uint64_t size,
 				   uint64_t requested, bool pending);
 
+/* Adds an expandable segment's reservation at BASE for STREAM's small or
+ * large pool, wholly unmapped; returns its index. */
+int cca_allocator_seed_reservation(CcaAllocator *alloc, uint64_t base, uint64_t stream,
+				   bool is_small);
+
+/* Marks [PTR, PTR+SIZE) of a seeded reservation as mapped, free memory
+ * (whole pages); FALSE when no unmapped space of a reservation covers it. */
+gboolean cca_allocator_seed_mapped(CcaAllocator *alloc, uint64_t ptr, uint64_t size);
+
 void cca_allocator_seed_finish(CcaAllocator *alloc);
 
 /* The statistics (memory_stats()). */

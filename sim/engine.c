@@ -142,9 +142,10 @@ map_remove(AddrMap *m, uint64_t key)
  * reservation (a map further than a reservation's span from every known
  * base opens a new one). */
 typedef struct {
-	GArray *segment_bases;	   /* uint64_t */
-	GArray *segment_sizes;	   /* uint64_t, of the same segment_allocs */
-	GArray *reservation_bases; /* uint64_t */
+	GArray *segment_bases;	    /* uint64_t */
+	GArray *segment_sizes;	    /* uint64_t, of the same segment_allocs */
+	GArray *reservation_bases;  /* uint64_t */
+	GArray *known_reservations; /* uint64_t: in use before the trace began */
 	uint64_t reservation_span;
 } RecordedAddresses;
 
@@ -154,6 +155,7 @@ addresses_init(RecordedAddresses *ra, uint64_t reservation_span)
 	ra->segment_bases = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	ra->segment_sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	ra->reservation_bases = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	ra->known_reservations = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	ra->reservation_span = reservation_span;
 }
 
@@ -166,6 +168,8 @@ addresses_clear(RecordedAddresses *ra)
 		g_array_free(ra->segment_sizes, TRUE);
 	if (ra->reservation_bases)
 		g_array_free(ra->reservation_bases, TRUE);
+	if (ra->known_reservations)
+		g_array_free(ra->known_reservations, TRUE);
 }
 
 /* Notes EV's address if it is a segment_alloc or opens a reservation. */
@@ -176,11 +180,13 @@ addresses_note(RecordedAddresses *ra, const CcaEvent *ev)
 		g_array_append_val(ra->segment_bases, ev->addr);
 		g_array_append_val(ra->segment_sizes, ev->size);
 	} else if (ev->action == CCA_ACTION_SEGMENT_MAP) {
-		for (guint i = 0; i < ra->reservation_bases->len; i++) {
-			uint64_t base = g_array_index(ra->reservation_bases, uint64_t, i);
-			if (ev->addr >= base && ev->addr - base < ra->reservation_span)
-				return;
-		}
+		const GArray *lists[] = {ra->reservation_bases, ra->known_reservations};
+		for (guint l = 0; l < G_N_ELEMENTS(lists); l++)
+			for (guint i = 0; i < lists[l]->len; i++) {
+				uint64_t base = g_array_index(lists[l], uint64_t, i);
+				if (ev->addr >= base && ev->addr - base < ra->reservation_span)
+					return;
+			}
 		g_array_append_val(ra->reservation_bases, ev->addr);
 	}
 }
@@ -822,9 +828,21 @@ seed_start(Replay *r, const CcaStartState *start)
 	CcaReplayResult *res = r->res;
 	res->start_reconstructed = true;
 	res->start_expandable_missing = start->has_expandable;
+	for (guint i = 0; i < start->reservations->len; i++) {
+		const CcaStartReservation *v =
+			&g_array_index(start->reservations, CcaStartReservation, i);
+		cca_allocator_seed_reservation(r->alloc, v->base, v->stream, v->is_small);
+		/* maps inside it are not the first map of a new reservation */
+		if (r->feed)
+			g_array_append_val(r->feed->known_reservations, v->base);
+	}
 	for (guint i = 0; i < start->segments->len; i++) {
 		const CcaStartSegment *s = &g_array_index(start->segments, CcaStartSegment, i);
-		cca_allocator_seed_segment(r->alloc, s->address, s->size, s->stream, s->is_small);
+		if (!s->is_expandable)
+			cca_allocator_seed_segment(r->alloc, s->address, s->size, s->stream,
+						   s->is_small);
+		else if (!cca_allocator_seed_mapped(r->alloc, s->address, s->size))
+			res->start_expandable_missing = true;
 		res->start_segments++;
 	}
 	for (guint i = 0; i < start->blocks->len; i++) {

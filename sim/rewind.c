@@ -19,14 +19,24 @@
 #include "allocator.h"
 
 #define SMALL_SEGMENT UINT64_C(2097152)
+#define GRANULE UINT64_C(2097152) /* expandable pages are multiples of it */
+#define LARGE_PAGE UINT64_C(20971520)
+
+/* What the trace says of a 2 MiB granule of expandable address space. */
+enum {
+	GRANULE_MAPPED_AT_START = 1,
+	GRANULE_UNMAPPED_AT_START = 2
+};
 
 typedef struct {
-	GHashTable *live;	  /* trace address → 1: blocks the trace allocated, live */
-	GHashTable *segments;	  /* segment address → 1: segments the trace created, live */
-	GHashTable *first_stream; /* pre-trace segment address → stream (from its free) */
-	GArray *freed_blocks;	  /* CcaStartBlock: pre-trace blocks freed in the trace */
-	GArray *freed_segments;	  /* CcaStartSegment: pre-trace segments freed in the trace */
-	GHashTable *pending;	  /* trace address → 1: free_requested, completion not yet seen */
+	GHashTable *granules;	    /* granule address → GRANULE_* (first map/unmap seen) */
+	GHashTable *granule_stream; /* granule address → its stream (uint64_t) */
+	GHashTable *live;	    /* trace address → 1: blocks the trace allocated, live */
+	GHashTable *segments;	    /* segment address → 1: segments the trace created, live */
+	GHashTable *first_stream;   /* pre-trace segment address → stream (from its free) */
+	GArray *freed_blocks;	    /* CcaStartBlock: pre-trace blocks freed in the trace */
+	GArray *freed_segments;	    /* CcaStartSegment: pre-trace segments freed in the trace */
+	GHashTable *pending; /* trace address → 1: free_requested, completion not yet seen */
 } Scan;
 
 static gint
@@ -96,6 +106,23 @@ scan_event(Scan *scan, const CcaEvent *ev)
 	case CCA_ACTION_SEGMENT_ALLOC:
 		set_add(scan->segments, ev->addr);
 		break;
+	case CCA_ACTION_SEGMENT_MAP:
+	case CCA_ACTION_SEGMENT_UNMAP:
+		/* the first map of a granule says it was unmapped at the start,
+		 * the first unmap that it was mapped */
+		for (uint64_t g = ev->addr; g < ev->addr + ev->size; g += GRANULE) {
+			if (!g_hash_table_contains(scan->granules, &g)) {
+				uint64_t *key = g_memdup2(&g, sizeof g);
+				g_hash_table_insert(
+					scan->granules, key,
+					GUINT_TO_POINTER(ev->action == CCA_ACTION_SEGMENT_MAP
+								 ? GRANULE_UNMAPPED_AT_START
+								 : GRANULE_MAPPED_AT_START));
+				g_hash_table_insert(scan->granule_stream, g_memdup2(&g, sizeof g),
+						    g_memdup2(&ev->stream, sizeof ev->stream));
+			}
+		}
+		break;
 	case CCA_ACTION_SEGMENT_FREE:
 		if (!g_hash_table_remove(scan->segments, &ev->addr)) {
 			CcaStartSegment s = {.address = ev->addr,
@@ -152,13 +179,115 @@ infer_sizes(CcaStartState *start, const CcaSettings *settings)
 		uint64_t size = cca_round_size(settings, b->requested_size);
 		uint64_t end = next_boundary(start->segments, start->blocks, i);
 		const CcaStartSegment *seg = segment_of(start->segments, b->address);
-		if (end != UINT64_MAX && end > b->address + size && seg && !seg->is_small) {
+		if (end != UINT64_MAX && end > b->address + size && seg && !seg->is_small &&
+		    !seg->is_expandable) {
 			uint64_t rest = end - b->address - size;
 			if (size >= settings->max_split_size || rest <= (UINT64_C(1) << 20))
 				size += rest;
 		}
 		b->size = size;
 	}
+}
+
+/* Notes the granules of the final mapped run S that no event touched:
+ * they were mapped at the start. */
+static void
+note_final_run(Scan *scan, const CcaSnapSegment *s)
+{
+	for (uint64_t g = s->address; g < s->address + s->total_size; g += GRANULE) {
+		if (g_hash_table_contains(scan->granules, &g))
+			continue;
+		g_hash_table_insert(scan->granules, g_memdup2(&g, sizeof g),
+				    GUINT_TO_POINTER(GRANULE_MAPPED_AT_START));
+		g_hash_table_insert(scan->granule_stream, g_memdup2(&g, sizeof g),
+				    g_memdup2(&s->stream, sizeof s->stream));
+	}
+}
+
+static gint
+u64_order(gconstpointer a, gconstpointer b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The pool of the reservation of granules [FIRST, LAST] of STREAM: the
+ * final state's segment_type when it shows one, else small when some
+ * run is not made of whole 20 MiB pages. */
+static bool
+cluster_is_small(const CcaSnapshot *snap, int device, uint64_t stream, const uint64_t *g, guint n)
+{
+	for (guint i = 0; i < snap->segments->len; i++) {
+		const CcaSnapSegment *s = &g_array_index(snap->segments, CcaSnapSegment, i);
+		if (s->device == device && s->is_expandable && s->stream == stream &&
+		    s->address >= g[0] && s->address <= g[n - 1])
+			return s->is_small;
+	}
+	for (guint i = 0; i < n;) {
+		guint j = i + 1;
+		while (j < n && g[j] == g[j - 1] + GRANULE)
+			j++;
+		if ((uint64_t)(j - i) * GRANULE % LARGE_PAGE != 0)
+			return true;
+		i = j;
+	}
+	return false;
+}
+
+/* Groups the expandable granules the trace and the final state show into
+ * reservations (one per stream and pool; reservations lie 1 1/8 of the
+ * device memory apart, so a gap of 64 GiB separates them) and emits the
+ * runs that were mapped at the start. */
+static void
+rebuild_reservations(Scan *scan, const CcaSnapshot *snap, int device, CcaStartState *start)
+{
+	GHashTable *by_stream = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL,
+						      (GDestroyNotify)g_array_unref);
+	GHashTableIter it;
+	gpointer key, value;
+	g_hash_table_iter_init(&it, scan->granule_stream);
+	while (g_hash_table_iter_next(&it, &key, &value)) {
+		GArray *list = g_hash_table_lookup(by_stream, value);
+		if (!list) {
+			list = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+			g_hash_table_insert(by_stream, value, list);
+		}
+		g_array_append_val(list, *(uint64_t *)key);
+	}
+	g_hash_table_iter_init(&it, by_stream);
+	while (g_hash_table_iter_next(&it, &key, &value)) {
+		uint64_t stream = *(uint64_t *)key;
+		GArray *list = value;
+		g_array_sort(list, u64_order);
+		const uint64_t *g = (const uint64_t *)list->data;
+		for (guint i = 0; i < list->len;) {
+			guint j = i + 1;
+			while (j < list->len && g[j] - g[j - 1] < (UINT64_C(64) << 30))
+				j++;
+			CcaStartReservation res = {
+				g[i], stream, cluster_is_small(snap, device, stream, g + i, j - i)};
+			g_array_append_val(start->reservations, res);
+			/* runs of granules mapped at the start */
+			for (guint k = i; k < j;) {
+				if (GPOINTER_TO_UINT(g_hash_table_lookup(scan->granules, &g[k])) !=
+				    GRANULE_MAPPED_AT_START) {
+					k++;
+					continue;
+				}
+				guint e = k + 1;
+				while (e < j && g[e] == g[e - 1] + GRANULE &&
+				       GPOINTER_TO_UINT(g_hash_table_lookup(
+					       scan->granules, &g[e])) == GRANULE_MAPPED_AT_START)
+					e++;
+				CcaStartSegment seg = {g[k], (uint64_t)(e - k) * GRANULE, stream,
+						       res.is_small, true};
+				g_array_append_val(start->segments, seg);
+				k = e;
+			}
+			i = j;
+		}
+	}
+	g_hash_table_destroy(by_stream);
 }
 
 gboolean
@@ -168,7 +297,11 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 	memset(start, 0, sizeof *start);
 	start->segments = g_array_new(FALSE, FALSE, sizeof(CcaStartSegment));
 	start->blocks = g_array_new(FALSE, FALSE, sizeof(CcaStartBlock));
+	start->reservations = g_array_new(FALSE, FALSE, sizeof(CcaStartReservation));
 	Scan scan = {
+		.granules = u64_set(),
+		.granule_stream =
+			g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free),
 		.live = u64_set(),
 		.segments = u64_set(),
 		.pending = u64_set(),
@@ -190,19 +323,10 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 		if (s->device != device)
 			continue;
 		if (s->is_expandable) {
-			/* live blocks no event allocated: the expandable segment
-			 * was in use at the start (not rebuilt, see rewind.h) */
-			for (uint32_t k = 0; k < s->n_blocks; k++) {
-				const CcaSnapBlock *b = &g_array_index(snap->blocks, CcaSnapBlock,
-								       s->first_block + k);
-				if (b->state != CCA_BLOCK_INACTIVE &&
-				    !set_has(scan.live, b->address) &&
-				    !set_has(scan.pending, b->address))
-					start->has_expandable = true;
-			}
-			continue;
-		}
-		if (!set_has(scan.segments, s->address)) {
+			/* a mapped run at the end: its granules no event touched
+			 * were mapped at the start too */
+			note_final_run(&scan, s);
+		} else if (!set_has(scan.segments, s->address)) {
 			CcaStartSegment seg = {s->address, s->total_size, s->stream, s->is_small,
 					       false};
 			g_array_append_val(start->segments, seg);
@@ -222,6 +346,7 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 			g_array_append_val(start->blocks, sb);
 		}
 	}
+	rebuild_reservations(&scan, snap, device, start);
 	g_array_append_vals(start->segments, scan.freed_segments->data, scan.freed_segments->len);
 	g_array_append_vals(start->blocks, scan.freed_blocks->data, scan.freed_blocks->len);
 	g_array_sort(start->segments, segment_order);
@@ -229,9 +354,11 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 	infer_sizes(start, settings);
 	for (guint i = 0; i < start->blocks->len; i++)
 		start->live_bytes += g_array_index(start->blocks, CcaStartBlock, i).size;
-	start->mid_run =
-		start->segments->len > 0 || start->blocks->len > 0 || start->has_expandable;
+	start->mid_run = start->segments->len > 0 || start->blocks->len > 0 ||
+			 start->has_expandable || start->reservations->len > 0;
 
+	g_hash_table_destroy(scan.granules);
+	g_hash_table_destroy(scan.granule_stream);
 	g_hash_table_destroy(scan.live);
 	g_hash_table_destroy(scan.segments);
 	g_hash_table_destroy(scan.pending);
@@ -243,6 +370,8 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 void
 cca_start_state_clear(CcaStartState *start)
 {
+	if (start->reservations)
+		g_array_free(start->reservations, TRUE);
 	if (start->segments)
 		g_array_free(start->segments, TRUE);
 	if (start->blocks)

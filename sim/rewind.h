@@ -38,14 +38,23 @@ typedef struct {
 	bool size_exact; /* size read from the final state, not inferred */
 } CcaStartBlock;
 
+/* An expandable segment's address reservation in use at the start: its
+ * mapped runs are the is_expandable CcaStartSegments of its pool and
+ * stream. */
 typedef struct {
-	bool mid_run;	     /* the trace does not start from an empty allocator */
-	GArray *segments;    /* CcaStartSegment, by address */
-	GArray *blocks;	     /* CcaStartBlock, by address */
-	uint64_t live_bytes; /* sum of block sizes */
-	/* Expandable segments in use at the start: their mapped pages and
-	 * blocks are not rebuilt (the model starts without them), so a replay
-	 * of such a trace is approximate and --check fails. */
+	uint64_t base; /* lowest address the trace or the final state shows */
+	uint64_t stream;
+	bool is_small;
+} CcaStartReservation;
+
+typedef struct {
+	bool mid_run;	      /* the trace does not start from an empty allocator */
+	GArray *segments;     /* CcaStartSegment, by address (expandable: mapped runs) */
+	GArray *reservations; /* CcaStartReservation */
+	GArray *blocks;	      /* CcaStartBlock, by address */
+	uint64_t live_bytes;  /* sum of block sizes */
+	/* Expandable memory in use at the start that could not be rebuilt
+	 * (the replay is then approximate). */
 	bool has_expandable;
 } CcaStartState;
 

@@ -113,6 +113,12 @@ static const Cut cuts[] = {
 	{"pytorch-2.11/bert.ms128.pickle.xz", 0.5, 0},
 	{"pytorch-2.11/gpt2gen.rp4.pickle.xz", 0.3, 0},
 	{"pytorch-2.11/multistream.ms512.pickle.xz", 0.5, 0},
+	/* expandable segments in use at the start: reservations and mapped
+	 * pages rebuilt too */
+	{"pytorch-2.11/bert.exp.pickle.xz", 0.5, 0},
+	{"pytorch-2.11/gpt2gen.exp.pickle.xz", 0.3, 0},
+	{"pytorch-2.11/multistream.exp.pickle.xz", 0.5, 0},
+	{"pytorch-2.11/resnet152.exp.pickle.xz", 0.8, 0},
 	/* capped: 1.10 x the default run's peak allocated (see the JSON) */
 	{"pytorch-2.11/seedfrag.cap.pickle.xz", 0.5, 695475968.0 / 150109880320.0},
 	{"pytorch-2.11/dyninfer.capms.pickle.xz", 0.5, 927911987.0 / 150109880320.0},
