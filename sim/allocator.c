@@ -428,6 +428,12 @@ cca_allocator_complete_free(CcaAllocator *a, CcaHandle h)
 }
 
 bool
+cca_allocator_is_allocated(const CcaAllocator *a, CcaHandle h)
+{
+	return h < a->slab_len && B(a, h)->live && B(a, h)->allocated;
+}
+
+bool
 cca_allocator_is_pending(const CcaAllocator *a, CcaHandle h)
 {
 	return h < a->slab_len && B(a, h)->live && !B(a, h)->allocated && B(a, h)->event_count > 0;

@@ -88,6 +88,9 @@ void cca_allocator_free_block(CcaAllocator *alloc, CcaHandle block, bool deferre
  * longer pending. */
 void cca_allocator_complete_free(CcaAllocator *alloc, CcaHandle block);
 
+/* Is BLOCK allocated (malloc'd and not yet freed)? */
+bool cca_allocator_is_allocated(const CcaAllocator *alloc, CcaHandle block);
+
 /* Is BLOCK waiting for a deferred free to complete? */
 bool cca_allocator_is_pending(const CcaAllocator *alloc, CcaHandle block);
 

@@ -558,7 +558,11 @@ replay_free_completed(Replay *r, const CcaEvent *ev)
 	CcaHandle h = map_get(&r->live, ev->addr);
 	if (h == CCA_NIL)
 		return;
-	if (h != HANDLE_FAILED)
+	if (h != HANDLE_FAILED && cca_allocator_is_allocated(r->alloc, h))
+		/* its free_requested was not recorded (skip_actions): the free
+		 * happened here, and completed at once */
+		cca_allocator_free_block(r->alloc, h, false);
+	else if (h != HANDLE_FAILED)
 		cca_allocator_complete_free(r->alloc, h);
 	map_remove(&r->live, ev->addr);
 }

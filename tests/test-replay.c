@@ -468,6 +468,35 @@ test_sample(gconstpointer data)
 	cca_replay_result_clear(&res);
 }
 
+/* A trace recorded with skip_actions=["free_requested"] has only the
+ * completions: each is the free, at once.  The replay keeps its figures. */
+static void
+test_skipped_free_requested(void)
+{
+	g_autofree char *path = cca_test_trace_path("pytorch-2.11/bert.default.pickle.xz");
+	g_autofree char *json_path = cca_test_trace_path("pytorch-2.11/bert.default.json");
+	g_autofree char *json = read_text(json_path);
+	GError *error = NULL;
+	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(path, &error);
+	g_assert_no_error(error);
+	GArray *events = snap->events[0];
+	guint kept = 0;
+	for (guint i = 0; i < events->len; i++) {
+		CcaEvent ev = g_array_index(events, CcaEvent, i);
+		if (ev.action != CCA_ACTION_FREE_REQUESTED)
+			g_array_index(events, CcaEvent, kept++) = ev;
+	}
+	g_array_set_size(events, kept);
+	snap->n_events[0] = kept;
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	CcaReplayResult res;
+	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
+	g_assert_cmpuint(res.unknown_frees, ==, 0);
+	assert_stats_equal(&res.stats, json, reserved_keys);
+	cca_replay_result_clear(&res);
+}
+
 static void
 case_free(gpointer data)
 {
@@ -551,6 +580,7 @@ main(int argc, char **argv)
 	g_test_add_func("/replay/spec14-default-run", test_spec14_default_run);
 	g_test_add_func("/replay/empty-cache-recognised", test_empty_cache_recognised);
 	g_test_add_func("/replay/unexpected-oom", test_unexpected_oom);
+	g_test_add_func("/replay/skipped-free-requested", test_skipped_free_requested);
 	int status = g_test_run();
 	g_ptr_array_free(cases, TRUE);
 	return status;
