@@ -890,6 +890,15 @@ cca_allocator_malloc_in(CcaAllocator *a, uint64_t orig_size, uint64_t stream, ui
 }
 
 bool
+cca_allocator_would_serve(const CcaAllocator *a, uint64_t orig_size, uint64_t stream,
+			  uint32_t mempool)
+{
+	AllocParams p;
+	init_params_in(a, &p, orig_size, stream, mempool < a->n_mempools ? mempool : 0);
+	return find_free_block(a, p.pool, p.size, p.stream) != CCA_NIL;
+}
+
+bool
 cca_allocator_would_release(const CcaAllocator *a, uint64_t orig_size, uint64_t stream)
 {
 	return cca_allocator_would_release_in(a, orig_size, stream, 0);

@@ -103,6 +103,11 @@ void cca_allocator_empty_cache(CcaAllocator *alloc);
  * Pure: changes nothing. */
 bool cca_allocator_would_release(const CcaAllocator *alloc, uint64_t orig_size, uint64_t stream);
 
+/* Would malloc(ORIG_SIZE) on STREAM in pool MEMPOOL be served from a
+ * cached free block (no new memory)?  Pure. */
+bool cca_allocator_would_serve(const CcaAllocator *alloc, uint64_t orig_size, uint64_t stream,
+			       uint32_t mempool);
+
 /* cca_allocator_would_release() for a request in private pool MEMPOOL. */
 bool cca_allocator_would_release_in(const CcaAllocator *alloc, uint64_t orig_size, uint64_t stream,
 				    uint32_t mempool);

@@ -316,6 +316,12 @@ typedef struct {
 	/* segments of private pools (MemPool, graphs) in the final state:
 	 * an alloc inside one was made in that pool */
 	GArray *private_segments; /* PrivateSegment, by address */
+	/* recorded mode: private segments the trace shows but the final
+	 * state no longer has (PrivateSegment, unordered), and the last
+	 * segment_alloc read, which opens the segment of the next alloc */
+	GArray *inferred_private;
+	CcaEvent last_segment_alloc;
+	bool have_segment_alloc;
 	/* --check */
 	CcaEventCursor *expect;
 	uint64_t expect_read;	  /* entries read from the expect cursor */
@@ -372,7 +378,37 @@ pool_of_address(const Replay *r, uint64_t addr)
 		else
 			return ps->mempool;
 	}
+	const GArray *inferred = r->inferred_private;
+	for (guint i = 0; inferred && i < inferred->len; i++) {
+		const PrivateSegment *ps = &g_array_index(inferred, PrivateSegment, i);
+		if (addr >= ps->address && addr < ps->address + ps->size)
+			return ps->mempool;
+	}
 	return 0;
+}
+
+/* The pool of recorded alloc EV.  A private pool freed before the dump
+ * leaves no segment in the final state; but when the recording opened a
+ * new segment for EV although the default pool had a free block for it,
+ * EV was made in a private pool (a MemPool or a graph's): its segment
+ * then belongs to an inferred private pool. */
+static uint32_t
+pool_of_alloc(Replay *r, const CcaEvent *ev)
+{
+	uint32_t pool = pool_of_address(r, ev->addr);
+	if (pool != 0 || !r->feed || !r->have_segment_alloc ||
+	    r->last_segment_alloc.addr != ev->addr || r->last_segment_alloc.stream != ev->stream ||
+	    !cca_allocator_would_serve(r->alloc, ev->size, ev->stream, 0))
+		return pool;
+	static const int64_t inferred_id[2] = {-1, 1};
+	int k = cca_allocator_mempool(r->alloc, inferred_id);
+	if (k <= 0)
+		return 0;
+	cca_allocator_mempool_set_freeable(r->alloc, (uint32_t)k, false); /* in use again */
+	PrivateSegment ps = {r->last_segment_alloc.addr, r->last_segment_alloc.size, (uint32_t)k};
+	g_array_append_val(r->inferred_private, ps);
+	r->res->inferred_private_segments++;
+	return (uint32_t)k;
 }
 
 static void
@@ -491,8 +527,8 @@ record_unexpected_oom(Replay *r, const CcaEvent *ev)
 static bool
 replay_alloc(Replay *r, const CcaEvent *ev)
 {
-	CcaHandle h = cca_allocator_malloc_in(r->alloc, ev->size, ev->stream,
-					      pool_of_address(r, ev->addr));
+	CcaHandle h = cca_allocator_malloc_in(r->alloc, ev->size, ev->stream, pool_of_alloc(r, ev));
+	r->have_segment_alloc = false;
 	note_peak(r);
 	if (h == CCA_NIL) {
 		record_unexpected_oom(r, ev);
@@ -584,6 +620,22 @@ replay_release_burst(Replay *r)
 	while ((ev = window_peek(&r->in, end, &r->error)) &&
 	       (is_release(ev) || ev->action == CCA_ACTION_FREE_COMPLETED))
 		end++;
+	/* a private pool's segments are released only once its MemPool or
+	 * graph is gone: the recording releasing one says so */
+	for (uint32_t i = 0; i < end; i++) {
+		const CcaEvent *rel = window_peek(&r->in, i, &r->error);
+		if (rel->action != CCA_ACTION_SEGMENT_FREE)
+			continue;
+		uint32_t pool = pool_of_address(r, rel->addr);
+		if (pool != 0)
+			cca_allocator_mempool_set_freeable(r->alloc, pool, true);
+		for (guint j = 0; j < r->inferred_private->len; j++)
+			if (g_array_index(r->inferred_private, PrivateSegment, j).address ==
+			    rel->addr) {
+				g_array_remove_index_fast(r->inferred_private, j);
+				break;
+			}
+	}
 	uint32_t k = end;
 	while ((ev = window_peek(&r->in, k, &r->error)) &&
 	       (ev->action == CCA_ACTION_SEGMENT_ALLOC || ev->action == CCA_ACTION_SEGMENT_MAP))
@@ -660,6 +712,10 @@ replay_loop(Replay *r)
 			break;
 		case CCA_ACTION_OOM:
 			replay_recorded_oom(r, &ev);
+			break;
+		case CCA_ACTION_SEGMENT_ALLOC:
+			r->last_segment_alloc = ev;
+			r->have_segment_alloc = true;
 			break;
 		default: /* segment entries are outputs; snapshot entries nothing */
 			break;
@@ -899,6 +955,7 @@ run_pass(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaSettings
 	r.alloc = cca_allocator_new(settings, &limits, r.device, on_model_event, &r);
 	res->allowed_maximum = cca_allocator_allowed_maximum(r.alloc);
 	r.private_segments = private_segments_new(snap, opt->device, r.alloc);
+	r.inferred_private = g_array_new(FALSE, FALSE, sizeof(PrivateSegment));
 	window_init(&r.in, snap, opt->device);
 	/* The replayed trace's own addresses arrive as it is read: the
 	 * segment_alloc (or first map) a cudaMalloc borrows precedes the
@@ -928,6 +985,7 @@ run_pass(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaSettings
 	res->stats = *cca_allocator_stats(r.alloc);
 	map_clear(&r.live);
 	g_array_free(r.private_segments, TRUE);
+	g_array_free(r.inferred_private, TRUE);
 	window_clear(&r.in);
 	if (r.expect)
 		cca_event_cursor_free(r.expect);

@@ -93,8 +93,9 @@ typedef struct {
 	uint64_t oom_reserved, oom_allocated, oom_free, oom_largest_free;
 	uint64_t oom_stream;
 	/* inference from the trace */
-	uint64_t empty_cache_calls; /* empty_cache() replayed */
-	uint64_t unknown_frees;	    /* frees of blocks the trace never allocated */
+	uint64_t empty_cache_calls;	    /* empty_cache() replayed */
+	uint64_t unknown_frees;		    /* frees of blocks the trace never allocated */
+	uint64_t inferred_private_segments; /* private-pool segments told from the trace */
 	/* a trace that started mid-run: the state rebuilt at its start */
 	bool start_reconstructed;
 	uint64_t start_segments;

@@ -15,6 +15,7 @@
 #include <glib.h>
 #include <string.h>
 
+#include "allocator.h"
 #include "engine.h"
 #include "settings.h"
 #include "snapshot.h"
@@ -498,6 +499,91 @@ test_skipped_free_requested(void)
 }
 
 static void
+record_event(void *data, const CcaEvent *ev)
+{
+	g_array_append_val((GArray *)data, *ev);
+}
+
+/* A MemPool freed before the dump leaves no segment in the final state.
+ * The trace is recorded from the model itself: blocks cached in the
+ * default pool, then a private pool's requests that open new segments
+ * although the cache could serve them, then the pool released and
+ * emptied.  Replayed, the private requests are told from the default
+ * ones and the replay matches entry for entry. */
+static void
+test_private_pool_freed_before_dump(void)
+{
+	CcaSettings settings;
+	cca_settings_init(&settings);
+	CcaSimDeviceConfig dc = {.total_memory = CCA_H200_TOTAL_MEMORY};
+	CcaDevice *dev = cca_simdevice_new(&dc);
+	GArray *events = g_array_new(FALSE, FALSE, sizeof(CcaEvent));
+	CcaLimits limits = {0};
+	CcaAllocator *a = cca_allocator_new(&settings, &limits, dev, record_event, events);
+	const uint64_t MB = 1048576;
+	CcaHandle cached[3];
+	for (int i = 0; i < 3; i++)
+		cached[i] = cca_allocator_malloc(a, (uint64_t)(4 + i) * MB, 0);
+	for (int i = 0; i < 3; i++)
+		cca_allocator_free_block(a, cached[i], false);
+	const int64_t pool_id[2] = {0, 1};
+	int k = cca_allocator_mempool(a, pool_id);
+	CcaHandle p1 = cca_allocator_malloc_in(a, 4 * MB, 0, (uint32_t)k);
+	CcaHandle p2 = cca_allocator_malloc_in(a, 2 * MB, 0, (uint32_t)k); /* same segment */
+	CcaHandle d1 = cca_allocator_malloc(a, 5 * MB, 0);		   /* default cache */
+	cca_allocator_free_block(a, p1, false);
+	cca_allocator_free_block(a, p2, false);
+	cca_allocator_free_block(a, d1, false);
+	cca_allocator_mempool_set_freeable(a, (uint32_t)k, true);
+	cca_allocator_empty_cache(a);
+	CcaHandle after = cca_allocator_malloc(a, 3 * MB, 0);
+	cca_allocator_free_block(a, after, false);
+	g_autoptr(CcaSnapshot) snap = cca_snapshot_new();
+	/* the dump: the segments left (the private ones are gone) */
+	GArray *state = cca_allocator_state(a);
+	for (guint i = 0; i < state->len; i++) {
+		const CcaStateSegment *m = &g_array_index(state, CcaStateSegment, i);
+		g_assert_cmpint(m->pool_id[1], ==, 0);
+		CcaSnapSegment seg = {.address = m->address,
+				      .total_size = m->total_size,
+				      .stream = m->stream,
+				      .is_small = m->is_small,
+				      .first_block = snap->blocks->len,
+				      .n_blocks = (uint32_t)m->n_blocks};
+		for (size_t b = 0; b < m->n_blocks; b++) {
+			CcaSnapBlock sb = {.address = m->blocks[b].address,
+					   .size = m->blocks[b].size,
+					   .state = m->blocks[b].state};
+			g_array_append_val(snap->blocks, sb);
+		}
+		g_array_append_val(snap->segments, seg);
+	}
+	cca_allocator_state_free(state);
+	cca_allocator_free(a);
+	cca_device_free(dev);
+
+	snap->source = g_strdup("mempool-freed");
+	snap->n_devices = 1;
+	snap->events = g_new0(GArray *, 1);
+	snap->n_events = g_new0(uint64_t, 1);
+	snap->events[0] = events;
+	snap->n_events[0] = events->len;
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.check = TRUE;
+	CcaReplayResult res;
+	GError *error = NULL;
+	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
+	if (!res.check_passed)
+		g_test_message("%s", res.check_message);
+	g_assert_true(res.check_passed);
+	g_assert_cmpuint(res.inferred_private_segments, ==, 1);
+	g_assert_cmpuint(res.empty_cache_calls, ==, 1);
+	cca_replay_result_clear(&res);
+	cca_settings_clear(&settings);
+}
+
+static void
 case_free(gpointer data)
 {
 	Case *tc = data;
@@ -581,6 +667,8 @@ main(int argc, char **argv)
 	g_test_add_func("/replay/empty-cache-recognised", test_empty_cache_recognised);
 	g_test_add_func("/replay/unexpected-oom", test_unexpected_oom);
 	g_test_add_func("/replay/skipped-free-requested", test_skipped_free_requested);
+	g_test_add_func("/replay/private-pool-freed-before-dump",
+			test_private_pool_freed_before_dump);
 	int status = g_test_run();
 	g_ptr_array_free(cases, TRUE);
 	return status;
