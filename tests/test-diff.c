@@ -16,17 +16,6 @@
 #include "snapshot.h"
 #include "testutil.h"
 
-static CcaSnapshot *
-load_trace(const char *name)
-{
-	g_autofree char *rel = g_strdup_printf("pytorch-2.11/%s.pickle.xz", name);
-	g_autofree char *path = cca_test_trace_path(rel);
-	GError *error = NULL;
-	CcaSnapshot *snap = cca_snapshot_load(path, &error);
-	g_assert_no_error(error);
-	return snap;
-}
-
 static void
 options_for(CcaReplayOptions *opt, CcaSettings *settings, const char *conf)
 {
@@ -42,7 +31,7 @@ options_for(CcaReplayOptions *opt, CcaSettings *settings, const char *conf)
 static void
 test_identical(void)
 {
-	g_autoptr(CcaSnapshot) snap = load_trace("seedfrag.default");
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("seedfrag.default");
 	CcaReplayOptions a, b;
 	CcaSettings sa = {0}, sb = {0};
 	options_for(&a, &sa, NULL);
@@ -102,7 +91,7 @@ carried(const CcaSnapshot *snap, const CcaReplayOptions *opt)
 static void
 test_configs(void)
 {
-	g_autoptr(CcaSnapshot) snap = load_trace("dyninfer.default");
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("dyninfer.default");
 	CcaReplayOptions a, b;
 	CcaSettings sa = {0}, sb = {0};
 	options_for(&a, &sa, "");
@@ -162,8 +151,8 @@ test_configs(void)
 static void
 test_two_traces(void)
 {
-	g_autoptr(CcaSnapshot) a_snap = load_trace("multistream.default");
-	g_autoptr(CcaSnapshot) b_snap = load_trace("multistream.exp");
+	g_autoptr(CcaSnapshot) a_snap = cca_test_load_trace("multistream.default");
+	g_autoptr(CcaSnapshot) b_snap = cca_test_load_trace("multistream.exp");
 	CcaReplayOptions a, b;
 	cca_replay_options_init(&a);
 	cca_replay_options_init(&b);

@@ -18,27 +18,6 @@
 #include "sweep.h"
 #include "testutil.h"
 
-static char *
-read_text(const char *path)
-{
-	char *text = NULL;
-	GError *error = NULL;
-	g_file_get_contents(path, &text, NULL, &error);
-	g_assert_no_error(error);
-	return text;
-}
-
-static CcaSnapshot *
-load_trace(const char *name)
-{
-	g_autofree char *rel = g_strdup_printf("pytorch-2.11/%s.pickle.xz", name);
-	g_autofree char *path = cca_test_trace_path(rel);
-	GError *error = NULL;
-	CcaSnapshot *snap = cca_snapshot_load(path, &error);
-	g_assert_no_error(error);
-	return snap;
-}
-
 /* `ccasim replay TRACE [--config CONF] --device-memory CAPACITY`: did a
  * request fail? */
 static bool
@@ -83,7 +62,7 @@ test_default(gconstpointer data)
 {
 	const char *workload = data;
 	g_autofree char *name = g_strdup_printf("%s.default", workload);
-	g_autoptr(CcaSnapshot) snap = load_trace(name);
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace(name);
 	GError *error = NULL;
 	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
 	g_assert_no_error(error);
@@ -124,7 +103,7 @@ test_oom(gconstpointer data)
 	const OomCase *tc = data;
 	GError *error = NULL;
 	/* the W.C trace itself, under its recorded settings */
-	g_autoptr(CcaSnapshot) snap = load_trace(tc->name);
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace(tc->name);
 	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
 	g_autofree CcaFitRow *rows = fit_rows(sweep, NULL);
 	const CcaFitRun *run = &rows[0].runs[0];
@@ -137,7 +116,7 @@ test_oom(gconstpointer data)
 	g_assert_true(replay_ooms(snap, NULL, run->capacity - CCA_FIT_STEP));
 	/* the whole program (W.default) under setting C */
 	g_autofree char *dname = g_strdup_printf("%s.default", tc->workload);
-	g_autoptr(CcaSnapshot) full = load_trace(dname);
+	g_autoptr(CcaSnapshot) full = cca_test_load_trace(dname);
 	g_autoptr(CcaSweep) s2 = cca_sweep_new(full, 0, 0, &error);
 	g_assert_true(cca_sweep_add_config(s2, tc->conf, "--config", &error));
 	g_autofree CcaFitRow *r2 = fit_rows(s2, NULL);
@@ -196,7 +175,7 @@ test_gpu_presets(void)
 static void
 test_gpu_answer(void)
 {
-	g_autoptr(CcaSnapshot) snap = load_trace("seedfrag.default");
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("seedfrag.default");
 	GError *error = NULL;
 	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
 	g_autofree CcaFitRow *probe = fit_rows(sweep, NULL);
@@ -224,7 +203,7 @@ test_gpu_answer(void)
 static void
 test_whatif_rows(void)
 {
-	g_autoptr(CcaSnapshot) snap = load_trace("multistream.default");
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("multistream.default");
 	GError *error = NULL;
 	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
 	const char *sets[] = {"max_split_size_mb=32,128", "expandable_segments=True,False"};
@@ -288,7 +267,7 @@ main(int argc, char **argv)
 	for (guint i = 0; i < names->len; i++) {
 		const char *wc = g_ptr_array_index(names, i);
 		g_autofree char *path = g_strdup_printf("%s/%s.json", dir, wc);
-		g_autofree char *json = read_text(path);
+		g_autofree char *json = cca_test_read_text(path);
 		gint64 cap = 0;
 		g_autofree char *status = cca_test_json_string(json, "status");
 		cca_test_json_int(json, "cap_bytes", &cap);

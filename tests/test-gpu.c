@@ -25,17 +25,6 @@
 #include "../gpu/gpureplay.h"
 #endif
 
-static CcaSnapshot *
-load_trace(const char *name)
-{
-	g_autofree char *rel = g_strdup_printf("pytorch-2.11/%s.pickle.xz", name);
-	g_autofree char *path = cca_test_trace_path(rel);
-	GError *error = NULL;
-	CcaSnapshot *snap = cca_snapshot_load(path, &error);
-	g_assert_no_error(error);
-	return snap;
-}
-
 typedef struct {
 	const CcaStats *other;
 	guint differences;
@@ -177,7 +166,7 @@ factory(void *data, const CcaSimDeviceConfig *cfg)
 static void
 check_factory(const char *name, const char *conf, double fraction, Factory *f, guint expected_calls)
 {
-	g_autoptr(CcaSnapshot) snap = load_trace(name);
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace(name);
 	CcaSettings settings;
 	cca_settings_init(&settings);
 	CcaReplayOptions opt;
@@ -364,7 +353,7 @@ test_gpu_replay(gconstpointer data)
 	const GpuCase *tc = data;
 	if (!have_gpu())
 		return;
-	g_autoptr(CcaSnapshot) snap = load_trace(tc->trace);
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace(tc->trace);
 	CcaSettings settings;
 	cca_settings_init(&settings);
 	CcaGpuReplayOptions opt = {.touch = tc->touch};

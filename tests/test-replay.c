@@ -22,7 +22,6 @@
 #include "stats.h"
 #include "testutil.h"
 
-#define H200_TOTAL G_GINT64_CONSTANT(150109880320)
 
 typedef struct {
 	char *name;	     /* W.C */
@@ -31,29 +30,7 @@ typedef struct {
 	char *default_trace; /* what-if: W.default's pickle */
 } Case;
 
-static char *
-read_text(const char *path)
-{
-	char *text = NULL;
-	GError *error = NULL;
-	g_file_get_contents(path, &text, NULL, &error);
-	g_assert_no_error(error);
-	return text;
-}
-
 /* The run's memory fraction: min(1, cap / total), as capture.py set it. */
-static double
-fraction_of(const char *json)
-{
-	gint64 cap = 0, total = H200_TOTAL;
-	cca_test_json_int(json, "cap_bytes", &cap);
-	cca_test_json_int(json, "total_memory", &total);
-	if (cap == 0)
-		return 0.0;
-	double f = (double)cap / (double)total;
-	return f < 1.0 ? f : 1.0;
-}
-
 typedef struct {
 	const char *json;
 	const char *const *only; /* NULL: every key */
@@ -103,13 +80,13 @@ static void
 test_recorded(gconstpointer data)
 {
 	const Case *tc = data;
-	g_autofree char *json = read_text(tc->json);
+	g_autofree char *json = cca_test_read_text(tc->json);
 	GError *error = NULL;
 	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(tc->trace, &error);
 	g_assert_no_error(error);
 	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
-	opt.memory_fraction = fraction_of(json);
+	opt.memory_fraction = cca_test_memory_fraction(json);
 	opt.check = TRUE;
 	CcaReplayResult res;
 	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
@@ -163,7 +140,7 @@ static void
 test_whatif_driver(gconstpointer data)
 {
 	const Case *tc = data;
-	g_autofree char *json = read_text(tc->json);
+	g_autofree char *json = cca_test_read_text(tc->json);
 	g_autofree char *conf = cca_test_json_string(json, "conf");
 	CcaSettings settings;
 	cca_settings_init(&settings);
@@ -176,7 +153,7 @@ test_whatif_driver(gconstpointer data)
 	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
 	opt.settings = &settings;
-	opt.memory_fraction = fraction_of(json);
+	opt.memory_fraction = cca_test_memory_fraction(json);
 	opt.force_whatif = TRUE;
 	opt.address_model = CCA_ADDRESS_DRIVER;
 	GArray *bases = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -198,7 +175,7 @@ static void
 test_whatif(gconstpointer data)
 {
 	const Case *tc = data;
-	g_autofree char *json = read_text(tc->json);
+	g_autofree char *json = cca_test_read_text(tc->json);
 	g_autofree char *conf = cca_test_json_string(json, "conf");
 	g_assert_nonnull(conf);
 	CcaSettings settings;
@@ -212,7 +189,7 @@ test_whatif(gconstpointer data)
 	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
 	opt.settings = &settings;
-	opt.memory_fraction = fraction_of(json);
+	opt.memory_fraction = cca_test_memory_fraction(json);
 	opt.addresses_from = addresses;
 	CcaReplayResult res;
 	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
@@ -265,7 +242,7 @@ test_two_devices(void)
 		g_autofree char *name =
 			g_strdup_printf("pytorch-2.11/%s.default.json", workloads[d]);
 		g_autofree char *json_path = cca_test_trace_path(name);
-		g_autofree char *json = read_text(json_path);
+		g_autofree char *json = cca_test_read_text(json_path);
 		CcaReplayOptions opt;
 		cca_replay_options_init(&opt);
 		opt.device = d;
@@ -476,7 +453,7 @@ test_skipped_free_requested(void)
 {
 	g_autofree char *path = cca_test_trace_path("pytorch-2.11/bert.default.pickle.xz");
 	g_autofree char *json_path = cca_test_trace_path("pytorch-2.11/bert.default.json");
-	g_autofree char *json = read_text(json_path);
+	g_autofree char *json = cca_test_read_text(json_path);
 	GError *error = NULL;
 	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(path, &error);
 	g_assert_no_error(error);

@@ -25,39 +25,7 @@
 
 #define H200_TOTAL 150109880320.0
 
-static char *
-read_text(const char *path)
-{
-	char *text = NULL;
-	GError *error = NULL;
-	g_file_get_contents(path, &text, NULL, &error);
-	g_assert_no_error(error);
-	return text;
-}
-
-static CcaSnapshot *
-load_trace(const char *name)
-{
-	g_autofree char *rel = g_strdup_printf("pytorch-2.11/%s.pickle.xz", name);
-	g_autofree char *path = cca_test_trace_path(rel);
-	GError *error = NULL;
-	CcaSnapshot *snap = cca_snapshot_load(path, &error);
-	g_assert_no_error(error);
-	return snap;
-}
-
 /* The run's memory fraction: min(1, cap / total), as capture.py set it. */
-static double
-fraction_of(const char *json)
-{
-	gint64 cap = 0;
-	cca_test_json_int(json, "cap_bytes", &cap);
-	if (cap == 0)
-		return 0.0;
-	double f = (double)cap / H200_TOTAL;
-	return f < 1.0 ? f : 1.0;
-}
-
 static const CcaSweepRow *
 find_row(const CcaSweep *sweep, const char *conf)
 {
@@ -74,7 +42,7 @@ find_row(const CcaSweep *sweep, const char *conf)
 static void
 test_set_product(void)
 {
-	g_autoptr(CcaSnapshot) snap = load_trace("seedfrag.default");
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("seedfrag.default");
 	GError *error = NULL;
 	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
 	g_assert_no_error(error);
@@ -113,7 +81,7 @@ test_set_product(void)
 static void
 test_set_errors(void)
 {
-	g_autoptr(CcaSnapshot) snap = load_trace("seedfrag.default");
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("seedfrag.default");
 	static const struct {
 		const char *set;
 		const char *message; /* a substring of the error */
@@ -154,7 +122,7 @@ test_set_errors(void)
 static void
 test_default_grid(void)
 {
-	g_autoptr(CcaSnapshot) snap = load_trace("dyninfer.default");
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("dyninfer.default");
 	GError *error = NULL;
 	g_autoptr(CcaSweep) plain = cca_sweep_new(snap, 0, 0, &error);
 	g_assert_true(cca_sweep_add_default_grid(plain, false, &error));
@@ -215,7 +183,7 @@ static void
 test_equals_replay(gconstpointer data)
 {
 	const EqualCase *tc = data;
-	g_autoptr(CcaSnapshot) snap = load_trace(tc->trace);
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace(tc->trace);
 	GError *error = NULL;
 	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
 	g_assert_true(cca_sweep_add_default_grid(sweep, tc->cap_fraction > 0, &error));
@@ -295,7 +263,7 @@ sweep_output(const CcaSnapshot *snap, guint threads, bool csv)
 static void
 test_deterministic(void)
 {
-	g_autoptr(CcaSnapshot) snap = load_trace("dyninfer.default");
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("dyninfer.default");
 	g_autofree char *one = sweep_output(snap, 1, false);
 	g_autofree char *four = sweep_output(snap, 4, false);
 	g_autofree char *again = sweep_output(snap, 4, false);
@@ -311,7 +279,7 @@ test_deterministic(void)
 static void
 test_sort_order(void)
 {
-	g_autoptr(CcaSnapshot) snap = load_trace("seedfrag.default");
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("seedfrag.default");
 	GError *error = NULL;
 	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
 	g_assert_true(cca_sweep_add_default_grid(sweep, false, &error));
@@ -343,7 +311,7 @@ test_sort_order(void)
 static void
 test_recommend(void)
 {
-	g_autoptr(CcaSnapshot) snap = load_trace("dyninfer.default");
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("dyninfer.default");
 	GError *error = NULL;
 	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
 	g_assert_true(cca_sweep_add_config(sweep, "expandable_segments:True", "--config", &error));
@@ -394,15 +362,15 @@ static void
 test_whatif(gconstpointer data)
 {
 	const WhatifCase *tc = data;
-	g_autofree char *json = read_text(tc->json);
+	g_autofree char *json = cca_test_read_text(tc->json);
 	g_autofree char *conf = cca_test_json_string(json, "conf");
 	g_assert_nonnull(conf);
 	g_autofree char *name = g_strdup_printf("%s.default", tc->workload);
-	g_autoptr(CcaSnapshot) snap = load_trace(name);
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace(name);
 	GError *error = NULL;
 	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
 	g_assert_true(cca_sweep_add_config(sweep, conf, "whatif", &error));
-	CcaSweepOptions opt = {.memory_fraction = fraction_of(json)};
+	CcaSweepOptions opt = {.memory_fraction = cca_test_memory_fraction(json)};
 	g_assert_true(cca_sweep_run(sweep, &opt, &error));
 	g_assert_no_error(error);
 	/* the row of C: its canonical string */

@@ -193,22 +193,11 @@ test_pickle_containers(void)
 
 /* ------------------------------------------------------------- export */
 
-static CcaSnapshot *
-load_trace(const char *name)
-{
-	g_autofree char *rel = g_strdup_printf("pytorch-2.11/%s.pickle.xz", name);
-	g_autofree char *path = cca_test_trace_path(rel);
-	GError *error = NULL;
-	CcaSnapshot *snap = cca_snapshot_load(path, &error);
-	g_assert_no_error(error);
-	return snap;
-}
-
 static void
 test_export(gconstpointer data)
 {
 	const char *name = data;
-	g_autoptr(CcaSnapshot) snap = load_trace(name);
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace(name);
 	g_autofree char *dir = g_dir_make_tmp("test-views-XXXXXX", NULL);
 	g_autofree char *out = g_build_filename(dir, "export.pickle", NULL);
 	CcaReplayOptions opt;
@@ -267,7 +256,7 @@ test_export(gconstpointer data)
 static void
 test_export_whatif(void)
 {
-	g_autoptr(CcaSnapshot) snap = load_trace("seedfrag.default");
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("seedfrag.default");
 	g_auto(CcaSettings) settings = {0};
 	GError *error = NULL;
 	g_assert_true(cca_settings_parse(&settings, "expandable_segments:True", &error));
@@ -302,7 +291,7 @@ test_export_whatif(void)
 static void
 test_timeline(void)
 {
-	g_autoptr(CcaSnapshot) snap = load_trace("seedfrag.default");
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("seedfrag.default");
 	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
 	for (guint nb = 1; nb <= 4096; nb *= 8) {
@@ -336,7 +325,7 @@ test_timeline(void)
 static void
 test_timeline_ooms(void)
 {
-	g_autoptr(CcaSnapshot) snap = load_trace("seedfrag.default");
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("seedfrag.default");
 	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
 	opt.memory_fraction = 0.004; /* 600 MiB of the H200 */
@@ -406,7 +395,7 @@ test_explain_request(void)
 static void
 test_explain_seedfrag(void)
 {
-	g_autoptr(CcaSnapshot) snap = load_trace("seedfrag.default");
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("seedfrag.default");
 	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
 	CcaExplainParams params = {.limit = 0, .top = 5};
@@ -434,7 +423,7 @@ test_explain_seedfrag(void)
 static void
 test_explain_frames(void)
 {
-	g_autoptr(CcaSnapshot) snap = load_trace("stacks.default");
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("stacks.default");
 	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
 	CcaExplainParams params = {.limit = 3, .top = 5};
@@ -451,7 +440,7 @@ test_explain_frames(void)
 static char *
 step_at(const char *trace, uint64_t at)
 {
-	g_autoptr(CcaSnapshot) snap = load_trace(trace);
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace(trace);
 	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
 	CcaStepParams params = {.at = at, .max_segments = 3, .bar_width = 20};
@@ -482,7 +471,7 @@ test_step(void)
 	g_assert_nonnull(strstr(c, "handles it together with event 20"));
 	g_assert_nonnull(strstr(c, "The block returns to the small pool"));
 	/* past the end */
-	g_autoptr(CcaSnapshot) snap = load_trace("seedfrag.default");
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("seedfrag.default");
 	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
 	CcaStepParams params = {.at = 1870, .bar_width = 20};
@@ -497,7 +486,7 @@ test_step(void)
 static void
 test_step_index(void)
 {
-	g_autoptr(CcaSnapshot) snap = load_trace("seedfrag.default");
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("seedfrag.default");
 	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
 	GArray *mallocs = g_array_new(FALSE, FALSE, sizeof(uint64_t));

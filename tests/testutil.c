@@ -3,6 +3,8 @@
 
 #include "testutil.h"
 
+#include "snapshot.h"
+
 #include <string.h>
 
 static const char *
@@ -50,4 +52,37 @@ cca_test_json_string(const char *json, const char *key)
 		return NULL;
 	const char *end = strchr(v + 1, '"');
 	return end ? g_strndup(v + 1, end - v - 1) : NULL;
+}
+
+char *
+cca_test_read_text(const char *path)
+{
+	char *text = NULL;
+	GError *error = NULL;
+	g_file_get_contents(path, &text, NULL, &error);
+	g_assert_no_error(error);
+	return text;
+}
+
+CcaSnapshot *
+cca_test_load_trace(const char *name)
+{
+	g_autofree char *rel = g_strdup_printf("pytorch-2.11/%s.pickle.xz", name);
+	g_autofree char *path = cca_test_trace_path(rel);
+	GError *error = NULL;
+	CcaSnapshot *snap = cca_snapshot_load(path, &error);
+	g_assert_no_error(error);
+	return snap;
+}
+
+double
+cca_test_memory_fraction(const char *json)
+{
+	gint64 cap = 0, total = G_GINT64_CONSTANT(150109880320);
+	cca_test_json_int(json, "cap_bytes", &cap);
+	cca_test_json_int(json, "total_memory", &total);
+	if (cap == 0)
+		return 0.0;
+	double f = (double)cap / (double)total;
+	return f < 1.0 ? f : 1.0;
 }

@@ -12,6 +12,19 @@ char *cca_test_trace_path(const char *relative);
 char *cca_test_data_path(const char *relative);
 
 
+/* The whole text of PATH (the test fails if it cannot be read).  Free
+ * with g_free(). */
+char *cca_test_read_text(const char *path);
+
+/* Loads traces/pytorch-2.11/NAME.pickle.xz (the test fails on error).
+ * Free with cca_snapshot_free(). */
+struct CcaSnapshot *cca_test_load_trace(const char *name);
+
+/* The memory fraction of the run JSON describes: min(1, cap_bytes /
+ * total_memory), the H200's total when the JSON has none, 0 without a
+ * cap (as capture.py and torch_replay.py set it). */
+double cca_test_memory_fraction(const char *json);
+
 /* Finds "KEY": <integer> in the flat JSON text JSON (the memory_stats
  * files of traces/, whose keys are unique); FALSE if absent. */
 gboolean cca_test_json_int(const char *json, const char *key, gint64 *out);
