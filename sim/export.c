@@ -17,6 +17,8 @@
 
 #include "export.h"
 
+#include "outfile.h"
+
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
@@ -587,57 +589,6 @@ replayed_settings(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaSetti
 	return TRUE;
 }
 
-/* Opens PATH.XXXXXX for writing; *TMP receives its name. */
-static FILE *
-open_temp(const char *path, char **tmp, GError **error)
-{
-	*tmp = g_strdup_printf("%s.XXXXXX", path);
-	int fd = g_mkstemp(*tmp);
-	if (fd < 0) {
-		int e = errno;
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "%s: %s", path,
-			    g_strerror(e));
-		g_free(*tmp);
-		*tmp = NULL;
-		return NULL;
-	}
-	mode_t mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask); /* mkstemp's 0600 would stick to the result */
-	FILE *f = fdopen(fd, "wb");
-	if (!f) {
-		int e = errno;
-		close(fd);
-		g_unlink(*tmp);
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "%s: %s", path,
-			    g_strerror(e));
-		g_free(*tmp);
-		*tmp = NULL;
-	}
-	return f;
-}
-
-static gboolean
-close_temp(FILE *f, char *tmp, const char *path, gboolean ok, GError **error)
-{
-	if (fclose(f) != 0 && ok) {
-		int e = errno;
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "%s: %s", path,
-			    g_strerror(e));
-		ok = FALSE;
-	}
-	if (ok && g_rename(tmp, path) != 0) {
-		int e = errno;
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "%s: %s", path,
-			    g_strerror(e));
-		ok = FALSE;
-	}
-	if (!ok)
-		g_unlink(tmp);
-	g_free(tmp);
-	return ok;
-}
-
 gboolean
 cca_export_pickle(const CcaSnapshot *snap, const CcaReplayOptions *options, const char *path,
 		  CcaExportResult *result, GError **error)
@@ -663,7 +614,7 @@ cca_export_pickle(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 	if (ok)
 		ok = replayed_settings(snap, options, &settings, &conf, error);
 	char *tmp = NULL;
-	FILE *f = ok ? open_temp(path, &tmp, error) : NULL;
+	FILE *f = ok ? cca_outfile_open(path, &tmp, error) : NULL;
 	if (ok && f) {
 		Out o = {
 			.w = cca_pickle_writer_new(f),
@@ -704,7 +655,7 @@ cca_export_pickle(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 			ok = FALSE;
 		}
 		g_array_free(o.frame_memo, TRUE);
-		ok = close_temp(f, tmp, path, ok, error);
+		ok = cca_outfile_close(f, tmp, path, ok, error);
 	} else if (ok) {
 		ok = FALSE;
 	}
@@ -803,7 +754,7 @@ cca_export_chrome(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 	memset(result, 0, sizeof *result);
 	result->matched = TRUE;
 	char *tmp = NULL;
-	FILE *f = open_temp(path, &tmp, error);
+	FILE *f = cca_outfile_open(path, &tmp, error);
 	if (!f)
 		return FALSE;
 	gboolean ok = TRUE;
@@ -852,5 +803,5 @@ cca_export_chrome(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "%s: write failed", path);
 		ok = FALSE;
 	}
-	return close_temp(f, tmp, path, ok, error);
+	return cca_outfile_close(f, tmp, path, ok, error);
 }

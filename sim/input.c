@@ -78,10 +78,8 @@ input_lzma_message(lzma_ret ret)
 	}
 }
 
-/* Asks for transparent huge pages over the LEN bytes at P (a buffer about
- * to be filled: page faults cost more than the writes). */
-static void
-input_advise_huge(void *p, size_t len)
+void
+cca_input_advise_huge(void *p, size_t len)
 {
 #ifdef MADV_HUGEPAGE
 	const uintptr_t huge = (uintptr_t)2 << 20;
@@ -106,7 +104,7 @@ input_buffer_presize(InputBuffer *buf, uint64_t size)
 	if (buf->data == NULL)
 		return;
 	buf->cap = cap;
-	input_advise_huge(buf->data, cap);
+	cca_input_advise_huge(buf->data, cap);
 }
 
 /* The decompressed size of all the xz streams of DATA, read backwards from

@@ -44,6 +44,11 @@ void cca_input_advance(CcaInput *input, size_t pos);
  * may each call it. */
 size_t cca_input_release_behind(const CcaInput *input, size_t released, size_t pos);
 
+/* Asks for transparent huge pages over the whole 2 MiB pages among the
+ * LEN bytes at P: for a big buffer about to be filled, whose page faults
+ * cost more than the writes. */
+void cca_input_advise_huge(void *p, size_t len);
+
 /* Releases what INPUT holds. */
 void cca_input_clear(CcaInput *input);
 

@@ -30,6 +30,7 @@
 
 #include "pickle.h"
 #include "snapshot.h"
+#include "input.h"
 #include "trace.h"
 
 #define CONV_MAX_DEVICES (1 << 16)
@@ -701,23 +702,6 @@ conv_event(Conv *c, const CcaPickleValue *v, CcaEvent *ev)
 	return TRUE;
 }
 
-/* Asks for transparent huge pages over the LEN bytes at P: filling a big
- * array page by page costs more in faults than in writes. */
-static void
-conv_advise_huge(void *p, size_t len)
-{
-#ifdef MADV_HUGEPAGE
-	const uintptr_t huge = (uintptr_t)2 << 20;
-	uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-	uintptr_t hi = ((uintptr_t)p + len) & ~(huge - 1);
-	if (hi > lo)
-		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-#else
-	(void)p;
-	(void)len;
-#endif
-}
-
 /* conv_take_claimed() for a compact load. */
 static CcaTraceEvents *
 conv_take_claimed_enc(Conv *c, const CcaPickleValue *list)
@@ -792,7 +776,7 @@ conv_claim(void *user, const CcaPickleStack *st)
 		guint reserve =
 			c->claimed->len == 0 ? (guint)MIN(c->input_len / 32, CONV_MAX_RESERVE) : 64;
 		cl.events = g_array_sized_new(FALSE, FALSE, sizeof(CcaEvent), reserve);
-		conv_advise_huge(cl.events->data, (size_t)reserve * sizeof(CcaEvent));
+		cca_input_advise_huge(cl.events->data, (size_t)reserve * sizeof(CcaEvent));
 	}
 	ptrmap_put(&c->claims, list, c->claimed->len);
 	g_array_append_val(c->claimed, cl);

@@ -12,6 +12,8 @@
 
 #include "plot_render.h"
 
+#include "outfile.h"
+
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
 #include <errno.h>
@@ -1055,26 +1057,10 @@ gboolean
 cca_plot_write(const char *path, CcaPlotFormat format, int width, int height, const char *title,
 	       CcaPlotDrawFunc draw, void *data, GError **error)
 {
-	g_autofree char *tmp = g_strdup_printf("%s.XXXXXX", path);
-	int fd = g_mkstemp(tmp);
-	if (fd < 0) {
-		int e = errno;
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "%s: %s", path,
-			    g_strerror(e));
+	char *tmp = NULL;
+	FILE *f = cca_outfile_open(path, &tmp, error);
+	if (!f)
 		return FALSE;
-	}
-	mode_t mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask); /* mkstemp's 0600 would stick to the result */
-	FILE *f = fdopen(fd, "wb");
-	if (!f) {
-		int e = errno;
-		close(fd);
-		g_unlink(tmp);
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "%s: %s", path,
-			    g_strerror(e));
-		return FALSE;
-	}
 	cairo_surface_t *surface = NULL;
 	GString *svg = NULL, *hover = NULL;
 	switch (format) {
@@ -1117,25 +1103,8 @@ cca_plot_write(const char *path, CcaPlotFormat format, int width, int height, co
 	if (hover)
 		g_string_free(hover, TRUE);
 	gboolean ok = status == CAIRO_STATUS_SUCCESS;
-	if (fclose(f) != 0 && ok) {
-		int e = errno;
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "%s: %s", path,
-			    g_strerror(e));
-		g_unlink(tmp);
-		return FALSE;
-	}
-	if (!ok) {
+	if (!ok)
 		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "%s: cairo: %s", path,
 			    cairo_status_to_string(status));
-		g_unlink(tmp);
-		return FALSE;
-	}
-	if (g_rename(tmp, path) != 0) {
-		int e = errno;
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "%s: %s", path,
-			    g_strerror(e));
-		g_unlink(tmp);
-		return FALSE;
-	}
-	return TRUE;
+	return cca_outfile_close(f, tmp, path, ok, error);
 }
