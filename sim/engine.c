@@ -1093,22 +1093,20 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 		 * the recorded settings can tell, and only a trace that releases
 		 * segments can have called it: replay until the first release,
 		 * and ask the recorded replay only if there is one. */
+		RecordedAddresses *addresses = opt->addresses_from ? &other : NULL;
 		bool saw_release = false;
-		if (opt->observer || opt->on_model_event || opt->make_device) {
+		if (watched) {
 			/* the caller watches the replay: it must run once */
 			gboolean releases = FALSE;
 			ok = trace_has_releases(snap, opt->device, &releases, error);
 			saw_release = releases;
+			if (ok && !saw_release)
+				ok = run_pass(snap, opt, settings, false, addresses, NULL, NULL,
+					      start, res, NULL, error);
 		} else {
-			ok = run_pass(snap, opt, settings, false,
-				      opt->addresses_from ? &other : NULL, NULL, NULL, start, res,
+			ok = run_pass(snap, opt, settings, false, addresses, NULL, NULL, start, res,
 				      &saw_release, error);
 		}
-		if (ok && !saw_release &&
-		    (opt->observer || opt->on_model_event || opt->make_device))
-			ok = run_pass(snap, opt, settings, false,
-				      opt->addresses_from ? &other : NULL, NULL, NULL, start, res,
-				      NULL, error);
 		if (ok && saw_release) {
 			CcaReplayOptions first = *opt;
 			first.check = false;
@@ -1123,8 +1121,7 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 			cca_replay_result_clear(&scratch);
 			if (ok) {
 				cca_replay_result_clear(res);
-				ok = run_pass(snap, opt, settings, false,
-					      opt->addresses_from ? &other : NULL, found, NULL,
+				ok = run_pass(snap, opt, settings, false, addresses, found, NULL,
 					      start, res, NULL, error);
 			}
 		}
