@@ -5,48 +5,9 @@
 # no output file behind.  Needs $CCASIM and $top_srcdir (set by make check).
 set -u
 
-ccasim=${CCASIM:-./ccasim}
 srcdir=${top_srcdir:-.}
-traces=$srcdir/traces/pytorch-2.11
+. "$srcdir/tests/tap.sh"
 bad=$srcdir/tests/data/msgpack-bad
-python=/usr/bin/python3
-[ -x "$python" ] || python=$(command -v python3 || echo false)
-
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/test-cli.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT INT TERM
-
-n=0
-failed=0
-
-# ok CONDITION-STATUS DESCRIPTION
-report() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=1
-		if [ -s "$scratch/err" ]; then sed 's/^/# stderr: /' "$scratch/err"; fi
-	fi
-}
-
-# run EXPECTED-STATUS CMD...: runs CMD with stdout in $scratch/out and
-# stderr in $scratch/err; succeeds when it exits EXPECTED-STATUS.
-run() {
-	want=$1
-	shift
-	"$@" >"$scratch/out" 2>"$scratch/err"
-	got=$?
-	[ "$got" -eq "$want" ] || {
-		echo "# '$*' exited $got, expected $want"
-		return 1
-	}
-}
-
-# one_line: stderr holds exactly one non-empty line.
-one_line() {
-	[ "$(wc -l <"$scratch/err")" -eq 1 ] && [ -s "$scratch/err" ]
-}
 
 # no_output DIR: DIR holds no file (no output, no temporary).
 no_output() {
@@ -181,5 +142,4 @@ run 1 "$ccasim" info --json "$bad/wrong-version.msgpack" && one_line &&
 	grep -q 'version 2' "$scratch/err" && [ ! -s "$scratch/out" ]
 report $? "info --json of a future version: exit 1, nothing on stdout"
 
-echo "1..$n"
-exit $failed
+tap_done

@@ -3,10 +3,8 @@
 # the same counts for the pickle and its msgpack conversion (TAP).
 # Needs $CCASIM and $top_srcdir (set by make check).
 set -u
-ccasim=${CCASIM:-./ccasim}
 srcdir=${top_srcdir:-.}
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/test-convert-all.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT INT TERM
+. "$srcdir/tests/tap.sh"
 
 # counts FILE: the info JSON without the fields that name the format or
 # the file (file, format, source, pickle_protocol, origin).
@@ -16,10 +14,7 @@ counts() {
 		-e 's/"pickle_protocol": *[0-9]*,* *//'
 }
 
-n=0
-failed=0
-for pickle in "$srcdir"/traces/pytorch-2.11/*.pickle.xz "$srcdir"/traces/pytorch-2.11/whatif/*.pickle.xz \
-	"$srcdir"/traces/pytorch-2.11/samples/*.pickle; do
+for pickle in "$traces"/*.pickle.xz "$traces"/whatif/*.pickle.xz "$traces"/samples/*.pickle; do
 	name=$(basename "$pickle")
 	n=$((n + 1))
 	if ! "$ccasim" convert "$pickle" -o "$scratch/t.msgpack" 2>"$scratch/err"; then
@@ -38,5 +33,4 @@ for pickle in "$srcdir"/traces/pytorch-2.11/*.pickle.xz "$srcdir"/traces/pytorch
 		failed=1
 	fi
 done
-echo "1..$n"
-exit $failed
+tap_done

@@ -8,46 +8,9 @@
 # with counters.  Needs $CCASIM and $top_srcdir (set by make check).
 set -u
 
-ccasim=${CCASIM:-./ccasim}
 srcdir=${top_srcdir:-.}
-traces=$srcdir/traces/pytorch-2.11
+. "$srcdir/tests/tap.sh"
 compare=$srcdir/tests/compare-snapshot.py
-python=/usr/bin/python3
-[ -x "$python" ] || python=$(command -v python3 || echo false)
-
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/test-export.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT INT TERM
-
-n=0
-failed=0
-
-report() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=1
-		if [ -s "$scratch/err" ]; then sed 's/^/# stderr: /' "$scratch/err"; fi
-	fi
-}
-
-skip() {
-	n=$((n + 1))
-	echo "ok $n - $1 # SKIP $2"
-}
-
-# run EXPECTED-STATUS CMD...: stdout in $scratch/out, stderr in $scratch/err.
-run() {
-	want=$1
-	shift
-	"$@" >"$scratch/out" 2>"$scratch/err"
-	got=$?
-	[ "$got" -eq "$want" ] || {
-		echo "# '$*' exited $got, expected $want"
-		return 1
-	}
-}
 
 checked() {
 	run 0 "$ccasim" replay --check "$1" && grep -q '^check: passed' "$scratch/out"
@@ -135,5 +98,4 @@ run 1 "$ccasim" export "$scratch/missing.pickle" -o "$scratch/y.pickle" &&
 	[ ! -e "$scratch/y.pickle" ]
 report $? "export of a missing file fails and writes nothing"
 
-echo "1..$n"
-exit $failed
+tap_done

@@ -8,46 +8,8 @@
 # Needs $CCASIM and $top_srcdir (set by make check).
 set -u
 
-ccasim=${CCASIM:-./ccasim}
 srcdir=${top_srcdir:-.}
-traces=$srcdir/traces/pytorch-2.11
-python=$(command -v python3 || echo false)
-
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/test-gpu.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT INT TERM
-
-n=0
-failed=0
-
-# report STATUS DESCRIPTION [SKIP-REASON]
-report() {
-	n=$((n + 1))
-	if [ -n "${3:-}" ]; then
-		echo "ok $n - $2 # SKIP $3"
-	elif [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=1
-		if [ -s "$scratch/err" ]; then sed 's/^/# stderr: /' "$scratch/err"; fi
-	fi
-}
-
-# run EXPECTED-STATUS CMD...: stdout in $scratch/out, stderr in $scratch/err.
-run() {
-	want=$1
-	shift
-	"$@" >"$scratch/out" 2>"$scratch/err"
-	got=$?
-	[ "$got" -eq "$want" ] || {
-		echo "# '$*' exited $got, expected $want"
-		return 1
-	}
-}
-
-one_line() {
-	[ -s "$scratch/err" ] && [ "$(wc -l <"$scratch/err")" -eq 1 ]
-}
+. "$srcdir/tests/tap.sh"
 
 valid_json() {
 	[ "$python" = false ] || "$python" -c 'import json,sys; json.load(open(sys.argv[1]))' "$1"
@@ -107,7 +69,7 @@ if [ $gpu = yes ]; then
 	report $? "gpu calibrate writes the calibration JSON"
 else
 	for what in "gpu replay agrees with the simulation" "gpu calibrate writes JSON"; do
-		report 0 "$what" "no GPU"
+		skip "$what" "no GPU"
 	done
 fi
 
@@ -125,8 +87,7 @@ if [ "$python" != false ]; then
 	run 1 "$python" "$srcdir/tools/validation-table.py" "$scratch/nothing.tsv" && one_line
 	report $? "validation-table.py: a missing file is one line, exit 1"
 else
-	report 0 "validation helpers" "no python3"
+	skip "validation helpers" "no python3"
 fi
 
-echo "1..$n"
-exit $failed
+tap_done

@@ -8,40 +8,9 @@
 # $top_srcdir and $top_builddir (set by make check).
 set -u
 
-ccasim=${CCASIM:-./ccasim}
 srcdir=${top_srcdir:-.}
+. "$srcdir/tests/tap.sh"
 builddir=${top_builddir:-.}
-traces=$srcdir/traces/pytorch-2.11
-python=/usr/bin/python3
-[ -x "$python" ] || python=$(command -v python3 || echo false)
-
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/test-plot.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT INT TERM
-
-n=0
-failed=0
-
-report() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=1
-		if [ -s "$scratch/err" ]; then sed 's/^/# stderr: /' "$scratch/err"; fi
-	fi
-}
-
-run() {
-	want=$1
-	shift
-	"$@" >"$scratch/out" 2>"$scratch/err"
-	got=$?
-	[ "$got" -eq "$want" ] || {
-		echo "# '$*' exited $got, expected $want"
-		return 1
-	}
-}
 
 # starts_with FILE HEX: the file's first bytes, in hex.
 starts_with() {
@@ -138,5 +107,4 @@ report $? "step without a terminal prints the first event and exits"
 run 2 "$ccasim" step "$seed" --at 1870
 report $? "step --at past the end is a usage error"
 
-echo "1..$n"
-exit $failed
+tap_done

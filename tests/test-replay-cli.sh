@@ -5,49 +5,25 @@
 # Needs $CCASIM and $top_srcdir (set by make check).
 set -u
 
-ccasim=${CCASIM:-./ccasim}
 srcdir=${top_srcdir:-.}
-traces=$srcdir/traces/pytorch-2.11
-python=/usr/bin/python3
-[ -x "$python" ] || python=$(command -v python3 || echo false)
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/test-replay-cli.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT INT TERM
+. "$srcdir/tests/tap.sh"
 
-n=0
-failed=0
-
-# check DESCRIPTION EXPECTED-STATUS CMD...: runs CMD, stdout to
-# $scratch/out, stderr to $scratch/err, and reports whether it exited so.
+# check DESCRIPTION EXPECTED-STATUS CMD...: runs CMD (see run) and reports
+# whether it exited EXPECTED-STATUS.
 check() {
 	desc=$1
-	want=$2
-	shift 2
-	"$@" >"$scratch/out" 2>"$scratch/err"
-	got=$?
-	n=$((n + 1))
-	if [ "$got" -eq "$want" ]; then
-		echo "ok $n - $desc"
-	else
-		echo "not ok $n - $desc (exit $got, expected $want)"
-		sed 's/^/# /' "$scratch/err"
-		failed=1
-	fi
+	shift
+	run "$@"
+	report $? "$desc"
 }
 
 # expect DESCRIPTION COMMAND...: a shell condition on the last outputs.
 expect() {
 	desc=$1
 	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $desc"
-	else
-		echo "not ok $n - $desc"
-		failed=1
-	fi
+	"$@"
+	report $? "$desc"
 }
-
-one_line() { [ "$(wc -l <"$scratch/err")" -eq 1 ]; }
 
 check "replay --help" 0 "$ccasim" replay --help
 expect "--help lists --address-sensitivity" grep -q -- --address-sensitivity "$scratch/out"
@@ -100,5 +76,4 @@ check "a msgpack trace replays like its pickle" 0 "$ccasim" replay --check "$scr
 check "older rules on request" 0 "$ccasim" replay --check --pytorch-version 2.5 "$traces/resnet152.ms512.pickle.xz"
 expect "... and said so" grep -q "PyTorch 2.5 rules" "$scratch/out"
 
-echo "1..$n"
-exit $failed
+tap_done

@@ -17,15 +17,13 @@
 # $top_srcdir (set by make check).
 set -u
 
-ccasim=${CCASIM:-./ccasim}
 srcdir=${top_srcdir:-.}
+. "$srcdir/tests/tap.sh"
 doc=$srcdir/doc/tutorial.md
 figures=$srcdir/doc/tutorial-figures
 regenerate=no
 [ "${1:-}" = --regenerate ] && regenerate=yes
 
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/test-tutorial.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT INT TERM
 case $ccasim in /*) ;; *) ccasim=$(pwd)/$ccasim ;; esac
 mkdir -p "$scratch/bin" "$scratch/work/doc/tutorial-figures" "$scratch/blocks"
 ln -s "$ccasim" "$scratch/bin/ccasim"
@@ -48,17 +46,6 @@ END { print n + 0 > (dir "/count") }
 ' "$doc" || exit 1
 count=$(cat "$scratch/blocks/count")
 
-n=0
-failed=0
-report() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=1
-	fi
-}
 
 i=1
 while [ "$i" -le "$count" ]; do
@@ -104,5 +91,4 @@ if [ $regenerate = yes ]; then
 		echo "# regenerated $doc and $figures"
 fi
 
-echo "1..$n"
-exit $failed
+tap_done

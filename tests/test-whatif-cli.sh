@@ -5,46 +5,10 @@
 # usage errors) with one line on stderr.  Needs $CCASIM and $top_srcdir.
 set -u
 
-ccasim=${CCASIM:-./ccasim}
 srcdir=${top_srcdir:-.}
-traces=$srcdir/traces/pytorch-2.11
+. "$srcdir/tests/tap.sh"
 seedfrag=$traces/seedfrag.default.pickle.xz
 dyninfer=$traces/dyninfer.default.pickle.xz
-python=/usr/bin/python3
-[ -x "$python" ] || python=$(command -v python3 || echo false)
-
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/test-whatif.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT INT TERM
-
-n=0
-failed=0
-
-report() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=1
-		if [ -s "$scratch/err" ]; then sed 's/^/# stderr: /' "$scratch/err"; fi
-	fi
-}
-
-# run EXPECTED-STATUS CMD...: stdout to $scratch/out, stderr to $scratch/err.
-run() {
-	want=$1
-	shift
-	"$@" >"$scratch/out" 2>"$scratch/err"
-	got=$?
-	[ "$got" -eq "$want" ] || {
-		echo "# '$*' exited $got, expected $want"
-		return 1
-	}
-}
-
-one_line() {
-	[ "$(wc -l <"$scratch/err")" -eq 1 ] && [ -s "$scratch/err" ]
-}
 
 # json_get FILE EXPR: a value from a JSON file (python3), e.g. "d['rows'][0]".
 json_get() {
@@ -132,5 +96,4 @@ else
 	n=$((n + 1))
 fi
 
-echo "1..$n"
-exit $failed
+tap_done
