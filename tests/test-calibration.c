@@ -195,7 +195,7 @@ test_sweep_time(void)
 	g_assert_true(cca_sweep_add_config(sweep, "expandable_segments:True", "t", &error));
 	g_assert_true(cca_sweep_add_config(sweep, "max_split_size_mb:128", "t", &error));
 	g_autoptr(CcaCalibrationTable) cal = cca_calibration_new_h200();
-	double fraction = 1.0e9 / 150109880320.0; /* the cascade syncs */
+	double fraction = 1.0e9 / (double)CCA_H200_TOTAL_MEMORY; /* the cascade syncs */
 	CcaSweepOptions opt = {.calibration = cal, .memory_fraction = fraction, .threads = 1};
 	g_assert_true(cca_sweep_run(sweep, &opt, &error));
 	for (guint i = 0; i < sweep->rows->len; i++) {

@@ -401,7 +401,7 @@ test_unexpected_oom(void)
 	g_assert_no_error(error);
 	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
-	opt.memory_fraction = 512.0 * 1048576.0 / 150109880320.0; /* a 512 MiB cap */
+	opt.memory_fraction = 512.0 * 1048576.0 / (double)CCA_H200_TOTAL_MEMORY; /* a 512 MiB cap */
 	CcaReplayResult res;
 	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
 	g_assert_true(res.stopped_by_oom);

@@ -120,8 +120,8 @@ static const Cut cuts[] = {
 	{"pytorch-2.11/multistream.exp.pickle.xz", 0.5, 0},
 	{"pytorch-2.11/resnet152.exp.pickle.xz", 0.8, 0},
 	/* capped: 1.10 x the default run's peak allocated (see the JSON) */
-	{"pytorch-2.11/seedfrag.cap.pickle.xz", 0.5, 695475968.0 / 150109880320.0},
-	{"pytorch-2.11/dyninfer.capms.pickle.xz", 0.5, 927911987.0 / 150109880320.0},
+	{"pytorch-2.11/seedfrag.cap.pickle.xz", 0.5, 695475968.0 / (double)CCA_H200_TOTAL_MEMORY},
+	{"pytorch-2.11/dyninfer.capms.pickle.xz", 0.5, 927911987.0 / (double)CCA_H200_TOTAL_MEMORY},
 };
 
 int

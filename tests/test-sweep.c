@@ -23,9 +23,7 @@
 #include "sweep.h"
 #include "testutil.h"
 
-#define H200_TOTAL 150109880320.0
-
-/* The run's memory fraction: min(1, cap / total), as capture.py set it. */
+/* The row of SWEEP whose setting string is CONF, or NULL. */
 static const CcaSweepRow *
 find_row(const CcaSweep *sweep, const char *conf)
 {
@@ -330,7 +328,7 @@ test_recommend(void)
 	g_assert_nonnull(strstr(why->str, "run out of memory at event"));
 	g_string_truncate(why, 0);
 	/* under a cap nothing fits */
-	opt.memory_fraction = 100e6 / H200_TOTAL;
+	opt.memory_fraction = 100e6 / (double)CCA_H200_TOTAL_MEMORY;
 	g_assert_true(cca_sweep_run(sweep, &opt, &error));
 	g_assert_null(cca_sweep_recommend(sweep, CCA_GOAL_RESERVED, &opt, why));
 	g_assert_nonnull(strstr(why->str, "No setting in this grid"));
@@ -447,8 +445,10 @@ main(int argc, char **argv)
 		{"seedfrag.default", 0.0},
 		{"multistream.default", 0.0},
 		{"dyninfer.default", 0.0},
-		{"dyninfer.default", 927911987.0 / H200_TOTAL}, /* dyninfer.cap's cap: OOM rows */
-		{"multistream.cap", 36914380.0 / H200_TOTAL},	/* a trace that ends in an OOM */
+		{"dyninfer.default",
+		 927911987.0 / (double)CCA_H200_TOTAL_MEMORY}, /* dyninfer.cap's cap: OOM rows */
+		{"multistream.cap",
+		 36914380.0 / (double)CCA_H200_TOTAL_MEMORY}, /* a trace that ends in an OOM */
 	};
 	for (guint i = 0; i < G_N_ELEMENTS(equal_cases); i++) {
 		g_autofree char *path =

@@ -3,6 +3,7 @@
 
 #include "testutil.h"
 
+#include "device.h"
 #include "snapshot.h"
 
 #include <string.h>
@@ -78,7 +79,7 @@ cca_test_load_trace(const char *name)
 double
 cca_test_memory_fraction(const char *json)
 {
-	gint64 cap = 0, total = G_GINT64_CONSTANT(150109880320);
+	gint64 cap = 0, total = (gint64)CCA_H200_TOTAL_MEMORY;
 	cca_test_json_int(json, "cap_bytes", &cap);
 	cca_test_json_int(json, "total_memory", &total);
 	if (cap == 0)
