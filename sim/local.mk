@@ -12,7 +12,8 @@ libccasim_a_SOURCES = \
 	%D%/allocator.h %D%/allocator.c %D%/block.h %D%/pool.h %D%/pool.c \
 	%D%/engine.h %D%/engine.c %D%/rewind.h %D%/rewind.c %D%/sensitivity.h %D%/sensitivity.c \
 	%D%/report.h %D%/report.c \
-	%D%/sizes.h %D%/sizes.c %D%/outfile.h %D%/outfile.c
+	%D%/sizes.h %D%/sizes.c %D%/outfile.h %D%/outfile.c \
+	%D%/text.h %D%/text.c
 libccasim_a_SOURCES += %D%/json.h %D%/json.c
 # What-if studies (sweep, fit, diff) and the allocator-time cost model.
 libccasim_a_SOURCES += %D%/calibration.h %D%/calibration.c %D%/sweep.h %D%/sweep.c

@@ -65,3 +65,7 @@ TESTS += tests/test-export.sh tests/test-plot.sh
 EXTRA_DIST += tests/test-export.sh tests/test-plot.sh tests/compare-snapshot.py
 TESTS += tests/test-tutorial.sh
 EXTRA_DIST += tests/test-tutorial.sh
+check_PROGRAMS += tests/test-text
+TESTS += tests/test-text
+tests_test_text_SOURCES = tests/test-text.c
+tests_test_text_LDADD = libccasim.a $(CCASIM_LIBS)

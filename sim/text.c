@@ -1,0 +1,80 @@
+/* text.c - display forms of untrusted strings.
+ *
+ * Every string ccasim shows that came from a trace (frame names, the
+ * recorded PYTORCH_CUDA_ALLOC_CONF, annotations) or from an option goes
+ * through cca_text_display() first, so that nothing a file holds can move a
+ * terminal's cursor, recolour it, or make an error message megabytes long.
+ * The work is bounded by the display length, never by the input's. */
+#include "text.h"
+
+#include <string.h>
+
+/* Appends the escaped form of byte C (not valid as printable UTF-8). */
+static void
+text_append_escape(GString *out, unsigned char c)
+{
+	switch (c) {
+	case '\\':
+		g_string_append(out, "\\\\");
+		break;
+	case '\n':
+		g_string_append(out, "\\n");
+		break;
+	case '\t':
+		g_string_append(out, "\\t");
+		break;
+	case '\r':
+		g_string_append(out, "\\r");
+		break;
+	default:
+		g_string_append_printf(out, "\\x%02x", c);
+		break;
+	}
+}
+
+char *
+cca_text_display(const char *s, gssize len, gsize max)
+{
+	if (s == NULL)
+		return g_strdup("");
+	gsize n = len < 0 ? strlen(s) : (gsize)len;
+	if (max < 32)
+		max = 32;
+	/* Room kept for the "... (N bytes)" tail when the text is cut. */
+	gsize budget = max - 28;
+	GString *out = g_string_sized_new(MIN(n, max) + 1);
+	/* Where the text is cut if it turns out longer than MAX: before the
+	 * first character that takes it past BUDGET. */
+	gsize cut = G_MAXSIZE;
+	gsize i = 0;
+	while (i < n) {
+		unsigned char c = (unsigned char)s[i];
+		gsize before = out->len;
+		gsize step = 1;
+		if (c >= 0x20 && c < 0x7f && c != '\\') {
+			g_string_append_c(out, (char)c);
+		} else if (c >= 0x80) {
+			/* A UTF-8 sequence is at most 4 bytes: validating
+			 * it reads no further than that. */
+			gsize avail = MIN(n - i, 4);
+			gunichar u = g_utf8_get_char_validated(s + i, (gssize)avail);
+			if (u != (gunichar)-1 && u != (gunichar)-2 && g_unichar_isprint(u)) {
+				step = (gsize)g_utf8_skip[c];
+				g_string_append_len(out, s + i, (gssize)step);
+			} else {
+				text_append_escape(out, c);
+			}
+		} else {
+			text_append_escape(out, c);
+		}
+		if (cut == G_MAXSIZE && out->len > budget)
+			cut = before;
+		if (out->len > max) {
+			g_string_truncate(out, cut);
+			g_string_append_printf(out, "... (%" G_GSIZE_FORMAT " bytes)", n);
+			break;
+		}
+		i += step;
+	}
+	return g_string_free(out, FALSE);
+}
