@@ -28,4 +28,10 @@ extern const char cca_fuzz_target[];
  * count. */
 void cca_fuzz_load_snapshot(const uint8_t *data, size_t size);
 
+/* Loads SIZE bytes at DATA as cca_fuzz_load_snapshot() does, then replays
+ * each device under the recorded settings (with check and the invariant
+ * walker), as a what-if, and as a what-if under a 1 GiB device, with GLib
+ * warnings and criticals made fatal.  Errors and OOMs are results. */
+void cca_fuzz_replay_snapshot(const uint8_t *data, size_t size);
+
 #endif

@@ -3,11 +3,12 @@
 # (--enable-fuzzing: tests/fuzz/fuzz-<reader>) or with the plain driver
 # replay-corpus.c (tests/fuzz/replay-<reader>, a TAP test over
 # tests/fuzz/corpus-<reader>/).
-FUZZ_TARGETS = pickle msgpack settings
+FUZZ_TARGETS = pickle msgpack settings replay
 FUZZ_REPLAYS = \
 	%D%/replay-pickle \
 	%D%/replay-msgpack \
-	%D%/replay-settings
+	%D%/replay-settings \
+	%D%/replay-replay
 check_PROGRAMS += $(FUZZ_REPLAYS)
 TESTS += $(FUZZ_REPLAYS)
 
@@ -23,12 +24,16 @@ FUZZ_LOAD_SOURCES = %D%/fuzz.h %D%/fuzz-load.c
 %C%_replay_settings_SOURCES = %D%/replay-corpus.c %D%/fuzz-settings.c %D%/fuzz.h
 %C%_replay_settings_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
 %C%_replay_settings_LDADD = libccasim.a $(CCASIM_LIBS)
+%C%_replay_replay_SOURCES = %D%/replay-corpus.c %D%/fuzz-replay.c $(FUZZ_LOAD_SOURCES)
+%C%_replay_replay_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
+%C%_replay_replay_LDADD = libccasim.a $(CCASIM_LIBS)
 
 if ENABLE_FUZZING
 # Run one with e.g.
-#   tests/fuzz/fuzz-pickle -max_total_time=600 /tmp/corpus $(srcdir)/tests/fuzz/corpus-pickle
+#   tests/fuzz/fuzz-pickle -max_total_time=600 -malloc_limit_mb=512 -rss_limit_mb=2048 \
+#     /tmp/corpus $(srcdir)/tests/fuzz/corpus-pickle
 # (new inputs go to the first directory; `make fuzz-smoke` runs each briefly).
-noinst_PROGRAMS += %D%/fuzz-pickle %D%/fuzz-msgpack %D%/fuzz-settings
+noinst_PROGRAMS += %D%/fuzz-pickle %D%/fuzz-msgpack %D%/fuzz-settings %D%/fuzz-replay
 %C%_fuzz_pickle_SOURCES = %D%/fuzz-pickle.c $(FUZZ_LOAD_SOURCES)
 %C%_fuzz_pickle_LDFLAGS = $(FUZZ_LDFLAGS)
 %C%_fuzz_pickle_LDADD = libccasim.a $(CCASIM_LIBS)
@@ -38,16 +43,22 @@ noinst_PROGRAMS += %D%/fuzz-pickle %D%/fuzz-msgpack %D%/fuzz-settings
 %C%_fuzz_settings_SOURCES = %D%/fuzz-settings.c %D%/fuzz.h
 %C%_fuzz_settings_LDFLAGS = $(FUZZ_LDFLAGS)
 %C%_fuzz_settings_LDADD = libccasim.a $(CCASIM_LIBS)
+%C%_fuzz_replay_SOURCES = %D%/fuzz-replay.c $(FUZZ_LOAD_SOURCES)
+%C%_fuzz_replay_LDFLAGS = $(FUZZ_LDFLAGS)
+%C%_fuzz_replay_LDADD = libccasim.a $(CCASIM_LIBS)
 
 # Fuzzes each target for FUZZ_SECONDS (default 30) from its committed corpus,
 # writing new inputs to a scratch directory; crashes land in the build dir.
+# -malloc_limit_mb makes one allocation of FUZZ_MALLOC_MB or more a finding:
+# no input of a few kilobytes may make ccasim ask for that much at once.
 FUZZ_SECONDS = 30
-fuzz-smoke: %D%/fuzz-pickle %D%/fuzz-msgpack %D%/fuzz-settings
+FUZZ_MALLOC_MB = 512
+fuzz-smoke: %D%/fuzz-pickle %D%/fuzz-msgpack %D%/fuzz-settings %D%/fuzz-replay
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  scratch=$$(mktemp -d); \
 	  echo "fuzzing $$t for $(FUZZ_SECONDS)s"; \
 	  $(builddir)/%D%/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
-	    -rss_limit_mb=4096 $$scratch $(srcdir)/%D%/corpus-$$t; \
+	    -rss_limit_mb=2048 -malloc_limit_mb=$(FUZZ_MALLOC_MB) $$scratch $(srcdir)/%D%/corpus-$$t; \
 	  rm -rf $$scratch; \
 	done
 else
@@ -59,6 +70,6 @@ endif
 fuzz-corpus: ccasim$(EXEEXT)
 	CCASIM=$(abs_top_builddir)/ccasim$(EXEEXT) $(SHELL) $(srcdir)/tools/make-fuzz-corpus.sh
 
-EXTRA_DIST += %D%/corpus-pickle %D%/corpus-msgpack %D%/corpus-settings \
+EXTRA_DIST += %D%/corpus-pickle %D%/corpus-msgpack %D%/corpus-settings %D%/corpus-replay \
 	%D%/README.md tools/make-fuzz-corpus.sh
 .PHONY: fuzz-smoke fuzz-corpus
