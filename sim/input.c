@@ -36,6 +36,7 @@
 #include <zlib.h>
 
 #include "input.h"
+#include "sizes.h"
 #include "snapshot.h"
 #include "trace.h"
 
@@ -260,13 +261,12 @@ sink_put(InputSink *k, const unsigned char *data, size_t n, uint64_t consumed, G
 		return TRUE;
 	uint64_t total = k->len + n;
 	if (total > input_max_size || total < k->len) {
-		char *limit = g_format_size_full(input_max_size, G_FORMAT_SIZE_IEC_UNITS);
+		char limit[32];
 		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
 			    "%s: offset %" G_GUINT64_FORMAT
 			    ": %s data exceeds %s (raise it with --max-input-size)",
 			    k->path, (guint64)consumed, k->compressed ? "decompressed" : "input",
-			    limit);
-		g_free(limit);
+			    cca_size_format(input_max_size, limit));
 		return FALSE;
 	}
 	if (k->compressed && total > CCA_INPUT_RATIO_GRACE &&
@@ -565,12 +565,11 @@ cca_input_open(CcaInput *input, const char *path, GError **error)
 	gboolean ok;
 	if (S_ISREG(st.st_mode)) {
 		if ((uint64_t)st.st_size > input_max_size) {
-			char *limit = g_format_size_full(input_max_size, G_FORMAT_SIZE_IEC_UNITS);
+			char limit[32];
 			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
 				    "%s: the file is larger than %s (raise it with "
 				    "--max-input-size)",
-				    path, limit);
-			g_free(limit);
+				    path, cca_size_format(input_max_size, limit));
 			close(fd);
 			g_clear_pointer(&input->path, g_free);
 			return FALSE;

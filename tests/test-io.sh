@@ -117,4 +117,104 @@ else
 	done
 fi
 
+# ----------------------------------------------------------------- inputs
+
+# fixture NAME: writes $scratch/NAME with Python (see the cases below).
+fixture() {
+	"$python" - "$scratch" "$1" <<'PY'
+import gzip, lzma, pickle, struct, sys, zlib
+d, name = sys.argv[1], sys.argv[2]
+mib = bytes(1 << 20)
+def gz(b):
+    c = zlib.compressobj(9, zlib.DEFLATED, 31)
+    return c.compress(b) + c.flush()
+if name == "zeros.xz":  # 1 GiB of zeros in 1024 small xz streams
+    out = lzma.compress(mib) * 1024
+elif name == "zeros.gz":  # 1 GiB of zeros in 1024 gzip members
+    out = gz(mib) * 1024
+elif name == "bomb.gz":  # a pickle's first bytes, then 1 GiB of zeros
+    out = gz(b"\x80\x04\x95" + mib) + gz(mib) * 1023
+elif name == "isize.gz":  # a tiny pickle whose size trailer says 4 GiB - 1
+    out = gz(pickle.dumps({}, protocol=4))[:-4] + struct.pack("<I", 0xFFFFFFFF)
+elif name == "text0.pickle":
+    out = pickle.dumps({"segments": [], "device_traces": []}, protocol=0)
+elif name == "text1.pickle.xz":
+    out = lzma.compress(pickle.dumps({"segments": [], "device_traces": []}, protocol=1))
+elif name == "notsnap.gz":
+    out = gz(b"hello, world\n" * 1000)
+open(d + "/" + name, "wb").write(out)
+PY
+}
+
+# bounded CMD...: CMD under 20 s and 400 MiB of address space.
+bounded() {
+	(ulimit -v 409600 && exec timeout 20 "$@")
+}
+
+if [ "$python" = false ]; then
+	for t in zeros.xz zeros.gz bomb.gz isize.gz text0.pickle text1.pickle.xz notsnap.gz; do
+		skip "hostile input $t" "no python3"
+	done
+else
+	for z in zeros.xz zeros.gz; do
+		fixture $z
+		run 1 bounded "$ccasim" info "$scratch/$z" && one_line &&
+			grep -q "$z: offset 0: not a pickle or ccasim trace (first byte 0x00)" "$scratch/err"
+		report $? "a compressed GiB of zeros ($z) stops at its first bytes"
+	done
+	fixture bomb.gz
+	run 1 bounded "$ccasim" info "$scratch/bomb.gz" && one_line &&
+		grep -q 'decompression bomb' "$scratch/err"
+	report $? "a bomb that starts like a pickle stops at the ratio cap"
+	run 1 bounded "$ccasim" info --max-inflate-ratio 1000000 --max-input-size 100MiB \
+		"$scratch/bomb.gz" && one_line && grep -q 'exceeds 100.00 MiB' "$scratch/err"
+	report $? "--max-input-size caps what a bomb may inflate to"
+	fixture isize.gz
+	if command -v strace >/dev/null && strace -o /dev/null true 2>/dev/null; then
+		run 1 strace -f -e trace=mmap,brk -o "$scratch/trace" "$ccasim" info \
+			"$scratch/isize.gz" &&
+			! awk -F', ' '/mmap\(/ && $2 + 0 >= 1073741824 { found = 1 } END { exit !found }' \
+				"$scratch/trace"
+		report $? "a gzip size trailer of 4 GiB reserves no memory"
+	else
+		skip "a gzip size trailer of 4 GiB reserves no memory" "no strace"
+	fi
+	fixture text0.pickle
+	run 1 "$ccasim" info "$scratch/text0.pickle" && one_line &&
+		grep -q 'text0.pickle: offset 0: pickle protocol 0/1 (text) is not supported' \
+			"$scratch/err"
+	report $? "a protocol 0 pickle is named as such"
+	fixture text1.pickle.xz
+	run 1 "$ccasim" info "$scratch/text1.pickle.xz" && one_line &&
+		grep -q 'pickle protocol 0/1 (text) is not supported' "$scratch/err"
+	report $? "an xz'd protocol 1 pickle is named as such"
+	fixture notsnap.gz
+	run 1 "$ccasim" info "$scratch/notsnap.gz" && one_line &&
+		grep -q 'notsnap.gz: offset 0: not a pickle or ccasim trace' "$scratch/err"
+	report $? "gzip of text is not a snapshot"
+fi
+
+# Endless and piped inputs are streamed, within the same budget.
+run 1 bounded "$ccasim" info /dev/zero && one_line &&
+	grep -q '/dev/zero: offset 0: not a pickle or ccasim trace' "$scratch/err"
+report $? "info /dev/zero stops at the first byte"
+
+run 1 bounded sh -c "head -c 1000000000 /dev/zero | \"$ccasim\" info /dev/stdin" && one_line &&
+	grep -q 'not a pickle or ccasim trace' "$scratch/err"
+report $? "a pipe of zeros stops at the first byte"
+
+run 1 bounded sh -c "{ printf '\\200\\004'; head -c 300000000 /dev/zero; } | \"$ccasim\" info --max-input-size 64MiB /dev/stdin" &&
+	one_line && grep -q 'exceeds 64.00 MiB' "$scratch/err"
+report $? "a pipe longer than --max-input-size is refused"
+
+run 0 "$ccasim" info "$sample" && sed 1d "$scratch/out" >"$scratch/info-file" &&
+	run 0 sh -c "xz -c <\"$sample\" | \"$ccasim\" info /dev/stdin" &&
+	sed 1d "$scratch/out" | cmp -s - "$scratch/info-file" &&
+	run 0 sh -c "cat \"$sample\" | \"$ccasim\" info /dev/stdin" &&
+	sed 1d "$scratch/out" | cmp -s - "$scratch/info-file"
+report $? "a pickle through a pipe (plain or xz) still loads"
+
+run 1 "$ccasim" info "$scratch" && one_line && grep -q 'is a directory' "$scratch/err"
+report $? "a directory as input is refused"
+
 tap_done
