@@ -47,7 +47,7 @@ fuzz-smoke: %D%/fuzz-pickle %D%/fuzz-msgpack %D%/fuzz-settings
 	  scratch=$$(mktemp -d); \
 	  echo "fuzzing $$t for $(FUZZ_SECONDS)s"; \
 	  $(builddir)/%D%/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
-	    -rss_limit_mb=4096 $$scratch $(srcdir)/%D%/corpus-$$t; \
+	    -rss_limit_mb=4096 -malloc_limit_mb=2048 $$scratch $(srcdir)/%D%/corpus-$$t; \
 	  rm -rf $$scratch; \
 	done
 else
