@@ -574,48 +574,44 @@ cca_input_open(CcaInput *input, const char *path, GError **error)
 			g_clear_pointer(&input->path, g_free);
 			return FALSE;
 		}
-		void *addr = NULL;
-		if (st.st_size > 0) {
-			addr = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		unsigned char magic[6] = {0};
+		ssize_t got = pread(fd, magic, sizeof magic, 0);
+		size_t len = (size_t)st.st_size;
+		if (got < 0 || (!input_has_magic(magic, (size_t)got, CCA_INPUT_XZ_MAGIC, 6) &&
+				!input_has_magic(magic, (size_t)got, "\x1f\x8b", 2))) {
+			/* plain: mapped, and read straight from the mapping */
+			void *addr = NULL;
+			if (len > 0)
+				addr = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+			int e = errno;
+			close(fd);
 			if (addr == MAP_FAILED) {
-				int e = errno;
 				g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_IO,
 					    "%s: cannot map: %s", path, g_strerror(e));
-				close(fd);
 				g_clear_pointer(&input->path, g_free);
 				return FALSE;
 			}
-		}
-		close(fd);
-		const unsigned char *raw = addr;
-		size_t len = (size_t)st.st_size;
-		if (!input_has_magic(raw, len, CCA_INPUT_XZ_MAGIC, 6) &&
-		    !input_has_magic(raw, len, "\x1f\x8b", 2)) {
 			if (len > 0) {
 				InputMapping *m = g_new(InputMapping, 1);
 				m->addr = addr;
 				m->len = len;
 				input->bytes = g_bytes_new_with_free_func(addr, len,
 									  input_mapping_free, m);
-				input->data = raw;
+				input->data = addr;
 				input->mapped = TRUE;
 			}
 			input->len = len;
 			return TRUE;
 		}
-		src.p = raw;
-		src.n = len;
-		src.eof = TRUE;
-		ok = input_stream(&src, input, error);
-		munmap(addr, len);
-	} else {
-		src.fd = fd;
-		src.buf = g_malloc(CCA_INPUT_CHUNK);
-		src.p = src.buf;
-		ok = input_stream(&src, input, error);
-		g_free(src.buf);
-		close(fd);
 	}
+	/* compressed, or not a regular file: read a chunk at a time (a
+	 * mapping of the compressed bytes would stay resident) */
+	src.fd = fd;
+	src.buf = g_malloc(CCA_INPUT_CHUNK);
+	src.p = src.buf;
+	ok = input_stream(&src, input, error);
+	g_free(src.buf);
+	close(fd);
 	if (!ok)
 		cca_input_clear(input);
 	return ok;
