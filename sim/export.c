@@ -648,7 +648,9 @@ cca_export_pickle(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 		write_annotations(&o);
 		cca_pickle_write_end(o.w);
 		GError *werr = NULL;
-		if (!cca_pickle_writer_finish(o.w, ok ? &werr : NULL) && ok) {
+		if (!cca_pickle_writer_finish(o.w, ok ? &werr : NULL) && ok && ferror(f)) {
+			g_clear_error(&werr); /* cca_outfile_close() says why */
+		} else if (werr != NULL) {
 			g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "%s: %s", path,
 				    werr->message);
 			g_error_free(werr);
@@ -799,9 +801,6 @@ cca_export_chrome(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 		cca_follow_free(c.follow);
 	}
 	fprintf(f, "\n]}\n");
-	if (ferror(f) && ok) {
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "%s: write failed", path);
-		ok = FALSE;
-	}
+	/* a write error is reported by cca_outfile_close() */
 	return cca_outfile_close(f, tmp, path, ok, error);
 }

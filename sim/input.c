@@ -1,81 +1,103 @@
 /* input.c - one input file as bytes in memory.
  *
- * A plain file is mapped read-only.  A file that starts with the xz magic
- * (FD 37 7A 58 5A 00) or the gzip magic (1F 8B) is decompressed into a heap
- * buffer, whatever its name: concatenated xz streams and gzip members are
- * all read, as xz(1) and gzip(1) do.  Nothing here knows about pickles.
+ * A plain regular file is mapped read-only.  A file that starts with the
+ * xz magic (FD 37 7A 58 5A 00) or the gzip magic (1F 8B) is decompressed,
+ * whatever its name: concatenated xz streams and gzip members are all
+ * read, as xz(1) and gzip(1) do.  So is anything that is not a regular
+ * file (a pipe, a FIFO, a device), compressed or not.  Such bytes are
+ * streamed, a chunk at a time, into an unlinked temporary file in
+ * g_get_tmp_dir() that is then mapped like a plain file (so that readers
+ * can drop the pages behind them: memory stays bounded whatever the
+ * size); only when no temporary file can be written do they go to a heap
+ * buffer that grows as data arrives.  No size field of the input is
+ * trusted for an allocation.
+ *
+ * Streamed bytes are held to a budget: at most cca_input_limits' max_size
+ * bytes in all, and once past CCA_INPUT_RATIO_GRACE, at most max_ratio
+ * times the compressed bytes read so far.  Their first bytes must look
+ * like a snapshot pickle (protocol 2..5) or a ccasim trace
+ * (cca_input_check_magic()), so that a bomb of anything else stops at
+ * once.
  *
  * Invariants: after a successful cca_input_open(), exactly one of `bytes`
- * (the mapping, or the contents of a pipe) and `heap` backs `data` (data
- * is NULL when len is 0); the decompressed size never exceeds
- * CCA_INPUT_MAX_SIZE.
+ * (a mapping) and `heap` backs `data` (data is NULL when len is 0); len
+ * never exceeds the max_size in force.
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <lzma.h>
-#include <sys/stat.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "input.h"
+#include "sizes.h"
 #include "snapshot.h"
+#include "trace.h"
 
-/* Sanity cap on decompressed bytes: a larger snapshot is not plausible,
- * and a decompression bomb must not eat the machine. */
-#define CCA_INPUT_MAX_SIZE ((size_t)64 << 30)
 #define CCA_INPUT_XZ_MAGIC "\xfd\x37\x7a\x58\x5a\x00"
+/* Bytes read or decompressed at a time. */
+#define CCA_INPUT_CHUNK ((size_t)1 << 20)
+/* The ratio cap applies once this much has been decompressed, so that a
+ * small, very compressible file is never refused. */
+#define CCA_INPUT_RATIO_GRACE ((uint64_t)64 << 20)
+/* The first bytes cca_input_check_magic() looks at. */
+#define CCA_INPUT_HEAD 64
 
-/* A growable output buffer for the decompressors. */
-typedef struct {
-	unsigned char *data;
-	size_t len;
-	size_t cap;
-} InputBuffer;
+static uint64_t input_max_size = CCA_INPUT_DEFAULT_MAX_SIZE;
+static unsigned input_max_ratio = CCA_INPUT_DEFAULT_MAX_RATIO;
 
-/* Makes room for at least one more byte (doubling); FALSE with ERROR when
- * the cap is reached or memory runs out. */
-static gboolean
-input_buffer_grow(InputBuffer *buf, const char *path, GError **error)
+void
+cca_input_set_limits(uint64_t max_size, unsigned max_ratio)
 {
-	if (buf->len < buf->cap)
-		return TRUE;
-	if (buf->cap >= CCA_INPUT_MAX_SIZE) {
-		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
-			    "%s: decompressed data exceeds %zu GiB", path,
-			    CCA_INPUT_MAX_SIZE >> 30);
-		return FALSE;
-	}
-	size_t cap = MIN(MAX(buf->cap * 2, (size_t)1 << 16), CCA_INPUT_MAX_SIZE);
-	unsigned char *data = g_try_realloc(buf->data, cap);
-	if (data == NULL) {
-		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
-			    "%s: out of memory decompressing (%zu bytes)", path, cap);
-		return FALSE;
-	}
-	buf->data = data;
-	buf->cap = cap;
-	return TRUE;
+	input_max_size = max_size ? max_size : CCA_INPUT_DEFAULT_MAX_SIZE;
+	input_max_ratio = max_ratio ? max_ratio : CCA_INPUT_DEFAULT_MAX_RATIO;
 }
 
-static const char *
-input_lzma_message(lzma_ret ret)
+void
+cca_input_get_limits(uint64_t *max_size, unsigned *max_ratio)
 {
-	switch (ret) {
-	case LZMA_FORMAT_ERROR:
-		return "not a valid xz stream";
-	case LZMA_OPTIONS_ERROR:
-		return "unsupported xz options";
-	case LZMA_DATA_ERROR:
-		return "corrupt xz stream";
-	case LZMA_BUF_ERROR:
-		return "truncated xz stream";
-	case LZMA_MEM_ERROR:
-		return "out of memory in the xz decoder";
-	default:
-		return "xz decoder failure";
+	*max_size = input_max_size;
+	*max_ratio = input_max_ratio;
+}
+
+gboolean
+cca_input_check_magic(const unsigned char *data, size_t len, const char *path, GError **error)
+{
+	if (len == 0)
+		return TRUE; /* the reader says "empty" */
+	if (data[0] == 0x80) {
+		if (len < 2 || (data[1] >= 2 && data[1] <= 5))
+			return TRUE;
+		if (data[1] <= 1) /* PROTO 0/1 does not occur, but say it plainly */
+			goto text;
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+			    "%s: offset 1: unsupported pickle protocol %d (expected 2..5)", path,
+			    data[1]);
+		return FALSE;
 	}
+	if (cca_trace_sniff(data, len))
+		return TRUE;
+	/* Protocols 0 and 1 have no PROTO opcode: a dict or list starts
+	 * them (EMPTY_DICT, EMPTY_LIST, or MARK then DICT/LIST). */
+	if (data[0] == '}' || data[0] == ']' ||
+	    (data[0] == '(' && len >= 2 && strchr("dlt(", data[1]) != NULL && data[1] != 0))
+		goto text;
+	g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+		    "%s: offset 0: not a pickle or ccasim trace (first byte 0x%02x)", path,
+		    data[0]);
+	return FALSE;
+text:
+	g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+		    "%s: offset 0: pickle protocol 0/1 (text) is not supported: dump the "
+		    "snapshot with protocol 2 or later",
+		    path);
+	return FALSE;
 }
 
 void
@@ -93,171 +115,403 @@ cca_input_advise_huge(void *p, size_t len)
 #endif
 }
 
-/* Sizes BUF for SIZE bytes (a hint) at once. */
-static void
-input_buffer_presize(InputBuffer *buf, uint64_t size)
-{
-	if (size == 0 || size > CCA_INPUT_MAX_SIZE)
-		return;
-	size_t cap = (size_t)size + 4096; /* room to see the end of the stream */
-	buf->data = g_try_malloc(cap);
-	if (buf->data == NULL)
-		return;
-	buf->cap = cap;
-	cca_input_advise_huge(buf->data, cap);
-}
+/* ------------------------------------------------------------ sources */
 
-/* The decompressed size of all the xz streams of DATA, read backwards from
- * their indexes; 0 when unknown (the decoder then finds out). */
-static uint64_t
-input_xz_size(const unsigned char *data, size_t len)
-{
-	uint64_t total = 0;
-	size_t end = len;
-	while (end > 0) {
-		while (end >= 4 && memcmp(data + end - 4, "\0\0\0\0", 4) == 0)
-			end -= 4; /* stream padding */
-		if (end < 2 * LZMA_STREAM_HEADER_SIZE)
-			return 0;
-		lzma_stream_flags footer;
-		if (lzma_stream_footer_decode(&footer, data + end - LZMA_STREAM_HEADER_SIZE) !=
-			    LZMA_OK ||
-		    footer.backward_size > end - 2 * LZMA_STREAM_HEADER_SIZE)
-			return 0;
-		lzma_index *index = NULL;
-		uint64_t memlimit = (uint64_t)64 << 20;
-		size_t pos = end - LZMA_STREAM_HEADER_SIZE - (size_t)footer.backward_size;
-		if (lzma_index_buffer_decode(&index, &memlimit, NULL, data, &pos,
-					     end - LZMA_STREAM_HEADER_SIZE) != LZMA_OK)
-			return 0;
-		uint64_t size = lzma_index_uncompressed_size(index);
-		uint64_t stream = lzma_index_stream_size(index);
-		lzma_index_end(index, NULL);
-		if (stream > end || size > CCA_INPUT_MAX_SIZE - total)
-			return 0;
-		total += size;
-		end -= (size_t)stream;
-	}
-	return total;
-}
+/* Where the raw (maybe compressed) bytes come from: a mapping (fd < 0, all
+ * of them at P from the start) or a descriptor read a chunk at a time. */
+typedef struct {
+	int fd;
+	const unsigned char *p; /* unread bytes */
+	size_t n;
+	uint64_t offset; /* bytes of the file before P */
+	gboolean eof;
+	unsigned char *buf; /* fd: CCA_INPUT_CHUNK bytes */
+	const char *path;
+} InputSource;
 
-/* Decompresses all xz streams of DATA into BUF. */
+/* Reads until at least WANT (<= CCA_INPUT_CHUNK) unread bytes are there,
+ * or the end; unread bytes move to the front of the buffer. */
 static gboolean
-input_unxz(const unsigned char *data, size_t len, InputBuffer *buf, const char *path,
-	   GError **error)
+source_fill(InputSource *s, size_t want, GError **error)
 {
-	lzma_stream strm = LZMA_STREAM_INIT;
-	lzma_ret ret = lzma_stream_decoder(&strm, UINT64_MAX, LZMA_CONCATENATED);
-	if (ret != LZMA_OK) {
-		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_IO, "%s: %s", path,
-			    input_lzma_message(ret));
-		return FALSE;
-	}
-	input_buffer_presize(buf, input_xz_size(data, len));
-	strm.next_in = data;
-	strm.avail_in = len;
-	for (;;) {
-		if (!input_buffer_grow(buf, path, error)) {
-			lzma_end(&strm);
+	if (s->fd < 0 || s->eof || s->n >= want)
+		return TRUE;
+	memmove(s->buf, s->p, s->n);
+	s->p = s->buf;
+	while (s->n < want && !s->eof) {
+		ssize_t r = read(s->fd, s->buf + s->n, CCA_INPUT_CHUNK - s->n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_IO,
+				    "%s: offset %" G_GUINT64_FORMAT ": cannot read: %s", s->path,
+				    (guint64)(s->offset + s->n), g_strerror(e));
 			return FALSE;
 		}
-		strm.next_out = buf->data + buf->len;
-		strm.avail_out = buf->cap - buf->len;
-		ret = lzma_code(&strm, LZMA_FINISH);
-		buf->len = buf->cap - strm.avail_out;
-		if (ret == LZMA_STREAM_END)
-			break;
-		if (ret != LZMA_OK) {
-			int code = ret == LZMA_BUF_ERROR ? CCA_INPUT_ERROR_TRUNCATED
-							 : CCA_INPUT_ERROR_CORRUPT;
-			g_set_error(error, CCA_INPUT_ERROR, code,
-				    "%s: offset %" G_GUINT64_FORMAT ": %s", path,
-				    (guint64)strm.total_in, input_lzma_message(ret));
-			lzma_end(&strm);
-			return FALSE;
-		}
+		if (r == 0)
+			s->eof = TRUE;
+		s->n += (size_t)r;
 	}
-	lzma_end(&strm);
 	return TRUE;
 }
 
-/* Inflates one gzip member starting at DATA + *POS into BUF, advancing
- * *POS past it. */
-static gboolean
-input_gunzip_member(z_stream *zs, const unsigned char *data, size_t len, size_t *pos,
-		    InputBuffer *buf, const char *path, GError **error)
+static void
+source_consume(InputSource *s, size_t k)
 {
-	/* zlib counts in uInt: feed at most 1 GiB at a time. */
-	const size_t step = (size_t)1 << 30;
-	for (;;) {
-		if (zs->avail_in == 0 && *pos < len) {
-			zs->next_in = (unsigned char *)data + *pos;
-			zs->avail_in = (uInt)MIN(len - *pos, step);
-			*pos += zs->avail_in;
-		}
-		if (!input_buffer_grow(buf, path, error))
+	s->p += k;
+	s->n -= k;
+	s->offset += k;
+}
+
+/* ------------------------------------------------------------ sinks */
+
+/* Where streamed bytes go: an unlinked temporary file (fd >= 0), or a
+ * heap buffer when none could be written. */
+typedef struct {
+	const char *path;
+	int fd;
+	unsigned char *heap;
+	size_t cap;
+	uint64_t len;
+	gboolean compressed; /* the ratio cap applies */
+	unsigned char head[CCA_INPUT_HEAD];
+	gboolean head_checked;
+} InputSink;
+
+/* An unlinked temporary file in g_get_tmp_dir(), or -1. */
+static int
+sink_spill_open(void)
+{
+	const char *dir = g_get_tmp_dir();
+	int fd = -1;
+#ifdef O_TMPFILE
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+#endif
+	char *tmpl = g_build_filename(dir, "ccasim-input.XXXXXX", NULL);
+	fd = g_mkstemp_full(tmpl, O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		unlink(tmpl);
+	g_free(tmpl);
+	return fd;
+}
+
+/* Makes room for N more bytes in the heap buffer (doubling). */
+static gboolean
+sink_heap_room(InputSink *k, size_t n, GError **error)
+{
+	if (k->len + n <= k->cap)
+		return TRUE;
+	size_t cap = MAX(k->cap, CCA_INPUT_CHUNK);
+	while (cap < k->len + n)
+		cap *= 2;
+	unsigned char *heap = g_try_realloc(k->heap, cap);
+	if (heap == NULL) {
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
+			    "%s: out of memory reading the input (%zu bytes)", k->path, cap);
+		return FALSE;
+	}
+	k->heap = heap;
+	k->cap = cap;
+	return TRUE;
+}
+
+/* The spill file failed (full disk?): its bytes move to the heap. */
+static gboolean
+sink_spill_to_heap(InputSink *k, GError **error)
+{
+	size_t have = (size_t)k->len;
+	k->len = 0;
+	if (!sink_heap_room(k, have, error))
+		return FALSE;
+	size_t got = 0;
+	while (got < have) {
+		ssize_t r = pread(k->fd, k->heap + got, have - got, (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_IO,
+				    "%s: cannot read back the temporary copy in %s: %s", k->path,
+				    g_get_tmp_dir(), g_strerror(r < 0 ? errno : EIO));
 			return FALSE;
-		size_t room = MIN(buf->cap - buf->len, step);
-		zs->next_out = buf->data + buf->len;
-		zs->avail_out = (uInt)room;
-		int ret = inflate(zs, Z_NO_FLUSH);
-		buf->len += room - zs->avail_out;
-		if (ret == Z_STREAM_END) {
-			*pos -= zs->avail_in; /* unread bytes belong to the next member */
-			zs->avail_in = 0;
+		}
+		got += (size_t)r;
+	}
+	close(k->fd);
+	k->fd = -1;
+	k->len = have;
+	return TRUE;
+}
+
+static gboolean
+sink_check_head(InputSink *k, GError **error)
+{
+	k->head_checked = TRUE;
+	return cca_input_check_magic(k->head, (size_t)MIN(k->len, CCA_INPUT_HEAD), k->path, error);
+}
+
+/* Appends the N bytes at DATA, CONSUMED compressed bytes having been read
+ * so far; FALSE with ERROR when over budget or not a snapshot. */
+static gboolean
+sink_put(InputSink *k, const unsigned char *data, size_t n, uint64_t consumed, GError **error)
+{
+	if (n == 0)
+		return TRUE;
+	uint64_t total = k->len + n;
+	if (total > input_max_size || total < k->len) {
+		char limit[32];
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
+			    "%s: offset %" G_GUINT64_FORMAT
+			    ": %s data exceeds %s (raise it with --max-input-size)",
+			    k->path, (guint64)consumed, k->compressed ? "decompressed" : "input",
+			    cca_size_format(input_max_size, limit));
+		return FALSE;
+	}
+	if (k->compressed && total > CCA_INPUT_RATIO_GRACE &&
+	    total / MAX(consumed, 1) >= input_max_ratio) {
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
+			    "%s: offset %" G_GUINT64_FORMAT
+			    ": decompresses to more than %u times its size, a decompression bomb? "
+			    "(raise it with --max-inflate-ratio)",
+			    k->path, (guint64)consumed, input_max_ratio);
+		return FALSE;
+	}
+	if (k->len < CCA_INPUT_HEAD)
+		memcpy(k->head + k->len, data, MIN(n, CCA_INPUT_HEAD - (size_t)k->len));
+	uint64_t before = k->len;
+	k->len = total;
+	if (!k->head_checked && total >= CCA_INPUT_HEAD && !sink_check_head(k, error))
+		return FALSE;
+	k->len = before;
+	while (k->fd >= 0) {
+		size_t done = 0;
+		while (done < n) {
+			ssize_t w = pwrite(k->fd, data + done, n - done, (off_t)(k->len + done));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				break;
+			done += (size_t)w;
+		}
+		if (done == n) {
+			k->len = total;
 			return TRUE;
 		}
-		if (ret == Z_BUF_ERROR && zs->avail_in == 0 && *pos >= len) {
-			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_TRUNCATED,
-				    "%s: offset %zu: truncated gzip stream", path, len);
+		if (!sink_spill_to_heap(k, error))
 			return FALSE;
+	}
+	if (!sink_heap_room(k, n, error))
+		return FALSE;
+	memcpy(k->heap + k->len, data, n);
+	k->len = total;
+	return TRUE;
+}
+
+typedef struct {
+	void *addr;
+	size_t len;
+} InputMapping;
+
+static void
+input_mapping_free(gpointer user)
+{
+	InputMapping *m = user;
+	munmap(m->addr, m->len);
+	g_free(m);
+}
+
+/* Hands the sink's bytes to INPUT (a mapping of the spill file, or the
+ * heap buffer); frees the sink. */
+static gboolean
+sink_finish(InputSink *k, CcaInput *input, GError **error)
+{
+	if (!k->head_checked && !sink_check_head(k, error))
+		return FALSE;
+	input->len = (size_t)k->len;
+	if (k->fd >= 0) {
+		if (k->len > 0) {
+			void *addr = mmap(NULL, (size_t)k->len, PROT_READ, MAP_SHARED, k->fd, 0);
+			if (addr == MAP_FAILED) {
+				if (!sink_spill_to_heap(k, error))
+					return FALSE;
+				return sink_finish(k, input, error);
+			}
+			InputMapping *m = g_new(InputMapping, 1);
+			m->addr = addr;
+			m->len = (size_t)k->len;
+			input->bytes =
+				g_bytes_new_with_free_func(addr, m->len, input_mapping_free, m);
+			input->data = addr;
+			input->mapped = TRUE;
 		}
-		if (ret != Z_OK && ret != Z_BUF_ERROR) {
-			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
-				    "%s: offset %zu: corrupt gzip stream (%s)", path,
-				    *pos - zs->avail_in, zs->msg ? zs->msg : "inflate failed");
-			return FALSE;
-		}
+		close(k->fd);
+		k->fd = -1;
+		return TRUE;
+	}
+	if (k->len > 0 && k->len < k->cap) {
+		unsigned char *fit = g_try_realloc(k->heap, (size_t)k->len);
+		k->heap = fit != NULL ? fit : k->heap;
+	}
+	input->heap = k->heap;
+	input->data = k->len > 0 ? k->heap : NULL;
+	k->heap = NULL;
+	return TRUE;
+}
+
+static void
+sink_clear(InputSink *k)
+{
+	if (k->fd >= 0)
+		close(k->fd);
+	k->fd = -1;
+	g_clear_pointer(&k->heap, g_free);
+}
+
+/* ------------------------------------------------------------ decoders */
+
+static const char *
+input_lzma_message(lzma_ret ret)
+{
+	switch (ret) {
+	case LZMA_FORMAT_ERROR:
+		return "not a valid xz stream";
+	case LZMA_OPTIONS_ERROR:
+		return "unsupported xz options";
+	case LZMA_DATA_ERROR:
+		return "corrupt xz stream";
+	case LZMA_BUF_ERROR:
+		return "truncated xz stream";
+	case LZMA_MEM_ERROR:
+		return "out of memory in the xz decoder";
+	case LZMA_MEMLIMIT_ERROR:
+		return "the xz stream needs more than 1 GiB of dictionary";
+	default:
+		return "xz decoder failure";
 	}
 }
 
-static uint32_t
-input_le32(const unsigned char *b)
+/* Decompresses all xz streams of SRC into K. */
+static gboolean
+input_unxz(InputSource *src, InputSink *k, unsigned char *out, GError **error)
 {
-	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+	lzma_stream strm = LZMA_STREAM_INIT;
+	/* a real dictionary is at most 1.5 GiB (xz -9e: 64 MiB) */
+	lzma_ret ret = lzma_stream_decoder(&strm, (uint64_t)1 << 30, LZMA_CONCATENATED);
+	if (ret != LZMA_OK) {
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_IO, "%s: %s", k->path,
+			    input_lzma_message(ret));
+		return FALSE;
+	}
+	const size_t step = (size_t)1 << 30;
+	for (;;) {
+		if (!source_fill(src, 1, error))
+			break;
+		size_t give = MIN(src->n, step);
+		strm.next_in = src->p;
+		strm.avail_in = give;
+		strm.next_out = out;
+		strm.avail_out = CCA_INPUT_CHUNK;
+		ret = lzma_code(&strm, src->eof && give == src->n ? LZMA_FINISH : LZMA_RUN);
+		source_consume(src, give - strm.avail_in);
+		if (!sink_put(k, out, CCA_INPUT_CHUNK - strm.avail_out, src->offset, error))
+			break;
+		if (ret == LZMA_STREAM_END) {
+			lzma_end(&strm);
+			return TRUE;
+		}
+		if (ret != LZMA_OK) {
+			int code = ret == LZMA_BUF_ERROR ? CCA_INPUT_ERROR_TRUNCATED
+							 : CCA_INPUT_ERROR_CORRUPT;
+			if (ret == LZMA_MEMLIMIT_ERROR)
+				code = CCA_INPUT_ERROR_LIMIT;
+			g_set_error(error, CCA_INPUT_ERROR, code,
+				    "%s: offset %" G_GUINT64_FORMAT ": %s", k->path,
+				    (guint64)strm.total_in, input_lzma_message(ret));
+			break;
+		}
+	}
+	lzma_end(&strm);
+	return FALSE;
 }
 
-/* Decompresses every gzip member of DATA into BUF.  Bytes after a member
+/* Decompresses every gzip member of SRC into K.  Bytes after a member
  * that do not start another member are an error. */
 static gboolean
-input_gunzip(const unsigned char *data, size_t len, InputBuffer *buf, const char *path,
-	     GError **error)
+input_gunzip(InputSource *src, InputSink *k, unsigned char *out, GError **error)
 {
 	z_stream zs;
 	memset(&zs, 0, sizeof zs);
 	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
 		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_IO,
-			    "%s: cannot start the gzip decoder", path);
+			    "%s: cannot start the gzip decoder", k->path);
 		return FALSE;
 	}
-	size_t pos = 0;
-	gboolean ok = TRUE;
-	if (len >= 18) /* the last member's size mod 2^32, then a guess */
-		input_buffer_presize(buf,
-				     MAX((uint64_t)input_le32(data + len - 4), (uint64_t)len * 4));
-	while (ok && pos < len) {
-		if (pos > 0 && (len - pos < 2 || data[pos] != 0x1f || data[pos + 1] != 0x8b)) {
-			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
-				    "%s: offset %zu: trailing garbage after gzip stream", path,
-				    pos);
-			ok = FALSE;
+	/* zlib counts in uInt: feed at most 1 GiB at a time. */
+	const size_t step = (size_t)1 << 30;
+	gboolean ok = FALSE;
+	for (;;) {
+		if (!source_fill(src, 2, error))
+			break;
+		size_t give = MIN(src->n, step);
+		zs.next_in = (unsigned char *)src->p;
+		zs.avail_in = (uInt)give;
+		zs.next_out = out;
+		zs.avail_out = (uInt)CCA_INPUT_CHUNK;
+		int ret = inflate(&zs, Z_NO_FLUSH);
+		source_consume(src, give - zs.avail_in);
+		if (!sink_put(k, out, CCA_INPUT_CHUNK - zs.avail_out, src->offset, error))
+			break;
+		if (ret == Z_STREAM_END) {
+			if (!source_fill(src, 2, error))
+				break;
+			if (src->n == 0) {
+				ok = TRUE;
+				break;
+			}
+			if (src->n < 2 || src->p[0] != 0x1f || src->p[1] != 0x8b) {
+				g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+					    "%s: offset %" G_GUINT64_FORMAT
+					    ": trailing garbage after gzip stream",
+					    k->path, (guint64)src->offset);
+				break;
+			}
+			inflateReset(&zs);
+			continue;
+		}
+		if (ret == Z_BUF_ERROR && src->n == 0 && src->eof) {
+			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_TRUNCATED,
+				    "%s: offset %" G_GUINT64_FORMAT ": truncated gzip stream",
+				    k->path, (guint64)src->offset);
 			break;
 		}
-		inflateReset(&zs);
-		ok = input_gunzip_member(&zs, data, len, &pos, buf, path, error);
+		if (ret != Z_OK && ret != Z_BUF_ERROR) {
+			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+				    "%s: offset %" G_GUINT64_FORMAT ": corrupt gzip stream (%s)",
+				    k->path, (guint64)src->offset,
+				    zs.msg ? zs.msg : "inflate failed");
+			break;
+		}
 	}
 	inflateEnd(&zs);
 	return ok;
+}
+
+/* Copies SRC into K as it is (a pipe or device that is not compressed). */
+static gboolean
+input_copy(InputSource *src, InputSink *k, GError **error)
+{
+	for (;;) {
+		if (!source_fill(src, CCA_INPUT_CHUNK, error))
+			return FALSE;
+		if (src->n == 0)
+			return TRUE;
+		size_t n = src->n;
+		if (!sink_put(k, src->p, n, src->offset + n, error))
+			return FALSE;
+		source_consume(src, n);
+	}
 }
 
 static gboolean
@@ -266,81 +520,101 @@ input_has_magic(const unsigned char *data, size_t len, const char *magic, size_t
 	return len >= magic_len && memcmp(data, magic, magic_len) == 0;
 }
 
-/* Maps PATH, or reads it whole when it is not a regular file (a pipe such
- * as <(xzcat f) maps as empty).  Returns the bytes in *RAW and *LEN, owned by
- * the returned GBytes; *MAPPED tells whether they are a mapping. */
-static GBytes *
-input_read(const char *path, const unsigned char **raw, size_t *len, gboolean *mapped,
-	   GError **error)
+/* Streams SRC (decompressing it when it starts with a magic) into INPUT. */
+static gboolean
+input_stream(InputSource *src, CcaInput *input, GError **error)
 {
-	g_autoptr(GError) local = NULL;
-	GStatBuf st;
-	GBytes *bytes = NULL;
-	if (g_stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		char *contents = NULL;
-		gsize n = 0;
-		if (g_file_get_contents(path, &contents, &n, &local))
-			bytes = g_bytes_new_take(contents, n);
-	} else {
-		/* GLib maps a regular file MAP_PRIVATE and read-only. */
-		GMappedFile *file = g_mapped_file_new(path, FALSE, &local);
-		if (file != NULL) {
-			*mapped = g_mapped_file_get_length(file) > 0;
-			bytes = g_mapped_file_get_bytes(file);
-			g_mapped_file_unref(file);
-		}
-	}
-	if (bytes == NULL) {
-		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_IO, "%s: %s", path,
-			    local->message);
-		return NULL;
-	}
-	gsize n = 0;
-	*raw = g_bytes_get_data(bytes, &n);
-	*len = n;
-	return bytes;
+	if (!source_fill(src, 6, error))
+		return FALSE;
+	gboolean xz = input_has_magic(src->p, src->n, CCA_INPUT_XZ_MAGIC, 6);
+	gboolean gz = input_has_magic(src->p, src->n, "\x1f\x8b", 2);
+	InputSink k = {.path = input->path, .fd = sink_spill_open(), .compressed = xz || gz};
+	unsigned char *out = xz || gz ? g_malloc(CCA_INPUT_CHUNK) : NULL;
+	gboolean ok = xz   ? input_unxz(src, &k, out, error)
+		      : gz ? input_gunzip(src, &k, out, error)
+			   : input_copy(src, &k, error);
+	g_free(out);
+	ok = ok && sink_finish(&k, input, error);
+	sink_clear(&k);
+	input->compressed = xz || gz;
+	return ok;
 }
 
 gboolean
 cca_input_open(CcaInput *input, const char *path, GError **error)
 {
 	memset(input, 0, sizeof *input);
-	const unsigned char *raw = NULL;
-	size_t len = 0;
-	gboolean mapped = FALSE;
-	GBytes *bytes = input_read(path, &raw, &len, &mapped, error);
-	if (bytes == NULL)
+	int fd = g_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY, 0);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		int e = errno;
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_IO, "%s: cannot open: %s", path,
+			    g_strerror(e));
+		if (fd >= 0)
+			close(fd);
 		return FALSE;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_IO,
+			    "%s: is a directory, not a snapshot", path);
+		close(fd);
+		return FALSE;
+	}
 	input->path = g_strdup(path);
-
-	gboolean xz = input_has_magic(raw, len, CCA_INPUT_XZ_MAGIC, 6);
-	gboolean gz = input_has_magic(raw, len, "\x1f\x8b", 2);
-	if (!xz && !gz) {
-		input->bytes = bytes;
-		input->data = len > 0 ? raw : NULL;
-		input->len = len;
-		input->mapped = mapped && len > 0;
-		return TRUE;
+	InputSource src = {.fd = -1, .path = input->path};
+	gboolean ok;
+	if (S_ISREG(st.st_mode)) {
+		if ((uint64_t)st.st_size > input_max_size) {
+			char limit[32];
+			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
+				    "%s: the file is larger than %s (raise it with "
+				    "--max-input-size)",
+				    path, cca_size_format(input_max_size, limit));
+			close(fd);
+			g_clear_pointer(&input->path, g_free);
+			return FALSE;
+		}
+		unsigned char magic[6] = {0};
+		ssize_t got = pread(fd, magic, sizeof magic, 0);
+		size_t len = (size_t)st.st_size;
+		if (got < 0 || (!input_has_magic(magic, (size_t)got, CCA_INPUT_XZ_MAGIC, 6) &&
+				!input_has_magic(magic, (size_t)got, "\x1f\x8b", 2))) {
+			/* plain: mapped, and read straight from the mapping */
+			void *addr = NULL;
+			if (len > 0)
+				addr = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+			int e = errno;
+			close(fd);
+			if (addr == MAP_FAILED) {
+				g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_IO,
+					    "%s: cannot map: %s", path, g_strerror(e));
+				g_clear_pointer(&input->path, g_free);
+				return FALSE;
+			}
+			if (len > 0) {
+				InputMapping *m = g_new(InputMapping, 1);
+				m->addr = addr;
+				m->len = len;
+				input->bytes = g_bytes_new_with_free_func(addr, len,
+									  input_mapping_free, m);
+				input->data = addr;
+				input->mapped = TRUE;
+			}
+			input->len = len;
+			return TRUE;
+		}
 	}
-
-	InputBuffer buf = {NULL, 0, 0};
-	gboolean ok = xz ? input_unxz(raw, len, &buf, path, error)
-			 : input_gunzip(raw, len, &buf, path, error);
-	g_bytes_unref(bytes);
-	if (!ok) {
-		g_free(buf.data);
-		g_clear_pointer(&input->path, g_free);
-		return FALSE;
-	}
-	if (buf.len > 0 && buf.len < buf.cap) {
-		unsigned char *fit = g_try_realloc(buf.data, buf.len);
-		buf.data = fit != NULL ? fit : buf.data;
-	}
-	input->heap = buf.data;
-	input->data = buf.data;
-	input->len = buf.len;
-	input->compressed = TRUE;
-	return TRUE;
+	/* compressed, or not a regular file: read a chunk at a time (a
+	 * mapping of the compressed bytes would stay resident) */
+	src.fd = fd;
+	src.buf = g_malloc(CCA_INPUT_CHUNK);
+	src.p = src.buf;
+	ok = input_stream(&src, input, error);
+	g_free(src.buf);
+	close(fd);
+	if (!ok)
+		cca_input_clear(input);
+	return ok;
 }
 
 /* cca_input_advance() keeps this much behind the reader mapped, and gives

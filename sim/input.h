@@ -1,16 +1,25 @@
-/* input.h - reading a whole input file into memory, decompressing xz and
- * gzip transparently (detected by magic bytes). */
+/* input.h - one input file as bytes in memory: a regular file mapped, xz
+ * and gzip decompressed transparently (detected by magic bytes), pipes and
+ * devices streamed, all within process-wide limits. */
 #ifndef CCA_INPUT_H
 #define CCA_INPUT_H
 
 #include <glib.h>
 #include <stddef.h>
+#include <stdint.h>
 
 G_BEGIN_DECLS
 
-/* The bytes of one input file.  `data` is either a read-only mapping of
- * the file (its contents, for a pipe) or a heap buffer with the
- * decompressed contents. */
+/* Decompressed (or streamed) bytes allowed by default: far above any real
+ * snapshot, small enough to fail before the disk or memory does. */
+#define CCA_INPUT_DEFAULT_MAX_SIZE ((uint64_t)16 << 30)
+/* Decompressed bytes allowed per compressed byte by default: real
+ * snapshot pickles compress 10-30x with xz, a bomb thousands of times. */
+#define CCA_INPUT_DEFAULT_MAX_RATIO 200u
+
+/* The bytes of one input file.  `data` is either a read-only mapping (of
+ * the file, or of an unlinked temporary copy of the decompressed or
+ * streamed bytes) or a heap buffer holding them. */
 typedef struct {
 	const unsigned char *data;
 	size_t len;
@@ -18,14 +27,34 @@ typedef struct {
 	gboolean compressed; /* TRUE when data was decompressed */
 	gboolean mapped;     /* TRUE when data is a private read-only mapping of the file */
 	/* private */
-	GBytes *bytes; /* the mapping (or a pipe's contents) when not decompressed */
+	GBytes *bytes; /* the mapping, when data is one */
 	unsigned char *heap;
 	size_t released; /* mapped: data[0 .. released) was given back to the kernel */
 } CcaInput;
 
-/* Opens PATH and fills INPUT with its (decompressed) bytes.  Returns FALSE
- * with ERROR ("FILE: ...") when the file cannot be read or the compressed
- * stream is corrupt or truncated. */
+/* Sets the process-wide limits on what cca_input_open() streams: at most
+ * MAX_SIZE bytes in all (also the largest plain file accepted), and past
+ * the first 64 MiB at most MAX_RATIO decompressed bytes per compressed
+ * byte read.  0 restores a default. */
+void cca_input_set_limits(uint64_t max_size, unsigned max_ratio);
+
+/* The limits in force (cca_input_set_limits()). */
+void cca_input_get_limits(uint64_t *max_size, unsigned *max_ratio);
+
+/* Whether the LEN first bytes of PATH's data can start a snapshot pickle
+ * (PROTO 2..5) or a ccasim trace; otherwise FALSE with ERROR
+ * (CCA_INPUT_ERROR_CORRUPT, "PATH: offset N: ...", naming a text pickle
+ * of protocol 0 or 1 as such).  An empty LEN is TRUE. */
+gboolean cca_input_check_magic(const unsigned char *data, size_t len, const char *path,
+			       GError **error);
+
+/* Opens PATH and fills INPUT with its (decompressed) bytes.  A compressed
+ * file, a pipe or a device is streamed within the limits
+ * (cca_input_set_limits()) and must start like a snapshot
+ * (cca_input_check_magic()).  Returns FALSE with ERROR ("FILE: ...") when
+ * the file cannot be read, is a directory, is over a limit, does not
+ * start like a snapshot, or the compressed stream is corrupt or
+ * truncated. */
 gboolean cca_input_open(CcaInput *input, const char *path, GError **error);
 
 /* Tells INPUT that its reader has got to byte POS and will seldom look

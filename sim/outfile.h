@@ -7,14 +7,22 @@
 
 G_BEGIN_DECLS
 
-/* Opens PATH.XXXXXX beside PATH for writing (mode 0666 less the umask, as
- * a plain fopen would give); *TMP receives its name.  Returns NULL with
- * ERROR ("PATH: ...") when it cannot be made. */
+/* Opens PATH for writing.  A regular file or a new path (after following
+ * symbolic links to their final target) is written as TARGET.XXXXXX beside
+ * it, *TMP receiving that name, and renamed over it by
+ * cca_outfile_close(); the file keeps an existing file's mode, or gets
+ * 0666 less the umask.  A character device, a FIFO or "-" (standard
+ * output) is written in place and *TMP is NULL.  Returns NULL with ERROR
+ * ("PATH: ...") for an empty PATH, a directory or other kind of file, or
+ * when it cannot be opened.  Until it is closed, the temporary file is
+ * removed if SIGINT, SIGTERM or SIGHUP ends the process. */
 FILE *cca_outfile_open(const char *path, char **tmp, GError **error);
 
-/* Closes F and, when OK, renames TMP over PATH; otherwise, or when that
- * fails (ERROR then set, unless OK was already FALSE), removes TMP so no
- * partial output is left.  Frees TMP.  Returns whether PATH was written. */
+/* Flushes and closes F and, when OK and TMP is not NULL, renames TMP over
+ * the file it stands for; otherwise, or when a write, the close or the
+ * rename fails (ERROR then set, "PATH: cannot write: ...", unless OK was
+ * already FALSE), removes TMP so no partial output is left.  Frees TMP.
+ * Returns whether PATH was written whole. */
 gboolean cca_outfile_close(FILE *f, char *tmp, const char *path, gboolean ok, GError **error);
 
 G_END_DECLS

@@ -337,9 +337,10 @@ snapshot_load(const char *path, gboolean compact, GError **error)
 	}
 	if (cca_trace_sniff(input.data, input.len))
 		return cca_trace_load_input(&input, error); /* takes INPUT's contents */
-	g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
-		    "%s: offset 0: not a pickle or ccasim trace (first byte 0x%02x)", path,
-		    input.data[0]);
+	if (cca_input_check_magic(input.data, MIN(input.len, 64), path, error))
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+			    "%s: offset 0: not a pickle or ccasim trace (first byte 0x%02x)", path,
+			    input.data[0]);
 	cca_input_clear(&input);
 	return NULL;
 }

@@ -42,6 +42,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "trace.h"
 
 /* ------------------------------------------------------------------ */
@@ -2353,7 +2354,7 @@ cca_trace_io_error(GError **error, int err, const char *path, const char *what)
 	return FALSE;
 }
 
-/* Writes the trace into the open temporary FD; closes FD. */
+/* Writes the trace into the open FD (left open). */
 static gboolean
 cca_trace_write_fd(int fd, const CcaSnapshot *snap, const CcaTraceSizes *sz, const char *path,
 		   GError **error)
@@ -2366,10 +2367,8 @@ cca_trace_write_fd(int fd, const CcaSnapshot *snap, const CcaTraceSizes *sz, con
 	out.fd = fd;
 	out.err = 0;
 	gboolean ok = cca_trace_pack(&out, snap, sz, path, error);
-	if (ok && cca_out_flush(&out) && close(fd) != 0)
-		out.err = errno;
-	else if (!ok || out.err)
-		close(fd);
+	if (ok)
+		cca_out_flush(&out);
 	if (ok && out.err)
 		ok = cca_trace_io_error(error, out.err, path, "cannot write");
 	g_free(out.buf);
@@ -2384,18 +2383,11 @@ cca_trace_write(const CcaSnapshot *snap, const char *path, GError **error)
 	    !cca_trace_check_state(snap, path, &sz, error))
 		return FALSE;
 
-	g_autofree char *tmp = g_strdup_printf("%s.XXXXXX", path);
-	int fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0666); /* mode & ~umask */
-	if (fd < 0)
-		return cca_trace_io_error(error, errno, path, "cannot create a temporary file");
-	if (!cca_trace_write_fd(fd, snap, &sz, path, error)) {
-		unlink(tmp);
+	char *tmp = NULL;
+	FILE *f = cca_outfile_open(path, &tmp, error);
+	if (f == NULL)
 		return FALSE;
-	}
-	if (rename(tmp, path) != 0) {
-		int err = errno;
-		unlink(tmp);
-		return cca_trace_io_error(error, err, path, "cannot rename the temporary file");
-	}
-	return TRUE;
+	/* Nothing goes through F's buffer: the packer writes to its fd. */
+	gboolean ok = cca_trace_write_fd(fileno(f), snap, &sz, path, error);
+	return cca_outfile_close(f, tmp, path, ok, error);
 }

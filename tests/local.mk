@@ -69,3 +69,6 @@ check_PROGRAMS += tests/test-text
 TESTS += tests/test-text
 tests_test_text_SOURCES = tests/test-text.c
 tests_test_text_LDADD = libccasim.a $(CCASIM_LIBS)
+# Hostile inputs and outputs (issue 11): -o kinds, signals, bombs.
+TESTS += tests/test-io.sh
+EXTRA_DIST += tests/test-io.sh

@@ -10,6 +10,7 @@
 #include <glib.h>
 #include <stdio.h>
 
+#include "inputargs.h"
 #include "commands.h"
 #include "snapshot.h"
 #include "trace.h"
@@ -53,6 +54,7 @@ cca_convert_parse(int *argc, char ***argv, CcaConvertOptions *opts)
 		"so a failed conversion never leaves a partial file.\n\n"
 		"Exit status: 0 success, 1 bad input or failed write, 2 usage error.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	g_option_context_add_group(ctx, cca_inputargs_group());
 	if (!g_option_context_parse(ctx, argc, argv, &error))
 		return cca_convert_usage(error->message);
 	if (*argc < 2)

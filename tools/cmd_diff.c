@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "inputargs.h"
 #include "commands.h"
 #include "diff.h"
 #include "engine.h"
@@ -98,6 +99,7 @@ cca_cmd_diff(int argc, char **argv)
 		      "differs, and where the difference in the peak comes from (segments by\n"
 		      "size, live blocks by requested size).");
 	g_option_context_add_main_entries(octx, entries, NULL);
+	g_option_context_add_group(octx, cca_inputargs_group());
 	GError *error = NULL;
 	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
 		fprintf(stderr, "ccasim diff: %s\n", error->message);

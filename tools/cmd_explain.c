@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "inputargs.h"
 #include "commands.h"
 #include "explain.h"
 #include "viewargs.h"
@@ -27,6 +28,7 @@ cca_cmd_explain(int argc, char **argv)
 		      "free memory at the reserved peak.");
 	cca_view_args_add(octx, &args, FALSE);
 	g_option_context_add_main_entries(octx, entries, NULL);
+	g_option_context_add_group(octx, cca_inputargs_group());
 	GError *error = NULL;
 	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
 		fprintf(stderr, "ccasim explain: %s\n", error->message);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "inputargs.h"
 #include "commands.h"
 #include "export.h"
 #include "viewargs.h"
@@ -61,6 +62,7 @@ cca_cmd_export(int argc, char **argv)
 		      "open, or as a Chrome/Perfetto trace with memory counters.");
 	cca_view_args_add(octx, &args, FALSE);
 	g_option_context_add_main_entries(octx, entries, NULL);
+	g_option_context_add_group(octx, cca_inputargs_group());
 	GError *error = NULL;
 	int status = 2;
 	gboolean chrome = FALSE;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "inputargs.h"
 #include "commands.h"
 #include "fit.h"
 #include "sizes.h"
@@ -113,6 +114,7 @@ cca_cmd_fit(int argc, char **argv)
 	}
 	g_option_context_set_description(octx, presets);
 	g_option_context_add_main_entries(octx, entries, NULL);
+	g_option_context_add_group(octx, cca_inputargs_group());
 	GError *error = NULL;
 	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
 		fprintf(stderr, "ccasim fit: %s\n", error->message);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "inputargs.h"
 #include "commands.h"
 #include "viewargs.h"
 
@@ -53,6 +54,7 @@ parse(const char *command, const char *params, const char *summary, GOptionEntry
 	g_autoptr(GOptionContext) octx = g_option_context_new(params);
 	g_option_context_set_summary(octx, summary);
 	g_option_context_add_main_entries(octx, entries, NULL);
+	g_option_context_add_group(octx, cca_inputargs_group());
 	GError *error = NULL;
 	if (!g_option_context_parse(octx, argc, argv, &error)) {
 		report_error(command, error);

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "inputargs.h"
 #include "commands.h"
 #include "json.h"
 #include "sizes.h"
@@ -318,6 +319,7 @@ cca_cmd_info(int argc, char **argv)
 	g_option_context_set_description(
 		ctx, "Exit status: 0 success, 1 unreadable input, 2 usage error.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	g_option_context_add_group(ctx, cca_inputargs_group());
 	if (!g_option_context_parse(ctx, &argc, &argv, &error))
 		return cca_info_usage(error->message);
 	if (argc != 2)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "inputargs.h"
 #include "commands.h"
 #include "follow.h"
 #include "plot_render.h"
@@ -282,6 +283,7 @@ cca_cmd_plot(int argc, char **argv)
 		      "or, with --segments, the segment map at the reserved peak.");
 	cca_view_args_add(octx, &va, TRUE);
 	g_option_context_add_main_entries(octx, entries, NULL);
+	g_option_context_add_group(octx, cca_inputargs_group());
 	GError *error = NULL;
 	int status = 2;
 	CcaPlotFormat format = CCA_PLOT_SVG;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "inputargs.h"
 #include "commands.h"
 #include "engine.h"
 #include "report.h"
@@ -195,6 +196,7 @@ cca_cmd_replay(int argc, char **argv)
 		      "through the caching-allocator model and prints memory_stats().");
 	cca_view_args_add(octx, &args.common, CCA_VIEW_ARGS_ALL_DEVICES | CCA_VIEW_ARGS_WHATIF);
 	g_option_context_add_main_entries(octx, entries, NULL);
+	g_option_context_add_group(octx, cca_inputargs_group());
 	GError *error = NULL;
 	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
 		fprintf(stderr, "ccasim replay: %s\n", error->message);

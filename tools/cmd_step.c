@@ -9,6 +9,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "inputargs.h"
 #include "commands.h"
 #include "stepview.h"
 #include "viewargs.h"
@@ -150,6 +151,7 @@ cca_cmd_step(int argc, char **argv)
 		"n/space next, b back, m next cudaMalloc, o next OOM, g go to, q quit.");
 	cca_view_args_add(octx, &args, FALSE);
 	g_option_context_add_main_entries(octx, entries, NULL);
+	g_option_context_add_group(octx, cca_inputargs_group());
 	GError *error = NULL;
 	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
 		fprintf(stderr, "ccasim step: %s\n", error->message);

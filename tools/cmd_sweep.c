@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "inputargs.h"
 #include "calibration.h"
 #include "commands.h"
 #include "settings.h"
@@ -95,6 +96,7 @@ cca_cmd_sweep(int argc, char **argv)
 		      "Every row equals `ccasim replay --config ROW` under the same cap.\n"
 		      "See doc/whatif.md.");
 	g_option_context_add_main_entries(octx, entries, NULL);
+	g_option_context_add_group(octx, cca_inputargs_group());
 	GError *error = NULL;
 	int status = 0;
 	if (!g_option_context_parse(octx, &argc, &argv, &error)) {

@@ -1102,7 +1102,9 @@ cca_plot_write(const char *path, CcaPlotFormat format, int width, int height, co
 		g_string_free(svg, TRUE);
 	if (hover)
 		g_string_free(hover, TRUE);
-	gboolean ok = status == CAIRO_STATUS_SUCCESS;
+	/* a failed write is the file's error: cca_outfile_close() names it */
+	gboolean ok =
+		status == CAIRO_STATUS_SUCCESS || (status == CAIRO_STATUS_WRITE_ERROR && ferror(f));
 	if (!ok)
 		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "%s: cairo: %s", path,
 			    cairo_status_to_string(status));
