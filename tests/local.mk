@@ -69,3 +69,6 @@ check_PROGRAMS += tests/test-text
 TESTS += tests/test-text
 tests_test_text_SOURCES = tests/test-text.c
 tests_test_text_LDADD = libccasim.a $(CCASIM_LIBS)
+# Option checks and what messages show (issue #11).
+TESTS += tests/test-options.sh tests/test-messages.sh
+EXTRA_DIST += tests/test-options.sh tests/test-messages.sh
