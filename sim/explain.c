@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "sizes.h"
+#include "text.h"
 
 struct CcaExplainer {
 	const CcaSnapshot *snap;
@@ -371,9 +372,11 @@ append_frame(GString *out, const CcaSnapshot *snap, uint32_t frame_id)
 	const CcaFrame *fr = &g_array_index(snap->frames, CcaFrame, frame_id);
 	const char *file = cca_snapshot_string(snap, fr->filename);
 	const char *base = strrchr(file, '/');
-	g_string_append_printf(out, "%s (%s:%" G_GINT64_FORMAT ")",
-			       cca_snapshot_string(snap, fr->name), base ? base + 1 : file,
-			       fr->line);
+	/* names come from the trace: shown escaped and bounded */
+	g_autofree char *name =
+		cca_text_display(cca_snapshot_string(snap, fr->name), -1, CCA_TEXT_DISPLAY_MAX);
+	g_autofree char *where = cca_text_display(base ? base + 1 : file, -1, CCA_TEXT_DISPLAY_MAX);
+	g_string_append_printf(out, "%s (%s:%" G_GINT64_FORMAT ")", name, where, fr->line);
 }
 
 void

@@ -11,6 +11,20 @@
 #include "json.h"
 #include "sizes.h"
 
+bool
+cca_report_check_may_need_cap(const CcaReportContext *ctx)
+{
+	return ctx->memory_fraction <= 0.0 && !ctx->device_memory_set;
+}
+
+const char *
+cca_report_cap_hint(void)
+{
+	return "no memory cap was given, and the snapshot cannot hold one: PyTorch does not "
+	       "record torch.cuda.set_per_process_memory_fraction(); if the run had a cap, "
+	       "pass it with --memory-fraction F or --device-memory BYTES";
+}
+
 void
 cca_report_replay_json(const CcaReportContext *ctx, const CcaReplayResult *res, GString *out)
 {
@@ -77,6 +91,10 @@ cca_report_replay_json(const CcaReportContext *ctx, const CcaReplayResult *res, 
 			out, "{\"passed\": %s, \"compared\": %" G_GUINT64_FORMAT ", \"message\": ",
 			res->check_passed ? "true" : "false", res->check_compared);
 		cca_json_append_string(out, res->check_message);
+		if (!res->check_passed && cca_report_check_may_need_cap(ctx)) {
+			g_string_append(out, ", \"hint\": ");
+			cca_json_append_string(out, cca_report_cap_hint());
+		}
 		g_string_append_c(out, '}');
 	}
 	g_string_append(out, "}");
@@ -183,5 +201,7 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 					       res->check_compared);
 		else
 			g_string_append_printf(out, "check: FAILED at %s\n", res->check_message);
+		if (!res->check_passed && cca_report_check_may_need_cap(ctx))
+			g_string_append_printf(out, "  %s\n", cca_report_cap_hint());
 	}
 }

@@ -3,6 +3,7 @@
 #define CCA_REPORT_H
 
 #include <glib.h>
+#include <stdbool.h>
 
 #include "engine.h"
 #include "settings.h"
@@ -16,16 +17,29 @@ typedef struct {
 	const CcaSettings *settings; /* the settings replayed */
 	double memory_fraction;	     /* 0: none */
 	uint64_t device_memory;	     /* totalGlobalMem used */
+	bool device_memory_set;	     /* --device-memory given (a cap of its own) */
 } CcaReportContext;
+
+/* Whether a failed --check of CTX's run may come from a cap the snapshot
+ * cannot hold: true when neither a memory fraction nor a device memory
+ * was given.  PyTorch does not record set_per_process_memory_fraction(),
+ * so a trace recorded under one replays uncapped unless it is passed. */
+bool cca_report_check_may_need_cap(const CcaReportContext *ctx);
+
+/* The one-sentence advice for such a failure (no newline): that the cap is
+ * not in the snapshot, and how to pass it. */
+const char *cca_report_cap_hint(void);
 
 /* Appends RESULT as one JSON object: {"trace", "device", "settings",
  * "whatif", "memory_stats" (all 122 keys), "oom" (null or the first
- * unexpected OOM), "events", "check" (null unless --check), ...}. */
+ * unexpected OOM), "events", "check" (null unless --check; a failed check
+ * that cca_report_check_may_need_cap() has a "hint"), ...}. */
 void cca_report_replay_json(const CcaReportContext *ctx, const CcaReplayResult *result,
 			    GString *out);
 
 /* Appends RESULT as a human summary: peaks, fragmentation, device calls,
- * retries, OOMs (with a PyTorch-like OOM message) and the check. */
+ * retries, OOMs (with a PyTorch-like OOM message) and the check (a failed
+ * one followed by cca_report_cap_hint() where it applies). */
 void cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *result,
 			    GString *out);
 

@@ -72,3 +72,6 @@ tests_test_text_LDADD = libccasim.a $(CCASIM_LIBS)
 # Hostile inputs and outputs (issue 11): -o kinds, signals, bombs.
 TESTS += tests/test-io.sh
 EXTRA_DIST += tests/test-io.sh
+# Option checks and what messages show (issue #11).
+TESTS += tests/test-options.sh tests/test-messages.sh
+EXTRA_DIST += tests/test-options.sh tests/test-messages.sh

@@ -10,11 +10,12 @@
 #include "engine.h"
 #include "settings.h"
 #include "snapshot.h"
+#include "viewargs.h"
 #include "whatif_cli.h"
 
 typedef struct {
 	char **configs;
-	double memory_fraction;
+	char *memory_fraction;
 	char *device_memory;
 	char *address_model;
 	int device;
@@ -27,6 +28,7 @@ static void
 diff_args_clear(DiffArgs *a)
 {
 	g_strfreev(a->configs);
+	g_free(a->memory_fraction);
 	g_free(a->device_memory);
 	g_free(a->address_model);
 	g_free(a->pytorch_version);
@@ -76,7 +78,7 @@ cca_cmd_diff(int argc, char **argv)
 		 "Settings of A, then of B (PYTORCH_CUDA_ALLOC_CONF syntax; once: of B with one "
 		 "trace, of both with two)",
 		 "STRING"},
-		{"memory-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &args.memory_fraction,
+		{"memory-fraction", 0, 0, G_OPTION_ARG_STRING, &args.memory_fraction,
 		 "set_per_process_memory_fraction(F) for both replays", "F"},
 		{"device-memory", 0, 0, G_OPTION_ARG_STRING, &args.device_memory,
 		 "Device memory for both replays; alone, cudaMalloc fails past it", "BYTES"},
@@ -102,16 +104,17 @@ cca_cmd_diff(int argc, char **argv)
 	g_option_context_add_group(octx, cca_inputargs_group());
 	GError *error = NULL;
 	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
-		fprintf(stderr, "ccasim diff: %s\n", error->message);
+		cca_view_print_error("diff", error);
 		g_error_free(error);
 		diff_args_clear(&args);
 		return 2;
 	}
 	CcaWhatifCommon common = {
 		.command = "diff",
-		.memory_fraction = args.memory_fraction,
+		.memory_fraction_text = args.memory_fraction,
 		.device_memory = args.device_memory,
 		.pytorch_version = args.pytorch_version,
+		.device = args.device,
 	};
 	guint n_configs = args.configs ? g_strv_length(args.configs) : 0;
 	CcaAddressModel model = CCA_ADDRESS_DRIVER;
@@ -127,8 +130,7 @@ cca_cmd_diff(int argc, char **argv)
 		fprintf(stderr, "ccasim diff: one trace needs --config (B's settings, or A's and "
 				"B's)\n");
 		status = 2;
-	} else if (args.top < 0) {
-		fprintf(stderr, "ccasim diff: --top: must not be negative\n");
+	} else if (!cca_view_check_int("diff", "--top", args.top, 0, G_MAXINT)) {
 		status = 2;
 	} else if (args.address_model && (!cca_address_model_parse(args.address_model, &model) ||
 					  model == CCA_ADDRESS_RECORDED)) {
@@ -154,7 +156,7 @@ cca_cmd_diff(int argc, char **argv)
 		b.snap = a.snap;
 	}
 	if (!a.snap || !b.snap) {
-		fprintf(stderr, "ccasim diff: %s\n", error->message);
+		cca_view_print_error("diff", error);
 		g_error_free(error);
 		side_clear(&a);
 		side_clear(&b);
@@ -174,15 +176,14 @@ cca_cmd_diff(int argc, char **argv)
 		ok = side_settings(&b, args.configs[0], vb);
 	for (int s = 0; ok && s < 2; s++) {
 		Side *side = s ? &b : &a;
-		if (args.device < 0 || args.device >= side->snap->n_devices) {
-			fprintf(stderr, "ccasim diff: %s: no device %d (the trace has %d)\n",
-				side->snap->source, args.device, side->snap->n_devices);
+		if (!cca_view_check_device("diff", side->snap, side->snap->source, args.device,
+					   &status)) {
 			ok = FALSE;
 			break;
 		}
 		cca_replay_options_init(&side->opt);
 		side->opt.settings = side->has_settings ? &side->settings : NULL;
-		side->opt.memory_fraction = args.memory_fraction;
+		side->opt.memory_fraction = common.memory_fraction;
 		side->opt.device_memory = common.device_memory_bytes;
 		side->opt.capacity_set = common.capacity_set;
 		side->opt.address_model = model;
@@ -202,11 +203,11 @@ cca_cmd_diff(int argc, char **argv)
 		side_clear(&a);
 		side_clear(&b);
 		diff_args_clear(&args);
-		return 2;
+		return status ? status : 2;
 	}
 	CcaDiff diff;
 	if (!cca_diff_run(a.snap, &a.opt, b.snap, &b.opt, &diff, &error)) {
-		fprintf(stderr, "ccasim diff: %s\n", error->message);
+		cca_view_print_error("diff", error);
 		g_error_free(error);
 		cca_diff_clear(&diff);
 		side_clear(&a);

@@ -31,15 +31,18 @@ cca_cmd_explain(int argc, char **argv)
 	g_option_context_add_group(octx, cca_inputargs_group());
 	GError *error = NULL;
 	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
-		fprintf(stderr, "ccasim explain: %s\n", error->message);
+		cca_view_print_error("explain", error);
 		g_error_free(error);
 		cca_view_args_clear(&args);
 		return 2;
 	}
-	if (argc != 2 || (args.configs && g_strv_length(args.configs) > 1) || limit < 0 ||
-	    top < 1) {
-		fprintf(stderr, "ccasim explain: expected one TRACE, at most one --config, "
-				"--limit >= 0 and --top >= 1 (see --help)\n");
+	if (argc != 2) {
+		fprintf(stderr, "ccasim explain: expected one TRACE (see --help)\n");
+		cca_view_args_clear(&args);
+		return 2;
+	}
+	if (!cca_view_check_int("explain", "--limit", limit, 0, G_MAXINT) ||
+	    !cca_view_check_int("explain", "--top", top, 1, G_MAXINT)) {
 		cca_view_args_clear(&args);
 		return 2;
 	}
@@ -60,7 +63,7 @@ cca_cmd_explain(int argc, char **argv)
 		opt.pytorch_version % 100);
 	CcaExplainParams params = {.limit = (guint)limit, .top = (guint)top};
 	if (!cca_explain_run(snap, &opt, &params, out, &error)) {
-		fprintf(stderr, "ccasim explain: %s\n", error->message);
+		cca_view_print_error("explain", error);
 		g_error_free(error);
 		g_string_free(out, TRUE);
 		cca_view_args_clear(&args);

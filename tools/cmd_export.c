@@ -26,7 +26,7 @@ export_run(CcaViewArgs *args, const char *trace, const char *output, gboolean ch
 	gboolean ok = chrome ? cca_export_chrome(snap, &opt, output, &res, &error)
 			     : cca_export_pickle(snap, &opt, output, &res, &error);
 	if (!ok) {
-		fprintf(stderr, "ccasim export: %s\n", error->message);
+		cca_view_print_error("export", error);
 		g_error_free(error);
 		return 1;
 	}
@@ -67,7 +67,7 @@ cca_cmd_export(int argc, char **argv)
 	int status = 2;
 	gboolean chrome = FALSE;
 	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
-		fprintf(stderr, "ccasim export: %s\n", error->message);
+		cca_view_print_error("export", error);
 		g_error_free(error);
 	} else if (format && strcmp(format, "chrome") != 0 && strcmp(format, "pickle") != 0) {
 		fprintf(stderr, "ccasim export: --format: unknown format '%s' (pickle, chrome)\n",

@@ -7,6 +7,7 @@
 
 #include "inputargs.h"
 #include "commands.h"
+#include "viewargs.h"
 #include "fit.h"
 #include "sizes.h"
 #include "snapshot.h"
@@ -117,14 +118,14 @@ cca_cmd_fit(int argc, char **argv)
 	g_option_context_add_group(octx, cca_inputargs_group());
 	GError *error = NULL;
 	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
-		fprintf(stderr, "ccasim fit: %s\n", error->message);
+		cca_view_print_error("fit", error);
 		g_error_free(error);
 		fit_args_clear(&args);
 		return 2;
 	}
 	uint64_t context = CCA_GPU_CONTEXT_BYTES;
 	if (args.context && !cca_size_parse(args.context, "--context", &context, &error)) {
-		fprintf(stderr, "ccasim fit: %s\n", error->message);
+		cca_view_print_error("fit", error);
 		g_error_free(error);
 		fit_args_clear(&args);
 		return 2;
@@ -140,6 +141,7 @@ cca_cmd_fit(int argc, char **argv)
 	CcaWhatifCommon common = {
 		.command = "fit",
 		.pytorch_version = args.pytorch_version,
+		.device = args.device,
 		.jobs = args.jobs,
 	};
 	const CcaGpuPreset *gpus[CCA_FIT_MAX_GPUS];
@@ -157,7 +159,7 @@ cca_cmd_fit(int argc, char **argv)
 	}
 	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(argv[1], &error);
 	if (!snap) {
-		fprintf(stderr, "ccasim fit: %s\n", error->message);
+		cca_view_print_error("fit", error);
 		g_error_free(error);
 		fit_args_clear(&args);
 		return 1;
@@ -185,7 +187,7 @@ cca_cmd_fit(int argc, char **argv)
 	CcaFitRow *rows = cca_fit_run(sweep, &opt, &error);
 	cca_whatif_progress_end(&progress);
 	if (!rows) {
-		fprintf(stderr, "ccasim fit: %s\n", error->message);
+		cca_view_print_error("fit", error);
 		g_error_free(error);
 		fit_args_clear(&args);
 		return 1;

@@ -67,7 +67,7 @@ parse(const char *command, const char *params, const char *summary, GOptionEntry
 
 typedef struct {
 	char *config;
-	double memory_fraction;
+	char *memory_fraction;
 	char *device_memory;
 	int device;
 	int gpu;
@@ -87,6 +87,7 @@ gpu_replay_args_clear(GpuReplayArgs *a)
 {
 	g_free(a->config);
 	g_free(a->address_model);
+	g_free(a->memory_fraction);
 	g_free(a->device_memory);
 	g_free(a->tolerance);
 	g_free(a->pytorch_version);
@@ -101,7 +102,7 @@ gpu_replay(int argc, char **argv)
 		{"config", 'c', 0, G_OPTION_ARG_STRING, &args.config,
 		 "Allocator settings (PYTORCH_CUDA_ALLOC_CONF syntax) instead of the recorded ones",
 		 "STRING"},
-		{"memory-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &args.memory_fraction,
+		{"memory-fraction", 0, 0, G_OPTION_ARG_STRING, &args.memory_fraction,
 		 "set_per_process_memory_fraction(F) of the GPU's memory", "F"},
 		{"device-memory", 0, 0, G_OPTION_ARG_STRING, &args.device_memory,
 		 "Act as a device of this many bytes (cudaMalloc refused past it)", "BYTES"},
@@ -148,7 +149,6 @@ gpu_replay(int argc, char **argv)
 	CcaGpuReplayOptions opt = {
 		.ordinal = args.gpu, .touch = args.touch, .keep_calls = args.calls};
 	cca_replay_options_init(&opt.replay);
-	opt.replay.memory_fraction = args.memory_fraction;
 	opt.replay.keep_going = args.keep_going;
 	opt.replay.device = args.device;
 	g_autoptr(CcaSnapshot) snap = NULL;
@@ -157,9 +157,11 @@ gpu_replay(int argc, char **argv)
 		goto out;
 	}
 	bool capacity_set = false;
-	if (!cca_view_parse_limits("gpu replay", args.memory_fraction, args.device_memory,
-				   args.pytorch_version, &opt.capacity, &capacity_set,
-				   &opt.replay.pytorch_version) ||
+	if (!cca_view_check_int("gpu replay", "--device", args.device, 0, G_MAXINT) ||
+	    !cca_view_check_int("gpu replay", "--gpu", args.gpu, 0, G_MAXINT) ||
+	    !cca_view_parse_limits("gpu replay", args.memory_fraction, &opt.replay.memory_fraction,
+				   args.device_memory, args.pytorch_version, &opt.capacity,
+				   &capacity_set, &opt.replay.pytorch_version) ||
 	    !cca_view_parse_whatif("gpu replay", args.whatif, args.address_model, &opt.replay))
 		goto out;
 	if (args.tolerance &&
@@ -179,6 +181,8 @@ gpu_replay(int argc, char **argv)
 		status = report_error("replay", error);
 		goto out;
 	}
+	if (!cca_view_check_device("gpu replay", snap, argv[1], args.device, &status))
+		goto out;
 	if (!opt.replay.pytorch_version)
 		opt.replay.pytorch_version = cca_replay_guess_pytorch_version(snap);
 	if (args.config) {
@@ -205,8 +209,9 @@ gpu_replay(int argc, char **argv)
 		.trace = snap->source,
 		.device = args.device,
 		.settings = opt.replay.settings ? opt.replay.settings : &recorded,
-		.memory_fraction = args.memory_fraction,
+		.memory_fraction = opt.replay.memory_fraction,
 		.device_memory = result.record.total_memory,
+		.device_memory_set = capacity_set,
 	};
 	GString *out = g_string_new(NULL);
 	if (args.json) {
@@ -279,10 +284,9 @@ gpu_calibrate(int argc, char **argv)
 		fprintf(stderr, "ccasim gpu calibrate: unexpected argument '%s'\n", argv[1]);
 		goto out;
 	}
-	if (reps < 1 || reps > 1000) {
-		fprintf(stderr, "ccasim gpu calibrate: --reps: must be 1 to 1000\n");
+	if (!cca_view_check_int("gpu calibrate", "--reps", reps, 1, 1000) ||
+	    !cca_view_check_int("gpu calibrate", "--gpu", gpu, 0, G_MAXINT))
 		goto out;
-	}
 	if (!parse_sizes(sizes_text ? sizes_text : "2,20,64,256,1024,4096,16384", sizes, &error)) {
 		status = report_error("calibrate", error);
 		goto out;
@@ -329,6 +333,8 @@ gpu_info(int argc, char **argv)
 		fprintf(stderr, "ccasim gpu info: unexpected argument '%s'\n", argv[1]);
 		return 2;
 	}
+	if (!cca_view_check_int("gpu info", "--gpu", gpu, 0, G_MAXINT))
+		return 2;
 	CcaCudaInfo info;
 	GError *error = NULL;
 	if (!cca_cuda_info(gpu, &info, &error))

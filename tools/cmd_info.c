@@ -15,9 +15,11 @@
 
 #include "inputargs.h"
 #include "commands.h"
+#include "viewargs.h"
 #include "json.h"
 #include "sizes.h"
 #include "snapshot.h"
+#include "text.h"
 #include "trace.h"
 
 /* What one device's events hold. */
@@ -238,7 +240,8 @@ cca_info_print_settings(const CcaRecordedSettings *s)
 		return;
 	}
 	printf("allocator settings:\n");
-	g_autofree char *conf = g_strdup_printf("\"%s\"", s->conf ? s->conf : "");
+	g_autofree char *shown = cca_text_display(s->conf, -1, CCA_TEXT_DISPLAY_MAX);
+	g_autofree char *conf = g_strdup_printf("\"%s\"", shown);
 	cca_info_setting("PYTORCH_CUDA_ALLOC_CONF", conf);
 	g_autofree char *split = g_strdup_printf("%" G_GINT64_FORMAT "%s", s->max_split_size,
 						 s->max_split_size < 0 ? " (unlimited)" : "");
@@ -329,7 +332,7 @@ cca_cmd_info(int argc, char **argv)
 	CcaInfo info = {.file = argv[1], .snap = snap};
 	int status = 0;
 	if (snap == NULL || !cca_info_gather(&info, &error)) {
-		fprintf(stderr, "ccasim info: %s\n", error->message);
+		cca_view_print_error("info", error);
 		status = 1;
 	} else if (json) {
 		cca_info_print_json(&info);

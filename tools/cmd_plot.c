@@ -2,6 +2,7 @@
  * or one state, and hands them to plot_render.c. */
 #include "config.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include "follow.h"
 #include "plot_render.h"
 #include "sizes.h"
+#include "text.h"
 #include "timeline.h"
 #include "viewargs.h"
 
@@ -20,7 +22,7 @@ typedef struct {
 	char *output;
 	char *x_axis;
 	gboolean segments;
-	gint64 at;
+	gint64 at; /* G_MININT64: not given (the reserved peak) */
 	int width, height, max_rows;
 	char *title;
 } PlotArgs;
@@ -53,6 +55,20 @@ base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* The title a plot shows: --title, else FORMAT filled in; either as a
+ * display string (cca_text_display()), at most PLOT_TITLE_MAX bytes. */
+#define PLOT_TITLE_MAX 1024
+static char *G_GNUC_PRINTF(2, 3) plot_title(const PlotArgs *pa, const char *format, ...)
+{
+	if (pa->title)
+		return cca_text_display(pa->title, -1, PLOT_TITLE_MAX);
+	va_list ap;
+	va_start(ap, format);
+	g_autofree char *t = g_strdup_vprintf(format, ap);
+	va_end(ap);
+	return cca_text_display(t, -1, PLOT_TITLE_MAX);
+}
+
 static int
 plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaViewArgs *va,
 	      const PlotArgs *pa, CcaPlotFormat format, const char *trace)
@@ -67,18 +83,23 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaViewArgs 
 	for (guint r = 0; r < n_runs; r++) {
 		opt->settings = r == 0 ? NULL : &va->settings[r - 1];
 		if (!cca_timeline_collect(snap, opt, PLOT_BUCKETS, &tls[r], &error)) {
-			fprintf(stderr, "ccasim plot: %s\n", error->message);
+			cca_view_print_error("plot", error);
 			g_error_free(error);
 			status = 1;
 			break;
 		}
 		done++;
-		if (r > 0)
-			labels[r] = g_strdup_printf("what-if %s", va->configs[r - 1]);
-		else if (snap->settings.present && snap->settings.conf && *snap->settings.conf)
-			labels[r] = g_strdup_printf("recorded %s", snap->settings.conf);
-		else
+		if (r > 0) {
+			g_autofree char *conf =
+				cca_text_display(va->configs[r - 1], -1, CCA_TEXT_DISPLAY_MAX);
+			labels[r] = g_strdup_printf("what-if %s", conf);
+		} else if (snap->settings.present && snap->settings.conf && *snap->settings.conf) {
+			g_autofree char *conf =
+				cca_text_display(snap->settings.conf, -1, CCA_TEXT_DISPLAY_MAX);
+			labels[r] = g_strdup_printf("recorded %s", conf);
+		} else {
 			labels[r] = g_strdup("recorded (defaults)");
+		}
 		runs[r].label = labels[r];
 		runs[r].tl = &tls[r];
 	}
@@ -92,10 +113,8 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaViewArgs 
 		}
 		g_autofree char *label = cca_view_settings_label(snap, opt);
 		g_autofree char *title =
-			pa->title ? g_strdup(pa->title)
-				  : g_strdup_printf("%s: reserved, allocated and active memory "
-						    "(device %d)",
-						    base_name(trace), opt->device);
+			plot_title(pa, "%s: reserved, allocated and active memory (device %d)",
+				   base_name(trace), opt->device);
 		GString *sub = g_string_new(NULL);
 		g_string_append_printf(sub, "%s, PyTorch %u.%u rules, %" G_GUINT64_FORMAT " events",
 				       label, opt->pytorch_version / 100,
@@ -113,7 +132,7 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaViewArgs 
 		Drawing d = {.style = &style, .runs = runs, .n_runs = n_runs};
 		if (!cca_plot_write(pa->output, format, style.width, style.height, title,
 				    draw_timeline, &d, &error)) {
-			fprintf(stderr, "ccasim plot: %s\n", error->message);
+			cca_view_print_error("plot", error);
 			g_error_free(error);
 			status = 1;
 		} else {
@@ -180,11 +199,11 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaViewArgs 
 	if (va->n_settings)
 		opt->settings = &va->settings[0];
 	uint64_t at;
-	bool at_peak = pa->at < 0;
+	bool at_peak = pa->at == G_MININT64;
 	if (at_peak) {
 		CcaTimeline tl;
 		if (!cca_timeline_collect(snap, opt, 1, &tl, &error)) {
-			fprintf(stderr, "ccasim plot: %s\n", error->message);
+			cca_view_print_error("plot", error);
 			g_error_free(error);
 			return 1;
 		}
@@ -208,7 +227,7 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaViewArgs 
 	gboolean ok = cca_replay_run(snap, &o, &res, &error);
 	cca_follow_free(c.follow);
 	if (!ok) {
-		fprintf(stderr, "ccasim plot: %s\n", error->message);
+		cca_view_print_error("plot", error);
 		g_error_free(error);
 		return 1;
 	}
@@ -221,13 +240,9 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaViewArgs 
 		return 1;
 	}
 	g_autofree char *label = cca_view_settings_label(snap, opt);
-	g_autofree char *title =
-		pa->title
-			? g_strdup(pa->title)
-			: g_strdup_printf("%s: segments%s (after event %" G_GUINT64_FORMAT
-					  ", device %d)",
-					  base_name(trace), at_peak ? " at the reserved peak" : "",
-					  c.shown, opt->device);
+	g_autofree char *title = plot_title(
+		pa, "%s: segments%s (after event %" G_GUINT64_FORMAT ", device %d)",
+		base_name(trace), at_peak ? " at the reserved peak" : "", c.shown, opt->device);
 	g_autofree char *sub =
 		g_strdup_printf("%s, PyTorch %u.%u rules", label, opt->pytorch_version / 100,
 				opt->pytorch_version % 100);
@@ -238,7 +253,7 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaViewArgs 
 	int status = 0;
 	if (!cca_plot_write(pa->output, format, style.width, style.height, title, draw_segments, &d,
 			    &error)) {
-		fprintf(stderr, "ccasim plot: %s\n", error->message);
+		cca_view_print_error("plot", error);
 		g_error_free(error);
 		status = 1;
 	} else {
@@ -254,7 +269,7 @@ int
 cca_cmd_plot(int argc, char **argv)
 {
 	CcaViewArgs va = {0};
-	PlotArgs pa = {.at = -1, .width = 1200, .height = 640, .max_rows = 120};
+	PlotArgs pa = {.at = G_MININT64, .width = 1200, .height = 640, .max_rows = 120};
 	GOptionEntry entries[] = {
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &pa.output,
 		 "The image to write: .svg, .png, .pdf or .html (required)", "FILE"},
@@ -288,19 +303,23 @@ cca_cmd_plot(int argc, char **argv)
 	int status = 2;
 	CcaPlotFormat format = CCA_PLOT_SVG;
 	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
-		fprintf(stderr, "ccasim plot: %s\n", error->message);
+		cca_view_print_error("plot", error);
 		g_error_free(error);
 	} else if (argc != 2 || !pa.output) {
 		fprintf(stderr, "ccasim plot: expected one TRACE and -o FILE (see --help)\n");
 	} else if (!cca_plot_format_from_path(pa.output, &format, &error)) {
-		fprintf(stderr, "ccasim plot: %s\n", error->message);
+		cca_view_print_error("plot", error);
 		g_error_free(error);
 	} else if (pa.x_axis && strcmp(pa.x_axis, "time") != 0 && strcmp(pa.x_axis, "event") != 0) {
 		fprintf(stderr, "ccasim plot: --x: expected event or time\n");
-	} else if (pa.width < 480 || pa.width > 20000 || pa.height < 320 || pa.height > 20000 ||
-		   pa.max_rows < 0 || (pa.at >= 0 && !pa.segments) || pa.at < -1) {
-		fprintf(stderr, "ccasim plot: --width 480..20000, --height 320..20000, --max-rows "
-				">= 0; --at needs --segments\n");
+	} else if (!cca_view_check_int("plot", "--width", pa.width, 480, 20000) ||
+		   !cca_view_check_int("plot", "--height", pa.height, 320, 20000) ||
+		   !cca_view_check_int("plot", "--max-rows", pa.max_rows, 0, G_MAXINT) ||
+		   (pa.at != G_MININT64 &&
+		    !cca_view_check_int("plot", "--at", pa.at, 0, G_MAXINT64))) {
+		/* the check said why */
+	} else if (pa.at != G_MININT64 && !pa.segments) {
+		fprintf(stderr, "ccasim plot: --at needs --segments\n");
 	} else {
 		CcaReplayOptions opt;
 		CcaSnapshot *snap = cca_view_args_load(&va, "plot", argv[1], &opt, &status);

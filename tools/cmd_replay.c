@@ -31,7 +31,7 @@ report_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *opt, gboolea
 	CcaSensitivity sens;
 	GError *error = NULL;
 	if (!cca_replay_sensitivity(snap, opt, NULL, 0, &sens, &error)) {
-		fprintf(stderr, "ccasim replay: %s\n", error->message);
+		cca_view_print_error("replay", error);
 		g_error_free(error);
 		return 1;
 	}
@@ -83,7 +83,7 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, const Replay
 		fprintf(stderr, "timing: replay of device %d: %.6f s\n", opt->device,
 			(double)(g_get_monotonic_time() - start) / 1e6);
 	if (!ok) {
-		fprintf(stderr, "ccasim replay: %s\n", error->message);
+		cca_view_print_error("replay", error);
 		g_error_free(error);
 		return 1;
 	}
@@ -97,6 +97,7 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, const Replay
 		.settings = opt->settings ? opt->settings : &recorded,
 		.memory_fraction = opt->memory_fraction,
 		.device_memory = opt->device_memory ? opt->device_memory : CCA_H200_TOTAL_MEMORY,
+		.device_memory_set = opt->capacity_set,
 	};
 	if (args->json) {
 		if (!first)
@@ -108,6 +109,10 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, const Replay
 		cca_report_replay_text(&ctx, &result, out);
 	}
 	int status = result.check_ran && !result.check_passed ? 1 : 0;
+	if (status) /* one line on stderr too: the report may scroll past */
+		fprintf(stderr, "ccasim replay: %s: --check failed on device %d%s%s\n",
+			snap->source, opt->device, cca_report_check_may_need_cap(&ctx) ? "; " : "",
+			cca_report_check_may_need_cap(&ctx) ? cca_report_cap_hint() : "");
 	cca_settings_clear(&recorded);
 	cca_replay_result_clear(&result);
 	return status;
@@ -138,7 +143,7 @@ run_replay(ReplayArgs *args, const char *path)
 	if (args->addresses_from) {
 		other = cca_snapshot_load(args->addresses_from, &error);
 		if (!other) {
-			fprintf(stderr, "ccasim replay: %s\n", error->message);
+			cca_view_print_error("replay", error);
 			g_error_free(error);
 			return 1;
 		}
@@ -199,7 +204,7 @@ cca_cmd_replay(int argc, char **argv)
 	g_option_context_add_group(octx, cca_inputargs_group());
 	GError *error = NULL;
 	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
-		fprintf(stderr, "ccasim replay: %s\n", error->message);
+		cca_view_print_error("replay", error);
 		g_error_free(error);
 		status = 2;
 	} else if (argc != 2) {

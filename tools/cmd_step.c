@@ -41,7 +41,7 @@ show(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaStepParams *params
 	GString *out = g_string_new(NULL);
 	GError *error = NULL;
 	if (!cca_step_describe(snap, opt, params, out, &error)) {
-		fprintf(stderr, "ccasim step: %s\n", error->message);
+		cca_view_print_error("step", error);
 		g_error_free(error);
 		g_string_free(out, TRUE);
 		return 1;
@@ -84,7 +84,7 @@ interact(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaStepParams *pa
 				ooms = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 				GError *error = NULL;
 				if (!cca_step_index(snap, opt, mallocs, ooms, &error)) {
-					fprintf(stderr, "ccasim step: %s\n", error->message);
+					cca_view_print_error("step", error);
 					g_error_free(error);
 					status = 1;
 					break;
@@ -132,7 +132,7 @@ int
 cca_cmd_step(int argc, char **argv)
 {
 	CcaViewArgs args = {0};
-	gint64 at = -1;
+	gint64 at = G_MININT64; /* not given */
 	int max_segments = 24, width = 48;
 	GOptionEntry entries[] = {
 		{"at", 0, 0, G_OPTION_ARG_INT64, &at,
@@ -154,15 +154,19 @@ cca_cmd_step(int argc, char **argv)
 	g_option_context_add_group(octx, cca_inputargs_group());
 	GError *error = NULL;
 	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
-		fprintf(stderr, "ccasim step: %s\n", error->message);
+		cca_view_print_error("step", error);
 		g_error_free(error);
 		cca_view_args_clear(&args);
 		return 2;
 	}
-	if (argc != 2 || (args.configs && g_strv_length(args.configs) > 1) || max_segments < 0 ||
-	    width < 8 || at < -1) {
-		fprintf(stderr, "ccasim step: expected one TRACE, at most one --config, "
-				"--max-segments >= 0, --width >= 8 and --at >= 0 (see --help)\n");
+	if (argc != 2) {
+		fprintf(stderr, "ccasim step: expected one TRACE (see --help)\n");
+		cca_view_args_clear(&args);
+		return 2;
+	}
+	if (!cca_view_check_int("step", "--max-segments", max_segments, 0, G_MAXINT) ||
+	    !cca_view_check_int("step", "--width", width, 8, 10000) ||
+	    (at != G_MININT64 && !cca_view_check_int("step", "--at", at, 0, G_MAXINT64))) {
 		cca_view_args_clear(&args);
 		return 2;
 	}
@@ -193,7 +197,7 @@ cca_cmd_step(int argc, char **argv)
 		cca_view_args_clear(&args);
 		return 2;
 	}
-	if (at < 0 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+	if (at == G_MININT64 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
 		status = interact(snap, &opt, &params);
 	else
 		status = show(snap, &opt, &params, FALSE, NULL);

@@ -8,6 +8,7 @@
 #include "inputargs.h"
 #include "calibration.h"
 #include "commands.h"
+#include "viewargs.h"
 #include "settings.h"
 #include "sizes.h"
 #include "snapshot.h"
@@ -18,7 +19,7 @@ typedef struct {
 	char **configs;
 	char **sets;
 	gboolean default_grid;
-	double memory_fraction;
+	char *memory_fraction;
 	char *device_memory;
 	int device;
 	char *pytorch_version;
@@ -36,6 +37,7 @@ sweep_args_clear(SweepArgs *a)
 {
 	g_strfreev(a->configs);
 	g_strfreev(a->sets);
+	g_free(a->memory_fraction);
 	g_free(a->device_memory);
 	g_free(a->pytorch_version);
 	g_free(a->calibration);
@@ -56,7 +58,7 @@ cca_cmd_sweep(int argc, char **argv)
 		 "KEY=V1,V2,..."},
 		{"default-grid", 0, 0, G_OPTION_ARG_NONE, &args.default_grid,
 		 "Also add the default grid (the default without --config or --set)", NULL},
-		{"memory-fraction", 0, 0, G_OPTION_ARG_DOUBLE, &args.memory_fraction,
+		{"memory-fraction", 0, 0, G_OPTION_ARG_STRING, &args.memory_fraction,
 		 "set_per_process_memory_fraction(F) of the device memory: the cap", "F"},
 		{"device-memory", 0, 0, G_OPTION_ARG_STRING, &args.device_memory,
 		 "Device memory (e.g. 80GB, 24GiB); alone, cudaMalloc fails past it", "BYTES"},
@@ -100,16 +102,17 @@ cca_cmd_sweep(int argc, char **argv)
 	GError *error = NULL;
 	int status = 0;
 	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
-		fprintf(stderr, "ccasim sweep: %s\n", error->message);
+		cca_view_print_error("sweep", error);
 		g_error_free(error);
 		sweep_args_clear(&args);
 		return 2;
 	}
 	CcaWhatifCommon common = {
 		.command = "sweep",
-		.memory_fraction = args.memory_fraction,
+		.memory_fraction_text = args.memory_fraction,
 		.device_memory = args.device_memory,
 		.pytorch_version = args.pytorch_version,
+		.device = args.device,
 		.jobs = args.jobs,
 	};
 	CcaGoal goal = CCA_GOAL_RESERVED;
@@ -120,7 +123,7 @@ cca_cmd_sweep(int argc, char **argv)
 		fprintf(stderr, "ccasim sweep: --json and --csv exclude each other\n");
 		status = 2;
 	} else if (args.goal && !cca_goal_parse(args.goal, &goal, &error)) {
-		fprintf(stderr, "ccasim sweep: %s\n", error->message);
+		cca_view_print_error("sweep", error);
 		g_clear_error(&error);
 		status = 2;
 	} else if (!cca_whatif_common_check(&common)) {
@@ -143,7 +146,7 @@ cca_cmd_sweep(int argc, char **argv)
 	}
 	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(argv[1], &error);
 	if (!snap) {
-		fprintf(stderr, "ccasim sweep: %s\n", error->message);
+		cca_view_print_error("sweep", error);
 		g_error_free(error);
 		sweep_args_clear(&args);
 		return 1;
@@ -158,7 +161,7 @@ cca_cmd_sweep(int argc, char **argv)
 		return status;
 	}
 	CcaSweepOptions opt = {
-		.memory_fraction = args.memory_fraction,
+		.memory_fraction = common.memory_fraction,
 		.device_memory = common.device_memory_bytes,
 		.capacity_set = common.capacity_set,
 		.calibration = cal,
@@ -172,7 +175,7 @@ cca_cmd_sweep(int argc, char **argv)
 	gboolean ok = cca_sweep_run(sweep, &opt, &error);
 	cca_whatif_progress_end(&progress);
 	if (!ok) {
-		fprintf(stderr, "ccasim sweep: %s\n", error->message);
+		cca_view_print_error("sweep", error);
 		g_error_free(error);
 		sweep_args_clear(&args);
 		return 1;

@@ -65,29 +65,59 @@ text(cairo_t *cr, double x, double y, const char *s, double align)
 	cairo_show_text(cr, s);
 }
 
+/* The most bytes of a string fit() measures: more than the widest plot
+ * (20000 px) shows at 8 px, so longer text is cut before it is measured. */
+#define FIT_MAX_BYTES 8192
+
+/* The length of the longest prefix of S (LEN bytes) that ends on a UTF-8
+ * character boundary and is at most CUT bytes. */
+static gsize
+utf8_prefix(const char *s, gsize len, gsize cut)
+{
+	if (cut >= len)
+		return len;
+	while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+		cut--;
+	return cut;
+}
+
 /* S shrunk (down to 8 px, then cut with an ellipsis) to fit MAX px in the
- * current face at SIZE; leaves the font set. */
+ * current face at SIZE; leaves the font set.  S should already be a
+ * display string (cca_text_display()).  Linear in the length of S: it is
+ * first cut to FIT_MAX_BYTES, and the cut point of the ellipsis is found
+ * by a binary search, O(log n) measurements of at most FIT_MAX_BYTES. */
 static char *
 fit(cairo_t *cr, const char *s, double size, double max, bool bold)
 {
+	gsize full = strlen(s);
+	gsize len = utf8_prefix(s, full, FIT_MAX_BYTES);
+	g_autofree char *head = g_strndup(s, len);
 	double sz = size;
 	font(cr, sz, bold);
-	while (text_width(cr, s) > max && sz > 8.0) {
+	double w = text_width(cr, head);
+	while (w > max && sz > 8.0) {
 		sz -= 0.5;
 		font(cr, sz, bold);
+		w = text_width(cr, head);
 	}
-	if (text_width(cr, s) <= max)
-		return g_strdup(s);
-	GString *t = g_string_new(s);
-	while (t->len > 1) {
-		g_string_truncate(t, t->len - 1);
-		while (t->len && (t->str[t->len - 1] & 0xc0) == 0x80) /* whole UTF-8 chars */
-			g_string_truncate(t, t->len - 1);
-		g_autofree char *try = g_strconcat(t->str, "\u2026", NULL);
+	if (w <= max && len == full)
+		return g_steal_pointer(&head);
+	/* The longest prefix that fits with the ellipsis: LO fits (or is 0),
+	 * HI does not. */
+	gsize lo = 0, hi = len + 1;
+	while (hi - lo > 1) {
+		gsize mid = utf8_prefix(head, len, lo + (hi - lo) / 2);
+		if (mid <= lo) /* inside LO's character: try its end */
+			mid = lo + (gsize)g_utf8_skip[(unsigned char)head[lo]];
+		if (mid >= hi)
+			break;
+		g_autofree char *try = g_strdup_printf("%.*s\u2026", (int)mid, head);
 		if (text_width(cr, try) <= max)
-			return g_strdup(try);
+			lo = mid;
+		else
+			hi = mid;
 	}
-	return g_string_free(t, FALSE);
+	return g_strdup_printf("%.*s\u2026", (int)lo, head);
 }
 
 static void

@@ -16,13 +16,12 @@
 gboolean
 cca_whatif_common_check(CcaWhatifCommon *c)
 {
-	if (c->jobs < 0) {
-		fprintf(stderr, "ccasim %s: --jobs: must be at least 1\n", c->command);
-		return FALSE;
-	}
-	return cca_view_parse_limits(c->command, c->memory_fraction, c->device_memory,
-				     c->pytorch_version, &c->device_memory_bytes, &c->capacity_set,
-				     &c->version);
+	/* -j 0 is the default: one thread per core */
+	return cca_view_check_int(c->command, "--jobs", c->jobs, 0, G_MAXINT) &&
+	       cca_view_check_int(c->command, "--device", c->device, 0, G_MAXINT) &&
+	       cca_view_parse_limits(c->command, c->memory_fraction_text, &c->memory_fraction,
+				     c->device_memory, c->pytorch_version, &c->device_memory_bytes,
+				     &c->capacity_set, &c->version);
 }
 
 int
@@ -31,14 +30,12 @@ cca_whatif_build_grid(const CcaWhatifCommon *c, const CcaSnapshot *snap, int dev
 		      CcaSweep **out)
 {
 	GError *error = NULL;
-	if (device < 0 || device >= snap->n_devices) {
-		fprintf(stderr, "ccasim %s: %s: no device %d (the trace has %d)\n", c->command,
-			snap->source, device, snap->n_devices);
-		return 2;
-	}
+	int status;
+	if (!cca_view_check_device(c->command, snap, snap->source, device, &status))
+		return status;
 	CcaSweep *sweep = cca_sweep_new(snap, device, c->version, &error);
 	if (!sweep) {
-		fprintf(stderr, "ccasim %s: %s\n", c->command, error->message);
+		cca_view_print_error(c->command, error);
 		g_error_free(error);
 		return 1;
 	}
@@ -52,13 +49,13 @@ cca_whatif_build_grid(const CcaWhatifCommon *c, const CcaSnapshot *snap, int dev
 		}
 	guint n_sets = sets ? g_strv_length((char **)sets) : 0;
 	if (!cca_sweep_add_sets(sweep, sets, n_sets, &error)) {
-		fprintf(stderr, "ccasim %s: %s\n", c->command, error->message);
+		cca_view_print_error(c->command, error);
 		g_error_free(error);
 		cca_sweep_free(sweep);
 		return 2;
 	}
 	if (default_grid && !cca_sweep_add_default_grid(sweep, c->memory_fraction > 0, &error)) {
-		fprintf(stderr, "ccasim %s: %s\n", c->command, error->message);
+		cca_view_print_error(c->command, error);
 		g_error_free(error);
 		cca_sweep_free(sweep);
 		return 1;

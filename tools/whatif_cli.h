@@ -12,12 +12,14 @@
 /* The options the what-if commands share, as parsed, and what
  * cca_whatif_common_check() derives from them. */
 typedef struct {
-	const char *command;	     /* "sweep", "fit", "diff": prefixes messages */
-	double memory_fraction;	     /* --memory-fraction */
-	const char *device_memory;   /* --device-memory text, or NULL */
-	const char *pytorch_version; /* --pytorch-version text, or NULL */
-	int jobs;		     /* -j */
+	const char *command;		  /* "sweep", "fit", "diff": prefixes messages */
+	const char *memory_fraction_text; /* --memory-fraction text, or NULL */
+	const char *device_memory;	  /* --device-memory text, or NULL */
+	const char *pytorch_version;	  /* --pytorch-version text, or NULL */
+	int device;			  /* --device */
+	int jobs;			  /* -j */
 	/* derived */
+	double memory_fraction;	      /* 0: no cap */
 	uint64_t device_memory_bytes; /* 0: the H200's */
 	bool capacity_set;	      /* --device-memory given */
 	uint32_t version;	      /* 0: guess from the trace */
@@ -31,7 +33,8 @@ gboolean cca_whatif_common_check(CcaWhatifCommon *common);
  * rows of CONFIGS (NULL-terminated, may be NULL), the product of SETS, and
  * the default grid when DEFAULT_GRID.  Returns the exit status: 0 with
  * *OUT set, 2 after printing a usage error (a bad device, --config or
- * --set), 1 after printing an input error. */
+ * --set), 1 after printing an input error (a snapshot with no trace
+ * entries among them). */
 int cca_whatif_build_grid(const CcaWhatifCommon *common, const CcaSnapshot *snap, int device,
 			  const char *const *configs, const char *const *sets,
 			  gboolean default_grid, CcaSweep **out);
