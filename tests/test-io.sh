@@ -174,10 +174,14 @@ else
 	report $? "--max-input-size caps what a bomb may inflate to"
 	fixture isize.gz
 	if command -v strace >/dev/null && strace -o /dev/null true 2>/dev/null; then
+		# A sanitizer build maps terabytes of shadow memory at start-up:
+		# count the big mappings beyond those of a run that reads nothing.
+		big='/mmap\(/ && $2 + 0 >= 1073741824 { n++ } END { print n + 0 }'
+		strace -f -e trace=mmap -o "$scratch/trace0" "$ccasim" --version >/dev/null 2>&1
 		run 1 strace -f -e trace=mmap,brk -o "$scratch/trace" "$ccasim" info \
 			"$scratch/isize.gz" &&
-			! awk -F', ' '/mmap\(/ && $2 + 0 >= 1073741824 { found = 1 } END { exit !found }' \
-				"$scratch/trace"
+			[ "$(awk -F', ' "$big" "$scratch/trace")" -le \
+				"$(awk -F', ' "$big" "$scratch/trace0")" ]
 		report $? "a gzip size trailer of 4 GiB reserves no memory"
 	else
 		skip "a gzip size trailer of 4 GiB reserves no memory" "no strace"
