@@ -341,17 +341,18 @@ gpu_info(int argc, char **argv)
 		return report_error("info", error);
 	GString *out = g_string_new(NULL);
 	if (json) {
-		g_string_append_printf(out, "{\"ordinal\": %d, \"name\": ", gpu);
-		cca_json_append_string(out, info.name);
-		g_string_append_printf(out,
-				       ", \"total_memory\": %" G_GUINT64_FORMAT
-				       ", \"free_memory\": %" G_GUINT64_FORMAT
-				       ", \"granularity\": %" G_GUINT64_FORMAT
-				       ", \"driver_version\": %d, \"runtime_version\": %d, "
-				       "\"compute_capability\": \"%d.%d\"}\n",
-				       info.total_memory, info.free_memory, info.granularity,
-				       info.driver_version, info.runtime_version, info.cc_major,
-				       info.cc_minor);
+		g_autofree char *cc = g_strdup_printf("%d.%d", info.cc_major, info.cc_minor);
+		json_t *o = json_object();
+		json_object_set_new(o, "ordinal", json_integer(gpu));
+		json_object_set_new(o, "name", cca_json_string(info.name));
+		json_object_set_new(o, "total_memory", cca_json_uint(info.total_memory));
+		json_object_set_new(o, "free_memory", cca_json_uint(info.free_memory));
+		json_object_set_new(o, "granularity", cca_json_uint(info.granularity));
+		json_object_set_new(o, "driver_version", json_integer(info.driver_version));
+		json_object_set_new(o, "runtime_version", json_integer(info.runtime_version));
+		json_object_set_new(o, "compute_capability", cca_json_string(cc));
+		cca_json_append(out, o);
+		g_string_append_c(out, '\n');
 	} else {
 		g_string_append_printf(out,
 				       "GPU %d: %s, compute capability %d.%d\n"
