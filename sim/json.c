@@ -86,6 +86,17 @@ cca_json_append_indented(GString *out, json_t *value, int indent)
 }
 
 void
+cca_json_print(FILE *fp, json_t *value)
+{
+	if (value == NULL) {
+		fputs("null", fp);
+		return;
+	}
+	json_dumpf(value, fp, CCA_JSON_FLAGS);
+	json_decref(value);
+}
+
+void
 cca_json_append_string(GString *out, const char *s)
 {
 	cca_json_append(out, cca_json_string(s));

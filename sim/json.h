@@ -11,6 +11,7 @@
 #include <glib.h>
 #include <jansson.h>
 #include <stdint.h>
+#include <stdio.h>
 
 G_BEGIN_DECLS
 
@@ -43,6 +44,10 @@ void cca_json_append(GString *out, json_t *value);
 /* Appends VALUE to OUT as cca_json_append() does, but one key or item a
  * line, indented by INDENT spaces a level, and releases VALUE. */
 void cca_json_append_indented(GString *out, json_t *value, int indent);
+
+/* Writes VALUE to FP as cca_json_append() does and releases VALUE; a
+ * write error is left in FP's error flag for the caller's close. */
+void cca_json_print(FILE *fp, json_t *value);
 
 /* Appends S to OUT as a quoted JSON string, as cca_json_string() makes it
  * (NULL appends `null`); for JSON embedded in other text (plot hovers). */
