@@ -20,7 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-G_DEFINE_QUARK(cca - calibration - error - quark, cca_calibration_error)
+GQuark
+cca_calibration_error_quark(void)
+{
+	return g_quark_from_static_string("cca-calibration-error-quark");
+}
 
 /* ------------------------------------------------------------ reader */
 

@@ -172,6 +172,10 @@ test_bad_files(void)
 		g_assert_null(strchr(error->message, '\n'));
 		g_error_free(error);
 	}
+	/* the error domains are proper names (clang-format once spaced them out) */
+	g_assert_cmpstr(g_quark_to_string(CCA_CALIBRATION_ERROR), ==,
+			"cca-calibration-error-quark");
+	g_assert_cmpstr(g_quark_to_string(CCA_INPUT_ERROR), ==, "cca-input-error-quark");
 	GError *error = NULL;
 	g_assert_null(cca_calibration_load("/nonexistent/timing.json", &error));
 	g_assert_true(error->domain == G_FILE_ERROR);
