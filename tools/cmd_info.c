@@ -13,7 +13,6 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "inputargs.h"
 #include "commands.h"
 #include "viewargs.h"
 #include "json.h"
@@ -276,45 +275,30 @@ cca_info_print_human(const CcaInfo *info)
 /* Command                                                             */
 /* ------------------------------------------------------------------ */
 
-static int
-cca_info_usage(const char *what)
-{
-	fprintf(stderr, "ccasim info: %s (see 'ccasim info --help')\n", what);
-	return 2;
-}
-
 int
-cca_cmd_info(int argc, char **argv)
+cca_cmd_info(const CcaCliCommand *cmd, int argc, char **argv)
 {
-	gboolean json = FALSE;
-	const GOptionEntry entries[] = {
-		{"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
-		G_OPTION_ENTRY_NULL,
-	};
-	g_autoptr(GOptionContext) ctx = g_option_context_new("FILE");
-	g_autoptr(GError) error = NULL;
-
-	g_set_prgname("ccasim info");
-	g_option_context_set_summary(
-		ctx, "Summarises a PyTorch memory snapshot (pickle, plain/xz/gzip) or a ccasim\n"
-		     "msgpack trace: events per device and action, time span, final segments and\n"
-		     "blocks, frame/stack tables and the recorded allocator settings.");
-	g_option_context_set_description(
-		ctx, "Exit status: 0 success, 1 unreadable input, 2 usage error.");
-	g_option_context_add_main_entries(ctx, entries, NULL);
-	g_option_context_add_group(ctx, cca_inputargs_group());
-	if (!g_option_context_parse(ctx, &argc, &argv, &error))
-		return cca_info_usage(error->message);
+	g_auto(CcaCliArgs) args = {0};
+	int status = cca_cli_parse(
+		cmd, NULL,
+		"Summarises a PyTorch memory snapshot (pickle, plain/xz/gzip) or a ccasim\n"
+		"msgpack trace: events per device and action, time span, final segments and\n"
+		"blocks, frame/stack tables and the recorded allocator settings.",
+		"Exit status: 0 success, 1 unreadable input, 2 usage error.", &args, &argc, &argv);
+	if (status >= 0)
+		return status;
 	if (argc != 2)
-		return cca_info_usage(argc < 2 ? "missing FILE" : "expected exactly one FILE");
+		return cca_cli_usage(cmd, "%s (see 'ccasim info --help')",
+				     argc < 2 ? "missing FILE" : "expected exactly one FILE");
 
+	g_autoptr(GError) error = NULL;
 	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(argv[1], &error);
 	CcaInfo info = {.file = argv[1], .snap = snap};
-	int status = 0;
+	status = 0;
 	if (snap == NULL || !cca_info_gather(&info, &error)) {
 		cca_view_print_error("info", error);
 		status = 1;
-	} else if (json) {
+	} else if (args.json) {
 		cca_info_print_json(&info);
 	} else {
 		cca_info_print_human(&info);

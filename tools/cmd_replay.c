@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "inputargs.h"
 #include "commands.h"
 #include "engine.h"
 #include "json.h"
@@ -14,11 +13,10 @@
 #include "snapshot.h"
 #include "viewargs.h"
 
-/* replay's own options; the common ones are in CcaViewArgs. */
+/* replay's own options; the shared ones are in CcaCliArgs. */
 typedef struct {
-	CcaViewArgs common;
+	CcaCliArgs common;
 	gboolean check;
-	gboolean json;
 	gboolean invariants;
 	gboolean sensitivity;
 	char *addresses_from;
@@ -117,16 +115,14 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 }
 
 /* Everything after option parsing; ARGS owns its strings (freed by the
- * caller on every path). */
+ * caller). */
 static int
-run_replay(ReplayArgs *args, const char *path)
+run_replay(const CcaCliCommand *cmd, ReplayArgs *args, const char *path)
 {
 	GError *error = NULL;
-	if (args->check && args->addresses_from) {
-		fprintf(stderr, "ccasim replay: --check compares with the recorded run and "
-				"cannot take --addresses-from\n");
-		return 2;
-	}
+	if (args->check && args->addresses_from)
+		return cca_cli_usage(cmd, "--check compares with the recorded run and cannot "
+					  "take --addresses-from");
 	CcaReplayOptions opt;
 	int status;
 	g_autoptr(CcaSnapshot) snap =
@@ -153,7 +149,7 @@ run_replay(ReplayArgs *args, const char *path)
 	int last_dev = device >= 0 ? device : snap->n_devices - 1;
 	gboolean several = last_dev > first_dev;
 	status = 0;
-	json_t *devs = args->json ? json_array() : NULL;
+	json_t *devs = args->common.json ? json_array() : NULL;
 	for (int d = first_dev; d <= last_dev && status != 1; d++) {
 		opt.device = d;
 		if (args->sensitivity && d != first_dev && !devs)
@@ -181,15 +177,13 @@ run_replay(ReplayArgs *args, const char *path)
 }
 
 int
-cca_cmd_replay(int argc, char **argv)
+cca_cmd_replay(const CcaCliCommand *cmd, int argc, char **argv)
 {
 	ReplayArgs args = {0};
-	int status;
 	GOptionEntry entries[] = {
 		{"check", 0, 0, G_OPTION_ARG_NONE, &args.check,
 		 "Compare every entry and the final state with the trace; exit 1 on divergence",
 		 NULL},
-		{"json", 0, 0, G_OPTION_ARG_NONE, &args.json, "Print one JSON object", NULL},
 		{"addresses-from", 0, 0, G_OPTION_ARG_FILENAME, &args.addresses_from,
 		 "Take segment addresses, in order, from another recorded run", "TRACE"},
 		{"address-sensitivity", 0, 0, G_OPTION_ARG_NONE, &args.sensitivity,
@@ -198,27 +192,16 @@ cca_cmd_replay(int argc, char **argv)
 		 NULL},
 		{"invariants", 0, 0, G_OPTION_ARG_NONE, &args.invariants,
 		 "Check the model's invariants after every event (slow)", NULL},
-		{NULL, 0, 0, 0, NULL, NULL, NULL},
+		G_OPTION_ENTRY_NULL,
 	};
-	g_autoptr(GOptionContext) octx = g_option_context_new("TRACE");
-	g_option_context_set_summary(
-		octx, "Replays a PyTorch memory snapshot (pickle or msgpack trace)\n"
-		      "through the caching-allocator model and prints memory_stats().");
-	cca_view_args_add(octx, &args.common, CCA_VIEW_ARGS_ALL_DEVICES | CCA_VIEW_ARGS_WHATIF);
-	g_option_context_add_main_entries(octx, entries, NULL);
-	g_option_context_add_group(octx, cca_inputargs_group());
-	GError *error = NULL;
-	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
-		cca_view_print_error("replay", error);
-		g_error_free(error);
-		status = 2;
-	} else if (argc != 2) {
-		fprintf(stderr, "ccasim replay: expected one TRACE (see --help)\n");
-		status = 2;
-	} else {
-		status = run_replay(&args, argv[1]);
-	}
-	cca_view_args_clear(&args.common);
+	int status = cca_cli_parse(cmd, entries,
+				   "Replays a PyTorch memory snapshot (pickle or msgpack trace)\n"
+				   "through the caching-allocator model and prints memory_stats().",
+				   NULL, &args.common, &argc, &argv);
+	if (status < 0)
+		status = argc == 2 ? run_replay(cmd, &args, argv[1])
+				   : cca_cli_usage(cmd, "expected one TRACE (see --help)");
+	cca_cli_args_clear(&args.common);
 	g_free(args.addresses_from);
 	return status;
 }
