@@ -179,46 +179,34 @@ cca_calibrate(int ordinal, const uint64_t *sizes_mb, size_t n_sizes, unsigned re
 	return TRUE;
 }
 
-/* Appends ",\n   \"KEY\": V" with V in microseconds, locale-independent. */
-static void
-append_us(GString *out, const char *key, double v)
-{
-	char buf[G_ASCII_DTOSTR_BUF_SIZE];
-	g_string_append_printf(out, ",\n   \"%s\": %s", key,
-			       g_ascii_formatd(buf, sizeof buf, "%.3f", v));
-}
-
 void
 cca_calibration_to_json(const CcaCalibration *cal, GString *out)
 {
-	g_string_append(out, "{\n \"lib\": ");
-	cca_json_append_string(out, cal->lib);
-	g_string_append(out, ",\n \"device\": ");
-	cca_json_append_string(out, cal->device);
-	g_string_append_printf(out,
-			       ",\n \"total_memory\": %" G_GUINT64_FORMAT
-			       ",\n \"granularity\": %" G_GUINT64_FORMAT
-			       ",\n \"driver_version\": %d,\n \"reps\": %u",
-			       cal->total_memory, cal->granularity, cal->driver_version, cal->reps);
-	char buf[G_ASCII_DTOSTR_BUF_SIZE];
-	g_string_append_printf(out, ",\n \"sync_us\": %s,\n \"rows\": [",
-			       g_ascii_formatd(buf, sizeof buf, "%.3f", cal->sync_us));
+	json_t *o = json_object(), *rows = json_array();
+	json_object_set_new(o, "lib", cca_json_string(cal->lib));
+	json_object_set_new(o, "device", cca_json_string(cal->device));
+	json_object_set_new(o, "total_memory", cca_json_uint(cal->total_memory));
+	json_object_set_new(o, "granularity", cca_json_uint(cal->granularity));
+	json_object_set_new(o, "driver_version", json_integer(cal->driver_version));
+	json_object_set_new(o, "reps", json_integer(cal->reps));
+	json_object_set_new(o, "sync_us", cca_json_fixed(cal->sync_us, 3));
 	for (guint i = 0; i < cal->rows->len; i++) {
 		const CcaCalibrationRow *r = &g_array_index(cal->rows, CcaCalibrationRow, i);
-		g_string_append_printf(out, "%s\n  {\n   \"mb\": %" G_GUINT64_FORMAT, i ? "," : "",
-				       r->mb);
-		append_us(out, "malloc_us_median", r->malloc_us);
-		append_us(out, "free_us_median", r->free_us);
+		json_t *row = json_object();
+		json_object_set_new(row, "mb", cca_json_uint(r->mb));
+		json_object_set_new(row, "malloc_us_median", cca_json_fixed(r->malloc_us, 3));
+		json_object_set_new(row, "free_us_median", cca_json_fixed(r->free_us, 3));
 		if (r->map_us >= 0.0) {
-			append_us(out, "map_us_median", r->map_us);
-			append_us(out, "unmap_us_median", r->unmap_us);
-			g_string_append_printf(out, ",\n   \"map_page_mb\": %" G_GUINT64_FORMAT,
-					       r->page_mb);
+			json_object_set_new(row, "map_us_median", cca_json_fixed(r->map_us, 3));
+			json_object_set_new(row, "unmap_us_median", cca_json_fixed(r->unmap_us, 3));
+			json_object_set_new(row, "map_page_mb", cca_json_uint(r->page_mb));
 		}
-		g_string_append_printf(out, ",\n   \"used_delta\": %" G_GUINT64_FORMAT "\n  }",
-				       r->used_delta);
+		json_object_set_new(row, "used_delta", cca_json_uint(r->used_delta));
+		json_array_append_new(rows, row);
 	}
-	g_string_append(out, "\n ]\n}\n");
+	json_object_set_new(o, "rows", rows);
+	cca_json_append_indented(out, o, 1);
+	g_string_append_c(out, '\n');
 }
 
 void

@@ -16,7 +16,11 @@
 /* The CUDA release whose driver ABI the entry points are asked for. */
 #define CCA_VMM_ABI 12000
 
-G_DEFINE_QUARK(cca - cuda - error - quark, cca_cuda_error)
+GQuark
+cca_cuda_error_quark(void)
+{
+	return g_quark_from_static_string("cca-cuda-error-quark");
+}
 
 gboolean
 cca_cuda_open(int ordinal, GError **error)

@@ -754,43 +754,96 @@ cca_gpu_replay_report_text(const CcaReportContext *ctx, const CcaGpuReplayOption
 				       (char *)g_ptr_array_index(res->failures, i));
 }
 
-static void
-json_layout(GString *out, const char *key, const CcaLayout *l, bool lines)
+static json_t *
+json_layout(const CcaLayout *l, bool lines)
 {
-	g_string_append_printf(out, "\"%s\": ", key);
-	if (!l->taken) {
-		g_string_append(out, "null");
-		return;
-	}
-	g_string_append_printf(out,
-			       "{\"segments\": %u, \"blocks\": %u, \"reserved\": %" G_GUINT64_FORMAT
-			       ", \"exact\": \"%s\", \"canonical\": \"%s\"",
-			       l->segments, l->blocks, l->reserved, l->exact, l->canonical);
+	if (!l->taken)
+		return json_null();
+	json_t *o = json_object();
+	json_object_set_new(o, "segments", json_integer(l->segments));
+	json_object_set_new(o, "blocks", json_integer(l->blocks));
+	json_object_set_new(o, "reserved", cca_json_uint(l->reserved));
+	json_object_set_new(o, "exact", cca_json_string(l->exact));
+	json_object_set_new(o, "canonical", cca_json_string(l->canonical));
 	if (lines) {
-		g_string_append(out, ", \"lines\": [");
-		for (guint i = 0; i < l->lines->len; i++) {
-			if (i)
-				g_string_append(out, ", ");
-			cca_json_append_string(out, g_ptr_array_index(l->lines, i));
-		}
-		g_string_append_c(out, ']');
+		json_t *list = json_array();
+		for (guint i = 0; i < l->lines->len; i++)
+			json_array_append_new(list,
+					      cca_json_string(g_ptr_array_index(l->lines, i)));
+		json_object_set_new(o, "lines", list);
 	}
-	g_string_append_c(out, '}');
+	return o;
 }
 
-static void
-json_figures(GString *out, const Figures *f)
+static json_t *
+json_figures(const Figures *f)
 {
-	g_string_append_printf(
-		out,
-		"{\"peak_reserved\": %" G_GINT64_FORMAT ", \"final_reserved\": %" G_GINT64_FORMAT
-		", \"peak_allocated\": %" G_GINT64_FORMAT ", \"segments_peak\": %" G_GINT64_FORMAT
-		", \"cudaMalloc\": %" G_GINT64_FORMAT ", \"cudaFree\": %" G_GINT64_FORMAT
-		", \"map\": %" G_GINT64_FORMAT ", \"unmap\": %" G_GINT64_FORMAT
-		", \"num_alloc_retries\": %" G_GINT64_FORMAT ", \"num_ooms\": %" G_GINT64_FORMAT
-		", \"empty_cache_calls\": %" G_GINT64_FORMAT "}",
-		f->peak_reserved, f->final_reserved, f->peak_allocated, f->segments_peak,
-		f->mallocs, f->frees, f->maps, f->unmaps, f->retries, f->ooms, f->empty_cache);
+	json_t *o = json_object();
+	json_object_set_new(o, "peak_reserved", json_integer(f->peak_reserved));
+	json_object_set_new(o, "final_reserved", json_integer(f->final_reserved));
+	json_object_set_new(o, "peak_allocated", json_integer(f->peak_allocated));
+	json_object_set_new(o, "segments_peak", json_integer(f->segments_peak));
+	json_object_set_new(o, "cudaMalloc", json_integer(f->mallocs));
+	json_object_set_new(o, "cudaFree", json_integer(f->frees));
+	json_object_set_new(o, "map", json_integer(f->maps));
+	json_object_set_new(o, "unmap", json_integer(f->unmaps));
+	json_object_set_new(o, "num_alloc_retries", json_integer(f->retries));
+	json_object_set_new(o, "num_ooms", json_integer(f->ooms));
+	json_object_set_new(o, "empty_cache_calls", json_integer(f->empty_cache));
+	return o;
+}
+
+static json_t *
+json_gpu(const CcaGpuReplayOptions *opt, const CcaCudaRecord *rec)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "name", cca_json_string(rec->name));
+	json_object_set_new(o, "ordinal", json_integer(opt->ordinal));
+	json_object_set_new(o, "total_memory", cca_json_uint(rec->total_memory));
+	json_object_set_new(o, "granularity", cca_json_uint(rec->granularity));
+	json_object_set_new(o, "baseline_used", cca_json_uint(rec->baseline_used));
+	json_object_set_new(o, "final_used", json_integer(rec->final_used));
+	json_object_set_new(o, "streams", json_integer(rec->n_streams));
+	json_object_set_new(o, "touches", cca_json_uint(rec->touches));
+	json_object_set_new(o, "stream_waits", cca_json_uint(rec->stream_waits));
+	json_object_set_new(o, "refused", cca_json_uint(rec->refused));
+	json_object_set_new(o, "error", cca_json_string(rec->error));
+	return o;
+}
+
+static json_t *
+json_call_times(const CcaGpuReplayResult *res)
+{
+	json_t *o = json_object();
+	for (int k = 0; k < CCA_CALL_KINDS; k++) {
+		const CcaCallTimes *t = &res->times[k];
+		if (!t->calls)
+			continue;
+		json_t *kind = json_object();
+		json_object_set_new(kind, "calls", cca_json_uint(t->calls));
+		json_object_set_new(kind, "failed", cca_json_uint(t->failed));
+		json_object_set_new(kind, "total_ms", cca_json_fixed(t->total_ms, 3));
+		json_object_set_new(kind, "median_us", cca_json_fixed(t->median_us, 1));
+		json_object_set_new(kind, "max_us", cca_json_fixed(t->max_us, 1));
+		json_object_set_new(o, cca_call_kind_name(k), kind);
+	}
+	return o;
+}
+
+/* [call, bytes, ns, used delta, used, ok] in call order */
+static json_t *
+json_calls(const CcaCudaRecord *rec)
+{
+	json_t *list = json_array();
+	for (guint i = 0; i < rec->calls->len; i++) {
+		const CcaDeviceCall *call = &g_array_index(rec->calls, CcaDeviceCall, i);
+		json_array_append_new(list, json_pack("[s, I, I, I, I, i]",
+						      cca_call_kind_name(call->kind),
+						      (json_int_t)call->size, (json_int_t)call->ns,
+						      (json_int_t)call->used_delta,
+						      (json_int_t)call->used, (int)call->ok));
+	}
+	return list;
 }
 
 void
@@ -798,109 +851,55 @@ cca_gpu_replay_report_json(const CcaReportContext *ctx, const CcaGpuReplayOption
 			   const CcaGpuReplayResult *res, GString *out)
 {
 	const CcaCudaRecord *rec = &res->record;
-	char num[G_ASCII_DTOSTR_BUF_SIZE];
 	g_autofree char *conf = cca_settings_to_string(ctx->settings);
-	g_string_append(out, "{\"trace\": ");
-	cca_json_append_string(out, ctx->trace);
-	g_string_append_printf(out, ", \"device\": %d, \"settings\": ", ctx->device);
-	cca_json_append_string(out, conf);
-	g_string_append_printf(out,
-			       ", \"memory_fraction\": %s, \"capacity\": %" G_GUINT64_FORMAT
-			       ", \"touch\": %s",
-			       g_ascii_formatd(num, sizeof num, "%.17g", ctx->memory_fraction),
-			       opt->capacity, opt->touch ? "true" : "false");
-	g_string_append(out, ", \"gpu\": {\"name\": ");
-	cca_json_append_string(out, rec->name);
-	g_string_append_printf(
-		out,
-		", \"ordinal\": %d, \"total_memory\": %" G_GUINT64_FORMAT
-		", \"granularity\": %" G_GUINT64_FORMAT ", \"baseline_used\": %" G_GUINT64_FORMAT
-		", \"final_used\": %" G_GINT64_FORMAT
-		", \"streams\": %u, \"touches\": %" G_GUINT64_FORMAT
-		", \"stream_waits\": %" G_GUINT64_FORMAT ", \"refused\": %" G_GUINT64_FORMAT
-		", \"error\": ",
-		opt->ordinal, rec->total_memory, rec->granularity, rec->baseline_used,
-		rec->final_used, rec->n_streams, rec->touches, rec->stream_waits, rec->refused);
-	cca_json_append_string(out, rec->error);
-	g_string_append(out, "}, \"figures\": {\"predicted\": ");
+	json_t *o = json_object();
+	json_object_set_new(o, "trace", cca_json_string(ctx->trace));
+	json_object_set_new(o, "device", json_integer(ctx->device));
+	json_object_set_new(o, "settings", cca_json_string(conf));
+	json_object_set_new(o, "memory_fraction", cca_json_real(ctx->memory_fraction));
+	json_object_set_new(o, "capacity", cca_json_uint(opt->capacity));
+	json_object_set_new(o, "touch", cca_json_bool(opt->touch));
+	json_object_set_new(o, "gpu", json_gpu(opt, rec));
 	Figures p = figures_of(&res->predicted), s = figures_of(&res->simulated);
 	Figures m = figures_measured(res);
-	json_figures(out, &p);
-	g_string_append(out, ", \"simulated\": ");
-	json_figures(out, &s);
-	g_string_append(out, ", \"measured\": ");
-	json_figures(out, &m);
-	g_string_append_printf(
-		out,
-		"}, \"reserved_check\": {\"segment_ops\": %" G_GUINT64_FORMAT
-		", \"exact\": %" G_GUINT64_FORMAT ", \"delta_exact\": %" G_GUINT64_FORMAT
-		", \"max_diff\": %" G_GINT64_FORMAT ", \"worst_op\": %" G_GUINT64_FORMAT
-		", \"tolerance\": %" G_GUINT64_FORMAT ", \"driver_ooms\": %" G_GUINT64_FORMAT "}",
-		res->segment_ops, res->reserved_exact, res->delta_exact, res->reserved_max_diff,
-		res->reserved_worst_op, res->tolerance, res->driver_ooms);
-	g_string_append_printf(out,
-			       ", \"entries\": {\"gpu\": %" G_GUINT64_FORMAT
-			       ", \"compared\": %" G_GUINT64_FORMAT ", \"divergence\": ",
-			       res->entries, res->entries_compared);
-	cca_json_append_string(out, res->entries_divergence);
-	g_string_append(out, "}, \"layout\": {");
-	json_layout(out, "gpu_peak", &res->gpu_peak, false);
-	g_string_append(out, ", ");
-	json_layout(out, "sim_peak", &res->sim_peak, false);
-	g_string_append(out, ", ");
-	json_layout(out, "predicted_peak", &res->pred_peak, false);
-	g_string_append(out, ", ");
-	json_layout(out, "gpu_end", &res->gpu_end, true);
-	g_string_append(out, ", ");
-	json_layout(out, "sim_end", &res->sim_end, false);
-	g_string_append(out, ", ");
-	json_layout(out, "predicted_end", &res->pred_end, false);
-	g_string_append(out, "}, \"call_times\": {");
-	bool first = true;
-	for (int k = 0; k < CCA_CALL_KINDS; k++) {
-		const CcaCallTimes *t = &res->times[k];
-		if (!t->calls)
-			continue;
-		g_string_append_printf(out,
-				       "%s\"%s\": {\"calls\": %" G_GUINT64_FORMAT
-				       ", \"failed\": %" G_GUINT64_FORMAT ", ",
-				       first ? "" : ", ", cca_call_kind_name(k), t->calls,
-				       t->failed);
-		g_string_append_printf(out, "\"total_ms\": %s, ",
-				       g_ascii_formatd(num, sizeof num, "%.3f", t->total_ms));
-		g_string_append_printf(out, "\"median_us\": %s, ",
-				       g_ascii_formatd(num, sizeof num, "%.1f", t->median_us));
-		g_string_append_printf(out, "\"max_us\": %s}",
-				       g_ascii_formatd(num, sizeof num, "%.1f", t->max_us));
-		first = false;
-	}
-	g_string_append_c(out, '}');
-	if (opt->keep_calls) {
-		/* [call, bytes, ns, used delta, used, ok] in call order */
-		g_string_append(out, ", \"calls\": [");
-		for (guint i = 0; i < rec->calls->len; i++) {
-			const CcaDeviceCall *call = &g_array_index(rec->calls, CcaDeviceCall, i);
-			g_string_append_printf(out,
-					       "%s[\"%s\", %" G_GUINT64_FORMAT ", %" G_GINT64_FORMAT
-					       ", %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", %d]",
-					       i ? ", " : "", cca_call_kind_name(call->kind),
-					       call->size, call->ns, call->used_delta, call->used,
-					       call->ok);
-		}
-		g_string_append_c(out, ']');
-	}
-	g_string_append(out, ", \"predicted\": ");
-	cca_report_replay_json(ctx, &res->predicted, out);
-	g_string_append(out, ", \"simulated\": ");
-	cca_report_replay_json(ctx, &res->simulated, out);
-	g_string_append(out, ", \"gpu_run\": ");
-	cca_report_replay_json(ctx, &res->gpu, out);
-	g_string_append_printf(out, ", \"passed\": %s, \"failures\": [",
-			       res->passed ? "true" : "false");
-	for (guint i = 0; i < res->failures->len; i++) {
-		if (i)
-			g_string_append(out, ", ");
-		cca_json_append_string(out, g_ptr_array_index(res->failures, i));
-	}
-	g_string_append(out, "]}");
+	json_t *figures = json_object();
+	json_object_set_new(figures, "predicted", json_figures(&p));
+	json_object_set_new(figures, "simulated", json_figures(&s));
+	json_object_set_new(figures, "measured", json_figures(&m));
+	json_object_set_new(o, "figures", figures);
+	json_t *check = json_object();
+	json_object_set_new(check, "segment_ops", cca_json_uint(res->segment_ops));
+	json_object_set_new(check, "exact", cca_json_uint(res->reserved_exact));
+	json_object_set_new(check, "delta_exact", cca_json_uint(res->delta_exact));
+	json_object_set_new(check, "max_diff", json_integer(res->reserved_max_diff));
+	json_object_set_new(check, "worst_op", cca_json_uint(res->reserved_worst_op));
+	json_object_set_new(check, "tolerance", cca_json_uint(res->tolerance));
+	json_object_set_new(check, "driver_ooms", cca_json_uint(res->driver_ooms));
+	json_object_set_new(o, "reserved_check", check);
+	json_t *entries = json_object();
+	json_object_set_new(entries, "gpu", cca_json_uint(res->entries));
+	json_object_set_new(entries, "compared", cca_json_uint(res->entries_compared));
+	json_object_set_new(entries, "divergence", cca_json_string(res->entries_divergence));
+	json_object_set_new(o, "entries", entries);
+	json_t *layout = json_object();
+	json_object_set_new(layout, "gpu_peak", json_layout(&res->gpu_peak, false));
+	json_object_set_new(layout, "sim_peak", json_layout(&res->sim_peak, false));
+	json_object_set_new(layout, "predicted_peak", json_layout(&res->pred_peak, false));
+	json_object_set_new(layout, "gpu_end", json_layout(&res->gpu_end, true));
+	json_object_set_new(layout, "sim_end", json_layout(&res->sim_end, false));
+	json_object_set_new(layout, "predicted_end", json_layout(&res->pred_end, false));
+	json_object_set_new(o, "layout", layout);
+	json_object_set_new(o, "call_times", json_call_times(res));
+	if (opt->keep_calls)
+		json_object_set_new(o, "calls", json_calls(rec));
+	json_object_set_new(o, "predicted", cca_report_replay_to_json(ctx, &res->predicted));
+	json_object_set_new(o, "simulated", cca_report_replay_to_json(ctx, &res->simulated));
+	json_object_set_new(o, "gpu_run", cca_report_replay_to_json(ctx, &res->gpu));
+	json_object_set_new(o, "passed", cca_json_bool(res->passed));
+	json_t *failures = json_array();
+	for (guint i = 0; i < res->failures->len; i++)
+		json_array_append_new(failures,
+				      cca_json_string(g_ptr_array_index(res->failures, i)));
+	json_object_set_new(o, "failures", failures);
+	cca_json_append(out, o);
 }

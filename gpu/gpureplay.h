@@ -126,7 +126,7 @@ void cca_gpu_replay_report_text(const CcaReportContext *ctx, const CcaGpuReplayO
  * "entries"; "layout" (digests at the peak and at the end of each run, and
  * the GPU run's final canonical layout); "call_times" (per call kind);
  * "calls" (the call log, with OPTIONS->keep_calls); "predicted",
- * "simulated" and "gpu_run" (each cca_report_replay_json()'s object);
+ * "simulated" and "gpu_run" (each cca_report_replay_to_json()'s object);
  * "passed"; "failures". */
 void cca_gpu_replay_report_json(const CcaReportContext *ctx, const CcaGpuReplayOptions *options,
 				const CcaGpuReplayResult *result, GString *out);

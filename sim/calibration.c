@@ -8,312 +8,106 @@
  * points are sorted by strictly increasing size and every time is > 0, so
  * interpolation never takes the log of zero.
  *
- * The reader is a minimal JSON parser for the flat file the capture
- * scripts write: objects, arrays, strings, numbers, true/false/null; it
- * keeps the few keys it knows and skips the rest.
+ * The reader parses the file with jansson and takes the few keys it
+ * knows; the rest are ignored.
  */
 #include "config.h"
 
 #include "calibration.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-G_DEFINE_QUARK(cca - calibration - error - quark, cca_calibration_error)
-
-#define CAL_MAX_DEPTH 64 /* nesting accepted in skipped values */
+GQuark
+cca_calibration_error_quark(void)
+{
+	return g_quark_from_static_string("cca-calibration-error-quark");
+}
 
 /* ------------------------------------------------------------ reader */
-
-typedef struct {
-	const char *start, *p, *end;
-	const char *name;
-	GError **error;
-	bool failed;
-} JsonIn;
-
-static bool json_fail(JsonIn *in, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-
-/* Sets the error once: "NAME: offset N: what". */
-static bool
-json_fail(JsonIn *in, const char *fmt, ...)
-{
-	if (in->failed)
-		return false;
-	in->failed = true;
-	va_list ap;
-	va_start(ap, fmt);
-	g_autofree char *what = g_strdup_vprintf(fmt, ap);
-	va_end(ap);
-	g_set_error(in->error, CCA_CALIBRATION_ERROR, CCA_CALIBRATION_ERROR_SYNTAX,
-		    "%s: offset %td: %s", in->name, in->p - in->start, what);
-	return false;
-}
-
-static void
-json_ws(JsonIn *in)
-{
-	while (in->p < in->end &&
-	       (*in->p == ' ' || *in->p == '\t' || *in->p == '\n' || *in->p == '\r'))
-		in->p++;
-}
-
-/* Consumes C after optional whitespace; WHAT names what was expected. */
-static bool
-json_expect(JsonIn *in, char c, const char *what)
-{
-	json_ws(in);
-	if (in->p >= in->end)
-		return json_fail(in, "expected %s, found the end of the file", what);
-	if (*in->p != c)
-		return json_fail(in, "expected %s, found '%c'", what, *in->p);
-	in->p++;
-	return true;
-}
-
-/* Is the next non-blank byte C?  (Consumes it when it is.) */
-static bool
-json_accept(JsonIn *in, char c)
-{
-	json_ws(in);
-	if (in->p < in->end && *in->p == c) {
-		in->p++;
-		return true;
-	}
-	return false;
-}
-
-static int
-json_hex(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* A string; stored in *OUT (new, UTF-8) unless OUT is NULL. */
-static bool
-json_string(JsonIn *in, char **out)
-{
-	if (!json_expect(in, '"', "a string"))
-		return false;
-	GString *s = out ? g_string_new(NULL) : NULL;
-	while (in->p < in->end && *in->p != '"') {
-		unsigned char c = (unsigned char)*in->p;
-		if (c < 0x20) {
-			if (s)
-				g_string_free(s, TRUE);
-			return json_fail(in, "control character in a string");
-		}
-		if (c != '\\') {
-			if (s)
-				g_string_append_c(s, (char)c);
-			in->p++;
-			continue;
-		}
-		in->p++;
-		if (in->p >= in->end)
-			break;
-		char e = *in->p++;
-		gunichar u = 0;
-		switch (e) {
-		case '"':
-		case '\\':
-		case '/':
-			u = (gunichar)e;
-			break;
-		case 'b':
-			u = '\b';
-			break;
-		case 'f':
-			u = '\f';
-			break;
-		case 'n':
-			u = '\n';
-			break;
-		case 'r':
-			u = '\r';
-			break;
-		case 't':
-			u = '\t';
-			break;
-		case 'u':
-			for (int i = 0; i < 4; i++) {
-				int h = in->p < in->end ? json_hex(*in->p) : -1;
-				if (h < 0) {
-					if (s)
-						g_string_free(s, TRUE);
-					return json_fail(in, "bad \\u escape in a string");
-				}
-				u = u * 16 + (gunichar)h;
-				in->p++;
-			}
-			if (u >= 0xd800 && u < 0xe000)
-				u = 0xfffd; /* surrogates: names only, no need to pair them */
-			break;
-		default:
-			if (s)
-				g_string_free(s, TRUE);
-			in->p--;
-			return json_fail(in, "bad escape '\\%c' in a string", e);
-		}
-		if (s)
-			g_string_append_unichar(s, u);
-	}
-	if (in->p >= in->end) {
-		if (s)
-			g_string_free(s, TRUE);
-		return json_fail(in, "unterminated string");
-	}
-	in->p++;
-	if (out)
-		*out = g_string_free(s, FALSE);
-	return true;
-}
-
-/* A number (JSON syntax, checked before conversion). */
-static bool
-json_number(JsonIn *in, double *out)
-{
-	json_ws(in);
-	const char *q = in->p;
-	if (q < in->end && *q == '-')
-		q++;
-	const char *digits = q;
-	while (q < in->end && g_ascii_isdigit(*q))
-		q++;
-	if (q == digits)
-		return json_fail(in, "expected a number");
-	if (q < in->end && *q == '.') {
-		const char *frac = ++q;
-		while (q < in->end && g_ascii_isdigit(*q))
-			q++;
-		if (q == frac)
-			return json_fail(in, "expected digits after '.'");
-	}
-	if (q < in->end && (*q == 'e' || *q == 'E')) {
-		q++;
-		if (q < in->end && (*q == '+' || *q == '-'))
-			q++;
-		const char *exp = q;
-		while (q < in->end && g_ascii_isdigit(*q))
-			q++;
-		if (q == exp)
-			return json_fail(in, "expected digits in an exponent");
-	}
-	g_autofree char *text = g_strndup(in->p, (gsize)(q - in->p));
-	*out = g_ascii_strtod(text, NULL);
-	if (!isfinite(*out))
-		return json_fail(in, "number out of range");
-	in->p = q;
-	return true;
-}
-
-static bool
-json_word(JsonIn *in, const char *word)
-{
-	size_t n = strlen(word);
-	if ((size_t)(in->end - in->p) < n || memcmp(in->p, word, n) != 0)
-		return json_fail(in, "expected a JSON value");
-	in->p += n;
-	return true;
-}
-
-/* Skips one value of any kind. */
-static bool
-json_skip(JsonIn *in, int depth)
-{
-	if (depth > CAL_MAX_DEPTH)
-		return json_fail(in, "values nested too deeply");
-	json_ws(in);
-	if (in->p >= in->end)
-		return json_fail(in, "expected a JSON value, found the end of the file");
-	double d;
-	switch (*in->p) {
-	case '"':
-		return json_string(in, NULL);
-	case '{':
-		in->p++;
-		if (json_accept(in, '}'))
-			return true;
-		do {
-			if (!json_string(in, NULL) || !json_expect(in, ':', "':'") ||
-			    !json_skip(in, depth + 1))
-				return false;
-		} while (json_accept(in, ','));
-		return json_expect(in, '}', "',' or '}'");
-	case '[':
-		in->p++;
-		if (json_accept(in, ']'))
-			return true;
-		do {
-			if (!json_skip(in, depth + 1))
-				return false;
-		} while (json_accept(in, ','));
-		return json_expect(in, ']', "',' or ']'");
-	case 't':
-		return json_word(in, "true");
-	case 'f':
-		return json_word(in, "false");
-	case 'n':
-		return json_word(in, "null");
-	default:
-		return json_number(in, &d);
-	}
-}
-
-/* --------------------------------------------------------- the file */
 
 /* One row as read; a figure is NAN until seen. */
 typedef struct {
 	double mb, malloc_us, free_us, map_us, unmap_us;
 } RawRow;
 
-static bool
-read_row(JsonIn *in, RawRow *row)
+static gboolean shape_error(GError **error, const char *name, const char *fmt, ...)
+	G_GNUC_PRINTF(3, 4);
+
+/* Sets ERROR to "NAME: what" (CCA_CALIBRATION_ERROR_SYNTAX); returns FALSE. */
+static gboolean
+shape_error(GError **error, const char *name, const char *fmt, ...)
 {
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *what = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	g_set_error(error, CCA_CALIBRATION_ERROR, CCA_CALIBRATION_ERROR_SYNTAX, "%s: %s", name,
+		    what);
+	return FALSE;
+}
+
+/* What kind of JSON value V is, for messages. */
+static const char *
+kind_name(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	case JSON_NULL:
+		break;
+	}
+	return "null";
+}
+
+/* Stores the number V (the value of KEY, named for messages) in *OUT. */
+static gboolean
+read_number(const json_t *v, const char *key, double *out, const char *name, GError **error)
+{
+	if (!json_is_number(v))
+		return shape_error(error, name, "%s: expected a number, found %s", key,
+				   kind_name(v));
+	*out = json_number_value(v);
+	return TRUE;
+}
+
+static gboolean
+read_row(const json_t *v, guint i, RawRow *row, const char *name, GError **error)
+{
+	static const struct {
+		const char *key;
+		size_t offset;
+	} slots[] = {
+		{"mb", G_STRUCT_OFFSET(RawRow, mb)},
+		{"malloc_us_median", G_STRUCT_OFFSET(RawRow, malloc_us)},
+		{"free_us_median", G_STRUCT_OFFSET(RawRow, free_us)},
+		{"map_us_median", G_STRUCT_OFFSET(RawRow, map_us)},
+		{"unmap_us_median", G_STRUCT_OFFSET(RawRow, unmap_us)},
+	};
 	row->mb = row->malloc_us = row->free_us = row->map_us = row->unmap_us = NAN;
-	if (!json_expect(in, '{', "a row object '{'"))
-		return false;
-	if (json_accept(in, '}'))
-		return true;
-	do {
-		g_autofree char *key = NULL;
-		if (!json_string(in, &key) || !json_expect(in, ':', "':'"))
-			return false;
-		double *slot = strcmp(key, "mb") == 0		      ? &row->mb
-			       : strcmp(key, "malloc_us_median") == 0 ? &row->malloc_us
-			       : strcmp(key, "free_us_median") == 0   ? &row->free_us
-			       : strcmp(key, "map_us_median") == 0    ? &row->map_us
-			       : strcmp(key, "unmap_us_median") == 0  ? &row->unmap_us
-								      : NULL;
-		if (slot ? !json_number(in, slot) : !json_skip(in, 1))
-			return false;
-	} while (json_accept(in, ','));
-	return json_expect(in, '}', "',' or '}' in a row");
+	if (!json_is_object(v))
+		return shape_error(error, name, "rows[%u]: expected an object, found %s", i,
+				   kind_name(v));
+	for (size_t k = 0; k < G_N_ELEMENTS(slots); k++) {
+		const json_t *x = json_object_get(v, slots[k].key);
+		g_autofree char *key = g_strdup_printf("rows[%u].%s", i, slots[k].key);
+		if (x && !read_number(x, key, G_STRUCT_MEMBER_P(row, slots[k].offset), name, error))
+			return FALSE;
+	}
+	return TRUE;
 }
-
-static bool
-read_rows(JsonIn *in, GArray *rows)
-{
-	if (!json_expect(in, '[', "the \"rows\" array '['"))
-		return false;
-	if (json_accept(in, ']'))
-		return true;
-	do {
-		RawRow row;
-		if (!read_row(in, &row))
-			return false;
-		g_array_append_val(rows, row);
-	} while (json_accept(in, ','));
-	return json_expect(in, ']', "',' or ']' after a row");
-}
-
 static gint
 compare_points(gconstpointer a, gconstpointer b)
 {
@@ -376,54 +170,68 @@ build_points(CcaCalibrationTable *cal, GArray *rows, const char *name, GError **
 	return TRUE;
 }
 
+/* Reads the top-level object DOC into CAL and ROWS. */
+static gboolean
+read_file(const json_t *doc, CcaCalibrationTable *cal, GArray *rows, const char *name,
+	  GError **error)
+{
+	if (!json_is_object(doc))
+		return shape_error(error, name, "expected a JSON object, found %s", kind_name(doc));
+	const json_t *list = json_object_get(doc, "rows");
+	if (!list) {
+		g_set_error(error, CCA_CALIBRATION_ERROR, CCA_CALIBRATION_ERROR_VALUE,
+			    "%s: no \"rows\" array of measured sizes", name);
+		return FALSE;
+	}
+	if (!json_is_array(list))
+		return shape_error(error, name, "rows: expected the \"rows\" array, found %s",
+				   kind_name(list));
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		RawRow row;
+		if (i >= G_MAXUINT ||
+		    !read_row(json_array_get(list, i), (guint)i, &row, name, error))
+			return FALSE;
+		g_array_append_val(rows, row);
+	}
+	const json_t *sync = json_object_get(doc, "sync_us");
+	if (sync) {
+		if (!read_number(sync, "sync_us", &cal->sync_us, name, error))
+			return FALSE;
+		if (!(cal->sync_us >= 0))
+			return shape_error(error, name, "sync_us: must not be negative");
+		cal->sync_measured = true;
+	}
+	for (const char *const *k = (const char *const[]){"device", "gpu", NULL}; *k; k++) {
+		const json_t *gpu = json_object_get(doc, *k);
+		if (!gpu)
+			continue;
+		if (!json_is_string(gpu))
+			return shape_error(error, name, "%s: expected a string, found %s", *k,
+					   kind_name(gpu));
+		cal->gpu = g_strdup(json_string_value(gpu));
+		break;
+	}
+	return TRUE;
+}
+
 CcaCalibrationTable *
 cca_calibration_parse(const char *text, gsize len, const char *name, GError **error)
 {
-	JsonIn in = {.start = text, .p = text, .end = text + len, .name = name, .error = error};
+	json_error_t jerr;
+	json_t *doc = json_loadb(text, len, 0, &jerr);
+	if (!doc) {
+		g_set_error(error, CCA_CALIBRATION_ERROR, CCA_CALIBRATION_ERROR_SYNTAX,
+			    "%s: offset %d: %s", name, jerr.position, jerr.text);
+		return NULL;
+	}
 	CcaCalibrationTable *cal = g_new0(CcaCalibrationTable, 1);
 	cal->source = g_strdup(name);
 	cal->sync_us = CCA_CALIBRATION_DEFAULT_SYNC_US;
 	GArray *rows = g_array_new(FALSE, FALSE, sizeof(RawRow));
-	bool have_rows = false, ok = json_expect(&in, '{', "a JSON object '{'");
-	if (ok && !json_accept(&in, '}')) {
-		do {
-			g_autofree char *key = NULL;
-			ok = json_string(&in, &key) && json_expect(&in, ':', "':'");
-			if (!ok)
-				break;
-			if (strcmp(key, "rows") == 0) {
-				g_array_set_size(rows, 0);
-				ok = read_rows(&in, rows);
-				have_rows = true;
-			} else if (strcmp(key, "sync_us") == 0) {
-				ok = json_number(&in, &cal->sync_us);
-				cal->sync_measured = true;
-				if (ok && !(cal->sync_us >= 0))
-					ok = json_fail(&in, "\"sync_us\" must not be negative");
-			} else if (strcmp(key, "gpu") == 0 || strcmp(key, "device") == 0) {
-				g_free(cal->gpu);
-				cal->gpu = NULL;
-				ok = json_string(&in, &cal->gpu);
-			} else {
-				ok = json_skip(&in, 1);
-			}
-		} while (ok && json_accept(&in, ','));
-		if (ok)
-			ok = json_expect(&in, '}', "',' or '}'");
-	}
-	if (ok) {
-		json_ws(&in);
-		if (in.p != in.end)
-			ok = json_fail(&in, "trailing bytes after the JSON object");
-	}
-	if (ok && !have_rows) {
-		g_set_error(error, CCA_CALIBRATION_ERROR, CCA_CALIBRATION_ERROR_VALUE,
-			    "%s: no \"rows\" array of measured sizes", name);
-		ok = false;
-	}
-	if (ok)
-		ok = build_points(cal, rows, name, error);
+	gboolean ok =
+		read_file(doc, cal, rows, name, error) && build_points(cal, rows, name, error);
 	g_array_free(rows, TRUE);
+	json_decref(doc);
 	if (!ok) {
 		cca_calibration_free(cal);
 		return NULL;

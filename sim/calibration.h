@@ -63,9 +63,11 @@ typedef enum {
  *              "map_us_median": T, "unmap_us_median": T (both optional)}, ...],
  *    "sync_us": T (optional), "device" or "gpu": "name" (optional), ...}
  * Other keys are ignored.  Sizes are MiB (M > 0, integer or not); times are
- * microseconds (> 0; a negative map time means "not measured").  Returns a new calibration, or NULL
- * with ERROR set to one line "NAME: offset N: what" (CCA_CALIBRATION_ERROR_SYNTAX) or "NAME:
- * rows[i]: what" (_VALUE). */
+ * microseconds (> 0; a negative map time means "not measured").  Returns
+ * a new calibration, or NULL with ERROR set to one line: "NAME: offset N:
+ * what" when TEXT is not JSON, "NAME: KEY: what" when KEY (e.g. "rows[2].mb")
+ * has the wrong type (both CCA_CALIBRATION_ERROR_SYNTAX), "NAME: rows[i]:
+ * what" for a missing or bad figure (_VALUE). */
 CcaCalibrationTable *cca_calibration_parse(const char *text, gsize len, const char *name,
 					   GError **error);
 

@@ -389,79 +389,77 @@ cca_diff_print_text(const CcaDiff *diff, const CcaDiffReport *report, GString *o
 	print_groups(out, diff->requests, top, false);
 }
 
-static void
-groups_json(GString *out, const GArray *groups, bool segments)
+static json_t *
+groups_json(const GArray *groups, bool segments)
 {
-	g_string_append_c(out, '[');
+	json_t *list = json_array();
 	for (guint i = 0; i < groups->len; i++) {
 		const CcaDiffGroup *g = &g_array_index(groups, CcaDiffGroup, i);
-		g_string_append_printf(
-			out,
-			"%s{\"size\": %" G_GUINT64_FORMAT ", \"count_a\": %" G_GUINT64_FORMAT
-			", \"count_b\": %" G_GUINT64_FORMAT ", \"bytes_a\": %" G_GUINT64_FORMAT
-			", \"bytes_b\": %" G_GUINT64_FORMAT,
-			i ? ", " : "", g->size, g->count_a, g->count_b, g->bytes_a, g->bytes_b);
-		if (segments)
-			g_string_append_printf(out,
-					       ", \"free_a\": %" G_GUINT64_FORMAT
-					       ", \"free_b\": %" G_GUINT64_FORMAT,
-					       g->free_a, g->free_b);
-		g_string_append_c(out, '}');
+		json_t *o = json_object();
+		json_object_set_new(o, "size", cca_json_uint(g->size));
+		json_object_set_new(o, "count_a", cca_json_uint(g->count_a));
+		json_object_set_new(o, "count_b", cca_json_uint(g->count_b));
+		json_object_set_new(o, "bytes_a", cca_json_uint(g->bytes_a));
+		json_object_set_new(o, "bytes_b", cca_json_uint(g->bytes_b));
+		if (segments) {
+			json_object_set_new(o, "free_a", cca_json_uint(g->free_a));
+			json_object_set_new(o, "free_b", cca_json_uint(g->free_b));
+		}
+		json_array_append_new(list, o);
 	}
-	g_string_append_c(out, ']');
+	return list;
 }
 
-static void
-side_json(GString *out, const char *label, const CcaDiffSide *s)
+static json_t *
+side_json(const char *label, const CcaDiffSide *s)
 {
-	g_string_append(out, "{\"label\": ");
-	cca_json_append_string(out, label);
-	g_string_append_printf(
-		out,
-		", \"peak_event\": %" G_GUINT64_FORMAT ", \"peak_reserved\": %" G_GUINT64_FORMAT
-		", \"peak_live\": %" G_GUINT64_FORMAT ", \"peak_free\": %" G_GUINT64_FORMAT
-		", \"peak_segments\": %" G_GUINT64_FORMAT
-		", \"reserved_bytes_peak\": %" G_GINT64_FORMAT
-		", \"num_device_alloc\": %" G_GINT64_FORMAT
-		", \"num_device_free\": %" G_GINT64_FORMAT
-		", \"num_alloc_retries\": %" G_GINT64_FORMAT ", \"num_ooms\": %" G_GINT64_FORMAT
-		", \"stopped_by_oom\": %s}",
-		s->peak_event, s->peak_reserved, s->peak_live, s->peak_free, s->peak_segments,
-		s->result.stats.reserved_bytes[CCA_STAT_ALL].peak, s->result.stats.num_device_alloc,
-		s->result.stats.num_device_free, s->result.stats.num_alloc_retries,
-		s->result.stats.num_ooms, s->result.stopped_by_oom ? "true" : "false");
+	const CcaStats *st = &s->result.stats;
+	json_t *o = json_object();
+	json_object_set_new(o, "label", cca_json_string(label));
+	json_object_set_new(o, "peak_event", cca_json_uint(s->peak_event));
+	json_object_set_new(o, "peak_reserved", cca_json_uint(s->peak_reserved));
+	json_object_set_new(o, "peak_live", cca_json_uint(s->peak_live));
+	json_object_set_new(o, "peak_free", cca_json_uint(s->peak_free));
+	json_object_set_new(o, "peak_segments", cca_json_uint(s->peak_segments));
+	json_object_set_new(o, "reserved_bytes_peak",
+			    json_integer(st->reserved_bytes[CCA_STAT_ALL].peak));
+	json_object_set_new(o, "num_device_alloc", json_integer(st->num_device_alloc));
+	json_object_set_new(o, "num_device_free", json_integer(st->num_device_free));
+	json_object_set_new(o, "num_alloc_retries", json_integer(st->num_alloc_retries));
+	json_object_set_new(o, "num_ooms", json_integer(st->num_ooms));
+	json_object_set_new(o, "stopped_by_oom", cca_json_bool(s->result.stopped_by_oom));
+	return o;
 }
 
 void
 cca_diff_print_json(const CcaDiff *diff, const CcaDiffReport *report, GString *out)
 {
-	g_string_append(out, "{\"a\": ");
-	side_json(out, report->label_a, &diff->a);
-	g_string_append(out, ", \"b\": ");
-	side_json(out, report->label_b, &diff->b);
-	g_string_append_printf(
-		out, ", \"differs\": %s, \"first_difference\": ", diff->differs ? "true" : "false");
-	if (diff->differs)
-		g_string_append_printf(out,
-				       "{\"event\": %" G_GUINT64_FORMAT ", \"action\": \"%s\""
-				       ", \"size\": %" G_GUINT64_FORMAT
-				       ", \"stream\": %" G_GUINT64_FORMAT
-				       ", \"reserved_a\": %" G_GUINT64_FORMAT
-				       ", \"reserved_b\": %" G_GUINT64_FORMAT "}",
-				       diff->first_event, cca_action_name(diff->event_a.action),
-				       diff->event_a.size, diff->event_a.stream, diff->reserved_a,
-				       diff->reserved_b);
-	else
-		g_string_append(out, "null");
-	g_string_append_printf(out,
-			       ", \"peak_difference\": {\"reserved\": %" G_GINT64_FORMAT
-			       ", \"live\": %" G_GINT64_FORMAT ", \"free\": %" G_GINT64_FORMAT
-			       ", \"segments\": ",
-			       (int64_t)diff->b.peak_reserved - (int64_t)diff->a.peak_reserved,
-			       (int64_t)diff->b.peak_live - (int64_t)diff->a.peak_live,
-			       (int64_t)diff->b.peak_free - (int64_t)diff->a.peak_free);
-	groups_json(out, diff->segments, true);
-	g_string_append(out, ", \"requests\": ");
-	groups_json(out, diff->requests, false);
-	g_string_append(out, "}}");
+	json_t *o = json_object();
+	json_object_set_new(o, "a", side_json(report->label_a, &diff->a));
+	json_object_set_new(o, "b", side_json(report->label_b, &diff->b));
+	json_object_set_new(o, "differs", cca_json_bool(diff->differs));
+	json_t *first = json_null();
+	if (diff->differs) {
+		first = json_object();
+		json_object_set_new(first, "event", cca_json_uint(diff->first_event));
+		json_object_set_new(first, "action",
+				    cca_json_string(cca_action_name(diff->event_a.action)));
+		json_object_set_new(first, "size", cca_json_uint(diff->event_a.size));
+		json_object_set_new(first, "stream", cca_json_uint(diff->event_a.stream));
+		json_object_set_new(first, "reserved_a", cca_json_uint(diff->reserved_a));
+		json_object_set_new(first, "reserved_b", cca_json_uint(diff->reserved_b));
+	}
+	json_object_set_new(o, "first_difference", first);
+	json_t *peak = json_object();
+	json_object_set_new(
+		peak, "reserved",
+		json_integer((int64_t)diff->b.peak_reserved - (int64_t)diff->a.peak_reserved));
+	json_object_set_new(peak, "live",
+			    json_integer((int64_t)diff->b.peak_live - (int64_t)diff->a.peak_live));
+	json_object_set_new(peak, "free",
+			    json_integer((int64_t)diff->b.peak_free - (int64_t)diff->a.peak_free));
+	json_object_set_new(peak, "segments", groups_json(diff->segments, true));
+	json_object_set_new(peak, "requests", groups_json(diff->requests, false));
+	json_object_set_new(o, "peak_difference", peak);
+	cca_json_append(out, o);
 }

@@ -688,6 +688,14 @@ chrome_ts(const Chrome *c, int64_t time_us, uint64_t index)
 	return time_us - c->t0;
 }
 
+/* Writes one more element of the "traceEvents" array and releases EV. */
+static void
+chrome_emit(FILE *f, json_t *ev)
+{
+	fputs(",\n", f);
+	cca_json_print(f, ev);
+}
+
 static void
 chrome_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
 {
@@ -703,11 +711,11 @@ chrome_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocat
 	c->reserved = reserved;
 	c->allocated = allocated;
 	c->active = active;
-	fprintf(c->f,
-		",\n{\"name\": \"memory\", \"ph\": \"C\", \"ts\": %" G_GINT64_FORMAT
-		", \"pid\": %d, \"args\": {\"reserved\": %" G_GINT64_FORMAT
-		", \"allocated\": %" G_GINT64_FORMAT ", \"active\": %" G_GINT64_FORMAT "}}",
-		chrome_ts(c, ev->time_us, index), c->device, reserved, allocated, active);
+	json_t *args = json_pack("{s:I, s:I, s:I}", "reserved", (json_int_t)reserved, "allocated",
+				 (json_int_t)allocated, "active", (json_int_t)active);
+	chrome_emit(c->f, json_pack("{s:s, s:s, s:I, s:i, s:o}", "name", "memory", "ph", "C", "ts",
+				    (json_int_t)chrome_ts(c, ev->time_us, index), "pid", c->device,
+				    "args", args));
 	c->written++;
 }
 
@@ -738,14 +746,16 @@ chrome_model(void *data, const CcaEvent *ev)
 	uint64_t index = 0;
 	const CcaEvent *driver = cca_follow_driver(c->follow, &index);
 	int64_t time = driver ? driver->time_us : CCA_TIME_NONE;
-	fprintf(c->f,
-		",\n{\"name\": \"%s\", \"ph\": \"i\", \"s\": \"p\", \"ts\": %" G_GINT64_FORMAT
-		", \"pid\": %d, \"tid\": 0, \"args\": {\"%s\": %" G_GUINT64_FORMAT
-		", \"size\": %" G_GUINT64_FORMAT ", \"stream\": %" G_GUINT64_FORMAT
-		", \"event\": %" G_GUINT64_FORMAT "}}",
-		name, chrome_ts(c, time, driver ? index : c->index), c->device,
-		ev->action == CCA_ACTION_OOM ? "device_free" : "addr", ev->addr, ev->size,
-		ev->stream, driver ? index : c->index);
+	json_t *args = json_object();
+	json_object_set_new(args, ev->action == CCA_ACTION_OOM ? "device_free" : "addr",
+			    cca_json_uint(ev->addr));
+	json_object_set_new(args, "size", cca_json_uint(ev->size));
+	json_object_set_new(args, "stream", cca_json_uint(ev->stream));
+	json_object_set_new(args, "event", cca_json_uint(driver ? index : c->index));
+	chrome_emit(c->f,
+		    json_pack("{s:s, s:s, s:s, s:I, s:i, s:i, s:o}", "name", name, "ph", "i", "s",
+			      "p", "ts", (json_int_t)chrome_ts(c, time, driver ? index : c->index),
+			      "pid", c->device, "tid", 0, "args", args));
 	c->written++;
 }
 
@@ -760,14 +770,15 @@ cca_export_chrome(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 	if (!f)
 		return FALSE;
 	gboolean ok = TRUE;
-	fprintf(f, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"producer\": \"ccasim\", "
-		   "\"trace\": ");
-	GString *js = g_string_new(NULL);
-	cca_json_append_string(js, snap->source);
-	fputs(js->str, f);
-	g_string_free(js, TRUE);
-	fprintf(f, "},\n\"traceEvents\": [\n{\"name\": \"ccasim\", \"ph\": \"M\", \"pid\": -1, "
-		   "\"args\": {}}");
+	/* the events are streamed: only the frame around "traceEvents" is
+	 * written here, every value goes through jansson */
+	json_t *other = json_pack("{s:s, s:o}", "producer", "ccasim", "trace",
+				  cca_json_string(snap->source));
+	fputs("{\"displayTimeUnit\": \"ms\", \"otherData\": ", f);
+	cca_json_print(f, other);
+	fputs(",\n\"traceEvents\": [\n", f);
+	cca_json_print(f, json_pack("{s:s, s:s, s:i, s:{}}", "name", "ccasim", "ph", "M", "pid", -1,
+				    "args"));
 	for (int d = 0; d < snap->n_devices && ok; d++) {
 		Chrome c = {
 			.f = f,
@@ -782,10 +793,9 @@ cca_export_chrome(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 		CcaEvent first;
 		if (cca_event_cursor_next(cur, &first, NULL))
 			c.t0 = first.time_us;
-		fprintf(f,
-			",\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": "
-			"{\"name\": \"GPU %d memory (ccasim)\"}}",
-			d, d);
+		g_autofree char *label = g_strdup_printf("GPU %d memory (ccasim)", d);
+		chrome_emit(f, json_pack("{s:s, s:s, s:i, s:{s:s}}", "name", "process_name", "ph",
+					 "M", "pid", d, "args", "name", label));
 		CcaReplayOptions o = *options;
 		o.device = d;
 		o.check = false;

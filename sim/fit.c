@@ -448,23 +448,20 @@ cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 	}
 }
 
-static void
-append_run_json(GString *out, const CcaSweepRun *run, uint64_t capacity)
+static json_t *
+run_json(const CcaSweepRun *run, uint64_t capacity)
 {
-	g_string_append_printf(out,
-			       "{\"device_memory\": %" G_GUINT64_FORMAT ", \"oom\": %s"
-			       ", \"oom_event\": ",
-			       capacity, run->value[CCA_SWEEP_FIG_OOM] ? "true" : "false");
-	if (run->value[CCA_SWEEP_FIG_OOM])
-		g_string_append_printf(out, "%" G_GUINT64_FORMAT, run->oom_event);
-	else
-		g_string_append(out, "null");
-	g_string_append_printf(out,
-			       ", \"events\": %" G_GUINT64_FORMAT
-			       ", \"peak_reserved\": %" G_GUINT64_FORMAT
-			       ", \"peak_allocated\": %" G_GUINT64_FORMAT "}",
-			       run->events, (uint64_t)run->value[CCA_SWEEP_FIG_PEAK_RESERVED],
-			       (uint64_t)run->value[CCA_SWEEP_FIG_PEAK_ALLOCATED]);
+	bool oom = run->value[CCA_SWEEP_FIG_OOM] != 0;
+	json_t *o = json_object();
+	json_object_set_new(o, "device_memory", cca_json_uint(capacity));
+	json_object_set_new(o, "oom", cca_json_bool(oom));
+	json_object_set_new(o, "oom_event", oom ? cca_json_uint(run->oom_event) : json_null());
+	json_object_set_new(o, "events", cca_json_uint(run->events));
+	json_object_set_new(o, "peak_reserved",
+			    cca_json_uint((uint64_t)run->value[CCA_SWEEP_FIG_PEAK_RESERVED]));
+	json_object_set_new(o, "peak_allocated",
+			    cca_json_uint((uint64_t)run->value[CCA_SWEEP_FIG_PEAK_ALLOCATED]));
+	return o;
 }
 
 void
@@ -472,67 +469,60 @@ cca_fit_print_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 		   const CcaFitReport *report, GString *out)
 {
 	const CcaFitOptions *o = report->options;
-	g_string_append(out, "{\"trace\": ");
-	cca_json_append_string(out, report->trace);
-	g_string_append_printf(out,
-			       ", \"device\": %d, \"step\": %" G_GUINT64_FORMAT
-			       ", \"limit\": %" G_GUINT64_FORMAT ", \"context\": %" G_GUINT64_FORMAT
-			       ", \"gpus\": [",
-			       sweep->device, CCA_FIT_STEP, CCA_FIT_LIMIT, o->context);
+	json_t *doc = json_object();
+	json_object_set_new(doc, "trace", cca_json_string(report->trace));
+	json_object_set_new(doc, "device", json_integer(sweep->device));
+	json_object_set_new(doc, "step", cca_json_uint(CCA_FIT_STEP));
+	json_object_set_new(doc, "limit", cca_json_uint(CCA_FIT_LIMIT));
+	json_object_set_new(doc, "context", cca_json_uint(o->context));
+	json_t *gpus = json_array();
 	for (guint g = 0; g < o->n_gpus; g++) {
-		g_string_append_printf(out, "%s{\"name\": ", g ? ", " : "");
-		cca_json_append_string(out, o->gpus[g]->name);
-		g_string_append_printf(out,
-				       ", \"total_memory\": %" G_GUINT64_FORMAT
-				       ", \"usable\": %" G_GUINT64_FORMAT ", \"kind\": ",
-				       o->gpus[g]->total_memory,
-				       cca_gpu_usable(o->gpus[g], o->context));
-		cca_json_append_string(out, o->gpus[g]->kind);
-		g_string_append(out, ", \"source\": ");
-		cca_json_append_string(out, o->gpus[g]->source);
-		g_string_append_c(out, '}');
+		json_t *gpu = json_object();
+		json_object_set_new(gpu, "name", cca_json_string(o->gpus[g]->name));
+		json_object_set_new(gpu, "total_memory", cca_json_uint(o->gpus[g]->total_memory));
+		json_object_set_new(gpu, "usable",
+				    cca_json_uint(cca_gpu_usable(o->gpus[g], o->context)));
+		json_object_set_new(gpu, "kind", cca_json_string(o->gpus[g]->kind));
+		json_object_set_new(gpu, "source", cca_json_string(o->gpus[g]->source));
+		json_array_append_new(gpus, gpu);
 	}
-	g_string_append(out, "], \"rows\": [");
+	json_object_set_new(doc, "gpus", gpus);
+	json_t *list = json_array();
 	for (guint r = 0; r < n; r++) {
 		const CcaFitRow *f = &rows[r];
 		const CcaFitRun *run = &f->runs[0];
-		g_string_append_printf(out, "%s{\"rank\": %u, \"settings\": ", r ? ", " : "",
-				       r + 1);
-		cca_json_append_string(out, f->row->conf);
-		g_string_append(out, ", \"origin\": ");
-		cca_json_append_string(out, f->row->origin);
-		g_string_append_printf(
-			out, ", \"recorded\": %s, \"found\": %s, \"device_memory\": ",
-			f->row->recorded ? "true" : "false", run->found ? "true" : "false");
-		if (run->found)
-			g_string_append_printf(out, "%" G_GUINT64_FORMAT, run->capacity);
-		else
-			g_string_append(out, "null");
-		g_string_append(out, ", \"device_memory_range\": ");
-		if (f->lo != f->hi)
-			g_string_append_printf(out,
-					       "[%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]",
-					       f->lo, f->hi);
-		else
-			g_string_append(out, "null");
-		g_string_append_printf(out,
-				       ", \"address_sensitive\": %s, \"replays\": %u, \"at\": ",
-				       f->sensitive ? "true" : "false", run->replays);
-		append_run_json(out, &run->at, run->found ? run->capacity : CCA_FIT_LIMIT);
-		g_string_append(out, ", \"below\": ");
-		if (run->below_run)
-			append_run_json(out, &run->below, run->capacity - CCA_FIT_STEP);
-		else
-			g_string_append(out, "null");
-		g_string_append(out, ", \"gpus\": {");
-		for (guint g = 0; g < o->n_gpus; g++) {
-			g_string_append_printf(out, "%s", g ? ", " : "");
-			cca_json_append_string(out, o->gpus[g]->name);
-			g_string_append_printf(out, ": %s", run->gpu_fits[g] ? "true" : "false");
+		json_t *row = json_object();
+		json_object_set_new(row, "rank", json_integer(r + 1));
+		json_object_set_new(row, "settings", cca_json_string(f->row->conf));
+		json_object_set_new(row, "origin", cca_json_string(f->row->origin));
+		json_object_set_new(row, "recorded", cca_json_bool(f->row->recorded));
+		json_object_set_new(row, "found", cca_json_bool(run->found));
+		json_object_set_new(row, "device_memory",
+				    run->found ? cca_json_uint(run->capacity) : json_null());
+		json_t *range = json_null();
+		if (f->lo != f->hi) {
+			range = json_array();
+			json_array_append_new(range, cca_json_uint(f->lo));
+			json_array_append_new(range, cca_json_uint(f->hi));
 		}
-		g_string_append(out, "}}");
+		json_object_set_new(row, "device_memory_range", range);
+		json_object_set_new(row, "address_sensitive", cca_json_bool(f->sensitive));
+		json_object_set_new(row, "replays", json_integer(run->replays));
+		json_object_set_new(row, "at",
+				    run_json(&run->at, run->found ? run->capacity : CCA_FIT_LIMIT));
+		json_object_set_new(row, "below",
+				    run->below_run
+					    ? run_json(&run->below, run->capacity - CCA_FIT_STEP)
+					    : json_null());
+		json_t *fits = json_object();
+		for (guint g = 0; g < o->n_gpus; g++)
+			json_object_set_new(fits, o->gpus[g]->name,
+					    cca_json_bool(run->gpu_fits[g]));
+		json_object_set_new(row, "gpus", fits);
+		json_array_append_new(list, row);
 	}
-	g_string_append(out, "]}");
+	json_object_set_new(doc, "rows", list);
+	cca_json_append(out, doc);
 }
 
 void

@@ -25,79 +25,73 @@ cca_report_cap_hint(void)
 	       "pass it with --memory-fraction F or --device-memory BYTES";
 }
 
-void
-cca_report_replay_json(const CcaReportContext *ctx, const CcaReplayResult *res, GString *out)
+json_t *
+cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *res)
 {
 	g_autofree char *conf = cca_settings_to_string(ctx->settings);
-	g_string_append(out, "{\"trace\": ");
-	cca_json_append_string(out, ctx->trace);
-	g_string_append_printf(out, ", \"device\": %d, \"settings\": ", ctx->device);
-	cca_json_append_string(out, conf);
-	g_string_append_printf(out,
-			       ", \"pytorch_version\": \"%u.%u\", \"whatif\": %s"
-			       ", \"memory_fraction\": %.17g",
-			       res->pytorch_version / 100, res->pytorch_version % 100,
-			       res->whatif ? "true" : "false", ctx->memory_fraction);
-	g_string_append_printf(out, ", \"allowed_memory_maximum\": %" G_GUINT64_FORMAT,
-			       res->allowed_maximum);
-	g_string_append_printf(out, ", \"events\": %" G_GUINT64_FORMAT, res->events);
-	g_string_append_printf(out, ", \"recording_not_reproduced\": %s",
-			       res->diverged_from_recording ? "true" : "false");
-	g_string_append(out, ", \"memory_stats\": ");
-	cca_stats_append_json(&res->stats, out);
-	g_string_append(out, ", \"oom\": ");
-	if (res->unexpected_ooms == 0) {
-		g_string_append(out, "null");
-	} else {
-		g_string_append_printf(
-			out,
-			"{\"event\": %" G_GUINT64_FORMAT ", \"size\": %" G_GUINT64_FORMAT
-			", \"stream\": %" G_GUINT64_FORMAT ", \"reserved\": %" G_GUINT64_FORMAT
-			", \"allocated\": %" G_GUINT64_FORMAT ", \"free\": %" G_GUINT64_FORMAT
-			", \"largest_free_block\": %" G_GUINT64_FORMAT
-			", \"count\": %" G_GUINT64_FORMAT ", \"stopped\": %s}",
-			res->oom_event, res->oom_size, res->oom_stream, res->oom_reserved,
-			res->oom_allocated, res->oom_free, res->oom_largest_free,
-			res->unexpected_ooms, res->stopped_by_oom ? "true" : "false");
+	g_autofree char *version =
+		g_strdup_printf("%u.%u", res->pytorch_version / 100, res->pytorch_version % 100);
+	json_t *o = json_object();
+
+	json_object_set_new(o, "trace", cca_json_string(ctx->trace));
+	json_object_set_new(o, "device", json_integer(ctx->device));
+	json_object_set_new(o, "settings", cca_json_string(conf));
+	json_object_set_new(o, "pytorch_version", cca_json_string(version));
+	json_object_set_new(o, "whatif", cca_json_bool(res->whatif));
+	json_object_set_new(o, "memory_fraction", cca_json_real(ctx->memory_fraction));
+	json_object_set_new(o, "allowed_memory_maximum", cca_json_uint(res->allowed_maximum));
+	json_object_set_new(o, "events", cca_json_uint(res->events));
+	json_object_set_new(o, "recording_not_reproduced",
+			    cca_json_bool(res->diverged_from_recording));
+	json_object_set_new(o, "memory_stats", cca_stats_to_json(&res->stats));
+	json_t *oom = json_null();
+	if (res->unexpected_ooms != 0) {
+		oom = json_object();
+		json_object_set_new(oom, "event", cca_json_uint(res->oom_event));
+		json_object_set_new(oom, "size", cca_json_uint(res->oom_size));
+		json_object_set_new(oom, "stream", cca_json_uint(res->oom_stream));
+		json_object_set_new(oom, "reserved", cca_json_uint(res->oom_reserved));
+		json_object_set_new(oom, "allocated", cca_json_uint(res->oom_allocated));
+		json_object_set_new(oom, "free", cca_json_uint(res->oom_free));
+		json_object_set_new(oom, "largest_free_block",
+				    cca_json_uint(res->oom_largest_free));
+		json_object_set_new(oom, "count", cca_json_uint(res->unexpected_ooms));
+		json_object_set_new(oom, "stopped", cca_json_bool(res->stopped_by_oom));
 	}
-	g_string_append_printf(out,
-			       ", \"recorded_ooms\": %" G_GUINT64_FORMAT
-			       ", \"empty_cache_calls\": %" G_GUINT64_FORMAT
-			       ", \"unknown_frees\": %" G_GUINT64_FORMAT,
-			       res->recorded_ooms, res->empty_cache_calls, res->unknown_frees);
-	g_string_append_printf(out,
-			       ", \"fragmentation\": {\"peak_active_over_peak_reserved\": %.6f"
-			       ", \"reserved_unallocated_at_peak\": %" G_GUINT64_FORMAT "}",
-			       cca_stats_fragmentation(&res->stats),
-			       res->reserved_at_peak - res->allocated_at_peak);
-	g_string_append(out, ", \"start\": ");
-	if (!res->start_reconstructed)
-		g_string_append(out, "null");
-	else
-		g_string_append_printf(out,
-				       "{\"reconstructed\": true, \"segments\": %" G_GUINT64_FORMAT
-				       ", \"live_blocks\": %" G_GUINT64_FORMAT
-				       ", \"live_bytes\": %" G_GUINT64_FORMAT
-				       ", \"unplaced_blocks\": %" G_GUINT64_FORMAT
-				       ", \"expandable_not_rebuilt\": %s}",
-				       res->start_segments, res->start_blocks,
-				       res->start_live_bytes, res->start_blocks_unplaced,
-				       res->start_expandable_missing ? "true" : "false");
-	g_string_append(out, ", \"check\": ");
-	if (!res->check_ran) {
-		g_string_append(out, "null");
-	} else {
-		g_string_append_printf(
-			out, "{\"passed\": %s, \"compared\": %" G_GUINT64_FORMAT ", \"message\": ",
-			res->check_passed ? "true" : "false", res->check_compared);
-		cca_json_append_string(out, res->check_message);
-		if (!res->check_passed && cca_report_check_may_need_cap(ctx)) {
-			g_string_append(out, ", \"hint\": ");
-			cca_json_append_string(out, cca_report_cap_hint());
-		}
-		g_string_append_c(out, '}');
+	json_object_set_new(o, "oom", oom);
+	json_object_set_new(o, "recorded_ooms", cca_json_uint(res->recorded_ooms));
+	json_object_set_new(o, "empty_cache_calls", cca_json_uint(res->empty_cache_calls));
+	json_object_set_new(o, "unknown_frees", cca_json_uint(res->unknown_frees));
+	json_t *frag = json_object();
+	json_object_set_new(frag, "peak_active_over_peak_reserved",
+			    cca_json_fixed(cca_stats_fragmentation(&res->stats), 6));
+	json_object_set_new(frag, "reserved_unallocated_at_peak",
+			    cca_json_uint(res->reserved_at_peak - res->allocated_at_peak));
+	json_object_set_new(o, "fragmentation", frag);
+	json_t *start = json_null();
+	if (res->start_reconstructed) {
+		start = json_object();
+		json_object_set_new(start, "reconstructed", json_true());
+		json_object_set_new(start, "segments", cca_json_uint(res->start_segments));
+		json_object_set_new(start, "live_blocks", cca_json_uint(res->start_blocks));
+		json_object_set_new(start, "live_bytes", cca_json_uint(res->start_live_bytes));
+		json_object_set_new(start, "unplaced_blocks",
+				    cca_json_uint(res->start_blocks_unplaced));
+		json_object_set_new(start, "expandable_not_rebuilt",
+				    cca_json_bool(res->start_expandable_missing));
 	}
-	g_string_append(out, "}");
+	json_object_set_new(o, "start", start);
+	json_t *check = json_null();
+	if (res->check_ran) {
+		check = json_object();
+		json_object_set_new(check, "passed", cca_json_bool(res->check_passed));
+		json_object_set_new(check, "compared", cca_json_uint(res->check_compared));
+		json_object_set_new(check, "message", cca_json_string(res->check_message));
+		if (!res->check_passed && cca_report_check_may_need_cap(ctx))
+			json_object_set_new(check, "hint", cca_json_string(cca_report_cap_hint()));
+	}
+	json_object_set_new(o, "check", check);
+	return o;
 }
 
 static void

@@ -30,12 +30,11 @@ bool cca_report_check_may_need_cap(const CcaReportContext *ctx);
  * not in the snapshot, and how to pass it. */
 const char *cca_report_cap_hint(void);
 
-/* Appends RESULT as one JSON object: {"trace", "device", "settings",
+/* RESULT as a new JSON object: {"trace", "device", "settings",
  * "whatif", "memory_stats" (all 122 keys), "oom" (null or the first
  * unexpected OOM), "events", "check" (null unless --check; a failed check
  * that cca_report_check_may_need_cap() has a "hint"), ...}. */
-void cca_report_replay_json(const CcaReportContext *ctx, const CcaReplayResult *result,
-			    GString *out);
+json_t *cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *result);
 
 /* Appends RESULT as a human summary: peaks, fragmentation, device calls,
  * retries, OOMs (with a PyTorch-like OOM message) and the check (a failed

@@ -1015,17 +1015,6 @@ cca_append_double(GString *out, double d)
 	g_string_append(out, buf);
 }
 
-/* A JSON float: as above, with ".0" when it would read as an integer. */
-static void
-cca_append_json_double(GString *out, double d)
-{
-	size_t start = out->len;
-
-	cca_append_double(out, d);
-	if (strpbrk(out->str + start, ".eE") == NULL)
-		g_string_append(out, ".0");
-}
-
 /* Appends the list form of TABLE (entries not all equal).  The parse
  * starts from zeros; the first K:V covers the leading run, `>:V` a
  * non-zero trailing run, explicit entries the non-zero ones between (and
@@ -1110,43 +1099,40 @@ cca_settings_to_string(const CcaSettings *settings)
 	return g_string_free(out, FALSE);
 }
 
-static const char *
-cca_json_bool(bool b)
-{
-	return b ? "true" : "false";
-}
-
-void
-cca_settings_append_json(const CcaSettings *settings, GString *out)
+json_t *
+cca_settings_to_json(const CcaSettings *settings)
 {
 	const CcaSettings *s = settings;
+	json_t *o = json_object();
+	json_t *roundup = json_object();
 
-	g_string_append(out, "\"PYTORCH_CUDA_ALLOC_CONF\": ");
-	cca_json_append_string(out, s->conf ? s->conf : "");
+	json_object_set_new(o, "PYTORCH_CUDA_ALLOC_CONF", cca_json_string(s->conf ? s->conf : ""));
 	/* torch writes int64_t(max_split_size): SIZE_MAX is -1 */
-	g_string_append_printf(out, ", \"max_split_size\": %" PRId64, (int64_t)s->max_split_size);
-	g_string_append(out, ", \"garbage_collection_threshold\": ");
-	cca_append_json_double(out, s->garbage_collection_threshold);
-	g_string_append_printf(out, ", \"expandable_segments\": %s",
-			       cca_json_bool(s->expandable_segments));
-	g_string_append_printf(out, ", \"pinned_num_register_threads\": %" PRIu32,
-			       s->pinned_num_register_threads);
-	g_string_append_printf(out, ", \"release_lock_on_cudamalloc\": %s",
-			       cca_json_bool(s->release_lock_on_cudamalloc));
-	g_string_append_printf(out, ", \"pinned_use_cuda_host_register\": %s",
-			       cca_json_bool(s->pinned_use_cuda_host_register));
-	g_string_append_printf(out, ", \"graph_capture_record_stream_reuse\": %s",
-			       cca_json_bool(s->graph_capture_record_stream_reuse));
-	g_string_append(out, ", \"roundup_power2_divisions\": {");
-	for (size_t j = 0; j < CCA_ROUNDUP_INTERVALS; j++)
-		g_string_append_printf(out, "%s\"%" PRIu64 "\": %" PRIu32, j ? ", " : "",
-				       (uint64_t)1 << j, s->roundup_power2_divisions[j]);
-	g_string_append_printf(
-		out, "}, \"large_segment_size\": %" PRIu64 ", \"max_non_split_rounding\": %" PRIu64,
-		s->large_segment_size, s->max_non_split_rounding);
-	g_string_append(out, ", \"per_process_memory_fraction\": ");
-	cca_append_json_double(
-		out, s->has_per_process_memory_fraction ? s->per_process_memory_fraction : 1.0);
+	json_object_set_new(o, "max_split_size", json_integer((int64_t)s->max_split_size));
+	json_object_set_new(o, "garbage_collection_threshold",
+			    cca_json_real(s->garbage_collection_threshold));
+	json_object_set_new(o, "expandable_segments", cca_json_bool(s->expandable_segments));
+	json_object_set_new(o, "pinned_num_register_threads",
+			    json_integer(s->pinned_num_register_threads));
+	json_object_set_new(o, "release_lock_on_cudamalloc",
+			    cca_json_bool(s->release_lock_on_cudamalloc));
+	json_object_set_new(o, "pinned_use_cuda_host_register",
+			    cca_json_bool(s->pinned_use_cuda_host_register));
+	json_object_set_new(o, "graph_capture_record_stream_reuse",
+			    cca_json_bool(s->graph_capture_record_stream_reuse));
+	for (size_t j = 0; j < CCA_ROUNDUP_INTERVALS; j++) {
+		char key[24];
+		g_snprintf(key, sizeof key, "%" PRIu64, (uint64_t)1 << j);
+		json_object_set_new(roundup, key, json_integer(s->roundup_power2_divisions[j]));
+	}
+	json_object_set_new(o, "roundup_power2_divisions", roundup);
+	json_object_set_new(o, "large_segment_size", cca_json_uint(s->large_segment_size));
+	json_object_set_new(o, "max_non_split_rounding", cca_json_uint(s->max_non_split_rounding));
+	json_object_set_new(o, "per_process_memory_fraction",
+			    cca_json_real(s->has_per_process_memory_fraction
+						  ? s->per_process_memory_fraction
+						  : 1.0));
+	return o;
 }
 
 /* ------------------------------------------------------------------ */

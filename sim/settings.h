@@ -9,6 +9,7 @@
 #define CCA_SETTINGS_H
 
 #include <glib.h>
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -115,12 +116,11 @@ uint32_t cca_settings_roundup_divisions(const CcaSettings *settings, uint64_t si
  * MiB, it parses back to equal settings.  Free with g_free(). */
 char *cca_settings_to_string(const CcaSettings *settings);
 
-/* Writes SETTINGS as the body of a JSON object (no braces) to OUT, with
- * the nine keys of torch 2.11's allocator_settings (max_split_size -1 when
- * unlimited, roundup_power2_divisions as {"1":v,...,"32768":v}) followed
- * by large_segment_size and max_non_split_rounding (bytes) and
- * per_process_memory_fraction (1.0 when not set). */
-void cca_settings_append_json(const CcaSettings *settings, GString *out);
+/* SETTINGS as a new JSON object with the nine keys of torch 2.11's allocator_settings
+ * (max_split_size -1 when unlimited, roundup_power2_divisions as {"1":v,...,"32768":v}) followed by
+ * large_segment_size and max_non_split_rounding (bytes) and per_process_memory_fraction (1.0 when
+ * not set). */
+json_t *cca_settings_to_json(const CcaSettings *settings);
 
 /* Prints the knob table (name, value syntax, default, meaning) for --help
  * and docs, as aligned plain text appended to OUT. */

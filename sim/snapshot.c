@@ -19,7 +19,11 @@
 #include "snapshot.h"
 #include "trace.h"
 
-G_DEFINE_QUARK(cca - input - error - quark, cca_input_error)
+GQuark
+cca_input_error_quark(void)
+{
+	return g_quark_from_static_string("cca-input-error-quark");
+}
 
 /* A key of the intern index; `s` points just past the struct for stored
  * keys, into the caller's bytes for lookups. */

@@ -151,25 +151,16 @@ cca_stats_fragmentation(const CcaStats *stats)
 	return 1.0 - (double)stats->active_bytes[CCA_STAT_ALL].peak / (double)reserved;
 }
 
-typedef struct {
-	GString *out;
-	gboolean first;
-} JsonState;
-
 static void
-append_one(const char *name, int64_t value, void *data)
+set_one(const char *name, int64_t value, void *data)
 {
-	JsonState *state = data;
-	g_string_append_printf(state->out, "%s\"%s\": %" G_GINT64_FORMAT, state->first ? "" : ", ",
-			       name, value);
-	state->first = FALSE;
+	json_object_set_new(data, name, json_integer(value));
 }
 
-void
-cca_stats_append_json(const CcaStats *stats, GString *out)
+json_t *
+cca_stats_to_json(const CcaStats *stats)
 {
-	JsonState state = {out, TRUE};
-	g_string_append_c(out, '{');
-	cca_stats_foreach(stats, append_one, &state);
-	g_string_append_c(out, '}');
+	json_t *o = json_object();
+	cca_stats_foreach(stats, set_one, o);
+	return o;
 }

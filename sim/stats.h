@@ -8,6 +8,7 @@
 #define CCA_STATS_H
 
 #include <glib.h>
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -81,8 +82,8 @@ gboolean cca_stats_lookup(const CcaStats *stats, const char *name, int64_t *valu
  * nothing was reserved). */
 double cca_stats_fragmentation(const CcaStats *stats);
 
-/* Appends the stats as one JSON object, keys sorted as Python sorts them. */
-void cca_stats_append_json(const CcaStats *stats, GString *out);
+/* The stats as a new JSON object, keys sorted as Python sorts them. */
+json_t *cca_stats_to_json(const CcaStats *stats);
 
 G_END_DECLS
 

@@ -997,110 +997,109 @@ figure_is_integer(int f)
 	       f != CCA_SWEEP_FIG_OOM;
 }
 
-static void
-append_figure(GString *out, int f, double v)
+static json_t *
+figure_json(int f, double v)
 {
 	if (f == CCA_SWEEP_FIG_OOM)
-		g_string_append(out, v ? "true" : "false");
-	else if (figure_is_integer(f))
-		g_string_append_printf(out, "%" G_GUINT64_FORMAT, (uint64_t)v);
-	else
-		append_double(out, v, f == CCA_SWEEP_FIG_FRAGMENTATION ? "%.6f" : "%.3f");
+		return cca_json_bool(v != 0);
+	if (figure_is_integer(f))
+		return cca_json_uint((uint64_t)v);
+	return cca_json_fixed(v, f == CCA_SWEEP_FIG_FRAGMENTATION ? 6 : 3);
+}
+
+/* The names of the sweep's address models, as a new JSON array. */
+static json_t *
+models_json(const CcaAddressModel *models, guint n)
+{
+	json_t *list = json_array();
+	for (guint m = 0; m < n; m++)
+		json_array_append_new(list, cca_json_string(cca_address_model_name(models[m])));
+	return list;
+}
+
+static json_t *
+row_json(const CcaSweepRow *row, guint rank)
+{
+	const CcaSweepRun *run = &row->runs[0];
+	json_t *o = json_object();
+	json_object_set_new(o, "rank", json_integer(rank));
+	json_object_set_new(o, "settings", cca_json_string(row->conf));
+	json_object_set_new(o, "origin", cca_json_string(row->origin));
+	json_object_set_new(o, "recorded", cca_json_bool(row->recorded));
+	json_object_set_new(o, "whatif", cca_json_bool(run->whatif));
+	json_object_set_new(o, "replays", json_integer(row->n_runs));
+	json_object_set_new(o, "address_sensitive", cca_json_bool(row->sensitive));
+	json_object_set_new(o, "events", cca_json_uint(run->events));
+	json_t *models = json_array();
+	for (guint m = 0; m < row->n_runs; m++)
+		json_array_append_new(models,
+				      cca_json_string(cca_address_model_name(row->runs[m].model)));
+	json_object_set_new(o, "models", models);
+	for (int f = 0; f < CCA_SWEEP_FIG_COUNT; f++) {
+		g_autofree char *range_key = g_strconcat(figure_names[f], "_range", NULL);
+		json_object_set_new(o, figure_names[f], figure_json(f, run->value[f]));
+		json_t *range = json_null();
+		if (row->lo[f] != row->hi[f]) {
+			range = json_array();
+			json_array_append_new(range, figure_json(f, row->lo[f]));
+			json_array_append_new(range, figure_json(f, row->hi[f]));
+		}
+		json_object_set_new(o, range_key, range);
+	}
+	json_object_set_new(o, "oom_event",
+			    run->value[CCA_SWEEP_FIG_OOM] ? cca_json_uint(run->oom_event)
+							  : json_null());
+	json_t *time = json_object();
+	json_object_set_new(time, "malloc_us", cca_json_fixed(run->cost.malloc_us, 3));
+	json_object_set_new(time, "free_us", cca_json_fixed(run->cost.free_us, 3));
+	json_object_set_new(time, "sync_us", cca_json_fixed(run->cost.sync_us, 3));
+	json_object_set_new(o, "time", time);
+	return o;
 }
 
 void
 cca_sweep_print_json(const CcaSweep *sweep, const CcaSweepReport *report, GString *out)
 {
 	const CcaSweepOptions *o = report->options;
-	g_string_append(out, "{\"trace\": ");
-	cca_json_append_string(out, report->trace);
-	g_string_append_printf(out,
-			       ", \"device\": %d, \"events\": %" G_GUINT64_FORMAT
-			       ", \"pytorch_version\": \"%u.%u\", \"goal\": \"%s\""
-			       ", \"memory_fraction\": ",
-			       sweep->device, sweep->snap->n_events[sweep->device],
-			       sweep->pytorch_version / 100, sweep->pytorch_version % 100,
-			       cca_goal_name(report->goal));
-	append_double(out, o->memory_fraction, "%.17g");
-	g_string_append_printf(out,
-			       ", \"device_memory\": %" G_GUINT64_FORMAT
-			       ", \"capacity_set\": %s, \"address_models\": [",
-			       o->device_memory ? o->device_memory : CCA_H200_TOTAL_MEMORY,
-			       o->capacity_set ? "true" : "false");
+	g_autofree char *version = g_strdup_printf("%u.%u", sweep->pytorch_version / 100,
+						   sweep->pytorch_version % 100);
+	json_t *doc = json_object();
+	json_object_set_new(doc, "trace", cca_json_string(report->trace));
+	json_object_set_new(doc, "device", json_integer(sweep->device));
+	json_object_set_new(doc, "events", cca_json_uint(sweep->snap->n_events[sweep->device]));
+	json_object_set_new(doc, "pytorch_version", cca_json_string(version));
+	json_object_set_new(doc, "goal", cca_json_string(cca_goal_name(report->goal)));
+	json_object_set_new(doc, "memory_fraction", cca_json_real(o->memory_fraction));
+	json_object_set_new(
+		doc, "device_memory",
+		cca_json_uint(o->device_memory ? o->device_memory : CCA_H200_TOTAL_MEMORY));
+	json_object_set_new(doc, "capacity_set", cca_json_bool(o->capacity_set));
 	guint n_models;
 	const CcaAddressModel *models = cca_sweep_address_models(&n_models);
-	for (guint m = 0; m < n_models; m++)
-		g_string_append_printf(out, "%s\"%s\"", m ? ", " : "",
-				       cca_address_model_name(models[m]));
-	g_string_append(out, "], \"calibration\": ");
+	json_object_set_new(doc, "address_models", models_json(models, n_models));
+	json_t *cal = json_null();
 	if (o->calibration) {
-		g_string_append(out, "{\"source\": ");
-		cca_json_append_string(out, o->calibration->source);
-		g_string_append(out, ", \"sync_us\": ");
-		append_double(out, o->calibration->sync_us, "%.3f");
-		g_string_append_printf(out, ", \"sync_measured\": %s}",
-				       o->calibration->sync_measured ? "true" : "false");
-	} else {
-		g_string_append(out, "null");
+		cal = json_object();
+		json_object_set_new(cal, "source", cca_json_string(o->calibration->source));
+		json_object_set_new(cal, "sync_us", cca_json_fixed(o->calibration->sync_us, 3));
+		json_object_set_new(cal, "sync_measured",
+				    cca_json_bool(o->calibration->sync_measured));
 	}
-	g_string_append(out, ", \"rows\": [");
-	for (guint r = 0; r < sweep->rows->len; r++) {
-		const CcaSweepRow *row = g_ptr_array_index(sweep->rows, r);
-		const CcaSweepRun *run = &row->runs[0];
-		g_string_append_printf(out, "%s{\"rank\": %u, \"settings\": ", r ? ", " : "",
-				       r + 1);
-		cca_json_append_string(out, row->conf);
-		g_string_append(out, ", \"origin\": ");
-		cca_json_append_string(out, row->origin);
-		g_string_append_printf(
-			out,
-			", \"recorded\": %s, \"whatif\": %s, \"replays\": %u"
-			", \"address_sensitive\": %s, \"events\": %" G_GUINT64_FORMAT,
-			row->recorded ? "true" : "false", run->whatif ? "true" : "false",
-			row->n_runs, row->sensitive ? "true" : "false", run->events);
-		g_string_append(out, ", \"models\": [");
-		for (guint m = 0; m < row->n_runs; m++)
-			g_string_append_printf(out, "%s\"%s\"", m ? ", " : "",
-					       cca_address_model_name(row->runs[m].model));
-		g_string_append_c(out, ']');
-		for (int f = 0; f < CCA_SWEEP_FIG_COUNT; f++) {
-			g_string_append_printf(out, ", \"%s\": ", figure_names[f]);
-			append_figure(out, f, run->value[f]);
-			g_string_append_printf(out, ", \"%s_range\": ", figure_names[f]);
-			if (row->lo[f] == row->hi[f]) {
-				g_string_append(out, "null");
-			} else {
-				g_string_append_c(out, '[');
-				append_figure(out, f, row->lo[f]);
-				g_string_append(out, ", ");
-				append_figure(out, f, row->hi[f]);
-				g_string_append_c(out, ']');
-			}
-		}
-		g_string_append(out, ", \"oom_event\": ");
-		if (run->value[CCA_SWEEP_FIG_OOM])
-			g_string_append_printf(out, "%" G_GUINT64_FORMAT, run->oom_event);
-		else
-			g_string_append(out, "null");
-		g_string_append(out, ", \"time\": {\"malloc_us\": ");
-		append_double(out, run->cost.malloc_us, "%.3f");
-		g_string_append(out, ", \"free_us\": ");
-		append_double(out, run->cost.free_us, "%.3f");
-		g_string_append(out, ", \"sync_us\": ");
-		append_double(out, run->cost.sync_us, "%.3f");
-		g_string_append(out, "}}");
-	}
-	g_string_append(out, "], \"recommendation\": ");
+	json_object_set_new(doc, "calibration", cal);
+	json_t *rows = json_array();
+	for (guint r = 0; r < sweep->rows->len; r++)
+		json_array_append_new(rows, row_json(g_ptr_array_index(sweep->rows, r), r + 1));
+	json_object_set_new(doc, "rows", rows);
+	json_t *rec = json_null();
 	if (report->why) {
-		g_string_append(out, "{\"settings\": ");
-		cca_json_append_string(out, report->recommended ? report->recommended->conf : NULL);
-		g_string_append(out, ", \"why\": ");
-		cca_json_append_string(out, report->why);
-		g_string_append_c(out, '}');
-	} else {
-		g_string_append(out, "null");
+		rec = json_object();
+		json_object_set_new(
+			rec, "settings",
+			cca_json_string(report->recommended ? report->recommended->conf : NULL));
+		json_object_set_new(rec, "why", cca_json_string(report->why));
 	}
-	g_string_append_c(out, '}');
+	json_object_set_new(doc, "recommendation", rec);
+	cca_json_append(out, doc);
 }
 
 static void

@@ -119,12 +119,13 @@ test_bad_files(void)
 		const char *text;
 		const char *message;
 	} cases[] = {
-		{"", "bad.json: offset 0: expected a JSON object '{', found the end of the file"},
-		{"[]", "bad.json: offset 0: expected a JSON object '{', found '['"},
-		{"{", "bad.json: offset 1: expected a string"},
+		{"", "bad.json: offset 0: "},
+		{"[]", "bad.json: expected a JSON object, found an array"},
+		{"{", "bad.json: offset 1: "},
 		{"{\"rows\": [] }", "bad.json: \"rows\" is empty"},
 		{"{\"lib\": \"x\"}", "bad.json: no \"rows\" array"},
-		{"{\"rows\": {}}", "expected the \"rows\" array '['"},
+		{"{\"rows\": {}}", "bad.json: rows: expected the \"rows\" array, found an object"},
+		{"{\"rows\": [2]}", "bad.json: rows[0]: expected an object, found a number"},
 		{"{\"rows\": [{\"mb\": 2}]}", "bad.json: rows[0]: no \"malloc_us_median\""},
 		{"{\"rows\": [{\"malloc_us_median\": 1, \"free_us_median\": 1}]}",
 		 "bad.json: rows[0]: no \"mb\""},
@@ -136,19 +137,26 @@ test_bad_files(void)
 		 " {\"mb\": 2, \"malloc_us_median\": 1, \"free_us_median\": 1}]}",
 		 "two rows measure the same size"},
 		{"{\"rows\": [{\"mb\": 2, \"malloc_us_median\": 1., \"free_us_median\": 1}]}",
-		 "expected digits after '.'"},
+		 "bad.json: offset "},
 		{"{\"rows\": [{\"mb\": \"2\", \"malloc_us_median\": 1, \"free_us_median\": 1}]}",
-		 "expected a number"},
+		 "bad.json: rows[0].mb: expected a number, found a string"},
 		{"{\"rows\": [{\"mb\": 2, \"malloc_us_median\": 1, \"free_us_median\": 1}]} x",
-		 "trailing bytes after the JSON object"},
+		 "bad.json: offset "},
 		{"{\"rows\": [{\"mb\": 2, \"malloc_us_median\": 1, \"free_us_median\": 1e999}]}",
-		 "number out of range"},
-		{"{\"gpu\": \"a\nb\", \"rows\": []}", "control character in a string"},
-		{"{\"gpu\": \"\\q\"}", "bad escape"},
+		 "bad.json: offset "},
+		{"{\"gpu\": \"a\nb\", \"rows\": []}", "bad.json: offset "},
+		{"{\"gpu\": \"\\q\"}", "bad.json: offset "},
+		{"{\"gpu\": 3, \"rows\": [{\"mb\": 2, \"malloc_us_median\": 1, \"free_us_median\": 1}]}",
+		 "bad.json: gpu: expected a string, found a number"},
+		{"{\"sync_us\": \"1\", \"rows\": []}", "bad.json: sync_us: expected a number"},
+		{"{\"gpu\": \"a\\u0000b\", \"rows\": []}", "bad.json: offset "},
+		{"{\"rows\": [{\"mb\": 2, \"malloc_us_median\": 1, \"free_us_median\": 1}]}\n\xff",
+		 "bad.json: offset "},
 		{"{\"x\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]",
-		 "nested too deeply"},
-		{"{\"x\": tru}", "expected a JSON value"},
-		{"{\"sync_us\": -1, \"rows\": []}", "\"sync_us\" must not be negative"},
+		 "bad.json: offset "},
+		{"{\"x\": tru}", "bad.json: offset "},
+		{"{\"sync_us\": -1, \"rows\": [{\"mb\": 2, \"malloc_us_median\": 1, \"free_us_median\": 1}]}",
+		 "bad.json: sync_us: must not be negative"},
 	};
 	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
 		GError *error = NULL;
@@ -164,6 +172,10 @@ test_bad_files(void)
 		g_assert_null(strchr(error->message, '\n'));
 		g_error_free(error);
 	}
+	/* the error domains are proper names (clang-format once spaced them out) */
+	g_assert_cmpstr(g_quark_to_string(CCA_CALIBRATION_ERROR), ==,
+			"cca-calibration-error-quark");
+	g_assert_cmpstr(g_quark_to_string(CCA_INPUT_ERROR), ==, "cca-input-error-quark");
 	GError *error = NULL;
 	g_assert_null(cca_calibration_load("/nonexistent/timing.json", &error));
 	g_assert_true(error->domain == G_FILE_ERROR);

@@ -66,6 +66,31 @@ report $? "info without FILE is a usage error"
 run 2 "$ccasim" info --bogus "$sample" && one_line
 report $? "info with an unknown option is a usage error"
 
+# every command's --help lists the shared options it takes (declared once,
+# tools/cli.c) and its own; a bad option is one usage line naming it
+for cmd in "replay --device --memory-fraction --config --whatif --json --max-input-size --check" \
+	"plot --config --keep-going --pytorch-version --segments" \
+	"explain --device-memory --max-inflate-ratio --limit" \
+	"step --config --at" "export --memory-fraction --format" \
+	"sweep --jobs --no-progress --json --set" "fit --jobs --json --list-gpus" \
+	"diff --address-model --json --top" "convert --max-input-size --output"; do
+	set -- $cmd
+	name=$1
+	shift
+	ok=0
+	run 0 "$ccasim" $name --help || ok=1
+	for opt in "$@"; do
+		grep -q -- "$opt" "$scratch/out" || { echo "# $name --help lacks $opt"; ok=1; }
+	done
+	report $ok "$name --help lists its shared and its own options"
+	run 2 "$ccasim" $name --no-such-option "$sample" && one_line &&
+		grep -q "^ccasim $name: .*no-such-option" "$scratch/err"
+	report $? "$name: an unknown option is one usage line"
+done
+run 2 "$ccasim" explain --config a --config b "$sample" && one_line &&
+	grep -q -- '--config: give it once' "$scratch/err"
+report $? "a command that takes one --config refuses two"
+
 # conversion and equal summaries
 same_info "$sample" sample
 report $? "info --json: sample pickle and its msgpack agree"

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "json.h"
 #include "settings.h"
 #include "testutil.h"
 
@@ -944,10 +945,10 @@ test_json_defaults(void)
 	g_auto(CcaSettings) s = {0};
 
 	cca_settings_init(&s);
-	cca_settings_append_json(&s, out);
+	cca_json_append(out, cca_settings_to_json(&s));
 	g_assert_cmpstr(
 		out->str, ==,
-		"\"PYTORCH_CUDA_ALLOC_CONF\": \"\", \"max_split_size\": -1, "
+		"{\"PYTORCH_CUDA_ALLOC_CONF\": \"\", \"max_split_size\": -1, "
 		"\"garbage_collection_threshold\": 0.0, \"expandable_segments\": false, "
 		"\"pinned_num_register_threads\": 1, \"release_lock_on_cudamalloc\": false, "
 		"\"pinned_use_cuda_host_register\": false, "
@@ -955,7 +956,7 @@ test_json_defaults(void)
 		"{\"1\": 0, \"2\": 0, \"4\": 0, \"8\": 0, \"16\": 0, \"32\": 0, \"64\": 0, "
 		"\"128\": 0, \"256\": 0, \"512\": 0, \"1024\": 0, \"2048\": 0, \"4096\": 0, "
 		"\"8192\": 0, \"16384\": 0, \"32768\": 0}, \"large_segment_size\": 20971520, "
-		"\"max_non_split_rounding\": 20971520, \"per_process_memory_fraction\": 1.0");
+		"\"max_non_split_rounding\": 20971520, \"per_process_memory_fraction\": 1.0}");
 }
 
 static void
@@ -967,11 +968,12 @@ test_json_values(void)
 	/* stoull ignores the trailing quote, so the string carries one */
 	parse_ok(&s, "max_split_size_mb:128\",garbage_collection_threshold:0.6,"
 		     "roundup_power2_divisions:[256:1,512:2,>:4],expandable_segments:True");
-	cca_settings_append_json(&s, out);
+	cca_json_append(out, cca_settings_to_json(&s));
 	g_assert_nonnull(
 		strstr(out->str, "\"PYTORCH_CUDA_ALLOC_CONF\": \"max_split_size_mb:128\\\","));
 	g_assert_nonnull(strstr(out->str, "\"max_split_size\": 134217728,"));
-	g_assert_nonnull(strstr(out->str, "\"garbage_collection_threshold\": 0.6,"));
+	g_assert_nonnull(
+		strstr(out->str, "\"garbage_collection_threshold\": 0.59999999999999998,"));
 	g_assert_nonnull(strstr(out->str, "\"expandable_segments\": true,"));
 	g_assert_nonnull(strstr(out->str, "\"256\": 1, \"512\": 2, \"1024\": 4,"));
 	g_assert_nonnull(strstr(out->str, "\"1\": 1,"));
@@ -980,9 +982,9 @@ test_json_values(void)
 	g_string_truncate(out, 0);
 	g_free(s.conf);
 	s.conf = g_strdup("a\\b\n\x01");
-	cca_settings_append_json(&s, out);
+	cca_json_append(out, cca_settings_to_json(&s));
 	g_assert_true(
-		g_str_has_prefix(out->str, "\"PYTORCH_CUDA_ALLOC_CONF\": \"a\\\\b\\n\\u0001\","));
+		g_str_has_prefix(out->str, "{\"PYTORCH_CUDA_ALLOC_CONF\": \"a\\\\b\\n\\u0001\","));
 }
 
 /* One aligned line per knob (key, value, default), its meaning wrapped

@@ -1024,9 +1024,9 @@ test_json_escape(void)
 		{"plain /path/x.py", "\"plain /path/x.py\""},
 		{"q\"b\\", "\"q\\\"b\\\\\""},
 		{"a\nb\tc\r\b\f", "\"a\\nb\\tc\\r\\b\\f\""},
-		{"\x01\x1f\x7f", "\"\\u0001\\u001f\\u007f\""},
+		{"\x01\x1f\x7f", "\"\\u0001\\u001F\x7f\""}, /* jansson: DEL is not escaped */
 		{"f\xc3\xa9 \xe2\x82\xac", "\"f\xc3\xa9 \xe2\x82\xac\""},
-		{"bad\xff\xc3", "\"bad\\ufffd\\ufffd\""},
+		{"bad\xff\xc3", "\"bad\xef\xbf\xbd\xef\xbf\xbd\""}, /* U+FFFD each */
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
 		g_autoptr(GString) out = g_string_new(NULL);

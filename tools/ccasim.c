@@ -9,24 +9,42 @@
 
 #include "commands.h"
 
-typedef struct {
-	const char *name;
-	int (*run)(int argc, char **argv);
-	const char *summary;
-} CcaCommand;
+/* Groups every command that replays a trace takes. */
+#define VIEW \
+	(CCA_CLI_INPUT | CCA_CLI_DEVICE | CCA_CLI_LIMITS | CCA_CLI_VERSION | CCA_CLI_KEEP_GOING)
+#define WHATIF_STUDY (CCA_CLI_INPUT | CCA_CLI_DEVICE | CCA_CLI_VERSION | CCA_CLI_JSON)
 
-static const CcaCommand commands[] = {
-	{"convert", cca_cmd_convert, "convert a snapshot pickle into a msgpack trace"},
-	{"info", cca_cmd_info, "summarise a snapshot or trace (--json for machines)"},
-	{"replay", cca_cmd_replay, "replay a trace through the allocator model"},
-	{"plot", cca_cmd_plot, "plot memory over time or the segment map (svg, png, pdf, html)"},
-	{"explain", cca_cmd_explain, "explain in plain language why memory was reserved"},
-	{"step", cca_cmd_step, "walk through the allocator's decisions event by event"},
-	{"export", cca_cmd_export, "write the simulated run as a PyTorch snapshot or Chrome trace"},
-	{"sweep", cca_cmd_sweep, "replay a trace under a grid of settings, best first"},
-	{"fit", cca_cmd_fit, "find the smallest device memory a trace runs in"},
-	{"diff", cca_cmd_diff, "compare two replays: where reserved memory parts"},
-	{"gpu", cca_cmd_gpu, "replay on a CUDA GPU against the simulation; calibrate"},
+/* Every command: name, runner, summary, parameters, shared option groups
+ * (cli.h) and, where --config means something particular, its help. */
+static const CcaCliCommand commands[] = {
+	{"convert", cca_cmd_convert, "convert a snapshot pickle into a msgpack trace",
+	 "SNAPSHOT -o TRACE.msgpack", CCA_CLI_INPUT, NULL},
+	{"info", cca_cmd_info, "summarise a snapshot or trace (--json for machines)", "FILE",
+	 CCA_CLI_INPUT | CCA_CLI_JSON, NULL},
+	{"replay", cca_cmd_replay, "replay a trace through the allocator model", "TRACE",
+	 VIEW | CCA_CLI_ALL_DEVICES | CCA_CLI_CONFIG | CCA_CLI_WHATIF | CCA_CLI_JSON, NULL},
+	{"plot", cca_cmd_plot, "plot memory over time or the segment map (svg, png, pdf, html)",
+	 "TRACE", VIEW | CCA_CLI_CONFIGS,
+	 "What-if allocator settings (PYTORCH_CUDA_ALLOC_CONF syntax); repeat to overlay "
+	 "several"},
+	{"explain", cca_cmd_explain, "explain in plain language why memory was reserved", "TRACE",
+	 VIEW | CCA_CLI_CONFIG, NULL},
+	{"step", cca_cmd_step, "walk through the allocator's decisions event by event", "TRACE",
+	 VIEW | CCA_CLI_CONFIG, NULL},
+	{"export", cca_cmd_export, "write the simulated run as a PyTorch snapshot or Chrome trace",
+	 "TRACE", VIEW | CCA_CLI_CONFIG, NULL},
+	{"sweep", cca_cmd_sweep, "replay a trace under a grid of settings, best first", "TRACE",
+	 WHATIF_STUDY | CCA_CLI_LIMITS | CCA_CLI_CONFIGS | CCA_CLI_JOBS,
+	 "Add a row with these settings (PYTORCH_CUDA_ALLOC_CONF syntax; repeatable)"},
+	{"fit", cca_cmd_fit, "find the smallest device memory a trace runs in", "TRACE",
+	 WHATIF_STUDY | CCA_CLI_CONFIGS | CCA_CLI_JOBS,
+	 "Fit under these settings (PYTORCH_CUDA_ALLOC_CONF syntax; repeatable)"},
+	{"diff", cca_cmd_diff, "compare two replays: where reserved memory parts",
+	 "TRACE [TRACE_B]", WHATIF_STUDY | CCA_CLI_LIMITS | CCA_CLI_CONFIGS | CCA_CLI_WHATIF,
+	 "Settings of A, then of B (PYTORCH_CUDA_ALLOC_CONF syntax; once: of B with one trace, "
+	 "of both with two)"},
+	{"gpu", cca_cmd_gpu, "replay on a CUDA GPU against the simulation; calibrate", "COMMAND", 0,
+	 NULL},
 };
 
 static void
@@ -80,13 +98,5 @@ main(int argc, char **argv)
 		printf("ccasim %s\n", PACKAGE_VERSION);
 		return 0;
 	}
-	for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
-		if (strcmp(argv[1], commands[i].name) == 0) {
-			/* --help of a command reads "Usage: ccasim COMMAND ..." */
-			g_autofree char *name = g_strdup_printf("ccasim %s", argv[1]);
-			g_set_prgname(name);
-			return commands[i].run(argc - 1, argv + 1);
-		}
-	fprintf(stderr, "ccasim: unknown command '%s' (see 'ccasim --help')\n", argv[1]);
-	return 2;
+	return cca_cli_dispatch(commands, G_N_ELEMENTS(commands), "ccasim", argc - 1, argv + 1);
 }

@@ -5,14 +5,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "inputargs.h"
 #include "commands.h"
 #include "export.h"
 #include "viewargs.h"
 
 /* Loads, replays and writes; returns the exit status. */
 static int
-export_run(CcaViewArgs *args, const char *trace, const char *output, gboolean chrome)
+export_run(CcaCliArgs *args, const char *trace, const char *output, gboolean chrome)
 {
 	CcaReplayOptions opt;
 	int status;
@@ -42,10 +41,10 @@ export_run(CcaViewArgs *args, const char *trace, const char *output, gboolean ch
 }
 
 int
-cca_cmd_export(int argc, char **argv)
+cca_cmd_export(const CcaCliCommand *cmd, int argc, char **argv)
 {
-	CcaViewArgs args = {0};
-	char *output = NULL, *format = NULL;
+	g_auto(CcaCliArgs) args = {0};
+	g_autofree char *output = NULL, *format = NULL;
 	GOptionEntry entries[] = {
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Where to write (required)",
 		 "OUT"},
@@ -53,34 +52,20 @@ cca_cmd_export(int argc, char **argv)
 		 "pickle (default: a PyTorch memory snapshot for torch.cuda._memory_viz and "
 		 "pytorch.org/memory_viz) or chrome (a Chrome/Perfetto JSON trace)",
 		 "FORMAT"},
-		{NULL, 0, 0, 0, NULL, NULL, NULL},
+		G_OPTION_ENTRY_NULL,
 	};
-	g_autoptr(GOptionContext) octx = g_option_context_new("TRACE");
-	g_option_context_set_summary(
-		octx, "Writes the simulated run (under the recorded settings or a --config\n"
-		      "what-if) as a PyTorch 2.11 memory snapshot, which PyTorch's own viewers\n"
-		      "open, or as a Chrome/Perfetto trace with memory counters.");
-	cca_view_args_add(octx, &args, FALSE);
-	g_option_context_add_main_entries(octx, entries, NULL);
-	g_option_context_add_group(octx, cca_inputargs_group());
-	GError *error = NULL;
-	int status = 2;
-	gboolean chrome = FALSE;
-	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
-		cca_view_print_error("export", error);
-		g_error_free(error);
-	} else if (format && strcmp(format, "chrome") != 0 && strcmp(format, "pickle") != 0) {
-		fprintf(stderr, "ccasim export: --format: unknown format '%s' (pickle, chrome)\n",
-			format);
-	} else if (argc != 2 || !output || (args.configs && g_strv_length(args.configs) > 1)) {
-		fprintf(stderr, "ccasim export: expected one TRACE, -o OUT and at most one "
-				"--config (see --help)\n");
-	} else {
-		chrome = format && strcmp(format, "chrome") == 0;
-		status = export_run(&args, argv[1], output, chrome);
-	}
-	g_free(output);
-	g_free(format);
-	cca_view_args_clear(&args);
-	return status;
+	int status = cca_cli_parse(
+		cmd, entries,
+		"Writes the simulated run (under the recorded settings or a --config\n"
+		"what-if) as a PyTorch 2.11 memory snapshot, which PyTorch's own viewers\n"
+		"open, or as a Chrome/Perfetto trace with memory counters.",
+		NULL, &args, &argc, &argv);
+	if (status >= 0)
+		return status;
+	if (format && strcmp(format, "chrome") != 0 && strcmp(format, "pickle") != 0)
+		return cca_cli_usage(cmd, "--format: unknown format '%s' (pickle, chrome)", format);
+	if (argc != 2 || !output)
+		return cca_cli_usage(
+			cmd, "expected one TRACE, -o OUT and at most one --config (see --help)");
+	return export_run(&args, argv[1], output, format && strcmp(format, "chrome") == 0);
 }

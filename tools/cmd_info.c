@@ -13,7 +13,6 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "inputargs.h"
 #include "commands.h"
 #include "viewargs.h"
 #include "json.h"
@@ -98,101 +97,81 @@ cca_info_gather(CcaInfo *info, GError **error)
 /* JSON                                                                */
 /* ------------------------------------------------------------------ */
 
-/* Appends D as a JSON number (shortest form that reads back exactly;
- * null for NaN and infinities, which JSON cannot spell). */
-static void
-cca_info_json_double(GString *out, double d)
-{
-	char buf[G_ASCII_DTOSTR_BUF_SIZE];
-	if (!isfinite(d)) {
-		g_string_append(out, "null");
-		return;
-	}
-	g_ascii_formatd(buf, sizeof buf, "%.15g", d);
-	if (g_ascii_strtod(buf, NULL) != d)
-		g_ascii_formatd(buf, sizeof buf, "%.17g", d);
-	g_string_append(out, buf);
-}
-
-static void
-cca_info_json_bool(GString *out, const char *key, bool b)
-{
-	g_string_append_printf(out, ", \"%s\": %s", key, b ? "true" : "false");
-}
-
 /* The recorded settings with PyTorch's key names, or null. */
-static void
-cca_info_json_settings(GString *out, const CcaRecordedSettings *s)
+static json_t *
+cca_info_json_settings(const CcaRecordedSettings *s)
 {
-	if (!s->present) {
-		g_string_append(out, "null");
-		return;
-	}
-	g_string_append(out, "{\"PYTORCH_CUDA_ALLOC_CONF\": ");
-	cca_json_append_string(out, s->conf ? s->conf : "");
-	g_string_append_printf(out, ", \"max_split_size\": %" G_GINT64_FORMAT, s->max_split_size);
-	g_string_append(out, ", \"garbage_collection_threshold\": ");
-	cca_info_json_double(out, s->garbage_collection_threshold);
-	cca_info_json_bool(out, "expandable_segments", s->expandable_segments);
-	g_string_append_printf(out, ", \"pinned_num_register_threads\": %" G_GINT64_FORMAT,
-			       s->pinned_num_register_threads);
-	cca_info_json_bool(out, "release_lock_on_cudamalloc", s->release_lock_on_cudamalloc);
-	cca_info_json_bool(out, "pinned_use_cuda_host_register", s->pinned_use_cuda_host_register);
+	if (!s->present)
+		return json_null();
+	json_t *o = json_object(), *roundup = json_object();
+	json_object_set_new(o, "PYTORCH_CUDA_ALLOC_CONF", cca_json_string(s->conf ? s->conf : ""));
+	json_object_set_new(o, "max_split_size", json_integer(s->max_split_size));
+	json_object_set_new(o, "garbage_collection_threshold",
+			    cca_json_real(s->garbage_collection_threshold));
+	json_object_set_new(o, "expandable_segments", cca_json_bool(s->expandable_segments));
+	json_object_set_new(o, "pinned_num_register_threads",
+			    json_integer(s->pinned_num_register_threads));
+	json_object_set_new(o, "release_lock_on_cudamalloc",
+			    cca_json_bool(s->release_lock_on_cudamalloc));
+	json_object_set_new(o, "pinned_use_cuda_host_register",
+			    cca_json_bool(s->pinned_use_cuda_host_register));
 	if (s->has_graph_capture_record_stream_reuse)
-		cca_info_json_bool(out, "graph_capture_record_stream_reuse",
-				   s->graph_capture_record_stream_reuse);
-	g_string_append(out, ", \"roundup_power2_divisions\": {");
-	for (int i = 0; i < 16; i++)
-		g_string_append_printf(out, "%s\"%u\": %u", i ? ", " : "", 1u << i,
-				       s->roundup_power2_divisions[i]);
-	g_string_append(out, "}}");
+		json_object_set_new(o, "graph_capture_record_stream_reuse",
+				    cca_json_bool(s->graph_capture_record_stream_reuse));
+	for (int i = 0; i < 16; i++) {
+		char key[16];
+		g_snprintf(key, sizeof key, "%u", 1u << i);
+		json_object_set_new(roundup, key, json_integer(s->roundup_power2_divisions[i]));
+	}
+	json_object_set_new(o, "roundup_power2_divisions", roundup);
+	return o;
 }
 
-static void
-cca_info_json_device(GString *out, int d, const CcaInfoDevice *dev)
+static json_t *
+cca_info_json_device(int d, const CcaInfoDevice *dev)
 {
-	g_string_append_printf(out, "{\"device\": %d, \"events\": %" G_GUINT64_FORMAT, d,
-			       dev->events);
-	g_string_append(out, ", \"actions\": {");
+	json_t *o = json_object(), *actions = json_object();
+	json_object_set_new(o, "device", json_integer(d));
+	json_object_set_new(o, "events", cca_json_uint(dev->events));
 	for (int a = 0; a < CCA_ACTION_COUNT; a++)
-		g_string_append_printf(out, "%s\"%s\": %" G_GUINT64_FORMAT, a ? ", " : "",
-				       cca_action_name(a), dev->actions[a]);
-	g_string_append(out, "}, \"time_us\": ");
-	if (dev->first_time_us == CCA_TIME_NONE)
-		g_string_append(out, "null");
-	else
-		g_string_append_printf(
-			out, "{\"first\": %" G_GINT64_FORMAT ", \"last\": %" G_GINT64_FORMAT "}",
-			dev->first_time_us, dev->last_time_us);
-	g_string_append(out, "}");
+		json_object_set_new(actions, cca_action_name(a), cca_json_uint(dev->actions[a]));
+	json_object_set_new(o, "actions", actions);
+	json_t *time = json_null();
+	if (dev->first_time_us != CCA_TIME_NONE) {
+		time = json_object();
+		json_object_set_new(time, "first", json_integer(dev->first_time_us));
+		json_object_set_new(time, "last", json_integer(dev->last_time_us));
+	}
+	json_object_set_new(o, "time_us", time);
+	return o;
 }
 
 static void
 cca_info_print_json(const CcaInfo *info)
 {
 	const CcaSnapshot *snap = info->snap;
-	g_autoptr(GString) out = g_string_new("{\"file\": ");
+	g_autoptr(GString) out = g_string_new(NULL);
+	json_t *o = json_object(), *devices = json_array();
 
-	cca_json_append_string(out, info->file);
-	g_string_append_printf(out, ", \"format\": \"%s\", \"source\": ",
-			       snap->format == CCA_FORMAT_MSGPACK ? "msgpack" : "pickle");
-	cca_json_append_string(out, cca_trace_origin(snap));
-	g_string_append_printf(out, ", \"pickle_protocol\": %d, \"devices\": [",
-			       snap->pickle_protocol);
-	for (int d = 0; d < snap->n_devices; d++) {
-		if (d)
-			g_string_append(out, ", ");
-		cca_info_json_device(out, d, &info->devices[d]);
-	}
-	g_string_append_printf(out,
-			       "], \"segments\": %u, \"blocks\": %" G_GUINT64_FORMAT
-			       ", \"reserved_bytes\": %" G_GUINT64_FORMAT
-			       ", \"frames\": %u, \"stacks\": %u, \"strings\": %u"
-			       ", \"annotations\": %u, \"allocator_settings\": ",
-			       snap->segments->len, info->blocks, info->reserved, info->frames,
-			       info->stacks, info->strings, snap->annotations->len);
-	cca_info_json_settings(out, &snap->settings);
-	g_string_append(out, "}\n");
+	json_object_set_new(o, "file", cca_json_string(info->file));
+	json_object_set_new(
+		o, "format",
+		cca_json_string(snap->format == CCA_FORMAT_MSGPACK ? "msgpack" : "pickle"));
+	json_object_set_new(o, "source", cca_json_string(cca_trace_origin(snap)));
+	json_object_set_new(o, "pickle_protocol", json_integer(snap->pickle_protocol));
+	for (int d = 0; d < snap->n_devices; d++)
+		json_array_append_new(devices, cca_info_json_device(d, &info->devices[d]));
+	json_object_set_new(o, "devices", devices);
+	json_object_set_new(o, "segments", json_integer(snap->segments->len));
+	json_object_set_new(o, "blocks", cca_json_uint(info->blocks));
+	json_object_set_new(o, "reserved_bytes", cca_json_uint(info->reserved));
+	json_object_set_new(o, "frames", json_integer(info->frames));
+	json_object_set_new(o, "stacks", json_integer(info->stacks));
+	json_object_set_new(o, "strings", json_integer(info->strings));
+	json_object_set_new(o, "annotations", json_integer(snap->annotations->len));
+	json_object_set_new(o, "allocator_settings", cca_info_json_settings(&snap->settings));
+	cca_json_append(out, o);
+	g_string_append_c(out, '\n');
 	fputs(out->str, stdout);
 }
 
@@ -296,45 +275,30 @@ cca_info_print_human(const CcaInfo *info)
 /* Command                                                             */
 /* ------------------------------------------------------------------ */
 
-static int
-cca_info_usage(const char *what)
-{
-	fprintf(stderr, "ccasim info: %s (see 'ccasim info --help')\n", what);
-	return 2;
-}
-
 int
-cca_cmd_info(int argc, char **argv)
+cca_cmd_info(const CcaCliCommand *cmd, int argc, char **argv)
 {
-	gboolean json = FALSE;
-	const GOptionEntry entries[] = {
-		{"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
-		G_OPTION_ENTRY_NULL,
-	};
-	g_autoptr(GOptionContext) ctx = g_option_context_new("FILE");
-	g_autoptr(GError) error = NULL;
-
-	g_set_prgname("ccasim info");
-	g_option_context_set_summary(
-		ctx, "Summarises a PyTorch memory snapshot (pickle, plain/xz/gzip) or a ccasim\n"
-		     "msgpack trace: events per device and action, time span, final segments and\n"
-		     "blocks, frame/stack tables and the recorded allocator settings.");
-	g_option_context_set_description(
-		ctx, "Exit status: 0 success, 1 unreadable input, 2 usage error.");
-	g_option_context_add_main_entries(ctx, entries, NULL);
-	g_option_context_add_group(ctx, cca_inputargs_group());
-	if (!g_option_context_parse(ctx, &argc, &argv, &error))
-		return cca_info_usage(error->message);
+	g_auto(CcaCliArgs) args = {0};
+	int status = cca_cli_parse(
+		cmd, NULL,
+		"Summarises a PyTorch memory snapshot (pickle, plain/xz/gzip) or a ccasim\n"
+		"msgpack trace: events per device and action, time span, final segments and\n"
+		"blocks, frame/stack tables and the recorded allocator settings.",
+		"Exit status: 0 success, 1 unreadable input, 2 usage error.", &args, &argc, &argv);
+	if (status >= 0)
+		return status;
 	if (argc != 2)
-		return cca_info_usage(argc < 2 ? "missing FILE" : "expected exactly one FILE");
+		return cca_cli_usage(cmd, "%s (see 'ccasim info --help')",
+				     argc < 2 ? "missing FILE" : "expected exactly one FILE");
 
+	g_autoptr(GError) error = NULL;
 	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(argv[1], &error);
 	CcaInfo info = {.file = argv[1], .snap = snap};
-	int status = 0;
+	status = 0;
 	if (snap == NULL || !cca_info_gather(&info, &error)) {
 		cca_view_print_error("info", error);
 		status = 1;
-	} else if (json) {
+	} else if (args.json) {
 		cca_info_print_json(&info);
 	} else {
 		cca_info_print_human(&info);

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "inputargs.h"
 #include "commands.h"
 #include "follow.h"
 #include "plot_render.h"
@@ -26,6 +25,16 @@ typedef struct {
 	int width, height, max_rows;
 	char *title;
 } PlotArgs;
+
+static void
+plot_args_clear(PlotArgs *pa)
+{
+	g_free(pa->output);
+	g_free(pa->x_axis);
+	g_free(pa->title);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(PlotArgs, plot_args_clear)
 
 typedef struct {
 	const CcaPlotStyle *style;
@@ -70,7 +79,7 @@ static char *G_GNUC_PRINTF(2, 3) plot_title(const PlotArgs *pa, const char *form
 }
 
 static int
-plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaViewArgs *va,
+plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *va,
 	      const PlotArgs *pa, CcaPlotFormat format, const char *trace)
 {
 	guint n_runs = 1 + va->n_settings;
@@ -187,7 +196,7 @@ capture_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAlloca
 }
 
 static int
-plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaViewArgs *va,
+plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *va,
 	      const PlotArgs *pa, CcaPlotFormat format, const char *trace)
 {
 	GError *error = NULL;
@@ -266,10 +275,10 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaViewArgs 
 }
 
 int
-cca_cmd_plot(int argc, char **argv)
+cca_cmd_plot(const CcaCliCommand *cmd, int argc, char **argv)
 {
-	CcaViewArgs va = {0};
-	PlotArgs pa = {.at = G_MININT64, .width = 1200, .height = 640, .max_rows = 120};
+	g_auto(CcaCliArgs) va = {0};
+	g_auto(PlotArgs) pa = {.at = G_MININT64, .width = 1200, .height = 640, .max_rows = 120};
 	GOptionEntry entries[] = {
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &pa.output,
 		 "The image to write: .svg, .png, .pdf or .html (required)", "FILE"},
@@ -291,47 +300,35 @@ cca_cmd_plot(int argc, char **argv)
 		 "TEXT"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
-	g_autoptr(GOptionContext) octx = g_option_context_new("TRACE");
-	g_option_context_set_summary(
-		octx, "Plots reserved, allocated and active memory over the trace for the\n"
-		      "recorded run and every --config what-if, with OOMs and the cap marked;\n"
-		      "or, with --segments, the segment map at the reserved peak.");
-	cca_view_args_add(octx, &va, TRUE);
-	g_option_context_add_main_entries(octx, entries, NULL);
-	g_option_context_add_group(octx, cca_inputargs_group());
-	GError *error = NULL;
-	int status = 2;
+	int status = cca_cli_parse(
+		cmd, entries,
+		"Plots reserved, allocated and active memory over the trace for the\n"
+		"recorded run and every --config what-if, with OOMs and the cap marked;\n"
+		"or, with --segments, the segment map at the reserved peak.",
+		NULL, &va, &argc, &argv);
+	if (status >= 0)
+		return status;
 	CcaPlotFormat format = CCA_PLOT_SVG;
-	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
+	g_autoptr(GError) error = NULL;
+	if (argc != 2 || !pa.output)
+		return cca_cli_usage(cmd, "expected one TRACE and -o FILE (see --help)");
+	if (!cca_plot_format_from_path(pa.output, &format, &error)) {
 		cca_view_print_error("plot", error);
-		g_error_free(error);
-	} else if (argc != 2 || !pa.output) {
-		fprintf(stderr, "ccasim plot: expected one TRACE and -o FILE (see --help)\n");
-	} else if (!cca_plot_format_from_path(pa.output, &format, &error)) {
-		cca_view_print_error("plot", error);
-		g_error_free(error);
-	} else if (pa.x_axis && strcmp(pa.x_axis, "time") != 0 && strcmp(pa.x_axis, "event") != 0) {
-		fprintf(stderr, "ccasim plot: --x: expected event or time\n");
-	} else if (!cca_view_check_int("plot", "--width", pa.width, 480, 20000) ||
-		   !cca_view_check_int("plot", "--height", pa.height, 320, 20000) ||
-		   !cca_view_check_int("plot", "--max-rows", pa.max_rows, 0, G_MAXINT) ||
-		   (pa.at != G_MININT64 &&
-		    !cca_view_check_int("plot", "--at", pa.at, 0, G_MAXINT64))) {
-		/* the check said why */
-	} else if (pa.at != G_MININT64 && !pa.segments) {
-		fprintf(stderr, "ccasim plot: --at needs --segments\n");
-	} else {
-		CcaReplayOptions opt;
-		CcaSnapshot *snap = cca_view_args_load(&va, "plot", argv[1], &opt, &status);
-		if (snap) {
-			status = pa.segments ? plot_segments(snap, &opt, &va, &pa, format, argv[1])
-					     : plot_timeline(snap, &opt, &va, &pa, format, argv[1]);
-			cca_snapshot_free(snap);
-		}
+		return 2;
 	}
-	g_free(pa.output);
-	g_free(pa.x_axis);
-	g_free(pa.title);
-	cca_view_args_clear(&va);
-	return status;
+	if (pa.x_axis && strcmp(pa.x_axis, "time") != 0 && strcmp(pa.x_axis, "event") != 0)
+		return cca_cli_usage(cmd, "--x: expected event or time");
+	if (!cca_view_check_int("plot", "--width", pa.width, 480, 20000) ||
+	    !cca_view_check_int("plot", "--height", pa.height, 320, 20000) ||
+	    !cca_view_check_int("plot", "--max-rows", pa.max_rows, 0, G_MAXINT) ||
+	    (pa.at != G_MININT64 && !cca_view_check_int("plot", "--at", pa.at, 0, G_MAXINT64)))
+		return 2;
+	if (pa.at != G_MININT64 && !pa.segments)
+		return cca_cli_usage(cmd, "--at needs --segments");
+	CcaReplayOptions opt;
+	g_autoptr(CcaSnapshot) snap = cca_view_args_load(&va, "plot", argv[1], &opt, &status);
+	if (!snap)
+		return status;
+	return pa.segments ? plot_segments(snap, &opt, &va, &pa, format, argv[1])
+			   : plot_timeline(snap, &opt, &va, &pa, format, argv[1]);
 }

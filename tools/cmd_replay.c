@@ -4,20 +4,19 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "inputargs.h"
 #include "commands.h"
 #include "engine.h"
+#include "json.h"
 #include "report.h"
 #include "sensitivity.h"
 #include "settings.h"
 #include "snapshot.h"
 #include "viewargs.h"
 
-/* replay's own options; the common ones are in CcaViewArgs. */
+/* replay's own options; the shared ones are in CcaCliArgs. */
 typedef struct {
-	CcaViewArgs common;
+	CcaCliArgs common;
 	gboolean check;
-	gboolean json;
 	gboolean invariants;
 	gboolean sensitivity;
 	char *addresses_from;
@@ -25,8 +24,7 @@ typedef struct {
 
 /* --address-sensitivity: one what-if per address model, side by side. */
 static int
-report_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *opt, gboolean json,
-		   GString *out)
+report_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs, GString *out)
 {
 	CcaSensitivity sens;
 	GError *error = NULL;
@@ -35,22 +33,21 @@ report_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *opt, gboolea
 		g_error_free(error);
 		return 1;
 	}
-	if (json) {
-		g_string_append_printf(out, "{\"device\": %d, \"varies\": %s, \"figures\": {",
-				       opt->device, sens.varies ? "true" : "false");
+	if (devs) {
+		json_t *o = json_object(), *figures = json_object();
+		json_object_set_new(o, "device", json_integer(opt->device));
+		json_object_set_new(o, "varies", cca_json_bool(sens.varies));
 		for (int f = 0; f < CCA_FIGURE_COUNT; f++) {
-			g_string_append_printf(out, "%s\"%s\": {", f ? ", " : "",
-					       cca_figure_name((CcaFigure)f));
+			json_t *fig = json_object();
 			for (int m = 0; m < sens.n_models; m++)
-				g_string_append_printf(out, "\"%s\": %" G_GINT64_FORMAT ", ",
-						       cca_address_model_name(sens.models[m]),
-						       sens.values[m][f]);
-			g_string_append_printf(out,
-					       "\"min\": %" G_GINT64_FORMAT
-					       ", \"max\": %" G_GINT64_FORMAT "}",
-					       sens.min[f], sens.max[f]);
+				json_object_set_new(fig, cca_address_model_name(sens.models[m]),
+						    json_integer(sens.values[m][f]));
+			json_object_set_new(fig, "min", json_integer(sens.min[f]));
+			json_object_set_new(fig, "max", json_integer(sens.max[f]));
+			json_object_set_new(figures, cca_figure_name((CcaFigure)f), fig);
 		}
-		g_string_append(out, "}}");
+		json_object_set_new(o, "figures", figures);
+		json_array_append_new(devs, o);
 		return 0;
 	}
 	g_string_append_printf(out, "%s, device %d: address sensitivity\n  %-26s", snap->source,
@@ -70,10 +67,11 @@ report_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *opt, gboolea
 	return 0;
 }
 
-/* Replays one device and prints its report; returns the exit status. */
+/* Replays one device and adds its report to DEVS (--json) or OUT;
+ * returns the exit status. */
 static int
-replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, const ReplayArgs *args,
-	      GString *out, gboolean first)
+replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs, GString *out,
+	      gboolean first)
 {
 	CcaReplayResult result;
 	GError *error = NULL;
@@ -99,10 +97,8 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, const Replay
 		.device_memory = opt->device_memory ? opt->device_memory : CCA_H200_TOTAL_MEMORY,
 		.device_memory_set = opt->capacity_set,
 	};
-	if (args->json) {
-		if (!first)
-			g_string_append(out, ", ");
-		cca_report_replay_json(&ctx, &result, out);
+	if (devs) {
+		json_array_append_new(devs, cca_report_replay_to_json(&ctx, &result));
 	} else {
 		if (!first)
 			g_string_append_c(out, '\n');
@@ -119,16 +115,14 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, const Replay
 }
 
 /* Everything after option parsing; ARGS owns its strings (freed by the
- * caller on every path). */
+ * caller). */
 static int
-run_replay(ReplayArgs *args, const char *path)
+run_replay(const CcaCliCommand *cmd, ReplayArgs *args, const char *path)
 {
 	GError *error = NULL;
-	if (args->check && args->addresses_from) {
-		fprintf(stderr, "ccasim replay: --check compares with the recorded run and "
-				"cannot take --addresses-from\n");
-		return 2;
-	}
+	if (args->check && args->addresses_from)
+		return cca_cli_usage(cmd, "--check compares with the recorded run and cannot "
+					  "take --addresses-from");
 	CcaReplayOptions opt;
 	int status;
 	g_autoptr(CcaSnapshot) snap =
@@ -155,36 +149,41 @@ run_replay(ReplayArgs *args, const char *path)
 	int last_dev = device >= 0 ? device : snap->n_devices - 1;
 	gboolean several = last_dev > first_dev;
 	status = 0;
-	if (args->json && several)
-		g_string_append(out, "{\"devices\": [");
+	json_t *devs = args->common.json ? json_array() : NULL;
 	for (int d = first_dev; d <= last_dev && status != 1; d++) {
 		opt.device = d;
-		if (args->sensitivity && d != first_dev)
-			g_string_append(out, args->json ? ", " : "\n");
-		int s = args->sensitivity ? report_sensitivity(snap, &opt, args->json, out)
-					  : replay_device(snap, &opt, args, out, d == first_dev);
+		if (args->sensitivity && d != first_dev && !devs)
+			g_string_append_c(out, '\n');
+		int s = args->sensitivity ? report_sensitivity(snap, &opt, devs, out)
+					  : replay_device(snap, &opt, devs, out, d == first_dev);
 		if (s)
 			status = s;
 	}
-	if (args->json && several)
-		g_string_append(out, "]}");
-	if (args->json)
+	if (devs && several) {
+		json_t *doc = json_object();
+		json_object_set_new(doc, "devices", devs);
+		cca_json_append(out, doc);
 		g_string_append_c(out, '\n');
+	} else if (devs) {
+		if (json_array_size(devs) > 0) {
+			cca_json_append(out, json_incref(json_array_get(devs, 0)));
+			g_string_append_c(out, '\n');
+		}
+		json_decref(devs);
+	}
 	fputs(out->str, stdout);
 	g_string_free(out, TRUE);
 	return status;
 }
 
 int
-cca_cmd_replay(int argc, char **argv)
+cca_cmd_replay(const CcaCliCommand *cmd, int argc, char **argv)
 {
 	ReplayArgs args = {0};
-	int status;
 	GOptionEntry entries[] = {
 		{"check", 0, 0, G_OPTION_ARG_NONE, &args.check,
 		 "Compare every entry and the final state with the trace; exit 1 on divergence",
 		 NULL},
-		{"json", 0, 0, G_OPTION_ARG_NONE, &args.json, "Print one JSON object", NULL},
 		{"addresses-from", 0, 0, G_OPTION_ARG_FILENAME, &args.addresses_from,
 		 "Take segment addresses, in order, from another recorded run", "TRACE"},
 		{"address-sensitivity", 0, 0, G_OPTION_ARG_NONE, &args.sensitivity,
@@ -193,27 +192,16 @@ cca_cmd_replay(int argc, char **argv)
 		 NULL},
 		{"invariants", 0, 0, G_OPTION_ARG_NONE, &args.invariants,
 		 "Check the model's invariants after every event (slow)", NULL},
-		{NULL, 0, 0, 0, NULL, NULL, NULL},
+		G_OPTION_ENTRY_NULL,
 	};
-	g_autoptr(GOptionContext) octx = g_option_context_new("TRACE");
-	g_option_context_set_summary(
-		octx, "Replays a PyTorch memory snapshot (pickle or msgpack trace)\n"
-		      "through the caching-allocator model and prints memory_stats().");
-	cca_view_args_add(octx, &args.common, CCA_VIEW_ARGS_ALL_DEVICES | CCA_VIEW_ARGS_WHATIF);
-	g_option_context_add_main_entries(octx, entries, NULL);
-	g_option_context_add_group(octx, cca_inputargs_group());
-	GError *error = NULL;
-	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
-		cca_view_print_error("replay", error);
-		g_error_free(error);
-		status = 2;
-	} else if (argc != 2) {
-		fprintf(stderr, "ccasim replay: expected one TRACE (see --help)\n");
-		status = 2;
-	} else {
-		status = run_replay(&args, argv[1]);
-	}
-	cca_view_args_clear(&args.common);
+	int status = cca_cli_parse(cmd, entries,
+				   "Replays a PyTorch memory snapshot (pickle or msgpack trace)\n"
+				   "through the caching-allocator model and prints memory_stats().",
+				   NULL, &args.common, &argc, &argv);
+	if (status < 0)
+		status = argc == 2 ? run_replay(cmd, &args, argv[1])
+				   : cca_cli_usage(cmd, "expected one TRACE (see --help)");
+	cca_cli_args_clear(&args.common);
 	g_free(args.addresses_from);
 	return status;
 }

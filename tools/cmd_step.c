@@ -9,7 +9,6 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "inputargs.h"
 #include "commands.h"
 #include "stepview.h"
 #include "viewargs.h"
@@ -129,9 +128,9 @@ interact(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaStepParams *pa
 }
 
 int
-cca_cmd_step(int argc, char **argv)
+cca_cmd_step(const CcaCliCommand *cmd, int argc, char **argv)
 {
-	CcaViewArgs args = {0};
+	g_auto(CcaCliArgs) args = {0};
 	gint64 at = G_MININT64; /* not given */
 	int max_segments = 24, width = 48;
 	GOptionEntry entries[] = {
@@ -143,40 +142,24 @@ cca_cmd_step(int argc, char **argv)
 		 "Characters of each segment's bar (default 48)", "N"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
-	g_autoptr(GOptionContext) octx = g_option_context_new("TRACE");
-	g_option_context_set_summary(
-		octx,
+	int status = cca_cli_parse(
+		cmd, entries,
 		"Walks through a replay one trace event at a time: the event, what the\n"
 		"allocator did and why, and the pools and segments after it.  In a terminal:\n"
-		"n/space next, b back, m next cudaMalloc, o next OOM, g go to, q quit.");
-	cca_view_args_add(octx, &args, FALSE);
-	g_option_context_add_main_entries(octx, entries, NULL);
-	g_option_context_add_group(octx, cca_inputargs_group());
-	GError *error = NULL;
-	if (!g_option_context_parse(octx, &argc, &argv, &error)) {
-		cca_view_print_error("step", error);
-		g_error_free(error);
-		cca_view_args_clear(&args);
-		return 2;
-	}
-	if (argc != 2) {
-		fprintf(stderr, "ccasim step: expected one TRACE (see --help)\n");
-		cca_view_args_clear(&args);
-		return 2;
-	}
+		"n/space next, b back, m next cudaMalloc, o next OOM, g go to, q quit.",
+		NULL, &args, &argc, &argv);
+	if (status >= 0)
+		return status;
+	if (argc != 2)
+		return cca_cli_usage(cmd, "expected one TRACE (see --help)");
 	if (!cca_view_check_int("step", "--max-segments", max_segments, 0, G_MAXINT) ||
 	    !cca_view_check_int("step", "--width", width, 8, 10000) ||
-	    (at != G_MININT64 && !cca_view_check_int("step", "--at", at, 0, G_MAXINT64))) {
-		cca_view_args_clear(&args);
+	    (at != G_MININT64 && !cca_view_check_int("step", "--at", at, 0, G_MAXINT64)))
 		return 2;
-	}
 	CcaReplayOptions opt;
-	int status;
 	g_autoptr(CcaSnapshot) snap = cca_view_args_load(&args, "step", argv[1], &opt, &status);
-	if (!snap) {
-		cca_view_args_clear(&args);
+	if (!snap)
 		return status;
-	}
 	if (args.n_settings)
 		opt.settings = &args.settings[0];
 	CcaStepParams params = {
@@ -186,21 +169,14 @@ cca_cmd_step(int argc, char **argv)
 	};
 	if (snap->n_events[opt.device] == 0) {
 		fprintf(stderr, "ccasim step: %s: device %d has no events\n", argv[1], opt.device);
-		cca_view_args_clear(&args);
 		return 1;
 	}
-	if (params.at >= snap->n_events[opt.device]) {
-		fprintf(stderr,
-			"ccasim step: --at %" G_GUINT64_FORMAT
-			" is past the trace's end (%" G_GUINT64_FORMAT " events)\n",
-			params.at, snap->n_events[opt.device]);
-		cca_view_args_clear(&args);
-		return 2;
-	}
+	if (params.at >= snap->n_events[opt.device])
+		return cca_cli_usage(cmd,
+				     "--at %" G_GUINT64_FORMAT
+				     " is past the trace's end (%" G_GUINT64_FORMAT " events)",
+				     params.at, snap->n_events[opt.device]);
 	if (at == G_MININT64 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
-		status = interact(snap, &opt, &params);
-	else
-		status = show(snap, &opt, &params, FALSE, NULL);
-	cca_view_args_clear(&args);
-	return status;
+		return interact(snap, &opt, &params);
+	return show(snap, &opt, &params, FALSE, NULL);
 }

@@ -7,7 +7,7 @@
 
 G_BEGIN_DECLS
 
-/* A new option group ("input", shown by --help-input and --help-all) whose
+/* A new option group ("input", titled "Input limits:" in --help) whose
  * options set the process-wide input limits (cca_input_set_limits()) as
  * they are parsed; a bad value is a G_OPTION_ERROR_BAD_VALUE naming the
  * option.  For g_option_context_add_group(), which takes it. */

@@ -3,7 +3,7 @@ bin_PROGRAMS += ccasim
 ccasim_SOURCES = \
 	%D%/ccasim.c %D%/commands.h \
 	%D%/cmd_convert.c %D%/cmd_info.c \
-	%D%/cmd_replay.c %D%/inputargs.h %D%/inputargs.c
+	%D%/cmd_replay.c %D%/inputargs.h %D%/inputargs.c %D%/cli.h %D%/cli.c
 ccasim_LDADD = libccasim.a $(CCASIM_LIBS)
 
 # A synthetic-trace generator for benchmarks (not installed).

@@ -608,41 +608,45 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 	}
 
 	if (hover) {
-		g_string_append_printf(
-			hover,
-			"{\"kind\": \"timeline\", \"svgw\": %g, \"svgh\": %g, \"left\": "
-			"%g, \"top\": %g, \"width\": %g, \"height\": %g, \"x_time\": "
-			"%s, \"runs\": [",
-			W, H, f.x0, f.y0, f.x1 - f.x0, f.y1 - f.y0,
-			style->x_time ? "true" : "false");
-		for (guint r = 0; r < n_runs; r++) {
-			if (r)
-				g_string_append(hover, ", ");
-			cca_json_append_string(hover, runs[r].label);
-		}
-		g_string_append(hover, "], \"cols\": [");
-		bool first = true;
+		json_t *o = json_object(), *labels = json_array(), *list = json_array();
+		json_object_set_new(o, "kind", json_string("timeline"));
+		json_object_set_new(o, "svgw", cca_json_real(W));
+		json_object_set_new(o, "svgh", cca_json_real(H));
+		json_object_set_new(o, "left", cca_json_real(f.x0));
+		json_object_set_new(o, "top", cca_json_real(f.y0));
+		json_object_set_new(o, "width", cca_json_real(f.x1 - f.x0));
+		json_object_set_new(o, "height", cca_json_real(f.y1 - f.y0));
+		json_object_set_new(o, "x_time", cca_json_bool(style->x_time));
+		for (guint r = 0; r < n_runs; r++)
+			json_array_append_new(labels, cca_json_string(runs[r].label));
+		json_object_set_new(o, "runs", labels);
+		/* [column, x value, [[series maxima (-1: none)] for each run]] */
 		for (int c = 0; c < ncols; c++) {
 			bool any = false;
 			for (guint r = 0; r < n_runs; r++)
 				any |= cols[r * CCA_SERIES_COUNT][c].has;
 			if (!any)
 				continue;
-			double xv = (c + 0.5) / (f.x1 - f.x0) * f.xmax;
-			g_string_append_printf(hover, "%s[%d, %.6g, [", first ? "" : ", ", c, xv);
-			first = false;
+			json_t *col = json_array(), *per_run = json_array();
+			json_array_append_new(col, json_integer(c));
+			json_array_append_new(col,
+					      cca_json_real((c + 0.5) / (f.x1 - f.x0) * f.xmax));
 			for (guint r = 0; r < n_runs; r++) {
-				g_string_append(hover, r ? ", [" : "[");
-				for (int s = 0; s < CCA_SERIES_COUNT; s++) {
-					const Col *cl = &cols[r * CCA_SERIES_COUNT + s][c];
-					g_string_append_printf(hover, "%s%.0f", s ? ", " : "",
-							       cl->has ? cl->max : -1.0);
+				json_t *maxima = json_array();
+				for (int k = 0; k < CCA_SERIES_COUNT; k++) {
+					const Col *cl = &cols[r * CCA_SERIES_COUNT + k][c];
+					json_array_append_new(
+						maxima,
+						json_integer(cl->has ? (json_int_t)llround(cl->max)
+								     : -1));
 				}
-				g_string_append(hover, "]");
+				json_array_append_new(per_run, maxima);
 			}
-			g_string_append(hover, "]]");
+			json_array_append_new(col, per_run);
+			json_array_append_new(list, col);
 		}
-		g_string_append(hover, "]}");
+		json_object_set_new(o, "cols", list);
+		cca_json_append(hover, o);
 	}
 	for (guint i = 0; i < n_runs * CCA_SERIES_COUNT; i++)
 		g_free(cols[i]);
@@ -804,11 +808,7 @@ cca_plot_draw_segments(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotSegm
 		g_snprintf(buf, sizeof buf, "%d%%", q * 25);
 		text(cr, x, y - 5, buf, q == 0 ? 0 : q == 4 ? 1 : 0.5);
 	}
-	if (hover)
-		g_string_append_printf(hover,
-				       "{\"kind\": \"segments\", \"svgw\": %g, \"svgh\": %d, "
-				       "\"rows\": [",
-				       W, cca_plot_segments_height(style, segs));
+	json_t *hover_rows = hover ? json_array() : NULL;
 	for (guint i = 0; i < rows->len; i++, y += rh) {
 		const Row *r = &g_array_index(rows, Row, i);
 		const CcaStateSegment *s = r->seg;
@@ -939,14 +939,20 @@ cca_plot_draw_segments(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotSegm
 				   cca_size_format(r->requested, b),
 				   cca_size_format(r->allocated - r->requested, c),
 				   cca_size_format(r->free, d));
-			g_string_append_printf(hover, "%s{\"y0\": %g, \"y1\": %g, \"text\": ",
-					       i ? ", " : "", y, y + rh);
-			cca_json_append_string(hover, buf);
-			g_string_append_c(hover, '}');
+			json_array_append_new(hover_rows,
+					      json_pack("{s:o, s:o, s:o}", "y0", cca_json_real(y),
+							"y1", cca_json_real(y + rh), "text",
+							cca_json_string(buf)));
 		}
 	}
-	if (hover)
-		g_string_append(hover, "]}");
+	if (hover) {
+		json_t *o = json_object();
+		json_object_set_new(o, "kind", json_string("segments"));
+		json_object_set_new(o, "svgw", cca_json_real(W));
+		json_object_set_new(o, "svgh", json_integer(cca_plot_segments_height(style, segs)));
+		json_object_set_new(o, "rows", hover_rows);
+		cca_json_append(hover, o);
+	}
 
 	/* legend */
 	double ly = y + 28, lx = 16;

@@ -1,5 +1,5 @@
-/* viewargs.c - the replay options shared by plot, explain, step and
- * export: option table, checks and loading. */
+/* viewargs.c - the checks behind the shared options and the loading
+ * every replaying command shares. */
 #include "config.h"
 
 #include "viewargs.h"
@@ -10,50 +10,6 @@
 
 #include "sizes.h"
 #include "text.h"
-
-void
-cca_view_args_add(GOptionContext *ctx, CcaViewArgs *args, guint flags)
-{
-	gboolean many_configs = (flags & CCA_VIEW_ARGS_MANY_CONFIGS) != 0;
-	args->device = CCA_VIEW_UNSET;
-	args->flags = flags;
-	GOptionEntry entries[] = {
-		{"config", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &args->configs,
-		 many_configs
-			 ? "What-if allocator settings (PYTORCH_CUDA_ALLOC_CONF syntax); "
-			   "repeat to overlay several"
-			 : "Allocator settings (PYTORCH_CUDA_ALLOC_CONF syntax) instead of the "
-			   "recorded ones",
-		 "STRING"},
-		{"memory-fraction", 0, 0, G_OPTION_ARG_STRING, &args->memory_fraction,
-		 "set_per_process_memory_fraction(F) of the device memory", "F"},
-		{"device-memory", 0, 0, G_OPTION_ARG_STRING, &args->device_memory,
-		 "Device memory (e.g. 80GB, 24GiB); alone, cudaMalloc fails past it", "BYTES"},
-		{"device", 'd', 0, G_OPTION_ARG_INT, &args->device,
-		 flags & CCA_VIEW_ARGS_ALL_DEVICES
-			 ? "Replay only this device (default: every device)"
-			 : "Which device's trace (default 0)",
-		 "N"},
-		{"pytorch-version", 0, 0, G_OPTION_ARG_STRING, &args->pytorch_version,
-		 "Replay by the rules of this release, 2.0 to 2.11 (default: guessed)", "X.Y"},
-		{"keep-going", 0, 0, G_OPTION_ARG_NONE, &args->keep_going,
-		 "Skip requests that run out of memory instead of stopping", NULL},
-		{NULL, 0, 0, 0, NULL, NULL, NULL},
-	};
-	g_option_context_add_main_entries(ctx, entries, NULL);
-	GOptionEntry whatif[] = {
-		{"whatif", 0, 0, G_OPTION_ARG_NONE, &args->whatif,
-		 "A what-if even under the recorded settings (another cap or device): ignore "
-		 "the trace's segment entries and addresses",
-		 NULL},
-		{"address-model", 0, 0, G_OPTION_ARG_STRING, &args->address_model,
-		 "Addresses of a what-if's segments: driver (default), ascending or descending",
-		 "MODEL"},
-		{NULL, 0, 0, 0, NULL, NULL, NULL},
-	};
-	if (flags & CCA_VIEW_ARGS_WHATIF)
-		g_option_context_add_main_entries(ctx, whatif, NULL);
-}
 
 gboolean
 cca_view_check_int(const char *cmd, const char *option, gint64 value, gint64 min, gint64 max)
@@ -122,22 +78,6 @@ cca_view_parse_limits(const char *cmd, const char *memory_fraction, double *frac
 }
 
 gboolean
-cca_view_parse_whatif(const char *cmd, gboolean whatif, const char *address_model,
-		      CcaReplayOptions *opt)
-{
-	opt->force_whatif = whatif || address_model != NULL;
-	if (address_model && (!cca_address_model_parse(address_model, &opt->address_model) ||
-			      opt->address_model == CCA_ADDRESS_RECORDED)) {
-		fprintf(stderr,
-			"ccasim %s: --address-model: unknown model '%s' (driver, ascending, "
-			"descending)\n",
-			cmd, address_model);
-		return FALSE;
-	}
-	return TRUE;
-}
-
-gboolean
 cca_view_check_device(const char *cmd, const CcaSnapshot *snap, const char *path, int device,
 		      int *status)
 {
@@ -161,29 +101,19 @@ cca_view_check_device(const char *cmd, const CcaSnapshot *snap, const char *path
 }
 
 CcaSnapshot *
-cca_view_args_load(CcaViewArgs *args, const char *cmd, const char *path, CcaReplayOptions *opt,
+cca_view_args_load(CcaCliArgs *args, const char *cmd, const char *path, CcaReplayOptions *opt,
 		   int *status)
 {
 	GError *error = NULL;
 	cca_replay_options_init(opt);
-	*status = 2;
-	guint n_configs = args->configs ? g_strv_length(args->configs) : 0;
-	if (!cca_view_parse_limits(cmd, args->memory_fraction, &opt->memory_fraction,
-				   args->device_memory, args->pytorch_version, &opt->device_memory,
-				   &opt->capacity_set, &opt->pytorch_version))
-		return NULL;
-	if (args->device != CCA_VIEW_UNSET &&
-	    !cca_view_check_int(cmd, "--device", args->device, 0, G_MAXINT))
-		return NULL;
-	if (args->device == CCA_VIEW_UNSET)
-		args->device = args->flags & CCA_VIEW_ARGS_ALL_DEVICES ? -1 : 0;
-	if (n_configs > 1 && !(args->flags & CCA_VIEW_ARGS_MANY_CONFIGS)) {
-		fprintf(stderr, "ccasim %s: --config: give it once\n", cmd);
-		return NULL;
-	}
+	opt->memory_fraction = args->memory_fraction;
+	opt->device_memory = args->device_memory;
+	opt->capacity_set = args->capacity_set;
+	opt->pytorch_version = args->pytorch_version;
 	opt->keep_going = args->keep_going;
-	if (!cca_view_parse_whatif(cmd, args->whatif, args->address_model, opt))
-		return NULL;
+	opt->force_whatif = args->whatif || args->address_model_text != NULL;
+	if (args->address_model_text)
+		opt->address_model = args->address_model;
 	CcaSnapshot *snap = cca_snapshot_load(path, &error);
 	if (!snap) {
 		cca_view_print_error(cmd, error);
@@ -199,9 +129,10 @@ cca_view_args_load(CcaViewArgs *args, const char *cmd, const char *path, CcaRepl
 		return NULL;
 	}
 	opt->device = device;
-	args->settings = g_new0(CcaSettings, n_configs ? n_configs : 1);
-	args->n_settings = n_configs;
-	for (guint i = 0; i < n_configs; i++) {
+	*status = 2;
+	args->settings = g_new0(CcaSettings, args->n_configs ? args->n_configs : 1);
+	args->n_settings = args->n_configs;
+	for (guint i = 0; i < args->n_configs; i++) {
 		cca_settings_init(&args->settings[i]);
 		args->settings[i].pytorch_version = opt->pytorch_version;
 		if (!cca_settings_parse(&args->settings[i], args->configs[i], &error)) {
@@ -221,20 +152,6 @@ cca_view_print_error(const char *cmd, const GError *error)
 {
 	g_autofree char *shown = cca_text_display(error->message, -1, CCA_VIEW_MESSAGE_MAX);
 	fprintf(stderr, "ccasim %s: %s\n", cmd, shown);
-}
-
-void
-cca_view_args_clear(CcaViewArgs *args)
-{
-	for (guint i = 0; i < args->n_settings; i++)
-		cca_settings_clear(&args->settings[i]);
-	g_free(args->settings);
-	g_strfreev(args->configs);
-	g_free(args->memory_fraction);
-	g_free(args->device_memory);
-	g_free(args->pytorch_version);
-	g_free(args->address_model);
-	memset(args, 0, sizeof *args);
 }
 
 char *

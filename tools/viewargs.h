@@ -1,7 +1,5 @@
-/* viewargs.h - the replay options that replay, plot, explain, step and
- * export share (--config, --memory-fraction, --device-memory, --device,
- * --pytorch-version, --keep-going, and for replay --whatif and
- * --address-model), parsed and checked once for all of them. */
+/* viewargs.h - the checks behind the shared options (cli.c declares and
+ * parses them) and the loading that every replaying command shares. */
 #ifndef CCA_VIEWARGS_H
 #define CCA_VIEWARGS_H
 
@@ -9,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cli.h"
 #include "engine.h"
 #include "settings.h"
 #include "snapshot.h"
@@ -17,41 +16,14 @@
  * every one is checked by cca_view_check_int() with a minimum above it). */
 #define CCA_VIEW_UNSET G_MININT
 
-/* The shared options as parsed; settings[i] belongs to configs[i]. */
-typedef struct {
-	char **configs;	       /* --config (repeatable where allowed), NULL-terminated */
-	char *memory_fraction; /* --memory-fraction text, NULL when absent */
-	char *device_memory;
-	int device; /* CCA_VIEW_UNSET when absent; see cca_view_args_load() */
-	char *pytorch_version;
-	gboolean keep_going;
-	gboolean whatif;     /* CCA_VIEW_ARGS_WHATIF */
-	char *address_model; /* CCA_VIEW_ARGS_WHATIF */
-	guint flags;	     /* CcaViewArgsFlags given to cca_view_args_add() */
-	/* filled by cca_view_args_load() */
-	guint n_settings;
-	CcaSettings *settings;
-} CcaViewArgs;
-
-/* What a command takes besides the common options. */
-typedef enum {
-	CCA_VIEW_ARGS_MANY_CONFIGS = 1 << 0, /* --config may repeat (plot overlays what-ifs) */
-	CCA_VIEW_ARGS_ALL_DEVICES = 1 << 1,  /* without --device, every device */
-	CCA_VIEW_ARGS_WHATIF = 1 << 2,	     /* --whatif and --address-model */
-} CcaViewArgsFlags;
-
-/* Adds the shared options to CTX's main group, writing into ARGS (which
- * must outlive CTX).  FLAGS: CcaViewArgsFlags; without MANY_CONFIGS one
- * --config is allowed. */
-void cca_view_args_add(GOptionContext *ctx, CcaViewArgs *args, guint flags);
-
-/* Checks the parsed options, loads PATH and fills OPT for device
- * ARGS->device (0 when unset; ARGS->device becomes -1 with ALL_DEVICES) with
- * the recorded settings; every --config is parsed into ARGS->settings with
- * the trace's PyTorch rules.  Prints
- * one line "ccasim CMD: ..." to stderr and returns NULL on error, with
- * *STATUS 2 for a usage error and 1 for bad input. */
-CcaSnapshot *cca_view_args_load(CcaViewArgs *args, const char *cmd, const char *path,
+/* Loads PATH for a command that replays, with the shared options ARGS
+ * parsed and checked by cca_cli_parse(): fills OPT for device
+ * ARGS->device (0 when it is -1, every device) with the limits, version,
+ * what-if and --keep-going of ARGS, and parses every --config into
+ * ARGS->settings with the trace's PyTorch rules.  Prints one line "ccasim
+ * CMD: ..." to stderr and returns NULL on error, with *STATUS 2 for a
+ * usage error and 1 for bad input. */
+CcaSnapshot *cca_view_args_load(CcaCliArgs *args, const char *cmd, const char *path,
 				CcaReplayOptions *opt, int *status);
 
 /* Checks integer option OPTION (e.g. "--device") of command CMD: VALUE
@@ -88,12 +60,6 @@ gboolean cca_view_parse_limits(const char *cmd, const char *memory_fraction, dou
 gboolean cca_view_check_device(const char *cmd, const CcaSnapshot *snap, const char *path,
 			       int device, int *status);
 
-/* Applies --whatif (WHATIF) and --address-model (ADDRESS_MODEL text, or
- * NULL) to OPT: either makes the replay a what-if.  Prints one line
- * "ccasim CMD: ..." and returns FALSE for an unknown model. */
-gboolean cca_view_parse_whatif(const char *cmd, gboolean whatif, const char *address_model,
-			       CcaReplayOptions *opt);
-
 /* The longest error message cca_view_print_error() shows, in bytes. */
 #define CCA_VIEW_MESSAGE_MAX 1024
 
@@ -102,9 +68,6 @@ gboolean cca_view_parse_whatif(const char *cmd, gboolean whatif, const char *add
  * messages quote trace strings and option values, which must neither
  * reach the terminal raw nor run for megabytes. */
 void cca_view_print_error(const char *cmd, const GError *error);
-
-/* Frees what ARGS holds. */
-void cca_view_args_clear(CcaViewArgs *args);
 
 /* A one-line description of the settings of a replay: "recorded settings
  * \"CONF\"" or "what-if \"CONF\"", plus the cap.  Free with g_free(). */

@@ -13,49 +13,37 @@
 #include "sizes.h"
 #include "viewargs.h"
 
-gboolean
-cca_whatif_common_check(CcaWhatifCommon *c)
-{
-	/* -j 0 is the default: one thread per core */
-	return cca_view_check_int(c->command, "--jobs", c->jobs, 0, G_MAXINT) &&
-	       cca_view_check_int(c->command, "--device", c->device, 0, G_MAXINT) &&
-	       cca_view_parse_limits(c->command, c->memory_fraction_text, &c->memory_fraction,
-				     c->device_memory, c->pytorch_version, &c->device_memory_bytes,
-				     &c->capacity_set, &c->version);
-}
-
 int
-cca_whatif_build_grid(const CcaWhatifCommon *c, const CcaSnapshot *snap, int device,
+cca_whatif_build_grid(const char *cmd, const CcaCliArgs *args, const CcaSnapshot *snap, int device,
 		      const char *const *configs, const char *const *sets, gboolean default_grid,
 		      CcaSweep **out)
 {
 	GError *error = NULL;
 	int status;
-	if (!cca_view_check_device(c->command, snap, snap->source, device, &status))
+	if (!cca_view_check_device(cmd, snap, snap->source, device, &status))
 		return status;
-	CcaSweep *sweep = cca_sweep_new(snap, device, c->version, &error);
+	CcaSweep *sweep = cca_sweep_new(snap, device, args->pytorch_version, &error);
 	if (!sweep) {
-		cca_view_print_error(c->command, error);
+		cca_view_print_error(cmd, error);
 		g_error_free(error);
 		return 1;
 	}
 	for (const char *const *p = configs; p && *p; p++)
 		if (!cca_sweep_add_config(sweep, *p, "--config", &error)) {
-			fprintf(stderr, "ccasim %s: --config %s: %s\n", c->command, *p,
-				error->message);
+			fprintf(stderr, "ccasim %s: --config %s: %s\n", cmd, *p, error->message);
 			g_error_free(error);
 			cca_sweep_free(sweep);
 			return 2;
 		}
 	guint n_sets = sets ? g_strv_length((char **)sets) : 0;
 	if (!cca_sweep_add_sets(sweep, sets, n_sets, &error)) {
-		cca_view_print_error(c->command, error);
+		cca_view_print_error(cmd, error);
 		g_error_free(error);
 		cca_sweep_free(sweep);
 		return 2;
 	}
-	if (default_grid && !cca_sweep_add_default_grid(sweep, c->memory_fraction > 0, &error)) {
-		cca_view_print_error(c->command, error);
+	if (default_grid && !cca_sweep_add_default_grid(sweep, args->memory_fraction > 0, &error)) {
+		cca_view_print_error(cmd, error);
 		g_error_free(error);
 		cca_sweep_free(sweep);
 		return 1;

@@ -3,12 +3,13 @@
 # (--enable-fuzzing: tests/fuzz/fuzz-<reader>) or with the plain driver
 # replay-corpus.c (tests/fuzz/replay-<reader>, a TAP test over
 # tests/fuzz/corpus-<reader>/).
-FUZZ_TARGETS = pickle msgpack settings replay
+FUZZ_TARGETS = pickle msgpack settings replay calibration
 FUZZ_REPLAYS = \
 	%D%/replay-pickle \
 	%D%/replay-msgpack \
 	%D%/replay-settings \
-	%D%/replay-replay
+	%D%/replay-replay \
+	%D%/replay-calibration
 check_PROGRAMS += $(FUZZ_REPLAYS)
 TESTS += $(FUZZ_REPLAYS)
 
@@ -27,13 +28,17 @@ FUZZ_LOAD_SOURCES = %D%/fuzz.h %D%/fuzz-load.c
 %C%_replay_replay_SOURCES = %D%/replay-corpus.c %D%/fuzz-replay.c $(FUZZ_LOAD_SOURCES)
 %C%_replay_replay_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
 %C%_replay_replay_LDADD = libccasim.a $(CCASIM_LIBS)
+%C%_replay_calibration_SOURCES = %D%/replay-corpus.c %D%/fuzz-calibration.c %D%/fuzz.h
+%C%_replay_calibration_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
+%C%_replay_calibration_LDADD = libccasim.a $(CCASIM_LIBS)
 
 if ENABLE_FUZZING
 # Run one with e.g.
 #   tests/fuzz/fuzz-pickle -max_total_time=600 -malloc_limit_mb=512 -rss_limit_mb=2048 \
 #     /tmp/corpus $(srcdir)/tests/fuzz/corpus-pickle
 # (new inputs go to the first directory; `make fuzz-smoke` runs each briefly).
-noinst_PROGRAMS += %D%/fuzz-pickle %D%/fuzz-msgpack %D%/fuzz-settings %D%/fuzz-replay
+noinst_PROGRAMS += %D%/fuzz-pickle %D%/fuzz-msgpack %D%/fuzz-settings %D%/fuzz-replay \
+	%D%/fuzz-calibration
 %C%_fuzz_pickle_SOURCES = %D%/fuzz-pickle.c $(FUZZ_LOAD_SOURCES)
 %C%_fuzz_pickle_LDFLAGS = $(FUZZ_LDFLAGS)
 %C%_fuzz_pickle_LDADD = libccasim.a $(CCASIM_LIBS)
@@ -46,6 +51,9 @@ noinst_PROGRAMS += %D%/fuzz-pickle %D%/fuzz-msgpack %D%/fuzz-settings %D%/fuzz-r
 %C%_fuzz_replay_SOURCES = %D%/fuzz-replay.c $(FUZZ_LOAD_SOURCES)
 %C%_fuzz_replay_LDFLAGS = $(FUZZ_LDFLAGS)
 %C%_fuzz_replay_LDADD = libccasim.a $(CCASIM_LIBS)
+%C%_fuzz_calibration_SOURCES = %D%/fuzz-calibration.c %D%/fuzz.h
+%C%_fuzz_calibration_LDFLAGS = $(FUZZ_LDFLAGS)
+%C%_fuzz_calibration_LDADD = libccasim.a $(CCASIM_LIBS)
 
 # Fuzzes each target for FUZZ_SECONDS (default 30) from its committed corpus,
 # writing new inputs to a scratch directory; crashes land in the build dir.
@@ -53,7 +61,8 @@ noinst_PROGRAMS += %D%/fuzz-pickle %D%/fuzz-msgpack %D%/fuzz-settings %D%/fuzz-r
 # no input of a few kilobytes may make ccasim ask for that much at once.
 FUZZ_SECONDS = 30
 FUZZ_MALLOC_MB = 512
-fuzz-smoke: %D%/fuzz-pickle %D%/fuzz-msgpack %D%/fuzz-settings %D%/fuzz-replay
+fuzz-smoke: %D%/fuzz-pickle %D%/fuzz-msgpack %D%/fuzz-settings %D%/fuzz-replay \
+		%D%/fuzz-calibration
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  scratch=$$(mktemp -d); \
 	  echo "fuzzing $$t for $(FUZZ_SECONDS)s"; \
@@ -71,5 +80,6 @@ fuzz-corpus: ccasim$(EXEEXT)
 	CCASIM=$(abs_top_builddir)/ccasim$(EXEEXT) $(SHELL) $(srcdir)/tools/make-fuzz-corpus.sh
 
 EXTRA_DIST += %D%/corpus-pickle %D%/corpus-msgpack %D%/corpus-settings %D%/corpus-replay \
+	%D%/corpus-calibration \
 	%D%/README.md tools/make-fuzz-corpus.sh
 .PHONY: fuzz-smoke fuzz-corpus
