@@ -391,7 +391,9 @@ void
 cca_allocator_free_block(CcaAllocator *a, CcaHandle h, bool deferred)
 {
 	CcaBlock *b = B(a, h);
-	g_return_if_fail(b->live && b->allocated);
+	/* callers free allocated blocks only (the engine refuses a trace
+	 * that frees a block twice before it gets here) */
+	g_assert(b->live && b->allocated);
 	b->allocated = false;
 	CcaStatType t = stat_type(b->is_small);
 	cca_stat_array_update(a->stats.allocation, t, -1);

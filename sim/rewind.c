@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "allocator.h"
+#include "engine.h"
 
 #define SMALL_SEGMENT UINT64_C(2097152)
 #define GRANULE UINT64_C(2097152) /* expandable pages are multiples of it */
@@ -37,6 +38,9 @@ typedef struct {
 	GArray *freed_blocks;	    /* CcaStartBlock: pre-trace blocks freed in the trace */
 	GArray *freed_segments;	    /* CcaStartSegment: pre-trace segments freed in the trace */
 	GHashTable *pending; /* trace address → 1: free_requested, completion not yet seen */
+	/* trace address → 1 + the index of the entry that freed (or completed
+	 * the free of) a block live at the start */
+	GHashTable *freed_at;
 } Scan;
 
 static gint
@@ -78,7 +82,14 @@ set_has(GHashTable *set, uint64_t key)
 }
 
 static void
-scan_event(Scan *scan, const CcaEvent *ev)
+note_freed_at(Scan *scan, uint64_t addr, uint64_t index)
+{
+	g_hash_table_insert(scan->freed_at, g_memdup2(&addr, sizeof addr),
+			    g_memdup2(&(uint64_t){index + 1}, sizeof(uint64_t)));
+}
+
+static void
+scan_event(Scan *scan, const CcaEvent *ev, uint64_t index)
 {
 	switch (ev->action) {
 	case CCA_ACTION_ALLOC:
@@ -90,17 +101,22 @@ scan_event(Scan *scan, const CcaEvent *ev)
 					   .requested_size = ev->size,
 					   .stream = ev->stream};
 			g_array_append_val(scan->freed_blocks, b);
+			note_freed_at(scan, ev->addr, index);
 		}
 		set_add(scan->pending, ev->addr);
 		break;
 	case CCA_ACTION_FREE_COMPLETED:
-		if (!g_hash_table_remove(scan->pending, &ev->addr)) {
+		if (g_hash_table_remove(scan->pending, &ev->addr)) {
+			if (g_hash_table_contains(scan->freed_at, &ev->addr))
+				note_freed_at(scan, ev->addr, index); /* its free ends here */
+		} else {
 			/* freed before the trace began: it was pending at the start */
 			CcaStartBlock b = {.address = ev->addr,
 					   .requested_size = ev->size,
 					   .stream = ev->stream,
 					   .pending = true};
 			g_array_append_val(scan->freed_blocks, b);
+			note_freed_at(scan, ev->addr, index);
 		}
 		break;
 	case CCA_ACTION_SEGMENT_ALLOC:
@@ -128,7 +144,8 @@ scan_event(Scan *scan, const CcaEvent *ev)
 			CcaStartSegment s = {.address = ev->addr,
 					     .size = ev->size,
 					     .stream = ev->stream,
-					     .is_small = ev->size == SMALL_SEGMENT};
+					     .is_small = ev->size == SMALL_SEGMENT,
+					     .event = (int64_t)index};
 			g_array_append_val(scan->freed_segments, s);
 		}
 		break;
@@ -279,8 +296,9 @@ rebuild_reservations(Scan *scan, const CcaSnapshot *snap, int device, CcaStartSt
 				       GPOINTER_TO_UINT(g_hash_table_lookup(
 					       scan->granules, &g[e])) == GRANULE_MAPPED_AT_START)
 					e++;
-				CcaStartSegment seg = {g[k], (uint64_t)(e - k) * GRANULE, stream,
-						       res.is_small, true};
+				CcaStartSegment seg = {g[k],   (uint64_t)(e - k) * GRANULE,
+						       stream, res.is_small,
+						       true,   -1};
 				g_array_append_val(start->segments, seg);
 				k = e;
 			}
@@ -288,6 +306,42 @@ rebuild_reservations(Scan *scan, const CcaSnapshot *snap, int device, CcaStartSt
 		}
 	}
 	g_hash_table_destroy(by_stream);
+}
+
+/* The cudaMalloc segments of the start (SEGMENTS, by address) must not
+ * overlap: a segment_free of a segment the trace did not create names
+ * one, and so does each final segment it did not create. */
+static gboolean
+check_start_segments(const CcaSnapshot *snap, const GArray *segments, GError **error)
+{
+	const CcaStartSegment *prev = NULL;
+	for (guint i = 0; i < segments->len; i++) {
+		const CcaStartSegment *s = &g_array_index(segments, CcaStartSegment, i);
+		if (s->is_expandable)
+			continue;
+		if (prev && s->address < prev->address + prev->size) {
+			const CcaStartSegment *by = s->event >= 0 ? s : prev;
+			const CcaStartSegment *other = by == s ? prev : s;
+			if (by->event < 0) {
+				g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+					    "%s: final segment at 0x%" G_GINT64_MODIFIER
+					    "x overlaps the one at 0x%" G_GINT64_MODIFIER "x",
+					    snap->source, s->address, prev->address);
+				return FALSE;
+			}
+			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+				    "%s: event %" G_GINT64_FORMAT
+				    ": segment_free of %" G_GUINT64_FORMAT
+				    " bytes at 0x%" G_GINT64_MODIFIER
+				    "x overlaps the segment of %" G_GUINT64_FORMAT
+				    " bytes at 0x%" G_GINT64_MODIFIER "x live when the trace began",
+				    snap->source, by->event, by->size, by->address, other->size,
+				    other->address);
+			return FALSE;
+		}
+		prev = s;
+	}
+	return TRUE;
 }
 
 gboolean
@@ -307,12 +361,17 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 		.pending = u64_set(),
 		.freed_blocks = g_array_new(FALSE, FALSE, sizeof(CcaStartBlock)),
 		.freed_segments = g_array_new(FALSE, FALSE, sizeof(CcaStartSegment)),
+		.freed_at = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free),
 	};
 	g_autoptr(CcaEventCursor) cursor = cca_event_cursor_new(snap, device);
 	CcaEvent ev;
 	GError *local = NULL;
-	while (cca_event_cursor_next(cursor, &ev, &local))
-		scan_event(&scan, &ev);
+	for (uint64_t i = 0; cca_event_cursor_next(cursor, &ev, &local); i++) {
+		/* the engine checks each entry too, but only as it replays */
+		if (!cca_replay_check_event(snap, &ev, i, &local))
+			break;
+		scan_event(&scan, &ev, i);
+	}
 	gboolean ok = local == NULL;
 	if (!ok)
 		g_propagate_error(error, local);
@@ -327,8 +386,8 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 			 * were mapped at the start too */
 			note_final_run(&scan, s);
 		} else if (!set_has(scan.segments, s->address)) {
-			CcaStartSegment seg = {s->address, s->total_size, s->stream, s->is_small,
-					       false};
+			CcaStartSegment seg = {s->address,  s->total_size, s->stream,
+					       s->is_small, false,	   -1};
 			g_array_append_val(start->segments, seg);
 		}
 		for (uint32_t k = 0; k < s->n_blocks; k++) {
@@ -337,6 +396,20 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 			if (b->state == CCA_BLOCK_INACTIVE || set_has(scan.live, b->address) ||
 			    set_has(scan.pending, b->address))
 				continue;
+			const uint64_t *freed = g_hash_table_lookup(scan.freed_at, &b->address);
+			if (freed) {
+				/* the trace freed the block it found there and never
+				 * allocated one there again */
+				g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+					    "%s: event %" G_GUINT64_FORMAT
+					    ": the trace frees the block at 0x%" G_GINT64_MODIFIER
+					    "x (live when it began) and never allocates it again, "
+					    "but its final state has it %s",
+					    snap->source, *freed - 1, b->address,
+					    cca_block_state_name(b->state));
+				ok = FALSE;
+				break;
+			}
 			CcaStartBlock sb = {b->address,
 					    b->size,
 					    b->requested_size,
@@ -350,6 +423,8 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 	g_array_append_vals(start->segments, scan.freed_segments->data, scan.freed_segments->len);
 	g_array_append_vals(start->blocks, scan.freed_blocks->data, scan.freed_blocks->len);
 	g_array_sort(start->segments, segment_order);
+	if (ok)
+		ok = check_start_segments(snap, start->segments, error);
 	g_array_sort(start->blocks, block_order);
 	infer_sizes(start, settings);
 	for (guint i = 0; i < start->blocks->len; i++)
@@ -362,6 +437,7 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 	g_hash_table_destroy(scan.live);
 	g_hash_table_destroy(scan.segments);
 	g_hash_table_destroy(scan.pending);
+	g_hash_table_destroy(scan.freed_at);
 	g_array_free(scan.freed_blocks, TRUE);
 	g_array_free(scan.freed_segments, TRUE);
 	return ok;

@@ -69,3 +69,8 @@ check_PROGRAMS += tests/test-text
 TESTS += tests/test-text
 tests_test_text_SOURCES = tests/test-text.c
 tests_test_text_LDADD = libccasim.a $(CCASIM_LIBS)
+# Traces that would break the model's invariants (issue 11).
+check_PROGRAMS += tests/test-validate
+TESTS += tests/test-validate
+tests_test_validate_SOURCES = tests/test-validate.c
+tests_test_validate_LDADD = libccasim.a $(CCASIM_LIBS)
