@@ -74,3 +74,5 @@ check_PROGRAMS += tests/test-validate
 TESTS += tests/test-validate
 tests_test_validate_SOURCES = tests/test-validate.c
 tests_test_validate_LDADD = libccasim.a $(CCASIM_LIBS)
+TESTS += tests/test-validate-cli.sh
+EXTRA_DIST += tests/test-validate-cli.sh

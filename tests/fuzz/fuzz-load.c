@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "fuzz.h"
 #include "settings.h"
 #include "snapshot.h"
@@ -94,6 +95,28 @@ fuzz_walk(CcaSnapshot *snap)
 	cca_settings_clear(&settings);
 }
 
+/* Replays every device of SNAP through the model with the invariant
+ * walker: a trace that loads must replay or be refused with an error,
+ * never corrupt the model (issue 11).  GLib warnings and criticals are
+ * fatal here, so one reached from input is a crash. */
+static void
+fuzz_replay(const CcaSnapshot *snap)
+{
+	g_log_set_always_fatal(G_LOG_LEVEL_WARNING | G_LOG_LEVEL_CRITICAL);
+	for (int device = 0; device < snap->n_devices; device++) {
+		CcaReplayOptions opt;
+		cca_replay_options_init(&opt);
+		opt.device = device;
+		opt.check_invariants = true;
+		opt.keep_going = true;
+		CcaReplayResult res;
+		g_autoptr(GError) error = NULL;
+		if (!cca_replay_run(snap, &opt, &res, &error) && error == NULL)
+			abort(); /* FALSE without an error */
+		cca_replay_result_clear(&res);
+	}
+}
+
 void
 cca_fuzz_load_snapshot(const uint8_t *data, size_t size)
 {
@@ -106,6 +129,7 @@ cca_fuzz_load_snapshot(const uint8_t *data, size_t size)
 	CcaSnapshot *snap = cca_snapshot_load(path, &error);
 	if (snap != NULL) {
 		fuzz_walk(snap);
+		fuzz_replay(snap);
 		cca_snapshot_free(snap);
 	} else if (error == NULL) {
 		abort(); /* NULL without an error breaks the loader's contract */
