@@ -47,6 +47,9 @@ typedef struct {
 #define HANDLE_FAILED UINT32_C(0x7ffffffe)
 #define FREE_REQUESTED UINT32_C(0x80000000)
 #define HANDLE_OF(v) ((v) & ~FREE_REQUESTED)
+/* Expandable segments map and unmap whole pages of 2 MiB (small pool) or
+ * 20 MiB (large), in reservations aligned to the 2 MiB granularity. */
+#define CCA_PAGE_GRANULE (UINT64_C(2) << 20)
 
 static inline uint32_t
 map_hash(uint64_t key)
@@ -249,13 +252,22 @@ gboolean
 cca_replay_check_event(const CcaSnapshot *snap, const CcaEvent *ev, uint64_t index, GError **error)
 {
 	bool addr = has_address(ev);
+	bool segment =
+		ev->action >= CCA_ACTION_SEGMENT_ALLOC && ev->action <= CCA_ACTION_SEGMENT_UNMAP;
+	bool pages = ev->action == CCA_ACTION_SEGMENT_MAP || ev->action == CCA_ACTION_SEGMENT_UNMAP;
 	if (G_LIKELY(ev->size <= CCA_REPLAY_MAX_BYTES &&
-		     (!addr || (ev->addr < MAP_TOMB && ev->size <= MAP_TOMB - ev->addr))))
+		     (!addr || (ev->addr < MAP_TOMB && ev->size <= MAP_TOMB - ev->addr)) &&
+		     (!segment || ev->size > 0) &&
+		     (!pages || ((ev->addr | ev->size) & (CCA_PAGE_GRANULE - 1)) == 0)))
 		return TRUE;
 	if (ev->action == CCA_ACTION_SNAPSHOT)
 		return TRUE;
 	const char *what;
-	if (ev->size > CCA_REPLAY_MAX_BYTES)
+	if (segment && ev->size == 0)
+		what = "a segment of 0 bytes";
+	else if (pages && ((ev->addr | ev->size) & (CCA_PAGE_GRANULE - 1)) != 0)
+		what = "expandable segments map whole 2 MiB pages at 2 MiB boundaries";
+	else if (ev->size > CCA_REPLAY_MAX_BYTES)
 		what = "its size is more than 256 TiB (2^48 bytes), larger than any device";
 	else if (ev->addr >= MAP_TOMB)
 		what = "its address is 2^64-1 or 2^64-2, which no device memory has";
@@ -317,6 +329,81 @@ segments_remove(GArray *segs, uint64_t addr)
 		g_array_remove_index(segs, i);
 }
 
+/* Does any range of RANGES (LiveSegment, disjoint, by address) meet
+ * [A, B)? */
+static bool
+ranges_meet(const GArray *ranges, uint64_t a, uint64_t b)
+{
+	guint i = segments_lower_bound(ranges, a);
+	if (i > 0) {
+		const LiveSegment *prev = &g_array_index(ranges, LiveSegment, i - 1);
+		if (prev->address + prev->size > a)
+			return true;
+	}
+	return i < ranges->len && g_array_index(ranges, LiveSegment, i).address < b;
+}
+
+/* Takes [A, B) out of RANGES, splitting the ranges it cuts. */
+static void
+ranges_cut(GArray *ranges, uint64_t a, uint64_t b)
+{
+	guint i = segments_lower_bound(ranges, a);
+	if (i > 0)
+		i--;
+	while (i < ranges->len) {
+		LiveSegment *r = &g_array_index(ranges, LiveSegment, i);
+		uint64_t start = r->address, end = r->address + r->size;
+		if (start >= b)
+			break;
+		if (end <= a) {
+			i++;
+			continue;
+		}
+		if (start < a && end > b) { /* [A, B) lies inside: split in two */
+			r->size = a - start;
+			LiveSegment tail = {b, end - b};
+			g_array_insert_val(ranges, i + 1, tail);
+			return;
+		}
+		if (start < a) {
+			r->size = a - start;
+			i++;
+		} else if (end > b) {
+			r->address = b;
+			r->size = end - b;
+			return;
+		} else {
+			g_array_remove_index(ranges, i);
+		}
+	}
+}
+
+/* Adds [A, B), which meets none of RANGES, merging it with neighbours. */
+static void
+ranges_add(GArray *ranges, uint64_t a, uint64_t b)
+{
+	guint i = segments_lower_bound(ranges, a);
+	if (i > 0) {
+		LiveSegment *prev = &g_array_index(ranges, LiveSegment, i - 1);
+		if (prev->address + prev->size == a) {
+			prev->size += b - a;
+			if (i < ranges->len && g_array_index(ranges, LiveSegment, i).address == b) {
+				prev->size += g_array_index(ranges, LiveSegment, i).size;
+				g_array_remove_index(ranges, i);
+			}
+			return;
+		}
+	}
+	if (i < ranges->len && g_array_index(ranges, LiveSegment, i).address == b) {
+		LiveSegment *next = &g_array_index(ranges, LiveSegment, i);
+		next->address = a;
+		next->size += b - a;
+		return;
+	}
+	LiveSegment r = {a, b - a};
+	g_array_insert_val(ranges, i, r);
+}
+
 /* --------------------------------------------------- lookahead window */
 
 typedef struct {
@@ -324,8 +411,12 @@ typedef struct {
 	const CcaSnapshot *snap;
 	/* the trace's cudaMalloc segments, live at the point read so far:
 	 * a segment_alloc over one of them is refused */
-	GArray *segments;	 /* LiveSegment, by address */
-	RecordedAddresses *feed; /* notes recorded addresses as events are read */
+	GArray *segments; /* LiveSegment, by address */
+	/* expandable memory the trace has mapped, and unmapped, so far
+	 * (ranges it has not touched are in neither): a segment_map of
+	 * mapped memory or a segment_unmap of unmapped memory is refused */
+	GArray *mapped, *unmapped; /* LiveSegment, by address */
+	RecordedAddresses *feed;   /* notes recorded addresses as events are read */
 	CcaEvent *ring;
 	uint32_t cap, head, len; /* ring of buffered events */
 	uint64_t position;	 /* index of ring[head] in the trace */
@@ -339,6 +430,8 @@ window_init(Window *w, const CcaSnapshot *snap, int device)
 	w->cursor = cca_event_cursor_new(snap, device);
 	w->snap = snap;
 	w->segments = g_array_new(FALSE, FALSE, sizeof(LiveSegment));
+	w->mapped = g_array_new(FALSE, FALSE, sizeof(LiveSegment));
+	w->unmapped = g_array_new(FALSE, FALSE, sizeof(LiveSegment));
 	w->cap = 64;
 	w->ring = g_new(CcaEvent, w->cap);
 }
@@ -348,6 +441,8 @@ window_clear(Window *w)
 {
 	cca_event_cursor_free(w->cursor);
 	g_array_free(w->segments, TRUE);
+	g_array_free(w->mapped, TRUE);
+	g_array_free(w->unmapped, TRUE);
 	g_free(w->ring);
 }
 
@@ -358,7 +453,21 @@ window_check(Window *w, const CcaEvent *ev, uint64_t index, GError **error)
 {
 	if (!cca_replay_check_event(w->snap, ev, index, error))
 		return FALSE;
-	if (ev->action == CCA_ACTION_SEGMENT_FREE) {
+	if (ev->action == CCA_ACTION_SEGMENT_MAP || ev->action == CCA_ACTION_SEGMENT_UNMAP) {
+		bool map = ev->action == CCA_ACTION_SEGMENT_MAP;
+		GArray *to = map ? w->mapped : w->unmapped, *from = map ? w->unmapped : w->mapped;
+		uint64_t end = ev->addr + ev->size;
+		if (ranges_meet(to, ev->addr, end)) {
+			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+				    "%s: event %" G_GUINT64_FORMAT ": %s of %" G_GUINT64_FORMAT
+				    " bytes at 0x%" G_GINT64_MODIFIER "x: part of it is already %s",
+				    w->snap->source, index, cca_action_name(ev->action), ev->size,
+				    ev->addr, map ? "mapped" : "unmapped");
+			return FALSE;
+		}
+		ranges_cut(from, ev->addr, end);
+		ranges_add(to, ev->addr, end);
+	} else if (ev->action == CCA_ACTION_SEGMENT_FREE) {
 		segments_remove(w->segments, ev->addr);
 	} else if (ev->action == CCA_ACTION_SEGMENT_ALLOC) {
 		const LiveSegment *other = segments_add(w->segments, ev->addr, ev->size);
@@ -1014,6 +1123,8 @@ cca_replay_check_final_state(const CcaSnapshot *snap, int device, GError **error
 		const CcaSnapSegment *s = &g_array_index(snap->segments, CcaSnapSegment, i);
 		if (s->device != device)
 			continue;
+		if (s->total_size == 0)
+			return final_state_error(snap, i, error, "a segment of 0 bytes");
 		if (s->total_size > CCA_REPLAY_MAX_BYTES)
 			return final_state_error(snap, i, error,
 						 "more than 256 TiB (2^48 bytes), larger than "

@@ -136,16 +136,17 @@ uint32_t cca_replay_guess_pytorch_version(const CcaSnapshot *snap);
 /* Checks trace entry INDEX (EV) of SNAP on its own, before the model or
  * the rewind sees it: no address is 2^64-1 or 2^64-2 (the engine's map
  * markers), no size exceeds CCA_REPLAY_MAX_BYTES, no [addr, addr+size)
- * wraps past 2^64 (oom and snapshot entries carry no address).  Returns
+ * wraps past 2^64 (oom and snapshot entries carry no address), no
+ * segment entry is of 0 bytes.  Returns
  * FALSE with ERROR (CCA_INPUT_ERROR_LIMIT) set to one line
  * "SOURCE: event INDEX: ..." otherwise.  Cheap: a few comparisons. */
 gboolean cca_replay_check_event(const CcaSnapshot *snap, const CcaEvent *ev, uint64_t index,
 				GError **error);
 
-/* Checks the final segments of device DEVICE of SNAP: each within
- * CCA_REPLAY_MAX_BYTES, not wrapping past 2^64, not overlapping another;
+/* Checks the final segments of device DEVICE of SNAP: each of 1 to
+ * CCA_REPLAY_MAX_BYTES bytes, not wrapping past 2^64, not overlapping another;
  * its blocks inside it, in order, not overlapping, at no marker address.
- * Returns FALSE with ERROR (CCA_INPUT_ERROR_LIMIT) set to one line
+ * Returns FALSE with ERROR (CCA_INPUT_ERROR_CORRUPT) set to one line
  * "SOURCE: final segment I (0xADDR): ..." otherwise. */
 gboolean cca_replay_check_final_state(const CcaSnapshot *snap, int device, GError **error);
 

@@ -193,6 +193,73 @@ trace_segment_event_overlap(void)
 	return snap;
 }
 
+/* A segment_alloc of 0 bytes (a 0-byte segment overlaps nothing and
+ * would sit at the address of the next). */
+static CcaSnapshot *
+trace_segment_zero(void)
+{
+	CcaSnapshot *snap = snap_new("segment-zero");
+	push(snap, CCA_ACTION_SEGMENT_ALLOC, S0, 2 * MIB);
+	push(snap, CCA_ACTION_ALLOC, S0, 512);
+	push(snap, CCA_ACTION_SEGMENT_ALLOC, S1, 0);
+	return snap;
+}
+
+/* A mid-run trace releasing a segment it never made (so one live when it
+ * began) that overlaps a final segment also live then. */
+static CcaSnapshot *
+trace_start_segment_overlap(void)
+{
+	CcaSnapshot *snap = snap_new("start-segment-overlap");
+	const uint64_t blocks[][2] = {{20 * MIB, CCA_BLOCK_ACTIVE_ALLOCATED}};
+	add_segment(snap, S0, 20 * MIB, false, 1, blocks);
+	push(snap, CCA_ACTION_ALLOC, S0 + 40 * MIB, 512);
+	push(snap, CCA_ACTION_FREE_REQUESTED, S0 + 40 * MIB, 512);
+	push(snap, CCA_ACTION_FREE_COMPLETED, S0 + 40 * MIB, 512);
+	push(snap, CCA_ACTION_SEGMENT_FREE, S0 + 2 * MIB, 20 * MIB);
+	return snap;
+}
+
+#define E0 UINT64_C(0x2a54000000) /* an expandable reservation */
+
+/* A segment_unmap of pages the trace has already unmapped. */
+static CcaSnapshot *
+trace_unmap_twice(void)
+{
+	CcaSnapshot *snap = snap_new("unmap-twice");
+	push(snap, CCA_ACTION_SEGMENT_MAP, E0, 20 * MIB);
+	push(snap, CCA_ACTION_ALLOC, E0, MIB);
+	push(snap, CCA_ACTION_FREE_REQUESTED, E0, MIB);
+	push(snap, CCA_ACTION_FREE_COMPLETED, E0, MIB);
+	push(snap, CCA_ACTION_SEGMENT_UNMAP, E0, 20 * MIB);
+	push(snap, CCA_ACTION_SEGMENT_UNMAP, E0, 20 * MIB);
+	return snap;
+}
+
+/* A segment_map of part of a 2 MiB page. */
+static CcaSnapshot *
+trace_map_misaligned(void)
+{
+	CcaSnapshot *snap = snap_new("map-misaligned");
+	push(snap, CCA_ACTION_SEGMENT_MAP, E0 + 512, 2 * MIB);
+	push(snap, CCA_ACTION_ALLOC, E0 + 512, MIB);
+	return snap;
+}
+
+/* A mid-run trace unmapping 2 TiB of expandable memory at once. */
+static CcaSnapshot *
+trace_unmap_huge(void)
+{
+	CcaSnapshot *snap = snap_new("unmap-huge");
+	const uint64_t blocks[][2] = {{512, CCA_BLOCK_ACTIVE_ALLOCATED},
+				      {2 * MIB - 512, CCA_BLOCK_INACTIVE}};
+	add_segment(snap, S0, 2 * MIB, true, 2, blocks);
+	push(snap, CCA_ACTION_FREE_REQUESTED, S0 + 512, 512);
+	push(snap, CCA_ACTION_FREE_COMPLETED, S0 + 512, 512);
+	push(snap, CCA_ACTION_SEGMENT_UNMAP, E0, UINT64_C(2) << 40);
+	return snap;
+}
+
 /* A final segment whose end wraps past 2^64. */
 static CcaSnapshot *
 trace_final_wraps(void)
@@ -315,6 +382,11 @@ static const Hostile hostile[] = {
 	{"total-too-large", trace_total_too_large, "event "},
 	{"segment-event-wraps", trace_segment_event_wraps, "event 0: "},
 	{"segment-event-overlap", trace_segment_event_overlap, "event 2: "},
+	{"segment-zero", trace_segment_zero, "event 2: "},
+	{"start-segment-overlap", trace_start_segment_overlap, "event 3: "},
+	{"unmap-twice", trace_unmap_twice, "event 5: "},
+	{"map-misaligned", trace_map_misaligned, "event 0: "},
+	{"unmap-huge", trace_unmap_huge, "event 2: "},
 	{"final-wraps", trace_final_wraps, "final segment 0"},
 	{"final-overlap", trace_final_overlap, "final segment 1"},
 	{"final-block-sentinel", trace_final_block_sentinel,
@@ -482,6 +554,31 @@ test_size_bound_accepted(void)
 	cca_replay_result_clear(&res);
 }
 
+/* With expandable segments a request larger than a whole reservation
+ * (1 1/8 of the device memory) on a device without a capacity is an OOM:
+ * torch's cuMemCreate fails before the mapping runs off the reservation. */
+static void
+test_expandable_larger_than_reservation(void)
+{
+	g_autoptr(CcaSnapshot) snap = snap_new("expandable-huge-request");
+	push(snap, CCA_ACTION_ALLOC, S0, 2048 * MIB);
+	CcaSettings settings;
+	cca_settings_init(&settings);
+	GError *error = NULL;
+	g_assert_true(cca_settings_parse(&settings, "expandable_segments:True", &error));
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.settings = &settings;
+	opt.device_memory = 1024 * MIB;
+	opt.check_invariants = true;
+	CcaReplayResult res;
+	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
+	g_assert_no_error(error);
+	g_assert_true(res.stopped_by_oom);
+	cca_replay_result_clear(&res);
+	cca_settings_clear(&settings);
+}
+
 /* ----------------------------------------------------------------- main */
 
 static int
@@ -511,5 +608,7 @@ main(int argc, char **argv)
 	g_test_add_func("/replay/accept/mid-run-pending-before-start",
 			test_mid_run_pending_before_start);
 	g_test_add_func("/replay/accept/size-bound", test_size_bound_accepted);
+	g_test_add_func("/replay/accept/expandable-larger-than-reservation",
+			test_expandable_larger_than_reservation);
 	return g_test_run();
 }
