@@ -268,7 +268,7 @@ cca_replay_check_event(const CcaSnapshot *snap, const CcaEvent *ev, uint64_t ind
 	else if (pages && ((ev->addr | ev->size) & (CCA_PAGE_GRANULE - 1)) != 0)
 		what = "expandable segments map whole 2 MiB pages at 2 MiB boundaries";
 	else if (ev->size > CCA_REPLAY_MAX_BYTES)
-		what = "its size is more than 256 TiB (2^48 bytes), larger than any device";
+		what = "its size is 256 TiB (2^48 bytes) or more, larger than any device";
 	else if (ev->addr >= MAP_TOMB)
 		what = "its address is 2^64-1 or 2^64-2, which no device memory has";
 	else
@@ -446,8 +446,9 @@ window_clear(Window *w)
 	g_free(w->ring);
 }
 
-/* Checks EV, trace entry INDEX, as it is read: on its own, and a
- * segment_alloc against the segments live then. */
+/* Checks EV, trace entry INDEX, as it is read: on its own
+ * (cca_replay_check_event()), a segment_alloc against the segments live
+ * then, a segment_map/unmap against what the trace mapped and unmapped. */
 static gboolean
 window_check(Window *w, const CcaEvent *ev, uint64_t index, GError **error)
 {
@@ -973,7 +974,7 @@ replay_loop(Replay *r)
 		default: /* segment entries are outputs; snapshot entries nothing */
 			break;
 		}
-		if (G_UNLIKELY(cca_allocator_reserved(r->alloc) > CCA_REPLAY_MAX_BYTES)) {
+		if (G_UNLIKELY(cca_allocator_reserved(r->alloc) > CCA_REPLAY_MAX_RESERVED)) {
 			if (!r->error)
 				g_set_error(&r->error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
 					    "%s: event %" G_GUINT64_FORMAT
@@ -1127,7 +1128,7 @@ cca_replay_check_final_state(const CcaSnapshot *snap, int device, GError **error
 			return final_state_error(snap, i, error, "a segment of 0 bytes");
 		if (s->total_size > CCA_REPLAY_MAX_BYTES)
 			return final_state_error(snap, i, error,
-						 "more than 256 TiB (2^48 bytes), larger than "
+						 "256 TiB (2^48 bytes) or more, larger than "
 						 "any device");
 		if (s->address >= MAP_TOMB || s->total_size > MAP_TOMB - s->address)
 			return final_state_error(snap, i, error,

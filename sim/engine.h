@@ -23,13 +23,15 @@
 
 G_BEGIN_DECLS
 
-/* The most bytes one request, block or segment of a trace may have, and
- * the most the model may hold reserved at once: 2^48 = 256 TiB, a
- * thousand times the largest device made (a 288 GB accelerator) and well
- * inside every signed 64-bit statistic: a request rounds to at most 2^49
- * bytes, so no size rounds to 0 and no current or peak figure nears
- * 2^63.  Larger figures are no recording of a real program. */
-#define CCA_REPLAY_MAX_BYTES (UINT64_C(1) << 48)
+/* The most bytes one request, block or segment of a trace may have:
+ * 2^48 - 1; 256 TiB is a thousand times the largest device made (a 288 GB
+ * accelerator).  A request rounds to at most 2^48 bytes, so no size
+ * rounds to 0.  The model may hold at most CCA_REPLAY_MAX_RESERVED bytes
+ * reserved at once, so no current or peak statistic nears 2^63 (the
+ * cumulative ones saturate).  Larger figures are no recording of a real
+ * program. */
+#define CCA_REPLAY_MAX_BYTES ((UINT64_C(1) << 48) - 1)
+#define CCA_REPLAY_MAX_RESERVED (UINT64_C(1) << 48)
 
 /* Whether to rebuild the state at the trace's first event. */
 typedef enum {

@@ -49,7 +49,7 @@ typedef struct {
 } CcaStats;
 
 /* Adds AMOUNT (may be negative) to STAT as c10's update_stat does.  The
- * engine bounds what is live (CCA_REPLAY_MAX_BYTES), so current and peak
+ * engine bounds what is live (CCA_REPLAY_MAX_RESERVED), so current and peak
  * stay far from 2^63; the cumulative allocated and freed sums grow with
  * the trace's length and saturate at INT64_MAX rather than overflow. */
 static inline void
