@@ -391,7 +391,9 @@ void
 cca_allocator_free_block(CcaAllocator *a, CcaHandle h, bool deferred)
 {
 	CcaBlock *b = B(a, h);
-	g_return_if_fail(b->live && b->allocated);
+	/* callers free allocated blocks only (the engine refuses a trace
+	 * that frees a block twice before it gets here) */
+	g_assert(b->live && b->allocated);
 	b->allocated = false;
 	CcaStatType t = stat_type(b->is_small);
 	cca_stat_array_update(a->stats.allocation, t, -1);
@@ -555,6 +557,11 @@ try_allocate_expandable_block(CcaAllocator *a, AllocParams *p)
 	while (B(a, c)->size < p->size) {
 		uint64_t remaining = p->size - B(a, c)->size;
 		CcaHandle n = B(a, c)->next;
+		/* a request larger than a whole reservation (1 1/8 of the device
+		 * memory): torch's cuMemCreate fails before it runs off the
+		 * segment's end; a device without a capacity here does not */
+		if (n == CCA_NIL)
+			return CCA_NIL;
 		uint64_t want = remaining < B(a, n)->size ? remaining : B(a, n)->size;
 		if (!map_block(a, n, want))
 			return CCA_NIL;
@@ -1082,6 +1089,11 @@ cca_allocator_seed_mapped(CcaAllocator *a, uint64_t ptr, uint64_t size)
 		if (!b->live || b->set != CCA_SET_UNMAPPED || ptr < b->ptr ||
 		    ptr + size > b->ptr + b->size)
 			continue;
+		/* only whole pages of the reservation: map_block() rounds to
+		 * them, and would map a part of a page seeded here again */
+		const CcaExpandableSegment *seg = segment_of(a, h);
+		if ((ptr - seg->base) % seg->page != 0 || size % seg->page != 0)
+			return FALSE;
 		/* cut [ptr, ptr+size) out of the unmapped block, as mapped free
 		 * space (map_block without a device call or trace entry) */
 		pool_erase(a, h);

@@ -133,7 +133,8 @@ int cca_allocator_seed_reservation(CcaAllocator *alloc, uint64_t base, uint64_t 
 				   bool is_small);
 
 /* Marks [PTR, PTR+SIZE) of a seeded reservation as mapped, free memory
- * (whole pages); FALSE when no unmapped space of a reservation covers it. */
+ * (whole pages); FALSE when no unmapped space of a reservation covers it
+ * or it is not whole pages from the reservation's base. */
 gboolean cca_allocator_seed_mapped(CcaAllocator *alloc, uint64_t ptr, uint64_t size);
 
 void cca_allocator_seed_finish(CcaAllocator *alloc);

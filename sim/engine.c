@@ -20,6 +20,7 @@
 
 #include "engine.h"
 
+#include <stdarg.h>
 #include <string.h>
 
 #include "allocator.h"
@@ -39,7 +40,16 @@ typedef struct {
 
 #define MAP_EMPTY UINT64_MAX
 #define MAP_TOMB (UINT64_MAX - 1)
-#define HANDLE_FAILED (CCA_NIL - 1) /* an allocation that OOMed (--keep-going) */
+/* Values: a model handle (below HANDLE_FAILED), or HANDLE_FAILED for an
+ * allocation that OOMed (--keep-going); FREE_REQUESTED is set while the
+ * trace's free_requested of the block waits for its free_completed.
+ * map_get() answers CCA_NIL for an address it does not hold. */
+#define HANDLE_FAILED UINT32_C(0x7ffffffe)
+#define FREE_REQUESTED UINT32_C(0x80000000)
+#define HANDLE_OF(v) ((v) & ~FREE_REQUESTED)
+/* Expandable segments map and unmap whole pages of 2 MiB (small pool) or
+ * 20 MiB (large), in reservations aligned to the 2 MiB granularity. */
+#define CCA_PAGE_GRANULE (UINT64_C(2) << 20)
 
 static inline uint32_t
 map_hash(uint64_t key)
@@ -81,8 +91,8 @@ map_grow(AddrMap *m)
 	map_clear(&old);
 }
 
-/* Keys are trace addresses; UINT64_MAX and UINT64_MAX-1 never occur as
- * block addresses (they are not 512-aligned). */
+/* Keys are trace addresses; UINT64_MAX and UINT64_MAX-1 never occur:
+ * cca_replay_check_event() refuses them before any entry gets here. */
 static void
 map_put(AddrMap *m, uint64_t key, CcaHandle value)
 {
@@ -199,8 +209,11 @@ addresses_scan(RecordedAddresses *ra, const CcaSnapshot *snap, int device, GErro
 	g_autoptr(CcaEventCursor) cursor = cca_event_cursor_new(snap, device);
 	CcaEvent ev;
 	GError *local = NULL;
-	while (cca_event_cursor_next(cursor, &ev, &local))
+	for (uint64_t i = 0; cca_event_cursor_next(cursor, &ev, &local); i++) {
+		if (!cca_replay_check_event(snap, &ev, i, &local))
+			break;
 		addresses_note(ra, &ev);
+	}
 	if (local) {
 		g_propagate_error(error, local);
 		return FALSE;
@@ -226,11 +239,184 @@ trace_has_releases(const CcaSnapshot *snap, int device, gboolean *has, GError **
 	return TRUE;
 }
 
+/* ------------------------------------------------------ input checks */
+
+/* Does EV carry an address (not an oom's device_free or a snapshot)? */
+static inline bool
+has_address(const CcaEvent *ev)
+{
+	return ev->action != CCA_ACTION_OOM && ev->action != CCA_ACTION_SNAPSHOT;
+}
+
+gboolean
+cca_replay_check_event(const CcaSnapshot *snap, const CcaEvent *ev, uint64_t index, GError **error)
+{
+	bool addr = has_address(ev);
+	bool segment =
+		ev->action >= CCA_ACTION_SEGMENT_ALLOC && ev->action <= CCA_ACTION_SEGMENT_UNMAP;
+	bool pages = ev->action == CCA_ACTION_SEGMENT_MAP || ev->action == CCA_ACTION_SEGMENT_UNMAP;
+	if (G_LIKELY(ev->size <= CCA_REPLAY_MAX_BYTES &&
+		     (!addr || (ev->addr < MAP_TOMB && ev->size <= MAP_TOMB - ev->addr)) &&
+		     (!segment || ev->size > 0) &&
+		     (!pages || ((ev->addr | ev->size) & (CCA_PAGE_GRANULE - 1)) == 0)))
+		return TRUE;
+	if (ev->action == CCA_ACTION_SNAPSHOT)
+		return TRUE;
+	const char *what;
+	if (segment && ev->size == 0)
+		what = "a segment of 0 bytes";
+	else if (pages && ((ev->addr | ev->size) & (CCA_PAGE_GRANULE - 1)) != 0)
+		what = "expandable segments map whole 2 MiB pages at 2 MiB boundaries";
+	else if (ev->size > CCA_REPLAY_MAX_BYTES)
+		what = "its size is 256 TiB (2^48 bytes) or more, larger than any device";
+	else if (ev->addr >= MAP_TOMB)
+		what = "its address is 2^64-1 or 2^64-2, which no device memory has";
+	else
+		what = "its address range wraps past 2^64";
+	g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
+		    "%s: event %" G_GUINT64_FORMAT ": %s of %" G_GUINT64_FORMAT
+		    " bytes at 0x%" G_GINT64_MODIFIER "x: %s",
+		    snap->source, index, cca_action_name(ev->action), ev->size, ev->addr, what);
+	return FALSE;
+}
+
+/* One cudaMalloc segment the trace holds at this point of the replay. */
+typedef struct {
+	uint64_t address, size;
+} LiveSegment;
+
+/* Index of the first segment of SEGS (by address) at or above ADDR. */
+static guint
+segments_lower_bound(const GArray *segs, uint64_t addr)
+{
+	guint lo = 0, hi = segs->len;
+	while (lo < hi) {
+		guint mid = (lo + hi) / 2;
+		if (g_array_index(segs, LiveSegment, mid).address < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Adds [ADDR, ADDR+SIZE) to SEGS, or returns the segment it overlaps
+ * (NULL when none; then it was added). */
+static const LiveSegment *
+segments_add(GArray *segs, uint64_t addr, uint64_t size)
+{
+	guint i = segments_lower_bound(segs, addr);
+	if (i > 0) {
+		const LiveSegment *prev = &g_array_index(segs, LiveSegment, i - 1);
+		if (prev->address + prev->size > addr)
+			return prev;
+	}
+	if (i < segs->len) {
+		const LiveSegment *next = &g_array_index(segs, LiveSegment, i);
+		if (next->address < addr + size)
+			return next;
+	}
+	LiveSegment seg = {addr, size};
+	g_array_insert_val(segs, i, seg);
+	return NULL;
+}
+
+static void
+segments_remove(GArray *segs, uint64_t addr)
+{
+	guint i = segments_lower_bound(segs, addr);
+	if (i < segs->len && g_array_index(segs, LiveSegment, i).address == addr)
+		g_array_remove_index(segs, i);
+}
+
+/* Does any range of RANGES (LiveSegment, disjoint, by address) meet
+ * [A, B)? */
+static bool
+ranges_meet(const GArray *ranges, uint64_t a, uint64_t b)
+{
+	guint i = segments_lower_bound(ranges, a);
+	if (i > 0) {
+		const LiveSegment *prev = &g_array_index(ranges, LiveSegment, i - 1);
+		if (prev->address + prev->size > a)
+			return true;
+	}
+	return i < ranges->len && g_array_index(ranges, LiveSegment, i).address < b;
+}
+
+/* Takes [A, B) out of RANGES, splitting the ranges it cuts. */
+static void
+ranges_cut(GArray *ranges, uint64_t a, uint64_t b)
+{
+	guint i = segments_lower_bound(ranges, a);
+	if (i > 0)
+		i--;
+	while (i < ranges->len) {
+		LiveSegment *r = &g_array_index(ranges, LiveSegment, i);
+		uint64_t start = r->address, end = r->address + r->size;
+		if (start >= b)
+			break;
+		if (end <= a) {
+			i++;
+			continue;
+		}
+		if (start < a && end > b) { /* [A, B) lies inside: split in two */
+			r->size = a - start;
+			LiveSegment tail = {b, end - b};
+			g_array_insert_val(ranges, i + 1, tail);
+			return;
+		}
+		if (start < a) {
+			r->size = a - start;
+			i++;
+		} else if (end > b) {
+			r->address = b;
+			r->size = end - b;
+			return;
+		} else {
+			g_array_remove_index(ranges, i);
+		}
+	}
+}
+
+/* Adds [A, B), which meets none of RANGES, merging it with neighbours. */
+static void
+ranges_add(GArray *ranges, uint64_t a, uint64_t b)
+{
+	guint i = segments_lower_bound(ranges, a);
+	if (i > 0) {
+		LiveSegment *prev = &g_array_index(ranges, LiveSegment, i - 1);
+		if (prev->address + prev->size == a) {
+			prev->size += b - a;
+			if (i < ranges->len && g_array_index(ranges, LiveSegment, i).address == b) {
+				prev->size += g_array_index(ranges, LiveSegment, i).size;
+				g_array_remove_index(ranges, i);
+			}
+			return;
+		}
+	}
+	if (i < ranges->len && g_array_index(ranges, LiveSegment, i).address == b) {
+		LiveSegment *next = &g_array_index(ranges, LiveSegment, i);
+		next->address = a;
+		next->size += b - a;
+		return;
+	}
+	LiveSegment r = {a, b - a};
+	g_array_insert_val(ranges, i, r);
+}
+
 /* --------------------------------------------------- lookahead window */
 
 typedef struct {
 	CcaEventCursor *cursor;
-	RecordedAddresses *feed; /* notes recorded addresses as events are read */
+	const CcaSnapshot *snap;
+	/* the trace's cudaMalloc segments, live at the point read so far:
+	 * a segment_alloc over one of them is refused */
+	GArray *segments; /* LiveSegment, by address */
+	/* expandable memory the trace has mapped, and unmapped, so far
+	 * (ranges it has not touched are in neither): a segment_map of
+	 * mapped memory or a segment_unmap of unmapped memory is refused */
+	GArray *mapped, *unmapped; /* LiveSegment, by address */
+	RecordedAddresses *feed;   /* notes recorded addresses as events are read */
 	CcaEvent *ring;
 	uint32_t cap, head, len; /* ring of buffered events */
 	uint64_t position;	 /* index of ring[head] in the trace */
@@ -242,6 +428,10 @@ window_init(Window *w, const CcaSnapshot *snap, int device)
 {
 	memset(w, 0, sizeof *w);
 	w->cursor = cca_event_cursor_new(snap, device);
+	w->snap = snap;
+	w->segments = g_array_new(FALSE, FALSE, sizeof(LiveSegment));
+	w->mapped = g_array_new(FALSE, FALSE, sizeof(LiveSegment));
+	w->unmapped = g_array_new(FALSE, FALSE, sizeof(LiveSegment));
 	w->cap = 64;
 	w->ring = g_new(CcaEvent, w->cap);
 }
@@ -250,7 +440,51 @@ static void
 window_clear(Window *w)
 {
 	cca_event_cursor_free(w->cursor);
+	g_array_free(w->segments, TRUE);
+	g_array_free(w->mapped, TRUE);
+	g_array_free(w->unmapped, TRUE);
 	g_free(w->ring);
+}
+
+/* Checks EV, trace entry INDEX, as it is read: on its own
+ * (cca_replay_check_event()), a segment_alloc against the segments live
+ * then, a segment_map/unmap against what the trace mapped and unmapped. */
+static gboolean
+window_check(Window *w, const CcaEvent *ev, uint64_t index, GError **error)
+{
+	if (!cca_replay_check_event(w->snap, ev, index, error))
+		return FALSE;
+	if (ev->action == CCA_ACTION_SEGMENT_MAP || ev->action == CCA_ACTION_SEGMENT_UNMAP) {
+		bool map = ev->action == CCA_ACTION_SEGMENT_MAP;
+		GArray *to = map ? w->mapped : w->unmapped, *from = map ? w->unmapped : w->mapped;
+		uint64_t end = ev->addr + ev->size;
+		if (ranges_meet(to, ev->addr, end)) {
+			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+				    "%s: event %" G_GUINT64_FORMAT ": %s of %" G_GUINT64_FORMAT
+				    " bytes at 0x%" G_GINT64_MODIFIER "x: part of it is already %s",
+				    w->snap->source, index, cca_action_name(ev->action), ev->size,
+				    ev->addr, map ? "mapped" : "unmapped");
+			return FALSE;
+		}
+		ranges_cut(from, ev->addr, end);
+		ranges_add(to, ev->addr, end);
+	} else if (ev->action == CCA_ACTION_SEGMENT_FREE) {
+		segments_remove(w->segments, ev->addr);
+	} else if (ev->action == CCA_ACTION_SEGMENT_ALLOC) {
+		const LiveSegment *other = segments_add(w->segments, ev->addr, ev->size);
+		if (other) {
+			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+				    "%s: event %" G_GUINT64_FORMAT
+				    ": segment_alloc of %" G_GUINT64_FORMAT
+				    " bytes at 0x%" G_GINT64_MODIFIER
+				    "x overlaps the live segment of %" G_GUINT64_FORMAT
+				    " bytes at 0x%" G_GINT64_MODIFIER "x",
+				    w->snap->source, index, ev->size, ev->addr, other->size,
+				    other->address);
+			return FALSE;
+		}
+	}
+	return TRUE;
 }
 
 /* Makes event POSITION+K available; returns it or NULL past the end. */
@@ -271,12 +505,11 @@ window_peek(Window *w, uint32_t k, GError **error)
 		}
 		CcaEvent *slot = &w->ring[(w->head + w->len) % w->cap];
 		GError *local = NULL;
-		if (!cca_event_cursor_next(w->cursor, slot, &local)) {
+		if (!cca_event_cursor_next(w->cursor, slot, &local) ||
+		    !window_check(w, slot, w->position + w->len, &local)) {
 			w->at_end = TRUE;
-			if (local) {
+			if (local)
 				g_propagate_error(error, local);
-				return NULL;
-			}
 			return NULL;
 		}
 		if (w->feed)
@@ -539,6 +772,7 @@ replay_alloc(Replay *r, const CcaEvent *ev)
 		map_put(&r->live, ev->addr, HANDLE_FAILED);
 		return true;
 	}
+	g_assert(h < HANDLE_FAILED); /* a slab of 2^31 blocks would not fit in memory */
 	map_put(&r->live, ev->addr, h);
 	return true;
 }
@@ -566,39 +800,59 @@ replay_recorded_oom(Replay *r, const CcaEvent *ev)
 		cca_allocator_free_block(r->alloc, h, false);
 }
 
+/* A free_requested entry (trace entry INDEX): free, deferred unless its
+ * free_completed is the next entry.  A block whose free was requested
+ * and has not completed cannot be freed again: such a trace is refused
+ * (FALSE, r->error set), before the model sees it. */
 static gboolean
-replay_free_requested(Replay *r, const CcaEvent *ev)
+replay_free_requested(Replay *r, const CcaEvent *ev, uint64_t index)
 {
-	CcaHandle h = map_get(&r->live, ev->addr);
+	CcaHandle v = map_get(&r->live, ev->addr);
+	if (v != CCA_NIL && (v & FREE_REQUESTED)) {
+		if (!r->error)
+			g_set_error(&r->error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+				    "%s: event %" G_GUINT64_FORMAT
+				    ": free_requested of the block at 0x%" G_GINT64_MODIFIER
+				    "x, whose free was already requested and has not completed",
+				    r->snap->source, index, ev->addr);
+		return FALSE;
+	}
 	const CcaEvent *next = window_peek(&r->in, 0, &r->error);
 	bool immediate =
 		next && next->action == CCA_ACTION_FREE_COMPLETED && next->addr == ev->addr;
 	if (immediate)
 		window_pop(&r->in);
-	if (h == CCA_NIL || h == HANDLE_FAILED) {
-		if (h == CCA_NIL)
+	if (v == CCA_NIL || v == HANDLE_FAILED) {
+		if (v == CCA_NIL)
 			r->res->unknown_frees++;
-		if (immediate || h == HANDLE_FAILED)
+		else if (!immediate) /* its free_completed is still to come */
+			map_put(&r->live, ev->addr, HANDLE_FAILED | FREE_REQUESTED);
+		else
 			map_remove(&r->live, ev->addr);
 		return TRUE;
 	}
-	cca_allocator_free_block(r->alloc, h, !immediate);
+	/* unflagged: allocated, as only the engine frees a block it mapped */
+	cca_allocator_free_block(r->alloc, v, !immediate);
 	if (immediate)
 		map_remove(&r->live, ev->addr);
+	else
+		map_put(&r->live, ev->addr, v | FREE_REQUESTED);
 	return TRUE;
 }
 
 static void
 replay_free_completed(Replay *r, const CcaEvent *ev)
 {
-	CcaHandle h = map_get(&r->live, ev->addr);
-	if (h == CCA_NIL)
+	CcaHandle v = map_get(&r->live, ev->addr);
+	if (v == CCA_NIL)
 		return;
-	if (h != HANDLE_FAILED && cca_allocator_is_allocated(r->alloc, h))
+	CcaHandle h = HANDLE_OF(v);
+	if (h != HANDLE_FAILED && !(v & FREE_REQUESTED))
 		/* its free_requested was not recorded (skip_actions): the free
 		 * happened here, and completed at once */
 		cca_allocator_free_block(r->alloc, h, false);
 	else if (h != HANDLE_FAILED)
+		/* a no-op when the model already completed it (a synchronisation) */
 		cca_allocator_complete_free(r->alloc, h);
 	map_remove(&r->live, ev->addr);
 }
@@ -705,7 +959,7 @@ replay_loop(Replay *r)
 			go_on = replay_alloc(r, &ev);
 			break;
 		case CCA_ACTION_FREE_REQUESTED:
-			replay_free_requested(r, &ev);
+			go_on = replay_free_requested(r, &ev, r->in.position - 1);
 			break;
 		case CCA_ACTION_FREE_COMPLETED:
 			replay_free_completed(r, &ev);
@@ -718,6 +972,18 @@ replay_loop(Replay *r)
 			r->have_segment_alloc = true;
 			break;
 		default: /* segment entries are outputs; snapshot entries nothing */
+			break;
+		}
+		if (G_UNLIKELY(cca_allocator_reserved(r->alloc) > CCA_REPLAY_MAX_RESERVED)) {
+			if (!r->error)
+				g_set_error(&r->error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
+					    "%s: event %" G_GUINT64_FORMAT
+					    ": %s: the model holds %" G_GUINT64_FORMAT
+					    " bytes, more than 256 TiB (2^48 bytes), more than any "
+					    "device",
+					    r->snap->source, r->in.position - 1,
+					    cca_action_name(ev.action),
+					    cca_allocator_reserved(r->alloc));
 			break;
 		}
 		if (r->opt->observer)
@@ -823,6 +1089,83 @@ check_trace_exhausted(Replay *r)
 
 /* ------------------------------------------------------------ driver */
 
+static gint
+segment_index_order(gconstpointer a, gconstpointer b, gpointer data)
+{
+	const GArray *segs = data;
+	uint64_t x = g_array_index(segs, CcaSnapSegment, *(const guint *)a).address;
+	uint64_t y = g_array_index(segs, CcaSnapSegment, *(const guint *)b).address;
+	return x < y ? -1 : x > y;
+}
+
+static gboolean final_state_error(const CcaSnapshot *snap, guint i, GError **error, const char *fmt,
+				  ...) G_GNUC_PRINTF(4, 5);
+
+static gboolean
+final_state_error(const CcaSnapshot *snap, guint i, GError **error, const char *fmt, ...)
+{
+	va_list args;
+	va_start(args, fmt);
+	g_autofree char *what = g_strdup_vprintf(fmt, args);
+	va_end(args);
+	const CcaSnapSegment *s = &g_array_index(snap->segments, CcaSnapSegment, i);
+	g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+		    "%s: final segment %u (0x%" G_GINT64_MODIFIER "x, %" G_GUINT64_FORMAT
+		    " bytes): %s",
+		    snap->source, i, s->address, s->total_size, what);
+	return FALSE;
+}
+
+gboolean
+cca_replay_check_final_state(const CcaSnapshot *snap, int device, GError **error)
+{
+	g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint));
+	for (guint i = 0; i < snap->segments->len; i++) {
+		const CcaSnapSegment *s = &g_array_index(snap->segments, CcaSnapSegment, i);
+		if (s->device != device)
+			continue;
+		if (s->total_size == 0)
+			return final_state_error(snap, i, error, "a segment of 0 bytes");
+		if (s->total_size > CCA_REPLAY_MAX_BYTES)
+			return final_state_error(snap, i, error,
+						 "256 TiB (2^48 bytes) or more, larger than "
+						 "any device");
+		if (s->address >= MAP_TOMB || s->total_size > MAP_TOMB - s->address)
+			return final_state_error(snap, i, error,
+						 "its address range wraps past 2^64");
+		if (s->first_block > snap->blocks->len ||
+		    s->n_blocks > snap->blocks->len - s->first_block)
+			return final_state_error(snap, i, error, "its blocks are not in the table");
+		uint64_t at = s->address, end = s->address + s->total_size;
+		for (uint32_t k = 0; k < s->n_blocks; k++) {
+			const CcaSnapBlock *b =
+				&g_array_index(snap->blocks, CcaSnapBlock, s->first_block + k);
+			if (b->address < at || b->address >= end || b->size > end - b->address ||
+			    b->size == 0)
+				return final_state_error(
+					snap, i, error,
+					"block %u (0x%" G_GINT64_MODIFIER "x, %" G_GUINT64_FORMAT
+					" bytes) is not inside the segment after the block before it",
+					k, b->address, b->size);
+			at = b->address + b->size;
+		}
+		g_array_append_val(order, i);
+	}
+	g_array_sort_with_data(order, segment_index_order, snap->segments);
+	for (guint k = 1; k < order->len; k++) {
+		const CcaSnapSegment *prev = &g_array_index(snap->segments, CcaSnapSegment,
+							    g_array_index(order, guint, k - 1));
+		guint i = g_array_index(order, guint, k);
+		if (g_array_index(snap->segments, CcaSnapSegment, i).address <
+		    prev->address + prev->total_size)
+			return final_state_error(snap, i, error,
+						 "it overlaps the segment of %" G_GUINT64_FORMAT
+						 " bytes at 0x%" G_GINT64_MODIFIER "x",
+						 prev->total_size, prev->address);
+	}
+	return TRUE;
+}
+
 /* Does the final state hold any segment of DEVICE? */
 static gboolean
 device_has_segments(const CcaSnapshot *snap, int device)
@@ -898,10 +1241,14 @@ seed_start(Replay *r, const CcaStartState *start)
 	}
 	for (guint i = 0; i < start->segments->len; i++) {
 		const CcaStartSegment *s = &g_array_index(start->segments, CcaStartSegment, i);
-		if (!s->is_expandable)
+		if (!s->is_expandable) {
 			cca_allocator_seed_segment(r->alloc, s->address, s->size, s->stream,
 						   s->is_small);
-		else if (!cca_allocator_seed_mapped(r->alloc, s->address, s->size))
+			/* cca_rewind_start_state() refused overlapping ones */
+			const LiveSegment *other =
+				segments_add(r->in.segments, s->address, s->size);
+			g_assert(other == NULL);
+		} else if (!cca_allocator_seed_mapped(r->alloc, s->address, s->size))
 			res->start_expandable_missing = true;
 		res->start_segments++;
 	}
@@ -913,7 +1260,7 @@ seed_start(Replay *r, const CcaStartState *start)
 			res->start_blocks_unplaced++;
 			continue;
 		}
-		map_put(&r->live, b->address, h);
+		map_put(&r->live, b->address, b->pending ? h | FREE_REQUESTED : h);
 		res->start_blocks++;
 		res->start_live_bytes += b->size;
 	}
@@ -1005,6 +1352,8 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 			    snap->n_devices);
 		return FALSE;
 	}
+	if (!cca_replay_check_final_state(snap, opt->device, error))
+		return FALSE;
 	CcaSettings recorded;
 	cca_settings_init(&recorded);
 	recorded.pytorch_version = opt->pytorch_version ? opt->pytorch_version

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "allocator.h"
+#include "engine.h"
 
 #define SMALL_SEGMENT UINT64_C(2097152)
 #define GRANULE UINT64_C(2097152) /* expandable pages are multiples of it */
@@ -37,7 +38,25 @@ typedef struct {
 	GArray *freed_blocks;	    /* CcaStartBlock: pre-trace blocks freed in the trace */
 	GArray *freed_segments;	    /* CcaStartSegment: pre-trace segments freed in the trace */
 	GHashTable *pending; /* trace address → 1: free_requested, completion not yet seen */
+	/* trace address → 1 + the index of the entry that freed (or completed
+	 * the free of) a block live at the start */
+	GHashTable *freed_at;
+	/* address ranges of expandable memory some entry (or a final mapped
+	 * run) has touched: their granules are in `granules` already */
+	GArray *touched; /* TouchedRange, disjoint, by address, merged */
+	bool too_much;	 /* more than MAX_GRANULES granules touched */
 } Scan;
+
+typedef struct {
+	uint64_t start, end;
+} TouchedRange;
+
+/* The most expandable address space a trace may touch: 1 TiB (2^19
+ * granules), more than three times the memory of the largest device (a
+ * reservation spans 1 1/8 of it, and what is mapped at once is at most
+ * the memory); it bounds the rewind's work (about a second) and memory
+ * whatever the trace. */
+#define MAX_GRANULES (UINT32_C(1) << 19)
 
 static gint
 by_address(gconstpointer a, gconstpointer b, size_t offset)
@@ -59,10 +78,20 @@ block_order(gconstpointer a, gconstpointer b)
 	return by_address(a, b, G_STRUCT_OFFSET(CcaStartBlock, address));
 }
 
+/* Hash of a 64-bit address: g_int64_hash() folds the halves together,
+ * which leaves every multiple of 2 MiB (a granule, a block) with its low
+ * 21 bits zero and the table with long chains. */
+static guint
+address_hash(gconstpointer key)
+{
+	uint64_t v = *(const uint64_t *)key * UINT64_C(0x9e3779b97f4a7c15);
+	return (guint)(v >> 32);
+}
+
 static GHashTable *
 u64_set(void)
 {
-	return g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+	return g_hash_table_new_full(address_hash, g_int64_equal, g_free, NULL);
 }
 
 static void
@@ -77,8 +106,66 @@ set_has(GHashTable *set, uint64_t key)
 	return g_hash_table_contains(set, &key);
 }
 
+/* Records STATE and STREAM for every granule of [A, B) no earlier entry
+ * or final run touched.  Work is proportional to the new granules (each
+ * is recorded once) and the ranges [A, B) meets, not to B - A. */
 static void
-scan_event(Scan *scan, const CcaEvent *ev)
+touch_range(Scan *scan, uint64_t a, uint64_t b, guint state, uint64_t stream)
+{
+	GArray *t = scan->touched;
+	guint lo = 0, hi = t->len;
+	while (lo < hi) { /* first range ending at or after A */
+		guint mid = (lo + hi) / 2;
+		if (g_array_index(t, TouchedRange, mid).end < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	guint first = lo, i = lo;
+	uint64_t at = a;
+	while (at < b && !scan->too_much) {
+		if (i < t->len && g_array_index(t, TouchedRange, i).start <= at) {
+			at = MAX(at, g_array_index(t, TouchedRange, i).end);
+			i++;
+			continue;
+		}
+		uint64_t gap_end = i < t->len ? MIN(g_array_index(t, TouchedRange, i).start, b) : b;
+		if ((gap_end - at + GRANULE - 1) / GRANULE >
+		    MAX_GRANULES - g_hash_table_size(scan->granules)) {
+			scan->too_much = true; /* refused before any work */
+			return;
+		}
+		for (uint64_t g = at; g < gap_end; g += GRANULE) {
+			g_hash_table_insert(scan->granules, g_memdup2(&g, sizeof g),
+					    GUINT_TO_POINTER(state));
+			g_hash_table_insert(scan->granule_stream, g_memdup2(&g, sizeof g),
+					    g_memdup2(&stream, sizeof stream));
+		}
+		at = gap_end;
+	}
+	/* merge [A, B) with the ranges it meets or touches */
+	guint last = first;
+	uint64_t start = a, end = b;
+	while (last < t->len && g_array_index(t, TouchedRange, last).start <= b) {
+		start = MIN(start, g_array_index(t, TouchedRange, last).start);
+		end = MAX(end, g_array_index(t, TouchedRange, last).end);
+		last++;
+	}
+	if (last > first)
+		g_array_remove_range(t, first, last - first);
+	TouchedRange r = {start, end};
+	g_array_insert_val(t, first, r);
+}
+
+static void
+note_freed_at(Scan *scan, uint64_t addr, uint64_t index)
+{
+	g_hash_table_insert(scan->freed_at, g_memdup2(&addr, sizeof addr),
+			    g_memdup2(&(uint64_t){index + 1}, sizeof(uint64_t)));
+}
+
+static void
+scan_event(Scan *scan, const CcaEvent *ev, uint64_t index)
 {
 	switch (ev->action) {
 	case CCA_ACTION_ALLOC:
@@ -90,17 +177,22 @@ scan_event(Scan *scan, const CcaEvent *ev)
 					   .requested_size = ev->size,
 					   .stream = ev->stream};
 			g_array_append_val(scan->freed_blocks, b);
+			note_freed_at(scan, ev->addr, index);
 		}
 		set_add(scan->pending, ev->addr);
 		break;
 	case CCA_ACTION_FREE_COMPLETED:
-		if (!g_hash_table_remove(scan->pending, &ev->addr)) {
+		if (g_hash_table_remove(scan->pending, &ev->addr)) {
+			if (g_hash_table_contains(scan->freed_at, &ev->addr))
+				note_freed_at(scan, ev->addr, index); /* its free ends here */
+		} else {
 			/* freed before the trace began: it was pending at the start */
 			CcaStartBlock b = {.address = ev->addr,
 					   .requested_size = ev->size,
 					   .stream = ev->stream,
 					   .pending = true};
 			g_array_append_val(scan->freed_blocks, b);
+			note_freed_at(scan, ev->addr, index);
 		}
 		break;
 	case CCA_ACTION_SEGMENT_ALLOC:
@@ -110,25 +202,18 @@ scan_event(Scan *scan, const CcaEvent *ev)
 	case CCA_ACTION_SEGMENT_UNMAP:
 		/* the first map of a granule says it was unmapped at the start,
 		 * the first unmap that it was mapped */
-		for (uint64_t g = ev->addr; g < ev->addr + ev->size; g += GRANULE) {
-			if (!g_hash_table_contains(scan->granules, &g)) {
-				uint64_t *key = g_memdup2(&g, sizeof g);
-				g_hash_table_insert(
-					scan->granules, key,
-					GUINT_TO_POINTER(ev->action == CCA_ACTION_SEGMENT_MAP
-								 ? GRANULE_UNMAPPED_AT_START
-								 : GRANULE_MAPPED_AT_START));
-				g_hash_table_insert(scan->granule_stream, g_memdup2(&g, sizeof g),
-						    g_memdup2(&ev->stream, sizeof ev->stream));
-			}
-		}
+		touch_range(scan, ev->addr, ev->addr + ev->size,
+			    ev->action == CCA_ACTION_SEGMENT_MAP ? GRANULE_UNMAPPED_AT_START
+								 : GRANULE_MAPPED_AT_START,
+			    ev->stream);
 		break;
 	case CCA_ACTION_SEGMENT_FREE:
 		if (!g_hash_table_remove(scan->segments, &ev->addr)) {
 			CcaStartSegment s = {.address = ev->addr,
 					     .size = ev->size,
 					     .stream = ev->stream,
-					     .is_small = ev->size == SMALL_SEGMENT};
+					     .is_small = ev->size == SMALL_SEGMENT,
+					     .event = (int64_t)index};
 			g_array_append_val(scan->freed_segments, s);
 		}
 		break;
@@ -194,14 +279,8 @@ infer_sizes(CcaStartState *start, const CcaSettings *settings)
 static void
 note_final_run(Scan *scan, const CcaSnapSegment *s)
 {
-	for (uint64_t g = s->address; g < s->address + s->total_size; g += GRANULE) {
-		if (g_hash_table_contains(scan->granules, &g))
-			continue;
-		g_hash_table_insert(scan->granules, g_memdup2(&g, sizeof g),
-				    GUINT_TO_POINTER(GRANULE_MAPPED_AT_START));
-		g_hash_table_insert(scan->granule_stream, g_memdup2(&g, sizeof g),
-				    g_memdup2(&s->stream, sizeof s->stream));
-	}
+	touch_range(scan, s->address, s->address + s->total_size, GRANULE_MAPPED_AT_START,
+		    s->stream);
 }
 
 static gint
@@ -279,8 +358,9 @@ rebuild_reservations(Scan *scan, const CcaSnapshot *snap, int device, CcaStartSt
 				       GPOINTER_TO_UINT(g_hash_table_lookup(
 					       scan->granules, &g[e])) == GRANULE_MAPPED_AT_START)
 					e++;
-				CcaStartSegment seg = {g[k], (uint64_t)(e - k) * GRANULE, stream,
-						       res.is_small, true};
+				CcaStartSegment seg = {g[k],   (uint64_t)(e - k) * GRANULE,
+						       stream, res.is_small,
+						       true,   -1};
 				g_array_append_val(start->segments, seg);
 				k = e;
 			}
@@ -288,6 +368,43 @@ rebuild_reservations(Scan *scan, const CcaSnapshot *snap, int device, CcaStartSt
 		}
 	}
 	g_hash_table_destroy(by_stream);
+}
+
+/* The cudaMalloc segments of the start (SEGMENTS, by address) must not
+ * overlap: a segment_free of a segment the trace did not create names
+ * one, and so does each final segment it did not create. */
+static gboolean
+check_start_segments(const CcaSnapshot *snap, const GArray *segments, GError **error)
+{
+	const CcaStartSegment *prev = NULL;
+	for (guint i = 0; i < segments->len; i++) {
+		const CcaStartSegment *s = &g_array_index(segments, CcaStartSegment, i);
+		if (s->is_expandable)
+			continue;
+		if (prev &&
+		    (s->address < prev->address + prev->size || s->address == prev->address)) {
+			const CcaStartSegment *by = s->event >= 0 ? s : prev;
+			const CcaStartSegment *other = by == s ? prev : s;
+			if (by->event < 0) {
+				g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+					    "%s: final segment at 0x%" G_GINT64_MODIFIER
+					    "x overlaps the one at 0x%" G_GINT64_MODIFIER "x",
+					    snap->source, s->address, prev->address);
+				return FALSE;
+			}
+			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+				    "%s: event %" G_GINT64_FORMAT
+				    ": segment_free of %" G_GUINT64_FORMAT
+				    " bytes at 0x%" G_GINT64_MODIFIER
+				    "x overlaps the segment of %" G_GUINT64_FORMAT
+				    " bytes at 0x%" G_GINT64_MODIFIER "x live when the trace began",
+				    snap->source, by->event, by->size, by->address, other->size,
+				    other->address);
+			return FALSE;
+		}
+		prev = s;
+	}
+	return TRUE;
 }
 
 gboolean
@@ -301,18 +418,32 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 	Scan scan = {
 		.granules = u64_set(),
 		.granule_stream =
-			g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free),
+			g_hash_table_new_full(address_hash, g_int64_equal, g_free, g_free),
 		.live = u64_set(),
 		.segments = u64_set(),
 		.pending = u64_set(),
 		.freed_blocks = g_array_new(FALSE, FALSE, sizeof(CcaStartBlock)),
 		.freed_segments = g_array_new(FALSE, FALSE, sizeof(CcaStartSegment)),
+		.freed_at = g_hash_table_new_full(address_hash, g_int64_equal, g_free, g_free),
+		.touched = g_array_new(FALSE, FALSE, sizeof(TouchedRange)),
 	};
 	g_autoptr(CcaEventCursor) cursor = cca_event_cursor_new(snap, device);
 	CcaEvent ev;
 	GError *local = NULL;
-	while (cca_event_cursor_next(cursor, &ev, &local))
-		scan_event(&scan, &ev);
+	for (uint64_t i = 0; cca_event_cursor_next(cursor, &ev, &local); i++) {
+		/* the engine checks each entry too, but only as it replays */
+		if (!cca_replay_check_event(snap, &ev, i, &local))
+			break;
+		scan_event(&scan, &ev, i);
+		if (scan.too_much) {
+			g_set_error(&local, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
+				    "%s: event %" G_GUINT64_FORMAT
+				    ": %s: the trace touches more than 1 TiB of expandable "
+				    "address space",
+				    snap->source, i, cca_action_name(ev.action));
+			break;
+		}
+	}
 	gboolean ok = local == NULL;
 	if (!ok)
 		g_propagate_error(error, local);
@@ -326,9 +457,18 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 			/* a mapped run at the end: its granules no event touched
 			 * were mapped at the start too */
 			note_final_run(&scan, s);
+			if (scan.too_much) {
+				g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
+					    "%s: final segment %u (0x%" G_GINT64_MODIFIER
+					    "x): the trace touches more than 1 TiB of expandable "
+					    "address space",
+					    snap->source, i, s->address);
+				ok = FALSE;
+				break;
+			}
 		} else if (!set_has(scan.segments, s->address)) {
-			CcaStartSegment seg = {s->address, s->total_size, s->stream, s->is_small,
-					       false};
+			CcaStartSegment seg = {s->address,  s->total_size, s->stream,
+					       s->is_small, false,	   -1};
 			g_array_append_val(start->segments, seg);
 		}
 		for (uint32_t k = 0; k < s->n_blocks; k++) {
@@ -337,6 +477,20 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 			if (b->state == CCA_BLOCK_INACTIVE || set_has(scan.live, b->address) ||
 			    set_has(scan.pending, b->address))
 				continue;
+			const uint64_t *freed = g_hash_table_lookup(scan.freed_at, &b->address);
+			if (freed) {
+				/* the trace freed the block it found there and never
+				 * allocated one there again */
+				g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+					    "%s: event %" G_GUINT64_FORMAT
+					    ": the trace frees the block at 0x%" G_GINT64_MODIFIER
+					    "x (live when it began) and never allocates it again, "
+					    "but its final state has it %s",
+					    snap->source, *freed - 1, b->address,
+					    cca_block_state_name(b->state));
+				ok = FALSE;
+				break;
+			}
 			CcaStartBlock sb = {b->address,
 					    b->size,
 					    b->requested_size,
@@ -350,6 +504,8 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 	g_array_append_vals(start->segments, scan.freed_segments->data, scan.freed_segments->len);
 	g_array_append_vals(start->blocks, scan.freed_blocks->data, scan.freed_blocks->len);
 	g_array_sort(start->segments, segment_order);
+	if (ok)
+		ok = check_start_segments(snap, start->segments, error);
 	g_array_sort(start->blocks, block_order);
 	infer_sizes(start, settings);
 	for (guint i = 0; i < start->blocks->len; i++)
@@ -362,6 +518,8 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 	g_hash_table_destroy(scan.live);
 	g_hash_table_destroy(scan.segments);
 	g_hash_table_destroy(scan.pending);
+	g_hash_table_destroy(scan.freed_at);
+	g_array_free(scan.touched, TRUE);
 	g_array_free(scan.freed_blocks, TRUE);
 	g_array_free(scan.freed_segments, TRUE);
 	return ok;

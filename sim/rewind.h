@@ -25,6 +25,7 @@ typedef struct {
 	uint64_t stream;
 	bool is_small;
 	bool is_expandable;
+	int64_t event; /* the trace entry that frees it; -1: a final segment */
 } CcaStartSegment;
 
 /* A block that was live (allocated or pending a deferred free) when the

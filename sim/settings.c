@@ -43,6 +43,7 @@
 
 #include "json.h"
 #include "settings.h"
+#include "text.h"
 
 GQuark
 cca_settings_error_quark(void)
@@ -449,13 +450,15 @@ cca_tokens_u64(const CcaTokens *t, size_t i, uint64_t *out, GError **error)
 		return FALSE;
 	if (cca_stoull(tok, out, &overflow))
 		return TRUE;
+	g_autofree char *shown = cca_text_display(tok, -1, CCA_TEXT_DISPLAY_MAX);
 	if (overflow)
 		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
-			    "Integer '%s' at index %zu in ConfigTokenizer is out of range", tok, i);
+			    "Integer '%s' at index %zu in ConfigTokenizer is out of range", shown,
+			    i);
 	else
 		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
 			    "Expected an integer at index %zu in ConfigTokenizer but got '%s'", i,
-			    tok);
+			    shown);
 	return FALSE;
 }
 
@@ -471,15 +474,17 @@ cca_tokens_double(const CcaTokens *t, size_t i, double *out, GError **error)
 		return FALSE;
 	errno = 0;
 	*out = g_ascii_strtod(tok, &end);
-	if (end == tok) {
-		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
-			    "Expected a number at index %zu in ConfigTokenizer but got '%s'", i,
-			    tok);
-		return FALSE;
-	}
-	if (errno == ERANGE) {
-		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
-			    "Number '%s' at index %zu in ConfigTokenizer is out of range", tok, i);
+	if (end == tok || errno == ERANGE) {
+		g_autofree char *shown = cca_text_display(tok, -1, CCA_TEXT_DISPLAY_MAX);
+		if (end == tok)
+			g_set_error(
+				error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+				"Expected a number at index %zu in ConfigTokenizer but got '%s'", i,
+				shown);
+		else
+			g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+				    "Number '%s' at index %zu in ConfigTokenizer is out of range",
+				    shown, i);
 		return FALSE;
 	}
 	return TRUE;
@@ -497,9 +502,10 @@ cca_tokens_bool(const CcaTokens *t, size_t i, bool *out, GError **error)
 		*out = tok[0] == 'T';
 		return TRUE;
 	}
+	g_autofree char *shown = cca_text_display(tok, -1, CCA_TEXT_DISPLAY_MAX);
 	g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
 		    "Expected 'True' or 'False' at index %zu in ConfigTokenizer but got '%s'", i,
-		    tok);
+		    shown);
 	return FALSE;
 }
 
@@ -707,13 +713,14 @@ cca_knob_parse(const CcaKnob *knob, CcaSettings *s, const CcaTokens *t, size_t *
 static gboolean
 cca_unknown_key(const char *key, CcaKnobPass pass, uint32_t version, GError **error)
 {
+	g_autofree char *shown = cca_text_display(key, -1, CCA_TEXT_DISPLAY_MAX);
 	if (version < 209) {
 		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_UNKNOWN_KEY,
-			    "Unrecognized CachingAllocator option: %s", key);
+			    "Unrecognized CachingAllocator option: %s", shown);
 		return FALSE;
 	}
 	g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_UNKNOWN_KEY,
-		    "Unrecognized key '%s' in %s allocator config.", key,
+		    "Unrecognized key '%s' in %s allocator config.", shown,
 		    pass == CCA_PASS_CUDA ? "CUDA" : "Accelerator");
 	return FALSE;
 }
@@ -966,6 +973,40 @@ cca_settings_apply_dict(CcaSettings *s, const CcaRecordedSettings *r)
 		s->graph_capture_record_stream_reuse = r->graph_capture_record_stream_reuse;
 }
 
+/* The dict's values the string's parse does not vouch for, by the rules
+ * PyTorch 2.11's parser enforces on every value it accepts (a recording
+ * holds only values it accepted, so any other is an inconsistent
+ * snapshot, refused with PyTorch's message):
+ * - garbage_collection_threshold is 0 (unset) or in (0, 1): NaN and
+ *   infinities fail "garbage_collect_threshold is invalid ...";
+ * - every roundup_power2_divisions entry is 0 (off) or a power of two:
+ *   parseRoundUpPower2Divisions checks llvm::isPowerOf2_64 for the
+ *   scalar form and "0 or a power of 2" for the list form. */
+static gboolean
+cca_settings_check_dict(const CcaRecordedSettings *r, GError **error)
+{
+	double t = r->garbage_collection_threshold;
+	if (!(t == 0.0 || (t > 0.0 && t < 1.0))) {
+		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+			    "garbage_collection_threshold %g: garbage_collect_threshold is "
+			    "invalid, set it in (0.0, 1.0)",
+			    t);
+		return FALSE;
+	}
+	for (size_t j = 0; j < CCA_ROUNDUP_INTERVALS; j++) {
+		uint32_t d = r->roundup_power2_divisions[j];
+		if (d != 0 && !cca_is_pow2(d)) {
+			g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+				    "roundup_power2_divisions %u for sizes from %" PRIu64
+				    " MiB: For roundups, the divisions has to be power of 2 or 0 "
+				    "to disable roundup",
+				    d, (uint64_t)1 << j);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
 gboolean
 cca_settings_from_recorded(CcaSettings *settings, const CcaRecordedSettings *recorded,
 			   GError **error)
@@ -979,6 +1020,8 @@ cca_settings_from_recorded(CcaSettings *settings, const CcaRecordedSettings *rec
 		return TRUE;
 	}
 	if (!cca_settings_parse(settings, recorded->conf, error))
+		return FALSE;
+	if (!cca_settings_check_dict(recorded, error))
 		return FALSE;
 	cca_settings_apply_dict(settings, recorded);
 	return TRUE;

@@ -102,7 +102,11 @@ gboolean cca_settings_validate(const CcaSettings *settings, GError **error);
  * against it; where they disagree the dict wins (it is what the allocator
  * actually used).  With no recorded settings (NULL or !present), the
  * defaults.  SETTINGS as for cca_settings_parse().  Returns FALSE with
- * ERROR when the recorded string does not parse. */
+ * ERROR (one line; tokens shown through cca_text_display()) when the
+ * recorded string does not parse, or when the dict holds a value PyTorch
+ * 2.11's parser never accepts (a garbage_collection_threshold outside
+ * {0} u (0, 1), NaN included; a roundup_power2_divisions entry neither 0
+ * nor a power of two): the message names the key. */
 gboolean cca_settings_from_recorded(CcaSettings *settings, const CcaRecordedSettings *recorded,
 				    GError **error);
 

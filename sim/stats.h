@@ -49,17 +49,20 @@ typedef struct {
 	int64_t max_split_size; /* -1 when unlimited */
 } CcaStats;
 
-/* Adds AMOUNT (may be negative) to STAT as c10's update_stat does. */
+/* Adds AMOUNT (may be negative) to STAT as c10's update_stat does.  The
+ * engine bounds what is live (CCA_REPLAY_MAX_RESERVED), so current and peak
+ * stay far from 2^63; the cumulative allocated and freed sums grow with
+ * the trace's length and saturate at INT64_MAX rather than overflow. */
 static inline void
 cca_stat_update(CcaStat *stat, int64_t amount)
 {
 	stat->current += amount;
 	if (stat->current > stat->peak)
 		stat->peak = stat->current;
-	if (amount > 0)
-		stat->allocated += amount;
-	else
-		stat->freed -= amount;
+	int64_t *sum = amount > 0 ? &stat->allocated : &stat->freed;
+	int64_t add = amount > 0 ? amount : -amount;
+	if (G_UNLIKELY(__builtin_add_overflow(*sum, add, sum)))
+		*sum = INT64_MAX;
 }
 
 /* Updates ARRAY[all] and ARRAY[pool] by AMOUNT. */

@@ -75,3 +75,10 @@ EXTRA_DIST += tests/test-io.sh
 # Option checks and what messages show (issue #11).
 TESTS += tests/test-options.sh tests/test-messages.sh
 EXTRA_DIST += tests/test-options.sh tests/test-messages.sh
+# Traces that would break the model's invariants (issue 11).
+check_PROGRAMS += tests/test-validate
+TESTS += tests/test-validate
+tests_test_validate_SOURCES = tests/test-validate.c
+tests_test_validate_LDADD = libccasim.a $(CCASIM_LIBS)
+TESTS += tests/test-validate-cli.sh
+EXTRA_DIST += tests/test-validate-cli.sh

@@ -148,7 +148,8 @@ fuzz_replay(const CcaSnapshot *snap)
 				options.device_memory = (uint64_t)1 << 30;
 				options.capacity_set = true;
 			}
-			(void)cca_replay_run(snap, &options, &result, &error);
+			if (!cca_replay_run(snap, &options, &result, &error) && error == NULL)
+				abort(); /* FALSE without an error */
 			cca_replay_result_clear(&result);
 		}
 	}
