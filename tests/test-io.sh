@@ -176,12 +176,12 @@ else
 	if command -v strace >/dev/null && strace -o /dev/null true 2>/dev/null; then
 		# A sanitizer build maps terabytes of shadow memory at start-up:
 		# count the big mappings beyond those of a run that reads nothing.
-		big='/mmap\(/ && $2 + 0 >= 1073741824 { n++ } END { print n + 0 }'
+		bigmaps='/mmap\(/ && $2 + 0 >= 1073741824 { n++ } END { print n + 0 }'
 		strace -f -e trace=mmap -o "$scratch/trace0" "$ccasim" --version >/dev/null 2>&1
 		run 1 strace -f -e trace=mmap,brk -o "$scratch/trace" "$ccasim" info \
 			"$scratch/isize.gz" &&
-			[ "$(awk -F', ' "$big" "$scratch/trace")" -le \
-				"$(awk -F', ' "$big" "$scratch/trace0")" ]
+			[ "$(awk -F', ' "$bigmaps" "$scratch/trace")" -le \
+				"$(awk -F', ' "$bigmaps" "$scratch/trace0")" ]
 		report $? "a gzip size trailer of 4 GiB reserves no memory"
 	else
 		skip "a gzip size trailer of 4 GiB reserves no memory" "no strace"
@@ -223,5 +223,19 @@ report $? "a pickle through a pipe (plain or xz) still loads"
 
 run 1 "$ccasim" info "$scratch" && one_line && grep -q 'is a directory' "$scratch/err"
 report $? "a directory as input is refused"
+
+# A compressed msgpack trace replays in bounded memory, as the plain one
+# does: its decompressed bytes are never held whole (peak RSS well under
+# the 56 MB the 2 M-event trace inflates to).
+if [ -f "$big" ] && command -v gzip >/dev/null; then
+	gzip -1 -c "$big" >"$big.gz"
+	run 0 env CCASIM_MEMORY_REPORT=1 "$ccasim" replay "$big.gz" &&
+		hwm=$(sed -n 's/^memory: VmHWM:[[:space:]]*\([0-9]*\).*/\1/p' "$scratch/err") &&
+		size=$(($(wc -c <"$big") / 1024)) &&
+		[ -n "$hwm" ] && [ "$hwm" -lt $((size / 2)) ]
+	report $? "a gzip'd 2 M-event msgpack trace replays in under half its size (${hwm:-?} KiB of ${size:-?})"
+else
+	skip "a gzip'd msgpack trace replays in bounded memory" "no gen-trace or gzip"
+fi
 
 tap_done
