@@ -15,8 +15,8 @@
 #include <stdint.h>
 
 #include "device.h"
+#include "event.h"
 #include "settings.h"
-#include "snapshot.h"
 #include "stats.h"
 
 G_BEGIN_DECLS

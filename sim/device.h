@@ -13,8 +13,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "snapshot.h"
-
 G_BEGIN_DECLS
 
 typedef struct CcaDevice CcaDevice;

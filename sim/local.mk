@@ -1,7 +1,7 @@
 # sim/: the core library shared by the CLI, the tests, the fuzzers and gpu/.
 noinst_LIBRARIES += libccasim.a
 libccasim_a_SOURCES = \
-	%D%/snapshot.h %D%/snapshot.c \
+	%D%/event.h %D%/snapshot.h %D%/snapshot.c \
 	%D%/input.h %D%/input.c \
 	%D%/pickle.h %D%/pickle.c \
 	%D%/snapshot_pickle.c \

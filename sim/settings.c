@@ -43,6 +43,7 @@
 
 #include "json.h"
 #include "settings.h"
+#include "snapshot.h"
 #include "text.h"
 
 GQuark
