@@ -22,12 +22,7 @@
 
 #include "block.h"
 #include "pool.h"
-
-#define K_MIN_BLOCK_SIZE UINT64_C(512)
-#define K_SMALL_SIZE UINT64_C(1048576)
-#define K_SMALL_BUFFER UINT64_C(2097152)
-#define K_MIN_LARGE_ALLOC UINT64_C(10485760)
-#define K_ROUND_LARGE UINT64_C(2097152)
+#include "pytorch.h"
 
 typedef struct {
 	CcaTree blocks;	  /* free mapped blocks, (stream, size, ptr) */
@@ -216,25 +211,21 @@ cca_allocator_round_size(const CcaAllocator *a, uint64_t size)
 uint64_t
 cca_round_size(const CcaSettings *settings, uint64_t size)
 {
-	if (size < K_MIN_BLOCK_SIZE)
-		return K_MIN_BLOCK_SIZE;
+	if (size < CCA_MIN_BLOCK_SIZE)
+		return CCA_MIN_BLOCK_SIZE;
 	uint32_t divisions = cca_settings_roundup_divisions(settings, size);
 	/* before 2.4 one division (divisions > 0) already rounded up to the
 	 * next power of two */
 	uint32_t least = settings->pytorch_version && settings->pytorch_version < 204 ? 0 : 1;
-	if (divisions > least && size > K_MIN_BLOCK_SIZE * divisions)
+	if (divisions > least && size > CCA_MIN_BLOCK_SIZE * divisions)
 		return roundup_power2_next_division(size, divisions);
-	return K_MIN_BLOCK_SIZE * ((size + K_MIN_BLOCK_SIZE - 1) / K_MIN_BLOCK_SIZE);
+	return cca_pytorch_round_min_block(size);
 }
 
 static uint64_t
 allocation_size(const CcaAllocator *a, uint64_t size)
 {
-	if (size <= K_SMALL_SIZE)
-		return K_SMALL_BUFFER;
-	if (size < K_MIN_LARGE_ALLOC)
-		return a->settings.large_segment_size;
-	return K_ROUND_LARGE * ((size + K_ROUND_LARGE - 1) / K_ROUND_LARGE);
+	return cca_pytorch_segment_size(size, a->settings.large_segment_size);
 }
 
 uint64_t
@@ -484,13 +475,12 @@ find_expandable_block(CcaAllocator *a, AllocParams *p)
 			return c;
 	}
 	CcaExpandableSegment seg = {
-		.page = pool->is_small ? K_SMALL_BUFFER : a->settings.large_segment_size,
+		.page = cca_pytorch_expandable_page(pool->is_small, a->settings.large_segment_size),
 		.stream = p->stream,
 		.is_small = pool->is_small,
 		.live = true,
 	};
-	uint64_t address_space = a->device->total_memory + a->device->total_memory / 8;
-	seg.size = seg.page * ((address_space + seg.page - 1) / seg.page);
+	seg.size = cca_pytorch_reservation_size(a->device->total_memory, seg.page);
 	seg.base = a->device->ops->reserve(a->device, seg.size, p->stream);
 	g_array_append_val(a->expandable, seg);
 	CcaHandle h = block_new(a, seg.base, seg.size, p->stream, pool_index(a, pool));
@@ -795,10 +785,8 @@ static bool
 should_split(const CcaAllocator *a, CcaHandle h, uint64_t size)
 {
 	const CcaBlock *b = B(a, h);
-	uint64_t remaining = b->size - size;
-	if (b->is_small || a->settings.expandable_segments)
-		return remaining >= K_MIN_BLOCK_SIZE;
-	return size < a->settings.max_split_size && remaining > K_SMALL_SIZE;
+	return cca_pytorch_should_split(b->is_small, a->settings.expandable_segments, size,
+					b->size - size, a->settings.max_split_size);
 }
 
 static CcaHandle
@@ -859,7 +847,7 @@ init_params_in(const CcaAllocator *a, AllocParams *p, uint64_t orig_size, uint64
 	p->size = cca_allocator_round_size(a, orig_size);
 	p->alloc_size = allocation_size(a, p->size);
 	p->stream = stream;
-	p->pool = (CcaPool *)&a->pools[2 * mempool + (p->size <= K_SMALL_SIZE ? 0 : 1)];
+	p->pool = (CcaPool *)&a->pools[2 * mempool + (cca_pytorch_is_small(p->size) ? 0 : 1)];
 	p->block = CCA_NIL;
 }
 
@@ -1066,13 +1054,12 @@ cca_allocator_seed_reservation(CcaAllocator *a, uint64_t base, uint64_t stream, 
 {
 	CcaExpandableSegment seg = {
 		.base = base,
-		.page = is_small ? K_SMALL_BUFFER : a->settings.large_segment_size,
+		.page = cca_pytorch_expandable_page(is_small, a->settings.large_segment_size),
 		.stream = stream,
 		.is_small = is_small,
 		.live = true,
 	};
-	uint64_t address_space = a->device->total_memory + a->device->total_memory / 8;
-	seg.size = seg.page * ((address_space + seg.page - 1) / seg.page);
+	seg.size = cca_pytorch_reservation_size(a->device->total_memory, seg.page);
 	g_array_append_val(a->expandable, seg);
 	CcaHandle h = block_new(a, base, seg.size, stream, is_small ? 0 : 1);
 	B(a, h)->mapped = false;
@@ -1446,10 +1433,7 @@ cca_allocator_explain_request(const CcaAllocator *a, uint64_t orig_size, uint64_
 	memset(why, 0, sizeof *why);
 	why->orig_size = orig_size;
 	why->size = p.size;
-	why->size_512 = orig_size < K_MIN_BLOCK_SIZE
-				? K_MIN_BLOCK_SIZE
-				: K_MIN_BLOCK_SIZE *
-					  ((orig_size + K_MIN_BLOCK_SIZE - 1) / K_MIN_BLOCK_SIZE);
+	why->size_512 = cca_pytorch_round_min_block(orig_size);
 	why->alloc_size = p.alloc_size;
 	why->stream = stream;
 	why->small_pool = p.pool->is_small;

@@ -6,7 +6,7 @@ libccasim_a_SOURCES = \
 	%D%/pickle.h %D%/pickle.c \
 	%D%/snapshot_pickle.c \
 	%D%/trace.h %D%/trace.c \
-	%D%/settings.h %D%/settings.c \
+	%D%/pytorch.h %D%/settings.h %D%/settings.c \
 	%D%/stats.h %D%/stats.c \
 	%D%/device.h %D%/simdevice.c %D%/driverva.h %D%/driverva.c \
 	%D%/allocator.h %D%/allocator.c %D%/block.h %D%/pool.h %D%/pool.c \

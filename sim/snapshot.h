@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "event.h"
+#include "pytorch.h"
 
 G_BEGIN_DECLS
 
@@ -75,7 +76,8 @@ typedef struct CcaRecordedSettings {
 	bool pinned_use_cuda_host_register;
 	bool graph_capture_record_stream_reuse;
 	bool has_graph_capture_record_stream_reuse;
-	uint32_t roundup_power2_divisions[16]; /* index i = sizes [2^(20+i), 2^(21+i)) */
+	uint32_t roundup_power2_divisions[CCA_ROUNDUP_INTERVALS]; /* index i = sizes [2^(20+i),
+								     2^(21+i)) */
 } CcaRecordedSettings;
 
 /* Where the snapshot came from. */
