@@ -83,6 +83,33 @@ B(const CcaAllocator *a, CcaHandle h)
 	return &a->slab[h];
 }
 
+/* Debug builds (--enable-debug, CCA_DEBUG) check what the public functions
+ * are given with CCA_ASSERT and the allocator's invariants after every
+ * operation that changes its state, aborting on the first broken one;
+ * other builds compile both away. */
+#ifdef CCA_DEBUG
+#define CCA_ASSERT(expr) g_assert(expr)
+
+static void
+debug_check(const CcaAllocator *a, const char *operation)
+{
+	g_autoptr(GString) why = g_string_new(NULL);
+	if (!cca_allocator_check_invariants(a, why))
+		g_error("allocator invariant broken after %s: %s", operation, why->str);
+}
+#define CCA_CHECK_INVARIANTS(a, operation) debug_check((a), (operation))
+#else
+#define CCA_ASSERT(expr) ((void)0)
+#define CCA_CHECK_INVARIANTS(a, operation) ((void)0)
+#endif
+
+/* H names a block of the slab that is live (not deleted). */
+static inline bool
+handle_valid(const CcaAllocator *a, CcaHandle h)
+{
+	return h < a->slab_len && B(a, h)->live;
+}
+
 static CcaHandle
 block_new(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_t stream, uint8_t pool)
 {
@@ -381,6 +408,7 @@ free_block_now(CcaAllocator *a, CcaHandle h)
 void
 cca_allocator_free_block(CcaAllocator *a, CcaHandle h, bool deferred)
 {
+	CCA_ASSERT(handle_valid(a, h));
 	CcaBlock *b = B(a, h);
 	/* callers free allocated blocks only (the engine refuses a trace
 	 * that frees a block twice before it gets here) */
@@ -398,6 +426,7 @@ cca_allocator_free_block(CcaAllocator *a, CcaHandle h, bool deferred)
 	} else {
 		free_block_now(a, h);
 	}
+	CCA_CHECK_INVARIANTS(a, "free");
 }
 
 static void
@@ -413,11 +442,13 @@ remove_pending(CcaAllocator *a, CcaHandle h)
 void
 cca_allocator_complete_free(CcaAllocator *a, CcaHandle h)
 {
+	CCA_ASSERT(h < a->slab_len);
 	if (!cca_allocator_is_pending(a, h))
 		return;
 	remove_pending(a, h);
 	B(a, h)->event_count = 0;
 	free_block_now(a, h);
+	CCA_CHECK_INVARIANTS(a, "complete_free");
 }
 
 bool
@@ -671,6 +702,7 @@ void
 cca_allocator_empty_cache(CcaAllocator *a)
 {
 	release_cached_blocks(a);
+	CCA_CHECK_INVARIANTS(a, "empty_cache");
 }
 
 static bool
@@ -876,12 +908,15 @@ cca_allocator_malloc_in(CcaAllocator *a, uint64_t orig_size, uint64_t stream, ui
 			(release_available_cached_blocks(a, &p) && alloc_block(a, &p, false)) ||
 			(release_cached_blocks(a) && alloc_block(a, &p, true));
 	}
-	if (!found) {
+	CcaHandle h = CCA_NIL;
+	if (found) {
+		h = alloc_found_block(a, &p);
+	} else {
 		a->stats.num_ooms++;
 		emit(a, CCA_ACTION_OOM, a->device->ops->free_memory(a->device), p.size, stream);
-		return CCA_NIL;
 	}
-	return alloc_found_block(a, &p);
+	CCA_CHECK_INVARIANTS(a, "malloc");
+	return h;
 }
 
 bool
@@ -955,6 +990,7 @@ cca_allocator_new(const CcaSettings *settings, const CcaLimits *limits, CcaDevic
 	}
 	a->stats.max_split_size =
 		settings->max_split_size == UINT64_MAX ? -1 : (int64_t)settings->max_split_size;
+	CCA_CHECK_INVARIANTS(a, "new");
 	return a;
 }
 
@@ -992,6 +1028,7 @@ cca_allocator_allowed_maximum(const CcaAllocator *a)
 uint64_t
 cca_allocator_block_address(const CcaAllocator *a, CcaHandle h)
 {
+	CCA_ASSERT(handle_valid(a, h));
 	return B(a, h)->ptr;
 }
 
@@ -1047,6 +1084,7 @@ cca_allocator_seed_segment(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_
 	cca_stat_array_update(a->stats.reserved_bytes, t, (int64_t)size);
 	if (size >= a->settings.max_split_size)
 		cca_stat_update(&a->stats.oversize_segments, 1);
+	CCA_CHECK_INVARIANTS(a, "seed_segment");
 }
 
 int
@@ -1065,6 +1103,7 @@ cca_allocator_seed_reservation(CcaAllocator *a, uint64_t base, uint64_t stream, 
 	B(a, h)->mapped = false;
 	B(a, h)->expandable = (int32_t)a->expandable->len - 1;
 	pool_insert_unmapped(a, h);
+	CCA_CHECK_INVARIANTS(a, "seed_reservation");
 	return (int)a->expandable->len - 1;
 }
 
@@ -1123,6 +1162,7 @@ cca_allocator_seed_mapped(CcaAllocator *a, uint64_t ptr, uint64_t size)
 		a->total_reserved += size;
 		cca_stat_array_update(a->stats.reserved_bytes, stat_type(B(a, h)->is_small),
 				      (int64_t)size);
+		CCA_CHECK_INVARIANTS(a, "seed_mapped");
 		return TRUE;
 	}
 	return FALSE;
@@ -1208,6 +1248,7 @@ cca_allocator_seed_block(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_t 
 	cca_stat_array_update(a->stats.active, t, 1);
 	cca_stat_array_update(a->stats.active_bytes, t, (int64_t)size);
 	cca_stat_array_update(a->stats.requested_bytes, t, (int64_t)requested);
+	CCA_CHECK_INVARIANTS(a, "seed_block");
 	return h;
 }
 
@@ -1246,6 +1287,7 @@ cca_allocator_seed_finish(CcaAllocator *a)
 			stat_restart(&arrays[i][t]);
 	stat_restart(&st->oversize_allocations);
 	stat_restart(&st->oversize_segments);
+	CCA_CHECK_INVARIANTS(a, "seed_finish");
 }
 
 /* ------------------------------------------------------------ state view */
