@@ -17,7 +17,6 @@
 #include "cudautil.h"
 #include "json.h"
 
-#define MIB UINT64_C(1048576)
 
 /* Times one cudaMalloc/cudaFree pair of SIZE bytes; FALSE on an error. */
 static gboolean
@@ -88,7 +87,7 @@ static gboolean
 calibrate_size(const CcaVmm *vmm, uint64_t mb, unsigned reps, CcaCalibrationRow *row,
 	       GError **error)
 {
-	uint64_t size = mb * MIB;
+	uint64_t size = mb * CCA_MIB;
 	double *m = g_new(double, reps), *f = g_new(double, reps);
 	double *mp = g_new(double, reps), *up = g_new(double, reps);
 	double ignored_a, ignored_b;
@@ -100,7 +99,7 @@ calibrate_size(const CcaVmm *vmm, uint64_t mb, unsigned reps, CcaCalibrationRow 
 	row->free_us = ok ? cca_median(f, reps) : 0.0;
 	row->map_us = row->unmap_us = -1.0;
 	row->page_mb = mb >= 20 ? 20 : 2;
-	uint64_t page = row->page_mb * MIB, n = (size + page - 1) / page;
+	uint64_t page = row->page_mb * CCA_MIB, n = (size + page - 1) / page;
 	CUdeviceptr va = 0;
 	if (ok && vmm && vmm->address_reserve(&va, n * page, 0, 0, 0) == CUDA_SUCCESS) {
 		ok = time_map(vmm, va, page, n, &ignored_a, &ignored_b, error);
@@ -164,11 +163,11 @@ cca_calibrate(int ordinal, const uint64_t *sizes_mb, size_t n_sizes, unsigned re
 		if (cca_cuda_used(&used, &total))
 			free_mem = total - used;
 		/* the map test holds as much again as cudaMalloc at most */
-		if (sizes_mb[i] * MIB + 64 * MIB > free_mem) {
+		if (sizes_mb[i] * CCA_MIB + 64 * CCA_MIB > free_mem) {
 			fprintf(stderr,
 				"ccasim gpu calibrate: skipping %" G_GUINT64_FORMAT
 				" MiB: only %" G_GUINT64_FORMAT " MiB free\n",
-				sizes_mb[i], free_mem / MIB);
+				sizes_mb[i], free_mem / CCA_MIB);
 			continue;
 		}
 		CcaCalibrationRow row;

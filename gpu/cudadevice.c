@@ -23,8 +23,6 @@
 
 #include "cudautil.h"
 
-#define CCA_SMALL_PAGE UINT64_C(2097152)  /* small-pool expandable page */
-#define CCA_LARGE_PAGE UINT64_C(20971520) /* default large_segment_size */
 
 typedef struct {
 	uint64_t base;
@@ -196,12 +194,12 @@ reservation_of(CudaDevice *cd, uint64_t ptr)
 static uint64_t
 reservation_page(const CudaDevice *cd, uint64_t size)
 {
-	uint64_t total = cd->base.total_memory, space = total + total / 8;
-	uint64_t large = cd->cfg.large_page ? cd->cfg.large_page : CCA_LARGE_PAGE;
-	uint64_t small_size = CCA_SMALL_PAGE * ((space + CCA_SMALL_PAGE - 1) / CCA_SMALL_PAGE);
-	if (size != small_size && size % large == 0)
+	uint64_t large = cca_pytorch_expandable_page(
+		false, cd->cfg.large_page ? cd->cfg.large_page : CCA_LARGE_SEGMENT_SIZE_DEFAULT);
+	uint64_t small = cca_pytorch_expandable_page(true, 0);
+	if (size != cca_pytorch_reservation_size(cd->base.total_memory, small) && size % large == 0)
 		return large;
-	return CCA_SMALL_PAGE;
+	return small;
 }
 
 /* Unmaps and releases pages [FIRST, FIRST+N) of R (all mapped). */
@@ -618,7 +616,7 @@ static gboolean
 warm_up(CudaDevice *cd, GError **error)
 {
 	void *p = NULL;
-	cudaError_t err = cudaMalloc(&p, CCA_SMALL_PAGE);
+	cudaError_t err = cudaMalloc(&p, CCA_SMALL_BUFFER);
 	if (err != cudaSuccess) {
 		cca_cuda_set_error(error, err, "cudaMalloc (warm-up)");
 		return FALSE;
@@ -629,7 +627,7 @@ warm_up(CudaDevice *cd, GError **error)
 	for (guint i = 0; i < cd->streams->len && n < G_N_ELEMENTS(streams); i++)
 		streams[n++] = g_array_index(cd->streams, StreamSlot, i).stream;
 	for (guint i = 0; i < n && err == cudaSuccess; i++) {
-		err = cudaMemsetAsync(p, 0, CCA_SMALL_PAGE, streams[i]);
+		err = cudaMemsetAsync(p, 0, CCA_SMALL_BUFFER, streams[i]);
 		cudaEvent_t e = err == cudaSuccess ? take_event(cd) : NULL;
 		if (e) {
 			err = cudaEventRecord(e, streams[i]);
@@ -647,22 +645,22 @@ warm_up(CudaDevice *cd, GError **error)
 	}
 	CUdeviceptr va = 0;
 	CUmemGenericAllocationHandle h = 0;
-	CUresult res = cd->vmm.address_reserve(&va, CCA_SMALL_PAGE, 0, 0, 0);
+	CUresult res = cd->vmm.address_reserve(&va, CCA_SMALL_BUFFER, 0, 0, 0);
 	if (res == CUDA_SUCCESS) {
-		res = cd->vmm.create(&h, CCA_SMALL_PAGE, &cd->vmm.prop, 0);
+		res = cd->vmm.create(&h, CCA_SMALL_BUFFER, &cd->vmm.prop, 0);
 		if (res == CUDA_SUCCESS) {
-			res = cd->vmm.map(va, CCA_SMALL_PAGE, 0, h, 0);
+			res = cd->vmm.map(va, CCA_SMALL_BUFFER, 0, h, 0);
 			if (res == CUDA_SUCCESS) {
-				res = cd->vmm.set_access(va, CCA_SMALL_PAGE, &cd->vmm.access, 1);
+				res = cd->vmm.set_access(va, CCA_SMALL_BUFFER, &cd->vmm.access, 1);
 				if (res == CUDA_SUCCESS) {
-					cudaMemset((void *)(uintptr_t)va, 0, CCA_SMALL_PAGE);
+					cudaMemset((void *)(uintptr_t)va, 0, CCA_SMALL_BUFFER);
 					cudaDeviceSynchronize();
 				}
-				cd->vmm.unmap(va, CCA_SMALL_PAGE);
+				cd->vmm.unmap(va, CCA_SMALL_BUFFER);
 			}
 			cd->vmm.release(h);
 		}
-		cd->vmm.address_free(va, CCA_SMALL_PAGE);
+		cd->vmm.address_free(va, CCA_SMALL_BUFFER);
 	}
 	if (res != CUDA_SUCCESS) {
 		g_set_error(error, CCA_CUDA_ERROR, CCA_CUDA_ERROR_FAILED,

@@ -26,7 +26,7 @@
 #include "settings.h"
 #include "sizes.h"
 
-#define DEFAULT_GRANULARITY UINT64_C(2097152)
+#define DEFAULT_GRANULARITY CCA_H200_GRANULARITY
 
 /* One entry the policy recorded, as compared. */
 typedef struct {

@@ -22,12 +22,7 @@
 
 #include "block.h"
 #include "pool.h"
-
-#define K_MIN_BLOCK_SIZE UINT64_C(512)
-#define K_SMALL_SIZE UINT64_C(1048576)
-#define K_SMALL_BUFFER UINT64_C(2097152)
-#define K_MIN_LARGE_ALLOC UINT64_C(10485760)
-#define K_ROUND_LARGE UINT64_C(2097152)
+#include "pytorch.h"
 
 typedef struct {
 	CcaTree blocks;	  /* free mapped blocks, (stream, size, ptr) */
@@ -86,6 +81,33 @@ static inline CcaBlock *
 B(const CcaAllocator *a, CcaHandle h)
 {
 	return &a->slab[h];
+}
+
+/* Debug builds (--enable-debug, CCA_DEBUG) check what the public functions
+ * are given with CCA_ASSERT and the allocator's invariants after every
+ * operation that changes its state, aborting on the first broken one;
+ * other builds compile both away. */
+#ifdef CCA_DEBUG
+#define CCA_ASSERT(expr) g_assert(expr)
+
+static void
+debug_check(const CcaAllocator *a, const char *operation)
+{
+	g_autoptr(GString) why = g_string_new(NULL);
+	if (!cca_allocator_check_invariants(a, why))
+		g_error("allocator invariant broken after %s: %s", operation, why->str);
+}
+#define CCA_CHECK_INVARIANTS(a, operation) debug_check((a), (operation))
+#else
+#define CCA_ASSERT(expr) ((void)0)
+#define CCA_CHECK_INVARIANTS(a, operation) ((void)0)
+#endif
+
+/* H names a block of the slab that is live (not deleted). */
+static inline bool
+handle_valid(const CcaAllocator *a, CcaHandle h)
+{
+	return h < a->slab_len && B(a, h)->live;
 }
 
 static CcaHandle
@@ -216,25 +238,21 @@ cca_allocator_round_size(const CcaAllocator *a, uint64_t size)
 uint64_t
 cca_round_size(const CcaSettings *settings, uint64_t size)
 {
-	if (size < K_MIN_BLOCK_SIZE)
-		return K_MIN_BLOCK_SIZE;
+	if (size < CCA_MIN_BLOCK_SIZE)
+		return CCA_MIN_BLOCK_SIZE;
 	uint32_t divisions = cca_settings_roundup_divisions(settings, size);
 	/* before 2.4 one division (divisions > 0) already rounded up to the
 	 * next power of two */
 	uint32_t least = settings->pytorch_version && settings->pytorch_version < 204 ? 0 : 1;
-	if (divisions > least && size > K_MIN_BLOCK_SIZE * divisions)
+	if (divisions > least && size > CCA_MIN_BLOCK_SIZE * divisions)
 		return roundup_power2_next_division(size, divisions);
-	return K_MIN_BLOCK_SIZE * ((size + K_MIN_BLOCK_SIZE - 1) / K_MIN_BLOCK_SIZE);
+	return cca_pytorch_round_min_block(size);
 }
 
 static uint64_t
 allocation_size(const CcaAllocator *a, uint64_t size)
 {
-	if (size <= K_SMALL_SIZE)
-		return K_SMALL_BUFFER;
-	if (size < K_MIN_LARGE_ALLOC)
-		return a->settings.large_segment_size;
-	return K_ROUND_LARGE * ((size + K_ROUND_LARGE - 1) / K_ROUND_LARGE);
+	return cca_pytorch_segment_size(size, a->settings.large_segment_size);
 }
 
 uint64_t
@@ -390,6 +408,7 @@ free_block_now(CcaAllocator *a, CcaHandle h)
 void
 cca_allocator_free_block(CcaAllocator *a, CcaHandle h, bool deferred)
 {
+	CCA_ASSERT(handle_valid(a, h));
 	CcaBlock *b = B(a, h);
 	/* callers free allocated blocks only (the engine refuses a trace
 	 * that frees a block twice before it gets here) */
@@ -407,6 +426,7 @@ cca_allocator_free_block(CcaAllocator *a, CcaHandle h, bool deferred)
 	} else {
 		free_block_now(a, h);
 	}
+	CCA_CHECK_INVARIANTS(a, "free");
 }
 
 static void
@@ -422,11 +442,13 @@ remove_pending(CcaAllocator *a, CcaHandle h)
 void
 cca_allocator_complete_free(CcaAllocator *a, CcaHandle h)
 {
+	CCA_ASSERT(h < a->slab_len);
 	if (!cca_allocator_is_pending(a, h))
 		return;
 	remove_pending(a, h);
 	B(a, h)->event_count = 0;
 	free_block_now(a, h);
+	CCA_CHECK_INVARIANTS(a, "complete_free");
 }
 
 bool
@@ -484,13 +506,12 @@ find_expandable_block(CcaAllocator *a, AllocParams *p)
 			return c;
 	}
 	CcaExpandableSegment seg = {
-		.page = pool->is_small ? K_SMALL_BUFFER : a->settings.large_segment_size,
+		.page = cca_pytorch_expandable_page(pool->is_small, a->settings.large_segment_size),
 		.stream = p->stream,
 		.is_small = pool->is_small,
 		.live = true,
 	};
-	uint64_t address_space = a->device->total_memory + a->device->total_memory / 8;
-	seg.size = seg.page * ((address_space + seg.page - 1) / seg.page);
+	seg.size = cca_pytorch_reservation_size(a->device->total_memory, seg.page);
 	seg.base = a->device->ops->reserve(a->device, seg.size, p->stream);
 	g_array_append_val(a->expandable, seg);
 	CcaHandle h = block_new(a, seg.base, seg.size, p->stream, pool_index(a, pool));
@@ -681,6 +702,7 @@ void
 cca_allocator_empty_cache(CcaAllocator *a)
 {
 	release_cached_blocks(a);
+	CCA_CHECK_INVARIANTS(a, "empty_cache");
 }
 
 static bool
@@ -795,10 +817,8 @@ static bool
 should_split(const CcaAllocator *a, CcaHandle h, uint64_t size)
 {
 	const CcaBlock *b = B(a, h);
-	uint64_t remaining = b->size - size;
-	if (b->is_small || a->settings.expandable_segments)
-		return remaining >= K_MIN_BLOCK_SIZE;
-	return size < a->settings.max_split_size && remaining > K_SMALL_SIZE;
+	return cca_pytorch_should_split(b->is_small, a->settings.expandable_segments, size,
+					b->size - size, a->settings.max_split_size);
 }
 
 static CcaHandle
@@ -859,7 +879,7 @@ init_params_in(const CcaAllocator *a, AllocParams *p, uint64_t orig_size, uint64
 	p->size = cca_allocator_round_size(a, orig_size);
 	p->alloc_size = allocation_size(a, p->size);
 	p->stream = stream;
-	p->pool = (CcaPool *)&a->pools[2 * mempool + (p->size <= K_SMALL_SIZE ? 0 : 1)];
+	p->pool = (CcaPool *)&a->pools[2 * mempool + (cca_pytorch_is_small(p->size) ? 0 : 1)];
 	p->block = CCA_NIL;
 }
 
@@ -888,12 +908,15 @@ cca_allocator_malloc_in(CcaAllocator *a, uint64_t orig_size, uint64_t stream, ui
 			(release_available_cached_blocks(a, &p) && alloc_block(a, &p, false)) ||
 			(release_cached_blocks(a) && alloc_block(a, &p, true));
 	}
-	if (!found) {
+	CcaHandle h = CCA_NIL;
+	if (found) {
+		h = alloc_found_block(a, &p);
+	} else {
 		a->stats.num_ooms++;
 		emit(a, CCA_ACTION_OOM, a->device->ops->free_memory(a->device), p.size, stream);
-		return CCA_NIL;
 	}
-	return alloc_found_block(a, &p);
+	CCA_CHECK_INVARIANTS(a, "malloc");
+	return h;
 }
 
 bool
@@ -967,6 +990,7 @@ cca_allocator_new(const CcaSettings *settings, const CcaLimits *limits, CcaDevic
 	}
 	a->stats.max_split_size =
 		settings->max_split_size == UINT64_MAX ? -1 : (int64_t)settings->max_split_size;
+	CCA_CHECK_INVARIANTS(a, "new");
 	return a;
 }
 
@@ -1004,6 +1028,7 @@ cca_allocator_allowed_maximum(const CcaAllocator *a)
 uint64_t
 cca_allocator_block_address(const CcaAllocator *a, CcaHandle h)
 {
+	CCA_ASSERT(handle_valid(a, h));
 	return B(a, h)->ptr;
 }
 
@@ -1059,6 +1084,7 @@ cca_allocator_seed_segment(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_
 	cca_stat_array_update(a->stats.reserved_bytes, t, (int64_t)size);
 	if (size >= a->settings.max_split_size)
 		cca_stat_update(&a->stats.oversize_segments, 1);
+	CCA_CHECK_INVARIANTS(a, "seed_segment");
 }
 
 int
@@ -1066,18 +1092,18 @@ cca_allocator_seed_reservation(CcaAllocator *a, uint64_t base, uint64_t stream, 
 {
 	CcaExpandableSegment seg = {
 		.base = base,
-		.page = is_small ? K_SMALL_BUFFER : a->settings.large_segment_size,
+		.page = cca_pytorch_expandable_page(is_small, a->settings.large_segment_size),
 		.stream = stream,
 		.is_small = is_small,
 		.live = true,
 	};
-	uint64_t address_space = a->device->total_memory + a->device->total_memory / 8;
-	seg.size = seg.page * ((address_space + seg.page - 1) / seg.page);
+	seg.size = cca_pytorch_reservation_size(a->device->total_memory, seg.page);
 	g_array_append_val(a->expandable, seg);
 	CcaHandle h = block_new(a, base, seg.size, stream, is_small ? 0 : 1);
 	B(a, h)->mapped = false;
 	B(a, h)->expandable = (int32_t)a->expandable->len - 1;
 	pool_insert_unmapped(a, h);
+	CCA_CHECK_INVARIANTS(a, "seed_reservation");
 	return (int)a->expandable->len - 1;
 }
 
@@ -1136,6 +1162,7 @@ cca_allocator_seed_mapped(CcaAllocator *a, uint64_t ptr, uint64_t size)
 		a->total_reserved += size;
 		cca_stat_array_update(a->stats.reserved_bytes, stat_type(B(a, h)->is_small),
 				      (int64_t)size);
+		CCA_CHECK_INVARIANTS(a, "seed_mapped");
 		return TRUE;
 	}
 	return FALSE;
@@ -1221,6 +1248,7 @@ cca_allocator_seed_block(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_t 
 	cca_stat_array_update(a->stats.active, t, 1);
 	cca_stat_array_update(a->stats.active_bytes, t, (int64_t)size);
 	cca_stat_array_update(a->stats.requested_bytes, t, (int64_t)requested);
+	CCA_CHECK_INVARIANTS(a, "seed_block");
 	return h;
 }
 
@@ -1259,6 +1287,7 @@ cca_allocator_seed_finish(CcaAllocator *a)
 			stat_restart(&arrays[i][t]);
 	stat_restart(&st->oversize_allocations);
 	stat_restart(&st->oversize_segments);
+	CCA_CHECK_INVARIANTS(a, "seed_finish");
 }
 
 /* ------------------------------------------------------------ state view */
@@ -1446,10 +1475,7 @@ cca_allocator_explain_request(const CcaAllocator *a, uint64_t orig_size, uint64_
 	memset(why, 0, sizeof *why);
 	why->orig_size = orig_size;
 	why->size = p.size;
-	why->size_512 = orig_size < K_MIN_BLOCK_SIZE
-				? K_MIN_BLOCK_SIZE
-				: K_MIN_BLOCK_SIZE *
-					  ((orig_size + K_MIN_BLOCK_SIZE - 1) / K_MIN_BLOCK_SIZE);
+	why->size_512 = cca_pytorch_round_min_block(orig_size);
 	why->alloc_size = p.alloc_size;
 	why->stream = stream;
 	why->small_pool = p.pool->is_small;

@@ -15,8 +15,8 @@
 #include <stdint.h>
 
 #include "device.h"
+#include "event.h"
 #include "settings.h"
-#include "snapshot.h"
 #include "stats.h"
 
 G_BEGIN_DECLS
@@ -182,7 +182,10 @@ void cca_allocator_state_free(GArray *segments);
 
 /* Checks the invariants (blocks tile their segments, free blocks are in
  * their pool's set and nowhere else, stats equal sums over blocks).
- * Returns FALSE with a description in WHY on the first violation. */
+ * Returns FALSE with a description in WHY on the first violation.  In a
+ * debug build (--enable-debug: CCA_DEBUG) every function above that
+ * changes the allocator's state runs it before returning and aborts with
+ * the description when it fails; handles passed in are asserted valid. */
 gboolean cca_allocator_check_invariants(const CcaAllocator *alloc, GString *why);
 
 /* ------------------------------------------------ explaining a request */

@@ -363,7 +363,7 @@ void
 cca_cost_add_event(CcaCost *cost, const CcaCalibrationTable *cal, const CcaEvent *ev,
 		   uint64_t large_page)
 {
-	uint64_t page = large_page && ev->size % large_page == 0 ? large_page : UINT64_C(2) << 20;
+	uint64_t page = large_page && ev->size % large_page == 0 ? large_page : CCA_SMALL_BUFFER;
 	switch (ev->action) {
 	case CCA_ACTION_SEGMENT_ALLOC:
 		cost->malloc_us += cca_calibration_malloc_us(cal, ev->size);

@@ -20,9 +20,10 @@
 
 #include "driverva.h"
 
-#define MiB UINT64_C(1048576)
-#define GRANULE (2 * MiB)
-#define REGION_ALIGN (32 * MiB)
+#include "device.h"
+
+#define GRANULE CCA_H200_GRANULARITY
+#define REGION_ALIGN (32 * CCA_MIB)
 
 typedef struct {
 	uint64_t offset, size; /* a segment inside its region */
@@ -77,12 +78,12 @@ cca_driver_va_new(uint64_t base)
 	va->regions = g_ptr_array_new_with_free_func(region_free);
 	va->free = g_array_new(FALSE, FALSE, sizeof(Range));
 	Region *context = region_new(base, REGION_ALIGN, true);
-	region_use(context, 0, 8 * MiB);
+	region_use(context, 0, 8 * CCA_MIB);
 	g_ptr_array_add(va->regions, context);
-	Region *below = region_new(base - 96 * MiB, REGION_ALIGN, true);
-	region_use(below, 0, 30 * MiB);
+	Region *below = region_new(base - 96 * CCA_MIB, REGION_ALIGN, true);
+	region_use(below, 0, 30 * CCA_MIB);
 	g_ptr_array_add(va->regions, below);
-	Range heap = {base - UINT64_C(1) * 1024 * 1024 * MiB, base - 480 * MiB};
+	Range heap = {base - UINT64_C(1) * 1024 * 1024 * CCA_MIB, base - 480 * CCA_MIB};
 	g_array_append_val(va->free, heap);
 	return va;
 }

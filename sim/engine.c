@@ -49,7 +49,7 @@ typedef struct {
 #define HANDLE_OF(v) ((v) & ~FREE_REQUESTED)
 /* Expandable segments map and unmap whole pages of 2 MiB (small pool) or
  * 20 MiB (large), in reservations aligned to the 2 MiB granularity. */
-#define CCA_PAGE_GRANULE (UINT64_C(2) << 20)
+#define CCA_PAGE_GRANULE CCA_EXPANDABLE_GRANULE
 
 static inline uint32_t
 map_hash(uint64_t key)
@@ -1218,7 +1218,7 @@ cca_replay_result_clear(CcaReplayResult *result)
 static uint64_t
 reservation_span(uint64_t total_memory)
 {
-	uint64_t page = 2 * CCA_MIB, space = total_memory + total_memory / 8;
+	uint64_t page = CCA_EXPANDABLE_GRANULE, space = total_memory + total_memory / 8;
 	return page * ((space + page - 1) / page);
 }
 

@@ -161,7 +161,7 @@ explain_rounding(GString *out, const CcaRequestWhy *w, const char *indent)
 			"%sroundup_power2_divisions rounds it up to %s (%s more than "
 			"the 512-byte rounding).\n",
 			indent, sz(w->size, a), sz(w->size - w->size_512, b));
-	else if (w->size - w->orig_size >= 512 || w->orig_size < 512)
+	else if (w->size - w->orig_size >= CCA_MIN_BLOCK_SIZE || w->orig_size < CCA_MIN_BLOCK_SIZE)
 		g_string_append_printf(out,
 				       "%sIt rounds up to %s (blocks are multiples of 512 B).\n",
 				       indent, sz(w->size, a));
@@ -261,7 +261,7 @@ explain_segment_rule(GString *out, const CcaRequestRecord *r, const char *indent
 			"%sSmall-pool requests (up to 1 MiB) get a 2 MiB segment that "
 			"later small requests share.\n",
 			indent);
-	else if (w->size < 10 * CCA_MIB)
+	else if (w->size < CCA_MIN_LARGE_ALLOC)
 		g_string_append_printf(
 			out,
 			"%sRequests between 1 and 10 MiB get a %s segment (the large "

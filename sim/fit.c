@@ -30,7 +30,7 @@
  * own OOM message ("GPU 0 has a total capacity of X GiB", two decimals,
  * so +-5 MiB) quoted in public issues on a card of that model. */
 static const CcaGpuPreset presets[] = {
-	{"H200", "h200-141gb", UINT64_C(150109880320), "measured",
+	{"H200", "h200-141gb", CCA_H200_TOTAL_MEMORY, "measured",
 	 "torch.cuda.get_device_properties(0).total_memory of the H200 that recorded "
 	 "traces/pytorch-2.11"},
 	{"H100-80GB", "h100", GIB(79.11), "reported",

@@ -1,12 +1,12 @@
 # sim/: the core library shared by the CLI, the tests, the fuzzers and gpu/.
 noinst_LIBRARIES += libccasim.a
 libccasim_a_SOURCES = \
-	%D%/snapshot.h %D%/snapshot.c \
+	%D%/event.h %D%/snapshot.h %D%/snapshot.c \
 	%D%/input.h %D%/input.c \
 	%D%/pickle.h %D%/pickle.c \
 	%D%/snapshot_pickle.c \
 	%D%/trace.h %D%/trace.c \
-	%D%/settings.h %D%/settings.c \
+	%D%/pytorch.h %D%/settings.h %D%/settings.c \
 	%D%/stats.h %D%/stats.c \
 	%D%/device.h %D%/simdevice.c %D%/driverva.h %D%/driverva.c \
 	%D%/allocator.h %D%/allocator.c %D%/block.h %D%/pool.h %D%/pool.c \

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -196,13 +197,25 @@ cca_outfile_open(const char *path, char **tmp, GError **error)
 	}
 	*tmp = g_strdup_printf("%s.XXXXXX", real);
 	g_free(real);
+	/* the signals wait while the file exists unregistered: one that came
+	 * between its creation and its registration would leave it behind */
+	outfile_install_handlers();
+	sigset_t block, old;
+	sigemptyset(&block);
+	for (size_t i = 0; i < G_N_ELEMENTS(outfile_signals); i++)
+		sigaddset(&block, outfile_signals[i]);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
 	int fd = g_mkstemp_full(*tmp, O_WRONLY | O_CLOEXEC, 0600);
+	int create_errno = errno;
+	if (fd >= 0)
+		outfile_register(*tmp);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (fd < 0) {
-		outfile_errno(error, errno, path, "cannot create a temporary file beside it");
+		outfile_errno(error, create_errno, path,
+			      "cannot create a temporary file beside it");
 		g_clear_pointer(tmp, g_free);
 		return NULL;
 	}
-	outfile_register(*tmp);
 	mode_t mode;
 	if (exists) {
 		mode = st.st_mode & 07777; /* a replaced file keeps its mode */

@@ -18,10 +18,9 @@
 
 #include "allocator.h"
 #include "engine.h"
+#include "pytorch.h"
 
-#define SMALL_SEGMENT UINT64_C(2097152)
-#define GRANULE UINT64_C(2097152) /* expandable pages are multiples of it */
-#define LARGE_PAGE UINT64_C(20971520)
+#define GRANULE CCA_EXPANDABLE_GRANULE
 
 /* What the trace says of a 2 MiB granule of expandable address space. */
 enum {
@@ -212,7 +211,7 @@ scan_event(Scan *scan, const CcaEvent *ev, uint64_t index)
 			CcaStartSegment s = {.address = ev->addr,
 					     .size = ev->size,
 					     .stream = ev->stream,
-					     .is_small = ev->size == SMALL_SEGMENT,
+					     .is_small = ev->size == CCA_SMALL_BUFFER,
 					     .event = (int64_t)index};
 			g_array_append_val(scan->freed_segments, s);
 		}
@@ -264,12 +263,11 @@ infer_sizes(CcaStartState *start, const CcaSettings *settings)
 		uint64_t size = cca_round_size(settings, b->requested_size);
 		uint64_t end = next_boundary(start->segments, start->blocks, i);
 		const CcaStartSegment *seg = segment_of(start->segments, b->address);
-		if (end != UINT64_MAX && end > b->address + size && seg && !seg->is_small &&
-		    !seg->is_expandable) {
-			uint64_t rest = end - b->address - size;
-			if (size >= settings->max_split_size || rest <= (UINT64_C(1) << 20))
-				size += rest;
-		}
+		if (end != UINT64_MAX && end > b->address + size && seg &&
+		    !cca_pytorch_should_split(
+			    seg->is_small, settings->expandable_segments || seg->is_expandable,
+			    size, end - b->address - size, settings->max_split_size))
+			size = end - b->address;
 		b->size = size;
 	}
 }
@@ -306,7 +304,7 @@ cluster_is_small(const CcaSnapshot *snap, int device, uint64_t stream, const uin
 		guint j = i + 1;
 		while (j < n && g[j] == g[j - 1] + GRANULE)
 			j++;
-		if ((uint64_t)(j - i) * GRANULE % LARGE_PAGE != 0)
+		if ((uint64_t)(j - i) * GRANULE % CCA_LARGE_BUFFER != 0)
 			return true;
 		i = j;
 	}

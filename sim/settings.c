@@ -43,6 +43,7 @@
 
 #include "json.h"
 #include "settings.h"
+#include "snapshot.h"
 #include "text.h"
 
 GQuark
@@ -51,9 +52,6 @@ cca_settings_error_quark(void)
 	return g_quark_from_static_string("cca-settings-error-quark");
 }
 
-#define CCA_LARGE_SEGMENT_DEFAULT (20 * CCA_MIB)
-#define CCA_LARGE_SEGMENT_MIN_MB 10 /* kMinLargeAlloc / kMB: must be > this */
-#define CCA_PINNED_MAX_THREADS 128  /* pinned_max_register_threads() */
 /* Divisions are size_t in torch, uint32_t here: larger powers of two are
  * stored as this one.  It already disables rounding below 1 TiB
  * (round_size needs n > 512 * d). */
@@ -243,7 +241,7 @@ cca_check_large_segment(const CcaKnob *knob, const CcaSettings *s, CcaValue v, G
 	if (v.u > CCA_LARGE_SEGMENT_MIN_MB)
 		return TRUE;
 	g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
-		    "CachingAllocator option large_segment_size_mb must be > %d MB",
+		    "CachingAllocator option large_segment_size_mb must be > %" PRIu64 " MB",
 		    CCA_LARGE_SEGMENT_MIN_MB);
 	return FALSE;
 }
@@ -290,11 +288,11 @@ cca_check_threads(const CcaKnob *knob, const CcaSettings *s, CcaValue v, GError 
 			    "Number of register threads has to be power of 2, got %" PRIu64, v.u);
 		return FALSE;
 	}
-	if (v.u > CCA_PINNED_MAX_THREADS) {
+	if (v.u > CCA_PINNED_MAX_REGISTER_THREADS) {
 		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
 			    "Number of register threads should be less than or equal to %d, "
 			    "got %" PRIu64,
-			    CCA_PINNED_MAX_THREADS, v.u);
+			    CCA_PINNED_MAX_REGISTER_THREADS, v.u);
 		return FALSE;
 	}
 	return TRUE;
@@ -788,9 +786,9 @@ void
 cca_settings_init(CcaSettings *settings)
 {
 	memset(settings, 0, sizeof(*settings));
-	settings->max_split_size = UINT64_MAX;
-	settings->large_segment_size = CCA_LARGE_SEGMENT_DEFAULT;
-	settings->max_non_split_rounding = CCA_LARGE_SEGMENT_DEFAULT;
+	settings->max_split_size = CCA_MAX_SPLIT_SIZE_DEFAULT;
+	settings->large_segment_size = CCA_LARGE_SEGMENT_SIZE_DEFAULT;
+	settings->max_non_split_rounding = CCA_LARGE_SEGMENT_SIZE_DEFAULT;
 	settings->per_process_memory_fraction = 1.0;
 	settings->pinned_num_register_threads = 1;
 	settings->pytorch_version = CCA_PYTORCH_VERSION_DEFAULT;
@@ -967,7 +965,7 @@ cca_settings_apply_dict(CcaSettings *s, const CcaRecordedSettings *r)
 	s->release_lock_on_cudamalloc = r->release_lock_on_cudamalloc;
 	s->pinned_use_cuda_host_register = r->pinned_use_cuda_host_register;
 	if (r->pinned_num_register_threads > 0 &&
-	    r->pinned_num_register_threads <= CCA_PINNED_MAX_THREADS)
+	    r->pinned_num_register_threads <= CCA_PINNED_MAX_REGISTER_THREADS)
 		s->pinned_num_register_threads = (uint32_t)r->pinned_num_register_threads;
 	if (r->has_graph_capture_record_stream_reuse)
 		s->graph_capture_record_stream_reuse = r->graph_capture_record_stream_reuse;

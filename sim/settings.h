@@ -13,12 +13,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "snapshot.h"
+#include "pytorch.h"
 
 G_BEGIN_DECLS
 
-#define CCA_MIB ((uint64_t)1 << 20)
-#define CCA_ROUNDUP_INTERVALS 16
+/* The settings a snapshot recorded (snapshot.h). */
+typedef struct CcaRecordedSettings CcaRecordedSettings;
 
 /* The effective allocator configuration of one replay. */
 typedef struct {

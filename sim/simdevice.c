@@ -15,7 +15,7 @@
 #include "driverva.h"
 
 #define SIM_BASE UINT64_C(0x7f0000000000) /* first synthetic segment address */
-#define SIM_ALIGN UINT64_C(2097152)	  /* synthetic segment alignment */
+#define SIM_ALIGN CCA_H200_GRANULARITY	  /* synthetic segment alignment */
 #define SIM_VA_BASE UINT64_C(0x302000000) /* first reservation (H200, driver 580) */
 #define SIM_VA_ALIGN UINT64_C(33554432)	  /* reservations start 32 MiB-aligned */
 

@@ -16,46 +16,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "event.h"
+#include "pytorch.h"
+
 G_BEGIN_DECLS
-
-/* Trace actions, in the order of PyTorch's TraceEntry::Action. */
-typedef enum {
-	CCA_ACTION_ALLOC = 0,
-	CCA_ACTION_FREE_REQUESTED,
-	CCA_ACTION_FREE_COMPLETED,
-	CCA_ACTION_SEGMENT_ALLOC,
-	CCA_ACTION_SEGMENT_FREE,
-	CCA_ACTION_SEGMENT_MAP,
-	CCA_ACTION_SEGMENT_UNMAP,
-	CCA_ACTION_OOM,
-	CCA_ACTION_SNAPSHOT,
-	CCA_ACTION_COUNT
-} CcaAction;
-
-/* Block states in the final `segments` list. */
-typedef enum {
-	CCA_BLOCK_INACTIVE = 0,
-	CCA_BLOCK_ACTIVE_ALLOCATED,
-	CCA_BLOCK_ACTIVE_PENDING_FREE, /* also read from "active_awaiting_free" */
-} CcaBlockState;
-
-#define CCA_TIME_NONE INT64_MIN /* time_us absent (torch < 2.2) */
-#define CCA_ID_NONE 0u		/* string/stack id meaning "absent" */
-
-/* One trace entry.  Sizes and addresses are device bytes, never host
- * pointers.  For CCA_ACTION_OOM, `addr` holds the entry's `device_free`. */
-typedef struct {
-	uint64_t addr;		  /* block/segment address; device_free for oom */
-	uint64_t size;		  /* bytes exactly as recorded (see spec §9.1) */
-	uint64_t stream;	  /* int64(cudaStream_t) reinterpreted; 0 = legacy default */
-	int64_t time_us;	  /* epoch microseconds, CCA_TIME_NONE if absent */
-	uint32_t stack;		  /* stack-table id of `frames`, CCA_ID_NONE if none */
-	uint32_t compile_context; /* string id, CCA_ID_NONE if absent */
-	uint32_t user_metadata;	  /* string id, CCA_ID_NONE if absent */
-	uint8_t action;		  /* CcaAction */
-	uint8_t has_pool_id;	  /* pool_id key present (post-2.11) */
-	int64_t pool_id[2];	  /* (0,0) default pool */
-} CcaEvent;
 
 /* One block of a final segment, in address order. */
 typedef struct {
@@ -101,7 +65,7 @@ typedef struct {
 
 /* The recorded `allocator_settings` (torch >= 2.3); `present` is false
  * when the snapshot has none. */
-typedef struct {
+typedef struct CcaRecordedSettings {
 	bool present;
 	char *conf;		/* PYTORCH_CUDA_ALLOC_CONF string, "" when unset; owned */
 	int64_t max_split_size; /* bytes, -1 = unlimited */
@@ -112,7 +76,8 @@ typedef struct {
 	bool pinned_use_cuda_host_register;
 	bool graph_capture_record_stream_reuse;
 	bool has_graph_capture_record_stream_reuse;
-	uint32_t roundup_power2_divisions[16]; /* index i = sizes [2^(20+i), 2^(21+i)) */
+	uint32_t roundup_power2_divisions[CCA_ROUNDUP_INTERVALS]; /* index i = sizes [2^(20+i),
+								     2^(21+i)) */
 } CcaRecordedSettings;
 
 /* Where the snapshot came from. */

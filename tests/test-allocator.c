@@ -12,7 +12,6 @@
 #include "allocator.h"
 #include "testutil.h"
 
-#define MiB (UINT64_C(1) << 20)
 
 typedef struct {
 	CcaDevice *device;
@@ -157,15 +156,15 @@ test_small_pool_packs_one_segment(void)
 	CcaHandle a = cca_allocator_malloc(f.alloc, 1, 0);
 	CcaHandle b = cca_allocator_malloc(f.alloc, 512, 0);
 	CcaHandle c = cca_allocator_malloc(f.alloc, 513, 0);
-	CcaHandle d = cca_allocator_malloc(f.alloc, MiB, 0);
+	CcaHandle d = cca_allocator_malloc(f.alloc, CCA_MIB, 0);
 	uint64_t s0 = addr_of(&f, a);
 	g_assert_cmpuint(addr_of(&f, b) - s0, ==, 512);
 	g_assert_cmpuint(addr_of(&f, c) - s0, ==, 1024);
 	g_assert_cmpuint(addr_of(&f, d) - s0, ==, 2048);
 	g_assert_cmpint(stats(&f)->segment[CCA_STAT_SMALL_POOL].current, ==, 1);
-	g_assert_cmpint(stats(&f)->reserved_bytes[CCA_STAT_ALL].current, ==, 2 * MiB);
+	g_assert_cmpint(stats(&f)->reserved_bytes[CCA_STAT_ALL].current, ==, 2 * CCA_MIB);
 	g_assert_cmpuint(event_at(&f, 0)->action, ==, CCA_ACTION_SEGMENT_ALLOC);
-	g_assert_cmpuint(event_at(&f, 0)->size, ==, 2 * MiB);
+	g_assert_cmpuint(event_at(&f, 0)->size, ==, 2 * CCA_MIB);
 	g_assert_cmpuint(event_at(&f, 1)->action, ==, CCA_ACTION_ALLOC);
 	g_assert_cmpuint(event_at(&f, 1)->size, ==, 1);
 	fixture_teardown(&f);
@@ -176,12 +175,12 @@ test_large_segment_sizes(void)
 {
 	Fixture f;
 	fixture_setup(&f, NULL, 0);
-	cca_allocator_malloc(f.alloc, MiB + 1, 0);
-	cca_allocator_malloc(f.alloc, 5 * MiB, 0);
-	CcaHandle c = cca_allocator_malloc(f.alloc, 10 * MiB - 1, 0);
-	cca_allocator_malloc(f.alloc, 10 * MiB, 0);
-	CcaHandle e = cca_allocator_malloc(f.alloc, 11 * MiB + 5, 0);
-	CcaHandle g = cca_allocator_malloc(f.alloc, 25 * MiB, 0);
+	cca_allocator_malloc(f.alloc, CCA_MIB + 1, 0);
+	cca_allocator_malloc(f.alloc, 5 * CCA_MIB, 0);
+	CcaHandle c = cca_allocator_malloc(f.alloc, 10 * CCA_MIB - 1, 0);
+	cca_allocator_malloc(f.alloc, 10 * CCA_MIB, 0);
+	CcaHandle e = cca_allocator_malloc(f.alloc, 11 * CCA_MIB + 5, 0);
+	CcaHandle g = cca_allocator_malloc(f.alloc, 25 * CCA_MIB, 0);
 	/* segment sizes in order: 20 MiB, 10 MiB, 12 MiB, 26 MiB */
 	uint64_t sizes[4], n = 0;
 	for (guint i = 0; i < f.events->len; i++)
@@ -206,15 +205,15 @@ test_best_fit_prefers_smallest_block(void)
 {
 	Fixture f;
 	fixture_setup(&f, NULL, 0);
-	CcaHandle front = cca_allocator_malloc(f.alloc, 5 * MiB, 0); /* 20 MiB segment */
-	CcaHandle back = cca_allocator_malloc(f.alloc, 15 * MiB, 0); /* its remainder */
-	CcaHandle ten = cca_allocator_malloc(f.alloc, 10 * MiB, 0);  /* 10 MiB segment */
+	CcaHandle front = cca_allocator_malloc(f.alloc, 5 * CCA_MIB, 0); /* 20 MiB segment */
+	CcaHandle back = cca_allocator_malloc(f.alloc, 15 * CCA_MIB, 0); /* its remainder */
+	CcaHandle ten = cca_allocator_malloc(f.alloc, 10 * CCA_MIB, 0);	 /* 10 MiB segment */
 	uint64_t ten_addr = addr_of(&f, ten);
 	g_assert_cmpint(stats(&f)->segment[CCA_STAT_ALL].current, ==, 2);
 	cca_allocator_free_block(f.alloc, ten, false);
 	cca_allocator_free_block(f.alloc, front, false);
 	cca_allocator_free_block(f.alloc, back, false);
-	CcaHandle three = cca_allocator_malloc(f.alloc, 3 * MiB, 0);
+	CcaHandle three = cca_allocator_malloc(f.alloc, 3 * CCA_MIB, 0);
 	g_assert_cmpuint(addr_of(&f, three), ==, ten_addr);
 	fixture_teardown(&f);
 }
@@ -224,8 +223,8 @@ test_free_merges_neighbours(void)
 {
 	Fixture f;
 	fixture_setup(&f, NULL, 0);
-	CcaHandle a = cca_allocator_malloc(f.alloc, 2 * MiB, 0);
-	CcaHandle b = cca_allocator_malloc(f.alloc, 2 * MiB, 0);
+	CcaHandle a = cca_allocator_malloc(f.alloc, 2 * CCA_MIB, 0);
+	CcaHandle b = cca_allocator_malloc(f.alloc, 2 * CCA_MIB, 0);
 	g_assert_cmpint(stats(&f)->inactive_split[CCA_STAT_ALL].current, ==, 1);
 	cca_allocator_free_block(f.alloc, a, false);
 	g_assert_cmpint(stats(&f)->inactive_split[CCA_STAT_ALL].current, ==, 2);
@@ -241,14 +240,14 @@ test_empty_cache_releases_large_then_small(void)
 	Fixture f;
 	fixture_setup(&f, NULL, 0);
 	CcaHandle s = cca_allocator_malloc(f.alloc, 100, 0);
-	CcaHandle l = cca_allocator_malloc(f.alloc, 5 * MiB, 0);
+	CcaHandle l = cca_allocator_malloc(f.alloc, 5 * CCA_MIB, 0);
 	cca_allocator_free_block(f.alloc, s, false);
 	cca_allocator_free_block(f.alloc, l, false);
 	guint before = f.events->len;
 	cca_allocator_empty_cache(f.alloc);
 	g_assert_cmpuint(f.events->len, ==, before + 2);
-	g_assert_cmpuint(event_at(&f, before)->size, ==, 20 * MiB);
-	g_assert_cmpuint(event_at(&f, before + 1)->size, ==, 2 * MiB);
+	g_assert_cmpuint(event_at(&f, before)->size, ==, 20 * CCA_MIB);
+	g_assert_cmpuint(event_at(&f, before + 1)->size, ==, 2 * CCA_MIB);
 	g_assert_cmpint(stats(&f)->num_sync_all_streams, ==, 1);
 	g_assert_cmpint(stats(&f)->reserved_bytes[CCA_STAT_ALL].current, ==, 0);
 	fixture_teardown(&f);
@@ -260,22 +259,22 @@ test_max_split_size_oversize_rules(void)
 	/* §14 max_split_size_mb:100 */
 	Fixture f;
 	fixture_setup(&f, "max_split_size_mb:100", 0);
-	CcaHandle a = cca_allocator_malloc(f.alloc, 150 * MiB, 0);
+	CcaHandle a = cca_allocator_malloc(f.alloc, 150 * CCA_MIB, 0);
 	uint64_t seg = addr_of(&f, a);
 	cca_allocator_free_block(f.alloc, a, false);
-	CcaHandle b = cca_allocator_malloc(f.alloc, 135 * MiB, 0);
+	CcaHandle b = cca_allocator_malloc(f.alloc, 135 * CCA_MIB, 0);
 	g_assert_cmpuint(addr_of(&f, b), ==, seg); /* 150 < 135 + 20: reused, whole */
 	cca_allocator_free_block(f.alloc, b, false);
-	CcaHandle c = cca_allocator_malloc(f.alloc, 125 * MiB, 0);
+	CcaHandle c = cca_allocator_malloc(f.alloc, 125 * CCA_MIB, 0);
 	g_assert_cmpuint(addr_of(&f, c), !=, seg); /* 150 >= 125 + 20: new segment */
 	cca_allocator_free_block(f.alloc, c, false);
-	CcaHandle d = cca_allocator_malloc(f.alloc, 60 * MiB, 0);
+	CcaHandle d = cca_allocator_malloc(f.alloc, 60 * CCA_MIB, 0);
 	g_assert_cmpint(stats(&f)->segment[CCA_STAT_ALL].current, ==, 3);
 	g_assert_cmpint(stats(&f)->oversize_allocations.allocated, ==, 3);
 	g_assert_cmpint(stats(&f)->oversize_allocations.peak, ==, 1);
 	g_assert_cmpint(stats(&f)->oversize_segments.allocated, ==, 2);
 	g_assert_cmpint(stats(&f)->oversize_segments.current, ==, 2);
-	g_assert_cmpint(stats(&f)->max_split_size, ==, 100 * MiB);
+	g_assert_cmpint(stats(&f)->max_split_size, ==, 100 * CCA_MIB);
 	g_assert_cmpint(stats(&f)->num_alloc_retries, ==, 0);
 	(void)d;
 	fixture_teardown(&f);
@@ -287,14 +286,14 @@ test_memory_fraction_cascade(void)
 	/* §14: fraction = 1 GiB / total; 600 MiB kept, 300 MiB freed, 350
 	 * MiB (release + retry), then 2000 MiB (OOM). */
 	Fixture f;
-	fixture_setup(&f, NULL, (double)(1024 * MiB) / (double)CCA_H200_TOTAL_MEMORY);
-	cca_allocator_malloc(f.alloc, 600 * MiB, 0);
-	CcaHandle b = cca_allocator_malloc(f.alloc, 300 * MiB, 0);
+	fixture_setup(&f, NULL, (double)(1024 * CCA_MIB) / (double)CCA_H200_TOTAL_MEMORY);
+	cca_allocator_malloc(f.alloc, 600 * CCA_MIB, 0);
+	CcaHandle b = cca_allocator_malloc(f.alloc, 300 * CCA_MIB, 0);
 	cca_allocator_free_block(f.alloc, b, false);
-	CcaHandle c = cca_allocator_malloc(f.alloc, 350 * MiB, 0);
+	CcaHandle c = cca_allocator_malloc(f.alloc, 350 * CCA_MIB, 0);
 	g_assert_cmpuint(c, !=, CCA_NIL);
 	cca_allocator_free_block(f.alloc, c, false);
-	CcaHandle d = cca_allocator_malloc(f.alloc, 2000 * MiB, 0);
+	CcaHandle d = cca_allocator_malloc(f.alloc, 2000 * CCA_MIB, 0);
 	g_assert_cmpuint(d, ==, CCA_NIL);
 	const CcaEvent *last = event_at(&f, f.events->len - 1);
 	g_assert_cmpuint(last->action, ==, CCA_ACTION_OOM);
@@ -315,11 +314,11 @@ test_expandable_segments_map_pages(void)
 	fixture_setup(&f, "expandable_segments:True", 0);
 	CcaHandle h[5];
 	h[0] = cca_allocator_malloc(f.alloc, 1000, 0);
-	h[1] = cca_allocator_malloc(f.alloc, 5 * MiB, 0);
+	h[1] = cca_allocator_malloc(f.alloc, 5 * CCA_MIB, 0);
 	uint64_t base = addr_of(&f, h[1]);
-	h[2] = cca_allocator_malloc(f.alloc, 16 * MiB, 0);
-	h[3] = cca_allocator_malloc(f.alloc, 16 * MiB, 0);
-	h[4] = cca_allocator_malloc(f.alloc, 16 * MiB, 0);
+	h[2] = cca_allocator_malloc(f.alloc, 16 * CCA_MIB, 0);
+	h[3] = cca_allocator_malloc(f.alloc, 16 * CCA_MIB, 0);
+	h[4] = cca_allocator_malloc(f.alloc, 16 * CCA_MIB, 0);
 	g_assert_cmpuint(addr_of(&f, h[2]) - base, ==, 5242880);
 	g_assert_cmpuint(addr_of(&f, h[3]) - base, ==, 22020096);
 	g_assert_cmpuint(addr_of(&f, h[4]) - base, ==, 38797312);

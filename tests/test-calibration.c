@@ -16,7 +16,6 @@
 #include "sweep.h"
 #include "testutil.h"
 
-#define MIB (UINT64_C(1) << 20)
 
 static void
 test_builtin_matches_file(void)
@@ -52,28 +51,29 @@ test_interpolation(void)
 	g_assert_true(cal->sync_measured);
 	g_assert_cmpfloat(cal->sync_us, ==, 7.5);
 	/* at the points */
-	g_assert_cmpfloat_with_epsilon(cca_calibration_malloc_us(cal, 2 * MIB), 10.0, 1e-9);
-	g_assert_cmpfloat_with_epsilon(cca_calibration_malloc_us(cal, 8 * MIB), 40.0, 1e-9);
+	g_assert_cmpfloat_with_epsilon(cca_calibration_malloc_us(cal, 2 * CCA_MIB), 10.0, 1e-9);
+	g_assert_cmpfloat_with_epsilon(cca_calibration_malloc_us(cal, 8 * CCA_MIB), 40.0, 1e-9);
 	/* halfway in log(size) is the geometric mean of the times */
-	g_assert_cmpfloat_with_epsilon(cca_calibration_malloc_us(cal, 4 * MIB), 20.0, 1e-9);
-	g_assert_cmpfloat_with_epsilon(cca_calibration_free_us(cal, 4 * MIB), 20.0, 1e-9);
+	g_assert_cmpfloat_with_epsilon(cca_calibration_malloc_us(cal, 4 * CCA_MIB), 20.0, 1e-9);
+	g_assert_cmpfloat_with_epsilon(cca_calibration_free_us(cal, 4 * CCA_MIB), 20.0, 1e-9);
 	/* clamped below the smallest size */
 	g_assert_cmpfloat(cca_calibration_malloc_us(cal, 512), ==, 10.0);
-	g_assert_cmpfloat(cca_calibration_free_us(cal, 1 * MIB), ==, 40.0);
+	g_assert_cmpfloat(cca_calibration_free_us(cal, 1 * CCA_MIB), ==, 40.0);
 	/* proportional to size above the largest */
-	g_assert_cmpfloat_with_epsilon(cca_calibration_malloc_us(cal, 32 * MIB), 160.0, 1e-9);
-	g_assert_cmpfloat_with_epsilon(cca_calibration_free_us(cal, 16 * MIB), 20.0, 1e-9);
+	g_assert_cmpfloat_with_epsilon(cca_calibration_malloc_us(cal, 32 * CCA_MIB), 160.0, 1e-9);
+	g_assert_cmpfloat_with_epsilon(cca_calibration_free_us(cal, 16 * CCA_MIB), 20.0, 1e-9);
 	/* monotone pieces stay between their ends */
-	for (uint64_t b = 2 * MIB; b <= 8 * MIB; b += MIB / 2) {
+	for (uint64_t b = 2 * CCA_MIB; b <= 8 * CCA_MIB; b += CCA_MIB / 2) {
 		double t = cca_calibration_malloc_us(cal, b);
 		g_assert_cmpfloat(t, >=, 10.0 - 1e-9);
 		g_assert_cmpfloat(t, <=, 40.0 + 1e-9);
 	}
 	/* no map figures: a map costs one cudaMalloc of a page per page */
 	g_assert_false(cal->has_map);
-	g_assert_cmpfloat_with_epsilon(cca_calibration_map_us(cal, 6 * MIB, 2 * MIB), 30.0, 1e-9);
-	g_assert_cmpfloat_with_epsilon(cca_calibration_unmap_us(cal, 6 * MIB, 2 * MIB), 120.0,
+	g_assert_cmpfloat_with_epsilon(cca_calibration_map_us(cal, 6 * CCA_MIB, 2 * CCA_MIB), 30.0,
 				       1e-9);
+	g_assert_cmpfloat_with_epsilon(cca_calibration_unmap_us(cal, 6 * CCA_MIB, 2 * CCA_MIB),
+				       120.0, 1e-9);
 }
 
 static void
@@ -90,18 +90,19 @@ test_map_columns(void)
 		cca_calibration_parse(text, strlen(text), "gpu.json", &error);
 	g_assert_no_error(error);
 	g_assert_true(cal->has_map);
-	g_assert_cmpfloat_with_epsilon(cca_calibration_map_us(cal, 40 * MIB, 20 * MIB), 60.0, 1e-9);
-	g_assert_cmpfloat_with_epsilon(cca_calibration_unmap_us(cal, 80 * MIB, 20 * MIB), 80.0,
-				       1e-9);
+	g_assert_cmpfloat_with_epsilon(cca_calibration_map_us(cal, 40 * CCA_MIB, 20 * CCA_MIB),
+				       60.0, 1e-9);
+	g_assert_cmpfloat_with_epsilon(cca_calibration_unmap_us(cal, 80 * CCA_MIB, 20 * CCA_MIB),
+				       80.0, 1e-9);
 	CcaCost cost = {0};
-	CcaEvent map = {.action = CCA_ACTION_SEGMENT_MAP, .size = 20 * MIB};
-	CcaEvent alloc = {.action = CCA_ACTION_SEGMENT_ALLOC, .size = 80 * MIB};
-	CcaEvent free_ = {.action = CCA_ACTION_SEGMENT_FREE, .size = 20 * MIB};
-	CcaEvent other = {.action = CCA_ACTION_ALLOC, .size = 80 * MIB};
-	cca_cost_add_event(&cost, cal, &map, 20 * MIB);
-	cca_cost_add_event(&cost, cal, &alloc, 20 * MIB);
-	cca_cost_add_event(&cost, cal, &free_, 20 * MIB);
-	cca_cost_add_event(&cost, cal, &other, 20 * MIB);
+	CcaEvent map = {.action = CCA_ACTION_SEGMENT_MAP, .size = 20 * CCA_MIB};
+	CcaEvent alloc = {.action = CCA_ACTION_SEGMENT_ALLOC, .size = 80 * CCA_MIB};
+	CcaEvent free_ = {.action = CCA_ACTION_SEGMENT_FREE, .size = 20 * CCA_MIB};
+	CcaEvent other = {.action = CCA_ACTION_ALLOC, .size = 80 * CCA_MIB};
+	cca_cost_add_event(&cost, cal, &map, 20 * CCA_MIB);
+	cca_cost_add_event(&cost, cal, &alloc, 20 * CCA_MIB);
+	cca_cost_add_event(&cost, cal, &free_, 20 * CCA_MIB);
+	cca_cost_add_event(&cost, cal, &other, 20 * CCA_MIB);
 	cca_cost_add_syncs(&cost, cal, 2);
 	g_assert_cmpuint(cost.mallocs, ==, 2);
 	g_assert_cmpuint(cost.frees, ==, 1);

@@ -303,7 +303,7 @@ test_device_calls(void)
 	GError *error = NULL;
 	CcaDevice *dev = cca_cudadevice_new(&cfg, &error);
 	g_assert_no_error(error);
-	uint64_t mib = 1048576, a = 0, b = 0;
+	uint64_t mib = CCA_MIB, a = 0, b = 0;
 	g_assert_true(dev->ops->segment_alloc(dev, 20 * mib, 0, &a));
 	g_assert_true(dev->ops->segment_alloc(dev, 2 * mib, 0, &b));
 	g_assert_cmpuint(a, !=, 0);

@@ -281,7 +281,7 @@ push_free(GArray *events, uint64_t addr, uint64_t size)
 static CcaSnapshot *
 spec14_default_trace(void)
 {
-	const uint64_t MB = 1048576, S0 = UINT64_C(0x7f0000000000), S1 = S0 + 64 * MB,
+	const uint64_t MB = CCA_MIB, S0 = UINT64_C(0x7f0000000000), S1 = S0 + 64 * MB,
 		       S2 = S0 + 128 * MB, S3 = S0 + 192 * MB, S4 = S0 + 256 * MB;
 	GArray *ev = g_array_new(FALSE, FALSE, sizeof(CcaEvent));
 	push(ev, CCA_ACTION_SEGMENT_ALLOC, S0, 2097152);
@@ -497,7 +497,7 @@ test_private_pool_freed_before_dump(void)
 	GArray *events = g_array_new(FALSE, FALSE, sizeof(CcaEvent));
 	CcaLimits limits = {0};
 	CcaAllocator *a = cca_allocator_new(&settings, &limits, dev, record_event, events);
-	const uint64_t MB = 1048576;
+	const uint64_t MB = CCA_MIB;
 	CcaHandle cached[3];
 	for (int i = 0; i < 3; i++)
 		cached[i] = cca_allocator_malloc(a, (uint64_t)(4 + i) * MB, 0);

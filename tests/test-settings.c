@@ -12,6 +12,7 @@
 
 #include "json.h"
 #include "settings.h"
+#include "snapshot.h"
 #include "testutil.h"
 
 #define MIB CCA_MIB

@@ -25,7 +25,6 @@
 #include "snapshot.h"
 #include "trace.h"
 
-#define MIB UINT64_C(1048576)
 #define S0 UINT64_C(0x7f0000000000) /* a segment base */
 #define S1 UINT64_C(0x7f0000400000)
 #ifndef CCA_REPLAY_MAX_BYTES /* older engine.h */
@@ -109,7 +108,7 @@ static CcaSnapshot *
 trace_double_free(void)
 {
 	CcaSnapshot *snap = snap_new("double-free");
-	push(snap, CCA_ACTION_SEGMENT_ALLOC, S0, 2 * MIB);
+	push(snap, CCA_ACTION_SEGMENT_ALLOC, S0, 2 * CCA_MIB);
 	push(snap, CCA_ACTION_ALLOC, S0, 512);
 	push(snap, CCA_ACTION_FREE_REQUESTED, S0, 512);
 	push(snap, CCA_ACTION_FREE_REQUESTED, S0, 512);
@@ -122,7 +121,7 @@ static CcaSnapshot *
 trace_double_free_many(void)
 {
 	CcaSnapshot *snap = snap_new("double-free-many");
-	push(snap, CCA_ACTION_SEGMENT_ALLOC, S0, 2 * MIB);
+	push(snap, CCA_ACTION_SEGMENT_ALLOC, S0, 2 * CCA_MIB);
 	for (uint64_t i = 0; i < 64; i++)
 		push(snap, CCA_ACTION_ALLOC, S0 + 512 * i, 512);
 	for (int twice = 0; twice < 2; twice++)
@@ -166,7 +165,7 @@ trace_total_too_large(void)
 {
 	CcaSnapshot *snap = snap_new("total-too-large");
 	for (uint64_t i = 0; i < 4; i++)
-		push(snap, CCA_ACTION_ALLOC, S0 + i * (CCA_REPLAY_MAX_BYTES + 2 * MIB),
+		push(snap, CCA_ACTION_ALLOC, S0 + i * (CCA_REPLAY_MAX_BYTES + 2 * CCA_MIB),
 		     CCA_REPLAY_MAX_BYTES);
 	return snap;
 }
@@ -176,8 +175,8 @@ static CcaSnapshot *
 trace_segment_event_wraps(void)
 {
 	CcaSnapshot *snap = snap_new("segment-event-wraps");
-	push(snap, CCA_ACTION_SEGMENT_ALLOC, UINT64_MAX - MIB + 1, 2 * MIB);
-	push(snap, CCA_ACTION_ALLOC, UINT64_MAX - MIB + 1, 1536 * 1024);
+	push(snap, CCA_ACTION_SEGMENT_ALLOC, UINT64_MAX - CCA_MIB + 1, 2 * CCA_MIB);
+	push(snap, CCA_ACTION_ALLOC, UINT64_MAX - CCA_MIB + 1, 1536 * 1024);
 	return snap;
 }
 
@@ -186,10 +185,10 @@ static CcaSnapshot *
 trace_segment_event_overlap(void)
 {
 	CcaSnapshot *snap = snap_new("segment-event-overlap");
-	push(snap, CCA_ACTION_SEGMENT_ALLOC, S0, 20 * MIB);
-	push(snap, CCA_ACTION_ALLOC, S0, 20 * MIB);
-	push(snap, CCA_ACTION_SEGMENT_ALLOC, S0 + 2 * MIB, 20 * MIB);
-	push(snap, CCA_ACTION_ALLOC, S0 + 2 * MIB, 20 * MIB);
+	push(snap, CCA_ACTION_SEGMENT_ALLOC, S0, 20 * CCA_MIB);
+	push(snap, CCA_ACTION_ALLOC, S0, 20 * CCA_MIB);
+	push(snap, CCA_ACTION_SEGMENT_ALLOC, S0 + 2 * CCA_MIB, 20 * CCA_MIB);
+	push(snap, CCA_ACTION_ALLOC, S0 + 2 * CCA_MIB, 20 * CCA_MIB);
 	return snap;
 }
 
@@ -199,7 +198,7 @@ static CcaSnapshot *
 trace_segment_zero(void)
 {
 	CcaSnapshot *snap = snap_new("segment-zero");
-	push(snap, CCA_ACTION_SEGMENT_ALLOC, S0, 2 * MIB);
+	push(snap, CCA_ACTION_SEGMENT_ALLOC, S0, 2 * CCA_MIB);
 	push(snap, CCA_ACTION_ALLOC, S0, 512);
 	push(snap, CCA_ACTION_SEGMENT_ALLOC, S1, 0);
 	return snap;
@@ -211,12 +210,12 @@ static CcaSnapshot *
 trace_start_segment_overlap(void)
 {
 	CcaSnapshot *snap = snap_new("start-segment-overlap");
-	const uint64_t blocks[][2] = {{20 * MIB, CCA_BLOCK_ACTIVE_ALLOCATED}};
-	add_segment(snap, S0, 20 * MIB, false, 1, blocks);
-	push(snap, CCA_ACTION_ALLOC, S0 + 40 * MIB, 512);
-	push(snap, CCA_ACTION_FREE_REQUESTED, S0 + 40 * MIB, 512);
-	push(snap, CCA_ACTION_FREE_COMPLETED, S0 + 40 * MIB, 512);
-	push(snap, CCA_ACTION_SEGMENT_FREE, S0 + 2 * MIB, 20 * MIB);
+	const uint64_t blocks[][2] = {{20 * CCA_MIB, CCA_BLOCK_ACTIVE_ALLOCATED}};
+	add_segment(snap, S0, 20 * CCA_MIB, false, 1, blocks);
+	push(snap, CCA_ACTION_ALLOC, S0 + 40 * CCA_MIB, 512);
+	push(snap, CCA_ACTION_FREE_REQUESTED, S0 + 40 * CCA_MIB, 512);
+	push(snap, CCA_ACTION_FREE_COMPLETED, S0 + 40 * CCA_MIB, 512);
+	push(snap, CCA_ACTION_SEGMENT_FREE, S0 + 2 * CCA_MIB, 20 * CCA_MIB);
 	return snap;
 }
 
@@ -227,12 +226,12 @@ static CcaSnapshot *
 trace_unmap_twice(void)
 {
 	CcaSnapshot *snap = snap_new("unmap-twice");
-	push(snap, CCA_ACTION_SEGMENT_MAP, E0, 20 * MIB);
-	push(snap, CCA_ACTION_ALLOC, E0, MIB);
-	push(snap, CCA_ACTION_FREE_REQUESTED, E0, MIB);
-	push(snap, CCA_ACTION_FREE_COMPLETED, E0, MIB);
-	push(snap, CCA_ACTION_SEGMENT_UNMAP, E0, 20 * MIB);
-	push(snap, CCA_ACTION_SEGMENT_UNMAP, E0, 20 * MIB);
+	push(snap, CCA_ACTION_SEGMENT_MAP, E0, 20 * CCA_MIB);
+	push(snap, CCA_ACTION_ALLOC, E0, CCA_MIB);
+	push(snap, CCA_ACTION_FREE_REQUESTED, E0, CCA_MIB);
+	push(snap, CCA_ACTION_FREE_COMPLETED, E0, CCA_MIB);
+	push(snap, CCA_ACTION_SEGMENT_UNMAP, E0, 20 * CCA_MIB);
+	push(snap, CCA_ACTION_SEGMENT_UNMAP, E0, 20 * CCA_MIB);
 	return snap;
 }
 
@@ -241,8 +240,8 @@ static CcaSnapshot *
 trace_map_misaligned(void)
 {
 	CcaSnapshot *snap = snap_new("map-misaligned");
-	push(snap, CCA_ACTION_SEGMENT_MAP, E0 + 512, 2 * MIB);
-	push(snap, CCA_ACTION_ALLOC, E0 + 512, MIB);
+	push(snap, CCA_ACTION_SEGMENT_MAP, E0 + 512, 2 * CCA_MIB);
+	push(snap, CCA_ACTION_ALLOC, E0 + 512, CCA_MIB);
 	return snap;
 }
 
@@ -252,8 +251,8 @@ trace_unmap_huge(void)
 {
 	CcaSnapshot *snap = snap_new("unmap-huge");
 	const uint64_t blocks[][2] = {{512, CCA_BLOCK_ACTIVE_ALLOCATED},
-				      {2 * MIB - 512, CCA_BLOCK_INACTIVE}};
-	add_segment(snap, S0, 2 * MIB, true, 2, blocks);
+				      {2 * CCA_MIB - 512, CCA_BLOCK_INACTIVE}};
+	add_segment(snap, S0, 2 * CCA_MIB, true, 2, blocks);
 	push(snap, CCA_ACTION_FREE_REQUESTED, S0 + 512, 512);
 	push(snap, CCA_ACTION_FREE_COMPLETED, S0 + 512, 512);
 	push(snap, CCA_ACTION_SEGMENT_UNMAP, E0, UINT64_C(2) << 40);
@@ -265,9 +264,9 @@ static CcaSnapshot *
 trace_final_wraps(void)
 {
 	CcaSnapshot *snap = snap_new("final-wraps");
-	const uint64_t blocks[][2] = {{20 * MIB, CCA_BLOCK_ACTIVE_ALLOCATED}};
-	add_segment(snap, UINT64_MAX - 2 * MIB + 1, 20 * MIB, false, 1, blocks);
-	push(snap, CCA_ACTION_FREE_REQUESTED, UINT64_MAX - 2 * MIB + 1, 20 * MIB);
+	const uint64_t blocks[][2] = {{20 * CCA_MIB, CCA_BLOCK_ACTIVE_ALLOCATED}};
+	add_segment(snap, UINT64_MAX - 2 * CCA_MIB + 1, 20 * CCA_MIB, false, 1, blocks);
+	push(snap, CCA_ACTION_FREE_REQUESTED, UINT64_MAX - 2 * CCA_MIB + 1, 20 * CCA_MIB);
 	return snap;
 }
 
@@ -276,11 +275,11 @@ static CcaSnapshot *
 trace_final_overlap(void)
 {
 	CcaSnapshot *snap = snap_new("final-overlap");
-	const uint64_t blocks[][2] = {{20 * MIB, CCA_BLOCK_ACTIVE_ALLOCATED}};
-	add_segment(snap, S0, 20 * MIB, false, 1, blocks);
-	add_segment(snap, S0 + 2 * MIB, 20 * MIB, false, 1, blocks);
-	push(snap, CCA_ACTION_FREE_REQUESTED, S0, 20 * MIB);
-	push(snap, CCA_ACTION_FREE_REQUESTED, S0 + 2 * MIB, 20 * MIB);
+	const uint64_t blocks[][2] = {{20 * CCA_MIB, CCA_BLOCK_ACTIVE_ALLOCATED}};
+	add_segment(snap, S0, 20 * CCA_MIB, false, 1, blocks);
+	add_segment(snap, S0 + 2 * CCA_MIB, 20 * CCA_MIB, false, 1, blocks);
+	push(snap, CCA_ACTION_FREE_REQUESTED, S0, 20 * CCA_MIB);
+	push(snap, CCA_ACTION_FREE_REQUESTED, S0 + 2 * CCA_MIB, 20 * CCA_MIB);
 	return snap;
 }
 
@@ -329,9 +328,9 @@ trace_conf_huge(void)
 	snap->source = g_strdup("conf-huge");
 	snap->settings.garbage_collection_threshold = 0;
 	g_free(snap->settings.conf);
-	snap->settings.conf = g_malloc(10 * MIB + 3);
-	memset(snap->settings.conf, 'k', 10 * MIB);
-	memcpy(snap->settings.conf + 10 * MIB, ":1", 3);
+	snap->settings.conf = g_malloc(10 * CCA_MIB + 3);
+	memset(snap->settings.conf, 'k', 10 * CCA_MIB);
+	memcpy(snap->settings.conf + 10 * CCA_MIB, ":1", 3);
 	return snap;
 }
 
@@ -340,8 +339,9 @@ static CcaSnapshot *
 trace_final_block_sentinel(void)
 {
 	CcaSnapshot *snap = snap_new("final-block-sentinel");
-	const uint64_t blocks[][2] = {{MIB, CCA_BLOCK_INACTIVE}, {MIB, CCA_BLOCK_ACTIVE_ALLOCATED}};
-	add_segment(snap, S0, 2 * MIB, true, 2, blocks);
+	const uint64_t blocks[][2] = {{CCA_MIB, CCA_BLOCK_INACTIVE},
+				      {CCA_MIB, CCA_BLOCK_ACTIVE_ALLOCATED}};
+	add_segment(snap, S0, 2 * CCA_MIB, true, 2, blocks);
 	g_array_index(snap->blocks, CcaSnapBlock, 1).address = UINT64_MAX;
 	push(snap, CCA_ACTION_FREE_COMPLETED, S1, 512);
 	return snap;
@@ -355,8 +355,8 @@ trace_pending_contradicted(void)
 	CcaSnapshot *snap = snap_new("pending-contradicted");
 	const uint64_t blocks[][2] = {{512, CCA_BLOCK_ACTIVE_PENDING_FREE},
 				      {512, CCA_BLOCK_ACTIVE_PENDING_FREE},
-				      {2 * MIB - 1024, CCA_BLOCK_INACTIVE}};
-	add_segment(snap, S0, 2 * MIB, true, 3, blocks);
+				      {2 * CCA_MIB - 1024, CCA_BLOCK_INACTIVE}};
+	add_segment(snap, S0, 2 * CCA_MIB, true, 3, blocks);
 	push(snap, CCA_ACTION_FREE_REQUESTED, S0, 512);
 	push(snap, CCA_ACTION_FREE_REQUESTED, S0 + 512, 512);
 	push(snap, CCA_ACTION_ALLOC, S0 + 1024, 512);
@@ -483,7 +483,7 @@ static void
 test_free_pairs_accepted(void)
 {
 	g_autoptr(CcaSnapshot) snap = snap_new("free-pairs");
-	push(snap, CCA_ACTION_SEGMENT_ALLOC, S0, 2 * MIB);
+	push(snap, CCA_ACTION_SEGMENT_ALLOC, S0, 2 * CCA_MIB);
 	push(snap, CCA_ACTION_ALLOC, S0, 512);
 	push(snap, CCA_ACTION_ALLOC, S0 + 512, 512);
 	push(snap, CCA_ACTION_FREE_REQUESTED, S0, 512);
@@ -505,8 +505,8 @@ test_mid_run_all_pending(void)
 	g_autoptr(CcaSnapshot) snap = snap_new("mid-run-all-pending");
 	const uint64_t blocks[][2] = {{512, CCA_BLOCK_ACTIVE_PENDING_FREE},
 				      {512, CCA_BLOCK_ACTIVE_PENDING_FREE},
-				      {2 * MIB - 1024, CCA_BLOCK_INACTIVE}};
-	add_segment(snap, S0, 2 * MIB, true, 3, blocks);
+				      {2 * CCA_MIB - 1024, CCA_BLOCK_INACTIVE}};
+	add_segment(snap, S0, 2 * CCA_MIB, true, 3, blocks);
 	g_array_index(snap->blocks, CcaSnapBlock, 0).requested_size = 512;
 	g_array_index(snap->blocks, CcaSnapBlock, 1).requested_size = 512;
 	push(snap, CCA_ACTION_FREE_REQUESTED, S0, 512);
@@ -523,8 +523,8 @@ test_mid_run_pending_before_start(void)
 	g_autoptr(CcaSnapshot) snap = snap_new("mid-run-pending-at-start");
 	const uint64_t blocks[][2] = {{512, CCA_BLOCK_ACTIVE_PENDING_FREE},
 				      {512, CCA_BLOCK_ACTIVE_PENDING_FREE},
-				      {2 * MIB - 1024, CCA_BLOCK_INACTIVE}};
-	add_segment(snap, S0, 2 * MIB, true, 3, blocks);
+				      {2 * CCA_MIB - 1024, CCA_BLOCK_INACTIVE}};
+	add_segment(snap, S0, 2 * CCA_MIB, true, 3, blocks);
 	g_array_index(snap->blocks, CcaSnapBlock, 0).requested_size = 512;
 	g_array_index(snap->blocks, CcaSnapBlock, 1).requested_size = 512;
 	push(snap, CCA_ACTION_ALLOC, S0 + 1024, 512);
@@ -561,7 +561,7 @@ static void
 test_expandable_larger_than_reservation(void)
 {
 	g_autoptr(CcaSnapshot) snap = snap_new("expandable-huge-request");
-	push(snap, CCA_ACTION_ALLOC, S0, 2048 * MIB);
+	push(snap, CCA_ACTION_ALLOC, S0, 2048 * CCA_MIB);
 	CcaSettings settings;
 	cca_settings_init(&settings);
 	GError *error = NULL;
@@ -569,7 +569,7 @@ test_expandable_larger_than_reservation(void)
 	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
 	opt.settings = &settings;
-	opt.device_memory = 1024 * MIB;
+	opt.device_memory = 1024 * CCA_MIB;
 	opt.check_invariants = true;
 	CcaReplayResult res;
 	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
