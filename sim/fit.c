@@ -225,8 +225,10 @@ fit_task(void *data, guint i)
 }
 
 CcaFitRow *
-cca_fit_run(const CcaSweep *sweep, const CcaFitOptions *options, GError **error)
+cca_fit_run(CcaSweep *sweep, const CcaFitOptions *options, GError **error)
 {
+	if (!cca_sweep_plan(sweep, error))
+		return NULL;
 	guint n_rows = sweep->rows->len, n_tasks = 0;
 	CcaFitRow *rows = g_new0(CcaFitRow, n_rows);
 	CcaAddressModel *models = g_new(CcaAddressModel, n_rows * CCA_SWEEP_MAX_MODELS);
