@@ -1015,6 +1015,17 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 	return ok;
 }
 
+static gint total_replays, total_planning; /* atomic */
+
+void
+cca_replay_totals(uint64_t *replays, uint64_t *planning)
+{
+	if (replays)
+		*replays = (uint64_t)g_atomic_int_get(&total_replays);
+	if (planning)
+		*planning = (uint64_t)g_atomic_int_get(&total_planning);
+}
+
 /* RA: the recorded addresses of PLAN's trace, its reservations told apart
  * by SPAN (those of a rebuilt start were in use before the trace began). */
 static void
@@ -1053,6 +1064,7 @@ cca_replay_find_empty_cache(const CcaPlan *plan, double memory_fraction, uint64_
 		reservation_span(device_memory ? device_memory : CCA_H200_TOTAL_MEMORY));
 	CcaReplayResult scratch;
 	memset(&scratch, 0, sizeof scratch);
+	g_atomic_int_inc(&total_planning);
 	gboolean ok =
 		run_pass(plan, &opt, &plan->recorded, true, &own, NULL, found, &scratch, error);
 	cca_replay_result_clear(&scratch);
@@ -1128,6 +1140,7 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 		ok = run_pass(plan, opt, settings, recorded_mode, addresses, empty_cache_at, found,
 			      res, error);
 		res->replays = 1;
+		g_atomic_int_inc(&total_replays);
 	}
 	g_array_free(found, TRUE);
 	addresses_clear(&own);

@@ -165,6 +165,12 @@ gboolean cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *options
 
 void cca_replay_result_clear(CcaReplayResult *result);
 
+/* Model passes this process has run so far, over all threads: observed
+ * replays (one per cca_replay_run()) in *REPLAYS, planning passes
+ * (cca_plan_find_empty_cache()) in *PLANNING.  Either may be NULL.  The
+ * CLI prints them on stderr at exit when CCASIM_STATS is set. */
+void cca_replay_totals(uint64_t *replays, uint64_t *planning);
+
 /* The planning pass behind cca_plan_find_empty_cache(): replays PLAN's
  * trace under its recorded settings and addresses and the cap
  * MEMORY_FRACTION / DEVICE_MEMORY / CAPACITY_SET, appending to FOUND the
