@@ -991,6 +991,8 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 	if (start && start->mid_run)
 		seed_start(&r, start);
 	gboolean ok = replay_loop(&r);
+	if (ok && opt->on_finish)
+		opt->on_finish(opt->on_finish_data, r.alloc);
 	if (ok && r.feed && !r.expect && !r.diverged && r.in.at_end &&
 	    r.model_segments != r.feed->segment_sizes->len)
 		r.diverged = true;
@@ -1107,8 +1109,15 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 		cap_fraction(opt->memory_fraction) == cap_fraction(opt->recorded_memory_fraction) &&
 		opt->capacity_set == opt->recorded_capacity_set;
 	bool requests_only = !plan->has_segments && !plan->has_segment_entries;
+	/* garbage collection acts only under a cap, which PyTorch does not
+	 * record: a recording with a threshold and no known cap ran under
+	 * one that is unknown, so it cannot be reproduced */
+	bool uncapped = cap_fraction(opt->memory_fraction) == 0.0 && !opt->capacity_set &&
+			!plan->recorded.has_per_process_memory_fraction;
+	bool gc_without_cap = plan->recorded.garbage_collection_threshold > 0.0 && uncapped;
 	bool recorded_mode = same_settings && opt->addresses_from == NULL &&
-			     (opt->check || (same_cap && !requests_only && !opt->force_whatif));
+			     (opt->check || (same_cap && !requests_only && !gc_without_cap &&
+					     !opt->force_whatif));
 	res->whatif = !recorded_mode;
 	uint64_t total = opt->device_memory ? opt->device_memory : CCA_H200_TOTAL_MEMORY;
 	uint64_t span = reservation_span(total);

@@ -19,7 +19,10 @@
  *     recording's (memory_fraction in (0, 1) or capacity_set, against
  *     recorded_memory_fraction and recorded_capacity_set: none unless
  *     given), a trace of requests alone (no segment entries, no final
- *     segments);
+ *     segments), a garbage_collection_threshold in the recorded settings
+ *     with no cap at all (garbage collection acts only under a cap, and
+ *     PyTorch does not record the cap: the recording ran under one that
+ *     is unknown);
  *   - a what-if otherwise.  A what-if of a trace that releases segments
  *     needs where the program called empty_cache(): one planning pass
  *     under the recording's conditions (recorded settings and addresses,
@@ -108,6 +111,11 @@ typedef struct {
 	 * the cap given is taken as the recording's. */
 	double recorded_memory_fraction;
 	bool recorded_capacity_set;
+	/* Called once when the replay ends (however it ends, without a read
+	 * error), with the model's final state; ALLOC is only valid during
+	 * the call.  NULL: none. */
+	void (*on_finish)(void *data, const CcaAllocator *alloc);
+	void *on_finish_data;
 	/* Stop once trace entry STOP_AFTER - 1 has been handled (the state
 	 * "after event STOP_AFTER - 1"); 0: replay the whole trace. */
 	uint64_t stop_after;
