@@ -62,6 +62,9 @@ plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 			*first = ev;
 		if (!cca_trace_check_event(&check, snap, &ev, i, &local))
 			break;
+		if ((ev.action == CCA_ACTION_ALLOC || ev.action == CCA_ACTION_OOM) &&
+		    ev.size > p->max_request)
+			p->max_request = ev.size;
 		switch (ev.action) {
 		case CCA_ACTION_ALLOC:
 			map_put(&live, ev.addr, 0);

@@ -43,6 +43,7 @@ struct CcaPlan {
 	uint32_t pytorch_version; /* whose rules (211 = 2.11) */
 	CcaSettings recorded;	  /* the recorded settings, by those rules */
 	uint64_t events;	  /* trace entries of the device */
+	uint64_t max_request;	  /* the largest alloc or oom request (bytes) */
 	bool has_segments;	  /* the final state holds segments of the device */
 	bool has_segment_entries; /* the trace has segment_alloc/segment_map entries */
 	bool has_releases;	  /* ... segment_free/segment_unmap entries */
