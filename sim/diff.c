@@ -5,11 +5,10 @@
  * every trace entry the engine hands the observer (entries it consumes
  * inside another, such as a free_completed right after its
  * free_requested, carry the previous value); the first index at which the
- * two carried values differ is the first difference.  A second replay of
- * each side stops at its peak entry to take the allocator's state
- * (replays are deterministic, so the second run passes through the same
- * states).  A replay that restarts from a rebuilt start (a mid-run trace)
- * shows up as an index that goes back: what came before is dropped.
+ * two carried values differ is the first difference.  The same replay
+ * takes the allocator's state whenever reserved memory reaches a new peak
+ * (at most once per cudaMalloc or page map), so the state at the peak
+ * entry is at hand when the replay ends: one replay per side.
  */
 #include "config.h"
 
@@ -26,51 +25,42 @@ typedef struct {
 	uint64_t reserved;
 } Sample;
 
-/* Observer of the first pass: the reserved timeline. */
+/* Observer of a side's replay: the reserved timeline, and the state at
+ * the first entry with the peak reserved bytes. */
 typedef struct {
 	GArray *samples; /* Sample */
+	GArray *state;	 /* CcaStateSegment, from cca_allocator_state() */
+	uint64_t peak;	 /* the most reserved bytes sampled so far */
 } Timeline;
 
 static void
 timeline_observe(void *data, uint64_t index, const CcaEvent *event, const CcaAllocator *alloc)
 {
 	Timeline *t = data;
-	if (t->samples->len &&
-	    g_array_index(t->samples, Sample, t->samples->len - 1).index >= index)
-		g_array_set_size(t->samples, 0); /* the replay restarted */
 	Sample s = {index, cca_allocator_reserved(alloc)};
+	if (t->samples->len == 0 || s.reserved > t->peak) {
+		t->peak = s.reserved;
+		cca_allocator_state_free(t->state);
+		t->state = cca_allocator_state(alloc);
+	}
 	g_array_append_val(t->samples, s);
 }
 
-/* Observer of the second pass: the state at one entry. */
-typedef struct {
-	uint64_t at;
-	GArray *state; /* CcaStateSegment, from cca_allocator_state() */
-} Capture;
-
-static void
-capture_observe(void *data, uint64_t index, const CcaEvent *event, const CcaAllocator *alloc)
-{
-	Capture *c = data;
-	if (index != c->at)
-		return;
-	cca_allocator_state_free(c->state);
-	c->state = cca_allocator_state(alloc);
-}
-
-/* Replays one side twice; leaves its timeline in *SAMPLES and its state at
+/* Replays one side once; leaves its timeline in *SAMPLES and its state at
  * the peak in *STATE. */
 static gboolean
 diff_side(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaDiffSide *side, GArray **samples,
 	  GArray **state, GError **error)
 {
 	CcaReplayOptions o = *opt;
-	Timeline t = {g_array_new(FALSE, FALSE, sizeof(Sample))};
+	Timeline t = {g_array_new(FALSE, FALSE, sizeof(Sample)), NULL, 0};
 	o.observer = timeline_observe;
 	o.observer_data = &t;
 	*samples = t.samples;
-	if (!cca_replay_run(snap, &o, &side->result, error))
+	if (!cca_replay_run(snap, &o, &side->result, error)) {
+		cca_allocator_state_free(t.state);
 		return FALSE;
+	}
 	side->events_seen = t.samples->len;
 	for (guint i = 0; i < t.samples->len; i++) {
 		const Sample *s = &g_array_index(t.samples, Sample, i);
@@ -80,17 +70,7 @@ diff_side(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaDiffSide *sid
 		}
 		side->final_reserved = s->reserved;
 	}
-	Capture c = {.at = side->peak_event};
-	o.observer = capture_observe;
-	o.observer_data = &c;
-	CcaReplayResult again;
-	gboolean ok = cca_replay_run(snap, &o, &again, error);
-	cca_replay_result_clear(&again);
-	if (!ok) {
-		cca_allocator_state_free(c.state);
-		return FALSE;
-	}
-	*state = c.state ? c.state : g_array_new(FALSE, TRUE, sizeof(CcaStateSegment));
+	*state = t.state ? t.state : g_array_new(FALSE, TRUE, sizeof(CcaStateSegment));
 	for (guint i = 0; i < (*state)->len; i++) {
 		const CcaStateSegment *seg = &g_array_index(*state, CcaStateSegment, i);
 		side->peak_segments++;

@@ -23,127 +23,11 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "addrmap.h"
 #include "allocator.h"
+#include "plan.h"
 #include "rewind.h"
 #include "sizes.h"
-
-/* ------------------------------------------------ trace address → block */
-
-/* Open-addressing map from a trace address to the model's block handle. */
-typedef struct {
-	uint64_t *keys;
-	CcaHandle *values;
-	uint32_t cap; /* power of two */
-	uint32_t len;
-	uint32_t tombstones;
-} AddrMap;
-
-#define MAP_EMPTY UINT64_MAX
-#define MAP_TOMB (UINT64_MAX - 1)
-/* Values: a model handle (below HANDLE_FAILED), or HANDLE_FAILED for an
- * allocation that OOMed (--keep-going); FREE_REQUESTED is set while the
- * trace's free_requested of the block waits for its free_completed.
- * map_get() answers CCA_NIL for an address it does not hold. */
-#define HANDLE_FAILED UINT32_C(0x7ffffffe)
-#define FREE_REQUESTED UINT32_C(0x80000000)
-#define HANDLE_OF(v) ((v) & ~FREE_REQUESTED)
-/* Expandable segments map and unmap whole pages of 2 MiB (small pool) or
- * 20 MiB (large), in reservations aligned to the 2 MiB granularity. */
-#define CCA_PAGE_GRANULE CCA_EXPANDABLE_GRANULE
-
-static inline uint32_t
-map_hash(uint64_t key)
-{
-	key ^= key >> 33;
-	key *= UINT64_C(0xff51afd7ed558ccd);
-	key ^= key >> 33;
-	return (uint32_t)key;
-}
-
-static void
-map_init(AddrMap *m, uint32_t cap)
-{
-	m->cap = cap;
-	m->len = m->tombstones = 0;
-	m->keys = g_new(uint64_t, cap);
-	m->values = g_new(CcaHandle, cap);
-	for (uint32_t i = 0; i < cap; i++)
-		m->keys[i] = MAP_EMPTY;
-}
-
-static void
-map_clear(AddrMap *m)
-{
-	g_free(m->keys);
-	g_free(m->values);
-}
-
-static void map_put(AddrMap *m, uint64_t key, CcaHandle value);
-
-static void
-map_grow(AddrMap *m)
-{
-	AddrMap old = *m;
-	map_init(m, (old.len + 1) * 4 > old.cap ? old.cap * 2 : old.cap);
-	for (uint32_t i = 0; i < old.cap; i++)
-		if (old.keys[i] < MAP_TOMB)
-			map_put(m, old.keys[i], old.values[i]);
-	map_clear(&old);
-}
-
-/* Keys are trace addresses; UINT64_MAX and UINT64_MAX-1 never occur:
- * cca_replay_check_event() refuses them before any entry gets here. */
-static void
-map_put(AddrMap *m, uint64_t key, CcaHandle value)
-{
-	if ((m->len + m->tombstones + 1) * 4 > m->cap * 3)
-		map_grow(m);
-	uint32_t mask = m->cap - 1, i = map_hash(key) & mask;
-	int64_t tomb = -1;
-	while (m->keys[i] != MAP_EMPTY) {
-		if (m->keys[i] == key) {
-			m->values[i] = value;
-			return;
-		}
-		if (m->keys[i] == MAP_TOMB && tomb < 0)
-			tomb = i;
-		i = (i + 1) & mask;
-	}
-	if (tomb >= 0) {
-		i = (uint32_t)tomb;
-		m->tombstones--;
-	}
-	m->keys[i] = key;
-	m->values[i] = value;
-	m->len++;
-}
-
-static CcaHandle
-map_get(const AddrMap *m, uint64_t key)
-{
-	uint32_t mask = m->cap - 1, i = map_hash(key) & mask;
-	while (m->keys[i] != MAP_EMPTY) {
-		if (m->keys[i] == key)
-			return m->values[i];
-		i = (i + 1) & mask;
-	}
-	return CCA_NIL;
-}
-
-static void
-map_remove(AddrMap *m, uint64_t key)
-{
-	uint32_t mask = m->cap - 1, i = map_hash(key) & mask;
-	while (m->keys[i] != MAP_EMPTY) {
-		if (m->keys[i] == key) {
-			m->keys[i] = MAP_TOMB;
-			m->len--;
-			m->tombstones++;
-			return;
-		}
-		i = (i + 1) & mask;
-	}
-}
 
 /* ------------------------------------------------ recorded addresses */
 
@@ -221,24 +105,6 @@ addresses_scan(RecordedAddresses *ra, const CcaSnapshot *snap, int device, GErro
 	return TRUE;
 }
 
-/* Does device DEVICE's trace release segments (segment_free/unmap)? */
-static gboolean
-trace_has_releases(const CcaSnapshot *snap, int device, gboolean *has, GError **error)
-{
-	*has = FALSE;
-	g_autoptr(CcaEventCursor) cursor = cca_event_cursor_new(snap, device);
-	CcaEvent ev;
-	GError *local = NULL;
-	while (!*has && cca_event_cursor_next(cursor, &ev, &local))
-		*has = ev.action == CCA_ACTION_SEGMENT_FREE ||
-		       ev.action == CCA_ACTION_SEGMENT_UNMAP;
-	if (local) {
-		g_propagate_error(error, local);
-		return FALSE;
-	}
-	return TRUE;
-}
-
 /* ------------------------------------------------------ input checks */
 
 /* Does EV carry an address (not an oom's device_free or a snapshot)? */
@@ -280,143 +146,13 @@ cca_replay_check_event(const CcaSnapshot *snap, const CcaEvent *ev, uint64_t ind
 	return FALSE;
 }
 
-/* One cudaMalloc segment the trace holds at this point of the replay. */
-typedef struct {
-	uint64_t address, size;
-} LiveSegment;
-
-/* Index of the first segment of SEGS (by address) at or above ADDR. */
-static guint
-segments_lower_bound(const GArray *segs, uint64_t addr)
-{
-	guint lo = 0, hi = segs->len;
-	while (lo < hi) {
-		guint mid = (lo + hi) / 2;
-		if (g_array_index(segs, LiveSegment, mid).address < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* Adds [ADDR, ADDR+SIZE) to SEGS, or returns the segment it overlaps
- * (NULL when none; then it was added). */
-static const LiveSegment *
-segments_add(GArray *segs, uint64_t addr, uint64_t size)
-{
-	guint i = segments_lower_bound(segs, addr);
-	if (i > 0) {
-		const LiveSegment *prev = &g_array_index(segs, LiveSegment, i - 1);
-		if (prev->address + prev->size > addr)
-			return prev;
-	}
-	if (i < segs->len) {
-		const LiveSegment *next = &g_array_index(segs, LiveSegment, i);
-		if (next->address < addr + size)
-			return next;
-	}
-	LiveSegment seg = {addr, size};
-	g_array_insert_val(segs, i, seg);
-	return NULL;
-}
-
-static void
-segments_remove(GArray *segs, uint64_t addr)
-{
-	guint i = segments_lower_bound(segs, addr);
-	if (i < segs->len && g_array_index(segs, LiveSegment, i).address == addr)
-		g_array_remove_index(segs, i);
-}
-
-/* Does any range of RANGES (LiveSegment, disjoint, by address) meet
- * [A, B)? */
-static bool
-ranges_meet(const GArray *ranges, uint64_t a, uint64_t b)
-{
-	guint i = segments_lower_bound(ranges, a);
-	if (i > 0) {
-		const LiveSegment *prev = &g_array_index(ranges, LiveSegment, i - 1);
-		if (prev->address + prev->size > a)
-			return true;
-	}
-	return i < ranges->len && g_array_index(ranges, LiveSegment, i).address < b;
-}
-
-/* Takes [A, B) out of RANGES, splitting the ranges it cuts. */
-static void
-ranges_cut(GArray *ranges, uint64_t a, uint64_t b)
-{
-	guint i = segments_lower_bound(ranges, a);
-	if (i > 0)
-		i--;
-	while (i < ranges->len) {
-		LiveSegment *r = &g_array_index(ranges, LiveSegment, i);
-		uint64_t start = r->address, end = r->address + r->size;
-		if (start >= b)
-			break;
-		if (end <= a) {
-			i++;
-			continue;
-		}
-		if (start < a && end > b) { /* [A, B) lies inside: split in two */
-			r->size = a - start;
-			LiveSegment tail = {b, end - b};
-			g_array_insert_val(ranges, i + 1, tail);
-			return;
-		}
-		if (start < a) {
-			r->size = a - start;
-			i++;
-		} else if (end > b) {
-			r->address = b;
-			r->size = end - b;
-			return;
-		} else {
-			g_array_remove_index(ranges, i);
-		}
-	}
-}
-
-/* Adds [A, B), which meets none of RANGES, merging it with neighbours. */
-static void
-ranges_add(GArray *ranges, uint64_t a, uint64_t b)
-{
-	guint i = segments_lower_bound(ranges, a);
-	if (i > 0) {
-		LiveSegment *prev = &g_array_index(ranges, LiveSegment, i - 1);
-		if (prev->address + prev->size == a) {
-			prev->size += b - a;
-			if (i < ranges->len && g_array_index(ranges, LiveSegment, i).address == b) {
-				prev->size += g_array_index(ranges, LiveSegment, i).size;
-				g_array_remove_index(ranges, i);
-			}
-			return;
-		}
-	}
-	if (i < ranges->len && g_array_index(ranges, LiveSegment, i).address == b) {
-		LiveSegment *next = &g_array_index(ranges, LiveSegment, i);
-		next->address = a;
-		next->size += b - a;
-		return;
-	}
-	LiveSegment r = {a, b - a};
-	g_array_insert_val(ranges, i, r);
-}
-
 /* --------------------------------------------------- lookahead window */
 
 typedef struct {
 	CcaEventCursor *cursor;
 	const CcaSnapshot *snap;
-	/* the trace's cudaMalloc segments, live at the point read so far:
-	 * a segment_alloc over one of them is refused */
-	GArray *segments; /* LiveSegment, by address */
-	/* expandable memory the trace has mapped, and unmapped, so far
-	 * (ranges it has not touched are in neither): a segment_map of
-	 * mapped memory or a segment_unmap of unmapped memory is refused */
-	GArray *mapped, *unmapped; /* LiveSegment, by address */
-	RecordedAddresses *feed;   /* notes recorded addresses as events are read */
+	CcaTraceCheck check; /* the trace's segments and mappings read so far */
+	bool trusted;	     /* a plan checked every entry: skip the checks */
 	CcaEvent *ring;
 	uint32_t cap, head, len; /* ring of buffered events */
 	uint64_t position;	 /* index of ring[head] in the trace */
@@ -429,9 +165,7 @@ window_init(Window *w, const CcaSnapshot *snap, int device)
 	memset(w, 0, sizeof *w);
 	w->cursor = cca_event_cursor_new(snap, device);
 	w->snap = snap;
-	w->segments = g_array_new(FALSE, FALSE, sizeof(LiveSegment));
-	w->mapped = g_array_new(FALSE, FALSE, sizeof(LiveSegment));
-	w->unmapped = g_array_new(FALSE, FALSE, sizeof(LiveSegment));
+	cca_trace_check_init(&w->check);
 	w->cap = 64;
 	w->ring = g_new(CcaEvent, w->cap);
 }
@@ -440,51 +174,16 @@ static void
 window_clear(Window *w)
 {
 	cca_event_cursor_free(w->cursor);
-	g_array_free(w->segments, TRUE);
-	g_array_free(w->mapped, TRUE);
-	g_array_free(w->unmapped, TRUE);
+	cca_trace_check_clear(&w->check);
 	g_free(w->ring);
 }
 
-/* Checks EV, trace entry INDEX, as it is read: on its own
- * (cca_replay_check_event()), a segment_alloc against the segments live
- * then, a segment_map/unmap against what the trace mapped and unmapped. */
+/* Checks EV, trace entry INDEX, as it is read (cca_trace_check_event()),
+ * unless a plan checked the trace already. */
 static gboolean
 window_check(Window *w, const CcaEvent *ev, uint64_t index, GError **error)
 {
-	if (!cca_replay_check_event(w->snap, ev, index, error))
-		return FALSE;
-	if (ev->action == CCA_ACTION_SEGMENT_MAP || ev->action == CCA_ACTION_SEGMENT_UNMAP) {
-		bool map = ev->action == CCA_ACTION_SEGMENT_MAP;
-		GArray *to = map ? w->mapped : w->unmapped, *from = map ? w->unmapped : w->mapped;
-		uint64_t end = ev->addr + ev->size;
-		if (ranges_meet(to, ev->addr, end)) {
-			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
-				    "%s: event %" G_GUINT64_FORMAT ": %s of %" G_GUINT64_FORMAT
-				    " bytes at 0x%" G_GINT64_MODIFIER "x: part of it is already %s",
-				    w->snap->source, index, cca_action_name(ev->action), ev->size,
-				    ev->addr, map ? "mapped" : "unmapped");
-			return FALSE;
-		}
-		ranges_cut(from, ev->addr, end);
-		ranges_add(to, ev->addr, end);
-	} else if (ev->action == CCA_ACTION_SEGMENT_FREE) {
-		segments_remove(w->segments, ev->addr);
-	} else if (ev->action == CCA_ACTION_SEGMENT_ALLOC) {
-		const LiveSegment *other = segments_add(w->segments, ev->addr, ev->size);
-		if (other) {
-			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
-				    "%s: event %" G_GUINT64_FORMAT
-				    ": segment_alloc of %" G_GUINT64_FORMAT
-				    " bytes at 0x%" G_GINT64_MODIFIER
-				    "x overlaps the live segment of %" G_GUINT64_FORMAT
-				    " bytes at 0x%" G_GINT64_MODIFIER "x",
-				    w->snap->source, index, ev->size, ev->addr, other->size,
-				    other->address);
-			return FALSE;
-		}
-	}
-	return TRUE;
+	return w->trusted || cca_trace_check_event(&w->check, w->snap, ev, index, error);
 }
 
 /* Makes event POSITION+K available; returns it or NULL past the end. */
@@ -512,8 +211,6 @@ window_peek(Window *w, uint32_t k, GError **error)
 				g_propagate_error(error, local);
 			return NULL;
 		}
-		if (w->feed)
-			addresses_note(w->feed, slot);
 		w->len++;
 	}
 	return &w->ring[(w->head + k) % w->cap];
@@ -541,9 +238,7 @@ typedef struct {
 	const GArray *empty_cache_at; /* what-if: trace positions of empty_cache */
 	guint next_empty_cache;
 	GArray *empty_cache_found; /* recorded mode: positions found */
-	RecordedAddresses *feed;   /* recorded mode: fed from the trace as it is read */
-	bool stop_at_release;	   /* what-if not told where empty_cache() was: stop */
-	bool saw_release;	   /* ... at the first release, to ask a recorded pass */
+	RecordedAddresses *feed;   /* recorded mode: the trace's own addresses */
 	uint64_t model_segments;   /* segment_allocs the model recorded */
 	bool diverged;		   /* recorded mode: the model's segments are not the recording's */
 	/* segments of private pools (MemPool, graphs) in the final state:
@@ -567,30 +262,22 @@ typedef struct {
 	uint32_t mempool; /* the allocator's index of its pool */
 } PrivateSegment;
 
-static gint
-private_order(gconstpointer a, gconstpointer b)
-{
-	const PrivateSegment *x = a, *y = b;
-	return x->address < y->address ? -1 : x->address > y->address;
-}
 
 /* The private pools of the final state's segments (a 2.11 trace entry
- * carries no pool id; the segments do). */
+ * carries no pool id; the segments do), from PLAN. */
 static GArray *
-private_segments_new(const CcaSnapshot *snap, int device, CcaAllocator *alloc)
+private_segments_new(const CcaPlan *plan, CcaAllocator *alloc)
 {
 	GArray *segs = g_array_new(FALSE, FALSE, sizeof(PrivateSegment));
-	for (guint i = 0; i < snap->segments->len; i++) {
-		const CcaSnapSegment *s = &g_array_index(snap->segments, CcaSnapSegment, i);
-		if (s->device != device || (s->pool_id[0] == 0 && s->pool_id[1] == 0))
-			continue;
+	for (guint i = 0; i < plan->private_segments->len; i++) {
+		const CcaPlanPrivateSegment *s =
+			&g_array_index(plan->private_segments, CcaPlanPrivateSegment, i);
 		int k = cca_allocator_mempool(alloc, s->pool_id);
 		if (k <= 0)
 			continue;
-		PrivateSegment ps = {s->address, s->total_size, (uint32_t)k};
+		PrivateSegment ps = {s->address, s->size, (uint32_t)k};
 		g_array_append_val(segs, ps);
 	}
-	g_array_sort(segs, private_order);
 	return segs;
 }
 
@@ -947,10 +634,6 @@ replay_loop(Replay *r)
 			replay_release_burst(r);
 			continue;
 		}
-		if (r->stop_at_release && is_release(peeked)) {
-			r->saw_release = true;
-			break;
-		}
 		CcaEvent ev = *peeked;
 		window_pop(&r->in);
 		bool go_on = true;
@@ -993,6 +676,10 @@ replay_loop(Replay *r)
 				r->in.position - 1, why->str);
 		if (!go_on || (r->diverged && !r->expect))
 			break;
+		if (G_UNLIKELY(r->opt->stop_after && r->in.position >= r->opt->stop_after)) {
+			r->res->stopped_after = true;
+			break;
+		}
 	}
 	if (why)
 		g_string_free(why, TRUE);
@@ -1166,15 +853,6 @@ cca_replay_check_final_state(const CcaSnapshot *snap, int device, GError **error
 	return TRUE;
 }
 
-/* Does the final state hold any segment of DEVICE? */
-static gboolean
-device_has_segments(const CcaSnapshot *snap, int device)
-{
-	for (guint i = 0; i < snap->segments->len; i++)
-		if (g_array_index(snap->segments, CcaSnapSegment, i).device == device)
-			return TRUE;
-	return FALSE;
-}
 
 uint32_t
 cca_replay_guess_pytorch_version(const CcaSnapshot *snap)
@@ -1218,8 +896,7 @@ cca_replay_result_clear(CcaReplayResult *result)
 static uint64_t
 reservation_span(uint64_t total_memory)
 {
-	uint64_t page = CCA_EXPANDABLE_GRANULE, space = total_memory + total_memory / 8;
-	return page * ((space + page - 1) / page);
+	return cca_pytorch_reservation_size(total_memory, CCA_EXPANDABLE_GRANULE);
 }
 
 /* One pass.  EMPTY_CACHE_AT (what-if) gives where empty_cache() is
@@ -1235,9 +912,6 @@ seed_start(Replay *r, const CcaStartState *start)
 		const CcaStartReservation *v =
 			&g_array_index(start->reservations, CcaStartReservation, i);
 		cca_allocator_seed_reservation(r->alloc, v->base, v->stream, v->is_small);
-		/* maps inside it are not the first map of a new reservation */
-		if (r->feed)
-			g_array_append_val(r->feed->known_reservations, v->base);
 	}
 	for (guint i = 0; i < start->segments->len; i++) {
 		const CcaStartSegment *s = &g_array_index(start->segments, CcaStartSegment, i);
@@ -1246,7 +920,7 @@ seed_start(Replay *r, const CcaStartState *start)
 						   s->is_small);
 			/* cca_rewind_start_state() refused overlapping ones */
 			const LiveSegment *other =
-				segments_add(r->in.segments, s->address, s->size);
+				segments_add(r->in.check.segments, s->address, s->size);
 			g_assert(other == NULL);
 		} else if (!cca_allocator_seed_mapped(r->alloc, s->address, s->size))
 			res->start_expandable_missing = true;
@@ -1268,11 +942,12 @@ seed_start(Replay *r, const CcaStartState *start)
 }
 
 static gboolean
-run_pass(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaSettings *settings,
+run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *settings,
 	 bool recorded_mode, RecordedAddresses *addresses, const GArray *empty_cache_at,
-	 GArray *found, const CcaStartState *start, CcaReplayResult *res, bool *saw_release,
-	 GError **error)
+	 GArray *found, CcaReplayResult *res, GError **error)
 {
+	const CcaSnapshot *snap = plan->snap;
+	const CcaStartState *start = plan->mid_run ? &plan->start : NULL;
 	CcaSimDeviceConfig dc = {
 		.total_memory = opt->device_memory ? opt->device_memory : CCA_H200_TOTAL_MEMORY,
 		.capacity = opt->capacity_set ? opt->device_memory : 0,
@@ -1289,7 +964,6 @@ run_pass(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaSettings
 		.recorded_mode = recorded_mode,
 		.empty_cache_at = empty_cache_at,
 		.empty_cache_found = found,
-		.stop_at_release = saw_release != NULL,
 	};
 	r.device = opt->make_device ? opt->make_device(opt->make_device_data, &dc)
 				    : cca_simdevice_new(&dc);
@@ -1301,22 +975,23 @@ run_pass(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaSettings
 	}
 	r.alloc = cca_allocator_new(settings, &limits, r.device, on_model_event, &r);
 	res->allowed_maximum = cca_allocator_allowed_maximum(r.alloc);
-	r.private_segments = private_segments_new(snap, opt->device, r.alloc);
+	r.private_segments = private_segments_new(plan, r.alloc);
 	r.inferred_private = g_array_new(FALSE, FALSE, sizeof(PrivateSegment));
 	window_init(&r.in, snap, opt->device);
 	/* The replayed trace's own addresses arrive as it is read: the
 	 * segment_alloc (or first map) a cudaMalloc borrows precedes the
 	 * alloc it serves. */
-	if (recorded_mode) {
-		r.in.feed = addresses;
+	if (recorded_mode)
 		r.feed = addresses;
-	}
+	/* the plan checked every entry, unless a rebuilt start's segments
+	 * must be part of the check */
+	r.in.trusted = start == NULL || !start->mid_run;
 	map_init(&r.live, 1024);
 	if (start && start->mid_run)
 		seed_start(&r, start);
 	gboolean ok = replay_loop(&r);
-	if (saw_release)
-		*saw_release = r.saw_release;
+	if (ok && opt->on_finish)
+		opt->on_finish(opt->on_finish_data, r.alloc);
 	if (ok && r.feed && !r.expect && !r.diverged && r.in.at_end &&
 	    r.model_segments != r.feed->segment_sizes->len)
 		r.diverged = true;
@@ -1341,166 +1016,142 @@ run_pass(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaSettings
 	return ok;
 }
 
+static gint total_replays, total_planning; /* atomic */
+
+void
+cca_replay_totals(uint64_t *replays, uint64_t *planning)
+{
+	if (replays)
+		*replays = (uint64_t)g_atomic_int_get(&total_replays);
+	if (planning)
+		*planning = (uint64_t)g_atomic_int_get(&total_planning);
+}
+
+/* RA: the recorded addresses of PLAN's trace, its reservations told apart
+ * by SPAN (those of a rebuilt start were in use before the trace began). */
+static void
+addresses_from_plan(RecordedAddresses *ra, const CcaPlan *plan, uint64_t span)
+{
+	addresses_init(ra, span);
+	g_array_append_vals(ra->segment_bases, plan->segment_bases->data, plan->segment_bases->len);
+	g_array_append_vals(ra->segment_sizes, plan->segment_sizes->data, plan->segment_sizes->len);
+	if (plan->mid_run)
+		for (guint i = 0; i < plan->start.reservations->len; i++)
+			g_array_append_val(
+				ra->known_reservations,
+				g_array_index(plan->start.reservations, CcaStartReservation, i)
+					.base);
+	for (guint i = 0; i < plan->map_addresses->len; i++) {
+		CcaEvent ev = {.action = CCA_ACTION_SEGMENT_MAP,
+			       .addr = g_array_index(plan->map_addresses, uint64_t, i)};
+		addresses_note(ra, &ev);
+	}
+}
+
+gboolean
+cca_replay_find_empty_cache(const CcaPlan *plan, double memory_fraction, uint64_t device_memory,
+			    bool capacity_set, GArray *found, GError **error)
+{
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.device = plan->device;
+	opt.memory_fraction = memory_fraction;
+	opt.device_memory = device_memory;
+	opt.capacity_set = capacity_set;
+	opt.keep_going = true;
+	RecordedAddresses own;
+	addresses_from_plan(
+		&own, plan,
+		reservation_span(device_memory ? device_memory : CCA_H200_TOTAL_MEMORY));
+	CcaReplayResult scratch;
+	memset(&scratch, 0, sizeof scratch);
+	g_atomic_int_inc(&total_planning);
+	gboolean ok =
+		run_pass(plan, &opt, &plan->recorded, true, &own, NULL, found, &scratch, error);
+	cca_replay_result_clear(&scratch);
+	addresses_clear(&own);
+	return ok;
+}
+
+/* A cap of FRACTION: none at or past the whole device. */
+static double
+cap_fraction(double fraction)
+{
+	return fraction > 0.0 && fraction < 1.0 ? fraction : 0.0;
+}
+
 gboolean
 cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayResult *res,
 	       GError **error)
 {
 	memset(res, 0, sizeof *res);
-	if (opt->device < 0 || opt->device >= snap->n_devices) {
-		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_NOT_SNAPSHOT,
-			    "%s: no device %d in the trace (it has %d)", snap->source, opt->device,
-			    snap->n_devices);
-		return FALSE;
+	g_autoptr(CcaPlan) own_plan = NULL;
+	CcaPlan *plan = opt->plan;
+	if (!plan) {
+		own_plan =
+			cca_plan_new(snap, opt->device, opt->pytorch_version, opt->rewind, error);
+		if (!own_plan)
+			return FALSE;
+		plan = own_plan;
 	}
-	if (!cca_replay_check_final_state(snap, opt->device, error))
-		return FALSE;
-	CcaSettings recorded;
-	cca_settings_init(&recorded);
-	recorded.pytorch_version = opt->pytorch_version ? opt->pytorch_version
-							: cca_replay_guess_pytorch_version(snap);
-	res->pytorch_version = recorded.pytorch_version;
-	if (!cca_settings_from_recorded(&recorded, &snap->settings, error)) {
-		g_prefix_error(error, "%s: recorded allocator_settings: ", snap->source);
-		cca_settings_clear(&recorded);
-		return FALSE;
-	}
-	const CcaSettings *settings = opt->settings ? opt->settings : &recorded;
+	g_return_val_if_fail(plan->snap == snap && plan->device == opt->device, FALSE);
+	res->pytorch_version = plan->pytorch_version;
+	const CcaSettings *settings = opt->settings ? opt->settings : &plan->recorded;
 	bool same_settings = true;
 	if (opt->settings) {
 		g_autofree char *a = cca_settings_to_string(opt->settings);
-		g_autofree char *b = cca_settings_to_string(&recorded);
+		g_autofree char *b = cca_settings_to_string(&plan->recorded);
 		same_settings = strcmp(a, b) == 0 || opt->check;
 	}
-	bool recorded_mode =
-		same_settings && opt->addresses_from == NULL && !(opt->force_whatif && !opt->check);
+	/* The rule (engine.h): decided here, never by replaying. */
+	bool same_cap =
+		cap_fraction(opt->memory_fraction) == cap_fraction(opt->recorded_memory_fraction) &&
+		opt->capacity_set == opt->recorded_capacity_set;
+	bool requests_only = !plan->has_segments && !plan->has_segment_entries;
+	/* garbage collection acts only under a cap, which PyTorch does not
+	 * record: a recording with a threshold and no known cap ran under
+	 * one that is unknown, so it cannot be reproduced */
+	bool uncapped = cap_fraction(opt->memory_fraction) == 0.0 && !opt->capacity_set &&
+			!plan->recorded.has_per_process_memory_fraction;
+	bool gc_without_cap = plan->recorded.garbage_collection_threshold > 0.0 && uncapped;
+	bool recorded_mode = same_settings && opt->addresses_from == NULL &&
+			     (opt->check || (same_cap && !requests_only && !gc_without_cap &&
+					     !opt->force_whatif));
 	res->whatif = !recorded_mode;
 	uint64_t total = opt->device_memory ? opt->device_memory : CCA_H200_TOTAL_MEMORY;
-
-	/* A trace that starts from an empty allocator opens with the memory
-	 * its first request needs; any other first entry, with a final state
-	 * to rebuild from, means it starts mid-run.  (A trace of requests
-	 * alone, with no segments at all, is just requests.) */
-	CcaStartState start_state = {0};
-	const CcaStartState *start = NULL;
-	if (opt->rewind != CCA_REWIND_NEVER) {
-		gboolean mid_run = opt->rewind == CCA_REWIND_ALWAYS;
-		if (!mid_run && device_has_segments(snap, opt->device)) {
-			g_autoptr(CcaEventCursor) c = cca_event_cursor_new(snap, opt->device);
-			CcaEvent first;
-			GError *local = NULL;
-			if (cca_event_cursor_next(c, &first, &local))
-				mid_run = first.action != CCA_ACTION_SEGMENT_ALLOC &&
-					  first.action != CCA_ACTION_SEGMENT_MAP &&
-					  first.action != CCA_ACTION_OOM;
-			g_clear_error(&local);
-		}
-		if (mid_run) {
-			if (!cca_rewind_start_state(snap, opt->device, &recorded, &start_state,
-						    error)) {
-				cca_settings_clear(&recorded);
-				return FALSE;
-			}
-			start = &start_state;
-		}
-	}
 	uint64_t span = reservation_span(total);
 	RecordedAddresses own, other;
-	addresses_init(&own, span);
+	if (recorded_mode)
+		addresses_from_plan(&own, plan, span);
+	else
+		addresses_init(&own, span);
 	addresses_init(&other, span);
 	gboolean ok = TRUE;
 	if (opt->addresses_from)
 		ok = addresses_scan(&other, opt->addresses_from, 0, error);
-	GArray *found = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-	bool watched = opt->observer || opt->on_model_event || opt->make_device;
-	if (ok && recorded_mode && watched && !opt->check &&
-	    (opt->memory_fraction > 0.0 || opt->capacity_set ||
-	     !device_has_segments(snap, opt->device))) {
-		/* Under another cap the recorded settings may not make the
-		 * recording's segments, and a trace of requests alone has none
-		 * to make (then it is a what-if, below).  The caller watches
-		 * the replay, so it must see one run only: find out first,
-		 * unwatched. */
-		CcaReplayOptions probe = *opt;
-		probe.observer = NULL;
-		probe.on_model_event = NULL;
-		probe.make_device = NULL;
-		ok = run_pass(snap, &probe, settings, true, &own, NULL, found, start, res, NULL,
-			      error);
-		if (ok && !res->diverged_from_recording) {
-			cca_replay_result_clear(res);
-			addresses_clear(&own);
-			addresses_init(&own, span);
-			g_array_set_size(found, 0);
-			ok = run_pass(snap, opt, settings, true, &own, NULL, found, start, res,
-				      NULL, error);
-		}
-	} else if (ok && recorded_mode) {
-		ok = run_pass(snap, opt, settings, true, &own, NULL, found, start, res, NULL,
-			      error);
-	} else if (ok) {
+	const GArray *empty_cache_at = NULL;
+	if (ok && !recorded_mode && plan->has_releases) {
 		/* where did the program call empty_cache()?  Only a replay under
-		 * the recorded settings can tell, and only a trace that releases
-		 * segments can have called it: replay until the first release,
-		 * and ask the recorded replay only if there is one. */
-		RecordedAddresses *addresses = opt->addresses_from ? &other : NULL;
-		bool saw_release = false;
-		if (watched) {
-			/* the caller watches the replay: it must run once */
-			gboolean releases = FALSE;
-			ok = trace_has_releases(snap, opt->device, &releases, error);
-			saw_release = releases;
-			if (ok && !saw_release)
-				ok = run_pass(snap, opt, settings, false, addresses, NULL, NULL,
-					      start, res, NULL, error);
-		} else {
-			ok = run_pass(snap, opt, settings, false, addresses, NULL, NULL, start, res,
-				      &saw_release, error);
-		}
-		if (ok && saw_release) {
-			CcaReplayOptions first = *opt;
-			first.check = false;
-			first.keep_going = true;
-			first.observer = NULL;
-			first.on_model_event = NULL;
-			first.make_device = NULL;
-			CcaReplayResult scratch;
-			memset(&scratch, 0, sizeof scratch);
-			ok = run_pass(snap, &first, &recorded, true, &own, NULL, found, start,
-				      &scratch, NULL, error);
-			cca_replay_result_clear(&scratch);
-			if (ok) {
-				cca_replay_result_clear(res);
-				ok = run_pass(snap, opt, settings, false, addresses, found, NULL,
-					      start, res, NULL, error);
-			}
-		}
-		res->whatif = true;
+		 * the recorded settings can tell: the plan's planning pass */
+		bool ran = false;
+		ok = cca_plan_find_empty_cache(plan, opt->recorded_memory_fraction,
+					       opt->recorded_capacity_set ? opt->device_memory : 0,
+					       opt->recorded_capacity_set, &ran, error);
+		res->planning_passes = ran ? 1 : 0;
+		empty_cache_at = plan->empty_cache_at;
+	}
+	GArray *found = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	if (ok) {
+		RecordedAddresses *addresses = recorded_mode	     ? &own
+					       : opt->addresses_from ? &other
+								     : NULL;
+		ok = run_pass(plan, opt, settings, recorded_mode, addresses, empty_cache_at, found,
+			      res, error);
+		res->replays = 1;
+		g_atomic_int_inc(&total_replays);
 	}
 	g_array_free(found, TRUE);
 	addresses_clear(&own);
 	addresses_clear(&other);
-	if (ok && recorded_mode && !opt->check && res->diverged_from_recording) {
-		/* the recording's segments are not this run's (another cap or
-		 * device): its segment entries and addresses do not apply */
-		CcaReplayOptions again = *opt;
-		again.force_whatif = true;
-		cca_replay_result_clear(res);
-		cca_start_state_clear(&start_state);
-		cca_settings_clear(&recorded);
-		gboolean done = cca_replay_run(snap, &again, res, error);
-		res->diverged_from_recording = true;
-		return done;
-	}
-	if (ok && !start && opt->rewind == CCA_REWIND_AUTO && res->unknown_frees > 0) {
-		/* it frees blocks it never allocated: replay again from the
-		 * rebuilt start */
-		CcaReplayOptions again = *opt;
-		again.rewind = CCA_REWIND_ALWAYS;
-		cca_replay_result_clear(res);
-		cca_settings_clear(&recorded);
-		return cca_replay_run(snap, &again, res, error);
-	}
-	cca_start_state_clear(&start_state);
-	cca_settings_clear(&recorded);
 	return ok;
 }

@@ -7,6 +7,29 @@
  * the allocator's own outputs: in recorded mode they are what the model
  * must produce (and with --check every emitted entry is compared with the
  * trace); in what-if mode they are ignored.
+ *
+ * A replay is planned first (plan.h: one read of the trace that checks it
+ * and settles whether it starts mid-run, its recorded addresses, whether
+ * it releases segments) and then runs exactly once, never restarting.
+ * Which mode it runs in is decided up front, from the options and the
+ * plan:
+ *   - recorded mode when the settings are the recorded ones, no
+ *     addresses_from is given, and either --check (the cap given is then
+ *     the recording's), or none of: force_whatif, a cap other than the
+ *     recording's (memory_fraction in (0, 1) or capacity_set, against
+ *     recorded_memory_fraction and recorded_capacity_set: none unless
+ *     given), a trace of requests alone (no segment entries, no final
+ *     segments), a garbage_collection_threshold in the recorded settings
+ *     with no cap at all (garbage collection acts only under a cap, and
+ *     PyTorch does not record the cap: the recording ran under one that
+ *     is unknown);
+ *   - a what-if otherwise.  A what-if of a trace that releases segments
+ *     needs where the program called empty_cache(): one planning pass
+ *     under the recording's conditions (recorded settings and addresses,
+ *     the recording's cap), run once per plan and shared by every replay
+ *     of that plan (cca_plan_find_empty_cache()).
+ * A recorded-mode replay whose model nonetheless leaves the recording's
+ * segments (diverged_from_recording) stops there: ask for a what-if.
  */
 #ifndef CCA_ENGINE_H
 #define CCA_ENGINE_H
@@ -22,6 +45,8 @@
 #include "stats.h"
 
 G_BEGIN_DECLS
+
+typedef struct CcaPlan CcaPlan;
 
 /* The most bytes one request, block or segment of a trace may have:
  * 2^48 - 1; 256 TiB is a thousand times the largest device made (a 288 GB
@@ -78,6 +103,22 @@ typedef struct {
 	 * return a device (freed by the engine through its destroy op). */
 	CcaDevice *(*make_device)(void *data, const CcaSimDeviceConfig *cfg);
 	void *make_device_data;
+	/* The plan of SNAP's device (cca_plan_new()), shared by replays of
+	 * several settings; NULL: the replay plans on its own (then rewind and
+	 * pytorch_version above apply). */
+	CcaPlan *plan;
+	/* The cap the recording ran under (see the rule above); with check
+	 * the cap given is taken as the recording's. */
+	double recorded_memory_fraction;
+	bool recorded_capacity_set;
+	/* Called once when the replay ends (however it ends, without a read
+	 * error), with the model's final state; ALLOC is only valid during
+	 * the call.  NULL: none. */
+	void (*on_finish)(void *data, const CcaAllocator *alloc);
+	void *on_finish_data;
+	/* Stop once trace entry STOP_AFTER - 1 has been handled (the state
+	 * "after event STOP_AFTER - 1"); 0: replay the whole trace. */
+	uint64_t stop_after;
 } CcaReplayOptions;
 
 /* What a replay found. */
@@ -86,9 +127,12 @@ typedef struct {
 	uint64_t events;	  /* trace events consumed */
 	bool whatif;		  /* settings or addresses differ from the recording */
 	uint32_t pytorch_version; /* whose rules were replayed (211 = 2.11) */
-	/* Under the recorded settings the model did not make the recording's
-	 * segments (the cap or device differs): replayed again as a what-if. */
+	/* In recorded mode the model did not make the recording's segments
+	 * (the cap or device differs): the replay stopped there. */
 	bool diverged_from_recording;
+	bool stopped_after;	  /* options->stop_after ended the replay */
+	uint64_t replays;	  /* observed model replays: 1 */
+	uint64_t planning_passes; /* the planning pass ran for this replay: 0 or 1 */
 	uint64_t allowed_maximum; /* memory-fraction limit in bytes, 0 if none */
 	/* peak bookkeeping */
 	uint64_t reserved_at_peak;  /* = reserved_bytes.all.peak */
@@ -120,13 +164,29 @@ typedef struct {
 	char *check_message;	 /* first divergence, NULL if none */
 } CcaReplayResult;
 
-/* Replays device OPTIONS->device of SNAP.  Returns FALSE with ERROR on bad
+/* Replays device OPTIONS->device of SNAP once (planning first unless
+ * OPTIONS->plan is given).  Returns FALSE with ERROR on bad
  * input (a corrupt trace, an unusable setting) only; OOMs and failed
  * checks are results.  Clear RESULT with cca_replay_result_clear(). */
 gboolean cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 			CcaReplayResult *result, GError **error);
 
 void cca_replay_result_clear(CcaReplayResult *result);
+
+/* Model passes this process has run so far, over all threads: observed
+ * replays (one per cca_replay_run()) in *REPLAYS, planning passes
+ * (cca_plan_find_empty_cache()) in *PLANNING.  Either may be NULL.  The
+ * CLI prints them on stderr at exit when CCASIM_STATS is set. */
+void cca_replay_totals(uint64_t *replays, uint64_t *planning);
+
+/* The planning pass behind cca_plan_find_empty_cache(): replays PLAN's
+ * trace under its recorded settings and addresses and the cap
+ * MEMORY_FRACTION / DEVICE_MEMORY / CAPACITY_SET, appending to FOUND the
+ * trace positions where the program called empty_cache().  Returns FALSE
+ * with ERROR on bad input. */
+gboolean cca_replay_find_empty_cache(const CcaPlan *plan, double memory_fraction,
+				     uint64_t device_memory, bool capacity_set, GArray *found,
+				     GError **error);
 
 /* The PyTorch release SNAP most likely comes from, from the keys its
  * format has (spec-and-peers §2b): allocator_settings with

@@ -764,6 +764,7 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		opt.observer_data = &p2;
 		opt.on_model_event = pass2_model;
 		opt.on_model_event_data = &p2;
+		opt.stop_after = p1.peak_index + 1; /* a partial replay, up to the peak */
 		CcaReplayResult res2;
 		ok = cca_replay_run(snap, &opt, &res2, error);
 		if (ok && p2.state)

@@ -28,6 +28,7 @@
 
 #include "follow.h"
 #include "json.h"
+#include "plan.h"
 #include "pickle_write.h"
 
 /* ------------------------------------------------------ captured state */
@@ -97,94 +98,6 @@ exstate_capture(GArray *out, int device, const CcaAllocator *alloc, GHashTable *
 	cca_allocator_state_free(state);
 }
 
-/* Index in STATE (from FIRST on) of DEVICE's segment that contains ADDR,
- * or -1. */
-static gint
-exstate_find(GArray *state, guint first, int device, uint64_t addr)
-{
-	for (guint i = first; i < state->len; i++) {
-		const ExSeg *s = &g_array_index(state, ExSeg, i);
-		if (s->device == device && addr >= s->address && addr - s->address < s->total_size)
-			return (gint)i;
-	}
-	return -1;
-}
-
-/* free_completed at ADDR: the block turns inactive and merges with free
- * neighbours (it keeps its own requested_size, as the allocator does). */
-static void
-exstate_free(GArray *state, guint first, int device, uint64_t addr)
-{
-	gint si = exstate_find(state, first, device, addr);
-	if (si < 0)
-		return;
-	GArray *blocks = g_array_index(state, ExSeg, si).blocks;
-	for (guint k = 0; k < blocks->len; k++) {
-		ExBlock *b = &g_array_index(blocks, ExBlock, k);
-		if (b->address != addr)
-			continue;
-		b->state = CCA_BLOCK_INACTIVE;
-		b->stack = CCA_ID_NONE;
-		if (k + 1 < blocks->len &&
-		    g_array_index(blocks, ExBlock, k + 1).state == CCA_BLOCK_INACTIVE) {
-			b->size += g_array_index(blocks, ExBlock, k + 1).size;
-			g_array_remove_index(blocks, k + 1);
-		}
-		if (k > 0 && g_array_index(blocks, ExBlock, k - 1).state == CCA_BLOCK_INACTIVE) {
-			ExBlock *p = &g_array_index(blocks, ExBlock, k - 1);
-			uint64_t requested = b->requested_size;
-			p->size += b->size;
-			p->requested_size = requested;
-			g_array_remove_index(blocks, k);
-		}
-		return;
-	}
-}
-
-/* segment_free of the segment at ADDR, or segment_unmap of [ADDR,
- * ADDR+SIZE) inside a mapped run (which splits it in two). */
-static void
-exstate_release(GArray *state, guint first, int device, uint64_t addr, uint64_t size)
-{
-	gint si = exstate_find(state, first, device, addr);
-	if (si < 0)
-		return;
-	ExSeg *s = &g_array_index(state, ExSeg, si);
-	uint64_t end = addr + size, seg_end = s->address + s->total_size;
-	ExSeg after = *s;
-	after.blocks = g_array_new(FALSE, FALSE, sizeof(ExBlock));
-	after.address = end;
-	after.total_size = seg_end > end ? seg_end - end : 0;
-	GArray *before = g_array_new(FALSE, FALSE, sizeof(ExBlock));
-	for (guint k = 0; k < s->blocks->len; k++) {
-		ExBlock b = g_array_index(s->blocks, ExBlock, k);
-		uint64_t b_end = b.address + b.size;
-		if (b.address < addr) { /* keeps the part below ADDR */
-			ExBlock part = b;
-			part.size = (b_end < addr ? b_end : addr) - b.address;
-			g_array_append_val(before, part);
-		}
-		if (b_end > end) { /* and the part above END */
-			ExBlock part = b;
-			part.address = b.address > end ? b.address : end;
-			part.size = b_end - part.address;
-			g_array_append_val(after.blocks, part);
-		}
-	}
-	uint64_t before_size = addr > s->address ? addr - s->address : 0;
-	g_array_free(s->blocks, TRUE);
-	s->blocks = before;
-	s->total_size = before_size;
-	if (before_size == 0)
-		g_array_remove_index(state, (guint)si);
-	if (after.total_size > 0) {
-		guint at = (guint)si + (before_size > 0);
-		g_array_insert_val(state, at, after);
-	} else {
-		g_array_free(after.blocks, TRUE);
-	}
-}
-
 static gint
 exseg_compare(gconstpointer a, gconstpointer b)
 {
@@ -196,49 +109,12 @@ exseg_compare(gconstpointer a, gconstpointer b)
 
 /* ------------------------------------------------------ device passes */
 
-/* Pass 1: the last observed entry and whether the start is rebuilt. */
-typedef struct {
-	uint64_t last;
-	bool any;
-} Probe;
-
-static void
-probe_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
-{
-	Probe *p = data;
-	p->last = index;
-	p->any = true;
-}
-
-/* Fixes OPT->rewind so that later passes do not restart, and finds the
- * last observed entry. */
-static gboolean
-probe_device(const CcaSnapshot *snap, CcaReplayOptions *opt, Probe *probe, GError **error)
-{
-	CcaReplayOptions o = *opt;
-	o.check = false;
-	o.observer = probe_observer;
-	o.observer_data = probe;
-	o.on_model_event = NULL;
-	CcaReplayResult res;
-	if (!cca_replay_run(snap, &o, &res, error))
-		return FALSE;
-	if (opt->rewind == CCA_REWIND_AUTO)
-		opt->rewind = res.start_reconstructed ? CCA_REWIND_ALWAYS : CCA_REWIND_NEVER;
-	cca_replay_result_clear(&res);
-	return TRUE;
-}
-
-/* Pass 2: the final state. */
+/* Pass 1: the final state (taken when the replay ends). */
 typedef struct {
 	CcaFollow *follow;
-	const Probe *probe;
 	int device;
 	GArray *state;	    /* all devices' segments */
-	guint first;	    /* this device's first segment in STATE */
 	GHashTable *stacks; /* live block address -> stack + 1 */
-	GArray *trailing;   /* CcaEvent: model entries after the capture */
-	bool captured;
 } Final;
 
 static void
@@ -246,20 +122,19 @@ final_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocato
 {
 	Final *f = data;
 	cca_follow_observed(f->follow, index);
-	if (!f->captured && index == f->probe->last) {
-		exstate_capture(f->state, f->device, alloc, f->stacks);
-		f->captured = true;
-	}
+}
+
+static void
+final_finish(void *data, const CcaAllocator *alloc)
+{
+	Final *f = data;
+	exstate_capture(f->state, f->device, alloc, f->stacks);
 }
 
 static void
 final_model(void *data, const CcaEvent *ev)
 {
 	Final *f = data;
-	if (f->captured) {
-		g_array_append_val(f->trailing, *ev);
-		return;
-	}
 	if (ev->action == CCA_ACTION_ALLOC) {
 		const CcaEvent *driver = cca_follow_driver(f->follow, NULL);
 		uint64_t *key = g_new(uint64_t, 1);
@@ -272,18 +147,13 @@ final_model(void *data, const CcaEvent *ev)
 }
 
 static gboolean
-final_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, const Probe *probe,
-	     GArray *state, GError **error)
+final_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, GArray *state, GError **error)
 {
 	Final f = {
 		.follow = cca_follow_new(snap, opt->device),
-		.probe = probe,
 		.device = opt->device,
 		.state = state,
-		.first = state->len,
 		.stacks = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL),
-		.trailing = g_array_new(FALSE, FALSE, sizeof(CcaEvent)),
-		.captured = !probe->any,
 	};
 	CcaReplayOptions o = *opt;
 	o.check = false;
@@ -291,22 +161,14 @@ final_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, const Probe *
 	o.observer_data = &f;
 	o.on_model_event = final_model;
 	o.on_model_event_data = &f;
+	o.on_finish = final_finish;
+	o.on_finish_data = &f;
 	CcaReplayResult res;
 	gboolean ok = cca_replay_run(snap, &o, &res, error);
-	if (ok) {
-		for (guint i = 0; i < f.trailing->len; i++) {
-			const CcaEvent *ev = &g_array_index(f.trailing, CcaEvent, i);
-			if (ev->action == CCA_ACTION_FREE_COMPLETED)
-				exstate_free(state, f.first, f.device, ev->addr);
-			else if (ev->action == CCA_ACTION_SEGMENT_FREE ||
-				 ev->action == CCA_ACTION_SEGMENT_UNMAP)
-				exstate_release(state, f.first, f.device, ev->addr, ev->size);
-		}
+	if (ok)
 		cca_replay_result_clear(&res);
-	}
 	cca_follow_free(f.follow);
 	g_hash_table_destroy(f.stacks);
-	g_array_free(f.trailing, TRUE);
 	return ok;
 }
 
@@ -597,6 +459,7 @@ cca_export_pickle(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 	result->matched = TRUE;
 	int n = snap->n_devices;
 	CcaReplayOptions *opts = g_new0(CcaReplayOptions, n > 0 ? n : 1);
+	CcaPlan **plans = g_new0(CcaPlan *, n > 0 ? n : 1);
 	GArray *state = exstate_new();
 	gboolean ok = TRUE;
 	for (int d = 0; d < n && ok; d++) {
@@ -604,9 +467,14 @@ cca_export_pickle(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 		opts[d].device = d;
 		opts[d].observer = NULL;
 		opts[d].on_model_event = NULL;
-		Probe probe = {0};
-		ok = probe_device(snap, &opts[d], &probe, error) &&
-		     final_device(snap, &opts[d], &probe, state, error);
+		/* one plan for both passes of the device */
+		if (!options->plan) {
+			plans[d] = cca_plan_new(snap, d, options->pytorch_version, options->rewind,
+						error);
+			ok = plans[d] != NULL;
+			opts[d].plan = plans[d];
+		}
+		ok = ok && final_device(snap, &opts[d], state, error);
 	}
 	g_array_sort(state, exseg_compare);
 	CcaSettings settings = {0};
@@ -665,6 +533,9 @@ cca_export_pickle(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 	cca_settings_clear(&settings);
 	g_array_free(state, TRUE);
 	g_free(opts);
+	for (int d = 0; d < n; d++)
+		cca_plan_free(plans[d]);
+	g_free(plans);
 	return ok;
 }
 

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "plan.h"
 #include "sizes.h"
 
 /* X GiB, as PyTorch prints it (two decimals), to the nearest MiB */
@@ -157,8 +158,17 @@ fit_search(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, Cca
 		out->at = probe;
 		return TRUE;
 	}
+	/* The probe's cudaMallocs all succeeded when the largest request
+	 * (rounded up: at most 64 MiB more) fits beside its peak below the
+	 * limit; then each took the device to at most its peak reserved,
+	 * and a device of HI bytes refuses none of them: the replay at HI is
+	 * the probe. */
 	CcaSweepRun at;
-	if (!replay_at(job, row, model, hi, &at, &out->replays, error))
+	const CcaPlan *plan = job->sweep->plan;
+	if (plan && plan->max_request <= CCA_FIT_LIMIT / 2 &&
+	    hi + plan->max_request + (UINT64_C(64) << 20) <= CCA_FIT_LIMIT)
+		at = probe;
+	else if (!replay_at(job, row, model, hi, &at, &out->replays, error))
 		return FALSE;
 	while (!fits(&at)) { /* not monotone: look upwards */
 		hi = hi * 2 < CCA_FIT_LIMIT ? hi * 2 : CCA_FIT_LIMIT;
@@ -225,8 +235,10 @@ fit_task(void *data, guint i)
 }
 
 CcaFitRow *
-cca_fit_run(const CcaSweep *sweep, const CcaFitOptions *options, GError **error)
+cca_fit_run(CcaSweep *sweep, const CcaFitOptions *options, GError **error)
 {
+	if (!cca_sweep_plan(sweep, error))
+		return NULL;
 	guint n_rows = sweep->rows->len, n_tasks = 0;
 	CcaFitRow *rows = g_new0(CcaFitRow, n_rows);
 	CcaAddressModel *models = g_new(CcaAddressModel, n_rows * CCA_SWEEP_MAX_MODELS);

@@ -82,7 +82,7 @@ typedef struct {
 /* Fits every row of SWEEP (whose rows need not have been run).  Returns a
  * new array of SWEEP->rows->len CcaFitRow in the sweep's row order (free
  * with g_free()), or NULL with ERROR when a replay fails on bad input. */
-CcaFitRow *cca_fit_run(const CcaSweep *sweep, const CcaFitOptions *options, GError **error);
+CcaFitRow *cca_fit_run(CcaSweep *sweep, const CcaFitOptions *options, GError **error);
 
 /* Sorts N fit rows: found first, by capacity, then by settings string. */
 void cca_fit_sort(CcaFitRow *rows, guint n);

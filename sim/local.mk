@@ -10,7 +10,7 @@ libccasim_a_SOURCES = \
 	%D%/stats.h %D%/stats.c \
 	%D%/device.h %D%/simdevice.c %D%/driverva.h %D%/driverva.c \
 	%D%/allocator.h %D%/allocator.c %D%/block.h %D%/pool.h %D%/pool.c \
-	%D%/engine.h %D%/engine.c %D%/rewind.h %D%/rewind.c %D%/sensitivity.h %D%/sensitivity.c \
+	%D%/engine.h %D%/engine.c %D%/addrmap.h %D%/plan.h %D%/plan.c %D%/rewind.h %D%/rewind.c %D%/sensitivity.h %D%/sensitivity.c \
 	%D%/report.h %D%/report.c \
 	%D%/sizes.h %D%/sizes.c %D%/outfile.h %D%/outfile.c \
 	%D%/text.h %D%/text.c

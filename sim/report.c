@@ -43,6 +43,8 @@ cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *re
 	json_object_set_new(o, "events", cca_json_uint(res->events));
 	json_object_set_new(o, "recording_not_reproduced",
 			    cca_json_bool(res->diverged_from_recording));
+	json_object_set_new(o, "replays", cca_json_uint(res->replays));
+	json_object_set_new(o, "planning_passes", cca_json_uint(res->planning_passes));
 	json_object_set_new(o, "memory_stats", cca_stats_to_json(&res->stats));
 	json_t *oom = json_null();
 	if (res->unexpected_ooms != 0) {
@@ -150,7 +152,8 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 	if (res->diverged_from_recording)
 		g_string_append(out,
 				"  the recorded settings under this cap or device do not make the "
-				"recording's segments: replayed as a what-if\n");
+				"recording's segments: the replay stopped there (ask for a "
+				"what-if: --whatif)\n");
 	if (res->start_reconstructed)
 		g_string_append_printf(
 			out,

@@ -431,6 +431,8 @@ cca_step_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	opt.observer_data = &s;
 	opt.on_model_event = step_model;
 	opt.on_model_event_data = &s;
+	/* nothing after AT shows: a partial replay */
+	opt.stop_after = params->at + 1;
 	CcaReplayResult res;
 	gboolean ok = cca_replay_run(snap, &opt, &res, error);
 	if (s.state) { /* what the copy saw */

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "plan.h"
 #include "sizes.h"
 
 /* The address models of a what-if row, primary first: the driver's
@@ -161,7 +162,17 @@ cca_sweep_free(CcaSweep *sweep)
 		return;
 	g_ptr_array_free(sweep->rows, TRUE);
 	g_free(sweep->recorded_conf);
+	cca_plan_free(sweep->plan);
 	g_free(sweep);
+}
+
+gboolean
+cca_sweep_plan(CcaSweep *sweep, GError **error)
+{
+	if (!sweep->plan)
+		sweep->plan = cca_plan_new(sweep->snap, sweep->device, sweep->pytorch_version,
+					   CCA_REWIND_AUTO, error);
+	return sweep->plan != NULL;
 }
 
 gboolean
@@ -404,6 +415,7 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 	opt.capacity_set = options->capacity_set;
 	opt.device = sweep->device;
 	opt.pytorch_version = sweep->pytorch_version;
+	opt.plan = sweep->plan;
 	if (model == CCA_ADDRESS_RECORDED) {
 		opt.address_model = sweep_models[0]; /* unused: the trace's addresses */
 	} else {
@@ -568,6 +580,8 @@ row_ranges(CcaSweepRow *row)
 gboolean
 cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 {
+	if (!cca_sweep_plan(sweep, error))
+		return FALSE;
 	bool capped = options->memory_fraction > 0 || options->capacity_set;
 	guint n_rows = sweep->rows->len, n_tasks = 0;
 	CcaSweepOptions uncapped = *options;

@@ -111,6 +111,9 @@ typedef struct {
 	uint32_t pytorch_version; /* rules every row is parsed and replayed by */
 	GPtrArray *rows;	  /* CcaSweepRow*, owned; the recorded row first until sorted */
 	char *recorded_conf;	  /* canonical string of the recorded settings */
+	/* the trace's plan, made by cca_sweep_plan() and shared by every
+	 * replay of the sweep (one planning pass at most, for all rows) */
+	struct CcaPlan *plan;
 } CcaSweep;
 
 /* Creates a sweep of device DEVICE of SNAP (borrowed: it must outlive the
@@ -119,6 +122,11 @@ typedef struct {
  * when the device does not exist or the recorded settings do not parse. */
 CcaSweep *cca_sweep_new(const CcaSnapshot *snap, int device, uint32_t pytorch_version,
 			GError **error);
+
+/* Plans SWEEP's trace once (cca_plan_new()), unless done: every replay
+ * of the sweep then shares the plan.  Returns FALSE with ERROR on bad
+ * input.  cca_sweep_run() and cca_fit_run() call it. */
+gboolean cca_sweep_plan(CcaSweep *sweep, GError **error);
 
 /* Frees SWEEP and its rows (not the snapshot); NULL allowed. */
 void cca_sweep_free(CcaSweep *sweep);

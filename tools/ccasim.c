@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "engine.h"
 
 /* Groups every command that replays a trace takes. */
 #define VIEW \
@@ -78,11 +79,24 @@ report_memory(void)
 	g_free(status);
 }
 
+/* CCASIM_STATS: the model passes the command ran (issue 12). */
+static void
+report_stats(void)
+{
+	uint64_t replays, planning;
+	cca_replay_totals(&replays, &planning);
+	fprintf(stderr,
+		"stats: %" G_GUINT64_FORMAT " replays, %" G_GUINT64_FORMAT " planning passes\n",
+		replays, planning);
+}
+
 int
 main(int argc, char **argv)
 {
 	if (g_getenv("CCASIM_MEMORY_REPORT"))
 		atexit(report_memory);
+	if (g_getenv("CCASIM_STATS"))
+		atexit(report_stats);
 	setlocale(LC_ALL, "");
 	g_set_prgname("ccasim");
 	if (argc < 2) {

@@ -171,6 +171,8 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 typedef struct {
 	CcaFollow *follow;
 	uint64_t at;
+	bool at_peak; /* AT unknown: the first entry with the most reserved bytes */
+	uint64_t peak;
 	uint64_t shown;
 	GArray *state;
 	bool done;
@@ -180,6 +182,17 @@ static void
 capture_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
 {
 	Capture *c = data;
+	if (c->at_peak) { /* as cca_timeline_collect() finds the peak */
+		uint64_t reserved =
+			(uint64_t)cca_allocator_stats(alloc)->reserved_bytes[CCA_STAT_ALL].current;
+		if (!c->state || reserved > c->peak) {
+			c->peak = reserved;
+			cca_allocator_state_free(c->state);
+			c->state = cca_allocator_state(alloc);
+			c->shown = index;
+		}
+		return;
+	}
 	if (c->done)
 		return;
 	cca_follow_observed(c->follow, index);
@@ -207,18 +220,9 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 	}
 	if (va->n_settings)
 		opt->settings = &va->settings[0];
-	uint64_t at;
+	uint64_t at = 0;
 	bool at_peak = pa->at == G_MININT64;
-	if (at_peak) {
-		CcaTimeline tl;
-		if (!cca_timeline_collect(snap, opt, 1, &tl, &error)) {
-			cca_view_print_error("plot", error);
-			g_error_free(error);
-			return 1;
-		}
-		at = tl.peak_index;
-		cca_timeline_clear(&tl);
-	} else {
+	if (!at_peak) {
 		at = (uint64_t)pa->at;
 		if (at >= snap->n_events[opt->device]) {
 			fprintf(stderr,
@@ -228,10 +232,13 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 			return 2;
 		}
 	}
-	Capture c = {.follow = cca_follow_new(snap, opt->device), .at = at};
+	/* one replay: the state at each new reserved peak, or up to AT only */
+	Capture c = {.follow = cca_follow_new(snap, opt->device), .at = at, .at_peak = at_peak};
 	CcaReplayOptions o = *opt;
 	o.observer = capture_observer;
 	o.observer_data = &c;
+	if (!at_peak)
+		o.stop_after = at + 1;
 	CcaReplayResult res;
 	gboolean ok = cca_replay_run(snap, &o, &res, &error);
 	cca_follow_free(c.follow);

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "engine.h"
 #include "json.h"
+#include "plan.h"
 #include "report.h"
 #include "sensitivity.h"
 #include "settings.h"
@@ -74,9 +75,15 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 	      gboolean first)
 {
 	CcaReplayResult result;
+	memset(&result, 0, sizeof result);
 	GError *error = NULL;
 	gint64 start = g_get_monotonic_time();
-	gboolean ok = cca_replay_run(snap, opt, &result, &error);
+	/* planned here, so that --json can show the plan */
+	g_autoptr(CcaPlan) plan =
+		cca_plan_new(snap, opt->device, opt->pytorch_version, opt->rewind, &error);
+	CcaReplayOptions planned = *opt;
+	planned.plan = plan;
+	gboolean ok = plan && cca_replay_run(snap, &planned, &result, &error);
 	if (g_getenv("CCASIM_TIMING")) /* for benchmarks: the replay alone */
 		fprintf(stderr, "timing: replay of device %d: %.6f s\n", opt->device,
 			(double)(g_get_monotonic_time() - start) / 1e6);
@@ -98,7 +105,9 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 		.device_memory_set = opt->capacity_set,
 	};
 	if (devs) {
-		json_array_append_new(devs, cca_report_replay_to_json(&ctx, &result));
+		json_t *o = cca_report_replay_to_json(&ctx, &result);
+		json_object_set_new(o, "plan", cca_plan_to_json(plan));
+		json_array_append_new(devs, o);
 	} else {
 		if (!first)
 			g_string_append_c(out, '\n');

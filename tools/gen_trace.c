@@ -9,6 +9,14 @@
  * what-if by construction.
  *
  *   gen-trace [-n EVENTS] [-s SEED] -o OUT.msgpack
+ *   gen-trace -r TRACE [-n EVENTS] -o OUT.msgpack
+ *
+ * With -r, the events of device 0 of a real TRACE are repeated until
+ * there are N: repetition k shifts every address by k TiB and ends by
+ * freeing the blocks it left allocated and calling empty_cache() (a burst
+ * of segment_free), so each repetition starts from an empty cache (stack
+ * and context ids are dropped, and the final state is empty: a replay of
+ * it is a what-if, whose empty_cache() calls a recorded pass must find).
  */
 #include "config.h"
 
@@ -98,13 +106,71 @@ gen_step(Gen *g, int layers, uint64_t batch)
 		gen_complete(g, side_addr, side_size, SIDE_STREAM);
 }
 
+/* Appends device 0's events of TRACE to G until it has G->target. */
+static gboolean
+gen_repeat(Gen *g, const char *trace, GError **error)
+{
+	g_autoptr(CcaSnapshot) src = cca_snapshot_load(trace, error);
+	if (!src)
+		return FALSE;
+	for (uint64_t k = 0; g->events->len < g->target; k++) {
+		uint64_t shift = k << 40;
+		g_autoptr(GHashTable) live =
+			g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+		g_autoptr(GArray) blocks = g_array_new(FALSE, FALSE, sizeof(CcaEvent));
+		g_autoptr(GArray) segments = g_array_new(FALSE, FALSE, sizeof(CcaEvent));
+		g_autoptr(CcaEventCursor) c = cca_event_cursor_new(src, 0);
+		CcaEvent ev;
+		while (cca_event_cursor_next(c, &ev, error) && g->events->len < g->target) {
+			if (ev.action == CCA_ACTION_SNAPSHOT)
+				continue;
+			if (ev.action != CCA_ACTION_OOM)
+				ev.addr += shift;
+			ev.stack = ev.compile_context = ev.user_metadata = CCA_ID_NONE;
+			ev.time_us = g->time_us++;
+			g_array_append_val(g->events, ev);
+			if (ev.action == CCA_ACTION_ALLOC) {
+				g_array_append_val(blocks, ev);
+				g_hash_table_insert(live, g_memdup2(&ev.addr, sizeof ev.addr),
+						    GUINT_TO_POINTER(1));
+			} else if (ev.action == CCA_ACTION_SEGMENT_ALLOC) {
+				g_array_append_val(segments, ev);
+			} else if (ev.action == CCA_ACTION_SEGMENT_FREE) {
+				for (guint i = 0; i < segments->len; i++)
+					if (g_array_index(segments, CcaEvent, i).addr == ev.addr)
+						g_array_remove_index_fast(segments, i--);
+			} else if (ev.action == CCA_ACTION_FREE_REQUESTED) {
+				g_hash_table_remove(live, &ev.addr);
+			}
+		}
+		if (*error)
+			return FALSE;
+		if (g->events->len >= g->target)
+			break;
+		for (guint i = 0; i < blocks->len; i++) {
+			CcaEvent *b = &g_array_index(blocks, CcaEvent, i);
+			if (g_hash_table_remove(live, &b->addr))
+				gen_free(g, b->addr, b->size, b->stream, TRUE);
+		}
+		for (guint i = 0; i < segments->len; i++) {
+			CcaEvent seg = g_array_index(segments, CcaEvent, i);
+			seg.action = CCA_ACTION_SEGMENT_FREE;
+			seg.time_us = g->time_us++;
+			g_array_append_val(g->events, seg);
+		}
+	}
+	return TRUE;
+}
+
 int
 main(int argc, char **argv)
 {
 	gint64 n = 10000000;
 	gint seed = 1;
-	char *out = NULL;
+	char *out = NULL, *repeat = NULL;
 	GOptionEntry entries[] = {
+		{"repeat", 'r', 0, G_OPTION_ARG_FILENAME, &repeat, "Repeat this real trace",
+		 "TRACE"},
 		{"events", 'n', 0, G_OPTION_ARG_INT64, &n, "Number of events (at least)", "N"},
 		{"seed", 's', 0, G_OPTION_ARG_INT, &seed, "Random seed", "SEED"},
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Output msgpack trace", "FILE"},
@@ -123,7 +189,11 @@ main(int argc, char **argv)
 		 .time_us = 1700000000000000,
 		 .rand = g_rand_new_with_seed((guint32)seed)};
 	g.events = g_array_sized_new(FALSE, FALSE, sizeof(CcaEvent), (guint)n + 4096);
-	while (g.events->len < g.target) {
+	if (repeat && !gen_repeat(&g, repeat, &error)) {
+		fprintf(stderr, "gen-trace: %s\n", error->message);
+		return 1;
+	}
+	while (!repeat && g.events->len < g.target) {
 		int layers = 24 + g_rand_int_range(g.rand, 0, 48);
 		gen_step(&g, layers, (uint64_t)g_rand_int_range(g.rand, 1, 9));
 	}
@@ -141,5 +211,6 @@ main(int argc, char **argv)
 	g_rand_free(g.rand);
 	cca_snapshot_free(g.snap);
 	g_free(out);
+	g_free(repeat);
 	return ok ? 0 : 1;
 }

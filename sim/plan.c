@@ -1,0 +1,289 @@
+/* plan.c - one read of a trace that settles what a replay needs to know.
+ *
+ * The read checks each entry as the engine would (cca_trace_check_event()
+ * and the free_requested rule), and tracks the trace's own live addresses
+ * the way the engine's address map does without a rebuilt start: a
+ * free_requested of an address not live is a free of a block the trace
+ * never allocated, which says the trace started mid-run.
+ */
+#include "config.h"
+
+#include "plan.h"
+
+#include <string.h>
+
+#include "addrmap.h"
+#include "json.h"
+
+static gint
+private_order(gconstpointer a, gconstpointer b)
+{
+	const CcaPlanPrivateSegment *x = a, *y = b;
+	return x->address < y->address ? -1 : x->address > y->address;
+}
+
+/* Reads every entry of the plan's device: checks, addresses, releases,
+ * live addresses.  FIRST receives the first entry (action 0xff if none). */
+static gboolean
+plan_read(CcaPlan *p, CcaEvent *first, GError **error)
+{
+	const CcaSnapshot *snap = p->snap;
+	g_autoptr(CcaEventCursor) cursor = cca_event_cursor_new(snap, p->device);
+	CcaTraceCheck check;
+	cca_trace_check_init(&check);
+	AddrMap live;
+	map_init(&live, 1024);
+	CcaEvent ev;
+	GError *local = NULL;
+	first->action = 0xff;
+	uint64_t i = 0;
+	/* release bursts: runs of segment_free/unmap and free_completed
+	 * opened by a release, as the engine's recorded mode sees them */
+	bool in_burst = false, after_burst = false;
+	for (; cca_event_cursor_next(cursor, &ev, &local); i++) {
+		bool release = ev.action == CCA_ACTION_SEGMENT_FREE ||
+			       ev.action == CCA_ACTION_SEGMENT_UNMAP;
+		if (in_burst && !release && ev.action != CCA_ACTION_FREE_COMPLETED) {
+			in_burst = false;
+			after_burst = true;
+		}
+		if (after_burst && ev.action != CCA_ACTION_SEGMENT_ALLOC &&
+		    ev.action != CCA_ACTION_SEGMENT_MAP) {
+			/* the request after a burst: an oom may have caused it */
+			if (ev.action == CCA_ACTION_OOM)
+				p->burst_before_oom = true;
+			after_burst = false;
+		}
+		if (!in_burst && release) {
+			in_burst = true;
+			g_array_append_val(p->burst_at, i);
+		}
+		if (i == 0)
+			*first = ev;
+		if (!cca_trace_check_event(&check, snap, &ev, i, &local))
+			break;
+		if ((ev.action == CCA_ACTION_ALLOC || ev.action == CCA_ACTION_OOM) &&
+		    ev.size > p->max_request)
+			p->max_request = ev.size;
+		switch (ev.action) {
+		case CCA_ACTION_ALLOC:
+			map_put(&live, ev.addr, 0);
+			break;
+		case CCA_ACTION_FREE_REQUESTED: {
+			CcaHandle v = map_get(&live, ev.addr);
+			if (v == CCA_NIL) {
+				p->unknown_frees++;
+			} else if (v & FREE_REQUESTED) {
+				g_set_error(&local, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+					    "%s: event %" G_GUINT64_FORMAT
+					    ": free_requested of the block at 0x%" G_GINT64_MODIFIER
+					    "x, whose free was already requested and has not "
+					    "completed",
+					    snap->source, i, ev.addr);
+			} else {
+				map_put(&live, ev.addr, FREE_REQUESTED);
+			}
+			break;
+		}
+		case CCA_ACTION_FREE_COMPLETED:
+			map_remove(&live, ev.addr);
+			break;
+		case CCA_ACTION_SEGMENT_ALLOC:
+			p->has_segment_entries = true;
+			g_array_append_val(p->segment_bases, ev.addr);
+			g_array_append_val(p->segment_sizes, ev.size);
+			break;
+		case CCA_ACTION_SEGMENT_MAP:
+			p->has_segment_entries = true;
+			g_array_append_val(p->map_addresses, ev.addr);
+			break;
+		case CCA_ACTION_SEGMENT_FREE:
+		case CCA_ACTION_SEGMENT_UNMAP:
+			p->has_releases = true;
+			break;
+		default:
+			break;
+		}
+		if (local)
+			break;
+	}
+	p->events = i;
+	map_clear(&live);
+	cca_trace_check_clear(&check);
+	if (local) {
+		g_propagate_error(error, local);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+CcaPlan *
+cca_plan_new(const CcaSnapshot *snap, int device, uint32_t pytorch_version, CcaRewind rewind,
+	     GError **error)
+{
+	if (device < 0 || device >= snap->n_devices) {
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_NOT_SNAPSHOT,
+			    "%s: no device %d in the trace (it has %d)", snap->source, device,
+			    snap->n_devices);
+		return NULL;
+	}
+	if (!cca_replay_check_final_state(snap, device, error))
+		return NULL;
+	CcaPlan *p = g_new0(CcaPlan, 1);
+	p->snap = snap;
+	p->device = device;
+	g_mutex_init(&p->lock);
+	cca_settings_init(&p->recorded);
+	p->segment_bases = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	p->segment_sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	p->map_addresses = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	p->private_segments = g_array_new(FALSE, FALSE, sizeof(CcaPlanPrivateSegment));
+	p->empty_cache_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	p->burst_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	p->pytorch_version =
+		pytorch_version ? pytorch_version : cca_replay_guess_pytorch_version(snap);
+	p->recorded.pytorch_version = p->pytorch_version;
+	if (!cca_settings_from_recorded(&p->recorded, &snap->settings, error)) {
+		g_prefix_error(error, "%s: recorded allocator_settings: ", snap->source);
+		cca_plan_free(p);
+		return NULL;
+	}
+	for (guint i = 0; i < snap->segments->len; i++) {
+		const CcaSnapSegment *s = &g_array_index(snap->segments, CcaSnapSegment, i);
+		if (s->device != device)
+			continue;
+		p->has_segments = true;
+		if (s->pool_id[0] == 0 && s->pool_id[1] == 0)
+			continue;
+		CcaPlanPrivateSegment ps = {
+			s->address, s->total_size, {s->pool_id[0], s->pool_id[1]}};
+		g_array_append_val(p->private_segments, ps);
+	}
+	g_array_sort(p->private_segments, private_order);
+	CcaEvent first;
+	if (!plan_read(p, &first, error)) {
+		cca_plan_free(p);
+		return NULL;
+	}
+	/* A trace that starts from an empty allocator opens with the memory
+	 * its first request needs; any other first entry, with a final state
+	 * to rebuild from, means it starts mid-run.  (A trace of requests
+	 * alone, with no segments at all, is just requests.)  So does a trace
+	 * that frees blocks it never allocated. */
+	if (rewind == CCA_REWIND_ALWAYS)
+		p->mid_run = true;
+	else if (rewind == CCA_REWIND_AUTO) {
+		p->mid_run = p->has_segments && first.action != 0xff &&
+			     first.action != CCA_ACTION_SEGMENT_ALLOC &&
+			     first.action != CCA_ACTION_SEGMENT_MAP &&
+			     first.action != CCA_ACTION_OOM;
+		if (!p->mid_run && p->unknown_frees > 0)
+			p->mid_run = p->mid_run_by_frees = true;
+	}
+	if (p->mid_run && !cca_rewind_start_state(snap, device, &p->recorded, &p->start, error)) {
+		cca_plan_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void
+cca_plan_free(CcaPlan *p)
+{
+	if (!p)
+		return;
+	cca_settings_clear(&p->recorded);
+	cca_start_state_clear(&p->start);
+	g_array_free(p->segment_bases, TRUE);
+	g_array_free(p->segment_sizes, TRUE);
+	g_array_free(p->map_addresses, TRUE);
+	g_array_free(p->private_segments, TRUE);
+	g_array_free(p->empty_cache_at, TRUE);
+	g_array_free(p->burst_at, TRUE);
+	g_mutex_clear(&p->lock);
+	g_free(p);
+}
+
+gboolean
+cca_plan_find_empty_cache(CcaPlan *p, double memory_fraction, uint64_t device_memory,
+			  bool capacity_set, bool *ran, GError **error)
+{
+	if (ran)
+		*ran = false;
+	g_mutex_lock(&p->lock);
+	gboolean ok = TRUE;
+	if (!p->empty_cache_known) {
+		bool capped = memory_fraction > 0.0 || capacity_set ||
+			      p->recorded.has_per_process_memory_fraction;
+		if (p->has_releases && !capped && !p->burst_before_oom) {
+			/* no cap, so no garbage collection and no cudaMalloc
+			 * failure: no malloc releases memory, and every burst
+			 * is the program's empty_cache() */
+			g_array_append_vals(p->empty_cache_at, p->burst_at->data, p->burst_at->len);
+		} else if (p->has_releases) {
+			ok = cca_replay_find_empty_cache(p, memory_fraction, device_memory,
+							 capacity_set, p->empty_cache_at, error);
+			if (ran)
+				*ran = ok;
+		}
+		p->empty_cache_known = ok;
+		p->empty_cache_memory_fraction = memory_fraction;
+		p->empty_cache_device_memory = device_memory;
+		p->empty_cache_capacity_set = capacity_set;
+	}
+	g_mutex_unlock(&p->lock);
+	return ok;
+}
+
+char *
+cca_plan_describe(const CcaPlan *p)
+{
+	GString *out = g_string_new(NULL);
+	g_string_append_printf(
+		out, "plan of %s, device %d: %" G_GUINT64_FORMAT " events, PyTorch %u.%u rules\n",
+		p->snap->source, p->device, p->events, p->pytorch_version / 100,
+		p->pytorch_version % 100);
+	g_string_append_printf(out,
+			       "  recorded segments: %u segment_alloc, %u segment_map; "
+			       "final state: %s; releases: %s\n",
+			       p->segment_bases->len, p->map_addresses->len,
+			       p->has_segments ? "segments" : "none",
+			       p->has_releases ? "yes" : "none");
+	if (p->mid_run)
+		g_string_append_printf(
+			out, "  starts mid-run (%s): %u segments, %u live blocks rebuilt\n",
+			p->mid_run_by_frees ? "it frees blocks it never allocated"
+					    : "its first entry",
+			p->start.segments ? p->start.segments->len : 0,
+			p->start.blocks ? p->start.blocks->len : 0);
+	else
+		g_string_append(out, "  starts from an empty allocator\n");
+	if (p->private_segments->len)
+		g_string_append_printf(out, "  private-pool segments in the final state: %u\n",
+				       p->private_segments->len);
+	if (p->empty_cache_known)
+		g_string_append_printf(out, "  empty_cache() calls found: %u\n",
+				       p->empty_cache_at->len);
+	return g_string_free(out, FALSE);
+}
+
+json_t *
+cca_plan_to_json(const CcaPlan *p)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "mid_run", cca_json_bool(p->mid_run));
+	json_object_set_new(o, "mid_run_by_frees", cca_json_bool(p->mid_run_by_frees));
+	json_object_set_new(
+		o, "start_segments",
+		cca_json_uint(p->mid_run && p->start.segments ? p->start.segments->len : 0));
+	json_object_set_new(
+		o, "start_blocks",
+		cca_json_uint(p->mid_run && p->start.blocks ? p->start.blocks->len : 0));
+	json_object_set_new(o, "has_releases", cca_json_bool(p->has_releases));
+	json_object_set_new(o, "empty_cache_positions",
+			    p->empty_cache_known ? cca_json_uint(p->empty_cache_at->len)
+						 : json_null());
+	json_object_set_new(o, "private_segments", cca_json_uint(p->private_segments->len));
+	json_object_set_new(o, "pytorch_version", cca_json_uint(p->pytorch_version));
+	return o;
+}

@@ -1,0 +1,111 @@
+/* plan.h - what one read of a trace settles before any replay.
+ *
+ * A plan is data about device DEVICE of a trace, gathered in one read of
+ * its events (plus the rewind's own read when the trace starts mid-run):
+ * the recorded settings and PyTorch version; whether the trace starts
+ * mid-run (its first entry is no segment_alloc, segment_map or oom while
+ * the final state holds segments, or it frees blocks it never allocated)
+ * and the start state rebuilt then; the recorded segment and reservation
+ * addresses; whether it releases segments; the private-pool segments of
+ * the final state.  The read validates every entry
+ * (cca_replay_check_event(), cca_replay_check_final_state(), no second
+ * free_requested of a block before its free_completed), so a replay of a
+ * planned trace starts from checked input.
+ *
+ * Where a what-if calls empty_cache() needs one model pass under the
+ * recording's conditions: cca_plan_find_empty_cache() runs it once and
+ * stores the positions in the plan, for every replay that shares it.
+ */
+#ifndef CCA_PLAN_H
+#define CCA_PLAN_H
+
+#include <glib.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "rewind.h"
+#include "settings.h"
+#include "snapshot.h"
+
+G_BEGIN_DECLS
+
+/* A segment of a private pool (MemPool, CUDA graph) in the final state. */
+typedef struct {
+	uint64_t address, size;
+	int64_t pool_id[2];
+} CcaPlanPrivateSegment;
+
+struct CcaPlan {
+	const CcaSnapshot *snap; /* borrowed */
+	int device;
+	uint32_t pytorch_version; /* whose rules (211 = 2.11) */
+	CcaSettings recorded;	  /* the recorded settings, by those rules */
+	uint64_t events;	  /* trace entries of the device */
+	uint64_t max_request;	  /* the largest alloc or oom request (bytes) */
+	bool has_segments;	  /* the final state holds segments of the device */
+	bool has_segment_entries; /* the trace has segment_alloc/segment_map entries */
+	bool has_releases;	  /* ... segment_free/segment_unmap entries */
+	/* where each burst of releases begins (uint64_t trace positions), and
+	 * whether the request after one is an oom entry */
+	GArray *burst_at;
+	bool burst_before_oom;
+	/* mid-run: the state the trace started from, rebuilt (start.mid_run) */
+	bool mid_run;
+	bool mid_run_by_frees;	/* told by frees of blocks the trace never allocated */
+	uint64_t unknown_frees; /* such frees, counted as the trace was read */
+	CcaStartState start;
+	/* recorded addresses, in trace order (uint64_t): each segment_alloc's
+	 * base and size, each segment_map's address */
+	GArray *segment_bases, *segment_sizes, *map_addresses;
+	GArray *private_segments; /* CcaPlanPrivateSegment, by address */
+	/* where the program called empty_cache() (trace positions), once
+	 * cca_plan_find_empty_cache() ran; found under the cap below */
+	bool empty_cache_known;
+	GArray *empty_cache_at; /* uint64_t */
+	double empty_cache_memory_fraction;
+	uint64_t empty_cache_device_memory;
+	bool empty_cache_capacity_set;
+	GMutex lock; /* guards the empty_cache fields */
+};
+
+/* Plans device DEVICE of SNAP (borrowed: it must outlive the plan) under
+ * the rules of PYTORCH_VERSION (0: guessed from the trace) and REWIND.
+ * Returns NULL with ERROR (CCA_INPUT_ERROR) on bad input: no such device,
+ * an entry or final state the engine would refuse, unusable recorded
+ * settings, a mid-run trace whose start cannot be rebuilt.  Free with
+ * cca_plan_free(). */
+CcaPlan *cca_plan_new(const CcaSnapshot *snap, int device, uint32_t pytorch_version,
+		      CcaRewind rewind, GError **error);
+
+void cca_plan_free(CcaPlan *plan);
+
+/* Finds where the program called empty_cache(): a model pass over the
+ * trace under its recorded settings and addresses, and the cap the
+ * recording ran under (MEMORY_FRACTION, DEVICE_MEMORY, CAPACITY_SET as in
+ * CcaReplayOptions; a what-if assumes none).  Only a trace with releases
+ * needs it; without, the positions are known to be none at once.  Nor
+ * does one recorded without a cap (none given, none in its recorded
+ * settings) whose bursts are followed by no oom entry: with no cap no
+ * malloc collects garbage or sees cudaMalloc fail, so every burst is an
+ * empty_cache() call, at the burst's first entry.  Runs at
+ * most once per plan (thread-safe): a later call returns the stored
+ * positions, and *RAN (may be NULL) says whether this call replayed.
+ * Returns FALSE with ERROR on a read error. */
+gboolean cca_plan_find_empty_cache(CcaPlan *plan, double memory_fraction, uint64_t device_memory,
+				   bool capacity_set, bool *ran, GError **error);
+
+/* The plan as text, a few lines for people. */
+char *cca_plan_describe(const CcaPlan *plan);
+
+/* The plan as a JSON object (a new reference): mid_run,
+ * start_segments, start_blocks, has_releases, empty_cache_positions (null
+ * until found), pytorch_version. */
+json_t *cca_plan_to_json(const CcaPlan *plan);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CcaPlan, cca_plan_free)
+
+G_END_DECLS
+
+#endif
