@@ -153,6 +153,11 @@ typedef struct {
 	const CcaSnapshot *snap;
 	CcaTraceCheck check; /* the trace's segments and mappings read so far */
 	bool trusted;	     /* a plan checked every entry: skip the checks */
+	/* an unread plan's recorded mode: the trace's own addresses, noted
+	 * as the entries are read (the segment_alloc or first map a
+	 * cudaMalloc borrows precedes the alloc it serves) */
+	RecordedAddresses *feed;
+	uint64_t segment_entries; /* segment_alloc/free/map/unmap entries read */
 	CcaEvent *ring;
 	uint32_t cap, head, len; /* ring of buffered events */
 	uint64_t position;	 /* index of ring[head] in the trace */
@@ -211,6 +216,11 @@ window_peek(Window *w, uint32_t k, GError **error)
 				g_propagate_error(error, local);
 			return NULL;
 		}
+		if (w->feed)
+			addresses_note(w->feed, slot);
+		if (slot->action >= CCA_ACTION_SEGMENT_ALLOC &&
+		    slot->action <= CCA_ACTION_SEGMENT_UNMAP)
+			w->segment_entries++;
 		w->len++;
 	}
 	return &w->ring[(w->head + k) % w->cap];
@@ -944,7 +954,7 @@ seed_start(Replay *r, const CcaStartState *start)
 static gboolean
 run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *settings,
 	 bool recorded_mode, RecordedAddresses *addresses, const GArray *empty_cache_at,
-	 GArray *found, CcaReplayResult *res, GError **error)
+	 GArray *found, CcaReplayResult *res, uint64_t *segment_entries, GError **error)
 {
 	const CcaSnapshot *snap = plan->snap;
 	const CcaStartState *start = plan->mid_run ? &plan->start : NULL;
@@ -983,9 +993,11 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 	 * alloc it serves. */
 	if (recorded_mode)
 		r.feed = addresses;
-	/* the plan checked every entry, unless a rebuilt start's segments
-	 * must be part of the check */
-	r.in.trusted = start == NULL || !start->mid_run;
+	/* the plan checked every entry, unless it left them unread or a
+	 * rebuilt start's segments must be part of the check */
+	r.in.trusted = plan->entries_read && (start == NULL || !start->mid_run);
+	if (recorded_mode && !plan->entries_read)
+		r.in.feed = addresses;
 	map_init(&r.live, 1024);
 	if (start && start->mid_run)
 		seed_start(&r, start);
@@ -1005,6 +1017,8 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 	if (!ok)
 		g_propagate_error(error, r.error);
 	res->stats = *cca_allocator_stats(r.alloc);
+	if (segment_entries)
+		*segment_entries = r.in.segment_entries;
 	map_clear(&r.live);
 	g_array_free(r.private_segments, TRUE);
 	g_array_free(r.inferred_private, TRUE);
@@ -1066,8 +1080,8 @@ cca_replay_find_empty_cache(const CcaPlan *plan, double memory_fraction, uint64_
 	CcaReplayResult scratch;
 	memset(&scratch, 0, sizeof scratch);
 	g_atomic_int_inc(&total_planning);
-	gboolean ok =
-		run_pass(plan, &opt, &plan->recorded, true, &own, NULL, found, &scratch, error);
+	gboolean ok = run_pass(plan, &opt, &plan->recorded, true, &own, NULL, found, &scratch, NULL,
+			       error);
 	cca_replay_result_clear(&scratch);
 	addresses_clear(&own);
 	return ok;
@@ -1080,21 +1094,16 @@ cap_fraction(double fraction)
 	return fraction > 0.0 && fraction < 1.0 ? fraction : 0.0;
 }
 
-gboolean
-cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayResult *res,
-	       GError **error)
+/* Replays under PLAN (see cca_replay_run()).  A plan whose entries were
+ * not read is taken at its word: *REDO is set when the replay met what
+ * only a read of every entry could have told (a free of a block the trace
+ * never allocated: it started mid-run; a segment entry in a trace taken
+ * for requests alone), and the replay must then be done again with the
+ * entries read. */
+static gboolean
+replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *plan,
+	       CcaReplayResult *res, bool *redo, GError **error)
 {
-	memset(res, 0, sizeof *res);
-	g_autoptr(CcaPlan) own_plan = NULL;
-	CcaPlan *plan = opt->plan;
-	if (!plan) {
-		own_plan =
-			cca_plan_new(snap, opt->device, opt->pytorch_version, opt->rewind, error);
-		if (!own_plan)
-			return FALSE;
-		plan = own_plan;
-	}
-	g_return_val_if_fail(plan->snap == snap && plan->device == opt->device, FALSE);
 	res->pytorch_version = plan->pytorch_version;
 	const CcaSettings *settings = opt->settings ? opt->settings : &plan->recorded;
 	bool same_settings = true;
@@ -1118,6 +1127,10 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 			     (opt->check || (same_cap && !requests_only && !gc_without_cap &&
 					     !opt->force_whatif));
 	res->whatif = !recorded_mode;
+	/* a what-if needs the entries' facts (releases, addresses), except
+	 * on a trace of requests alone, which has none */
+	if (!recorded_mode && !requests_only && !cca_plan_read_entries(plan, opt->rewind, error))
+		return FALSE;
 	uint64_t total = opt->device_memory ? opt->device_memory : CCA_H200_TOTAL_MEMORY;
 	uint64_t span = reservation_span(total);
 	RecordedAddresses own, other;
@@ -1141,17 +1154,65 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 		empty_cache_at = plan->empty_cache_at;
 	}
 	GArray *found = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	uint64_t segment_entries = 0;
 	if (ok) {
 		RecordedAddresses *addresses = recorded_mode	     ? &own
 					       : opt->addresses_from ? &other
 								     : NULL;
 		ok = run_pass(plan, opt, settings, recorded_mode, addresses, empty_cache_at, found,
-			      res, error);
+			      res, &segment_entries, error);
 		res->replays = 1;
 		g_atomic_int_inc(&total_replays);
 	}
+	*redo = ok && !plan->entries_read &&
+		((res->unknown_frees > 0 && opt->rewind == CCA_REWIND_AUTO) ||
+		 (requests_only && segment_entries > 0) || res->diverged_from_recording);
 	g_array_free(found, TRUE);
 	addresses_clear(&own);
 	addresses_clear(&other);
 	return ok;
+}
+
+gboolean
+cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayResult *res,
+	       GError **error)
+{
+	memset(res, 0, sizeof *res);
+	g_autoptr(CcaPlan) own_plan = NULL;
+	CcaPlan *plan = opt->plan;
+	/* A replay nobody watches reads the trace once: the plan leaves the
+	 * entries to it (cca_plan_new_unread()) and reads them only when the
+	 * replay needs what they tell. */
+	bool watched = opt->observer || opt->on_model_event || opt->make_device || opt->on_finish ||
+		       opt->stop_after;
+	if (!plan) {
+		own_plan = watched ? cca_plan_new(snap, opt->device, opt->pytorch_version,
+						  opt->rewind, error)
+				   : cca_plan_new_unread(snap, opt->device, opt->pytorch_version,
+							 opt->rewind, error);
+		if (!own_plan)
+			return FALSE;
+		plan = own_plan;
+	}
+	g_return_val_if_fail(plan->snap == snap && plan->device == opt->device, FALSE);
+	bool redo = false;
+	if (!replay_planned(snap, opt, plan, res, &redo, error))
+		return FALSE;
+	if (!redo)
+		return TRUE;
+	/* The unread plan was wrong about the trace: its entries tell it
+	 * started mid-run, or that it is no trace of requests alone, or the
+	 * recorded settings did not make the recording's segments (another
+	 * cap, or an inconsistent trace).  Nobody watched that replay, so it
+	 * is done again with the entries read, the last case as a what-if. */
+	bool diverged = res->diverged_from_recording;
+	CcaReplayOptions again = *opt;
+	again.force_whatif = opt->force_whatif || diverged;
+	cca_replay_result_clear(res);
+	if (!cca_plan_read_entries(plan, opt->rewind, error) ||
+	    !replay_planned(snap, &again, plan, res, &redo, error))
+		return FALSE;
+	res->replays = 2;
+	res->diverged_from_recording = diverged;
+	return TRUE;
 }

@@ -117,9 +117,10 @@ plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 	return TRUE;
 }
 
-CcaPlan *
-cca_plan_new(const CcaSnapshot *snap, int device, uint32_t pytorch_version, CcaRewind rewind,
-	     GError **error)
+/* The plan's facts that need no read of the entries: the recorded
+ * settings, the final state (checked), its private-pool segments. */
+static CcaPlan *
+plan_init(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GError **error)
 {
 	if (device < 0 || device >= snap->n_devices) {
 		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_NOT_SNAPSHOT,
@@ -160,31 +161,101 @@ cca_plan_new(const CcaSnapshot *snap, int device, uint32_t pytorch_version, CcaR
 		g_array_append_val(p->private_segments, ps);
 	}
 	g_array_sort(p->private_segments, private_order);
+	return p;
+}
+
+/* Does a trace whose first entry is FIRST (action 0xff: none) start
+ * mid-run?  A trace that starts from an empty allocator opens with the
+ * memory its first request needs; any other first entry, with a final
+ * state to rebuild from, means it starts mid-run.  (A trace of requests
+ * alone, with no segments at all, is just requests.) */
+static bool
+plan_first_says_mid_run(const CcaPlan *p, const CcaEvent *first)
+{
+	return p->has_segments && first->action != 0xff &&
+	       first->action != CCA_ACTION_SEGMENT_ALLOC &&
+	       first->action != CCA_ACTION_SEGMENT_MAP && first->action != CCA_ACTION_OOM;
+}
+
+/* Reads P's entries and settles the start: mid-run by its first entry or
+ * by frees of blocks it never allocated, then rebuilt. */
+static gboolean
+plan_finish(CcaPlan *p, CcaRewind rewind, GError **error)
+{
 	CcaEvent first;
-	if (!plan_read(p, &first, error)) {
-		cca_plan_free(p);
-		return NULL;
-	}
-	/* A trace that starts from an empty allocator opens with the memory
-	 * its first request needs; any other first entry, with a final state
-	 * to rebuild from, means it starts mid-run.  (A trace of requests
-	 * alone, with no segments at all, is just requests.)  So does a trace
-	 * that frees blocks it never allocated. */
+	if (!plan_read(p, &first, error))
+		return FALSE;
+	p->entries_read = true;
+	p->mid_run = false;
+	p->mid_run_by_frees = false;
 	if (rewind == CCA_REWIND_ALWAYS)
 		p->mid_run = true;
 	else if (rewind == CCA_REWIND_AUTO) {
-		p->mid_run = p->has_segments && first.action != 0xff &&
-			     first.action != CCA_ACTION_SEGMENT_ALLOC &&
-			     first.action != CCA_ACTION_SEGMENT_MAP &&
-			     first.action != CCA_ACTION_OOM;
+		p->mid_run = plan_first_says_mid_run(p, &first);
+		/* so does a trace that frees blocks it never allocated */
 		if (!p->mid_run && p->unknown_frees > 0)
 			p->mid_run = p->mid_run_by_frees = true;
 	}
-	if (p->mid_run && !cca_rewind_start_state(snap, device, &p->recorded, &p->start, error)) {
+	return !p->mid_run ||
+	       cca_rewind_start_state(p->snap, p->device, &p->recorded, &p->start, error);
+}
+
+CcaPlan *
+cca_plan_new(const CcaSnapshot *snap, int device, uint32_t pytorch_version, CcaRewind rewind,
+	     GError **error)
+{
+	CcaPlan *p = plan_init(snap, device, pytorch_version, error);
+	if (p && !plan_finish(p, rewind, error)) {
 		cca_plan_free(p);
 		return NULL;
 	}
 	return p;
+}
+
+CcaPlan *
+cca_plan_new_unread(const CcaSnapshot *snap, int device, uint32_t pytorch_version, CcaRewind rewind,
+		    GError **error)
+{
+	CcaPlan *p = plan_init(snap, device, pytorch_version, error);
+	if (!p)
+		return NULL;
+	CcaEvent first = {.action = 0xff};
+	GError *local = NULL;
+	{
+		g_autoptr(CcaEventCursor) c = cca_event_cursor_new(snap, device);
+		if (!cca_event_cursor_next(c, &first, &local))
+			first.action = 0xff;
+	}
+	/* a read error or a start to rebuild (its rewind reads the trace
+	 * anyway): read it all */
+	bool read_all = local != NULL || rewind == CCA_REWIND_ALWAYS ||
+			(rewind == CCA_REWIND_AUTO && plan_first_says_mid_run(p, &first));
+	g_clear_error(&local);
+	/* until the entries are read, the first tells whether the trace has
+	 * segment entries at all (a trace without opens with a request) */
+	p->has_segment_entries =
+		first.action == CCA_ACTION_SEGMENT_ALLOC || first.action == CCA_ACTION_SEGMENT_MAP;
+	if (read_all && !plan_finish(p, rewind, error)) {
+		cca_plan_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+gboolean
+cca_plan_read_entries(CcaPlan *p, CcaRewind rewind, GError **error)
+{
+	if (p->entries_read)
+		return TRUE;
+	/* what the unread plan took for granted is settled afresh */
+	g_array_set_size(p->segment_bases, 0);
+	g_array_set_size(p->segment_sizes, 0);
+	g_array_set_size(p->map_addresses, 0);
+	g_array_set_size(p->burst_at, 0);
+	p->has_segment_entries = p->has_releases = p->burst_before_oom = false;
+	p->unknown_frees = 0;
+	p->max_request = 0;
+	return plan_finish(p, rewind, error);
 }
 
 void
@@ -279,7 +350,9 @@ cca_plan_to_json(const CcaPlan *p)
 	json_object_set_new(
 		o, "start_blocks",
 		cca_json_uint(p->mid_run && p->start.blocks ? p->start.blocks->len : 0));
-	json_object_set_new(o, "has_releases", cca_json_bool(p->has_releases));
+	json_object_set_new(o, "entries_read", cca_json_bool(p->entries_read));
+	json_object_set_new(o, "has_releases",
+			    p->entries_read ? cca_json_bool(p->has_releases) : json_null());
 	json_object_set_new(o, "empty_cache_positions",
 			    p->empty_cache_known ? cca_json_uint(p->empty_cache_at->len)
 						 : json_null());

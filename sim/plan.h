@@ -42,6 +42,12 @@ struct CcaPlan {
 	int device;
 	uint32_t pytorch_version; /* whose rules (211 = 2.11) */
 	CcaSettings recorded;	  /* the recorded settings, by those rules */
+	/* FALSE for a plan of cca_plan_new_unread() whose entries were not
+	 * read: the fields below that come from the entries (events,
+	 * max_request, has_segment_entries, has_releases, burst_at,
+	 * burst_before_oom, unknown_frees, the recorded addresses) are then
+	 * empty, and a replay checks each entry as it reads it */
+	bool entries_read;
 	uint64_t events;	  /* trace entries of the device */
 	uint64_t max_request;	  /* the largest alloc or oom request (bytes) */
 	bool has_segments;	  /* the final state holds segments of the device */
@@ -79,6 +85,21 @@ struct CcaPlan {
 CcaPlan *cca_plan_new(const CcaSnapshot *snap, int device, uint32_t pytorch_version,
 		      CcaRewind rewind, GError **error);
 
+/* cca_plan_new() for a replay that reads the entries itself: settles what
+ * the final state and the first entry tell (a trace that starts mid-run is
+ * read whole, as cca_plan_new() reads it) and leaves the entries unread
+ * (PLAN->entries_read FALSE), so that a replay under the recorded settings
+ * reads the trace once.  Such a replay meeting a free of a block the trace
+ * never allocated needs the full plan (cca_plan_read_entries()) and a
+ * replay again.  Returns NULL with ERROR as cca_plan_new(). */
+CcaPlan *cca_plan_new_unread(const CcaSnapshot *snap, int device, uint32_t pytorch_version,
+			     CcaRewind rewind, GError **error);
+
+/* Reads the entries of a plan of cca_plan_new_unread() (nothing when they
+ * were read): the plan becomes cca_plan_new()'s under REWIND.  Returns
+ * FALSE with ERROR on bad input. */
+gboolean cca_plan_read_entries(CcaPlan *plan, CcaRewind rewind, GError **error);
+
 void cca_plan_free(CcaPlan *plan);
 
 /* Finds where the program called empty_cache(): a model pass over the
@@ -100,8 +121,9 @@ gboolean cca_plan_find_empty_cache(CcaPlan *plan, double memory_fraction, uint64
 char *cca_plan_describe(const CcaPlan *plan);
 
 /* The plan as a JSON object (a new reference): mid_run,
- * start_segments, start_blocks, has_releases, empty_cache_positions (null
- * until found), pytorch_version. */
+ * start_segments, start_blocks, entries_read, has_releases (null while
+ * the entries are unread), empty_cache_positions (null until found),
+ * private_segments, pytorch_version. */
 json_t *cca_plan_to_json(const CcaPlan *plan);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CcaPlan, cca_plan_free)

@@ -78,9 +78,10 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 	memset(&result, 0, sizeof result);
 	GError *error = NULL;
 	gint64 start = g_get_monotonic_time();
-	/* planned here, so that --json can show the plan */
+	/* planned here, so that --json can show the plan; its entries are
+	 * left to the replay, which then reads the trace once */
 	g_autoptr(CcaPlan) plan =
-		cca_plan_new(snap, opt->device, opt->pytorch_version, opt->rewind, &error);
+		cca_plan_new_unread(snap, opt->device, opt->pytorch_version, opt->rewind, &error);
 	CcaReplayOptions planned = *opt;
 	planned.plan = plan;
 	gboolean ok = plan && cca_replay_run(snap, &planned, &result, &error);
