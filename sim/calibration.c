@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include "calibration.h"
+#include "text.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -220,8 +221,11 @@ cca_calibration_parse(const char *text, gsize len, const char *name, GError **er
 	json_error_t jerr;
 	json_t *doc = json_loadb(text, len, 0, &jerr);
 	if (!doc) {
+		/* jansson's text quotes the bad token as it is: a newline or an
+		 * escape sequence of the file would reach the terminal */
+		g_autofree char *why = cca_text_display(jerr.text, -1, CCA_TEXT_DISPLAY_MAX);
 		g_set_error(error, CCA_CALIBRATION_ERROR, CCA_CALIBRATION_ERROR_SYNTAX,
-			    "%s: offset %d: %s", name, jerr.position, jerr.text);
+			    "%s: offset %d: %s", name, jerr.position, why);
 		return NULL;
 	}
 	CcaCalibrationTable *cal = g_new0(CcaCalibrationTable, 1);
