@@ -1,0 +1,64 @@
+#!/bin/sh
+# test-replays.sh - one plan, one replay (issue 12): how many model replays
+# and planning passes each command makes, from `replay --json` ("replays",
+# "planning_passes", "plan") and from CCASIM_STATS=1 ("stats: N replays,
+# M planning passes" on standard error).  A what-if costs one replay and
+# at most one planning pass per trace; nothing replays again behind the
+# user's back.
+set -u
+
+srcdir=${top_srcdir:-.}
+. "$srcdir/tests/tap.sh"
+
+samples=$srcdir/traces/pytorch-2.11/samples
+
+# json_is DESCRIPTION PYTHON-CONDITION: the condition holds for r, the JSON
+# replay report in $scratch/out.
+json_is() {
+	"$python" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if eval(sys.argv[2]) else 1)
+' "$scratch/out" "$2"
+	report $? "$1"
+}
+
+# stats_are DESCRIPTION REPLAYS PLANNING CMD...: CMD (exit 0) prints the
+# stats line with REPLAYS model replays and at most PLANNING planning passes.
+stats_are() {
+	desc=$1 replays=$2 planning=$3
+	shift 3
+	run 0 env CCASIM_STATS=1 "$@" &&
+		line=$(grep '^stats: ' "$scratch/err") &&
+		[ "$(echo "$line" | awk '{ print $2 }')" -eq "$replays" ] &&
+		[ "$(echo "$line" | awk '{ print $4 }')" -le "$planning" ]
+	report $? "$desc (${line:-no stats line})"
+}
+
+run 0 "$ccasim" replay --json "$traces/seedfrag.default.pickle.xz"
+json_is "a recorded replay is one replay and no planning pass" \
+	'r["replays"] == 1 and r["planning_passes"] == 0 and not r["whatif"]'
+run 0 "$ccasim" replay --whatif --json "$traces/seedfrag.default.pickle.xz"
+json_is "a what-if under the recorded settings is one replay" \
+	'r["replays"] == 1 and r["whatif"]'
+run 0 "$ccasim" replay --config max_split_size_mb:128 --json "$traces/bert.gc.pickle.xz"
+json_is "a what-if of a trace with releases: one replay, empty_cache() found by the plan" \
+	'r["replays"] == 1 and r["planning_passes"] <= 1 and r["plan"]["has_releases"] and r["plan"]["empty_cache_positions"] == 8'
+run 0 "$ccasim" replay --json "$samples/snap_state_2.11.pickle"
+json_is "a mid-run trace is one replay from its rebuilt start" \
+	'r["replays"] == 1 and r["plan"]["mid_run"] and r["plan"]["start_blocks"] > 0'
+run 0 "$ccasim" replay --whatif --json "$samples/snap_state_2.11.pickle"
+json_is "a what-if of a mid-run trace is one replay" 'r["replays"] == 1 and r["plan"]["mid_run"]'
+
+stats_are "step --at replays once, up to the event" 1 0 \
+	"$ccasim" step --at 100 "$traces/seedfrag.default.pickle.xz"
+stats_are "plot replays once" 1 0 \
+	"$ccasim" plot "$traces/seedfrag.default.pickle.xz" -o "$scratch/t.svg"
+stats_are "plot --segments --at replays once, up to the event" 1 0 \
+	"$ccasim" plot --segments --at 100 "$traces/seedfrag.default.pickle.xz" -o "$scratch/s.svg"
+stats_are "diff replays once per side" 2 1 \
+	"$ccasim" diff -c max_split_size_mb:128 "$traces/bert.gc.pickle.xz"
+stats_are "a plot of the recording and a what-if: one replay each, one planning pass at most" 2 1 \
+	"$ccasim" plot --config max_split_size_mb:128 "$traces/bert.gc.pickle.xz" -o "$scratch/w.svg"
+
+tap_done
