@@ -1,6 +1,6 @@
 # doc/: man page and Markdown documentation.
 dist_man_MANS += doc/ccasim.1
-EXTRA_DIST += doc/trace-format.md doc/hardening.md
+EXTRA_DIST += doc/trace-format.md doc/hardening.md doc/architecture.md
 EXTRA_DIST += doc/driver-va.md
 EXTRA_DIST += doc/allocator-model.md
 EXTRA_DIST += doc/whatif.md doc/cost-model.md
