@@ -979,10 +979,24 @@ cca_settings_apply_dict(CcaSettings *s, const CcaRecordedSettings *r)
  *   infinities fail "garbage_collect_threshold is invalid ...";
  * - every roundup_power2_divisions entry is 0 (off) or a power of two:
  *   parseRoundUpPower2Divisions checks llvm::isPowerOf2_64 for the
- *   scalar form and "0 or a power of 2" for the list form. */
+ *   scalar form and "0 or a power of 2" for the list form;
+ * - max_split_size is unlimited (-1) or at least the large segment size
+ *   (S's, from the string): the option's own check.  A smaller one would
+ *   let a split remainder of a fresh large segment count as an oversize
+ *   block, which the oversize release frees as if it were a whole
+ *   segment. */
 static gboolean
-cca_settings_check_dict(const CcaRecordedSettings *r, GError **error)
+cca_settings_check_dict(const CcaSettings *s, const CcaRecordedSettings *r, GError **error)
 {
+	if (r->max_split_size != -1 &&
+	    (r->max_split_size < 0 || (uint64_t)r->max_split_size < s->large_segment_size)) {
+		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+			    "max_split_size %" PRId64
+			    ": CachingAllocator option max_split_size_mb too small, must be >= "
+			    "%" PRIu64,
+			    r->max_split_size, s->large_segment_size / CCA_MIB);
+		return FALSE;
+	}
 	double t = r->garbage_collection_threshold;
 	if (!(t == 0.0 || (t > 0.0 && t < 1.0))) {
 		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
@@ -1019,7 +1033,7 @@ cca_settings_from_recorded(CcaSettings *settings, const CcaRecordedSettings *rec
 	}
 	if (!cca_settings_parse(settings, recorded->conf, error))
 		return FALSE;
-	if (!cca_settings_check_dict(recorded, error))
+	if (!cca_settings_check_dict(settings, recorded, error))
 		return FALSE;
 	cca_settings_apply_dict(settings, recorded);
 	return TRUE;

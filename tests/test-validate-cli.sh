@@ -15,7 +15,7 @@ builddir=${top_builddir:-.}
 
 # names: what the error must name
 names() {
-	grep -Eq 'event [0-9]+: |final segment [0-9]+ |garbage_collection_threshold|roundup_power2_divisions|\(10485760 bytes\)' "$scratch/err"
+	grep -Eq 'event [0-9]+: |final segment [0-9]+ |garbage_collection_threshold|roundup_power2_divisions|max_split_size |\(10485760 bytes\)' "$scratch/err"
 }
 
 # clean: no GLib message, and the line is short

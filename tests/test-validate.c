@@ -319,6 +319,20 @@ trace_roundup_not_pow2(void)
 	return snap;
 }
 
+/* A recorded max_split_size below the large segment size (found by the
+ * replay fuzzer: the split remainder of a fresh 20 MiB segment then
+ * counted as an oversize block and was released as a whole segment). */
+static CcaSnapshot *
+trace_max_split_small(void)
+{
+	CcaSnapshot *snap = trace_gc_nan();
+	g_free(snap->source);
+	snap->source = g_strdup("max-split-small");
+	snap->settings.garbage_collection_threshold = 0;
+	snap->settings.max_split_size = 16 * (int64_t)CCA_MIB - 1;
+	return snap;
+}
+
 /* A 10 MB recorded PYTORCH_CUDA_ALLOC_CONF that PyTorch would refuse. */
 static CcaSnapshot *
 trace_conf_huge(void)
@@ -395,6 +409,7 @@ static const Hostile hostile[] = {
 	{"gc-nan", trace_gc_nan, "garbage_collection_threshold"},
 	{"gc-inf", trace_gc_inf, "garbage_collection_threshold"},
 	{"roundup-not-pow2", trace_roundup_not_pow2, "roundup_power2_divisions"},
+	{"max-split-small", trace_max_split_small, "max_split_size_mb too small, must be >= 20"},
 	{"conf-huge", trace_conf_huge, "bytes)"},
 };
 
