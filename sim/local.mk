@@ -1,24 +1,19 @@
-# sim/: the core library shared by the CLI, the tests, the fuzzers and gpu/.
+# sim/: the core library shared by the CLI, the tests, the fuzzers and gpu/,
+# one folder per layer (doc/architecture.md): read -> plan and replay ->
+# policy -> device; studies and views observe a replay; util serves all.
 noinst_LIBRARIES += libccasim.a
-libccasim_a_SOURCES = \
-	%D%/event.h %D%/snapshot.h %D%/snapshot.c \
-	%D%/input.h %D%/input.c \
-	%D%/pickle.h %D%/pickle.c \
-	%D%/snapshot_pickle.c \
-	%D%/trace.h %D%/trace.c \
-	%D%/pytorch.h %D%/settings.h %D%/settings.c \
-	%D%/stats.h %D%/stats.c \
-	%D%/device.h %D%/simdevice.c %D%/driverva.h %D%/driverva.c \
-	%D%/allocator.h %D%/allocator.c %D%/block.h %D%/pool.h %D%/pool.c \
-	%D%/engine.h %D%/engine.c %D%/addrmap.h %D%/plan.h %D%/plan.c %D%/rewind.h %D%/rewind.c %D%/sensitivity.h %D%/sensitivity.c \
-	%D%/report.h %D%/report.c \
-	%D%/sizes.h %D%/sizes.c %D%/outfile.h %D%/outfile.c \
-	%D%/text.h %D%/text.c
-libccasim_a_SOURCES += %D%/json.h %D%/json.c
-# What-if studies (sweep, fit, diff) and the allocator-time cost model.
-libccasim_a_SOURCES += %D%/calibration.h %D%/calibration.c %D%/sweep.h %D%/sweep.c
-# views of a replay: explain, step, timelines, export (issue #8)
-libccasim_a_SOURCES += %D%/follow.h %D%/follow.c %D%/explain.h %D%/explain.c \
-	%D%/stepview.h %D%/stepview.c %D%/timeline.h %D%/timeline.c \
-	%D%/pickle_write.h %D%/pickle_write.c %D%/export.h %D%/export.c
-libccasim_a_SOURCES += %D%/fit.h %D%/fit.c %D%/diff.h %D%/diff.c
+libccasim_a_SOURCES =
+# read/: bytes to events and a final state
+libccasim_a_SOURCES += %D%/read/event.h %D%/read/input.h %D%/read/input.c %D%/read/pickle.h %D%/read/pickle.c %D%/read/snapshot.h %D%/read/snapshot.c %D%/read/snapshot_pickle.c %D%/read/trace.h %D%/read/trace.c
+# policy/: PyTorch's caching allocator, its constants and settings
+libccasim_a_SOURCES += %D%/policy/allocator.h %D%/policy/allocator.c %D%/policy/block.h %D%/policy/pool.h %D%/policy/pool.c %D%/policy/stats.h %D%/policy/stats.c %D%/policy/settings.h %D%/policy/settings.c %D%/policy/device.h %D%/policy/pytorch.h
+# device/: the simulated device and the driver address model
+libccasim_a_SOURCES += %D%/device/simdevice.c %D%/device/driverva.h %D%/device/driverva.c
+# replay/: the plan and the one replay
+libccasim_a_SOURCES += %D%/replay/plan.h %D%/replay/plan.c %D%/replay/engine.h %D%/replay/engine.c %D%/replay/rewind.h %D%/replay/rewind.c %D%/replay/addrmap.h
+# study/: what-if studies and the cost model
+libccasim_a_SOURCES += %D%/study/sweep.h %D%/study/sweep.c %D%/study/fit.h %D%/study/fit.c %D%/study/diff.h %D%/study/diff.c %D%/study/sensitivity.h %D%/study/sensitivity.c %D%/study/calibration.h %D%/study/calibration.c
+# view/: observers of a replay
+libccasim_a_SOURCES += %D%/view/explain.h %D%/view/explain.c %D%/view/stepview.h %D%/view/stepview.c %D%/view/timeline.h %D%/view/timeline.c %D%/view/report.h %D%/view/report.c %D%/view/export.h %D%/view/export.c %D%/view/follow.h %D%/view/follow.c %D%/view/pickle_write.h %D%/view/pickle_write.c
+# util/: shared helpers
+libccasim_a_SOURCES += %D%/util/text.h %D%/util/text.c %D%/util/json.h %D%/util/json.c %D%/util/sizes.h %D%/util/sizes.c %D%/util/outfile.h %D%/util/outfile.c

@@ -1,4 +1,4 @@
-/* test-pickle.c - the safe unpickler (sim/pickle.c).
+/* test-pickle.c - the safe unpickler (sim/read/pickle.c).
  *
  * Hand-made byte strings check every supported opcode; the expected values
  * are what CPython's pickle.loads() returns for the same bytes, printed

@@ -1,5 +1,5 @@
-/* test-snapshot.c - the snapshot model (sim/snapshot.c), the pickle schema
- * reader (sim/snapshot_pickle.c) and input decompression (sim/input.c).
+/* test-snapshot.c - the snapshot model (sim/read/snapshot.c), the pickle schema
+ * reader (sim/read/snapshot_pickle.c) and input decompression (sim/read/input.c).
  *
  * Expected numbers come from CPython reading the same files, e.g. for the
  * real traces:

@@ -1,4 +1,4 @@
-/* test-text.c - display forms of untrusted strings (sim/text.c).
+/* test-text.c - display forms of untrusted strings (sim/util/text.c).
  *
  * A table of inputs and the exact text a terminal would receive. */
 #include "config.h"

@@ -1,5 +1,5 @@
-/* test-trace.c - the msgpack trace format (sim/trace.c) and byte sizes
- * (sim/sizes.c).
+/* test-trace.c - the msgpack trace format (sim/read/trace.c) and byte sizes
+ * (sim/util/sizes.c).
  *
  * Round trips compare every field of every table entry, segment, block
  * and event between a snapshot and its written-and-reloaded trace.  The
@@ -8,7 +8,7 @@
  * each must fail with one CCA_INPUT_ERROR line naming the file and an
  * offset, and never crash or over-allocate.  `-m perf` adds a timing of
  * convert and streaming on a large real trace.  /json/escape covers the
- * JSON string writer of sim/json.c used by `info --json`.
+ * JSON string writer of sim/util/json.c used by `info --json`.
  */
 #include "config.h"
 

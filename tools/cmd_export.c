@@ -1,5 +1,5 @@
 /* cmd_export.c - `ccasim export TRACE -o OUT`: option parsing and output
- * only (the writers are in sim/export.c). */
+ * only (the writers are in sim/view/export.c). */
 #include "config.h"
 
 #include <stdio.h>
