@@ -713,8 +713,16 @@ release_available_cached_blocks(CcaAllocator *a, const AllocParams *p)
 		return false;
 	CcaPool *pool = p->pool;
 	uint64_t key_size = p->size > max_split ? p->size : max_split;
+	/* PyTorch never holds a free block of max_split_size or more that is
+	 * split (should_split keeps oversize blocks whole, and no segment of
+	 * its own is larger than max_split_size and split), so it releases
+	 * such a block as the whole segment it is.  A state rebuilt for a
+	 * mid-run trace can hold one; releasing it would free part of a
+	 * segment, so a split block is passed over here as an expandable one
+	 * is. */
 	CcaHandle it = cca_tree_lower_bound(&pool->blocks, a->slab, p->stream, key_size, 0);
-	if (it != CCA_NIL && B(a, it)->stream == p->stream && B(a, it)->expandable < 0) {
+	if (it != CCA_NIL && B(a, it)->stream == p->stream && B(a, it)->expandable < 0 &&
+	    !is_split(B(a, it))) {
 		release_block(a, it);
 		return true;
 	}
@@ -730,7 +738,7 @@ release_available_cached_blocks(CcaAllocator *a, const AllocParams *p)
 		bool is_first = cur == first;
 		if (!is_first)
 			it = cca_tree_prev(a->slab, it);
-		if (B(a, cur)->expandable < 0) {
+		if (B(a, cur)->expandable < 0 && !is_split(B(a, cur))) {
 			released += B(a, cur)->size;
 			release_block(a, cur);
 		}
