@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "cudadevice.h"
-#include "engine.h"
+#include "replay.h"
 #include "report.h"
 
 G_BEGIN_DECLS

@@ -6,11 +6,11 @@ libccasim_a_SOURCES =
 # read/: bytes to events and a final state
 libccasim_a_SOURCES += %D%/read/event.h %D%/read/input.h %D%/read/input.c %D%/read/pickle.h %D%/read/pickle.c %D%/read/snapshot.h %D%/read/snapshot.c %D%/read/snapshot_pickle.c %D%/read/trace.h %D%/read/trace.c
 # policy/: PyTorch's caching allocator, its constants and settings
-libccasim_a_SOURCES += %D%/policy/allocator.h %D%/policy/allocator.c %D%/policy/block.h %D%/policy/pool.h %D%/policy/pool.c %D%/policy/stats.h %D%/policy/stats.c %D%/policy/settings.h %D%/policy/settings.c %D%/policy/device.h %D%/policy/pytorch.h
+libccasim_a_SOURCES += %D%/policy/allocator.h %D%/policy/allocator.c %D%/policy/block.h %D%/policy/tree.h %D%/policy/tree.c %D%/policy/stats.h %D%/policy/stats.c %D%/policy/settings.h %D%/policy/settings.c %D%/policy/device.h %D%/policy/pytorch.h
 # device/: the simulated device and the driver address model
 libccasim_a_SOURCES += %D%/device/simdevice.c %D%/device/driverva.h %D%/device/driverva.c
 # replay/: the plan and the one replay
-libccasim_a_SOURCES += %D%/replay/plan.h %D%/replay/plan.c %D%/replay/engine.h %D%/replay/engine.c %D%/replay/rewind.h %D%/replay/rewind.c %D%/replay/addrmap.h
+libccasim_a_SOURCES += %D%/replay/plan.h %D%/replay/plan.c %D%/replay/replay.h %D%/replay/replay.c %D%/replay/rewind.h %D%/replay/rewind.c %D%/replay/addrmap.h
 # study/: what-if studies and the cost model
 libccasim_a_SOURCES += %D%/study/sweep.h %D%/study/sweep.c %D%/study/fit.h %D%/study/fit.c %D%/study/diff.h %D%/study/diff.c %D%/study/sensitivity.h %D%/study/sensitivity.c %D%/study/calibration.h %D%/study/calibration.c
 # view/: observers of a replay

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "calibration.h"
-#include "engine.h"
+#include "replay.h"
 #include "snapshot.h"
 #include "sweep.h"
 #include "testutil.h"

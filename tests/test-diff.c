@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "diff.h"
-#include "engine.h"
+#include "replay.h"
 #include "settings.h"
 #include "snapshot.h"
 #include "testutil.h"

@@ -11,7 +11,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "replay.h"
 #include "fit.h"
 #include "settings.h"
 #include "snapshot.h"
@@ -144,7 +144,7 @@ static void
 test_gpu_presets(void)
 {
 	guint n;
-	const CcaGpuPreset *presets = cca_gpu_presets(&n);
+	const CcaGpuPreset *presets = cca_fit_gpu_presets(&n);
 	g_assert_cmpuint(n, >=, 12);
 	for (guint i = 0; i < n; i++) {
 		const char *k = presets[i].kind;
@@ -152,23 +152,23 @@ test_gpu_presets(void)
 			      strcmp(k, "estimate") == 0);
 		g_assert_cmpuint(strlen(presets[i].source), >, 10);
 		g_assert_cmpuint(presets[i].total_memory, >, UINT64_C(8) << 30);
-		g_assert_true(cca_gpu_preset_find(presets[i].name) == &presets[i]);
+		g_assert_true(cca_fit_gpu_preset_find(presets[i].name) == &presets[i]);
 	}
-	g_assert_cmpstr(cca_gpu_preset_find("a100 40gb")->name, ==, "A100-40GB");
-	g_assert_cmpstr(cca_gpu_preset_find("A100")->name, ==, "A100-40GB");
-	g_assert_cmpstr(cca_gpu_preset_find("rtx_4090")->name, ==, "RTX-4090");
-	g_assert_cmpstr(cca_gpu_preset_find("4090")->name, ==, "RTX-4090");
-	g_assert_cmpstr(cca_gpu_preset_find("h100")->name, ==, "H100-80GB");
-	g_assert_cmpstr(cca_gpu_preset_find("L4")->name, ==, "L4");
-	g_assert_cmpstr(cca_gpu_preset_find("l40s")->name, ==, "L40S");
-	g_assert_null(cca_gpu_preset_find("A100-60GB"));
-	g_assert_null(cca_gpu_preset_find(""));
-	const CcaGpuPreset *h200 = cca_gpu_preset_find("H200");
+	g_assert_cmpstr(cca_fit_gpu_preset_find("a100 40gb")->name, ==, "A100-40GB");
+	g_assert_cmpstr(cca_fit_gpu_preset_find("A100")->name, ==, "A100-40GB");
+	g_assert_cmpstr(cca_fit_gpu_preset_find("rtx_4090")->name, ==, "RTX-4090");
+	g_assert_cmpstr(cca_fit_gpu_preset_find("4090")->name, ==, "RTX-4090");
+	g_assert_cmpstr(cca_fit_gpu_preset_find("h100")->name, ==, "H100-80GB");
+	g_assert_cmpstr(cca_fit_gpu_preset_find("L4")->name, ==, "L4");
+	g_assert_cmpstr(cca_fit_gpu_preset_find("l40s")->name, ==, "L40S");
+	g_assert_null(cca_fit_gpu_preset_find("A100-60GB"));
+	g_assert_null(cca_fit_gpu_preset_find(""));
+	const CcaGpuPreset *h200 = cca_fit_gpu_preset_find("H200");
 	g_assert_cmpuint(h200->total_memory, ==, UINT64_C(150109880320));
 	g_assert_cmpstr(h200->kind, ==, "measured");
-	g_assert_cmpuint(cca_gpu_usable(h200, CCA_GPU_CONTEXT_BYTES), ==,
+	g_assert_cmpuint(cca_fit_gpu_usable(h200, CCA_GPU_CONTEXT_BYTES), ==,
 			 UINT64_C(150109880320) - (UINT64_C(690) << 20));
-	g_assert_cmpuint(cca_gpu_usable(h200, UINT64_C(1) << 50), ==, 0);
+	g_assert_cmpuint(cca_fit_gpu_usable(h200, UINT64_C(1) << 50), ==, 0);
 }
 
 /* The --gpu answer is a replay at the GPU's usable memory. */
@@ -183,7 +183,7 @@ test_gpu_answer(void)
 	const CcaGpuPreset big = {"big", "", need + CCA_GPU_CONTEXT_BYTES, "estimate", "a test"};
 	const CcaGpuPreset small = {"small", "", need + CCA_GPU_CONTEXT_BYTES - CCA_FIT_STEP,
 				    "estimate", "a test"};
-	const CcaGpuPreset *t4 = cca_gpu_preset_find("T4");
+	const CcaGpuPreset *t4 = cca_fit_gpu_preset_find("T4");
 	const CcaGpuPreset *gpus[] = {&big, &small, t4};
 	CcaFitOptions opt = {.gpus = gpus, .n_gpus = 3, .context = CCA_GPU_CONTEXT_BYTES};
 	g_autofree CcaFitRow *rows = fit_rows(sweep, &opt);

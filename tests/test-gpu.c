@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "device.h"
-#include "engine.h"
+#include "replay.h"
 #include "settings.h"
 #include "snapshot.h"
 #include "stats.h"

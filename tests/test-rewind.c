@@ -12,7 +12,7 @@
 #include <glib.h>
 #include <stdlib.h>
 
-#include "engine.h"
+#include "replay.h"
 #include "rewind.h"
 #include "testutil.h"
 

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "calibration.h"
-#include "engine.h"
+#include "replay.h"
 #include "settings.h"
 #include "snapshot.h"
 #include "stats.h"

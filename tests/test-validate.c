@@ -20,14 +20,14 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine.h"
+#include "replay.h"
 #include "settings.h"
 #include "snapshot.h"
 #include "trace.h"
 
 #define S0 UINT64_C(0x7f0000000000) /* a segment base */
 #define S1 UINT64_C(0x7f0000400000)
-#ifndef CCA_REPLAY_MAX_BYTES /* older engine.h */
+#ifndef CCA_REPLAY_MAX_BYTES /* older replay.h */
 #define CCA_REPLAY_MAX_BYTES ((UINT64_C(1) << 48) - 1)
 #endif
 

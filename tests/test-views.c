@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "allocator.h"
-#include "engine.h"
+#include "replay.h"
 #include "explain.h"
 #include "export.h"
 #include "pickle.h"

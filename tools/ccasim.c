@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "engine.h"
+#include "replay.h"
 
 /* Groups every command that replays a trace takes. */
 #define VIEW \

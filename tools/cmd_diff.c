@@ -6,7 +6,7 @@
 
 #include "commands.h"
 #include "diff.h"
-#include "engine.h"
+#include "replay.h"
 #include "settings.h"
 #include "snapshot.h"
 #include "viewargs.h"

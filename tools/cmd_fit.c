@@ -20,14 +20,14 @@ resolve_gpus(char **names, const CcaGpuPreset **gpus, guint *n)
 {
 	*n = 0;
 	guint n_presets;
-	const CcaGpuPreset *presets = cca_gpu_presets(&n_presets);
+	const CcaGpuPreset *presets = cca_fit_gpu_presets(&n_presets);
 	for (char **p = names; p && *p; p++) {
 		if (g_ascii_strcasecmp(*p, "all") == 0) {
 			for (guint i = 0; i < n_presets && *n < CCA_FIT_MAX_GPUS; i++)
 				gpus[(*n)++] = &presets[i];
 			continue;
 		}
-		const CcaGpuPreset *g = cca_gpu_preset_find(*p);
+		const CcaGpuPreset *g = cca_fit_gpu_preset_find(*p);
 		if (!g) {
 			fprintf(stderr, "ccasim fit: --gpu: unknown GPU '%s' (see --list-gpus)\n",
 				*p);
@@ -68,7 +68,7 @@ cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv)
 	};
 	g_autoptr(GString) presets = g_string_new("Device memory means what PyTorch may reserve "
 						  "(--device-memory of replay).\n\n");
-	cca_gpu_presets_print(CCA_GPU_CONTEXT_BYTES, presets);
+	cca_fit_gpu_presets_print(CCA_GPU_CONTEXT_BYTES, presets);
 	int status = cca_cli_parse(
 		cmd, entries,
 		"Finds the smallest device memory, to 2 MiB, at which the trace runs without\n"
@@ -85,7 +85,7 @@ cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv)
 	}
 	if (list_gpus) {
 		g_autoptr(GString) s = g_string_new(NULL);
-		cca_gpu_presets_print(context, s);
+		cca_fit_gpu_presets_print(context, s);
 		fputs(s->str, stdout);
 		return 0;
 	}

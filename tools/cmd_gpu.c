@@ -24,7 +24,7 @@ cca_cmd_gpu(const CcaCliCommand *cmd, int argc, char **argv)
 #include "../gpu/cudadevice.h"
 #include "../gpu/gpureplay.h"
 #include "device.h"
-#include "engine.h"
+#include "replay.h"
 #include "json.h"
 #include "report.h"
 #include "settings.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "engine.h"
+#include "replay.h"
 #include "json.h"
 #include "plan.h"
 #include "report.h"

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "cli.h"
-#include "engine.h"
+#include "replay.h"
 #include "settings.h"
 #include "snapshot.h"
 

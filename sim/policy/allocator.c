@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "block.h"
-#include "pool.h"
+#include "tree.h"
 #include "pytorch.h"
 
 typedef struct {

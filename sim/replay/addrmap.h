@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "allocator.h"
-#include "engine.h"
+#include "replay.h"
 #include "input.h"
 #include "pytorch.h"
 

@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "engine.h"
+#include "replay.h"
 #include "rewind.h"
 #include "settings.h"
 #include "snapshot.h"

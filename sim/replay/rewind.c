@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "allocator.h"
-#include "engine.h"
+#include "replay.h"
 #include "pytorch.h"
 
 #define GRANULE CCA_EXPANDABLE_GRANULE

@@ -61,7 +61,7 @@ static const CcaGpuPreset presets[] = {
 };
 
 const CcaGpuPreset *
-cca_gpu_presets(guint *n)
+cca_fit_gpu_presets(guint *n)
 {
 	*n = G_N_ELEMENTS(presets);
 	return presets;
@@ -79,7 +79,7 @@ gpu_key(const char *name, size_t len)
 }
 
 const CcaGpuPreset *
-cca_gpu_preset_find(const char *name)
+cca_fit_gpu_preset_find(const char *name)
 {
 	g_autofree char *want = gpu_key(name, strlen(name));
 	for (guint i = 0; i < G_N_ELEMENTS(presets); i++) {
@@ -99,7 +99,7 @@ cca_gpu_preset_find(const char *name)
 }
 
 uint64_t
-cca_gpu_usable(const CcaGpuPreset *gpu, uint64_t context)
+cca_fit_gpu_usable(const CcaGpuPreset *gpu, uint64_t context)
 {
 	return gpu->total_memory > context ? gpu->total_memory - context : 0;
 }
@@ -222,7 +222,7 @@ fit_task(void *data, guint i)
 		return;
 	const CcaFitOptions *o = job->options;
 	for (guint g = 0; g < o->n_gpus && g < CCA_FIT_MAX_GPUS; g++) {
-		uint64_t usable = cca_gpu_usable(o->gpus[g], o->context);
+		uint64_t usable = cca_fit_gpu_usable(o->gpus[g], o->context);
 		CcaSweepRun run;
 		if (usable == 0) {
 			out->gpu_fits[g] = 0;
@@ -455,7 +455,7 @@ cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 			g_string_append_printf(
 				out, "  %-10s %s total, %s usable (%s: %s)\n", o->gpus[g]->name,
 				cca_size_format(o->gpus[g]->total_memory, a),
-				cca_size_format(cca_gpu_usable(o->gpus[g], o->context), b),
+				cca_size_format(cca_fit_gpu_usable(o->gpus[g], o->context), b),
 				o->gpus[g]->kind, o->gpus[g]->source);
 	}
 }
@@ -493,7 +493,7 @@ cca_fit_print_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 		json_object_set_new(gpu, "name", cca_json_string(o->gpus[g]->name));
 		json_object_set_new(gpu, "total_memory", cca_json_uint(o->gpus[g]->total_memory));
 		json_object_set_new(gpu, "usable",
-				    cca_json_uint(cca_gpu_usable(o->gpus[g], o->context)));
+				    cca_json_uint(cca_fit_gpu_usable(o->gpus[g], o->context)));
 		json_object_set_new(gpu, "kind", cca_json_string(o->gpus[g]->kind));
 		json_object_set_new(gpu, "source", cca_json_string(o->gpus[g]->source));
 		json_array_append_new(gpus, gpu);
@@ -538,7 +538,7 @@ cca_fit_print_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 }
 
 void
-cca_gpu_presets_print(uint64_t context, GString *out)
+cca_fit_gpu_presets_print(uint64_t context, GString *out)
 {
 	char a[32], b[32], c[32];
 	g_string_append_printf(out,
@@ -552,7 +552,7 @@ cca_gpu_presets_print(uint64_t context, GString *out)
 		g_string_append_printf(out, "  %-10s %14" G_GUINT64_FORMAT " %12s %12s  %-9s %s\n",
 				       presets[i].name, presets[i].total_memory,
 				       cca_size_format(presets[i].total_memory, a),
-				       cca_size_format(cca_gpu_usable(&presets[i], context), b),
+				       cca_size_format(cca_fit_gpu_usable(&presets[i], context), b),
 				       presets[i].kind, presets[i].source);
 	g_string_append(out, "  \"reported\": GiB to two decimals from PyTorch's OOM message in "
 			     "the public issue named (+-5 MiB);\n  \"estimate\": no figure was "

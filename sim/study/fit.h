@@ -38,15 +38,15 @@ typedef struct {
 } CcaGpuPreset;
 
 /* The presets, in a fixed order; stores their number in *N. */
-const CcaGpuPreset *cca_gpu_presets(guint *n);
+const CcaGpuPreset *cca_fit_gpu_presets(guint *n);
 
 /* The preset called NAME (or one of its aliases), compared without case,
  * spaces, '-' and '_' ("a100 40gb" finds "A100-40GB"); NULL if none. */
-const CcaGpuPreset *cca_gpu_preset_find(const char *name);
+const CcaGpuPreset *cca_fit_gpu_preset_find(const char *name);
 
 /* Bytes PyTorch can reserve on GPU: its total memory less CONTEXT (0 if
  * the context does not fit). */
-uint64_t cca_gpu_usable(const CcaGpuPreset *gpu, uint64_t context);
+uint64_t cca_fit_gpu_usable(const CcaGpuPreset *gpu, uint64_t context);
 
 /* The fit of one row under one address model. */
 typedef struct {
@@ -103,7 +103,7 @@ void cca_fit_print_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 
 /* Appends the preset table (name, total memory, usable memory after
  * CONTEXT, kind, source) as text. */
-void cca_gpu_presets_print(uint64_t context, GString *out);
+void cca_fit_gpu_presets_print(uint64_t context, GString *out);
 
 G_END_DECLS
 

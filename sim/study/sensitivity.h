@@ -7,7 +7,7 @@
 #ifndef CCA_SENSITIVITY_H
 #define CCA_SENSITIVITY_H
 
-#include "engine.h"
+#include "replay.h"
 
 G_BEGIN_DECLS
 

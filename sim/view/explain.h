@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "allocator.h"
-#include "engine.h"
+#include "replay.h"
 #include "follow.h"
 #include "snapshot.h"
 

@@ -13,7 +13,7 @@
 
 #include <glib.h>
 
-#include "engine.h"
+#include "replay.h"
 #include "settings.h"
 #include "snapshot.h"
 

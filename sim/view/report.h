@@ -5,7 +5,7 @@
 #include <glib.h>
 #include <stdbool.h>
 
-#include "engine.h"
+#include "replay.h"
 #include "settings.h"
 
 G_BEGIN_DECLS

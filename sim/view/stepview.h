@@ -11,7 +11,7 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "engine.h"
+#include "replay.h"
 #include "snapshot.h"
 
 G_BEGIN_DECLS

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "engine.h"
+#include "replay.h"
 #include "snapshot.h"
 
 G_BEGIN_DECLS

@@ -18,7 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "engine.h"
+#include "replay.h"
 #include "fuzz.h"
 #include "settings.h"
 #include "snapshot.h"

@@ -1,4 +1,4 @@
-/* pool.c - treaps over the block slab, ordered as PyTorch orders blocks.
+/* tree.c - treaps over the block slab, ordered as PyTorch orders blocks.
  *
  * Invariants: an in-order walk is sorted by the tree's key; a parent's
  * priority is >= its children's; parent links mirror child links.
@@ -6,7 +6,7 @@
  */
 #include "config.h"
 
-#include "pool.h"
+#include "tree.h"
 
 static uint32_t
 priority_of(CcaHandle h)

@@ -1,4 +1,4 @@
-/* pool.h - ordered sets of free blocks (treaps over the block slab).
+/* tree.h - ordered sets of free blocks (treaps over the block slab).
  *
  * A pool's free set is ordered exactly as PyTorch's BlockComparatorSize:
  * (stream, size, address); its unmapped set (expandable segments) as
@@ -6,8 +6,8 @@
  * are the blocks themselves (intrusive links), so insert, erase, lower
  * bound and neighbour steps cost O(log n) and allocate nothing.
  */
-#ifndef CCA_POOL_H
-#define CCA_POOL_H
+#ifndef CCA_TREE_H
+#define CCA_TREE_H
 
 #include "block.h"
 

@@ -1,4 +1,4 @@
-/* engine.c - the replay loop: trace events in, allocator requests out.
+/* replay.c - the replay loop: trace events in, allocator requests out.
  *
  * Inputs taken from the trace: alloc → malloc; free_requested → free
  * (deferred when its free_completed is not the very next entry, i.e. the
@@ -18,7 +18,7 @@
  */
 #include "config.h"
 
-#include "engine.h"
+#include "replay.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -1112,7 +1112,7 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 		g_autofree char *b = cca_settings_to_string(&plan->recorded);
 		same_settings = strcmp(a, b) == 0 || opt->check;
 	}
-	/* The rule (engine.h): decided here, never by replaying. */
+	/* The rule (replay.h): decided here, never by replaying. */
 	bool same_cap =
 		cap_fraction(opt->memory_fraction) == cap_fraction(opt->recorded_memory_fraction) &&
 		opt->capacity_set == opt->recorded_capacity_set;

@@ -1,4 +1,4 @@
-/* engine.h - replaying a trace through the allocator model.
+/* replay.h - replaying a trace through the allocator model.
  *
  * The engine reads one device's events in order and drives the model with
  * the program's requests: alloc (malloc), free_requested (free, deferred
@@ -31,8 +31,8 @@
  * A recorded-mode replay whose model nonetheless leaves the recording's
  * segments (diverged_from_recording) stops there: ask for a what-if.
  */
-#ifndef CCA_ENGINE_H
-#define CCA_ENGINE_H
+#ifndef CCA_REPLAY_H
+#define CCA_REPLAY_H
 
 #include <glib.h>
 #include <stdbool.h>
