@@ -134,6 +134,27 @@ same_relative_bases(const CcaSnapshot *trace, const GArray *model, guint *total)
 	return same;
 }
 
+/* For the what-if TC (its figures JSON): its conf parsed into SETTINGS,
+ * its default trace in *SNAP, the recorded what-if in *RECORDED, and OPT
+ * set to replay with those settings and the recorded memory fraction. */
+static void
+whatif_setup(const Case *tc, const char *json, CcaSettings *settings, CcaSnapshot **snap,
+	     CcaSnapshot **recorded, CcaReplayOptions *opt)
+{
+	g_autofree char *conf = cca_test_json_string(json, "conf");
+	g_assert_nonnull(conf);
+	cca_settings_init(settings);
+	GError *error = NULL;
+	g_assert_true(cca_settings_parse(settings, conf, &error));
+	*snap = cca_snapshot_load(tc->default_trace, &error);
+	g_assert_no_error(error);
+	*recorded = cca_snapshot_load(tc->trace, &error);
+	g_assert_no_error(error);
+	cca_replay_options_init(opt);
+	opt->settings = settings;
+	opt->memory_fraction = cca_test_memory_fraction(json);
+}
+
 /* Without the answer: the driver address model must place the what-if's
  * segments as the real what-if run did, and so give its figures. */
 static void
@@ -141,19 +162,12 @@ test_whatif_driver(gconstpointer data)
 {
 	const Case *tc = data;
 	g_autofree char *json = cca_test_read_text(tc->json);
-	g_autofree char *conf = cca_test_json_string(json, "conf");
 	CcaSettings settings;
-	cca_settings_init(&settings);
-	GError *error = NULL;
-	g_assert_true(cca_settings_parse(&settings, conf, &error));
-	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(tc->default_trace, &error);
-	g_assert_no_error(error);
-	g_autoptr(CcaSnapshot) truth = cca_snapshot_load(tc->trace, &error);
-	g_assert_no_error(error);
+	g_autoptr(CcaSnapshot) snap = NULL;
+	g_autoptr(CcaSnapshot) truth = NULL;
 	CcaReplayOptions opt;
-	cca_replay_options_init(&opt);
-	opt.settings = &settings;
-	opt.memory_fraction = cca_test_memory_fraction(json);
+	whatif_setup(tc, json, &settings, &snap, &truth, &opt);
+	GError *error = NULL;
 	opt.force_whatif = TRUE;
 	opt.address_model = CCA_ADDRESS_DRIVER;
 	GArray *bases = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -176,20 +190,12 @@ test_whatif(gconstpointer data)
 {
 	const Case *tc = data;
 	g_autofree char *json = cca_test_read_text(tc->json);
-	g_autofree char *conf = cca_test_json_string(json, "conf");
-	g_assert_nonnull(conf);
 	CcaSettings settings;
-	cca_settings_init(&settings);
-	GError *error = NULL;
-	g_assert_true(cca_settings_parse(&settings, conf, &error));
-	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(tc->default_trace, &error);
-	g_assert_no_error(error);
-	g_autoptr(CcaSnapshot) addresses = cca_snapshot_load(tc->trace, &error);
-	g_assert_no_error(error);
+	g_autoptr(CcaSnapshot) snap = NULL;
+	g_autoptr(CcaSnapshot) addresses = NULL;
 	CcaReplayOptions opt;
-	cca_replay_options_init(&opt);
-	opt.settings = &settings;
-	opt.memory_fraction = cca_test_memory_fraction(json);
+	whatif_setup(tc, json, &settings, &snap, &addresses, &opt);
+	GError *error = NULL;
 	opt.addresses_from = addresses;
 	CcaReplayResult res;
 	g_assert_true(cca_replay_run(snap, &opt, &res, &error));

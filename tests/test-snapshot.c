@@ -30,10 +30,10 @@
 
 /* ------------------------------------------------------------ helpers */
 
+/* Loads PATH, which must load. */
 static CcaSnapshot *
-load_trace(const char *relative)
+load_path(const char *path)
 {
-	g_autofree char *path = cca_test_trace_path(relative);
 	g_autoptr(GError) error = NULL;
 	CcaSnapshot *snap = cca_snapshot_load(path, &error);
 	g_assert_no_error(error);
@@ -42,14 +42,17 @@ load_trace(const char *relative)
 }
 
 static CcaSnapshot *
+load_trace(const char *relative)
+{
+	g_autofree char *path = cca_test_trace_path(relative);
+	return load_path(path);
+}
+
+static CcaSnapshot *
 load_data(const char *name)
 {
 	g_autofree char *path = cca_test_data_path(name);
-	g_autoptr(GError) error = NULL;
-	CcaSnapshot *snap = cca_snapshot_load(path, &error);
-	g_assert_no_error(error);
-	g_assert_nonnull(snap);
-	return snap;
+	return load_path(path);
 }
 
 static CcaSnapshot *

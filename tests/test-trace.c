@@ -726,18 +726,29 @@ test_corrupt_files(void)
 	g_assert_cmpuint(n, >=, 10);
 }
 
+/* Converts the 2.11 default sample to the msgpack trace FILE in DIR and
+ * returns the trace's bytes; the sample as loaded in *SNAP. */
+static GBytes *
+write_sample_trace(const char *dir, const char *file, CcaSnapshot **snap)
+{
+	g_autofree char *sample =
+		cca_test_trace_path("pytorch-2.11/samples/snap_default_2.11.pickle");
+	g_autofree char *path = g_build_filename(dir, file, NULL);
+	*snap = load_file(sample);
+	g_autoptr(GError) error = NULL;
+	g_assert_true(cca_trace_write(*snap, path, &error));
+	g_assert_no_error(error);
+	return read_bytes(path);
+}
+
 /* Every proper prefix of a small converted trace fails cleanly. */
 static void
 test_truncated_every_prefix(void)
 {
 	char *dir = tmpdir_new();
-	g_autofree char *sample =
-		cca_test_trace_path("pytorch-2.11/samples/snap_default_2.11.pickle");
-	g_autofree char *path = g_build_filename(dir, "t.msgpack", NULL);
-	g_autoptr(CcaSnapshot) snap = load_file(sample);
+	g_autoptr(CcaSnapshot) snap = NULL;
+	g_autoptr(GBytes) bytes = write_sample_trace(dir, "t.msgpack", &snap);
 	g_autoptr(GError) error = NULL;
-	g_assert_true(cca_trace_write(snap, path, &error));
-	g_autoptr(GBytes) bytes = read_bytes(path);
 	gsize len;
 	const unsigned char *data = g_bytes_get_data(bytes, &len);
 
@@ -777,13 +788,8 @@ static void
 test_mutations(void)
 {
 	char *dir = tmpdir_new();
-	g_autofree char *sample =
-		cca_test_trace_path("pytorch-2.11/samples/snap_default_2.11.pickle");
-	g_autofree char *path = g_build_filename(dir, "m.msgpack", NULL);
-	g_autoptr(CcaSnapshot) snap = load_file(sample);
-	g_autoptr(GError) error = NULL;
-	g_assert_true(cca_trace_write(snap, path, &error));
-	g_autoptr(GBytes) bytes = read_bytes(path);
+	g_autoptr(CcaSnapshot) snap = NULL;
+	g_autoptr(GBytes) bytes = write_sample_trace(dir, "m.msgpack", &snap);
 	gsize len;
 	const unsigned char *data = g_bytes_get_data(bytes, &len);
 	g_autofree unsigned char *buf = g_malloc(len);
