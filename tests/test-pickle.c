@@ -580,9 +580,7 @@ static const CcaPickleConsumer test_consumer = {test_consumer_claim, test_consum
 static void
 test_random_programs(void)
 {
-	const guint32 seed = 20261130;
-	g_test_message("seed %u", seed);
-	GRand *rand = g_rand_new_with_seed(seed);
+	GRand *rand = cca_test_seeded_rand(20261130);
 	GByteArray *buf = g_byte_array_new();
 	int parsed = 0;
 	for (int i = 0; i < 20000; i++) {
@@ -614,14 +612,9 @@ test_random_programs(void)
 static void
 test_random_bytes(void)
 {
-	const guint32 seed = 977;
-	g_test_message("seed %u", seed);
-	GRand *rand = g_rand_new_with_seed(seed);
-	g_autofree char *path =
-		cca_test_trace_path("pytorch-2.11/samples/snap_default_2.11.pickle");
-	g_autofree guint8 *sample = NULL;
+	GRand *rand = cca_test_seeded_rand(977);
 	gsize len;
-	g_assert_true(g_file_get_contents(path, (char **)&sample, &len, NULL));
+	g_autofree guint8 *sample = cca_test_read_sample("snap_default_2.11.pickle", &len);
 	g_autofree guint8 *buf = g_malloc(len);
 	for (int i = 0; i < 3000; i++) {
 		memcpy(buf, sample, len);

@@ -30,29 +30,18 @@
 
 /* ------------------------------------------------------------ helpers */
 
-/* Loads PATH, which must load. */
-static CcaSnapshot *
-load_path(const char *path)
-{
-	g_autoptr(GError) error = NULL;
-	CcaSnapshot *snap = cca_snapshot_load(path, &error);
-	g_assert_no_error(error);
-	g_assert_nonnull(snap);
-	return snap;
-}
-
 static CcaSnapshot *
 load_trace(const char *relative)
 {
 	g_autofree char *path = cca_test_trace_path(relative);
-	return load_path(path);
+	return cca_test_load(path);
 }
 
 static CcaSnapshot *
 load_data(const char *name)
 {
 	g_autofree char *path = cca_test_data_path(name);
-	return load_path(path);
+	return cca_test_load(path);
 }
 
 static CcaSnapshot *
@@ -828,14 +817,9 @@ test_stream_equals_graph(gconstpointer data)
 static void
 test_mutations(void)
 {
-	const guint32 seed = 4242;
-	g_test_message("seed %u", seed);
-	GRand *rand = g_rand_new_with_seed(seed);
-	g_autofree char *path =
-		cca_test_trace_path("pytorch-2.11/samples/snap_default_2.11.pickle");
-	g_autofree guint8 *sample = NULL;
+	GRand *rand = cca_test_seeded_rand(4242);
 	gsize len;
-	g_assert_true(g_file_get_contents(path, (char **)&sample, &len, NULL));
+	g_autofree guint8 *sample = cca_test_read_sample("snap_default_2.11.pickle", &len);
 	g_autofree guint8 *buf = g_malloc(len);
 	for (int i = 0; i < 2000; i++) {
 		memcpy(buf, sample, len);

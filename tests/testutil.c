@@ -65,15 +65,39 @@ cca_test_read_text(const char *path)
 	return text;
 }
 
+GRand *
+cca_test_seeded_rand(guint32 seed)
+{
+	g_test_message("seed %u", seed);
+	return g_rand_new_with_seed(seed);
+}
+
+CcaSnapshot *
+cca_test_load(const char *path)
+{
+	g_autoptr(GError) error = NULL;
+	CcaSnapshot *snap = cca_snapshot_load(path, &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(snap);
+	return snap;
+}
+
+guint8 *
+cca_test_read_sample(const char *name, gsize *len)
+{
+	g_autofree char *rel = g_strdup_printf("pytorch-2.11/samples/%s", name);
+	g_autofree char *path = cca_test_trace_path(rel);
+	guint8 *bytes = NULL;
+	g_assert_true(g_file_get_contents(path, (char **)&bytes, len, NULL));
+	return bytes;
+}
+
 CcaSnapshot *
 cca_test_load_trace(const char *name)
 {
 	g_autofree char *rel = g_strdup_printf("pytorch-2.11/%s.pickle.xz", name);
 	g_autofree char *path = cca_test_trace_path(rel);
-	GError *error = NULL;
-	CcaSnapshot *snap = cca_snapshot_load(path, &error);
-	g_assert_no_error(error);
-	return snap;
+	return cca_test_load(path);
 }
 
 double

@@ -16,6 +16,18 @@ char *cca_test_data_path(const char *relative);
  * with g_free(). */
 char *cca_test_read_text(const char *path);
 
+/* A random generator seeded with SEED, the seed said in the test's log
+ * (to repeat a failure).  Free with g_rand_free(). */
+GRand *cca_test_seeded_rand(guint32 seed);
+
+/* Loads the trace at PATH (the test fails on error).  Free with
+ * cca_snapshot_free(). */
+struct CcaSnapshot *cca_test_load(const char *path);
+
+/* The bytes of traces/pytorch-2.11/samples/NAME, *LEN of them (the test
+ * fails if it cannot be read).  Free with g_free(). */
+guint8 *cca_test_read_sample(const char *name, gsize *len);
+
 /* Loads traces/pytorch-2.11/NAME.pickle.xz (the test fails on error).
  * Free with cca_snapshot_free(). */
 struct CcaSnapshot *cca_test_load_trace(const char *name);
