@@ -577,28 +577,6 @@ case_free(gpointer data)
 	g_free(tc);
 }
 
-static gint
-compare_names(gconstpointer a, gconstpointer b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static GPtrArray *
-sorted_names(const char *dir, const char *prefix)
-{
-	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-	GDir *d = g_dir_open(dir, 0, NULL);
-	g_assert_nonnull(d);
-	const char *name;
-	while ((name = g_dir_read_name(d)))
-		if (g_str_has_suffix(name, ".json") && g_str_has_prefix(name, prefix) &&
-		    !g_str_has_prefix(name, "h200-"))
-			g_ptr_array_add(names, g_strndup(name, strlen(name) - 5));
-	g_dir_close(d);
-	g_ptr_array_sort(names, compare_names);
-	return names;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -608,7 +586,7 @@ main(int argc, char **argv)
 	g_autofree char *whatif_dir = g_build_filename(dir, "whatif", NULL);
 	GPtrArray *cases = g_ptr_array_new_with_free_func(case_free);
 
-	GPtrArray *names = sorted_names(dir, "");
+	GPtrArray *names = cca_test_sorted_names(dir, "", ".json", "h200-");
 	for (guint i = 0; i < names->len; i++) {
 		const char *name = g_ptr_array_index(names, i);
 		Case *tc = g_new0(Case, 1);
@@ -621,7 +599,7 @@ main(int argc, char **argv)
 	}
 	g_ptr_array_free(names, TRUE);
 
-	names = sorted_names(whatif_dir, "replay.");
+	names = cca_test_sorted_names(whatif_dir, "replay.", ".json", "h200-");
 	for (guint i = 0; i < names->len; i++) {
 		const char *name = g_ptr_array_index(names, i);
 		const char *wc = name + strlen("replay.");

@@ -65,6 +65,28 @@ cca_test_read_text(const char *path)
 	return text;
 }
 
+static gint
+compare_names(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+GPtrArray *
+cca_test_sorted_names(const char *dir, const char *prefix, const char *suffix, const char *except)
+{
+	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+	GDir *d = g_dir_open(dir, 0, NULL);
+	g_assert_nonnull(d);
+	const char *name;
+	while ((name = g_dir_read_name(d)))
+		if (g_str_has_suffix(name, suffix) && g_str_has_prefix(name, prefix) &&
+		    (except == NULL || !g_str_has_prefix(name, except)))
+			g_ptr_array_add(names, g_strndup(name, strlen(name) - strlen(suffix)));
+	g_dir_close(d);
+	g_ptr_array_sort(names, compare_names);
+	return names;
+}
+
 GRand *
 cca_test_seeded_rand(guint32 seed)
 {

@@ -16,6 +16,12 @@ char *cca_test_data_path(const char *relative);
  * with g_free(). */
 char *cca_test_read_text(const char *path);
 
+/* The names in DIR that start with PREFIX and end with SUFFIX, not
+ * starting with EXCEPT (NULL: none left out), each less SUFFIX, sorted.
+ * Free with g_ptr_array_free(). */
+GPtrArray *cca_test_sorted_names(const char *dir, const char *prefix, const char *suffix,
+				 const char *except);
+
 /* A random generator seeded with SEED, the seed said in the test's log
  * (to repeat a failure).  Free with g_rand_free(). */
 GRand *cca_test_seeded_rand(guint32 seed);
