@@ -780,14 +780,8 @@ int
 main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
-	for (size_t i = 0; i < G_N_ELEMENTS(op_cases); i++) {
-		g_autofree char *path = g_strdup_printf("/pickle/op/%s", op_cases[i].name);
-		g_test_add_data_func(path, &op_cases[i], test_op);
-	}
-	for (size_t i = 0; i < G_N_ELEMENTS(long_cases); i++) {
-		g_autofree char *path = g_strdup_printf("/pickle/long1/%s", long_cases[i].name);
-		g_test_add_data_func(path, &long_cases[i], test_long);
-	}
+	CCA_TEST_ADD_ROWS("/pickle/op", op_cases, name, test_op);
+	CCA_TEST_ADD_ROWS("/pickle/long1", long_cases, name, test_long);
 	g_test_add_func("/pickle/long1/too-big", test_long_too_big);
 	g_test_add_func("/pickle/memo/shared-node", test_memo_shared_node);
 	g_test_add_func("/pickle/memo/filled-after-memoize", test_memo_shared_is_filled_later);
@@ -798,10 +792,7 @@ main(int argc, char **argv)
 	g_test_add_data_func("/pickle/sample/default", "snap_default_2.11", test_sample);
 	g_test_add_data_func("/pickle/sample/expandable", "snap_expandable_2.11", test_sample);
 	g_test_add_data_func("/pickle/sample/state", "snap_state_2.11", test_sample);
-	for (size_t i = 0; i < G_N_ELEMENTS(bad_cases); i++) {
-		g_autofree char *path = g_strdup_printf("/pickle/refused/%s", bad_cases[i].file);
-		g_test_add_data_func(path, &bad_cases[i], test_refused);
-	}
+	CCA_TEST_ADD_ROWS("/pickle/refused", bad_cases, file, test_refused);
 	g_test_add_func("/pickle/refused/runs-nothing", test_refused_runs_nothing);
 	g_test_add_func("/pickle/truncated-prefixes", test_truncated_prefixes);
 	g_test_add_func("/pickle/random/programs", test_random_programs);
@@ -810,15 +801,7 @@ main(int argc, char **argv)
 	g_test_add_func("/pickle/limits/deep-lists", test_deep_lists);
 	g_test_add_func("/pickle/limits/cycle", test_cycle);
 	g_test_add_func("/pickle/consumer/batches", test_consumer_batches);
-	for (size_t i = 0; i < G_N_ELEMENTS(fallback_cases); i++) {
-		g_autofree char *path =
-			g_strdup_printf("/pickle/consumer/%s", fallback_cases[i].name);
-		g_test_add_data_func(path, &fallback_cases[i], test_consumer_fallback);
-	}
-	for (size_t i = 0; i < G_N_ELEMENTS(consumer_error_cases); i++) {
-		g_autofree char *path =
-			g_strdup_printf("/pickle/consumer/%s", consumer_error_cases[i].name);
-		g_test_add_data_func(path, &consumer_error_cases[i], test_consumer_error);
-	}
+	CCA_TEST_ADD_ROWS("/pickle/consumer", fallback_cases, name, test_consumer_fallback);
+	CCA_TEST_ADD_ROWS("/pickle/consumer", consumer_error_cases, name, test_consumer_error);
 	return g_test_run();
 }

@@ -1043,10 +1043,7 @@ main(int argc, char **argv)
 	g_test_add_func("/snapshot/sample/default-annotations", test_sample_default_annotations);
 	g_test_add_func("/snapshot/sample/expandable", test_sample_expandable);
 	g_test_add_func("/snapshot/sample/state", test_sample_state);
-	for (size_t i = 0; i < G_N_ELEMENTS(trace_cases); i++) {
-		g_autofree char *path = g_strdup_printf("/snapshot/trace/%s", trace_cases[i].file);
-		g_test_add_data_func(path, &trace_cases[i], test_trace);
-	}
+	CCA_TEST_ADD_ROWS("/snapshot/trace", trace_cases, file, test_trace);
 	g_test_add_func("/snapshot/trace/dyninfer-oom", test_trace_dyninfer_oom);
 	g_test_add_func("/snapshot/trace/multistream-streams", test_trace_multistream_streams);
 	g_test_add_func("/snapshot/trace/rp4-settings", test_trace_rp4_settings);
@@ -1057,10 +1054,7 @@ main(int argc, char **argv)
 	g_test_add_func("/snapshot/input/decompresses", test_input_decompresses);
 	g_test_add_func("/snapshot/input/missing-file", test_load_missing_file);
 	g_test_add_func("/snapshot/input/pipe", test_input_pipe);
-	for (size_t i = 0; i < G_N_ELEMENTS(input_errors); i++) {
-		g_autofree char *path = g_strdup_printf("/snapshot/error/%s", input_errors[i].file);
-		g_test_add_data_func(path, &input_errors[i], test_load_error);
-	}
+	CCA_TEST_ADD_ROWS("/snapshot/error", input_errors, file, test_load_error);
 	g_test_add_func("/snapshot/error/bad-corpus", test_bad_corpus);
 	g_test_add_func("/snapshot/schema/legacy-2.0", test_legacy_2_0);
 	g_test_add_func("/snapshot/schema/torchscript-protocol2", test_torchscript_protocol2);

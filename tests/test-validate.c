@@ -23,6 +23,7 @@
 #include "replay.h"
 #include "settings.h"
 #include "snapshot.h"
+#include "testutil.h"
 #include "trace.h"
 
 #define S0 UINT64_C(0x7f0000000000) /* a segment base */
@@ -632,10 +633,7 @@ main(int argc, char **argv)
 		return write_corpus(argv[2]);
 	g_log_set_always_fatal(G_LOG_LEVEL_WARNING | G_LOG_LEVEL_CRITICAL);
 	g_test_init(&argc, &argv, NULL);
-	for (gsize i = 0; i < G_N_ELEMENTS(hostile); i++) {
-		g_autofree char *path = g_strdup_printf("/replay/refuse/%s", hostile[i].name);
-		g_test_add_data_func(path, &hostile[i], test_refused);
-	}
+	CCA_TEST_ADD_ROWS("/replay/refuse", hostile, name, test_refused);
 	g_test_add_func("/replay/accept/free-pairs", test_free_pairs_accepted);
 	g_test_add_func("/replay/accept/mid-run-all-pending", test_mid_run_all_pending);
 	g_test_add_func("/replay/accept/mid-run-pending-before-start",

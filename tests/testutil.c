@@ -87,6 +87,19 @@ cca_test_sorted_names(const char *dir, const char *prefix, const char *suffix, c
 	return names;
 }
 
+void
+cca_test_add_rows(const char *prefix, const void *rows, gsize n, gsize size, gsize name_offset,
+		  GTestDataFunc func)
+{
+	for (gsize i = 0; i < n; i++) {
+		const char *row = (const char *)rows + i * size;
+		const char *name;
+		memcpy(&name, row + name_offset, sizeof name);
+		g_autofree char *path = g_strdup_printf("%s/%s", prefix, name);
+		g_test_add_data_func(path, row, func);
+	}
+}
+
 GRand *
 cca_test_seeded_rand(guint32 seed)
 {

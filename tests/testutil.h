@@ -22,6 +22,19 @@ char *cca_test_read_text(const char *path);
 GPtrArray *cca_test_sorted_names(const char *dir, const char *prefix, const char *suffix,
 				 const char *except);
 
+/* Registers a test PREFIX/NAME for each of the N rows of ROWS (SIZE
+ * bytes each), NAME the string at NAME_OFFSET in the row, running FUNC
+ * with the row. */
+void cca_test_add_rows(const char *prefix, const void *rows, gsize n, gsize size, gsize name_offset,
+		       GTestDataFunc func);
+
+/* The same for the array ROWS, whose rows are named by their string
+ * member FIELD. */
+#define CCA_TEST_ADD_ROWS(prefix, rows, field, func)                                          \
+	cca_test_add_rows((prefix), (rows), G_N_ELEMENTS(rows), sizeof((rows)[0]),            \
+			  (gsize)((const char *)&(rows)[0].field - (const char *)&(rows)[0]), \
+			  (func))
+
 /* A random generator seeded with SEED, the seed said in the test's log
  * (to repeat a failure).  Free with g_rand_free(). */
 GRand *cca_test_seeded_rand(guint32 seed);
