@@ -67,7 +67,7 @@ TESTS += tests/test-tutorial.sh
 EXTRA_DIST += tests/test-tutorial.sh
 check_PROGRAMS += tests/test-text
 TESTS += tests/test-text
-tests_test_text_SOURCES = tests/test-text.c
+tests_test_text_SOURCES = tests/test-text.c tests/testutil.h tests/testutil.c
 tests_test_text_LDADD = libccasim.a $(CCASIM_LIBS)
 # Hostile inputs and outputs (issue 11): -o kinds, signals, bombs.
 TESTS += tests/test-io.sh
@@ -78,7 +78,7 @@ EXTRA_DIST += tests/test-options.sh tests/test-messages.sh
 # Traces that would break the model's invariants (issue 11).
 check_PROGRAMS += tests/test-validate
 TESTS += tests/test-validate
-tests_test_validate_SOURCES = tests/test-validate.c
+tests_test_validate_SOURCES = tests/test-validate.c tests/testutil.h tests/testutil.c
 tests_test_validate_LDADD = libccasim.a $(CCASIM_LIBS)
 TESTS += tests/test-validate-cli.sh
 # One plan, one replay (issue 12): replays and planning passes per command.

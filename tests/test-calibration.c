@@ -200,10 +200,8 @@ tally_event(void *data, const CcaEvent *ev)
 static void
 test_sweep_time(void)
 {
-	g_autofree char *path = cca_test_trace_path("pytorch-2.11/dyninfer.default.pickle.xz");
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("dyninfer.default");
 	GError *error = NULL;
-	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(path, &error);
-	g_assert_no_error(error);
 	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
 	g_assert_true(cca_sweep_add_config(sweep, "expandable_segments:True", "t", &error));
 	g_assert_true(cca_sweep_add_config(sweep, "max_split_size_mb:128", "t", &error));

@@ -71,26 +71,12 @@ test_probe(gconstpointer data)
 	cca_driver_va_free(va);
 }
 
-static gint
-compare_names(gconstpointer a, gconstpointer b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 int
 main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	g_autofree char *dir = cca_test_trace_path("driver-probe/scripts");
-	GDir *d = g_dir_open(dir, 0, NULL);
-	g_assert_nonnull(d);
-	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-	const char *entry;
-	while ((entry = g_dir_read_name(d)))
-		if (g_str_has_suffix(entry, ".txt"))
-			g_ptr_array_add(names, g_strndup(entry, strlen(entry) - 4));
-	g_dir_close(d);
-	g_ptr_array_sort(names, compare_names);
+	GPtrArray *names = cca_test_sorted_names(dir, "", ".txt", NULL);
 	for (guint i = 0; i < names->len; i++) {
 		g_autofree char *path =
 			g_strdup_printf("/driverva/probe/%s", (char *)g_ptr_array_index(names, i));

@@ -237,12 +237,6 @@ oom_case_free(gpointer data)
 	g_free(tc);
 }
 
-static gint
-compare_strings(gconstpointer a, gconstpointer b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -255,15 +249,7 @@ main(int argc, char **argv)
 	}
 	GPtrArray *cases = g_ptr_array_new_with_free_func(oom_case_free);
 	g_autofree char *dir = cca_test_trace_path("pytorch-2.11");
-	GDir *d = g_dir_open(dir, 0, NULL);
-	g_assert_nonnull(d);
-	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-	const char *entry;
-	while ((entry = g_dir_read_name(d)))
-		if (g_str_has_suffix(entry, ".json") && !g_str_has_prefix(entry, "h200-"))
-			g_ptr_array_add(names, g_strndup(entry, strlen(entry) - 5));
-	g_dir_close(d);
-	g_ptr_array_sort(names, compare_strings);
+	GPtrArray *names = cca_test_sorted_names(dir, "", ".json", "h200-");
 	for (guint i = 0; i < names->len; i++) {
 		const char *wc = g_ptr_array_index(names, i);
 		g_autofree char *path = g_strdup_printf("%s/%s.json", dir, wc);

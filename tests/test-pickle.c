@@ -580,9 +580,7 @@ static const CcaPickleConsumer test_consumer = {test_consumer_claim, test_consum
 static void
 test_random_programs(void)
 {
-	const guint32 seed = 20261130;
-	g_test_message("seed %u", seed);
-	GRand *rand = g_rand_new_with_seed(seed);
+	GRand *rand = cca_test_seeded_rand(20261130);
 	GByteArray *buf = g_byte_array_new();
 	int parsed = 0;
 	for (int i = 0; i < 20000; i++) {
@@ -614,14 +612,9 @@ test_random_programs(void)
 static void
 test_random_bytes(void)
 {
-	const guint32 seed = 977;
-	g_test_message("seed %u", seed);
-	GRand *rand = g_rand_new_with_seed(seed);
-	g_autofree char *path =
-		cca_test_trace_path("pytorch-2.11/samples/snap_default_2.11.pickle");
-	g_autofree guint8 *sample = NULL;
+	GRand *rand = cca_test_seeded_rand(977);
 	gsize len;
-	g_assert_true(g_file_get_contents(path, (char **)&sample, &len, NULL));
+	g_autofree guint8 *sample = cca_test_read_sample("snap_default_2.11.pickle", &len);
 	g_autofree guint8 *buf = g_malloc(len);
 	for (int i = 0; i < 3000; i++) {
 		memcpy(buf, sample, len);
@@ -712,69 +705,73 @@ test_consumer_batches(void)
 	g_string_free(tc.seen, TRUE);
 }
 
-/* A batch whose MARK is taken by TUPLE falls back to plain parsing. */
+/* A batch the consumer cannot take falls back to plain parsing: {name,
+ * bytes, repr of the plain parse}. */
+static const OpCase fallback_cases[] = {
+	/* A batch whose MARK is taken by TUPLE. */
+	OP_CASE("fallback-mark", "\x80\x04](K\x01K\x02ta.", "[(1, 2)]"),
+	/* A batch that appends to an older list. */
+	OP_CASE("fallback-old-container",
+		"\x80\x04(]\x94]\x94(h\x00K\x05"
+		"aet.",
+		"([5], [[5]])"),
+};
+
 static void
-test_consumer_fallback_mark(void)
+test_consumer_fallback(gconstpointer data)
 {
-	static const char bytes[] = "\x80\x04](K\x01K\x02ta.";
+	const OpCase *c = data;
 	TestConsumer tc = {0};
 	g_autoptr(GError) error = NULL;
-	g_autoptr(CcaPickle) pickle =
-		cca_pickle_parse_full((const unsigned char *)bytes, sizeof bytes - 1, "test",
-				      &test_consumer, &tc, &error);
+	g_autoptr(CcaPickle) pickle = cca_pickle_parse_full((const unsigned char *)c->bytes, c->len,
+							    "test", &test_consumer, &tc, &error);
 	g_assert_no_error(error);
 	g_assert_cmpint(tc.batches, ==, 0);
 	g_autofree char *repr = cca_pickle_repr(cca_pickle_root(pickle), 10);
-	g_assert_cmpstr(repr, ==, "[(1, 2)]");
+	g_assert_cmpstr(repr, ==, c->repr);
 }
 
-/* A batch that appends to an older list falls back to plain parsing. */
-static void
-test_consumer_fallback_old_container(void)
-{
-	static const char bytes[] = "\x80\x04(]\x94]\x94(h\x00K\x05"
-				    "aet.";
-	TestConsumer tc = {0};
-	g_autoptr(GError) error = NULL;
-	g_autoptr(CcaPickle) pickle =
-		cca_pickle_parse_full((const unsigned char *)bytes, sizeof bytes - 1, "test",
-				      &test_consumer, &tc, &error);
-	g_assert_no_error(error);
-	g_assert_cmpint(tc.batches, ==, 0);
-	g_autofree char *repr = cca_pickle_repr(cca_pickle_root(pickle), 10);
-	g_assert_cmpstr(repr, ==, "([5], [[5]])");
-}
+/* A parse the consumer ends: no pickle, and the error said. */
+typedef struct {
+	const char *name;
+	const char *bytes;
+	size_t len;
+	gboolean fail;
+	const char *message;
+} ConsumerErrorCase;
+
+#define CONSUMER_ERROR_CASE(name, bytes, fail, message)       \
+	{                                                     \
+		name, bytes, sizeof(bytes) - 1, fail, message \
+	}
+
+static const ConsumerErrorCase consumer_error_cases[] = {
+	/* The consumer's own error stops the parse. */
+	CONSUMER_ERROR_CASE("error-stops",
+			    "\x80\x04](K\x01"
+			    "e.",
+			    TRUE, "consumer says no"),
+	/* A consumed item referenced again through the memo is refused. */
+	CONSUMER_ERROR_CASE("item-reused",
+			    "\x80\x04](}\x94"
+			    "eh\x00.",
+			    FALSE,
+			    "test: offset 7: memo index 0 refers to a trace entry, which snapshots "
+			    "never share"),
+};
 
 static void
-test_consumer_error_stops(void)
+test_consumer_error(gconstpointer data)
 {
-	static const char bytes[] = "\x80\x04](K\x01"
-				    "e.";
+	const ConsumerErrorCase *c = data;
 	TestConsumer tc = {0};
-	tc.fail = TRUE;
+	tc.fail = c->fail;
 	g_autoptr(GError) error = NULL;
-	CcaPickle *pickle = cca_pickle_parse_full((const unsigned char *)bytes, sizeof bytes - 1,
-						  "test", &test_consumer, &tc, &error);
+	CcaPickle *pickle = cca_pickle_parse_full((const unsigned char *)c->bytes, c->len, "test",
+						  &test_consumer, &tc, &error);
 	g_assert_null(pickle);
 	g_assert_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT);
-	g_assert_cmpstr(error->message, ==, "consumer says no");
-}
-
-/* A consumed item referenced again through the memo is refused. */
-static void
-test_consumer_item_reused(void)
-{
-	static const char bytes[] = "\x80\x04](}\x94"
-				    "eh\x00.";
-	TestConsumer tc = {0};
-	g_autoptr(GError) error = NULL;
-	CcaPickle *pickle = cca_pickle_parse_full((const unsigned char *)bytes, sizeof bytes - 1,
-						  "test", &test_consumer, &tc, &error);
-	g_assert_null(pickle);
-	g_assert_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT);
-	g_assert_cmpstr(error->message, ==,
-			"test: offset 7: memo index 0 refers to a trace entry, which snapshots "
-			"never share");
+	g_assert_cmpstr(error->message, ==, c->message);
 }
 
 /* ------------------------------------------------------------ main */
@@ -783,14 +780,8 @@ int
 main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
-	for (size_t i = 0; i < G_N_ELEMENTS(op_cases); i++) {
-		g_autofree char *path = g_strdup_printf("/pickle/op/%s", op_cases[i].name);
-		g_test_add_data_func(path, &op_cases[i], test_op);
-	}
-	for (size_t i = 0; i < G_N_ELEMENTS(long_cases); i++) {
-		g_autofree char *path = g_strdup_printf("/pickle/long1/%s", long_cases[i].name);
-		g_test_add_data_func(path, &long_cases[i], test_long);
-	}
+	CCA_TEST_ADD_ROWS("/pickle/op", op_cases, name, test_op);
+	CCA_TEST_ADD_ROWS("/pickle/long1", long_cases, name, test_long);
 	g_test_add_func("/pickle/long1/too-big", test_long_too_big);
 	g_test_add_func("/pickle/memo/shared-node", test_memo_shared_node);
 	g_test_add_func("/pickle/memo/filled-after-memoize", test_memo_shared_is_filled_later);
@@ -801,10 +792,7 @@ main(int argc, char **argv)
 	g_test_add_data_func("/pickle/sample/default", "snap_default_2.11", test_sample);
 	g_test_add_data_func("/pickle/sample/expandable", "snap_expandable_2.11", test_sample);
 	g_test_add_data_func("/pickle/sample/state", "snap_state_2.11", test_sample);
-	for (size_t i = 0; i < G_N_ELEMENTS(bad_cases); i++) {
-		g_autofree char *path = g_strdup_printf("/pickle/refused/%s", bad_cases[i].file);
-		g_test_add_data_func(path, &bad_cases[i], test_refused);
-	}
+	CCA_TEST_ADD_ROWS("/pickle/refused", bad_cases, file, test_refused);
 	g_test_add_func("/pickle/refused/runs-nothing", test_refused_runs_nothing);
 	g_test_add_func("/pickle/truncated-prefixes", test_truncated_prefixes);
 	g_test_add_func("/pickle/random/programs", test_random_programs);
@@ -813,10 +801,7 @@ main(int argc, char **argv)
 	g_test_add_func("/pickle/limits/deep-lists", test_deep_lists);
 	g_test_add_func("/pickle/limits/cycle", test_cycle);
 	g_test_add_func("/pickle/consumer/batches", test_consumer_batches);
-	g_test_add_func("/pickle/consumer/fallback-mark", test_consumer_fallback_mark);
-	g_test_add_func("/pickle/consumer/fallback-old-container",
-			test_consumer_fallback_old_container);
-	g_test_add_func("/pickle/consumer/error-stops", test_consumer_error_stops);
-	g_test_add_func("/pickle/consumer/item-reused", test_consumer_item_reused);
+	CCA_TEST_ADD_ROWS("/pickle/consumer", fallback_cases, name, test_consumer_fallback);
+	CCA_TEST_ADD_ROWS("/pickle/consumer", consumer_error_cases, name, test_consumer_error);
 	return g_test_run();
 }

@@ -134,6 +134,27 @@ same_relative_bases(const CcaSnapshot *trace, const GArray *model, guint *total)
 	return same;
 }
 
+/* For the what-if TC (its figures JSON): its conf parsed into SETTINGS,
+ * its default trace in *SNAP, the recorded what-if in *RECORDED, and OPT
+ * set to replay with those settings and the recorded memory fraction. */
+static void
+whatif_setup(const Case *tc, const char *json, CcaSettings *settings, CcaSnapshot **snap,
+	     CcaSnapshot **recorded, CcaReplayOptions *opt)
+{
+	g_autofree char *conf = cca_test_json_string(json, "conf");
+	g_assert_nonnull(conf);
+	cca_settings_init(settings);
+	GError *error = NULL;
+	g_assert_true(cca_settings_parse(settings, conf, &error));
+	*snap = cca_snapshot_load(tc->default_trace, &error);
+	g_assert_no_error(error);
+	*recorded = cca_snapshot_load(tc->trace, &error);
+	g_assert_no_error(error);
+	cca_replay_options_init(opt);
+	opt->settings = settings;
+	opt->memory_fraction = cca_test_memory_fraction(json);
+}
+
 /* Without the answer: the driver address model must place the what-if's
  * segments as the real what-if run did, and so give its figures. */
 static void
@@ -141,19 +162,12 @@ test_whatif_driver(gconstpointer data)
 {
 	const Case *tc = data;
 	g_autofree char *json = cca_test_read_text(tc->json);
-	g_autofree char *conf = cca_test_json_string(json, "conf");
 	CcaSettings settings;
-	cca_settings_init(&settings);
-	GError *error = NULL;
-	g_assert_true(cca_settings_parse(&settings, conf, &error));
-	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(tc->default_trace, &error);
-	g_assert_no_error(error);
-	g_autoptr(CcaSnapshot) truth = cca_snapshot_load(tc->trace, &error);
-	g_assert_no_error(error);
+	g_autoptr(CcaSnapshot) snap = NULL;
+	g_autoptr(CcaSnapshot) truth = NULL;
 	CcaReplayOptions opt;
-	cca_replay_options_init(&opt);
-	opt.settings = &settings;
-	opt.memory_fraction = cca_test_memory_fraction(json);
+	whatif_setup(tc, json, &settings, &snap, &truth, &opt);
+	GError *error = NULL;
 	opt.force_whatif = TRUE;
 	opt.address_model = CCA_ADDRESS_DRIVER;
 	GArray *bases = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -176,20 +190,12 @@ test_whatif(gconstpointer data)
 {
 	const Case *tc = data;
 	g_autofree char *json = cca_test_read_text(tc->json);
-	g_autofree char *conf = cca_test_json_string(json, "conf");
-	g_assert_nonnull(conf);
 	CcaSettings settings;
-	cca_settings_init(&settings);
-	GError *error = NULL;
-	g_assert_true(cca_settings_parse(&settings, conf, &error));
-	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(tc->default_trace, &error);
-	g_assert_no_error(error);
-	g_autoptr(CcaSnapshot) addresses = cca_snapshot_load(tc->trace, &error);
-	g_assert_no_error(error);
+	g_autoptr(CcaSnapshot) snap = NULL;
+	g_autoptr(CcaSnapshot) addresses = NULL;
 	CcaReplayOptions opt;
-	cca_replay_options_init(&opt);
-	opt.settings = &settings;
-	opt.memory_fraction = cca_test_memory_fraction(json);
+	whatif_setup(tc, json, &settings, &snap, &addresses, &opt);
+	GError *error = NULL;
 	opt.addresses_from = addresses;
 	CcaReplayResult res;
 	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
@@ -395,10 +401,8 @@ test_empty_cache_recognised(void)
 static void
 test_unexpected_oom(void)
 {
-	g_autofree char *path = cca_test_trace_path("pytorch-2.11/seedfrag.default.pickle.xz");
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("seedfrag.default");
 	GError *error = NULL;
-	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(path, &error);
-	g_assert_no_error(error);
 	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
 	opt.memory_fraction = 512.0 * 1048576.0 / (double)CCA_H200_TOTAL_MEMORY; /* a 512 MiB cap */
@@ -571,28 +575,6 @@ case_free(gpointer data)
 	g_free(tc);
 }
 
-static gint
-compare_names(gconstpointer a, gconstpointer b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static GPtrArray *
-sorted_names(const char *dir, const char *prefix)
-{
-	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-	GDir *d = g_dir_open(dir, 0, NULL);
-	g_assert_nonnull(d);
-	const char *name;
-	while ((name = g_dir_read_name(d)))
-		if (g_str_has_suffix(name, ".json") && g_str_has_prefix(name, prefix) &&
-		    !g_str_has_prefix(name, "h200-"))
-			g_ptr_array_add(names, g_strndup(name, strlen(name) - 5));
-	g_dir_close(d);
-	g_ptr_array_sort(names, compare_names);
-	return names;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -602,7 +584,7 @@ main(int argc, char **argv)
 	g_autofree char *whatif_dir = g_build_filename(dir, "whatif", NULL);
 	GPtrArray *cases = g_ptr_array_new_with_free_func(case_free);
 
-	GPtrArray *names = sorted_names(dir, "");
+	GPtrArray *names = cca_test_sorted_names(dir, "", ".json", "h200-");
 	for (guint i = 0; i < names->len; i++) {
 		const char *name = g_ptr_array_index(names, i);
 		Case *tc = g_new0(Case, 1);
@@ -615,7 +597,7 @@ main(int argc, char **argv)
 	}
 	g_ptr_array_free(names, TRUE);
 
-	names = sorted_names(whatif_dir, "replay.");
+	names = cca_test_sorted_names(whatif_dir, "replay.", ".json", "h200-");
 	for (guint i = 0; i < names->len; i++) {
 		const char *name = g_ptr_array_index(names, i);
 		const char *wc = name + strlen("replay.");

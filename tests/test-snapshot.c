@@ -34,22 +34,14 @@ static CcaSnapshot *
 load_trace(const char *relative)
 {
 	g_autofree char *path = cca_test_trace_path(relative);
-	g_autoptr(GError) error = NULL;
-	CcaSnapshot *snap = cca_snapshot_load(path, &error);
-	g_assert_no_error(error);
-	g_assert_nonnull(snap);
-	return snap;
+	return cca_test_load(path);
 }
 
 static CcaSnapshot *
 load_data(const char *name)
 {
 	g_autofree char *path = cca_test_data_path(name);
-	g_autoptr(GError) error = NULL;
-	CcaSnapshot *snap = cca_snapshot_load(path, &error);
-	g_assert_no_error(error);
-	g_assert_nonnull(snap);
-	return snap;
+	return cca_test_load(path);
 }
 
 static CcaSnapshot *
@@ -825,14 +817,9 @@ test_stream_equals_graph(gconstpointer data)
 static void
 test_mutations(void)
 {
-	const guint32 seed = 4242;
-	g_test_message("seed %u", seed);
-	GRand *rand = g_rand_new_with_seed(seed);
-	g_autofree char *path =
-		cca_test_trace_path("pytorch-2.11/samples/snap_default_2.11.pickle");
-	g_autofree guint8 *sample = NULL;
+	GRand *rand = cca_test_seeded_rand(4242);
 	gsize len;
-	g_assert_true(g_file_get_contents(path, (char **)&sample, &len, NULL));
+	g_autofree guint8 *sample = cca_test_read_sample("snap_default_2.11.pickle", &len);
 	g_autofree guint8 *buf = g_malloc(len);
 	for (int i = 0; i < 2000; i++) {
 		memcpy(buf, sample, len);
@@ -1056,10 +1043,7 @@ main(int argc, char **argv)
 	g_test_add_func("/snapshot/sample/default-annotations", test_sample_default_annotations);
 	g_test_add_func("/snapshot/sample/expandable", test_sample_expandable);
 	g_test_add_func("/snapshot/sample/state", test_sample_state);
-	for (size_t i = 0; i < G_N_ELEMENTS(trace_cases); i++) {
-		g_autofree char *path = g_strdup_printf("/snapshot/trace/%s", trace_cases[i].file);
-		g_test_add_data_func(path, &trace_cases[i], test_trace);
-	}
+	CCA_TEST_ADD_ROWS("/snapshot/trace", trace_cases, file, test_trace);
 	g_test_add_func("/snapshot/trace/dyninfer-oom", test_trace_dyninfer_oom);
 	g_test_add_func("/snapshot/trace/multistream-streams", test_trace_multistream_streams);
 	g_test_add_func("/snapshot/trace/rp4-settings", test_trace_rp4_settings);
@@ -1070,10 +1054,7 @@ main(int argc, char **argv)
 	g_test_add_func("/snapshot/input/decompresses", test_input_decompresses);
 	g_test_add_func("/snapshot/input/missing-file", test_load_missing_file);
 	g_test_add_func("/snapshot/input/pipe", test_input_pipe);
-	for (size_t i = 0; i < G_N_ELEMENTS(input_errors); i++) {
-		g_autofree char *path = g_strdup_printf("/snapshot/error/%s", input_errors[i].file);
-		g_test_add_data_func(path, &input_errors[i], test_load_error);
-	}
+	CCA_TEST_ADD_ROWS("/snapshot/error", input_errors, file, test_load_error);
 	g_test_add_func("/snapshot/error/bad-corpus", test_bad_corpus);
 	g_test_add_func("/snapshot/schema/legacy-2.0", test_legacy_2_0);
 	g_test_add_func("/snapshot/schema/torchscript-protocol2", test_torchscript_protocol2);

@@ -428,12 +428,6 @@ whatif_case_free(gpointer data)
 	g_free(tc);
 }
 
-static gint
-compare_strings(gconstpointer a, gconstpointer b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -462,17 +456,9 @@ main(int argc, char **argv)
 
 	GPtrArray *cases = g_ptr_array_new_with_free_func(whatif_case_free);
 	g_autofree char *dir = cca_test_trace_path("pytorch-2.11/whatif");
-	GDir *d = g_dir_open(dir, 0, NULL);
-	g_assert_nonnull(d);
-	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-	const char *entry;
-	while ((entry = g_dir_read_name(d)))
-		if (g_str_has_prefix(entry, "replay.") && g_str_has_suffix(entry, ".json"))
-			g_ptr_array_add(names, g_strndup(entry + 7, strlen(entry) - 12));
-	g_dir_close(d);
-	g_ptr_array_sort(names, compare_strings);
+	GPtrArray *names = cca_test_sorted_names(dir, "replay.", ".json", NULL);
 	for (guint i = 0; i < names->len; i++) {
-		const char *wc = g_ptr_array_index(names, i);
+		const char *wc = (const char *)g_ptr_array_index(names, i) + strlen("replay.");
 		WhatifCase *tc = g_new0(WhatifCase, 1);
 		tc->name = g_strdup(wc);
 		tc->json = g_strdup_printf("%s/replay.%s.json", dir, wc);

@@ -6,6 +6,7 @@
 #include <glib.h>
 #include <string.h>
 
+#include "testutil.h"
 #include "text.h"
 
 typedef struct {
@@ -76,10 +77,7 @@ int
 main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
-	for (gsize i = 0; i < G_N_ELEMENTS(text_cases); i++) {
-		g_autofree char *path = g_strdup_printf("/text/%s", text_cases[i].name);
-		g_test_add_data_func(path, &text_cases[i], test_text_case);
-	}
+	CCA_TEST_ADD_ROWS("/text", text_cases, name, test_text_case);
 	g_test_add_func("/text/huge", test_text_huge);
 	g_test_add_func("/text/null", test_text_null);
 	return g_test_run();

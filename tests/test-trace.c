@@ -91,16 +91,6 @@ assert_load_error(const GError *error, const char *name)
 	g_assert_null(strchr(error->message, '\n'));
 }
 
-static CcaSnapshot *
-load_file(const char *path)
-{
-	g_autoptr(GError) error = NULL;
-	CcaSnapshot *snap = cca_snapshot_load(path, &error);
-	g_assert_no_error(error);
-	g_assert_nonnull(snap);
-	return snap;
-}
-
 static void
 assert_settings_equal(const CcaRecordedSettings *a, const CcaRecordedSettings *b)
 {
@@ -257,7 +247,7 @@ roundtrip(const CcaSnapshot *snap, const char *dir, const char *name)
 	gboolean ok = cca_trace_write(snap, path, &error);
 	g_assert_no_error(error);
 	g_assert_true(ok);
-	CcaSnapshot *back = load_file(path);
+	CcaSnapshot *back = cca_test_load(path);
 	g_assert_cmpint(back->format, ==, CCA_FORMAT_MSGPACK);
 	g_assert_cmpstr(back->source, ==, path);
 	if (cca_trace_origin(snap) != NULL)
@@ -289,7 +279,7 @@ static void
 roundtrip_fixture(const char *source)
 {
 	char *dir = tmpdir_new();
-	g_autoptr(CcaSnapshot) snap = load_file(source);
+	g_autoptr(CcaSnapshot) snap = cca_test_load(source);
 	g_autoptr(CcaSnapshot) back = roundtrip(snap, dir, "a.msgpack");
 	g_autoptr(CcaSnapshot) again = roundtrip(back, dir, "b.msgpack");
 	g_autofree char *pa = g_build_filename(dir, "a.msgpack", NULL);
@@ -458,7 +448,7 @@ test_roundtrip_built(void)
 	g_autoptr(GError) error = NULL;
 	g_assert_true(cca_trace_write(back, path, &error));
 	g_assert_no_error(error);
-	g_autoptr(CcaSnapshot) self = load_file(path);
+	g_autoptr(CcaSnapshot) self = cca_test_load(path);
 	assert_snapshots_equal(snap, self);
 	tmpdir_free(dir);
 }
@@ -726,18 +716,29 @@ test_corrupt_files(void)
 	g_assert_cmpuint(n, >=, 10);
 }
 
+/* Converts the 2.11 default sample to the msgpack trace FILE in DIR and
+ * returns the trace's bytes; the sample as loaded in *SNAP. */
+static GBytes *
+write_sample_trace(const char *dir, const char *file, CcaSnapshot **snap)
+{
+	g_autofree char *sample =
+		cca_test_trace_path("pytorch-2.11/samples/snap_default_2.11.pickle");
+	g_autofree char *path = g_build_filename(dir, file, NULL);
+	*snap = cca_test_load(sample);
+	g_autoptr(GError) error = NULL;
+	g_assert_true(cca_trace_write(*snap, path, &error));
+	g_assert_no_error(error);
+	return read_bytes(path);
+}
+
 /* Every proper prefix of a small converted trace fails cleanly. */
 static void
 test_truncated_every_prefix(void)
 {
 	char *dir = tmpdir_new();
-	g_autofree char *sample =
-		cca_test_trace_path("pytorch-2.11/samples/snap_default_2.11.pickle");
-	g_autofree char *path = g_build_filename(dir, "t.msgpack", NULL);
-	g_autoptr(CcaSnapshot) snap = load_file(sample);
+	g_autoptr(CcaSnapshot) snap = NULL;
+	g_autoptr(GBytes) bytes = write_sample_trace(dir, "t.msgpack", &snap);
 	g_autoptr(GError) error = NULL;
-	g_assert_true(cca_trace_write(snap, path, &error));
-	g_autoptr(GBytes) bytes = read_bytes(path);
 	gsize len;
 	const unsigned char *data = g_bytes_get_data(bytes, &len);
 
@@ -777,13 +778,8 @@ static void
 test_mutations(void)
 {
 	char *dir = tmpdir_new();
-	g_autofree char *sample =
-		cca_test_trace_path("pytorch-2.11/samples/snap_default_2.11.pickle");
-	g_autofree char *path = g_build_filename(dir, "m.msgpack", NULL);
-	g_autoptr(CcaSnapshot) snap = load_file(sample);
-	g_autoptr(GError) error = NULL;
-	g_assert_true(cca_trace_write(snap, path, &error));
-	g_autoptr(GBytes) bytes = read_bytes(path);
+	g_autoptr(CcaSnapshot) snap = NULL;
+	g_autoptr(GBytes) bytes = write_sample_trace(dir, "m.msgpack", &snap);
 	gsize len;
 	const unsigned char *data = g_bytes_get_data(bytes, &len);
 	g_autofree unsigned char *buf = g_malloc(len);
@@ -904,11 +900,11 @@ test_perf_stream(void)
 		return;
 	}
 	gint64 t0 = g_get_monotonic_time();
-	g_autoptr(CcaSnapshot) snap = load_file(source);
+	g_autoptr(CcaSnapshot) snap = cca_test_load(source);
 	gint64 t1 = g_get_monotonic_time();
 	g_assert_true(cca_trace_write(snap, path, &error));
 	gint64 t2 = g_get_monotonic_time();
-	g_autoptr(CcaSnapshot) back = load_file(path);
+	g_autoptr(CcaSnapshot) back = cca_test_load(path);
 	gint64 t3 = g_get_monotonic_time();
 	for (int round = 0; round < 5; round++) {
 		for (int d = 0; d < back->n_devices; d++) {

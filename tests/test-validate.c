@@ -23,6 +23,7 @@
 #include "replay.h"
 #include "settings.h"
 #include "snapshot.h"
+#include "testutil.h"
 #include "trace.h"
 
 #define S0 UINT64_C(0x7f0000000000) /* a segment base */
@@ -53,6 +54,23 @@ push(CcaSnapshot *snap, CcaAction action, uint64_t addr, uint64_t size)
 	snap->n_events[0] = snap->events[0]->len;
 }
 
+/* One event of a trace: {action, address, size}. */
+typedef struct {
+	CcaAction action;
+	uint64_t addr;
+	uint64_t size;
+} Push;
+
+/* Pushes the N_ROWS events of ROWS in order. */
+static void
+push_rows(CcaSnapshot *snap, const Push *rows, size_t n_rows)
+{
+	for (size_t i = 0; i < n_rows; i++)
+		push(snap, rows[i].action, rows[i].addr, rows[i].size);
+}
+
+#define PUSH_ROWS(snap, rows) push_rows((snap), (rows), G_N_ELEMENTS(rows))
+
 /* A final segment of SIZE bytes at ADDR whose blocks are N_BLOCKS entries
  * of (size, state) pairs, laid end to end from ADDR. */
 static void
@@ -77,44 +95,41 @@ add_segment(CcaSnapshot *snap, uint64_t addr, uint64_t size, bool is_small, guin
 	g_array_append_val(snap->segments, seg);
 }
 
+/* A final small segment at S0 of two 512-byte blocks pending free, then
+ * the rest inactive. */
+static void
+add_pending_segment(CcaSnapshot *snap)
+{
+	const uint64_t blocks[][2] = {{512, CCA_BLOCK_ACTIVE_PENDING_FREE},
+				      {512, CCA_BLOCK_ACTIVE_PENDING_FREE},
+				      {2 * CCA_MIB - 1024, CCA_BLOCK_INACTIVE}};
+	add_segment(snap, S0, 2 * CCA_MIB, true, 3, blocks);
+}
+
 /* ----------------------------------------------------- hostile traces */
 
 /* An alloc at the address map's empty marker 2^64-1. */
-static CcaSnapshot *
-trace_sentinel_empty(void)
-{
-	CcaSnapshot *snap = snap_new("sentinel-empty");
-	push(snap, CCA_ACTION_ALLOC, S0, 512);
-	push(snap, CCA_ACTION_ALLOC, UINT64_MAX, 512);
-	push(snap, CCA_ACTION_FREE_REQUESTED, UINT64_MAX, 512);
-	push(snap, CCA_ACTION_FREE_COMPLETED, UINT64_MAX, 512);
-	return snap;
-}
+static const Push events_sentinel_empty[] = {
+	{CCA_ACTION_ALLOC, S0, 512},
+	{CCA_ACTION_ALLOC, UINT64_MAX, 512},
+	{CCA_ACTION_FREE_REQUESTED, UINT64_MAX, 512},
+	{CCA_ACTION_FREE_COMPLETED, UINT64_MAX, 512},
+};
 
 /* A free at the map's deleted marker 2^64-2. */
-static CcaSnapshot *
-trace_sentinel_deleted(void)
-{
-	CcaSnapshot *snap = snap_new("sentinel-deleted");
-	push(snap, CCA_ACTION_ALLOC, UINT64_MAX - 1, 512);
-	push(snap, CCA_ACTION_FREE_REQUESTED, UINT64_MAX - 1, 512);
-	push(snap, CCA_ACTION_FREE_COMPLETED, UINT64_MAX - 1, 512);
-	return snap;
-}
+static const Push events_sentinel_deleted[] = {
+	{CCA_ACTION_ALLOC, UINT64_MAX - 1, 512},
+	{CCA_ACTION_FREE_REQUESTED, UINT64_MAX - 1, 512},
+	{CCA_ACTION_FREE_COMPLETED, UINT64_MAX - 1, 512},
+};
 
 /* free_requested twice for one block, the first one stream-ordered (its
  * free_completed not next): the second is a genuine double free. */
-static CcaSnapshot *
-trace_double_free(void)
-{
-	CcaSnapshot *snap = snap_new("double-free");
-	push(snap, CCA_ACTION_SEGMENT_ALLOC, S0, 2 * CCA_MIB);
-	push(snap, CCA_ACTION_ALLOC, S0, 512);
-	push(snap, CCA_ACTION_FREE_REQUESTED, S0, 512);
-	push(snap, CCA_ACTION_FREE_REQUESTED, S0, 512);
-	push(snap, CCA_ACTION_FREE_COMPLETED, S0, 512);
-	return snap;
-}
+static const Push events_double_free[] = {
+	{CCA_ACTION_SEGMENT_ALLOC, S0, 2 * CCA_MIB}, {CCA_ACTION_ALLOC, S0, 512},
+	{CCA_ACTION_FREE_REQUESTED, S0, 512},	     {CCA_ACTION_FREE_REQUESTED, S0, 512},
+	{CCA_ACTION_FREE_COMPLETED, S0, 512},
+};
 
 /* The same, the blocks many: a critical per block on the old code. */
 static CcaSnapshot *
@@ -131,33 +146,21 @@ trace_double_free_many(void)
 }
 
 /* A request of 2^63 bytes. */
-static CcaSnapshot *
-trace_size_2p63(void)
-{
-	CcaSnapshot *snap = snap_new("size-2p63");
-	push(snap, CCA_ACTION_ALLOC, S0, UINT64_C(1) << 63);
-	return snap;
-}
+static const Push events_size_2p63[] = {
+	{CCA_ACTION_ALLOC, S0, UINT64_C(1) << 63},
+};
 
 /* A request of 2^64-1 bytes (it rounded to a 0-byte block). */
-static CcaSnapshot *
-trace_size_max(void)
-{
-	CcaSnapshot *snap = snap_new("size-max");
-	push(snap, CCA_ACTION_ALLOC, S0, UINT64_MAX);
-	push(snap, CCA_ACTION_FREE_REQUESTED, S0, UINT64_MAX);
-	push(snap, CCA_ACTION_FREE_COMPLETED, S0, UINT64_MAX);
-	return snap;
-}
+static const Push events_size_max[] = {
+	{CCA_ACTION_ALLOC, S0, UINT64_MAX},
+	{CCA_ACTION_FREE_REQUESTED, S0, UINT64_MAX},
+	{CCA_ACTION_FREE_COMPLETED, S0, UINT64_MAX},
+};
 
 /* A request just past the bound: 256 TiB. */
-static CcaSnapshot *
-trace_size_256t(void)
-{
-	CcaSnapshot *snap = snap_new("size-256t");
-	push(snap, CCA_ACTION_ALLOC, S0, CCA_REPLAY_MAX_BYTES + 1);
-	return snap;
-}
+static const Push events_size_256t[] = {
+	{CCA_ACTION_ALLOC, S0, CCA_REPLAY_MAX_BYTES + 1},
+};
 
 /* Many requests of the bound each: together more than any device. */
 static CcaSnapshot *
@@ -171,38 +174,26 @@ trace_total_too_large(void)
 }
 
 /* A segment_alloc whose end wraps past 2^64. */
-static CcaSnapshot *
-trace_segment_event_wraps(void)
-{
-	CcaSnapshot *snap = snap_new("segment-event-wraps");
-	push(snap, CCA_ACTION_SEGMENT_ALLOC, UINT64_MAX - CCA_MIB + 1, 2 * CCA_MIB);
-	push(snap, CCA_ACTION_ALLOC, UINT64_MAX - CCA_MIB + 1, 1536 * 1024);
-	return snap;
-}
+static const Push events_segment_event_wraps[] = {
+	{CCA_ACTION_SEGMENT_ALLOC, UINT64_MAX - CCA_MIB + 1, 2 * CCA_MIB},
+	{CCA_ACTION_ALLOC, UINT64_MAX - CCA_MIB + 1, 1536 * 1024},
+};
 
 /* Two segment_allocs over the same bytes, the first still live. */
-static CcaSnapshot *
-trace_segment_event_overlap(void)
-{
-	CcaSnapshot *snap = snap_new("segment-event-overlap");
-	push(snap, CCA_ACTION_SEGMENT_ALLOC, S0, 20 * CCA_MIB);
-	push(snap, CCA_ACTION_ALLOC, S0, 20 * CCA_MIB);
-	push(snap, CCA_ACTION_SEGMENT_ALLOC, S0 + 2 * CCA_MIB, 20 * CCA_MIB);
-	push(snap, CCA_ACTION_ALLOC, S0 + 2 * CCA_MIB, 20 * CCA_MIB);
-	return snap;
-}
+static const Push events_segment_event_overlap[] = {
+	{CCA_ACTION_SEGMENT_ALLOC, S0, 20 * CCA_MIB},
+	{CCA_ACTION_ALLOC, S0, 20 * CCA_MIB},
+	{CCA_ACTION_SEGMENT_ALLOC, S0 + 2 * CCA_MIB, 20 * CCA_MIB},
+	{CCA_ACTION_ALLOC, S0 + 2 * CCA_MIB, 20 * CCA_MIB},
+};
 
 /* A segment_alloc of 0 bytes (a 0-byte segment overlaps nothing and
  * would sit at the address of the next). */
-static CcaSnapshot *
-trace_segment_zero(void)
-{
-	CcaSnapshot *snap = snap_new("segment-zero");
-	push(snap, CCA_ACTION_SEGMENT_ALLOC, S0, 2 * CCA_MIB);
-	push(snap, CCA_ACTION_ALLOC, S0, 512);
-	push(snap, CCA_ACTION_SEGMENT_ALLOC, S1, 0);
-	return snap;
-}
+static const Push events_segment_zero[] = {
+	{CCA_ACTION_SEGMENT_ALLOC, S0, 2 * CCA_MIB},
+	{CCA_ACTION_ALLOC, S0, 512},
+	{CCA_ACTION_SEGMENT_ALLOC, S1, 0},
+};
 
 /* A mid-run trace releasing a segment it never made (so one live when it
  * began) that overlaps a final segment also live then. */
@@ -212,38 +203,30 @@ trace_start_segment_overlap(void)
 	CcaSnapshot *snap = snap_new("start-segment-overlap");
 	const uint64_t blocks[][2] = {{20 * CCA_MIB, CCA_BLOCK_ACTIVE_ALLOCATED}};
 	add_segment(snap, S0, 20 * CCA_MIB, false, 1, blocks);
-	push(snap, CCA_ACTION_ALLOC, S0 + 40 * CCA_MIB, 512);
-	push(snap, CCA_ACTION_FREE_REQUESTED, S0 + 40 * CCA_MIB, 512);
-	push(snap, CCA_ACTION_FREE_COMPLETED, S0 + 40 * CCA_MIB, 512);
-	push(snap, CCA_ACTION_SEGMENT_FREE, S0 + 2 * CCA_MIB, 20 * CCA_MIB);
+	const Push events[] = {
+		{CCA_ACTION_ALLOC, S0 + 40 * CCA_MIB, 512},
+		{CCA_ACTION_FREE_REQUESTED, S0 + 40 * CCA_MIB, 512},
+		{CCA_ACTION_FREE_COMPLETED, S0 + 40 * CCA_MIB, 512},
+		{CCA_ACTION_SEGMENT_FREE, S0 + 2 * CCA_MIB, 20 * CCA_MIB},
+	};
+	PUSH_ROWS(snap, events);
 	return snap;
 }
 
 #define E0 UINT64_C(0x2a54000000) /* an expandable reservation */
 
 /* A segment_unmap of pages the trace has already unmapped. */
-static CcaSnapshot *
-trace_unmap_twice(void)
-{
-	CcaSnapshot *snap = snap_new("unmap-twice");
-	push(snap, CCA_ACTION_SEGMENT_MAP, E0, 20 * CCA_MIB);
-	push(snap, CCA_ACTION_ALLOC, E0, CCA_MIB);
-	push(snap, CCA_ACTION_FREE_REQUESTED, E0, CCA_MIB);
-	push(snap, CCA_ACTION_FREE_COMPLETED, E0, CCA_MIB);
-	push(snap, CCA_ACTION_SEGMENT_UNMAP, E0, 20 * CCA_MIB);
-	push(snap, CCA_ACTION_SEGMENT_UNMAP, E0, 20 * CCA_MIB);
-	return snap;
-}
+static const Push events_unmap_twice[] = {
+	{CCA_ACTION_SEGMENT_MAP, E0, 20 * CCA_MIB},   {CCA_ACTION_ALLOC, E0, CCA_MIB},
+	{CCA_ACTION_FREE_REQUESTED, E0, CCA_MIB},     {CCA_ACTION_FREE_COMPLETED, E0, CCA_MIB},
+	{CCA_ACTION_SEGMENT_UNMAP, E0, 20 * CCA_MIB}, {CCA_ACTION_SEGMENT_UNMAP, E0, 20 * CCA_MIB},
+};
 
 /* A segment_map of part of a 2 MiB page. */
-static CcaSnapshot *
-trace_map_misaligned(void)
-{
-	CcaSnapshot *snap = snap_new("map-misaligned");
-	push(snap, CCA_ACTION_SEGMENT_MAP, E0 + 512, 2 * CCA_MIB);
-	push(snap, CCA_ACTION_ALLOC, E0 + 512, CCA_MIB);
-	return snap;
-}
+static const Push events_map_misaligned[] = {
+	{CCA_ACTION_SEGMENT_MAP, E0 + 512, 2 * CCA_MIB},
+	{CCA_ACTION_ALLOC, E0 + 512, CCA_MIB},
+};
 
 /* A mid-run trace unmapping 2 TiB of expandable memory at once. */
 static CcaSnapshot *
@@ -253,9 +236,12 @@ trace_unmap_huge(void)
 	const uint64_t blocks[][2] = {{512, CCA_BLOCK_ACTIVE_ALLOCATED},
 				      {2 * CCA_MIB - 512, CCA_BLOCK_INACTIVE}};
 	add_segment(snap, S0, 2 * CCA_MIB, true, 2, blocks);
-	push(snap, CCA_ACTION_FREE_REQUESTED, S0 + 512, 512);
-	push(snap, CCA_ACTION_FREE_COMPLETED, S0 + 512, 512);
-	push(snap, CCA_ACTION_SEGMENT_UNMAP, E0, UINT64_C(2) << 40);
+	const Push events[] = {
+		{CCA_ACTION_FREE_REQUESTED, S0 + 512, 512},
+		{CCA_ACTION_FREE_COMPLETED, S0 + 512, 512},
+		{CCA_ACTION_SEGMENT_UNMAP, E0, UINT64_C(2) << 40},
+	};
+	PUSH_ROWS(snap, events);
 	return snap;
 }
 
@@ -278,8 +264,11 @@ trace_final_overlap(void)
 	const uint64_t blocks[][2] = {{20 * CCA_MIB, CCA_BLOCK_ACTIVE_ALLOCATED}};
 	add_segment(snap, S0, 20 * CCA_MIB, false, 1, blocks);
 	add_segment(snap, S0 + 2 * CCA_MIB, 20 * CCA_MIB, false, 1, blocks);
-	push(snap, CCA_ACTION_FREE_REQUESTED, S0, 20 * CCA_MIB);
-	push(snap, CCA_ACTION_FREE_REQUESTED, S0 + 2 * CCA_MIB, 20 * CCA_MIB);
+	const Push events[] = {
+		{CCA_ACTION_FREE_REQUESTED, S0, 20 * CCA_MIB},
+		{CCA_ACTION_FREE_REQUESTED, S0 + 2 * CCA_MIB, 20 * CCA_MIB},
+	};
+	PUSH_ROWS(snap, events);
 	return snap;
 }
 
@@ -367,51 +356,75 @@ static CcaSnapshot *
 trace_pending_contradicted(void)
 {
 	CcaSnapshot *snap = snap_new("pending-contradicted");
-	const uint64_t blocks[][2] = {{512, CCA_BLOCK_ACTIVE_PENDING_FREE},
-				      {512, CCA_BLOCK_ACTIVE_PENDING_FREE},
-				      {2 * CCA_MIB - 1024, CCA_BLOCK_INACTIVE}};
-	add_segment(snap, S0, 2 * CCA_MIB, true, 3, blocks);
-	push(snap, CCA_ACTION_FREE_REQUESTED, S0, 512);
-	push(snap, CCA_ACTION_FREE_REQUESTED, S0 + 512, 512);
-	push(snap, CCA_ACTION_ALLOC, S0 + 1024, 512);
-	push(snap, CCA_ACTION_FREE_COMPLETED, S0, 512);
-	push(snap, CCA_ACTION_FREE_COMPLETED, S0 + 512, 512);
+	add_pending_segment(snap);
+	const Push events[] = {
+		{CCA_ACTION_FREE_REQUESTED, S0, 512},
+		{CCA_ACTION_FREE_REQUESTED, S0 + 512, 512},
+		{CCA_ACTION_ALLOC, S0 + 1024, 512},
+		{CCA_ACTION_FREE_COMPLETED, S0, 512},
+		{CCA_ACTION_FREE_COMPLETED, S0 + 512, 512},
+	};
+	PUSH_ROWS(snap, events);
 	return snap;
 }
 
+/* A hostile trace: built by BUILD, or else a trace named NAME of the
+ * N_EVENTS events of EVENTS alone. */
 typedef struct {
 	const char *name;
 	CcaSnapshot *(*build)(void);
+	const Push *events;
+	size_t n_events;
 	const char *expect; /* in the error message */
 } Hostile;
 
+#define HOSTILE_BUILT(name, build, expect)   \
+	{                                    \
+		name, build, NULL, 0, expect \
+	}
+#define HOSTILE_EVENTS(name, events, expect)                     \
+	{                                                        \
+		name, NULL, events, G_N_ELEMENTS(events), expect \
+	}
+
 static const Hostile hostile[] = {
-	{"sentinel-empty", trace_sentinel_empty, "event 1: "},
-	{"sentinel-deleted", trace_sentinel_deleted, "event 0: "},
-	{"double-free", trace_double_free, "event 3: "},
-	{"double-free-many", trace_double_free_many, "event 129: "},
-	{"size-2p63", trace_size_2p63, "event 0: "},
-	{"size-max", trace_size_max, "event 0: "},
-	{"size-256t", trace_size_256t, "event 0: "},
-	{"total-too-large", trace_total_too_large, "event "},
-	{"segment-event-wraps", trace_segment_event_wraps, "event 0: "},
-	{"segment-event-overlap", trace_segment_event_overlap, "event 2: "},
-	{"segment-zero", trace_segment_zero, "event 2: "},
-	{"start-segment-overlap", trace_start_segment_overlap, "event 3: "},
-	{"unmap-twice", trace_unmap_twice, "event 5: "},
-	{"map-misaligned", trace_map_misaligned, "event 0: "},
-	{"unmap-huge", trace_unmap_huge, "event 2: "},
-	{"final-wraps", trace_final_wraps, "final segment 0"},
-	{"final-overlap", trace_final_overlap, "final segment 1"},
-	{"final-block-sentinel", trace_final_block_sentinel,
-	 "final segment 0 (0x7f0000000000, 2097152 bytes): block 1"},
-	{"pending-contradicted", trace_pending_contradicted, "event 3: "},
-	{"gc-nan", trace_gc_nan, "garbage_collection_threshold"},
-	{"gc-inf", trace_gc_inf, "garbage_collection_threshold"},
-	{"roundup-not-pow2", trace_roundup_not_pow2, "roundup_power2_divisions"},
-	{"max-split-small", trace_max_split_small, "max_split_size_mb too small, must be >= 20"},
-	{"conf-huge", trace_conf_huge, "bytes)"},
+	HOSTILE_EVENTS("sentinel-empty", events_sentinel_empty, "event 1: "),
+	HOSTILE_EVENTS("sentinel-deleted", events_sentinel_deleted, "event 0: "),
+	HOSTILE_EVENTS("double-free", events_double_free, "event 3: "),
+	HOSTILE_BUILT("double-free-many", trace_double_free_many, "event 129: "),
+	HOSTILE_EVENTS("size-2p63", events_size_2p63, "event 0: "),
+	HOSTILE_EVENTS("size-max", events_size_max, "event 0: "),
+	HOSTILE_EVENTS("size-256t", events_size_256t, "event 0: "),
+	HOSTILE_BUILT("total-too-large", trace_total_too_large, "event "),
+	HOSTILE_EVENTS("segment-event-wraps", events_segment_event_wraps, "event 0: "),
+	HOSTILE_EVENTS("segment-event-overlap", events_segment_event_overlap, "event 2: "),
+	HOSTILE_EVENTS("segment-zero", events_segment_zero, "event 2: "),
+	HOSTILE_BUILT("start-segment-overlap", trace_start_segment_overlap, "event 3: "),
+	HOSTILE_EVENTS("unmap-twice", events_unmap_twice, "event 5: "),
+	HOSTILE_EVENTS("map-misaligned", events_map_misaligned, "event 0: "),
+	HOSTILE_BUILT("unmap-huge", trace_unmap_huge, "event 2: "),
+	HOSTILE_BUILT("final-wraps", trace_final_wraps, "final segment 0"),
+	HOSTILE_BUILT("final-overlap", trace_final_overlap, "final segment 1"),
+	HOSTILE_BUILT("final-block-sentinel", trace_final_block_sentinel,
+		      "final segment 0 (0x7f0000000000, 2097152 bytes): block 1"),
+	HOSTILE_BUILT("pending-contradicted", trace_pending_contradicted, "event 3: "),
+	HOSTILE_BUILT("gc-nan", trace_gc_nan, "garbage_collection_threshold"),
+	HOSTILE_BUILT("gc-inf", trace_gc_inf, "garbage_collection_threshold"),
+	HOSTILE_BUILT("roundup-not-pow2", trace_roundup_not_pow2, "roundup_power2_divisions"),
+	HOSTILE_BUILT("max-split-small", trace_max_split_small,
+		      "max_split_size_mb too small, must be >= 20"),
+	HOSTILE_BUILT("conf-huge", trace_conf_huge, "bytes)"),
 };
+
+static CcaSnapshot *
+hostile_build(const Hostile *h)
+{
+	if (h->build != NULL)
+		return h->build();
+	CcaSnapshot *snap = snap_new(h->name);
+	push_rows(snap, h->events, h->n_events);
+	return snap;
+}
 
 /* Replays SNAP with OPT's options (and the invariant walker) and returns
  * the error, which must be a one-line CCA_INPUT_ERROR or settings error. */
@@ -457,7 +470,7 @@ static void
 test_refused(gconstpointer data)
 {
 	const Hostile *h = data;
-	g_autoptr(CcaSnapshot) snap = h->build();
+	g_autoptr(CcaSnapshot) snap = hostile_build(h);
 	/* held in memory, as a pickle's events are */
 	assert_refused(replay_error(snap, false), h->expect);
 	assert_refused(replay_error(snap, true), h->expect);
@@ -498,16 +511,19 @@ static void
 test_free_pairs_accepted(void)
 {
 	g_autoptr(CcaSnapshot) snap = snap_new("free-pairs");
-	push(snap, CCA_ACTION_SEGMENT_ALLOC, S0, 2 * CCA_MIB);
-	push(snap, CCA_ACTION_ALLOC, S0, 512);
-	push(snap, CCA_ACTION_ALLOC, S0 + 512, 512);
-	push(snap, CCA_ACTION_FREE_REQUESTED, S0, 512);
-	push(snap, CCA_ACTION_FREE_REQUESTED, S0 + 512, 512);
-	push(snap, CCA_ACTION_FREE_COMPLETED, S0 + 512, 512);
-	push(snap, CCA_ACTION_ALLOC, S0 + 512, 512);
-	push(snap, CCA_ACTION_FREE_COMPLETED, S0, 512);
-	push(snap, CCA_ACTION_FREE_REQUESTED, S0 + 512, 512);
-	push(snap, CCA_ACTION_FREE_COMPLETED, S0 + 512, 512);
+	const Push events[] = {
+		{CCA_ACTION_SEGMENT_ALLOC, S0, 2 * CCA_MIB},
+		{CCA_ACTION_ALLOC, S0, 512},
+		{CCA_ACTION_ALLOC, S0 + 512, 512},
+		{CCA_ACTION_FREE_REQUESTED, S0, 512},
+		{CCA_ACTION_FREE_REQUESTED, S0 + 512, 512},
+		{CCA_ACTION_FREE_COMPLETED, S0 + 512, 512},
+		{CCA_ACTION_ALLOC, S0 + 512, 512},
+		{CCA_ACTION_FREE_COMPLETED, S0, 512},
+		{CCA_ACTION_FREE_REQUESTED, S0 + 512, 512},
+		{CCA_ACTION_FREE_COMPLETED, S0 + 512, 512},
+	};
+	PUSH_ROWS(snap, events);
 	assert_replays(snap, false);
 }
 
@@ -518,15 +534,15 @@ static void
 test_mid_run_all_pending(void)
 {
 	g_autoptr(CcaSnapshot) snap = snap_new("mid-run-all-pending");
-	const uint64_t blocks[][2] = {{512, CCA_BLOCK_ACTIVE_PENDING_FREE},
-				      {512, CCA_BLOCK_ACTIVE_PENDING_FREE},
-				      {2 * CCA_MIB - 1024, CCA_BLOCK_INACTIVE}};
-	add_segment(snap, S0, 2 * CCA_MIB, true, 3, blocks);
+	add_pending_segment(snap);
 	g_array_index(snap->blocks, CcaSnapBlock, 0).requested_size = 512;
 	g_array_index(snap->blocks, CcaSnapBlock, 1).requested_size = 512;
-	push(snap, CCA_ACTION_FREE_REQUESTED, S0, 512);
-	push(snap, CCA_ACTION_ALLOC, S0 + 512, 512);
-	push(snap, CCA_ACTION_FREE_REQUESTED, S0 + 512, 512);
+	const Push events[] = {
+		{CCA_ACTION_FREE_REQUESTED, S0, 512},
+		{CCA_ACTION_ALLOC, S0 + 512, 512},
+		{CCA_ACTION_FREE_REQUESTED, S0 + 512, 512},
+	};
+	PUSH_ROWS(snap, events);
 	assert_replays(snap, true);
 }
 
@@ -536,15 +552,15 @@ static void
 test_mid_run_pending_before_start(void)
 {
 	g_autoptr(CcaSnapshot) snap = snap_new("mid-run-pending-at-start");
-	const uint64_t blocks[][2] = {{512, CCA_BLOCK_ACTIVE_PENDING_FREE},
-				      {512, CCA_BLOCK_ACTIVE_PENDING_FREE},
-				      {2 * CCA_MIB - 1024, CCA_BLOCK_INACTIVE}};
-	add_segment(snap, S0, 2 * CCA_MIB, true, 3, blocks);
+	add_pending_segment(snap);
 	g_array_index(snap->blocks, CcaSnapBlock, 0).requested_size = 512;
 	g_array_index(snap->blocks, CcaSnapBlock, 1).requested_size = 512;
-	push(snap, CCA_ACTION_ALLOC, S0 + 1024, 512);
-	push(snap, CCA_ACTION_FREE_REQUESTED, S0 + 1024, 512);
-	push(snap, CCA_ACTION_FREE_COMPLETED, S0 + 1024, 512);
+	const Push events[] = {
+		{CCA_ACTION_ALLOC, S0 + 1024, 512},
+		{CCA_ACTION_FREE_REQUESTED, S0 + 1024, 512},
+		{CCA_ACTION_FREE_COMPLETED, S0 + 1024, 512},
+	};
+	PUSH_ROWS(snap, events);
 	assert_replays(snap, true);
 }
 
@@ -554,9 +570,12 @@ static void
 test_size_bound_accepted(void)
 {
 	g_autoptr(CcaSnapshot) snap = snap_new("size-bound");
-	push(snap, CCA_ACTION_ALLOC, S0, CCA_REPLAY_MAX_BYTES);
-	push(snap, CCA_ACTION_FREE_REQUESTED, S0, CCA_REPLAY_MAX_BYTES);
-	push(snap, CCA_ACTION_FREE_COMPLETED, S0, CCA_REPLAY_MAX_BYTES);
+	const Push events[] = {
+		{CCA_ACTION_ALLOC, S0, CCA_REPLAY_MAX_BYTES},
+		{CCA_ACTION_FREE_REQUESTED, S0, CCA_REPLAY_MAX_BYTES},
+		{CCA_ACTION_FREE_COMPLETED, S0, CCA_REPLAY_MAX_BYTES},
+	};
+	PUSH_ROWS(snap, events);
 	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
 	opt.check_invariants = true;
@@ -600,7 +619,7 @@ static int
 write_corpus(const char *dir)
 {
 	for (gsize i = 0; i < G_N_ELEMENTS(hostile); i++) {
-		g_autoptr(CcaSnapshot) snap = hostile[i].build();
+		g_autoptr(CcaSnapshot) snap = hostile_build(&hostile[i]);
 		g_autofree char *path = write_trace(snap, dir, hostile[i].name);
 		g_print("%s\n", path);
 	}
@@ -614,10 +633,7 @@ main(int argc, char **argv)
 		return write_corpus(argv[2]);
 	g_log_set_always_fatal(G_LOG_LEVEL_WARNING | G_LOG_LEVEL_CRITICAL);
 	g_test_init(&argc, &argv, NULL);
-	for (gsize i = 0; i < G_N_ELEMENTS(hostile); i++) {
-		g_autofree char *path = g_strdup_printf("/replay/refuse/%s", hostile[i].name);
-		g_test_add_data_func(path, &hostile[i], test_refused);
-	}
+	CCA_TEST_ADD_ROWS("/replay/refuse", hostile, name, test_refused);
 	g_test_add_func("/replay/accept/free-pairs", test_free_pairs_accepted);
 	g_test_add_func("/replay/accept/mid-run-all-pending", test_mid_run_all_pending);
 	g_test_add_func("/replay/accept/mid-run-pending-before-start",

@@ -193,6 +193,23 @@ test_pickle_containers(void)
 
 /* ------------------------------------------------------------- export */
 
+/* BACK, an exported trace, replays as it was recorded (--check passes). */
+static void
+assert_replays_as_recorded(const CcaSnapshot *back)
+{
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.check = TRUE;
+	CcaReplayResult res;
+	GError *error = NULL;
+	g_assert_true(cca_replay_run(back, &opt, &res, &error));
+	g_assert_no_error(error);
+	if (!res.check_passed)
+		g_test_message("check: %s", res.check_message);
+	g_assert_true(res.check_passed);
+	cca_replay_result_clear(&res);
+}
+
 static void
 test_export(gconstpointer data)
 {
@@ -239,15 +256,7 @@ test_export(gconstpointer data)
 		g_assert_cmpuint(x->requested_size, ==, y->requested_size);
 	}
 	/* and it replays as it was recorded */
-	cca_replay_options_init(&opt);
-	opt.check = TRUE;
-	CcaReplayResult res;
-	g_assert_true(cca_replay_run(back, &opt, &res, &error));
-	g_assert_no_error(error);
-	if (!res.check_passed)
-		g_test_message("check: %s", res.check_message);
-	g_assert_true(res.check_passed);
-	cca_replay_result_clear(&res);
+	assert_replays_as_recorded(back);
 	g_unlink(out);
 	g_rmdir(dir);
 }
@@ -273,15 +282,7 @@ test_export_whatif(void)
 	g_assert_no_error(error);
 	g_assert_true(back->settings.expandable_segments);
 	g_assert_nonnull(strstr(back->settings.conf, "per_process_memory_fraction:0.01"));
-	cca_replay_options_init(&opt);
-	opt.check = TRUE;
-	CcaReplayResult res;
-	g_assert_true(cca_replay_run(back, &opt, &res, &error));
-	g_assert_no_error(error);
-	if (!res.check_passed)
-		g_test_message("check: %s", res.check_message);
-	g_assert_true(res.check_passed);
-	cca_replay_result_clear(&res);
+	assert_replays_as_recorded(back);
 	g_unlink(out);
 	g_rmdir(dir);
 }

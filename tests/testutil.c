@@ -65,15 +65,74 @@ cca_test_read_text(const char *path)
 	return text;
 }
 
+static gint
+compare_names(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+GPtrArray *
+cca_test_sorted_names(const char *dir, const char *prefix, const char *suffix, const char *except)
+{
+	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+	GDir *d = g_dir_open(dir, 0, NULL);
+	g_assert_nonnull(d);
+	const char *name;
+	while ((name = g_dir_read_name(d)))
+		if (g_str_has_suffix(name, suffix) && g_str_has_prefix(name, prefix) &&
+		    (except == NULL || !g_str_has_prefix(name, except)))
+			g_ptr_array_add(names, g_strndup(name, strlen(name) - strlen(suffix)));
+	g_dir_close(d);
+	g_ptr_array_sort(names, compare_names);
+	return names;
+}
+
+void
+cca_test_add_rows(const char *prefix, const void *rows, gsize n, gsize size, gsize name_offset,
+		  GTestDataFunc func)
+{
+	for (gsize i = 0; i < n; i++) {
+		const char *row = (const char *)rows + i * size;
+		const char *name;
+		memcpy(&name, row + name_offset, sizeof name);
+		g_autofree char *path = g_strdup_printf("%s/%s", prefix, name);
+		g_test_add_data_func(path, row, func);
+	}
+}
+
+GRand *
+cca_test_seeded_rand(guint32 seed)
+{
+	g_test_message("seed %u", seed);
+	return g_rand_new_with_seed(seed);
+}
+
+CcaSnapshot *
+cca_test_load(const char *path)
+{
+	g_autoptr(GError) error = NULL;
+	CcaSnapshot *snap = cca_snapshot_load(path, &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(snap);
+	return snap;
+}
+
+guint8 *
+cca_test_read_sample(const char *name, gsize *len)
+{
+	g_autofree char *rel = g_strdup_printf("pytorch-2.11/samples/%s", name);
+	g_autofree char *path = cca_test_trace_path(rel);
+	guint8 *bytes = NULL;
+	g_assert_true(g_file_get_contents(path, (char **)&bytes, len, NULL));
+	return bytes;
+}
+
 CcaSnapshot *
 cca_test_load_trace(const char *name)
 {
 	g_autofree char *rel = g_strdup_printf("pytorch-2.11/%s.pickle.xz", name);
 	g_autofree char *path = cca_test_trace_path(rel);
-	GError *error = NULL;
-	CcaSnapshot *snap = cca_snapshot_load(path, &error);
-	g_assert_no_error(error);
-	return snap;
+	return cca_test_load(path);
 }
 
 double

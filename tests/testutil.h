@@ -16,6 +16,37 @@ char *cca_test_data_path(const char *relative);
  * with g_free(). */
 char *cca_test_read_text(const char *path);
 
+/* The names in DIR that start with PREFIX and end with SUFFIX, not
+ * starting with EXCEPT (NULL: none left out), each less SUFFIX, sorted.
+ * Free with g_ptr_array_free(). */
+GPtrArray *cca_test_sorted_names(const char *dir, const char *prefix, const char *suffix,
+				 const char *except);
+
+/* Registers a test PREFIX/NAME for each of the N rows of ROWS (SIZE
+ * bytes each), NAME the string at NAME_OFFSET in the row, running FUNC
+ * with the row. */
+void cca_test_add_rows(const char *prefix, const void *rows, gsize n, gsize size, gsize name_offset,
+		       GTestDataFunc func);
+
+/* The same for the array ROWS, whose rows are named by their string
+ * member FIELD. */
+#define CCA_TEST_ADD_ROWS(prefix, rows, field, func)                                          \
+	cca_test_add_rows((prefix), (rows), G_N_ELEMENTS(rows), sizeof((rows)[0]),            \
+			  (gsize)((const char *)&(rows)[0].field - (const char *)&(rows)[0]), \
+			  (func))
+
+/* A random generator seeded with SEED, the seed said in the test's log
+ * (to repeat a failure).  Free with g_rand_free(). */
+GRand *cca_test_seeded_rand(guint32 seed);
+
+/* Loads the trace at PATH (the test fails on error).  Free with
+ * cca_snapshot_free(). */
+struct CcaSnapshot *cca_test_load(const char *path);
+
+/* The bytes of traces/pytorch-2.11/samples/NAME, *LEN of them (the test
+ * fails if it cannot be read).  Free with g_free(). */
+guint8 *cca_test_read_sample(const char *name, gsize *len);
+
 /* Loads traces/pytorch-2.11/NAME.pickle.xz (the test fails on error).
  * Free with cca_snapshot_free(). */
 struct CcaSnapshot *cca_test_load_trace(const char *name);

@@ -1516,31 +1516,34 @@ cca_out_room(CcaOut *o, size_t n)
 /* The emitters write at P, which has room (cca_out_room()), and return
  * the byte after what they wrote. */
 
+/* TAG, then the N bytes at BE (a big-endian value). */
+static inline unsigned char *
+cca_put_tagged(unsigned char *p, unsigned char tag, const void *be, size_t n)
+{
+	p[0] = tag;
+	memcpy(p + 1, be, n);
+	return p + 1 + n;
+}
+
 static inline unsigned char *
 cca_put_be16(unsigned char *p, unsigned char tag, uint16_t v)
 {
-	p[0] = tag;
-	v = GUINT16_TO_BE(v);
-	memcpy(p + 1, &v, 2);
-	return p + 3;
+	const uint16_t be = GUINT16_TO_BE(v);
+	return cca_put_tagged(p, tag, &be, 2);
 }
 
 static inline unsigned char *
 cca_put_be32(unsigned char *p, unsigned char tag, uint32_t v)
 {
-	p[0] = tag;
-	v = GUINT32_TO_BE(v);
-	memcpy(p + 1, &v, 4);
-	return p + 5;
+	const uint32_t be = GUINT32_TO_BE(v);
+	return cca_put_tagged(p, tag, &be, 4);
 }
 
 static inline unsigned char *
 cca_put_be64(unsigned char *p, unsigned char tag, uint64_t v)
 {
-	p[0] = tag;
-	v = GUINT64_TO_BE(v);
-	memcpy(p + 1, &v, 8);
-	return p + 9;
+	const uint64_t be = GUINT64_TO_BE(v);
+	return cca_put_tagged(p, tag, &be, 8);
 }
 
 /* An unsigned integer in its smallest encoding. */
