@@ -56,14 +56,10 @@ addresses_init(RecordedAddresses *ra, uint64_t reservation_span)
 static void
 addresses_clear(RecordedAddresses *ra)
 {
-	if (ra->segment_bases)
-		g_array_free(ra->segment_bases, TRUE);
-	if (ra->segment_sizes)
-		g_array_free(ra->segment_sizes, TRUE);
-	if (ra->reservation_bases)
-		g_array_free(ra->reservation_bases, TRUE);
-	if (ra->known_reservations)
-		g_array_free(ra->known_reservations, TRUE);
+	g_clear_pointer(&ra->segment_bases, g_array_unref);
+	g_clear_pointer(&ra->segment_sizes, g_array_unref);
+	g_clear_pointer(&ra->reservation_bases, g_array_unref);
+	g_clear_pointer(&ra->known_reservations, g_array_unref);
 }
 
 /* Notes EV's address if it is a segment_alloc or opens a reservation. */

@@ -526,11 +526,8 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 void
 cca_start_state_clear(CcaStartState *start)
 {
-	if (start->reservations)
-		g_array_free(start->reservations, TRUE);
-	if (start->segments)
-		g_array_free(start->segments, TRUE);
-	if (start->blocks)
-		g_array_free(start->blocks, TRUE);
+	g_clear_pointer(&start->reservations, g_array_unref);
+	g_clear_pointer(&start->segments, g_array_unref);
+	g_clear_pointer(&start->blocks, g_array_unref);
 	memset(start, 0, sizeof *start);
 }
