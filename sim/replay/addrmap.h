@@ -130,6 +130,45 @@ map_remove(AddrMap *m, uint64_t key)
 	}
 }
 
+/* ------------------------------------------------ entry checks */
+
+/* Does EV carry an address (not an oom's device_free or a snapshot)? */
+static inline bool
+cca_trace_event_has_address(const CcaEvent *ev)
+{
+	return ev->action != CCA_ACTION_OOM && ev->action != CCA_ACTION_SNAPSHOT;
+}
+
+/* Is EV, on its own, an entry the model can hold: a size below 2^48, an
+ * address range that neither holds a map marker nor wraps past 2^64, a
+ * segment of some bytes, maps and unmaps of whole pages?  The fast half
+ * of cca_replay_check_event(), which says why when it is not. */
+static inline bool
+cca_trace_event_in_range(const CcaEvent *ev)
+{
+	bool segment =
+		ev->action >= CCA_ACTION_SEGMENT_ALLOC && ev->action <= CCA_ACTION_SEGMENT_UNMAP;
+	bool pages = ev->action == CCA_ACTION_SEGMENT_MAP || ev->action == CCA_ACTION_SEGMENT_UNMAP;
+	return ev->size <= CCA_REPLAY_MAX_BYTES &&
+	       (!cca_trace_event_has_address(ev) ||
+		(ev->addr < MAP_TOMB && ev->size <= MAP_TOMB - ev->addr)) &&
+	       (!segment || ev->size > 0) &&
+	       (!pages || ((ev->addr | ev->size) & (CCA_PAGE_GRANULE - 1)) == 0);
+}
+
+/* Sets ERROR for free_requested entry INDEX of SNAP at ADDR, a block whose
+ * free the trace had requested already and not completed. */
+static inline void
+cca_trace_set_double_free_error(GError **error, const CcaSnapshot *snap, uint64_t index,
+				uint64_t addr)
+{
+	g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+		    "%s: event %" G_GUINT64_FORMAT
+		    ": free_requested of the block at 0x%" G_GINT64_MODIFIER
+		    "x, whose free was already requested and has not completed",
+		    snap->source, index, addr);
+}
+
 /* ------------------------------------------------ live ranges */
 
 /* One cudaMalloc segment the trace holds at this point of the replay. */
@@ -291,9 +330,8 @@ cca_trace_check_event(CcaTraceCheck *w, const CcaSnapshot *snap, const CcaEvent 
 		      GError **error)
 {
 	/* the common entries (alloc and the frees) in range: nothing more to
-	 * check, and no call (cca_replay_check_event() says the same) */
-	if (G_LIKELY(ev->action <= CCA_ACTION_FREE_COMPLETED && ev->size <= CCA_REPLAY_MAX_BYTES &&
-		     ev->addr < MAP_TOMB && ev->size <= MAP_TOMB - ev->addr))
+	 * check, and no call */
+	if (G_LIKELY(ev->action <= CCA_ACTION_FREE_COMPLETED && cca_trace_event_in_range(ev)))
 		return TRUE;
 	if (!cca_replay_check_event(snap, ev, index, error))
 		return FALSE;

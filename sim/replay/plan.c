@@ -74,12 +74,7 @@ plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 			if (v == CCA_NIL) {
 				p->unknown_frees++;
 			} else if (v & FREE_REQUESTED) {
-				g_set_error(&local, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
-					    "%s: event %" G_GUINT64_FORMAT
-					    ": free_requested of the block at 0x%" G_GINT64_MODIFIER
-					    "x, whose free was already requested and has not "
-					    "completed",
-					    snap->source, i, ev.addr);
+				cca_trace_set_double_free_error(&local, snap, i, ev.addr);
 			} else {
 				map_put(&live, ev.addr, FREE_REQUESTED);
 			}

@@ -103,27 +103,14 @@ addresses_scan(RecordedAddresses *ra, const CcaSnapshot *snap, int device, GErro
 
 /* ------------------------------------------------------ input checks */
 
-/* Does EV carry an address (not an oom's device_free or a snapshot)? */
-static inline bool
-has_address(const CcaEvent *ev)
-{
-	return ev->action != CCA_ACTION_OOM && ev->action != CCA_ACTION_SNAPSHOT;
-}
-
 gboolean
 cca_replay_check_event(const CcaSnapshot *snap, const CcaEvent *ev, uint64_t index, GError **error)
 {
-	bool addr = has_address(ev);
+	if (G_LIKELY(cca_trace_event_in_range(ev)) || ev->action == CCA_ACTION_SNAPSHOT)
+		return TRUE;
 	bool segment =
 		ev->action >= CCA_ACTION_SEGMENT_ALLOC && ev->action <= CCA_ACTION_SEGMENT_UNMAP;
 	bool pages = ev->action == CCA_ACTION_SEGMENT_MAP || ev->action == CCA_ACTION_SEGMENT_UNMAP;
-	if (G_LIKELY(ev->size <= CCA_REPLAY_MAX_BYTES &&
-		     (!addr || (ev->addr < MAP_TOMB && ev->size <= MAP_TOMB - ev->addr)) &&
-		     (!segment || ev->size > 0) &&
-		     (!pages || ((ev->addr | ev->size) & (CCA_PAGE_GRANULE - 1)) == 0)))
-		return TRUE;
-	if (ev->action == CCA_ACTION_SNAPSHOT)
-		return TRUE;
 	const char *what;
 	if (segment && ev->size == 0)
 		what = "a segment of 0 bytes";
@@ -503,11 +490,7 @@ replay_free_requested(Replay *r, const CcaEvent *ev, uint64_t index)
 	CcaHandle v = map_get(&r->live, ev->addr);
 	if (v != CCA_NIL && (v & FREE_REQUESTED)) {
 		if (!r->error)
-			g_set_error(&r->error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
-				    "%s: event %" G_GUINT64_FORMAT
-				    ": free_requested of the block at 0x%" G_GINT64_MODIFIER
-				    "x, whose free was already requested and has not completed",
-				    r->snap->source, index, ev->addr);
+			cca_trace_set_double_free_error(&r->error, r->snap, index, ev->addr);
 		return FALSE;
 	}
 	const CcaEvent *next = window_peek(&r->in, 0, &r->error);
