@@ -149,15 +149,14 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 	if (res->allowed_maximum)
 		g_string_append_printf(out, ", cap %s", cca_size_format(res->allowed_maximum, buf));
 	g_string_append(out, "\n");
-	if (res->diverged_from_recording && res->whatif)
-		g_string_append(out,
-				"  the recorded settings under this cap or device do not make the "
-				"recording's segments: replayed as a what-if\n");
-	else if (res->diverged_from_recording)
-		g_string_append(out,
-				"  the recorded settings under this cap or device do not make the "
-				"recording's segments: the replay stopped there (ask for a "
-				"what-if: --whatif)\n");
+	if (res->diverged_from_recording)
+		g_string_append_printf(
+			out,
+			"  the recorded settings under this cap or device do not make "
+			"the recording's segments: %s\n",
+			res->whatif ? "replayed as a what-if"
+				    : "the replay stopped there (ask for a what-if: "
+				      "--whatif)");
 	if (res->start_reconstructed)
 		g_string_append_printf(
 			out,
