@@ -42,8 +42,11 @@ run 0 "$ccasim" replay --whatif --json "$traces/seedfrag.default.pickle.xz"
 json_is "a what-if under the recorded settings is one replay" \
 	'r["replays"] == 1 and r["whatif"]'
 run 0 "$ccasim" replay --config max_split_size_mb:128 --json "$traces/bert.gc.pickle.xz"
-json_is "a what-if of a trace with releases: one replay, empty_cache() found by the plan" \
-	'r["replays"] == 1 and r["planning_passes"] <= 1 and r["plan"]["has_releases"] and r["plan"]["empty_cache_positions"] == 8'
+json_is "a what-if of an uncapped trace with releases: one read, one replay, its 8 empty_cache() found as it is read" \
+	'r["replays"] == 1 and r["planning_passes"] == 0 and not r["plan"]["entries_read"] and r["empty_cache_calls"] == 8'
+run 0 "$ccasim" replay --config max_split_size_mb:128 --json "$traces/multistream.capms.pickle.xz"
+json_is "a what-if whose burst of releases precedes an oom: the plan reads the entries and one planning pass tells the 1 empty_cache() (the replay given up at that burst is counted)" \
+	'r["replays"] == 2 and r["planning_passes"] == 1 and r["plan"]["has_releases"] and r["plan"]["empty_cache_positions"] == 1 and r["empty_cache_calls"] == 1'
 run 0 "$ccasim" replay --json "$samples/snap_state_2.11.pickle"
 json_is "a mid-run trace is one replay from its rebuilt start" \
 	'r["replays"] == 1 and r["plan"]["mid_run"] and r["plan"]["start_blocks"] > 0'

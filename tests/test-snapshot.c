@@ -887,7 +887,7 @@ fake_free(void *state)
 	g_free(f);
 }
 
-static const CcaCursorOps fake_ops = {fake_next, fake_free};
+static const CcaCursorOps fake_ops = {.next = fake_next, .free = fake_free};
 static int fake_freed;
 
 static void *
@@ -933,6 +933,60 @@ test_cursor_streamed(void)
 	g_assert_cmpint(fake_freed, ==, 1);
 	cca_snapshot_free(snap);
 	g_assert_cmpint(priv_freed, ==, 1);
+}
+
+/* cca_event_cursor_next_many() gives the events before a corrupt one,
+ * then the error, and nothing after it. */
+static void
+test_cursor_next_many_stops_at_error(void)
+{
+	CcaSnapshot *snap = cca_snapshot_new();
+	snap->n_devices = 1;
+	snap->events = g_new0(GArray *, 1);
+	snap->n_events = g_new0(uint64_t, 1);
+	snap->n_events[0] = 5;
+	snap->stream_cursor_new = fake_cursor_new;
+	fake_freed = 0;
+	CcaEventCursor *cursor = cca_event_cursor_new(snap, 0);
+	g_autoptr(GError) error = NULL;
+	CcaEvent e[8];
+	g_assert_cmpuint(cca_event_cursor_next_many(cursor, e, 2, &error), ==, 2);
+	g_assert_no_error(error);
+	g_assert_cmpuint(cca_event_cursor_next_many(cursor, e, 8, &error), ==, 1);
+	g_assert_cmpuint(e[0].addr, ==, 2);
+	g_assert_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT);
+	g_assert_cmpuint(cca_event_cursor_position(cursor), ==, 3);
+	g_clear_error(&error);
+	g_assert_cmpuint(cca_event_cursor_next_many(cursor, e, 8, &error), ==, 0);
+	g_assert_no_error(error);
+	cca_event_cursor_free(cursor);
+	cca_snapshot_free(snap);
+}
+
+/* Over events held in memory, batches give what single steps give. */
+static void
+test_cursor_next_many_in_memory(void)
+{
+	CcaSnapshot *snap = cca_snapshot_new();
+	snap->n_devices = 1;
+	snap->events = g_new0(GArray *, 1);
+	snap->n_events = g_new0(uint64_t, 1);
+	snap->events[0] = g_array_new(FALSE, TRUE, sizeof(CcaEvent));
+	for (uint64_t i = 0; i < 5; i++) {
+		CcaEvent ev = {.addr = 100 + i, .action = CCA_ACTION_ALLOC};
+		g_array_append_val(snap->events[0], ev);
+	}
+	snap->n_events[0] = 5;
+	CcaEventCursor *cursor = cca_event_cursor_new(snap, 0);
+	CcaEvent e[4];
+	g_assert_cmpuint(cca_event_cursor_next_many(cursor, e, 4, NULL), ==, 4);
+	g_assert_cmpuint(e[3].addr, ==, 103);
+	g_assert_cmpuint(cca_event_cursor_next_many(cursor, e, 4, NULL), ==, 1);
+	g_assert_cmpuint(e[0].addr, ==, 104);
+	g_assert_cmpuint(cca_event_cursor_position(cursor), ==, 5);
+	g_assert_false(cca_event_cursor_next(cursor, e, NULL));
+	cca_event_cursor_free(cursor);
+	cca_snapshot_free(snap);
 }
 
 /* ------------------------------------------------------------ tables and names */
@@ -1077,6 +1131,9 @@ main(int argc, char **argv)
 	g_test_add_func("/snapshot/cursor/memory", test_cursor_memory);
 	g_test_add_func("/snapshot/cursor/bad-device", test_cursor_bad_device);
 	g_test_add_func("/snapshot/cursor/streamed", test_cursor_streamed);
+	g_test_add_func("/snapshot/cursor/next-many-stops-at-error",
+			test_cursor_next_many_stops_at_error);
+	g_test_add_func("/snapshot/cursor/next-many-in-memory", test_cursor_next_many_in_memory);
 	g_test_add_func("/snapshot/table/new-is-empty", test_new_is_empty);
 	g_test_add_func("/snapshot/table/intern", test_intern);
 	g_test_add_func("/snapshot/table/intern-after-rewrite", test_intern_after_table_rewrite);

@@ -295,6 +295,29 @@ cca_event_cursor_next(CcaEventCursor *cursor, CcaEvent *out, GError **error)
 	return TRUE;
 }
 
+guint
+cca_event_cursor_next_many(CcaEventCursor *cursor, CcaEvent *out, guint n, GError **error)
+{
+	if (cursor->done || n == 0)
+		return 0;
+	guint got;
+	if (cursor->events != NULL) {
+		guint left = cursor->events->len - (guint)cursor->position;
+		got = MIN(n, left);
+		memcpy(out, &g_array_index(cursor->events, CcaEvent, cursor->position),
+		       got * sizeof *out);
+	} else if (cursor->ops->next_many != NULL) {
+		got = cursor->ops->next_many(cursor->state, out, n, error);
+	} else {
+		for (got = 0; got < n && cursor->ops->next(cursor->state, &out[got], error); got++)
+			;
+	}
+	cursor->position += got;
+	if (got < n)
+		cursor->done = TRUE;
+	return got;
+}
+
 uint64_t
 cca_event_cursor_position(const CcaEventCursor *cursor)
 {

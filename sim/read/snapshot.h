@@ -92,9 +92,13 @@ typedef struct CcaEventCursor CcaEventCursor;
 /* How a cursor over a streamed snapshot (events[d] == NULL) gets its
  * events: the reader that streams them supplies these.  `next` stores the
  * next event in *OUT and returns TRUE, or returns FALSE at the end (ERROR
- * unset) or on corrupt input (ERROR set); `free` releases STATE. */
+ * unset) or on corrupt input (ERROR set); `next_many` (may be NULL) stores
+ * up to N next events in OUT[] and returns how many, fewer than N only at
+ * the end or before corrupt input (then ERROR set); `free` releases
+ * STATE. */
 typedef struct {
 	gboolean (*next)(void *state, CcaEvent *out, GError **error);
+	guint (*next_many)(void *state, CcaEvent *out, guint n, GError **error);
 	void (*free)(void *state);
 } CcaCursorOps;
 
@@ -213,6 +217,12 @@ CcaEventCursor *cca_event_cursor_new(const CcaSnapshot *snap, int device);
 /* Stores the next event in *OUT and returns TRUE; returns FALSE at the end
  * (ERROR unset) or on corrupt input (ERROR set, naming file and offset). */
 gboolean cca_event_cursor_next(CcaEventCursor *cursor, CcaEvent *out, GError **error);
+
+/* Stores up to N next events of CURSOR in OUT[] and returns how many: N,
+ * or fewer at the end (ERROR unset) or before an event that is corrupt
+ * (ERROR set; the events before it are stored and counted).  The same
+ * events, in the same order, as N calls of cca_event_cursor_next(). */
+guint cca_event_cursor_next_many(CcaEventCursor *cursor, CcaEvent *out, guint n, GError **error);
 
 /* Index of the next event the cursor will return. */
 uint64_t cca_event_cursor_position(const CcaEventCursor *cursor);

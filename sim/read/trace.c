@@ -531,11 +531,103 @@ typedef struct {
 	uint32_t n_stacks;
 } CcaTraceLimits;
 
+/* The fast path's integer: a positive fixint or a uint 8/16/32/64 at *P,
+ * read without bounds checks (the caller made sure enough bytes remain);
+ * false, with *P unmoved, for any other item. */
+G_ALWAYS_INLINE static inline bool
+cca_mp_fast_uint(const unsigned char **pp, uint64_t *out)
+{
+	const unsigned char *p = *pp;
+	unsigned c = p[0];
+	if (G_LIKELY(c <= 0x7f)) {
+		*out = c;
+		*pp = p + 1;
+		return true;
+	}
+	uint16_t v16;
+	uint32_t v32;
+	uint64_t v64;
+	switch (c) {
+	case 0xcc:
+		*out = p[1];
+		*pp = p + 2;
+		return true;
+	case 0xcd:
+		memcpy(&v16, p + 1, 2);
+		*out = GUINT16_FROM_BE(v16);
+		*pp = p + 3;
+		return true;
+	case 0xce:
+		memcpy(&v32, p + 1, 4);
+		*out = GUINT32_FROM_BE(v32);
+		*pp = p + 5;
+		return true;
+	case 0xcf:
+		memcpy(&v64, p + 1, 8);
+		*out = GUINT64_FROM_BE(v64);
+		*pp = p + 9;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The longest event the fast path decodes: an array header, eight
+ * integers of at most nine bytes each. */
+#define CCA_TRACE_FAST_EVENT_BYTES (1 + 8 * 9)
+
+/* The common event, decoded without per-field bounds checks: an 8-array of
+ * unsigned integers (time_us nil or unsigned, stream unsigned) whose ids
+ * are in range.  Returns false, having written nothing to R, for anything
+ * else; the checked decoder then handles it (and reports any fault). */
+G_ALWAYS_INLINE static inline bool
+cca_trace_decode_event_fast(CcaMp *r, const CcaTraceLimits *lim, CcaEvent *ev)
+{
+	const unsigned char *p = r->p;
+	if (G_UNLIKELY((size_t)(r->end - p) < CCA_TRACE_FAST_EVENT_BYTES || p[0] != 0x98))
+		return false;
+	p++;
+	uint64_t action, addr, size, stream, stack, cc, um;
+	int64_t time_us;
+	if (!cca_mp_fast_uint(&p, &action) || action >= CCA_ACTION_COUNT ||
+	    !cca_mp_fast_uint(&p, &addr) || !cca_mp_fast_uint(&p, &size) ||
+	    !cca_mp_fast_uint(&p, &stream))
+		return false;
+	if (*p == 0xc0) {
+		time_us = CCA_TIME_NONE;
+		p++;
+	} else {
+		uint64_t t;
+		if (!cca_mp_fast_uint(&p, &t) || t > INT64_MAX)
+			return false;
+		time_us = (int64_t)t;
+	}
+	if (!cca_mp_fast_uint(&p, &stack) || stack >= lim->n_stacks || !cca_mp_fast_uint(&p, &cc) ||
+	    cc >= lim->n_strings || !cca_mp_fast_uint(&p, &um) || um >= lim->n_strings)
+		return false;
+	ev->action = (uint8_t)action;
+	ev->addr = addr;
+	ev->size = size;
+	ev->stream = stream;
+	ev->time_us = time_us;
+	ev->stack = (uint32_t)stack;
+	ev->compile_context = (uint32_t)cc;
+	ev->user_metadata = (uint32_t)um;
+	ev->has_pool_id = false;
+	ev->pool_id[0] = 0;
+	ev->pool_id[1] = 0;
+	r->p = p;
+	return true;
+}
+
 /* Decodes one event at R into EV, validating it fully.  Returns CCA_MP_OK
  * or a failure recorded in F. */
 static inline int
 cca_trace_decode_event(CcaMp *r, const CcaTraceLimits *lim, CcaEvent *ev, CcaMpFault *f)
 {
+	if (G_LIKELY(cca_trace_decode_event_fast(r, lim, ev)))
+		return CCA_MP_OK;
+
 	uint32_t n;
 	uint64_t action;
 	const unsigned char *at = r->p;
@@ -623,6 +715,15 @@ cca_trace_cursor_next(void *state, CcaEvent *out, GError **error)
 	return TRUE;
 }
 
+static guint
+cca_trace_cursor_next_many(void *state, CcaEvent *out, guint n, GError **error)
+{
+	guint got = 0;
+	while (got < n && cca_trace_cursor_next(state, &out[got], error))
+		got++;
+	return got;
+}
+
 static void
 cca_trace_cursor_free(void *state)
 {
@@ -631,6 +732,7 @@ cca_trace_cursor_free(void *state)
 
 static const CcaCursorOps cca_trace_cursor_ops = {
 	.next = cca_trace_cursor_next,
+	.next_many = cca_trace_cursor_next_many,
 	.free = cca_trace_cursor_free,
 };
 

@@ -144,7 +144,8 @@ typedef struct {
 	CcaEvent *ring;
 	uint32_t cap, head, len; /* ring of buffered events */
 	uint64_t position;	 /* index of ring[head] in the trace */
-	gboolean at_end;
+	gboolean at_end;	 /* no entry is read after the ring's */
+	GError *pending;	 /* why, when a corrupt entry ended it */
 } Window;
 
 static void
@@ -164,6 +165,7 @@ window_clear(Window *w)
 	cca_event_cursor_free(w->cursor);
 	cca_trace_check_clear(&w->check);
 	g_free(w->ring);
+	g_clear_error(&w->pending);
 }
 
 /* Checks EV, trace entry INDEX, as it is read (cca_trace_check_event()),
@@ -174,45 +176,71 @@ window_check(Window *w, const CcaEvent *ev, uint64_t index, GError **error)
 	return w->trusted || cca_trace_check_event(&w->check, w->snap, ev, index, error);
 }
 
-/* Makes event POSITION+K available; returns it or NULL past the end. */
-static const CcaEvent *
-window_peek(Window *w, uint32_t k, GError **error)
+/* How many entries the window reads at a time, at most. */
+#define WINDOW_BATCH 64
+
+/* Reads entries until event POSITION+K is in the window (window_peek()'s
+ * slow path), a batch at a time; returns it or NULL past the end.  A
+ * corrupt entry ends the window before it: the error is given when the
+ * entry is needed, after the entries before it were handled. */
+static G_NO_INLINE const CcaEvent *
+window_fill(Window *w, uint32_t k, GError **error)
 {
 	while (w->len <= k) {
-		if (w->at_end)
+		if (w->at_end) {
+			if (w->pending) {
+				g_propagate_error(error, w->pending);
+				w->pending = NULL;
+			}
 			return NULL;
+		}
 		if (w->len == w->cap) {
 			CcaEvent *ring = g_new(CcaEvent, w->cap * 2);
 			for (uint32_t i = 0; i < w->len; i++)
-				ring[i] = w->ring[(w->head + i) % w->cap];
+				ring[i] = w->ring[(w->head + i) & (w->cap - 1)];
 			g_free(w->ring);
 			w->ring = ring;
 			w->head = 0;
 			w->cap *= 2;
 		}
-		CcaEvent *slot = &w->ring[(w->head + w->len) % w->cap];
-		GError *local = NULL;
-		if (!cca_event_cursor_next(w->cursor, slot, &local) ||
-		    !window_check(w, slot, w->position + w->len, &local)) {
-			w->at_end = TRUE;
-			if (local)
-				g_propagate_error(error, local);
-			return NULL;
+		uint32_t tail = (w->head + w->len) & (w->cap - 1);
+		uint32_t room = MIN(w->cap - w->len, w->cap - tail);
+		uint32_t want = MIN(room, MAX(WINDOW_BATCH, k + 1 - w->len));
+		CcaEvent *slots = &w->ring[tail];
+		guint got = cca_event_cursor_next_many(w->cursor, slots, want, &w->pending);
+		for (guint i = 0; i < got; i++) {
+			CcaEvent *slot = &slots[i];
+			if (!window_check(w, slot, w->position + w->len, &w->pending)) {
+				got = i;
+				break;
+			}
+			if (w->feed)
+				addresses_note(w->feed, slot);
+			if (slot->action >= CCA_ACTION_SEGMENT_ALLOC &&
+			    slot->action <= CCA_ACTION_SEGMENT_UNMAP)
+				w->segment_entries++;
+			w->len++;
 		}
-		if (w->feed)
-			addresses_note(w->feed, slot);
-		if (slot->action >= CCA_ACTION_SEGMENT_ALLOC &&
-		    slot->action <= CCA_ACTION_SEGMENT_UNMAP)
-			w->segment_entries++;
-		w->len++;
+		if (got < want)
+			w->at_end = TRUE;
 	}
-	return &w->ring[(w->head + k) % w->cap];
+	return &w->ring[(w->head + k) & (w->cap - 1)];
+}
+
+/* Makes event POSITION+K available; returns it or NULL past the end.
+ * The ring's capacity is a power of two. */
+static inline const CcaEvent *
+window_peek(Window *w, uint32_t k, GError **error)
+{
+	if (G_LIKELY(k < w->len))
+		return &w->ring[(w->head + k) & (w->cap - 1)];
+	return window_fill(w, k, error);
 }
 
 static void
 window_pop(Window *w)
 {
-	w->head = (w->head + 1) % w->cap;
+	w->head = (w->head + 1) & (w->cap - 1);
 	w->len--;
 	w->position++;
 }
@@ -231,9 +259,14 @@ typedef struct {
 	const GArray *empty_cache_at; /* what-if: trace positions of empty_cache */
 	guint next_empty_cache;
 	GArray *empty_cache_found; /* recorded mode: positions found */
-	RecordedAddresses *feed;   /* recorded mode: the trace's own addresses */
-	uint64_t model_segments;   /* segment_allocs the model recorded */
-	bool diverged;		   /* recorded mode: the model's segments are not the recording's */
+	/* a what-if of an unread plan of an uncapped recording: each burst of
+	 * releases is the program's empty_cache(), found as it is read */
+	bool online_bursts;
+	bool in_burst;		 /* the last entry read belongs to a burst */
+	bool needs_entries;	 /* a burst before an oom: the plan must read them */
+	RecordedAddresses *feed; /* recorded mode: the trace's own addresses */
+	uint64_t model_segments; /* segment_allocs the model recorded */
+	bool diverged;		 /* recorded mode: the model's segments are not the recording's */
 	/* segments of private pools (MemPool, graphs) in the final state:
 	 * an alloc inside one was made in that pool */
 	GArray *private_segments; /* PrivateSegment, by address */
@@ -611,6 +644,39 @@ maybe_empty_cache(Replay *r)
 	}
 }
 
+/* Online burst detection (Replay.online_bursts) at the entry the window's
+ * head holds, of action ACTION, as the plan's read would find it: a
+ * release after anything but a release or free_completed opens a burst,
+ * the program's empty_cache().  A burst whose next request is an oom may
+ * be that oom's own release: then only the planning pass can tell, and
+ * the replay stops with needs_entries set (returns false). */
+static bool
+online_burst(Replay *r, uint8_t action)
+{
+	if (action == CCA_ACTION_FREE_COMPLETED)
+		return true;
+	if (action != CCA_ACTION_SEGMENT_FREE && action != CCA_ACTION_SEGMENT_UNMAP) {
+		r->in_burst = false;
+		return true;
+	}
+	if (r->in_burst)
+		return true;
+	r->in_burst = true;
+	uint32_t k = 1;
+	const CcaEvent *ev;
+	while ((ev = window_peek(&r->in, k, &r->error)) &&
+	       (is_release(ev) || ev->action == CCA_ACTION_FREE_COMPLETED ||
+		ev->action == CCA_ACTION_SEGMENT_ALLOC || ev->action == CCA_ACTION_SEGMENT_MAP))
+		k++;
+	if (ev && ev->action == CCA_ACTION_OOM) {
+		r->needs_entries = true;
+		return false;
+	}
+	r->res->empty_cache_calls++;
+	cca_allocator_empty_cache(r->alloc);
+	return true;
+}
+
 /* The main loop; returns false on a read error (r->error). */
 static bool
 replay_loop(Replay *r)
@@ -619,6 +685,11 @@ replay_loop(Replay *r)
 	const CcaEvent *peeked;
 	while ((peeked = window_peek(&r->in, 0, &r->error))) {
 		maybe_empty_cache(r);
+		if (r->online_bursts) {
+			if (!online_burst(r, peeked->action))
+				break;
+			peeked = window_peek(&r->in, 0, &r->error); /* the lookahead may move it */
+		}
 		if (r->recorded_mode && is_release(peeked)) {
 			replay_release_burst(r);
 			continue;
@@ -933,7 +1004,8 @@ seed_start(Replay *r, const CcaStartState *start)
 static gboolean
 run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *settings,
 	 bool recorded_mode, RecordedAddresses *addresses, const GArray *empty_cache_at,
-	 GArray *found, CcaReplayResult *res, uint64_t *segment_entries, GError **error)
+	 bool online_bursts, GArray *found, CcaReplayResult *res, bool *needs_entries,
+	 uint64_t *segment_entries, GError **error)
 {
 	const CcaSnapshot *snap = plan->snap;
 	const CcaStartState *start = plan->mid_run ? &plan->start : NULL;
@@ -953,6 +1025,7 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 		.recorded_mode = recorded_mode,
 		.empty_cache_at = empty_cache_at,
 		.empty_cache_found = found,
+		.online_bursts = online_bursts,
 	};
 	r.device = opt->make_device ? opt->make_device(opt->make_device_data, &dc)
 				    : cca_simdevice_new(&dc);
@@ -962,7 +1035,12 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 		res->check_ran = true;
 		r.expect = cca_event_cursor_new(snap, opt->device);
 	}
-	r.alloc = cca_allocator_new(settings, &limits, r.device, on_model_event, &r);
+	/* the model's entries matter to an observer, to --check and to a
+	 * replay of the recording (its segments); a what-if nobody watches
+	 * needs none built */
+	bool hear_model = opt->on_model_event || recorded_mode || r.expect;
+	r.alloc = cca_allocator_new(settings, &limits, r.device, hear_model ? on_model_event : NULL,
+				    &r);
 	res->allowed_maximum = cca_allocator_allowed_maximum(r.alloc);
 	r.private_segments = private_segments_new(plan, r.alloc);
 	r.inferred_private = g_array_new(FALSE, FALSE, sizeof(PrivateSegment));
@@ -998,6 +1076,8 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 	res->stats = *cca_allocator_stats(r.alloc);
 	if (segment_entries)
 		*segment_entries = r.in.segment_entries;
+	if (needs_entries)
+		*needs_entries = r.needs_entries;
 	map_clear(&r.live);
 	g_array_free(r.private_segments, TRUE);
 	g_array_free(r.inferred_private, TRUE);
@@ -1059,8 +1139,8 @@ cca_replay_find_empty_cache(const CcaPlan *plan, double memory_fraction, uint64_
 	CcaReplayResult scratch;
 	memset(&scratch, 0, sizeof scratch);
 	g_atomic_int_inc(&total_planning);
-	gboolean ok = run_pass(plan, &opt, &plan->recorded, true, &own, NULL, found, &scratch, NULL,
-			       error);
+	gboolean ok = run_pass(plan, &opt, &plan->recorded, true, &own, NULL, false, found,
+			       &scratch, NULL, NULL, error);
 	cca_replay_result_clear(&scratch);
 	addresses_clear(&own);
 	return ok;
@@ -1107,8 +1187,16 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 					     !opt->force_whatif));
 	res->whatif = !recorded_mode;
 	/* a what-if needs the entries' facts (releases, addresses), except
-	 * on a trace of requests alone, which has none */
-	if (!recorded_mode && !requests_only && !cca_plan_read_entries(plan, opt->rewind, error))
+	 * on a trace of requests alone, which has none, and of a recording
+	 * without a cap, whose bursts of releases are all empty_cache() calls
+	 * but one before an oom: those the replay finds as it reads */
+	bool recorded_uncapped = cap_fraction(opt->recorded_memory_fraction) == 0.0 &&
+				 !opt->recorded_capacity_set &&
+				 !plan->recorded.has_per_process_memory_fraction;
+	bool online_bursts = !recorded_mode && !plan->entries_read && recorded_uncapped &&
+			     opt->addresses_from == NULL;
+	if (!recorded_mode && !requests_only && !online_bursts &&
+	    !cca_plan_read_entries(plan, opt->rewind, error))
 		return FALSE;
 	uint64_t total = opt->device_memory ? opt->device_memory : CCA_H200_TOTAL_MEMORY;
 	uint64_t span = reservation_span(total);
@@ -1122,7 +1210,7 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 	if (opt->addresses_from)
 		ok = addresses_scan(&other, opt->addresses_from, 0, error);
 	const GArray *empty_cache_at = NULL;
-	if (ok && !recorded_mode && plan->has_releases) {
+	if (ok && !recorded_mode && !online_bursts && plan->has_releases) {
 		/* where did the program call empty_cache()?  Only a replay under
 		 * the recorded settings can tell: the plan's planning pass */
 		bool ran = false;
@@ -1134,18 +1222,20 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 	}
 	GArray *found = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	uint64_t segment_entries = 0;
+	bool needs_entries = false;
 	if (ok) {
 		RecordedAddresses *addresses = recorded_mode	     ? &own
 					       : opt->addresses_from ? &other
 								     : NULL;
-		ok = run_pass(plan, opt, settings, recorded_mode, addresses, empty_cache_at, found,
-			      res, &segment_entries, error);
+		ok = run_pass(plan, opt, settings, recorded_mode, addresses, empty_cache_at,
+			      online_bursts, found, res, &needs_entries, &segment_entries, error);
 		res->replays = 1;
 		g_atomic_int_inc(&total_replays);
 	}
 	*redo = ok && !plan->entries_read &&
 		((res->unknown_frees > 0 && opt->rewind == CCA_REWIND_AUTO) ||
-		 (requests_only && segment_entries > 0) || res->diverged_from_recording);
+		 (requests_only && segment_entries > 0) || res->diverged_from_recording ||
+		 needs_entries);
 	g_array_free(found, TRUE);
 	addresses_clear(&own);
 	addresses_clear(&other);
