@@ -83,5 +83,7 @@ tests_test_validate_LDADD = libccasim.a $(CCASIM_LIBS)
 TESTS += tests/test-validate-cli.sh
 # One plan, one replay (issue 12): replays and planning passes per command.
 TESTS += tests/test-replays.sh
+TESTS += tests/test-address-ties.sh
+EXTRA_DIST += tests/test-address-ties.sh
 EXTRA_DIST += tests/test-replays.sh
 EXTRA_DIST += tests/test-validate-cli.sh

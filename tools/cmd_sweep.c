@@ -20,7 +20,7 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 	g_auto(CcaCliArgs) args = {0};
 	g_auto(GStrv) sets = NULL;
 	g_autofree char *calibration = NULL, *goal_name = NULL;
-	gboolean default_grid = FALSE, recommend = FALSE, csv = FALSE;
+	gboolean default_grid = FALSE, recommend = FALSE, csv = FALSE, all_models = FALSE;
 	GOptionEntry entries[] = {
 		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
 		 "Add the rows of a grid: KEY takes each value in turn, other --set keys "
@@ -38,6 +38,10 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		{"recommend", 'r', 0, G_OPTION_ARG_NONE, &recommend,
 		 "Name the best setting for the goal and capacity, and say why", NULL},
 		{"csv", 0, 0, G_OPTION_ARG_NONE, &csv, "Print CSV, one line per row", NULL},
+		{"all-address-models", 0, 0, G_OPTION_ARG_NONE, &all_models,
+		 "Replay every address model, also for rows whose first replay took no decision "
+		 "by address (those share its figures otherwise)",
+		 NULL},
 		G_OPTION_ENTRY_NULL,
 	};
 	int status = cca_cli_parse(
@@ -89,6 +93,7 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		.capacity_set = args.capacity_set,
 		.calibration = cal,
 		.threads = (guint)args.jobs,
+		.all_address_models = all_models,
 	};
 	CcaWhatifProgress progress = {.command = "sweep"};
 	if (!args.no_progress && isatty(STDERR_FILENO)) {

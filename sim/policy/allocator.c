@@ -63,6 +63,9 @@ struct CcaAllocator {
 	uint64_t allowed_maximum; /* 0 = no memory fraction in force */
 	bool fraction_set;
 	CcaStats stats;
+	/* decisions that went by device address alone (see
+	 * cca_allocator_address_ties()) */
+	uint64_t address_ties;
 };
 
 /* Everything one malloc() works with (AllocParams). */
@@ -312,6 +315,52 @@ find_free_block(const CcaAllocator *a, const CcaPool *pool, uint64_t size, uint6
 	return it;
 }
 
+/* The first block of the segment (or mapped run) that holds H. */
+static CcaHandle
+segment_head(const CcaAllocator *a, CcaHandle h)
+{
+	while (B(a, h)->prev != CCA_NIL && B(a, B(a, h)->prev)->mapped)
+		h = B(a, h)->prev;
+	return h;
+}
+
+/* Live expandable segments of STREAM in the pool of smallness IS_SMALL. */
+static guint
+expandable_segments_of(const CcaAllocator *a, uint64_t stream, bool is_small)
+{
+	guint n = 0;
+	for (guint i = 0; i < a->expandable->len; i++) {
+		const CcaExpandableSegment *e =
+			&g_array_index(a->expandable, CcaExpandableSegment, i);
+		n += e->live && e->stream == stream && e->is_small == is_small;
+	}
+	return n;
+}
+
+/* Counts an address tie when free block H was taken over one that differs
+ * from it in address alone: the next in the set's order has its stream and
+ * size, or H lies in an expandable segment while its stream has another
+ * (the choice between segments then goes by their addresses). */
+static void
+note_choice(CcaAllocator *a, CcaHandle h)
+{
+	const CcaBlock *b = B(a, h);
+	if (b->expandable >= 0) {
+		if (expandable_segments_of(a, b->stream, b->is_small) > 1)
+			a->address_ties++;
+		return;
+	}
+	/* blocks of one segment keep their order whatever its address */
+	for (CcaHandle n = cca_tree_next(a->slab, h);
+	     n != CCA_NIL && B(a, n)->stream == b->stream && B(a, n)->size == b->size;
+	     n = cca_tree_next(a->slab, n)) {
+		if (segment_head(a, n) != segment_head(a, h)) {
+			a->address_ties++;
+			return;
+		}
+	}
+}
+
 static bool
 get_free_block(CcaAllocator *a, AllocParams *p)
 {
@@ -320,6 +369,7 @@ get_free_block(CcaAllocator *a, AllocParams *p)
 	CcaHandle h = find_free_block(a, p->pool, p->size, p->stream);
 	if (h == CCA_NIL)
 		return false;
+	note_choice(a, h);
 	pool_erase(a, h);
 	p->block = h;
 	return true;
@@ -494,6 +544,8 @@ static CcaHandle
 find_expandable_block(CcaAllocator *a, AllocParams *p)
 {
 	CcaPool *pool = p->pool;
+	if (expandable_segments_of(a, p->stream, pool->is_small) > 1)
+		a->address_ties++; /* the first that fits, by address */
 	for (CcaHandle u = cca_tree_lower_bound(&pool->unmapped, a->slab, p->stream, 0, 0);
 	     u != CCA_NIL && B(a, u)->stream == p->stream; u = cca_tree_next(a->slab, u)) {
 		CcaHandle c = u;
@@ -723,6 +775,7 @@ release_available_cached_blocks(CcaAllocator *a, const AllocParams *p)
 	CcaHandle it = cca_tree_lower_bound(&pool->blocks, a->slab, p->stream, key_size, 0);
 	if (it != CCA_NIL && B(a, it)->stream == p->stream && B(a, it)->expandable < 0 &&
 	    !is_split(B(a, it))) {
+		note_choice(a, it);
 		release_block(a, it);
 		return true;
 	}
@@ -738,6 +791,9 @@ release_available_cached_blocks(CcaAllocator *a, const AllocParams *p)
 		bool is_first = cur == first;
 		if (!is_first)
 			it = cca_tree_prev(a->slab, it);
+		if (!is_first && B(a, it)->stream == B(a, cur)->stream &&
+		    B(a, it)->size == B(a, cur)->size)
+			a->address_ties++; /* which of two segments is released first */
 		if (B(a, cur)->expandable < 0 && !is_split(B(a, cur))) {
 			released += B(a, cur)->size;
 			release_block(a, cur);
@@ -1038,6 +1094,12 @@ cca_allocator_block_address(const CcaAllocator *a, CcaHandle h)
 {
 	CCA_ASSERT(handle_valid(a, h));
 	return B(a, h)->ptr;
+}
+
+uint64_t
+cca_allocator_address_ties(const CcaAllocator *a)
+{
+	return a->address_ties;
 }
 
 uint64_t
@@ -1445,15 +1507,6 @@ cca_allocator_check_invariants(const CcaAllocator *a, GString *why)
 }
 
 /* ------------------------------------------------ explaining a request */
-
-/* The first block of the segment (or mapped run) that holds H. */
-static CcaHandle
-segment_head(const CcaAllocator *a, CcaHandle h)
-{
-	while (B(a, h)->prev != CCA_NIL && B(a, B(a, h)->prev)->mapped)
-		h = B(a, h)->prev;
-	return h;
-}
 
 /* Classifies why no cached block serves P (find_free_block said no),
  * following find_free_block's steps. */

@@ -151,6 +151,13 @@ uint64_t cca_allocator_allowed_maximum(const CcaAllocator *alloc);
 /* Address of BLOCK. */
 uint64_t cca_allocator_block_address(const CcaAllocator *alloc, CcaHandle block);
 
+/* Decisions so far that went by device address alone: a free block taken
+ * (or an oversize one released) over another of the same stream and size,
+ * or space found in one of several expandable segments of a stream.
+ * While it is 0, the run is the same whatever addresses the device gives
+ * its segments (the address models of a what-if agree). */
+uint64_t cca_allocator_address_ties(const CcaAllocator *alloc);
+
 /* Size of the largest free block on STREAM's pools (for OOM reports). */
 uint64_t cca_allocator_largest_free(const CcaAllocator *alloc);
 

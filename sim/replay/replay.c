@@ -1074,6 +1074,7 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 	if (!ok)
 		g_propagate_error(error, r.error);
 	res->stats = *cca_allocator_stats(r.alloc);
+	res->address_ties = cca_allocator_address_ties(r.alloc);
 	if (segment_entries)
 		*segment_entries = r.in.segment_entries;
 	if (needs_entries)

@@ -134,6 +134,10 @@ typedef struct {
 	uint64_t replays;	  /* observed model replays: 1 */
 	uint64_t planning_passes; /* the planning pass ran for this replay: 0 or 1 */
 	uint64_t allowed_maximum; /* memory-fraction limit in bytes, 0 if none */
+	/* the model's decisions that went by device address alone
+	 * (cca_allocator_address_ties()): 0 means any address model gives
+	 * this run */
+	uint64_t address_ties;
 	/* peak bookkeeping */
 	uint64_t reserved_at_peak;  /* = reserved_bytes.all.peak */
 	uint64_t allocated_at_peak; /* allocated bytes when reserved peaked */

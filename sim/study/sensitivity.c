@@ -65,7 +65,15 @@ cca_replay_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	g_return_val_if_fail(n_models > 0 && n_models <= CCA_MAX_ADDRESS_MODELS, FALSE);
 	memset(out, 0, sizeof *out);
 	out->n_models = n_models;
+	uint64_t ties = 0;
 	for (int m = 0; m < n_models; m++) {
+		out->models[m] = models[m];
+		if (m > 0 && ties == 0) {
+			/* the first replay took no decision by address: every
+			 * model gives its run */
+			memcpy(out->values[m], out->values[0], sizeof out->values[0]);
+			continue;
+		}
 		CcaReplayOptions opt = *options;
 		opt.force_whatif = true;
 		opt.addresses_from = NULL;
@@ -74,7 +82,8 @@ cca_replay_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		CcaReplayResult res;
 		if (!cca_replay_run(snap, &opt, &res, error))
 			return FALSE;
-		out->models[m] = models[m];
+		if (m == 0)
+			ties = res.address_ties;
 		for (int f = 0; f < CCA_FIGURE_COUNT; f++) {
 			int64_t v = cca_figure_value(&res.stats, (CcaFigure)f);
 			out->values[m][f] = v;

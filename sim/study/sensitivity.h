@@ -40,7 +40,10 @@ const char *cca_figure_name(CcaFigure figure);
 int64_t cca_figure_value(const CcaStats *stats, CcaFigure figure);
 
 /* Replays SNAP as a what-if under OPTIONS once per address model in MODELS
- * (driver, ascending, descending when MODELS is NULL) and fills OUT.
+ * (driver, ascending, descending when MODELS is NULL) and fills OUT; when
+ * the first replay took no decision by address alone
+ * (CcaReplayResult.address_ties is 0), the other models share its
+ * figures without a replay.
  * Returns FALSE with ERROR on bad input only. */
 gboolean cca_replay_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *options,
 				const CcaAddressModel *models, int n_models, CcaSensitivity *out,

@@ -423,8 +423,10 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 		opt.force_whatif = row->recorded;
 	}
 	GArray *entries = g_array_new(FALSE, FALSE, sizeof(SegmentEntry));
-	opt.on_model_event = collect_segment_entry;
-	opt.on_model_event_data = entries;
+	if (options->calibration) { /* the cost model prices the segment entries */
+		opt.on_model_event = collect_segment_entry;
+		opt.on_model_event_data = entries;
+	}
 	CcaReplayResult res;
 	if (!cca_replay_run(sweep->snap, &opt, &res, error)) {
 		g_array_free(entries, TRUE);
@@ -437,6 +439,8 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 	run->events = res.events;
 	run->whatif = res.whatif;
 	run->model = model;
+	run->address_ties = res.address_ties;
+	run->replayed = true;
 	double reserved = (double)st->reserved_bytes[CCA_STAT_ALL].peak;
 	double *v = run->value;
 	v[CCA_SWEEP_FIG_PEAK_RESERVED] = reserved;
@@ -591,13 +595,13 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 	/* a capped recorded row's plain replay without the cap */
 	CcaSweepRun *probes = g_new0(CcaSweepRun, n_rows);
 	SweepTask *tasks = g_new0(SweepTask, n_rows * (CCA_SWEEP_MAX_MODELS + 1));
+	typedef CcaAddressModel RowModels[CCA_SWEEP_MAX_MODELS];
+	RowModels *models = g_new0(RowModels, n_rows ? n_rows : 1);
+	/* first each row's primary run (and probe) ... */
 	for (guint i = 0; i < n_rows; i++) {
 		CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
-		CcaAddressModel models[CCA_SWEEP_MAX_MODELS];
-		row->n_runs = cca_sweep_row_models(row, capped, models);
-		for (guint m = 0; m < row->n_runs; m++)
-			tasks[n_tasks++] =
-				(SweepTask){row, models[m], options, &row->runs[m], NULL};
+		row->n_runs = cca_sweep_row_models(row, capped, models[i]);
+		tasks[n_tasks++] = (SweepTask){row, models[i][0], options, &row->runs[0], NULL};
 		if (row->recorded && capped)
 			tasks[n_tasks++] =
 				(SweepTask){row, CCA_ADDRESS_RECORDED, &uncapped, &probes[i], NULL};
@@ -614,7 +618,37 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 			g_error_free(tasks[i].error);
 		}
 	}
+	/* ... then the other address models of the rows whose primary what-if
+	 * took a decision by address: the others give the same run */
+	n_tasks = 0;
+	for (guint i = 0; ok && i < n_rows; i++) {
+		CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
+		bool same = models[i][0] != CCA_ADDRESS_RECORDED &&
+			    row->runs[0].address_ties == 0 && !options->all_address_models;
+		for (guint m = 1; m < row->n_runs; m++) {
+			if (same) {
+				row->runs[m] = row->runs[0];
+				row->runs[m].model = models[i][m];
+				row->runs[m].replayed = false;
+			} else {
+				tasks[n_tasks++] = (SweepTask){row, models[i][m], options,
+							       &row->runs[m], NULL};
+			}
+		}
+	}
+	if (ok && n_tasks > 0)
+		cca_sweep_parallel(n_tasks, options->threads, sweep_task_run, &job,
+				   options->progress, options->progress_data);
+	for (guint i = 0; i < n_tasks; i++) {
+		if (tasks[i].error && ok) {
+			g_propagate_error(error, tasks[i].error);
+			ok = FALSE;
+		} else if (tasks[i].error) {
+			g_error_free(tasks[i].error);
+		}
+	}
 	g_free(tasks);
+	g_free(models);
 	for (guint i = 0; ok && i < n_rows; i++) {
 		CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
 		if (row->recorded && capped &&

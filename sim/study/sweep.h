@@ -75,6 +75,8 @@ typedef struct {
 	uint64_t oom_event;    /* first unexpected OOM's event; valid when value[OOM] */
 	bool whatif;	       /* the engine replayed a what-if */
 	CcaAddressModel model; /* the address model (CCA_ADDRESS_RECORDED: the trace's own) */
+	uint64_t address_ties; /* the replay's decisions by address alone */
+	bool replayed;	       /* FALSE: copied from the primary run, which met no tie */
 } CcaSweepRun;
 
 /* One setting and its results. */
@@ -102,6 +104,10 @@ typedef struct {
 	guint threads;				/* 0: one per core */
 	CcaSweepProgress progress;		/* NULL: none */
 	void *progress_data;
+	/* replay every address model even where the primary run met no
+	 * address tie (cca_allocator_address_ties()), whose figures the
+	 * other models then share without a replay */
+	bool all_address_models;
 } CcaSweepOptions;
 
 /* A sweep of one device of one trace. */
