@@ -1,0 +1,93 @@
+#!/usr/bin/python3
+"""Measure ccasim on recorded pattern traces (issue 13): for each W.C, the
+replay under its recorded settings with --check against every
+memory_stats() key, and the what-if from W.default to C against W.C's live
+run on the reserved-side keys, where both runs made the same requests.
+
+  tools/patterns-eval.py CCASIM DIR [--keys]
+Prints one line per case and a summary; exit 0 always (a measurement)."""
+import json, os, subprocess, sys, lzma, pickle
+
+RESERVED = ("reserved_bytes.", "segment.", "num_device_alloc", "num_device_free",
+            "num_alloc_retries", "num_ooms")
+
+
+def requests(path):
+    with lzma.open(path) as f:
+        snap = pickle.load(f)
+    tr = snap["device_traces"][0]
+    streams = {}  # stream handles differ between processes: number them in order
+    return [(e["action"], e["size"], streams.setdefault(e["stream"], len(streams)))
+            for e in tr if e["action"] in ("alloc", "free_requested", "free_completed")]
+
+
+def replay(ccasim, trace, meta, conf=None, check=False):
+    args = [ccasim, "replay", "--json", trace]
+    if meta["cap_bytes"]:
+        args += ["--memory-fraction", repr(min(1.0, meta["cap_bytes"] / meta["total_memory"]))]
+    if conf is not None:
+        args += ["--config", conf] if conf else ["--whatif"]
+    if check:
+        args.append("--check")
+    p = subprocess.run(args, capture_output=True, text=True)
+    try:
+        return json.loads(p.stdout), p.stderr.strip()
+    except ValueError:
+        return None, (p.stderr.strip() or "no output")[:300]
+
+
+def diff(model, truth, prefixes=None):
+    out = []
+    for k, v in sorted(truth.items()):
+        if prefixes and not k.startswith(prefixes):
+            continue
+        m = model.get(k)
+        if m is not None and m != v:
+            out.append(f"{k}: torch {v} model {m}")
+    return out
+
+
+def main():
+    ccasim, d = sys.argv[1], sys.argv[2]
+    names = sorted(f[:-5] for f in os.listdir(d) if f.endswith(".json"))
+    exact = total = wexact = wtotal = 0
+    for n in names:
+        meta = json.load(open(os.path.join(d, n + ".json")))
+        trace = os.path.join(d, n + ".pickle.xz")
+        r, err = replay(ccasim, trace, meta, check=True)
+        total += 1
+        if r is None:
+            print(f"{n:16} recorded: ERROR {err}")
+            continue
+        ms = r.get("memory_stats") or {}
+        nulls = [k for k, v in ms.items() if v is None]
+        dd = diff(ms, meta["memory_stats"])
+        chk = (r.get("check") or {}).get("passed")
+        ok = chk and not dd
+        exact += ok
+        print(f"{n:16} recorded: check {'passed' if chk else 'FAILED'}; "
+              f"{len(meta['memory_stats']) - len(dd) - len(nulls)} keys equal, {len(dd)} differ, "
+              f"{len(nulls)} unknown" + ("" if not dd else " (" + "; ".join(dd[:4]) + ")")
+              + ("" if chk else " [" + str((r.get('check') or {}).get('message'))[:200] + "]"))
+    for n in names:
+        w, c = n.split(".", 1)
+        if c == "default":
+            continue
+        base = os.path.join(d, w + ".default.pickle.xz")
+        meta = json.load(open(os.path.join(d, n + ".json")))
+        if requests(base) != requests(os.path.join(d, n + ".pickle.xz")):
+            print(f"{n:16} what-if: not a truth (the live run made other requests)")
+            continue
+        wtotal += 1
+        r, err = replay(ccasim, base, meta, conf=meta["PYTORCH_CUDA_ALLOC_CONF"])
+        if r is None:
+            print(f"{n:16} what-if: ERROR {err}")
+            continue
+        dd = diff(r["memory_stats"], meta["memory_stats"], RESERVED)
+        wexact += not dd
+        print(f"{n:16} what-if: {'exact' if not dd else 'DIFFERS: ' + '; '.join(dd[:4])}")
+    print(f"summary: recorded exact {exact}/{total}; what-ifs exact {wexact}/{wtotal}")
+
+
+if __name__ == "__main__":
+    main()
