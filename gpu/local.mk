@@ -16,4 +16,4 @@ endif
 # The H200 validation run, and its write-up.
 dist_noinst_SCRIPTS += %D%/run-validation.sh
 EXTRA_DIST += doc/validation.md
-dist_noinst_SCRIPTS += tools/torch_replay.py tools/validation-table.py
+dist_noinst_SCRIPTS += tools/torch_replay.py tools/validation-table.py tools/patterns-eval.py gpu/capture-patterns.py

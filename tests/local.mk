@@ -84,6 +84,8 @@ TESTS += tests/test-validate-cli.sh
 # One plan, one replay (issue 12): replays and planning passes per command.
 TESTS += tests/test-replays.sh
 TESTS += tests/test-address-ties.sh
+TESTS += tests/test-patterns.sh
+EXTRA_DIST += tests/test-patterns.sh
 EXTRA_DIST += tests/test-address-ties.sh
 EXTRA_DIST += tests/test-replays.sh
 EXTRA_DIST += tests/test-validate-cli.sh

@@ -22,6 +22,27 @@ private_order(gconstpointer a, gconstpointer b)
 	return x->address < y->address ? -1 : x->address > y->address;
 }
 
+/* A segment_alloc at ADDR, trace entry INDEX: if a private segment of the
+ * final state starts there, the segment was (last) made then. */
+static void
+note_private_from(CcaPlan *p, uint64_t addr, uint64_t index)
+{
+	guint lo = 0, hi = p->private_segments->len;
+	while (lo < hi) {
+		guint mid = (lo + hi) / 2;
+		CcaPlanPrivateSegment *ps =
+			&g_array_index(p->private_segments, CcaPlanPrivateSegment, mid);
+		if (addr < ps->address) {
+			hi = mid;
+		} else if (addr > ps->address) {
+			lo = mid + 1;
+		} else {
+			ps->from = index;
+			return;
+		}
+	}
+}
+
 /* Reads every entry of the plan's device: checks, addresses, releases,
  * live addresses.  FIRST receives the first entry (action 0xff if none). */
 static gboolean
@@ -85,6 +106,7 @@ plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 			break;
 		case CCA_ACTION_SEGMENT_ALLOC:
 			p->has_segment_entries = true;
+			note_private_from(p, ev.addr, i);
 			g_array_append_val(p->segment_bases, ev.addr);
 			g_array_append_val(p->segment_sizes, ev.size);
 			break;
@@ -152,7 +174,7 @@ plan_init(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GError 
 		if (s->pool_id[0] == 0 && s->pool_id[1] == 0)
 			continue;
 		CcaPlanPrivateSegment ps = {
-			s->address, s->total_size, {s->pool_id[0], s->pool_id[1]}};
+			s->address, s->total_size, {s->pool_id[0], s->pool_id[1]}, 0};
 		g_array_append_val(p->private_segments, ps);
 	}
 	g_array_sort(p->private_segments, private_order);

@@ -35,6 +35,10 @@ G_BEGIN_DECLS
 typedef struct {
 	uint64_t address, size;
 	int64_t pool_id[2];
+	/* the trace entry that made it (its last segment_alloc at ADDRESS);
+	 * 0 when the trace shows none or its entries were not read.  The
+	 * address range may have held a default-pool segment before. */
+	uint64_t from;
 } CcaPlanPrivateSegment;
 
 struct CcaPlan {

@@ -286,6 +286,7 @@ typedef struct {
 typedef struct {
 	uint64_t address, size;
 	uint32_t mempool; /* the allocator's index of its pool */
+	uint64_t from;	  /* the trace entry that made it (CcaPlanPrivateSegment) */
 } PrivateSegment;
 
 
@@ -301,7 +302,7 @@ private_segments_new(const CcaPlan *plan, CcaAllocator *alloc)
 		int k = cca_allocator_mempool(alloc, s->pool_id);
 		if (k <= 0)
 			continue;
-		PrivateSegment ps = {s->address, s->size, (uint32_t)k};
+		PrivateSegment ps = {s->address, s->size, (uint32_t)k, s->from};
 		g_array_append_val(segs, ps);
 	}
 	return segs;
@@ -321,8 +322,8 @@ pool_of_address(const Replay *r, uint64_t addr)
 			hi = mid;
 		else if (addr >= ps->address + ps->size)
 			lo = mid + 1;
-		else
-			return ps->mempool;
+		else /* before it was made, the range held another segment */
+			return r->in.position >= ps->from ? ps->mempool : 0;
 	}
 	const GArray *inferred = r->inferred_private;
 	for (guint i = 0; inferred && i < inferred->len; i++) {
@@ -351,7 +352,8 @@ pool_of_alloc(Replay *r, const CcaEvent *ev)
 	if (k <= 0)
 		return 0;
 	cca_allocator_mempool_set_freeable(r->alloc, (uint32_t)k, false); /* in use again */
-	PrivateSegment ps = {r->last_segment_alloc.addr, r->last_segment_alloc.size, (uint32_t)k};
+	PrivateSegment ps = {r->last_segment_alloc.addr, r->last_segment_alloc.size, (uint32_t)k,
+			     0};
 	g_array_append_val(r->inferred_private, ps);
 	r->res->inferred_private_segments++;
 	return (uint32_t)k;
@@ -1194,8 +1196,9 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 	bool recorded_uncapped = cap_fraction(opt->recorded_memory_fraction) == 0.0 &&
 				 !opt->recorded_capacity_set &&
 				 !plan->recorded.has_per_process_memory_fraction;
+	/* a private segment's requests are told by when it was made: a read */
 	bool online_bursts = !recorded_mode && !plan->entries_read && recorded_uncapped &&
-			     opt->addresses_from == NULL;
+			     opt->addresses_from == NULL && plan->private_segments->len == 0;
 	if (!recorded_mode && !requests_only && !online_bursts &&
 	    !cca_plan_read_entries(plan, opt->rewind, error))
 		return FALSE;

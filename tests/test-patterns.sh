@@ -1,0 +1,61 @@
+#!/bin/sh
+# test-patterns.sh - ccasim against PyTorch 2.11 on the patterns eager runs
+# lack (traces/patterns-2.11: CUDA graphs, torch.compile reduce-overhead,
+# a MemPool released before the dump, record_stream under caps, a ring
+# recording; issue 13).  For every W.C: the replay under its recorded
+# settings with --check passes and all memory_stats keys equal the live
+# run's; for every W.C whose live run made the same requests as W.default:
+# the what-if from W.default to C equals the live run on the reserved-side
+# keys, with no address oracle.  tools/patterns-eval.py measures; known
+# gaps are TODO with their reason until they close.
+set -u
+
+srcdir=${top_srcdir:-.}
+. "$srcdir/tests/tap.sh"
+
+dir=$srcdir/traces/patterns-2.11
+
+if ! "$python" -c 'import lzma, pickle' 2>/dev/null; then
+	skip "patterns" "no python3 with lzma"
+	tap_done
+fi
+"$python" "$srcdir/tools/patterns-eval.py" "$ccasim" "$dir" >"$scratch/eval" 2>"$scratch/err"
+
+# gap CASE KIND: the reason CASE's KIND (recorded, what-if) is a known gap,
+# or nothing.
+gap() {
+	case "$2 $1" in
+	"recorded graphs."* | "recorded compile."[!c]*)
+		echo "num_sync_all_streams: torch.cuda.graph calls empty_cache() per capture, and one that frees nothing leaves no entry (the recorder of issue 14 records them)" ;;
+	"recorded compile.cap")
+		echo "num_alloc_retries under the cap differs (not yet understood)" ;;
+	"recorded mempool."* | "what-if mempool.exp")
+		echo "a MemPool deleted before the dump: its release is taken for an empty_cache() (issue 13 item 2)" ;;
+	"recorded ring.cap" | "recorded ring.gc")
+		echo "inactive_split_bytes of the small pool under a cap differ by 1-2 MiB (not yet understood)" ;;
+	"recorded rscap.cap")
+		echo "record_stream under a cap: the trace's oom at event 1474 is not reproduced (issue 13 item 3)" ;;
+	esac
+}
+
+while read -r name kind rest; do
+	kind=${kind%:}
+	case $name in summary:) continue ;; esac
+	case $kind in recorded | what-if) ;; *) continue ;; esac
+	case $rest in "not a truth"*) continue ;; esac
+	case $kind in
+	recorded) echo "$rest" | grep -q '^check passed; 122 keys equal, 0 differ' ;;
+	what-if) [ "$rest" = exact ] ;;
+	esac
+	status=$?
+	why=$(gap "$name" "$kind")
+	if [ -n "$why" ]; then
+		todo $status "$name $kind: $rest" "$why"
+	else
+		report $status "$name $kind: $rest"
+	fi
+done <"$scratch/eval"
+[ "$n" -ge 47 ]
+report $? "every case measured ($n)"
+
+tap_done
