@@ -3,6 +3,7 @@ dist_man_MANS += doc/ccasim.1
 EXTRA_DIST += doc/trace-format.md doc/hardening.md doc/architecture.md
 EXTRA_DIST += doc/driver-va.md
 EXTRA_DIST += doc/allocator-model.md
+EXTRA_DIST += doc/private-pools.md
 EXTRA_DIST += doc/whatif.md doc/cost-model.md
 # The allocator tutorial (issue #8); tests/test-tutorial.sh regenerates its
 # numbers and figures.

@@ -757,6 +757,69 @@ cca_allocator_empty_cache(CcaAllocator *a)
 	CCA_CHECK_INVARIANTS(a, "empty_cache");
 }
 
+/* Appends to OUT (uint64_t) the bases of the whole cached segments of POOL
+ * that release_blocks() would free, in its order (expandable ones aside). */
+static void
+cached_segments_of(const CcaAllocator *a, const CcaPool *pool, GArray *out)
+{
+	for (CcaHandle h = cca_tree_first(&pool->blocks, a->slab); h != CCA_NIL;
+	     h = cca_tree_next(a->slab, h))
+		if (B(a, h)->expandable < 0 && !is_split(B(a, h)))
+			g_array_append_val(out, B(a, h)->ptr);
+}
+
+GArray *
+cca_allocator_cached_segments(const CcaAllocator *a)
+{
+	GArray *out = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	cached_segments_of(a, &a->pools[1], out);
+	cached_segments_of(a, &a->pools[0], out);
+	for (uint32_t k = 1; k < a->n_mempools; k++) {
+		if (!a->mempool_freeable[k])
+			continue;
+		cached_segments_of(a, &a->pools[2 * k], out);
+		cached_segments_of(a, &a->pools[2 * k + 1], out);
+	}
+	return out;
+}
+
+/* The whole cached segment at ADDR in any pool, or CCA_NIL. */
+static CcaHandle
+cached_segment_at(const CcaAllocator *a, uint64_t addr)
+{
+	for (uint32_t i = 0; i < 2 * a->n_mempools; i++)
+		for (CcaHandle h = cca_tree_first(&a->pools[i].blocks, a->slab); h != CCA_NIL;
+		     h = cca_tree_next(a->slab, h))
+			if (B(a, h)->ptr == addr && B(a, h)->expandable < 0 && !is_split(B(a, h)))
+				return h;
+	return CCA_NIL;
+}
+
+gboolean
+cca_allocator_release_segments(CcaAllocator *a, const uint64_t *addrs, guint n)
+{
+	for (guint i = 0; i < n; i++)
+		if (cached_segment_at(a, addrs[i]) == CCA_NIL)
+			return FALSE;
+	synchronize_and_free_events(a);
+	for (guint i = 0; i < n; i++)
+		release_block(a, cached_segment_at(a, addrs[i]));
+	CCA_CHECK_INVARIANTS(a, "release_segments");
+	return TRUE;
+}
+
+void
+cca_allocator_mempool_release(CcaAllocator *a, uint32_t mempool)
+{
+	if (mempool == 0 || mempool >= a->n_mempools)
+		return;
+	a->mempool_freeable[mempool] = true;
+	synchronize_and_free_events(a);
+	release_blocks(a, &a->pools[2 * mempool]);
+	release_blocks(a, &a->pools[2 * mempool + 1]);
+	CCA_CHECK_INVARIANTS(a, "mempool_release");
+}
+
 static bool
 release_available_cached_blocks(CcaAllocator *a, const AllocParams *p)
 {

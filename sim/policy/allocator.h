@@ -77,6 +77,25 @@ int cca_allocator_mempool(CcaAllocator *alloc, const int64_t id[2]);
  * empty_cache and the retry cascade then release its free segments too. */
 void cca_allocator_mempool_set_freeable(CcaAllocator *alloc, uint32_t mempool, bool freeable);
 
+/* A MemPool deleted: ~MemPool's releasePool() marks private pool MEMPOOL
+ * freeable and its emptyCache(id) synchronizes the streams
+ * (num_sync_all_streams) and releases the pool's cached segments, small
+ * ones first, then large, each in the free set's order; other pools keep
+ * theirs. */
+void cca_allocator_mempool_release(CcaAllocator *alloc, uint32_t mempool);
+
+/* The bases of the segments empty_cache() would release now, in the order
+ * it would release them (expandable segments aside), as a new GArray of
+ * uint64_t. */
+GArray *cca_allocator_cached_segments(const CcaAllocator *alloc);
+
+/* Synchronizes the streams (num_sync_all_streams) and releases the whole
+ * cached segments at ADDRS[0..N) in that order, of whatever pool: what a
+ * pool's release shows in a trace whose pool the model did not know.
+ * Returns FALSE, having done nothing, when one of them is no whole cached
+ * segment. */
+gboolean cca_allocator_release_segments(CcaAllocator *alloc, const uint64_t *addrs, guint n);
+
 /* free() of allocated BLOCK.  With DEFERRED (the block was used on another
  * stream: record_stream) the block stays active, pending until
  * cca_allocator_complete_free() or a synchronisation completes it;

@@ -14,6 +14,7 @@
 
 #include "addrmap.h"
 #include "json.h"
+#include "pytorch.h"
 
 static gint
 private_order(gconstpointer a, gconstpointer b)
@@ -61,6 +62,7 @@ plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 	/* release bursts: runs of segment_free/unmap and free_completed
 	 * opened by a release, as the engine's recorded mode sees them */
 	bool in_burst = false, after_burst = false;
+	bool burst_small = false; /* the burst freed a small-pool segment */
 	for (; cca_event_cursor_next(cursor, &ev, &local); i++) {
 		bool release = ev.action == CCA_ACTION_SEGMENT_FREE ||
 			       ev.action == CCA_ACTION_SEGMENT_UNMAP;
@@ -77,7 +79,14 @@ plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 		}
 		if (!in_burst && release) {
 			in_burst = true;
+			burst_small = false;
 			g_array_append_val(p->burst_at, i);
+		}
+		if (ev.action == CCA_ACTION_SEGMENT_FREE) {
+			bool small = ev.size == CCA_SMALL_BUFFER;
+			if (burst_small && !small)
+				p->burst_may_release_pool = true;
+			burst_small = burst_small || small;
 		}
 		if (i == 0)
 			*first = ev;
@@ -157,6 +166,8 @@ plan_init(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GError 
 	p->map_addresses = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	p->private_segments = g_array_new(FALSE, FALSE, sizeof(CcaPlanPrivateSegment));
 	p->empty_cache_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	p->pool_spans = g_array_new(FALSE, FALSE, sizeof(CcaPlanPoolSpan));
+	p->pool_releases = g_array_new(FALSE, FALSE, sizeof(CcaPlanPoolRelease));
 	p->burst_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	p->pytorch_version =
 		pytorch_version ? pytorch_version : cca_replay_guess_pytorch_version(snap);
@@ -287,6 +298,8 @@ cca_plan_free(CcaPlan *p)
 	g_array_free(p->map_addresses, TRUE);
 	g_array_free(p->private_segments, TRUE);
 	g_array_free(p->empty_cache_at, TRUE);
+	g_array_free(p->pool_spans, TRUE);
+	g_array_free(p->pool_releases, TRUE);
 	g_array_free(p->burst_at, TRUE);
 	g_mutex_clear(&p->lock);
 	g_free(p);
@@ -303,14 +316,16 @@ cca_plan_find_empty_cache(CcaPlan *p, double memory_fraction, uint64_t device_me
 	if (!p->empty_cache_known) {
 		bool capped = memory_fraction > 0.0 || capacity_set ||
 			      p->recorded.has_per_process_memory_fraction;
-		if (p->has_releases && !capped && !p->burst_before_oom) {
+		if (p->has_releases && !capped && !p->burst_before_oom &&
+		    !p->burst_may_release_pool) {
 			/* no cap, so no garbage collection and no cudaMalloc
 			 * failure: no malloc releases memory, and every burst
 			 * is the program's empty_cache() */
 			g_array_append_vals(p->empty_cache_at, p->burst_at->data, p->burst_at->len);
 		} else if (p->has_releases) {
 			ok = cca_replay_find_empty_cache(p, memory_fraction, device_memory,
-							 capacity_set, p->empty_cache_at, error);
+							 capacity_set, p->empty_cache_at,
+							 p->pool_spans, p->pool_releases, error);
 			if (ran)
 				*ran = ok;
 		}

@@ -41,6 +41,22 @@ typedef struct {
 	uint64_t from;
 } CcaPlanPrivateSegment;
 
+/* A segment of a private pool that was released before the dump (a
+ * MemPool deleted), as the planning pass found it: the requests at
+ * addresses in [ADDRESS, ADDRESS + SIZE) after trace entry FROM and before
+ * entry TO went to pool LABEL. */
+typedef struct {
+	uint64_t address, size;
+	uint64_t from, to;
+	uint32_t label;
+} CcaPlanPoolSpan;
+
+/* Where the program released pool LABEL (~MemPool): trace position. */
+typedef struct {
+	uint64_t position;
+	uint32_t label;
+} CcaPlanPoolRelease;
+
 struct CcaPlan {
 	const CcaSnapshot *snap; /* borrowed */
 	int device;
@@ -61,6 +77,10 @@ struct CcaPlan {
 	 * whether the request after one is an oom entry */
 	GArray *burst_at;
 	bool burst_before_oom;
+	/* a burst frees a small-pool segment before a large-pool one, which
+	 * empty_cache() of the default pools never does: a private pool's
+	 * release, which only the planning pass can tell apart */
+	bool burst_may_release_pool;
 	/* mid-run: the state the trace started from, rebuilt (start.mid_run) */
 	bool mid_run;
 	bool mid_run_by_frees;	/* told by frees of blocks the trace never allocated */
@@ -74,6 +94,9 @@ struct CcaPlan {
 	 * cca_plan_find_empty_cache() ran; found under the cap below */
 	bool empty_cache_known;
 	GArray *empty_cache_at; /* uint64_t */
+	/* ... and the private pools the program released before the dump,
+	 * found with them (CcaPlanPoolSpan, CcaPlanPoolRelease by position) */
+	GArray *pool_spans, *pool_releases;
 	double empty_cache_memory_fraction;
 	uint64_t empty_cache_device_memory;
 	bool empty_cache_capacity_set;

@@ -262,8 +262,17 @@ typedef struct {
 	/* a what-if of an unread plan of an uncapped recording: each burst of
 	 * releases is the program's empty_cache(), found as it is read */
 	bool online_bursts;
-	bool in_burst;		 /* the last entry read belongs to a burst */
-	bool needs_entries;	 /* a burst before an oom: the plan must read them */
+	bool in_burst;	    /* the last entry read belongs to a burst */
+	bool needs_entries; /* a burst before an oom: the plan must read them */
+	/* recorded mode: the trace entry of each live recorded segment's
+	 * segment_alloc (address -> index + 1), and the private pools found
+	 * released before the dump (planning pass: CcaPlanPoolSpan,
+	 * CcaPlanPoolRelease) */
+	GHashTable *segment_from;
+	GArray *spans_found, *releases_found;
+	/* what-if: the plan's pools released before the dump */
+	const GArray *pool_spans, *pool_releases;
+	guint next_pool_release;
 	RecordedAddresses *feed; /* recorded mode: the trace's own addresses */
 	uint64_t model_segments; /* segment_allocs the model recorded */
 	bool diverged;		 /* recorded mode: the model's segments are not the recording's */
@@ -308,6 +317,16 @@ private_segments_new(const CcaPlan *plan, CcaAllocator *alloc)
 	return segs;
 }
 
+/* The allocator's index of the private pool LABEL that the program
+ * released before the dump (0 when the allocator has no room for it). */
+static uint32_t
+released_pool(const Replay *r, uint32_t label)
+{
+	const int64_t id[2] = {-2, (int64_t)label + 1};
+	int k = cca_allocator_mempool(r->alloc, id);
+	return k > 0 ? (uint32_t)k : 0;
+}
+
 /* The pool of the block the trace allocated at ADDR: a private pool when
  * ADDR lies in one of its segments, else the default pool (0). */
 static uint32_t
@@ -324,6 +343,13 @@ pool_of_address(const Replay *r, uint64_t addr)
 			lo = mid + 1;
 		else /* before it was made, the range held another segment */
 			return r->in.position >= ps->from ? ps->mempool : 0;
+	}
+	const GArray *spans = r->pool_spans;
+	for (guint i = 0; spans && i < spans->len; i++) {
+		const CcaPlanPoolSpan *sp = &g_array_index(spans, CcaPlanPoolSpan, i);
+		if (addr >= sp->address && addr < sp->address + sp->size &&
+		    sp->from < r->in.position && r->in.position <= sp->to)
+			return released_pool(r, sp->label);
 	}
 	const GArray *inferred = r->inferred_private;
 	for (guint i = 0; inferred && i < inferred->len; i++) {
@@ -574,6 +600,68 @@ is_release(const CcaEvent *ev)
 	return ev->action == CCA_ACTION_SEGMENT_FREE || ev->action == CCA_ACTION_SEGMENT_UNMAP;
 }
 
+/* The burst of END entries at the window's head (recorded mode, no malloc
+ * caused it) as a private pool's release (~MemPool: releasePool, then
+ * emptyCache of that pool): it frees a small-pool segment before a
+ * large-pool one (a pool releases its small blocks first; nothing else
+ * does), whole cached segments, but not those empty_cache() would free in
+ * its order.  Then the model releases exactly those, the planning
+ * pass notes the pool (its segments' spans and the release), and the
+ * burst's entries are consumed; returns whether it was one. */
+static bool
+replay_pool_release(Replay *r, uint32_t end)
+{
+	g_autoptr(GArray) freed = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	bool small = false, small_first = false;
+	for (uint32_t i = 0; i < end; i++) {
+		const CcaEvent *ev = window_peek(&r->in, i, &r->error);
+		if (ev->action == CCA_ACTION_SEGMENT_UNMAP)
+			return false; /* expandable segments: not told apart yet */
+		if (ev->action != CCA_ACTION_SEGMENT_FREE)
+			continue;
+		small_first = small_first || (small && ev->size != CCA_SMALL_BUFFER);
+		small = small || ev->size == CCA_SMALL_BUFFER;
+		g_array_append_val(freed, ev->addr);
+	}
+	/* only a private pool frees a small segment before a large one:
+	 * empty_cache() frees the default large pool first, garbage
+	 * collection and the oversize release large blocks alone */
+	if (!small_first)
+		return false;
+	g_autoptr(GArray) would = cca_allocator_cached_segments(r->alloc);
+	if (freed->len == 0 ||
+	    (would->len == freed->len &&
+	     memcmp(would->data, freed->data, freed->len * sizeof(uint64_t)) == 0))
+		return false;
+	if (!cca_allocator_release_segments(r->alloc, (const uint64_t *)freed->data, freed->len))
+		return false;
+	uint64_t position = r->in.position;
+	uint32_t label = r->releases_found ? r->releases_found->len : 0;
+	if (r->releases_found) {
+		CcaPlanPoolRelease rel = {position, label};
+		g_array_append_val(r->releases_found, rel);
+	}
+	r->res->pool_releases++;
+	for (uint32_t i = 0; i < end; i++) {
+		CcaEvent copy = *window_peek(&r->in, 0, &r->error);
+		window_pop(&r->in);
+		if (copy.action == CCA_ACTION_FREE_COMPLETED) {
+			replay_free_completed(r, &copy);
+			continue;
+		}
+		gpointer from = NULL;
+		if (r->segment_from &&
+		    g_hash_table_steal_extended(r->segment_from, GSIZE_TO_POINTER(copy.addr), NULL,
+						&from) &&
+		    r->spans_found) {
+			CcaPlanPoolSpan sp = {copy.addr, copy.size, GPOINTER_TO_SIZE(from) - 1,
+					      position, label};
+			g_array_append_val(r->spans_found, sp);
+		}
+	}
+	return true;
+}
+
 /* A burst of releases starts at the window's head (recorded mode):
  * decide whether the next malloc causes it or the program emptied the
  * cache, and act. */
@@ -617,10 +705,16 @@ replay_release_burst(Replay *r)
 	if (by_malloc) {
 		/* The releases (and the completions their synchronisation
 		 * caused) are the malloc's own outputs. */
-		for (uint32_t i = 0; i < end; i++)
+		for (uint32_t i = 0; i < end; i++) {
+			const CcaEvent *rel = window_peek(&r->in, 0, &r->error);
+			if (r->segment_from && rel->action != CCA_ACTION_FREE_COMPLETED)
+				g_hash_table_remove(r->segment_from, GSIZE_TO_POINTER(rel->addr));
 			window_pop(&r->in);
+		}
 		return;
 	}
+	if (replay_pool_release(r, end))
+		return;
 	uint64_t position = r->in.position;
 	g_array_append_val(r->empty_cache_found, position);
 	r->res->empty_cache_calls++;
@@ -630,12 +724,23 @@ replay_release_burst(Replay *r)
 		window_pop(&r->in);
 		if (copy.action == CCA_ACTION_FREE_COMPLETED)
 			replay_free_completed(r, &copy);
+		else if (r->segment_from)
+			g_hash_table_remove(r->segment_from, GSIZE_TO_POINTER(copy.addr));
 	}
 }
 
 static void
 maybe_empty_cache(Replay *r)
 {
+	while (r->pool_releases && r->next_pool_release < r->pool_releases->len) {
+		const CcaPlanPoolRelease *rel =
+			&g_array_index(r->pool_releases, CcaPlanPoolRelease, r->next_pool_release);
+		if (rel->position > r->in.position)
+			break;
+		r->next_pool_release++;
+		r->res->pool_releases++;
+		cca_allocator_mempool_release(r->alloc, released_pool(r, rel->label));
+	}
 	if (!r->empty_cache_at)
 		return;
 	while (r->next_empty_cache < r->empty_cache_at->len &&
@@ -650,8 +755,10 @@ maybe_empty_cache(Replay *r)
  * head holds, of action ACTION, as the plan's read would find it: a
  * release after anything but a release or free_completed opens a burst,
  * the program's empty_cache().  A burst whose next request is an oom may
- * be that oom's own release: then only the planning pass can tell, and
- * the replay stops with needs_entries set (returns false). */
+ * be that oom's own release, and one that frees a small-pool segment
+ * before a large one a private pool's (CcaPlan.burst_may_release_pool):
+ * then only the planning pass can tell, and the replay stops with
+ * needs_entries set (returns false). */
 static bool
 online_burst(Replay *r, uint8_t action)
 {
@@ -664,13 +771,19 @@ online_burst(Replay *r, uint8_t action)
 	if (r->in_burst)
 		return true;
 	r->in_burst = true;
-	uint32_t k = 1;
+	uint32_t k = 0;
 	const CcaEvent *ev;
+	bool small = false, pool = false; /* see CcaPlan.burst_may_release_pool */
 	while ((ev = window_peek(&r->in, k, &r->error)) &&
 	       (is_release(ev) || ev->action == CCA_ACTION_FREE_COMPLETED ||
-		ev->action == CCA_ACTION_SEGMENT_ALLOC || ev->action == CCA_ACTION_SEGMENT_MAP))
+		ev->action == CCA_ACTION_SEGMENT_ALLOC || ev->action == CCA_ACTION_SEGMENT_MAP)) {
+		if (ev->action == CCA_ACTION_SEGMENT_FREE) {
+			pool = pool || (small && ev->size != CCA_SMALL_BUFFER);
+			small = small || ev->size == CCA_SMALL_BUFFER;
+		}
 		k++;
-	if (ev && ev->action == CCA_ACTION_OOM) {
+	}
+	if (pool || (ev && ev->action == CCA_ACTION_OOM)) {
 		r->needs_entries = true;
 		return false;
 	}
@@ -715,6 +828,9 @@ replay_loop(Replay *r)
 		case CCA_ACTION_SEGMENT_ALLOC:
 			r->last_segment_alloc = ev;
 			r->have_segment_alloc = true;
+			if (r->segment_from)
+				g_hash_table_insert(r->segment_from, GSIZE_TO_POINTER(ev.addr),
+						    GSIZE_TO_POINTER(r->in.position));
 			break;
 		default: /* segment entries are outputs; snapshot entries nothing */
 			break;
@@ -1006,8 +1122,8 @@ seed_start(Replay *r, const CcaStartState *start)
 static gboolean
 run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *settings,
 	 bool recorded_mode, RecordedAddresses *addresses, const GArray *empty_cache_at,
-	 bool online_bursts, GArray *found, CcaReplayResult *res, bool *needs_entries,
-	 uint64_t *segment_entries, GError **error)
+	 bool online_bursts, GArray *found, GArray *spans_found, GArray *releases_found,
+	 CcaReplayResult *res, bool *needs_entries, uint64_t *segment_entries, GError **error)
 {
 	const CcaSnapshot *snap = plan->snap;
 	const CcaStartState *start = plan->mid_run ? &plan->start : NULL;
@@ -1028,7 +1144,13 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 		.empty_cache_at = empty_cache_at,
 		.empty_cache_found = found,
 		.online_bursts = online_bursts,
+		.spans_found = spans_found,
+		.releases_found = releases_found,
 	};
+	if (recorded_mode)
+		r.segment_from = g_hash_table_new(NULL, NULL);
+	else if (empty_cache_at) /* the planning pass ran, or the bursts are known */
+		r.pool_spans = plan->pool_spans, r.pool_releases = plan->pool_releases;
 	r.device = opt->make_device ? opt->make_device(opt->make_device_data, &dc)
 				    : cca_simdevice_new(&dc);
 	CcaLimits limits = {.memory_fraction = opt->memory_fraction};
@@ -1084,6 +1206,8 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 	map_clear(&r.live);
 	g_array_free(r.private_segments, TRUE);
 	g_array_free(r.inferred_private, TRUE);
+	if (r.segment_from)
+		g_hash_table_destroy(r.segment_from);
 	window_clear(&r.in);
 	if (r.expect)
 		cca_event_cursor_free(r.expect);
@@ -1126,7 +1250,8 @@ addresses_from_plan(RecordedAddresses *ra, const CcaPlan *plan, uint64_t span)
 
 gboolean
 cca_replay_find_empty_cache(const CcaPlan *plan, double memory_fraction, uint64_t device_memory,
-			    bool capacity_set, GArray *found, GError **error)
+			    bool capacity_set, GArray *found, GArray *spans, GArray *releases,
+			    GError **error)
 {
 	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
@@ -1142,8 +1267,8 @@ cca_replay_find_empty_cache(const CcaPlan *plan, double memory_fraction, uint64_
 	CcaReplayResult scratch;
 	memset(&scratch, 0, sizeof scratch);
 	g_atomic_int_inc(&total_planning);
-	gboolean ok = run_pass(plan, &opt, &plan->recorded, true, &own, NULL, false, found,
-			       &scratch, NULL, NULL, error);
+	gboolean ok = run_pass(plan, &opt, &plan->recorded, true, &own, NULL, false, found, spans,
+			       releases, &scratch, NULL, NULL, error);
 	cca_replay_result_clear(&scratch);
 	addresses_clear(&own);
 	return ok;
@@ -1232,7 +1357,8 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 					       : opt->addresses_from ? &other
 								     : NULL;
 		ok = run_pass(plan, opt, settings, recorded_mode, addresses, empty_cache_at,
-			      online_bursts, found, res, &needs_entries, &segment_entries, error);
+			      online_bursts, found, NULL, NULL, res, &needs_entries,
+			      &segment_entries, error);
 		res->replays = 1;
 		g_atomic_int_inc(&total_replays);
 	}

@@ -131,6 +131,7 @@ typedef struct {
 	 * (the cap or device differs): the replay stopped there. */
 	bool diverged_from_recording;
 	bool stopped_after;	  /* options->stop_after ended the replay */
+	uint64_t pool_releases;	  /* private pools released before the dump (~MemPool) */
 	uint64_t replays;	  /* observed model replays: 1 */
 	uint64_t planning_passes; /* the planning pass ran for this replay: 0 or 1 */
 	uint64_t allowed_maximum; /* memory-fraction limit in bytes, 0 if none */
@@ -186,11 +187,13 @@ void cca_replay_totals(uint64_t *replays, uint64_t *planning);
 /* The planning pass behind cca_plan_find_empty_cache(): replays PLAN's
  * trace under its recorded settings and addresses and the cap
  * MEMORY_FRACTION / DEVICE_MEMORY / CAPACITY_SET, appending to FOUND the
- * trace positions where the program called empty_cache().  Returns FALSE
- * with ERROR on bad input. */
+ * trace positions where the program called empty_cache(), and to SPANS
+ * (CcaPlanPoolSpan) and RELEASES (CcaPlanPoolRelease) the private pools it
+ * released before the dump, told from an empty_cache() by which segments
+ * a burst frees in which order.  Returns FALSE with ERROR on bad input. */
 gboolean cca_replay_find_empty_cache(const CcaPlan *plan, double memory_fraction,
 				     uint64_t device_memory, bool capacity_set, GArray *found,
-				     GError **error);
+				     GArray *spans, GArray *releases, GError **error);
 
 /* The PyTorch release SNAP most likely comes from, from the keys its
  * format has (spec-and-peers §2b): allocator_settings with

@@ -46,6 +46,7 @@ cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *re
 	json_object_set_new(o, "replays", cca_json_uint(res->replays));
 	json_object_set_new(o, "planning_passes", cca_json_uint(res->planning_passes));
 	json_object_set_new(o, "address_ties", cca_json_uint(res->address_ties));
+	json_object_set_new(o, "pool_releases", cca_json_uint(res->pool_releases));
 	json_object_set_new(o, "memory_stats", cca_stats_to_json(&res->stats));
 	json_t *oom = json_null();
 	if (res->unexpected_ooms != 0) {
