@@ -1031,9 +1031,13 @@ cca_allocator_malloc_in(CcaAllocator *a, uint64_t orig_size, uint64_t stream, ui
 	if (!found) {
 		if (gc_enabled(a))
 			garbage_collect_cached_blocks(a);
+		/* a request to a private pool is made while a capture or a
+		 * use_mem_pool region is underway, and then PyTorch skips the
+		 * release of every cached block and its retry */
+		bool capturing = p.pool != &a->pools[0] && p.pool != &a->pools[1];
 		found = alloc_block(a, &p, false) ||
 			(release_available_cached_blocks(a, &p) && alloc_block(a, &p, false)) ||
-			(release_cached_blocks(a) && alloc_block(a, &p, true));
+			(!capturing && release_cached_blocks(a) && alloc_block(a, &p, true));
 	}
 	CcaHandle h = CCA_NIL;
 	if (found) {

@@ -264,6 +264,11 @@ typedef struct {
 	bool online_bursts;
 	bool in_burst;	    /* the last entry read belongs to a burst */
 	bool needs_entries; /* a burst before an oom: the plan must read them */
+	/* the stream and pool of the last alloc entry, and whether segments
+	 * were released since the last request entry */
+	uint64_t last_alloc_stream;
+	uint32_t last_alloc_pool;
+	bool released_since_request;
 	/* recorded mode: the trace entry of each live recorded segment's
 	 * segment_alloc (address -> index + 1), and the private pools found
 	 * released before the dump (planning pass: CcaPlanPoolSpan,
@@ -501,7 +506,10 @@ record_unexpected_oom(Replay *r, const CcaEvent *ev)
 static bool
 replay_alloc(Replay *r, const CcaEvent *ev)
 {
-	CcaHandle h = cca_allocator_malloc_in(r->alloc, ev->size, ev->stream, pool_of_alloc(r, ev));
+	uint32_t pool = pool_of_alloc(r, ev);
+	r->last_alloc_stream = ev->stream;
+	r->last_alloc_pool = pool;
+	CcaHandle h = cca_allocator_malloc_in(r->alloc, ev->size, ev->stream, pool);
 	r->have_segment_alloc = false;
 	note_peak(r);
 	if (h == CCA_NIL) {
@@ -534,7 +542,14 @@ replay_recorded_oom(Replay *r, const CcaEvent *ev)
 	/* Without a cap the device itself refused (spec §15.4). */
 	bool device_refused = cca_allocator_allowed_maximum(r->alloc) == 0 && !r->opt->capacity_set;
 	device_set_refuse(r->device, device_refused);
-	CcaHandle h = cca_allocator_malloc(r->alloc, ev->size, ev->stream);
+	/* the failed request's pool: an oom entry has no address, but a
+	 * request made during a capture follows others of its stream there;
+	 * and a capture skips the release of all cached blocks, so an oom
+	 * after released segments was made outside one */
+	uint32_t pool = ev->stream == r->last_alloc_stream && !r->released_since_request
+				? r->last_alloc_pool
+				: 0;
+	CcaHandle h = cca_allocator_malloc_in(r->alloc, ev->size, ev->stream, pool);
 	device_set_refuse(r->device, false);
 	note_peak(r);
 	if (h != CCA_NIL) /* the request fits here: it is given back at once */
@@ -702,6 +717,7 @@ replay_release_burst(Replay *r)
 		by_malloc = cca_allocator_would_release_in(r->alloc, ev->size, ev->stream, pool);
 		device_set_refuse(r->device, false);
 	}
+	r->released_since_request = true;
 	if (by_malloc) {
 		/* The releases (and the completions their synchronisation
 		 * caused) are the malloc's own outputs. */
@@ -812,6 +828,10 @@ replay_loop(Replay *r)
 		CcaEvent ev = *peeked;
 		window_pop(&r->in);
 		bool go_on = true;
+		if (is_release(&ev))
+			r->released_since_request = true;
+		else if (ev.action == CCA_ACTION_ALLOC || ev.action == CCA_ACTION_FREE_REQUESTED)
+			r->released_since_request = false;
 		switch (ev.action) {
 		case CCA_ACTION_ALLOC:
 			go_on = replay_alloc(r, &ev);
