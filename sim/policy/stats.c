@@ -164,3 +164,39 @@ cca_stats_to_json(const CcaStats *stats)
 	cca_stats_foreach(stats, set_one, o);
 	return o;
 }
+
+gboolean
+cca_stats_known_in_window(const char *name)
+{
+	return g_str_has_suffix(name, ".current") || strcmp(name, "max_split_size") == 0;
+}
+
+static void
+set_known(const char *name, int64_t value, void *data)
+{
+	json_object_set_new(data, name,
+			    cca_stats_known_in_window(name) ? json_integer(value) : json_null());
+}
+
+json_t *
+cca_stats_to_json_window(const CcaStats *stats)
+{
+	json_t *o = json_object();
+	cca_stats_foreach(stats, set_known, o);
+	return o;
+}
+
+static void
+count_unknown(const char *name, int64_t value, void *data)
+{
+	(void)value;
+	*(guint *)data += !cca_stats_known_in_window(name);
+}
+
+guint
+cca_stats_unknown_in_window(const CcaStats *stats)
+{
+	guint n = 0;
+	cca_stats_foreach(stats, count_unknown, &n);
+	return n;
+}

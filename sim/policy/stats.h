@@ -88,6 +88,19 @@ double cca_stats_fragmentation(const CcaStats *stats);
 /* The stats as a new JSON object, keys sorted as Python sorts them. */
 json_t *cca_stats_to_json(const CcaStats *stats);
 
+/* Whether memory_stats() key NAME is known from a window of a run (a
+ * trace that starts mid-run, a ring of max_entries): the state at any
+ * moment is (every *.current, and max_split_size, a setting), but not what
+ * happened before the window (cumulative counts, peaks, retries, OOMs). */
+gboolean cca_stats_known_in_window(const char *name);
+
+/* cca_stats_to_json() for a window of a run: the keys the window cannot
+ * determine (cca_stats_known_in_window()) are null. */
+json_t *cca_stats_to_json_window(const CcaStats *stats);
+
+/* How many memory_stats() keys a window of a run cannot determine. */
+guint cca_stats_unknown_in_window(const CcaStats *stats);
+
 G_END_DECLS
 
 #endif

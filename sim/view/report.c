@@ -25,6 +25,21 @@ cca_report_cap_hint(void)
 	       "pass it with --memory-fraction F or --device-memory BYTES";
 }
 
+const char *
+cca_report_window_known(void)
+{
+	return "the trace is a window of the run (it starts mid-run): every *.current value is "
+	       "exact; cumulative counts, peaks, retries and OOMs before the window are unknown "
+	       "(null)";
+}
+
+const char *
+cca_report_window_assumes(void)
+{
+	return "the what-if starts from the state the recording had when the window opened, "
+	       "rebuilt under the recorded settings, as if the run had reached it under these";
+}
+
 json_t *
 cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *res)
 {
@@ -47,7 +62,22 @@ cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *re
 	json_object_set_new(o, "planning_passes", cca_json_uint(res->planning_passes));
 	json_object_set_new(o, "address_ties", cca_json_uint(res->address_ties));
 	json_object_set_new(o, "pool_releases", cca_json_uint(res->pool_releases));
-	json_object_set_new(o, "memory_stats", cca_stats_to_json(&res->stats));
+	/* a window of a run (mid-run, a ring of max_entries) cannot tell what
+	 * happened before it: those keys are null */
+	json_object_set_new(o, "memory_stats",
+			    res->start_reconstructed ? cca_stats_to_json_window(&res->stats)
+						     : cca_stats_to_json(&res->stats));
+	json_t *window = json_null();
+	if (res->start_reconstructed) {
+		window = json_object();
+		json_object_set_new(window, "unknown_keys",
+				    cca_json_uint(cca_stats_unknown_in_window(&res->stats)));
+		json_object_set_new(window, "known", cca_json_string(cca_report_window_known()));
+		if (res->whatif)
+			json_object_set_new(window, "assumes",
+					    cca_json_string(cca_report_window_assumes()));
+	}
+	json_object_set_new(o, "window", window);
 	json_t *oom = json_null();
 	if (res->unexpected_ooms != 0) {
 		oom = json_object();
@@ -110,6 +140,21 @@ static void
 row_count(GString *out, const char *label, int64_t n)
 {
 	g_string_append_printf(out, "  %-28s %16" G_GINT64_FORMAT "\n", label, n);
+}
+
+/* A figure a window of a run cannot know: "unknown before the window",
+ * with what the window saw (bytes when BYTES). */
+static void
+row_window(GString *out, const char *label, int64_t value, bool bytes)
+{
+	char buf[32];
+	if (bytes)
+		g_string_append_printf(out, "  %-28s unknown before the window (%s within it)\n",
+				       label, cca_size_format((uint64_t)value, buf));
+	else
+		g_string_append_printf(
+			out, "  %-28s unknown before the window (%" G_GINT64_FORMAT " within it)\n",
+			label, value);
 }
 
 static void
@@ -177,19 +222,35 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 			"  warning: %" G_GUINT64_FORMAT
 			" live blocks of the start fit no segment and were left out\n",
 			res->start_blocks_unplaced);
-	row_bytes(out, "peak reserved", st->reserved_bytes[CCA_STAT_ALL].peak);
-	row_bytes(out, "peak allocated", st->allocated_bytes[CCA_STAT_ALL].peak);
-	row_bytes(out, "peak active", st->active_bytes[CCA_STAT_ALL].peak);
-	row_bytes(out, "peak requested", st->requested_bytes[CCA_STAT_ALL].peak);
-	g_string_append_printf(out, "  %-28s %15.2f %%\n", "fragmentation (1-act/res)",
-			       100.0 * cca_stats_fragmentation(st));
-	row_bytes(out, "unallocated at reserved peak",
-		  (int64_t)(res->reserved_at_peak - res->allocated_at_peak));
-	row_count(out, "cudaMalloc (+maps)", st->num_device_alloc);
-	row_count(out, "cudaFree (+unmaps)", st->num_device_free);
-	row_count(out, "segments at peak", st->segment[CCA_STAT_ALL].peak);
-	row_count(out, "alloc retries", st->num_alloc_retries);
-	row_count(out, "OOMs", st->num_ooms);
+	if (res->start_reconstructed) {
+		g_string_append_printf(out, "  %s\n", cca_report_window_known());
+		if (res->whatif)
+			g_string_append_printf(out, "  %s\n", cca_report_window_assumes());
+		row_bytes(out, "reserved now", st->reserved_bytes[CCA_STAT_ALL].current);
+		row_bytes(out, "allocated now", st->allocated_bytes[CCA_STAT_ALL].current);
+		row_count(out, "segments now", st->segment[CCA_STAT_ALL].current);
+		/* what the window itself saw, marked as such */
+		row_window(out, "peak reserved", st->reserved_bytes[CCA_STAT_ALL].peak, true);
+		row_window(out, "peak allocated", st->allocated_bytes[CCA_STAT_ALL].peak, true);
+		row_window(out, "cudaMalloc (+maps)", st->num_device_alloc, false);
+		row_window(out, "cudaFree (+unmaps)", st->num_device_free, false);
+		row_window(out, "alloc retries", st->num_alloc_retries, false);
+		row_window(out, "OOMs", st->num_ooms, false);
+	} else {
+		row_bytes(out, "peak reserved", st->reserved_bytes[CCA_STAT_ALL].peak);
+		row_bytes(out, "peak allocated", st->allocated_bytes[CCA_STAT_ALL].peak);
+		row_bytes(out, "peak active", st->active_bytes[CCA_STAT_ALL].peak);
+		row_bytes(out, "peak requested", st->requested_bytes[CCA_STAT_ALL].peak);
+		g_string_append_printf(out, "  %-28s %15.2f %%\n", "fragmentation (1-act/res)",
+				       100.0 * cca_stats_fragmentation(st));
+		row_bytes(out, "unallocated at reserved peak",
+			  (int64_t)(res->reserved_at_peak - res->allocated_at_peak));
+		row_count(out, "cudaMalloc (+maps)", st->num_device_alloc);
+		row_count(out, "cudaFree (+unmaps)", st->num_device_free);
+		row_count(out, "segments at peak", st->segment[CCA_STAT_ALL].peak);
+		row_count(out, "alloc retries", st->num_alloc_retries);
+		row_count(out, "OOMs", st->num_ooms);
+	}
 	row_count(out, "empty_cache calls", (int64_t)res->empty_cache_calls);
 	if (res->unknown_frees)
 		row_count(out, "frees of unknown blocks", (int64_t)res->unknown_frees);

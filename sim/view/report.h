@@ -30,6 +30,14 @@ bool cca_report_check_may_need_cap(const CcaReportContext *ctx);
  * not in the snapshot, and how to pass it. */
 const char *cca_report_cap_hint(void);
 
+/* The sentence that says what a window of a run (a trace that starts
+ * mid-run) can and cannot tell (static). */
+const char *cca_report_window_known(void);
+
+/* The sentence that says what a what-if of a window of a run assumes
+ * (static). */
+const char *cca_report_window_assumes(void);
+
 /* RESULT as a new JSON object: {"trace", "device", "settings",
  * "whatif", "memory_stats" (all 122 keys), "oom" (null or the first
  * unexpected OOM), "events", "check" (null unless --check; a failed check
