@@ -135,6 +135,36 @@ cca_test_load_trace(const char *name)
 	return cca_test_load(path);
 }
 
+CcaSnapshot *
+cca_test_snapshot_new(const char *source, GArray *events)
+{
+	CcaSnapshot *snap = cca_snapshot_new();
+	snap->source = g_strdup(source);
+	snap->n_devices = 1;
+	snap->events = g_new0(GArray *, 1);
+	snap->n_events = g_new0(uint64_t, 1);
+	snap->events[0] = events ? events : g_array_new(FALSE, TRUE, sizeof(CcaEvent));
+	snap->n_events[0] = snap->events[0]->len;
+	return snap;
+}
+
+void
+cca_test_replay_checked(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayResult *res)
+{
+	CcaReplayOptions checked;
+	if (opt != NULL)
+		checked = *opt;
+	else
+		cca_replay_options_init(&checked);
+	checked.check = TRUE;
+	GError *error = NULL;
+	g_assert_true(cca_replay_run(snap, &checked, res, &error));
+	g_assert_no_error(error);
+	if (!res->check_passed)
+		g_test_message("%s: check: %s", snap->source, res->check_message);
+	g_assert_true(res->check_passed);
+}
+
 double
 cca_test_memory_fraction(const char *json)
 {

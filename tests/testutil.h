@@ -4,6 +4,8 @@
 
 #include <glib.h>
 
+#include "replay.h"
+
 /* Path of a fixture under the source tree's traces/ (e.g.
  * "pytorch-2.11/samples/snap_default_2.11.pickle").  Free with g_free(). */
 char *cca_test_trace_path(const char *relative);
@@ -55,6 +57,16 @@ struct CcaSnapshot *cca_test_load_trace(const char *name);
  * total_memory), the H200's total when the JSON has none, 0 without a
  * cap (as capture.py and torch_replay.py set it). */
 double cca_test_memory_fraction(const char *json);
+
+/* A new snapshot of one device named SOURCE whose events are EVENTS
+ * (taken; NULL: a new empty array).  Free with cca_snapshot_free(). */
+struct CcaSnapshot *cca_test_snapshot_new(const char *source, GArray *events);
+
+/* Replays SNAP with OPT (NULL: the defaults) and --check into RES, which
+ * the caller clears with cca_replay_result_clear(): the test fails when
+ * the replay fails or its check finds a difference (said in the log). */
+void cca_test_replay_checked(const struct CcaSnapshot *snap, const CcaReplayOptions *opt,
+			     CcaReplayResult *res);
 
 /* Finds "KEY": <integer> in the flat JSON text JSON (the memory_stats
  * files of traces/, whose keys are unique); FALSE if absent. */
