@@ -107,6 +107,34 @@ cca_test_seeded_rand(guint32 seed)
 	return g_rand_new_with_seed(seed);
 }
 
+void
+cca_test_mutants_init(CcaTestMutants *m, const char *name, guint32 seed)
+{
+	m->rand = cca_test_seeded_rand(seed);
+	m->sample = cca_test_read_sample(name, &m->len);
+	m->buf = g_malloc(m->len);
+}
+
+guint8 *
+cca_test_mutants_next(CcaTestMutants *m, int flips)
+{
+	memcpy(m->buf, m->sample, m->len);
+	for (int f = 0; f < flips; f++) {
+		/* the value drawn before the place, as the seeds always gave */
+		guint8 value = (guint8)g_rand_int_range(m->rand, 0, 256);
+		m->buf[g_rand_int_range(m->rand, 0, (gint32)m->len)] = value;
+	}
+	return m->buf;
+}
+
+void
+cca_test_mutants_clear(CcaTestMutants *m)
+{
+	g_rand_free(m->rand);
+	g_free(m->sample);
+	g_free(m->buf);
+}
+
 CcaSnapshot *
 cca_test_load(const char *path)
 {

@@ -41,6 +41,24 @@ void cca_test_add_rows(const char *prefix, const void *rows, gsize n, gsize size
  * (to repeat a failure).  Free with g_rand_free(). */
 GRand *cca_test_seeded_rand(guint32 seed);
 
+/* Mutants of the sample traces/pytorch-2.11/samples/NAME: the sample's
+ * LEN bytes, a buffer as long for the current mutant, and the seeded
+ * generator making them (cca_test_seeded_rand()). */
+typedef struct {
+	guint8 *sample;
+	guint8 *buf;
+	gsize len;
+	GRand *rand;
+} CcaTestMutants;
+
+void cca_test_mutants_init(CcaTestMutants *m, const char *name, guint32 seed);
+
+/* The next mutant in M->buf: the sample with FLIPS bytes at random places
+ * (the same place may come twice) set to random values. */
+guint8 *cca_test_mutants_next(CcaTestMutants *m, int flips);
+
+void cca_test_mutants_clear(CcaTestMutants *m);
+
 /* Loads the trace at PATH (the test fails on error).  Free with
  * cca_snapshot_free(). */
 struct CcaSnapshot *cca_test_load(const char *path);
