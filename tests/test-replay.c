@@ -23,13 +23,6 @@
 #include "testutil.h"
 
 
-typedef struct {
-	char *name;	     /* W.C */
-	char *trace;	     /* the pickle */
-	char *json;	     /* memory_stats of the real run */
-	char *default_trace; /* what-if: W.default's pickle */
-} Case;
-
 /* The run's memory fraction: min(1, cap / total), as capture.py set it. */
 typedef struct {
 	const char *json;
@@ -79,7 +72,7 @@ assert_stats_equal(const CcaStats *stats, const char *json, const char *const *o
 static void
 test_recorded(gconstpointer data)
 {
-	const Case *tc = data;
+	const CcaTestRun *tc = data;
 	g_autofree char *json = cca_test_read_text(tc->json);
 	GError *error = NULL;
 	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(tc->trace, &error);
@@ -141,7 +134,7 @@ typedef struct {
 } Whatif;
 
 static void
-whatif_setup(Whatif *w, const Case *tc)
+whatif_setup(Whatif *w, const CcaTestRun *tc)
 {
 	w->json = cca_test_read_text(tc->json);
 	g_autofree char *conf = cca_test_json_string(w->json, "conf");
@@ -185,7 +178,7 @@ whatif_check_and_clear(Whatif *w, CcaReplayResult *res)
 static void
 test_whatif_driver(gconstpointer data)
 {
-	const Case *tc = data;
+	const CcaTestRun *tc = data;
 	Whatif w;
 	whatif_setup(&w, tc);
 	w.opt.force_whatif = TRUE;
@@ -535,59 +528,17 @@ test_private_pool_freed_before_dump(void)
 	cca_settings_clear(&settings);
 }
 
-static void
-case_free(gpointer data)
-{
-	Case *tc = data;
-	g_free(tc->name);
-	g_free(tc->trace);
-	g_free(tc->json);
-	g_free(tc->default_trace);
-	g_free(tc);
-}
-
 int
 main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	g_test_set_nonfatal_assertions();
-	g_autofree char *dir = cca_test_trace_path("pytorch-2.11");
-	g_autofree char *whatif_dir = g_build_filename(dir, "whatif", NULL);
-	GPtrArray *cases = g_ptr_array_new_with_free_func(case_free);
-
-	GPtrArray *names = cca_test_sorted_names(dir, "", ".json", "h200-");
-	for (guint i = 0; i < names->len; i++) {
-		const char *name = g_ptr_array_index(names, i);
-		Case *tc = g_new0(Case, 1);
-		tc->name = g_strdup(name);
-		tc->trace = g_strdup_printf("%s/%s.pickle.xz", dir, name);
-		tc->json = g_strdup_printf("%s/%s.json", dir, name);
-		g_ptr_array_add(cases, tc);
-		g_autofree char *path = g_strdup_printf("/replay/recorded/%s", name);
-		g_test_add_data_func(path, tc, test_recorded);
-	}
-	g_ptr_array_free(names, TRUE);
-
-	names = cca_test_sorted_names(whatif_dir, "replay.", ".json", "h200-");
-	for (guint i = 0; i < names->len; i++) {
-		const char *name = g_ptr_array_index(names, i);
-		const char *wc = name + strlen("replay.");
-		Case *tc = g_new0(Case, 1);
-		tc->name = g_strdup(wc);
-		tc->trace = g_strdup_printf("%s/%s.pickle.xz", whatif_dir, name);
-		tc->json = g_strdup_printf("%s/%s.json", whatif_dir, name);
-		g_autofree char *workload = g_strndup(wc, strchr(wc, '.') - wc);
-		tc->default_trace = g_strdup_printf("%s/%s.default.pickle.xz", dir, workload);
-		g_ptr_array_add(cases, tc);
-		g_autofree char *path = g_strdup_printf("/replay/whatif-recorded/%s", wc);
-		g_test_add_data_func(path, tc, test_recorded);
-		g_autofree char *path2 = g_strdup_printf("/replay/whatif/%s", wc);
-		g_test_add_data_func(path2, tc, test_whatif);
-		g_autofree char *path3 = g_strdup_printf("/replay/whatif-driver/%s", wc);
-		g_test_add_data_func(path3, tc, test_whatif_driver);
-	}
-	g_ptr_array_free(names, TRUE);
-
+	GPtrArray *recorded = cca_test_runs(FALSE);
+	cca_test_add_runs("/replay/recorded", recorded, test_recorded);
+	GPtrArray *whatifs = cca_test_runs(TRUE);
+	cca_test_add_runs("/replay/whatif-recorded", whatifs, test_recorded);
+	cca_test_add_runs("/replay/whatif", whatifs, test_whatif);
+	cca_test_add_runs("/replay/whatif-driver", whatifs, test_whatif_driver);
 	g_test_add_func("/replay/two-devices", test_two_devices);
 	g_test_add_data_func("/replay/sample/default", "snap_default_2.11.pickle", test_sample);
 	g_test_add_data_func("/replay/sample/expandable", "snap_expandable_2.11.pickle",
@@ -600,6 +551,7 @@ main(int argc, char **argv)
 	g_test_add_func("/replay/private-pool-freed-before-dump",
 			test_private_pool_freed_before_dump);
 	int status = g_test_run();
-	g_ptr_array_free(cases, TRUE);
+	g_ptr_array_unref(recorded);
+	g_ptr_array_unref(whatifs);
 	return status;
 }

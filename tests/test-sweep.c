@@ -337,12 +337,6 @@ test_recommend(void)
 
 /* ------------------------------------------------ PyTorch's what-ifs */
 
-typedef struct {
-	char *name;	/* W.C */
-	char *json;	/* whatif/replay.W.C.json */
-	char *workload; /* W */
-} WhatifCase;
-
 static guint n_equal, n_range, n_neither;
 
 static const struct {
@@ -359,7 +353,7 @@ static const struct {
 static void
 test_whatif(gconstpointer data)
 {
-	const WhatifCase *tc = data;
+	const CcaTestRun *tc = data;
 	g_autofree char *json = cca_test_read_text(tc->json);
 	g_autofree char *conf = cca_test_json_string(json, "conf");
 	g_assert_nonnull(conf);
@@ -418,16 +412,6 @@ test_whatif_counts(void)
 	g_assert_cmpuint(n_equal + n_range, >, 0);
 }
 
-static void
-whatif_case_free(gpointer data)
-{
-	WhatifCase *tc = data;
-	g_free(tc->name);
-	g_free(tc->json);
-	g_free(tc->workload);
-	g_free(tc);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -454,22 +438,10 @@ main(int argc, char **argv)
 	g_test_add_func("/sweep/sort-order", test_sort_order);
 	g_test_add_func("/sweep/recommend", test_recommend);
 
-	GPtrArray *cases = g_ptr_array_new_with_free_func(whatif_case_free);
-	g_autofree char *dir = cca_test_trace_path("pytorch-2.11/whatif");
-	GPtrArray *names = cca_test_sorted_names(dir, "replay.", ".json", NULL);
-	for (guint i = 0; i < names->len; i++) {
-		const char *wc = (const char *)g_ptr_array_index(names, i) + strlen("replay.");
-		WhatifCase *tc = g_new0(WhatifCase, 1);
-		tc->name = g_strdup(wc);
-		tc->json = g_strdup_printf("%s/replay.%s.json", dir, wc);
-		tc->workload = g_strndup(wc, strchr(wc, '.') - wc);
-		g_ptr_array_add(cases, tc);
-		g_autofree char *path = g_strdup_printf("/sweep/whatif/%s", wc);
-		g_test_add_data_func(path, tc, test_whatif);
-	}
-	g_ptr_array_free(names, TRUE);
+	GPtrArray *whatifs = cca_test_runs(TRUE);
+	cca_test_add_runs("/sweep/whatif", whatifs, test_whatif);
 	g_test_add_func("/sweep/whatif/counts", test_whatif_counts);
 	int status = g_test_run();
-	g_ptr_array_free(cases, TRUE);
+	g_ptr_array_unref(whatifs);
 	return status;
 }

@@ -87,6 +87,51 @@ cca_test_sorted_names(const char *dir, const char *prefix, const char *suffix, c
 	return names;
 }
 
+static void
+test_run_free(gpointer data)
+{
+	CcaTestRun *run = data;
+	g_free(run->name);
+	g_free(run->workload);
+	g_free(run->trace);
+	g_free(run->json);
+	g_free(run->default_trace);
+	g_free(run);
+}
+
+GPtrArray *
+cca_test_runs(gboolean whatif)
+{
+	g_autofree char *dir = cca_test_trace_path("pytorch-2.11");
+	g_autofree char *run_dir = whatif ? g_build_filename(dir, "whatif", NULL) : g_strdup(dir);
+	const char *prefix = whatif ? "replay." : "";
+	/* h200-*.json are the timing tables */
+	GPtrArray *files = cca_test_sorted_names(run_dir, prefix, ".json", "h200-");
+	GPtrArray *runs = g_ptr_array_new_with_free_func(test_run_free);
+	for (guint i = 0; i < files->len; i++) {
+		const char *file = g_ptr_array_index(files, i);
+		CcaTestRun *run = g_new0(CcaTestRun, 1);
+		run->name = g_strdup(file + strlen(prefix));
+		run->workload = g_strndup(run->name, strcspn(run->name, "."));
+		run->trace = g_strdup_printf("%s/%s.pickle.xz", run_dir, file);
+		run->json = g_strdup_printf("%s/%s.json", run_dir, file);
+		run->default_trace = g_strdup_printf("%s/%s.default.pickle.xz", dir, run->workload);
+		g_ptr_array_add(runs, run);
+	}
+	g_ptr_array_unref(files);
+	return runs;
+}
+
+void
+cca_test_add_runs(const char *prefix, const GPtrArray *runs, GTestDataFunc func)
+{
+	for (guint i = 0; i < runs->len; i++) {
+		const CcaTestRun *run = g_ptr_array_index(runs, i);
+		g_autofree char *path = g_strdup_printf("%s/%s", prefix, run->name);
+		g_test_add_data_func(path, run, func);
+	}
+}
+
 void
 cca_test_add_rows(const char *prefix, const void *rows, gsize n, gsize size, gsize name_offset,
 		  GTestDataFunc func)

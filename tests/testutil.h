@@ -24,6 +24,25 @@ char *cca_test_read_text(const char *path);
 GPtrArray *cca_test_sorted_names(const char *dir, const char *prefix, const char *suffix,
 				 const char *except);
 
+/* One run recorded in traces/pytorch-2.11: W.C, the workload W under
+ * the settings C, or the what-if whatif/replay.W.C (W.default's requests
+ * replayed under C through the real allocator). */
+typedef struct {
+	char *name;	     /* W.C */
+	char *workload;	     /* W */
+	char *trace;	     /* the run's pickle */
+	char *json;	     /* the run's figures: memory_stats, cap, settings */
+	char *default_trace; /* W.default's pickle */
+} CcaTestRun;
+
+/* The recorded runs (WHATIF: the what-if runs), sorted by name.  Free
+ * with g_ptr_array_unref(). */
+GPtrArray *cca_test_runs(gboolean whatif);
+
+/* Registers a test PREFIX/NAME running FUNC with each CcaTestRun of RUNS,
+ * NAME being the run's name. */
+void cca_test_add_runs(const char *prefix, const GPtrArray *runs, GTestDataFunc func);
+
 /* Registers a test PREFIX/NAME for each of the N rows of ROWS (SIZE
  * bytes each), NAME the string at NAME_OFFSET in the row, running FUNC
  * with the row. */
