@@ -35,6 +35,18 @@ find_row(const CcaSweep *sweep, const char *conf)
 	return NULL;
 }
 
+/* A sweep of device 0 of SNAP over the default grid (CAPPED: the grid for
+ * a capped run); the test fails if it cannot be built. */
+static CcaSweep *
+default_grid_sweep(const CcaSnapshot *snap, bool capped)
+{
+	GError *error = NULL;
+	CcaSweep *sweep = cca_sweep_new(snap, 0, 0, &error);
+	g_assert_true(cca_sweep_add_default_grid(sweep, capped, &error));
+	g_assert_no_error(error);
+	return sweep;
+}
+
 /* ------------------------------------------------------- grid building */
 
 static void
@@ -121,12 +133,8 @@ static void
 test_default_grid(void)
 {
 	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("dyninfer.default");
-	GError *error = NULL;
-	g_autoptr(CcaSweep) plain = cca_sweep_new(snap, 0, 0, &error);
-	g_assert_true(cca_sweep_add_default_grid(plain, false, &error));
-	g_autoptr(CcaSweep) capped = cca_sweep_new(snap, 0, 0, &error);
-	g_assert_true(cca_sweep_add_default_grid(capped, true, &error));
-	g_assert_no_error(error);
+	g_autoptr(CcaSweep) plain = default_grid_sweep(snap, false);
+	g_autoptr(CcaSweep) capped = default_grid_sweep(snap, true);
 	const CcaSweepRow *first = g_ptr_array_index(plain->rows, 0);
 	g_assert_cmpstr(first->origin, ==, "recorded");
 	for (unsigned mb = 32; mb <= 4096; mb *= 2) {
@@ -182,9 +190,8 @@ test_equals_replay(gconstpointer data)
 {
 	const EqualCase *tc = data;
 	g_autoptr(CcaSnapshot) snap = cca_test_load_trace(tc->trace);
+	g_autoptr(CcaSweep) sweep = default_grid_sweep(snap, tc->cap_fraction > 0);
 	GError *error = NULL;
-	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
-	g_assert_true(cca_sweep_add_default_grid(sweep, tc->cap_fraction > 0, &error));
 	g_autoptr(CcaCalibrationTable) cal = cca_calibration_new_h200();
 	CcaSweepOptions opt = {.memory_fraction = tc->cap_fraction, .calibration = cal};
 	g_assert_true(cca_sweep_run(sweep, &opt, &error));
@@ -238,9 +245,8 @@ test_equals_replay(gconstpointer data)
 static char *
 sweep_output(const CcaSnapshot *snap, guint threads, bool csv)
 {
+	g_autoptr(CcaSweep) sweep = default_grid_sweep(snap, true);
 	GError *error = NULL;
-	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
-	g_assert_true(cca_sweep_add_default_grid(sweep, true, &error));
 	g_autoptr(CcaCalibrationTable) cal = cca_calibration_new_h200();
 	CcaSweepOptions opt = {.memory_fraction = 0.005, .calibration = cal, .threads = threads};
 	g_assert_true(cca_sweep_run(sweep, &opt, &error));
@@ -278,9 +284,8 @@ static void
 test_sort_order(void)
 {
 	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("seedfrag.default");
+	g_autoptr(CcaSweep) sweep = default_grid_sweep(snap, false);
 	GError *error = NULL;
-	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
-	g_assert_true(cca_sweep_add_default_grid(sweep, false, &error));
 	CcaSweepOptions opt = {.threads = 2};
 	g_assert_true(cca_sweep_run(sweep, &opt, &error));
 	for (int goal = CCA_GOAL_RESERVED; goal <= CCA_GOAL_MALLOCS; goal++) {
