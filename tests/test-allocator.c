@@ -76,38 +76,35 @@ stats(Fixture *f)
 	return cca_allocator_stats(f->alloc);
 }
 
-static void
-test_round_size(void)
-{
-	Fixture f;
-	fixture_setup(&f, NULL, 0);
-	g_assert_cmpuint(cca_allocator_round_size(f.alloc, 1), ==, 512);
-	g_assert_cmpuint(cca_allocator_round_size(f.alloc, 512), ==, 512);
-	g_assert_cmpuint(cca_allocator_round_size(f.alloc, 513), ==, 1024);
-	g_assert_cmpuint(cca_allocator_round_size(f.alloc, 1048577), ==, 1049088);
-	fixture_teardown(&f);
-}
+/* cca_allocator_round_size() under CONF (NULL: the defaults): each
+ * request and the size it rounds to (a 0 request ends the list). */
+typedef struct {
+	const char *name;
+	const char *conf;
+	uint64_t rounded[4][2];
+} RoundCase;
 
-static void
-test_round_size_power2_divisions(void)
-{
-	Fixture f;
-	fixture_setup(&f, "roundup_power2_divisions:4", 0);
+static const RoundCase round_cases[] = {
+	{"round-size", NULL, {{1, 512}, {512, 512}, {513, 1024}, {1048577, 1049088}}},
 	/* §14: 1 200 000 → 1 310 720; 314 585 145 → 335 544 320 */
-	g_assert_cmpuint(cca_allocator_round_size(f.alloc, 1200000), ==, 1310720);
-	g_assert_cmpuint(cca_allocator_round_size(f.alloc, 3145735), ==, 3670016);
-	g_assert_cmpuint(cca_allocator_round_size(f.alloc, 314585145), ==, 335544320);
-	g_assert_cmpuint(cca_allocator_round_size(f.alloc, 1 << 22), ==, 1 << 22);
-	fixture_teardown(&f);
-}
+	{"round-size-power2-divisions",
+	 "roundup_power2_divisions:4",
+	 {{1200000, 1310720}, {3145735, 3670016}, {314585145, 335544320}, {1 << 22, 1 << 22}}},
+	{"round-size-power2-list",
+	 "roundup_power2_divisions:[256:1,512:2,>:4]",
+	 {{1200000, 1200128}, {314585145, 314585600}}},
+};
 
+/* One row of round_cases. */
 static void
-test_round_size_power2_list(void)
+test_round_size(gconstpointer data)
 {
+	const RoundCase *c = data;
 	Fixture f;
-	fixture_setup(&f, "roundup_power2_divisions:[256:1,512:2,>:4]", 0);
-	g_assert_cmpuint(cca_allocator_round_size(f.alloc, 1200000), ==, 1200128);
-	g_assert_cmpuint(cca_allocator_round_size(f.alloc, 314585145), ==, 314585600);
+	fixture_setup(&f, c->conf, 0);
+	for (guint i = 0; i < G_N_ELEMENTS(c->rounded) && c->rounded[i][0] != 0; i++)
+		g_assert_cmpuint(cca_allocator_round_size(f.alloc, c->rounded[i][0]), ==,
+				 c->rounded[i][1]);
 	fixture_teardown(&f);
 }
 
@@ -401,9 +398,7 @@ int
 main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
-	g_test_add_func("/allocator/round-size", test_round_size);
-	g_test_add_func("/allocator/round-size-power2-divisions", test_round_size_power2_divisions);
-	g_test_add_func("/allocator/round-size-power2-list", test_round_size_power2_list);
+	CCA_TEST_ADD_ROWS("/allocator", round_cases, name, test_round_size);
 	g_test_add_func("/allocator/round-size-one-division-by-version",
 			test_round_size_one_division_by_version);
 	g_test_add_func("/allocator/fraction-one-by-version", test_fraction_one_by_version);

@@ -17,6 +17,16 @@
 #include "testutil.h"
 
 
+/* TEXT parsed as the timing file NAME (the test fails on error). */
+static CcaCalibrationTable *
+parse_ok(const char *text, const char *name)
+{
+	GError *error = NULL;
+	CcaCalibrationTable *cal = cca_calibration_parse(text, strlen(text), name, &error);
+	g_assert_no_error(error);
+	return cal;
+}
+
 static void
 test_builtin_matches_file(void)
 {
@@ -43,10 +53,7 @@ test_interpolation(void)
 		"{\"rows\": [{\"mb\": 2, \"malloc_us_median\": 10, \"free_us_median\": 40},"
 		" {\"mb\": 8, \"malloc_us_median\": 40, \"free_us_median\": 10}],"
 		" \"sync_us\": 7.5, \"device\": \"Test GPU\"}";
-	GError *error = NULL;
-	g_autoptr(CcaCalibrationTable) cal =
-		cca_calibration_parse(text, strlen(text), "t.json", &error);
-	g_assert_no_error(error);
+	g_autoptr(CcaCalibrationTable) cal = parse_ok(text, "t.json");
 	g_assert_cmpstr(cal->gpu, ==, "Test GPU");
 	g_assert_true(cal->sync_measured);
 	g_assert_cmpfloat(cal->sync_us, ==, 7.5);
@@ -85,10 +92,7 @@ test_map_columns(void)
 		" \"unmap_us_median\": 20, \"map_page_mb\": 20, \"used_delta\": 0},"
 		"{\"mb\": 80, \"malloc_us_median\": 80, \"free_us_median\": 90, \"map_us_median\": 120,"
 		" \"unmap_us_median\": 80, \"map_page_mb\": 20, \"used_delta\": 0}]}";
-	GError *error = NULL;
-	g_autoptr(CcaCalibrationTable) cal =
-		cca_calibration_parse(text, strlen(text), "gpu.json", &error);
-	g_assert_no_error(error);
+	g_autoptr(CcaCalibrationTable) cal = parse_ok(text, "gpu.json");
 	g_assert_true(cal->has_map);
 	g_assert_cmpfloat_with_epsilon(cca_calibration_map_us(cal, 40 * CCA_MIB, 20 * CCA_MIB),
 				       60.0, 1e-9);

@@ -90,32 +90,33 @@ test_default(gconstpointer data)
 		       (run->capacity - CCA_FIT_STEP) >> 20, run->below.oom_event);
 }
 
+/* A capped run W.C that died of OOM. */
 typedef struct {
-	char *name; /* W.C */
-	char *workload;
+	const CcaTestRun *run;
 	uint64_t cap;
-	char *conf;
+	char *conf; /* its PYTORCH_CUDA_ALLOC_CONF */
 } OomCase;
 
 static void
 test_oom(gconstpointer data)
 {
 	const OomCase *tc = data;
+	const char *name = tc->run->name;
 	GError *error = NULL;
 	/* the W.C trace itself, under its recorded settings */
-	g_autoptr(CcaSnapshot) snap = cca_test_load_trace(tc->name);
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace(name);
 	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
 	g_autofree CcaFitRow *rows = fit_rows(sweep, NULL);
 	const CcaFitRun *run = &rows[0].runs[0];
 	g_assert_true(run->found);
 	g_test_message("%s (cap %" G_GUINT64_FORMAT " bytes = %.1f MiB): its own trace fits in "
 		       "%" G_GUINT64_FORMAT " MiB",
-		       tc->name, tc->cap, (double)tc->cap / 1048576.0, run->capacity >> 20);
+		       name, tc->cap, (double)tc->cap / 1048576.0, run->capacity >> 20);
 	g_assert_cmpuint(run->capacity, >, tc->cap);
 	g_assert_false(replay_ooms(snap, NULL, run->capacity));
 	g_assert_true(replay_ooms(snap, NULL, run->capacity - CCA_FIT_STEP));
 	/* the whole program (W.default) under setting C */
-	g_autofree char *dname = g_strdup_printf("%s.default", tc->workload);
+	g_autofree char *dname = g_strdup_printf("%s.default", tc->run->workload);
 	g_autoptr(CcaSnapshot) full = cca_test_load_trace(dname);
 	g_autoptr(CcaSweep) s2 = cca_sweep_new(full, 0, 0, &error);
 	g_assert_true(cca_sweep_add_config(s2, tc->conf, "--config", &error));
@@ -137,7 +138,7 @@ test_oom(gconstpointer data)
 	}
 	g_test_message("%s: %s under \"%s\" fits in %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT
 		       " MiB",
-		       tc->name, dname, tc->conf, row->lo >> 20, row->hi >> 20);
+		       name, dname, tc->conf, row->lo >> 20, row->hi >> 20);
 }
 
 static void
@@ -231,8 +232,6 @@ static void
 oom_case_free(gpointer data)
 {
 	OomCase *tc = data;
-	g_free(tc->name);
-	g_free(tc->workload);
 	g_free(tc->conf);
 	g_free(tc);
 }
@@ -247,34 +246,31 @@ main(int argc, char **argv)
 		g_autofree char *path = g_strdup_printf("/fit/default/%s", workloads[i]);
 		g_test_add_data_func(path, workloads[i], test_default);
 	}
+	GPtrArray *runs = cca_test_runs(FALSE);
 	GPtrArray *cases = g_ptr_array_new_with_free_func(oom_case_free);
-	g_autofree char *dir = cca_test_trace_path("pytorch-2.11");
-	GPtrArray *names = cca_test_sorted_names(dir, "", ".json", "h200-");
-	for (guint i = 0; i < names->len; i++) {
-		const char *wc = g_ptr_array_index(names, i);
-		g_autofree char *path = g_strdup_printf("%s/%s.json", dir, wc);
-		g_autofree char *json = cca_test_read_text(path);
+	for (guint i = 0; i < runs->len; i++) {
+		const CcaTestRun *run = g_ptr_array_index(runs, i);
+		g_autofree char *json = cca_test_read_text(run->json);
 		gint64 cap = 0;
 		g_autofree char *status = cca_test_json_string(json, "status");
 		cca_test_json_int(json, "cap_bytes", &cap);
 		if (cap == 0 || !status || !g_str_has_prefix(status, "oom"))
 			continue;
 		OomCase *tc = g_new0(OomCase, 1);
-		tc->name = g_strdup(wc);
-		tc->workload = g_strndup(wc, strchr(wc, '.') - wc);
+		tc->run = run;
 		tc->cap = (uint64_t)cap;
 		tc->conf = cca_test_json_string(json, "PYTORCH_CUDA_ALLOC_CONF");
 		if (!tc->conf)
 			tc->conf = g_strdup("");
+		g_autofree char *path = g_strdup_printf("/fit/oom/%s", run->name);
 		g_ptr_array_add(cases, tc);
-		g_autofree char *tpath = g_strdup_printf("/fit/oom/%s", wc);
-		g_test_add_data_func(tpath, tc, test_oom);
+		g_test_add_data_func(path, tc, test_oom);
 	}
-	g_ptr_array_free(names, TRUE);
 	g_test_add_func("/fit/gpu-presets", test_gpu_presets);
 	g_test_add_func("/fit/gpu-answer", test_gpu_answer);
 	g_test_add_func("/fit/whatif-rows", test_whatif_rows);
 	int status = g_test_run();
-	g_ptr_array_free(cases, TRUE);
+	g_ptr_array_unref(cases);
+	g_ptr_array_unref(runs);
 	return status;
 }

@@ -52,99 +52,16 @@ assert_same_stats(const CcaStats *a, const CcaStats *b)
 
 /* ---------------------------------------------------- engine hooks */
 
-/* A simulated device whose set_refuse op is missing (as a device that
- * cannot be told to refuse would have): every other op is forwarded. */
-typedef struct {
-	CcaDevice base;
-	CcaDevice *inner;
-} Wrapper;
-
-static CcaDevice *
-inner(const CcaDevice *dev)
-{
-	return ((const Wrapper *)dev)->inner;
-}
-
-static bool
-w_segment_alloc(CcaDevice *d, uint64_t size, uint64_t stream, uint64_t *ptr)
-{
-	return inner(d)->ops->segment_alloc(inner(d), size, stream, ptr);
-}
-
-static void
-w_segment_free(CcaDevice *d, uint64_t ptr, uint64_t size)
-{
-	inner(d)->ops->segment_free(inner(d), ptr, size);
-}
-
-static void
-w_adopt(CcaDevice *d, uint64_t ptr, uint64_t size)
-{
-	inner(d)->ops->adopt(inner(d), ptr, size);
-}
-
-static uint64_t
-w_reserve(CcaDevice *d, uint64_t size, uint64_t stream)
-{
-	return inner(d)->ops->reserve(inner(d), size, stream);
-}
-
-static void
-w_unreserve(CcaDevice *d, uint64_t ptr, uint64_t size)
-{
-	inner(d)->ops->unreserve(inner(d), ptr, size);
-}
-
-static bool
-w_map(CcaDevice *d, uint64_t ptr, uint64_t size)
-{
-	return inner(d)->ops->map(inner(d), ptr, size);
-}
-
-static void
-w_unmap(CcaDevice *d, uint64_t ptr, uint64_t size)
-{
-	inner(d)->ops->unmap(inner(d), ptr, size);
-}
-
-static bool
-w_would_refuse(const CcaDevice *d, uint64_t size)
-{
-	return inner(d)->ops->would_refuse(inner(d), size);
-}
-
-static uint64_t
-w_free_memory(CcaDevice *d)
-{
-	return inner(d)->ops->free_memory(inner(d));
-}
-
-static void
-w_destroy(CcaDevice *d)
-{
-	cca_device_free(inner(d));
-	g_free(d);
-}
-
-static const CcaDeviceOps wrapper_ops = {
-	.segment_alloc = w_segment_alloc,
-	.segment_free = w_segment_free,
-	.adopt = w_adopt,
-	.reserve = w_reserve,
-	.unreserve = w_unreserve,
-	.map = w_map,
-	.unmap = w_unmap,
-	.would_refuse = w_would_refuse,
-	.free_memory = w_free_memory,
-	.destroy = w_destroy,
-};
-
 typedef struct {
 	guint calls;
 	bool without_refuse;
 	CcaAddressModel last_model;
+	CcaDeviceOps ops; /* without_refuse: the devices' ops less set_refuse */
 } Factory;
 
+/* Makes a simulated device; with F->without_refuse, one whose set_refuse
+ * op is missing (as a device that cannot be told to refuse would have),
+ * every other op its own. */
 static CcaDevice *
 factory(void *data, const CcaSimDeviceConfig *cfg)
 {
@@ -154,11 +71,10 @@ factory(void *data, const CcaSimDeviceConfig *cfg)
 	CcaDevice *sim = cca_simdevice_new(cfg);
 	if (!f->without_refuse)
 		return sim;
-	Wrapper *w = g_new0(Wrapper, 1);
-	w->inner = sim;
-	w->base.ops = &wrapper_ops;
-	w->base.total_memory = sim->total_memory;
-	return &w->base;
+	f->ops = *sim->ops;
+	f->ops.set_refuse = NULL;
+	sim->ops = &f->ops;
+	return sim;
 }
 
 /* Replays NAME under CONF (NULL: recorded) and FRACTION twice, plainly and

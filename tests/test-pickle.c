@@ -612,29 +612,23 @@ test_random_programs(void)
 static void
 test_random_bytes(void)
 {
-	GRand *rand = cca_test_seeded_rand(977);
-	gsize len;
-	g_autofree guint8 *sample = cca_test_read_sample("snap_default_2.11.pickle", &len);
-	g_autofree guint8 *buf = g_malloc(len);
+	CcaTestMutants m;
+	cca_test_mutants_init(&m, "snap_default_2.11.pickle", 977);
 	for (int i = 0; i < 3000; i++) {
-		memcpy(buf, sample, len);
-		int flips = g_rand_int_range(rand, 1, 8);
-		for (int f = 0; f < flips; f++)
-			buf[g_rand_int_range(rand, 0, (gint32)len)] =
-				(guint8)g_rand_int_range(rand, 0, 256);
+		guint8 *buf = cca_test_mutants_next(&m, g_rand_int_range(m.rand, 1, 8));
 		if (i % 3 == 0)
 			for (gsize b = 0; b < 64; b++)
-				buf[b] = (guint8)g_rand_int_range(rand, 0, 256);
+				buf[b] = (guint8)g_rand_int_range(m.rand, 0, 256);
 		g_autoptr(GError) error = NULL;
-		CcaPickle *pickle = cca_pickle_parse(buf, len, "flipped", &error);
+		CcaPickle *pickle = cca_pickle_parse(buf, m.len, "flipped", &error);
 		g_assert_true((pickle == NULL) == (error != NULL));
 		cca_pickle_free(pickle);
 		g_clear_error(&error);
-		CcaSnapshot *snap = cca_snapshot_load_pickle(buf, len, "flipped", &error);
+		CcaSnapshot *snap = cca_snapshot_load_pickle(buf, m.len, "flipped", &error);
 		g_assert_true((snap == NULL) == (error != NULL));
 		cca_snapshot_free(snap);
 	}
-	g_rand_free(rand);
+	cca_test_mutants_clear(&m);
 }
 
 /* FRAME's length is only a hint: 2^64-1 is accepted. */

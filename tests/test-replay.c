@@ -23,13 +23,6 @@
 #include "testutil.h"
 
 
-typedef struct {
-	char *name;	     /* W.C */
-	char *trace;	     /* the pickle */
-	char *json;	     /* memory_stats of the real run */
-	char *default_trace; /* what-if: W.default's pickle */
-} Case;
-
 /* The run's memory fraction: min(1, cap / total), as capture.py set it. */
 typedef struct {
 	const char *json;
@@ -79,7 +72,7 @@ assert_stats_equal(const CcaStats *stats, const char *json, const char *const *o
 static void
 test_recorded(gconstpointer data)
 {
-	const Case *tc = data;
+	const CcaTestRun *tc = data;
 	g_autofree char *json = cca_test_read_text(tc->json);
 	GError *error = NULL;
 	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(tc->trace, &error);
@@ -87,13 +80,8 @@ test_recorded(gconstpointer data)
 	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
 	opt.memory_fraction = cca_test_memory_fraction(json);
-	opt.check = TRUE;
 	CcaReplayResult res;
-	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
-	g_assert_no_error(error);
-	if (!res.check_passed)
-		g_test_message("check: %s", res.check_message);
-	g_assert_true(res.check_passed);
+	cca_test_replay_checked(snap, &opt, &res);
 	assert_stats_equal(&res.stats, json, NULL);
 	cca_replay_result_clear(&res);
 }
@@ -134,25 +122,55 @@ same_relative_bases(const CcaSnapshot *trace, const GArray *model, guint *total)
 	return same;
 }
 
-/* For the what-if TC (its figures JSON): its conf parsed into SETTINGS,
- * its default trace in *SNAP, the recorded what-if in *RECORDED, and OPT
- * set to replay with those settings and the recorded memory fraction. */
+/* A what-if TC ready to replay: its conf parsed, its default trace, the
+ * recorded what-if, and options that replay the default trace under the
+ * conf and the recorded memory fraction. */
+typedef struct {
+	char *json; /* the recorded what-if's figures */
+	CcaSettings settings;
+	CcaSnapshot *snap;     /* W.default */
+	CcaSnapshot *recorded; /* the what-if as recorded */
+	CcaReplayOptions opt;
+} Whatif;
+
 static void
-whatif_setup(const Case *tc, const char *json, CcaSettings *settings, CcaSnapshot **snap,
-	     CcaSnapshot **recorded, CcaReplayOptions *opt)
+whatif_setup(Whatif *w, const CcaTestRun *tc)
 {
-	g_autofree char *conf = cca_test_json_string(json, "conf");
+	w->json = cca_test_read_text(tc->json);
+	g_autofree char *conf = cca_test_json_string(w->json, "conf");
 	g_assert_nonnull(conf);
-	cca_settings_init(settings);
+	cca_settings_init(&w->settings);
 	GError *error = NULL;
-	g_assert_true(cca_settings_parse(settings, conf, &error));
-	*snap = cca_snapshot_load(tc->default_trace, &error);
+	g_assert_true(cca_settings_parse(&w->settings, conf, &error));
+	w->snap = cca_snapshot_load(tc->default_trace, &error);
 	g_assert_no_error(error);
-	*recorded = cca_snapshot_load(tc->trace, &error);
+	w->recorded = cca_snapshot_load(tc->trace, &error);
 	g_assert_no_error(error);
-	cca_replay_options_init(opt);
-	opt->settings = settings;
-	opt->memory_fraction = cca_test_memory_fraction(json);
+	cca_replay_options_init(&w->opt);
+	w->opt.settings = &w->settings;
+	w->opt.memory_fraction = cca_test_memory_fraction(w->json);
+}
+
+/* Replays W's default trace with W's options into RES. */
+static void
+whatif_replay(Whatif *w, CcaReplayResult *res)
+{
+	GError *error = NULL;
+	g_assert_true(cca_replay_run(w->snap, &w->opt, res, &error));
+	g_assert_no_error(error);
+}
+
+/* RES, W's replay, must give the reserved-memory figures of the recorded
+ * what-if; clears RES and W. */
+static void
+whatif_check_and_clear(Whatif *w, CcaReplayResult *res)
+{
+	assert_stats_equal(&res->stats, w->json, reserved_keys);
+	cca_replay_result_clear(res);
+	cca_settings_clear(&w->settings);
+	g_clear_pointer(&w->snap, cca_snapshot_free);
+	g_clear_pointer(&w->recorded, cca_snapshot_free);
+	g_clear_pointer(&w->json, g_free);
 }
 
 /* Without the answer: the driver address model must place the what-if's
@@ -160,49 +178,33 @@ whatif_setup(const Case *tc, const char *json, CcaSettings *settings, CcaSnapsho
 static void
 test_whatif_driver(gconstpointer data)
 {
-	const Case *tc = data;
-	g_autofree char *json = cca_test_read_text(tc->json);
-	CcaSettings settings;
-	g_autoptr(CcaSnapshot) snap = NULL;
-	g_autoptr(CcaSnapshot) truth = NULL;
-	CcaReplayOptions opt;
-	whatif_setup(tc, json, &settings, &snap, &truth, &opt);
-	GError *error = NULL;
-	opt.force_whatif = TRUE;
-	opt.address_model = CCA_ADDRESS_DRIVER;
+	const CcaTestRun *tc = data;
+	Whatif w;
+	whatif_setup(&w, tc);
+	w.opt.force_whatif = TRUE;
+	w.opt.address_model = CCA_ADDRESS_DRIVER;
 	GArray *bases = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-	opt.on_model_event = collect_segment;
-	opt.on_model_event_data = bases;
+	w.opt.on_model_event = collect_segment;
+	w.opt.on_model_event_data = bases;
 	CcaReplayResult res;
-	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
-	g_assert_no_error(error);
-	guint total, same = same_relative_bases(truth, bases, &total);
+	whatif_replay(&w, &res);
+	guint total, same = same_relative_bases(w.recorded, bases, &total);
 	g_test_message("%s: %u of %u segment bases at the real run's relative address", tc->name,
 		       same, total);
-	assert_stats_equal(&res.stats, json, reserved_keys);
 	g_array_free(bases, TRUE);
-	cca_replay_result_clear(&res);
-	cca_settings_clear(&settings);
+	whatif_check_and_clear(&w, &res);
 }
 
+/* With the answer: the segment addresses of the recorded what-if. */
 static void
 test_whatif(gconstpointer data)
 {
-	const Case *tc = data;
-	g_autofree char *json = cca_test_read_text(tc->json);
-	CcaSettings settings;
-	g_autoptr(CcaSnapshot) snap = NULL;
-	g_autoptr(CcaSnapshot) addresses = NULL;
-	CcaReplayOptions opt;
-	whatif_setup(tc, json, &settings, &snap, &addresses, &opt);
-	GError *error = NULL;
-	opt.addresses_from = addresses;
+	Whatif w;
+	whatif_setup(&w, data);
+	w.opt.addresses_from = w.recorded;
 	CcaReplayResult res;
-	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
-	g_assert_no_error(error);
-	assert_stats_equal(&res.stats, json, reserved_keys);
-	cca_replay_result_clear(&res);
-	cca_settings_clear(&settings);
+	whatif_replay(&w, &res);
+	whatif_check_and_clear(&w, &res);
 }
 
 /* Appends device SRC's segments and blocks of FROM to INTO as device D. */
@@ -252,13 +254,8 @@ test_two_devices(void)
 		CcaReplayOptions opt;
 		cca_replay_options_init(&opt);
 		opt.device = d;
-		opt.check = TRUE;
 		CcaReplayResult res;
-		g_assert_true(cca_replay_run(both, &opt, &res, &error));
-		g_assert_no_error(error);
-		if (!res.check_passed)
-			g_test_message("device %d: %s", d, res.check_message);
-		g_assert_true(res.check_passed);
+		cca_test_replay_checked(both, &opt, &res);
 		assert_stats_equal(&res.stats, json, NULL);
 		cca_replay_result_clear(&res);
 		cca_snapshot_free(parts[d]);
@@ -322,29 +319,15 @@ spec14_default_trace(void)
 	push(ev, CCA_ACTION_SEGMENT_FREE, S1, 20971520);
 	push(ev, CCA_ACTION_SEGMENT_FREE, S4, 27262976);
 	push(ev, CCA_ACTION_SEGMENT_FREE, S0, 2097152);
-	CcaSnapshot *snap = cca_snapshot_new();
-	snap->source = g_strdup("spec-14-default");
-	snap->n_devices = 1;
-	snap->events = g_new0(GArray *, 1);
-	snap->n_events = g_new0(uint64_t, 1);
-	snap->events[0] = ev;
-	snap->n_events[0] = ev->len;
-	return snap;
+	return cca_test_snapshot_new("spec-14-default", ev);
 }
 
 static void
 test_spec14_default_run(void)
 {
 	g_autoptr(CcaSnapshot) snap = spec14_default_trace();
-	CcaReplayOptions opt;
-	cca_replay_options_init(&opt);
-	opt.check = TRUE;
 	CcaReplayResult res;
-	GError *error = NULL;
-	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
-	if (!res.check_passed)
-		g_test_message("%s", res.check_message);
-	g_assert_true(res.check_passed);
+	cca_test_replay_checked(snap, NULL, &res);
 	const CcaStats *st = &res.stats;
 	g_assert_cmpint(st->allocation[CCA_STAT_ALL].allocated, ==, 11);
 	g_assert_cmpint(st->allocation[CCA_STAT_ALL].peak, ==, 10);
@@ -438,14 +421,8 @@ test_sample(gconstpointer data)
 	GError *error = NULL;
 	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(path, &error);
 	g_assert_no_error(error);
-	CcaReplayOptions opt;
-	cca_replay_options_init(&opt);
-	opt.check = TRUE;
 	CcaReplayResult res;
-	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
-	if (!res.check_passed)
-		g_test_message("%s", res.check_message);
-	g_assert_true(res.check_passed);
+	cca_test_replay_checked(snap, NULL, &res);
 	g_assert_cmpuint(res.check_compared, ==, snap->n_events[0]);
 	cca_replay_result_clear(&res);
 }
@@ -519,7 +496,7 @@ test_private_pool_freed_before_dump(void)
 	cca_allocator_empty_cache(a);
 	CcaHandle after = cca_allocator_malloc(a, 3 * MB, 0);
 	cca_allocator_free_block(a, after, false);
-	g_autoptr(CcaSnapshot) snap = cca_snapshot_new();
+	g_autoptr(CcaSnapshot) snap = cca_test_snapshot_new("mempool-freed", events);
 	/* the dump: the segments left (the private ones are gone) */
 	GArray *state = cca_allocator_state(a);
 	for (guint i = 0; i < state->len; i++) {
@@ -543,36 +520,12 @@ test_private_pool_freed_before_dump(void)
 	cca_allocator_free(a);
 	cca_device_free(dev);
 
-	snap->source = g_strdup("mempool-freed");
-	snap->n_devices = 1;
-	snap->events = g_new0(GArray *, 1);
-	snap->n_events = g_new0(uint64_t, 1);
-	snap->events[0] = events;
-	snap->n_events[0] = events->len;
-	CcaReplayOptions opt;
-	cca_replay_options_init(&opt);
-	opt.check = TRUE;
 	CcaReplayResult res;
-	GError *error = NULL;
-	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
-	if (!res.check_passed)
-		g_test_message("%s", res.check_message);
-	g_assert_true(res.check_passed);
+	cca_test_replay_checked(snap, NULL, &res);
 	g_assert_cmpuint(res.inferred_private_segments, ==, 1);
 	g_assert_cmpuint(res.empty_cache_calls, ==, 1);
 	cca_replay_result_clear(&res);
 	cca_settings_clear(&settings);
-}
-
-static void
-case_free(gpointer data)
-{
-	Case *tc = data;
-	g_free(tc->name);
-	g_free(tc->trace);
-	g_free(tc->json);
-	g_free(tc->default_trace);
-	g_free(tc);
 }
 
 int
@@ -580,43 +533,12 @@ main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	g_test_set_nonfatal_assertions();
-	g_autofree char *dir = cca_test_trace_path("pytorch-2.11");
-	g_autofree char *whatif_dir = g_build_filename(dir, "whatif", NULL);
-	GPtrArray *cases = g_ptr_array_new_with_free_func(case_free);
-
-	GPtrArray *names = cca_test_sorted_names(dir, "", ".json", "h200-");
-	for (guint i = 0; i < names->len; i++) {
-		const char *name = g_ptr_array_index(names, i);
-		Case *tc = g_new0(Case, 1);
-		tc->name = g_strdup(name);
-		tc->trace = g_strdup_printf("%s/%s.pickle.xz", dir, name);
-		tc->json = g_strdup_printf("%s/%s.json", dir, name);
-		g_ptr_array_add(cases, tc);
-		g_autofree char *path = g_strdup_printf("/replay/recorded/%s", name);
-		g_test_add_data_func(path, tc, test_recorded);
-	}
-	g_ptr_array_free(names, TRUE);
-
-	names = cca_test_sorted_names(whatif_dir, "replay.", ".json", "h200-");
-	for (guint i = 0; i < names->len; i++) {
-		const char *name = g_ptr_array_index(names, i);
-		const char *wc = name + strlen("replay.");
-		Case *tc = g_new0(Case, 1);
-		tc->name = g_strdup(wc);
-		tc->trace = g_strdup_printf("%s/%s.pickle.xz", whatif_dir, name);
-		tc->json = g_strdup_printf("%s/%s.json", whatif_dir, name);
-		g_autofree char *workload = g_strndup(wc, strchr(wc, '.') - wc);
-		tc->default_trace = g_strdup_printf("%s/%s.default.pickle.xz", dir, workload);
-		g_ptr_array_add(cases, tc);
-		g_autofree char *path = g_strdup_printf("/replay/whatif-recorded/%s", wc);
-		g_test_add_data_func(path, tc, test_recorded);
-		g_autofree char *path2 = g_strdup_printf("/replay/whatif/%s", wc);
-		g_test_add_data_func(path2, tc, test_whatif);
-		g_autofree char *path3 = g_strdup_printf("/replay/whatif-driver/%s", wc);
-		g_test_add_data_func(path3, tc, test_whatif_driver);
-	}
-	g_ptr_array_free(names, TRUE);
-
+	GPtrArray *recorded = cca_test_runs(FALSE);
+	cca_test_add_runs("/replay/recorded", recorded, test_recorded);
+	GPtrArray *whatifs = cca_test_runs(TRUE);
+	cca_test_add_runs("/replay/whatif-recorded", whatifs, test_recorded);
+	cca_test_add_runs("/replay/whatif", whatifs, test_whatif);
+	cca_test_add_runs("/replay/whatif-driver", whatifs, test_whatif_driver);
 	g_test_add_func("/replay/two-devices", test_two_devices);
 	g_test_add_data_func("/replay/sample/default", "snap_default_2.11.pickle", test_sample);
 	g_test_add_data_func("/replay/sample/expandable", "snap_expandable_2.11.pickle",
@@ -629,6 +551,7 @@ main(int argc, char **argv)
 	g_test_add_func("/replay/private-pool-freed-before-dump",
 			test_private_pool_freed_before_dump);
 	int status = g_test_run();
-	g_ptr_array_free(cases, TRUE);
+	g_ptr_array_unref(recorded);
+	g_ptr_array_unref(whatifs);
 	return status;
 }

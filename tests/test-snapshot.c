@@ -817,17 +817,11 @@ test_stream_equals_graph(gconstpointer data)
 static void
 test_mutations(void)
 {
-	GRand *rand = cca_test_seeded_rand(4242);
-	gsize len;
-	g_autofree guint8 *sample = cca_test_read_sample("snap_default_2.11.pickle", &len);
-	g_autofree guint8 *buf = g_malloc(len);
-	for (int i = 0; i < 2000; i++) {
-		memcpy(buf, sample, len);
-		buf[g_rand_int_range(rand, 0, (gint32)len)] =
-			(guint8)g_rand_int_range(rand, 0, 256);
-		assert_stream_equals_graph(buf, len, "mutant");
-	}
-	g_rand_free(rand);
+	CcaTestMutants m;
+	cca_test_mutants_init(&m, "snap_default_2.11.pickle", 4242);
+	for (int i = 0; i < 2000; i++)
+		assert_stream_equals_graph(cca_test_mutants_next(&m, 1), m.len, "mutant");
+	cca_test_mutants_clear(&m);
 }
 
 /* ------------------------------------------------------------ cursor */

@@ -35,6 +35,18 @@ find_row(const CcaSweep *sweep, const char *conf)
 	return NULL;
 }
 
+/* A sweep of device 0 of SNAP over the default grid (CAPPED: the grid for
+ * a capped run); the test fails if it cannot be built. */
+static CcaSweep *
+default_grid_sweep(const CcaSnapshot *snap, bool capped)
+{
+	GError *error = NULL;
+	CcaSweep *sweep = cca_sweep_new(snap, 0, 0, &error);
+	g_assert_true(cca_sweep_add_default_grid(sweep, capped, &error));
+	g_assert_no_error(error);
+	return sweep;
+}
+
 /* ------------------------------------------------------- grid building */
 
 static void
@@ -121,12 +133,8 @@ static void
 test_default_grid(void)
 {
 	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("dyninfer.default");
-	GError *error = NULL;
-	g_autoptr(CcaSweep) plain = cca_sweep_new(snap, 0, 0, &error);
-	g_assert_true(cca_sweep_add_default_grid(plain, false, &error));
-	g_autoptr(CcaSweep) capped = cca_sweep_new(snap, 0, 0, &error);
-	g_assert_true(cca_sweep_add_default_grid(capped, true, &error));
-	g_assert_no_error(error);
+	g_autoptr(CcaSweep) plain = default_grid_sweep(snap, false);
+	g_autoptr(CcaSweep) capped = default_grid_sweep(snap, true);
 	const CcaSweepRow *first = g_ptr_array_index(plain->rows, 0);
 	g_assert_cmpstr(first->origin, ==, "recorded");
 	for (unsigned mb = 32; mb <= 4096; mb *= 2) {
@@ -182,9 +190,8 @@ test_equals_replay(gconstpointer data)
 {
 	const EqualCase *tc = data;
 	g_autoptr(CcaSnapshot) snap = cca_test_load_trace(tc->trace);
+	g_autoptr(CcaSweep) sweep = default_grid_sweep(snap, tc->cap_fraction > 0);
 	GError *error = NULL;
-	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
-	g_assert_true(cca_sweep_add_default_grid(sweep, tc->cap_fraction > 0, &error));
 	g_autoptr(CcaCalibrationTable) cal = cca_calibration_new_h200();
 	CcaSweepOptions opt = {.memory_fraction = tc->cap_fraction, .calibration = cal};
 	g_assert_true(cca_sweep_run(sweep, &opt, &error));
@@ -238,9 +245,8 @@ test_equals_replay(gconstpointer data)
 static char *
 sweep_output(const CcaSnapshot *snap, guint threads, bool csv)
 {
+	g_autoptr(CcaSweep) sweep = default_grid_sweep(snap, true);
 	GError *error = NULL;
-	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
-	g_assert_true(cca_sweep_add_default_grid(sweep, true, &error));
 	g_autoptr(CcaCalibrationTable) cal = cca_calibration_new_h200();
 	CcaSweepOptions opt = {.memory_fraction = 0.005, .calibration = cal, .threads = threads};
 	g_assert_true(cca_sweep_run(sweep, &opt, &error));
@@ -278,9 +284,8 @@ static void
 test_sort_order(void)
 {
 	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("seedfrag.default");
+	g_autoptr(CcaSweep) sweep = default_grid_sweep(snap, false);
 	GError *error = NULL;
-	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
-	g_assert_true(cca_sweep_add_default_grid(sweep, false, &error));
 	CcaSweepOptions opt = {.threads = 2};
 	g_assert_true(cca_sweep_run(sweep, &opt, &error));
 	for (int goal = CCA_GOAL_RESERVED; goal <= CCA_GOAL_MALLOCS; goal++) {
@@ -337,12 +342,6 @@ test_recommend(void)
 
 /* ------------------------------------------------ PyTorch's what-ifs */
 
-typedef struct {
-	char *name;	/* W.C */
-	char *json;	/* whatif/replay.W.C.json */
-	char *workload; /* W */
-} WhatifCase;
-
 static guint n_equal, n_range, n_neither;
 
 static const struct {
@@ -359,7 +358,7 @@ static const struct {
 static void
 test_whatif(gconstpointer data)
 {
-	const WhatifCase *tc = data;
+	const CcaTestRun *tc = data;
 	g_autofree char *json = cca_test_read_text(tc->json);
 	g_autofree char *conf = cca_test_json_string(json, "conf");
 	g_assert_nonnull(conf);
@@ -418,16 +417,6 @@ test_whatif_counts(void)
 	g_assert_cmpuint(n_equal + n_range, >, 0);
 }
 
-static void
-whatif_case_free(gpointer data)
-{
-	WhatifCase *tc = data;
-	g_free(tc->name);
-	g_free(tc->json);
-	g_free(tc->workload);
-	g_free(tc);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -454,22 +443,10 @@ main(int argc, char **argv)
 	g_test_add_func("/sweep/sort-order", test_sort_order);
 	g_test_add_func("/sweep/recommend", test_recommend);
 
-	GPtrArray *cases = g_ptr_array_new_with_free_func(whatif_case_free);
-	g_autofree char *dir = cca_test_trace_path("pytorch-2.11/whatif");
-	GPtrArray *names = cca_test_sorted_names(dir, "replay.", ".json", NULL);
-	for (guint i = 0; i < names->len; i++) {
-		const char *wc = (const char *)g_ptr_array_index(names, i) + strlen("replay.");
-		WhatifCase *tc = g_new0(WhatifCase, 1);
-		tc->name = g_strdup(wc);
-		tc->json = g_strdup_printf("%s/replay.%s.json", dir, wc);
-		tc->workload = g_strndup(wc, strchr(wc, '.') - wc);
-		g_ptr_array_add(cases, tc);
-		g_autofree char *path = g_strdup_printf("/sweep/whatif/%s", wc);
-		g_test_add_data_func(path, tc, test_whatif);
-	}
-	g_ptr_array_free(names, TRUE);
+	GPtrArray *whatifs = cca_test_runs(TRUE);
+	cca_test_add_runs("/sweep/whatif", whatifs, test_whatif);
 	g_test_add_func("/sweep/whatif/counts", test_whatif_counts);
 	int status = g_test_run();
-	g_ptr_array_free(cases, TRUE);
+	g_ptr_array_unref(whatifs);
 	return status;
 }

@@ -197,16 +197,8 @@ test_pickle_containers(void)
 static void
 assert_replays_as_recorded(const CcaSnapshot *back)
 {
-	CcaReplayOptions opt;
-	cca_replay_options_init(&opt);
-	opt.check = TRUE;
 	CcaReplayResult res;
-	GError *error = NULL;
-	g_assert_true(cca_replay_run(back, &opt, &res, &error));
-	g_assert_no_error(error);
-	if (!res.check_passed)
-		g_test_message("check: %s", res.check_message);
-	g_assert_true(res.check_passed);
+	cca_test_replay_checked(back, NULL, &res);
 	cca_replay_result_clear(&res);
 }
 

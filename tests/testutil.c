@@ -87,6 +87,51 @@ cca_test_sorted_names(const char *dir, const char *prefix, const char *suffix, c
 	return names;
 }
 
+static void
+test_run_free(gpointer data)
+{
+	CcaTestRun *run = data;
+	g_free(run->name);
+	g_free(run->workload);
+	g_free(run->trace);
+	g_free(run->json);
+	g_free(run->default_trace);
+	g_free(run);
+}
+
+GPtrArray *
+cca_test_runs(gboolean whatif)
+{
+	g_autofree char *dir = cca_test_trace_path("pytorch-2.11");
+	g_autofree char *run_dir = whatif ? g_build_filename(dir, "whatif", NULL) : g_strdup(dir);
+	const char *prefix = whatif ? "replay." : "";
+	/* h200-*.json are the timing tables */
+	GPtrArray *files = cca_test_sorted_names(run_dir, prefix, ".json", "h200-");
+	GPtrArray *runs = g_ptr_array_new_with_free_func(test_run_free);
+	for (guint i = 0; i < files->len; i++) {
+		const char *file = g_ptr_array_index(files, i);
+		CcaTestRun *run = g_new0(CcaTestRun, 1);
+		run->name = g_strdup(file + strlen(prefix));
+		run->workload = g_strndup(run->name, strcspn(run->name, "."));
+		run->trace = g_strdup_printf("%s/%s.pickle.xz", run_dir, file);
+		run->json = g_strdup_printf("%s/%s.json", run_dir, file);
+		run->default_trace = g_strdup_printf("%s/%s.default.pickle.xz", dir, run->workload);
+		g_ptr_array_add(runs, run);
+	}
+	g_ptr_array_unref(files);
+	return runs;
+}
+
+void
+cca_test_add_runs(const char *prefix, const GPtrArray *runs, GTestDataFunc func)
+{
+	for (guint i = 0; i < runs->len; i++) {
+		const CcaTestRun *run = g_ptr_array_index(runs, i);
+		g_autofree char *path = g_strdup_printf("%s/%s", prefix, run->name);
+		g_test_add_data_func(path, run, func);
+	}
+}
+
 void
 cca_test_add_rows(const char *prefix, const void *rows, gsize n, gsize size, gsize name_offset,
 		  GTestDataFunc func)
@@ -105,6 +150,34 @@ cca_test_seeded_rand(guint32 seed)
 {
 	g_test_message("seed %u", seed);
 	return g_rand_new_with_seed(seed);
+}
+
+void
+cca_test_mutants_init(CcaTestMutants *m, const char *name, guint32 seed)
+{
+	m->rand = cca_test_seeded_rand(seed);
+	m->sample = cca_test_read_sample(name, &m->len);
+	m->buf = g_malloc(m->len);
+}
+
+guint8 *
+cca_test_mutants_next(CcaTestMutants *m, int flips)
+{
+	memcpy(m->buf, m->sample, m->len);
+	for (int f = 0; f < flips; f++) {
+		/* the value drawn before the place, as the seeds always gave */
+		guint8 value = (guint8)g_rand_int_range(m->rand, 0, 256);
+		m->buf[g_rand_int_range(m->rand, 0, (gint32)m->len)] = value;
+	}
+	return m->buf;
+}
+
+void
+cca_test_mutants_clear(CcaTestMutants *m)
+{
+	g_rand_free(m->rand);
+	g_free(m->sample);
+	g_free(m->buf);
 }
 
 CcaSnapshot *
@@ -133,6 +206,36 @@ cca_test_load_trace(const char *name)
 	g_autofree char *rel = g_strdup_printf("pytorch-2.11/%s.pickle.xz", name);
 	g_autofree char *path = cca_test_trace_path(rel);
 	return cca_test_load(path);
+}
+
+CcaSnapshot *
+cca_test_snapshot_new(const char *source, GArray *events)
+{
+	CcaSnapshot *snap = cca_snapshot_new();
+	snap->source = g_strdup(source);
+	snap->n_devices = 1;
+	snap->events = g_new0(GArray *, 1);
+	snap->n_events = g_new0(uint64_t, 1);
+	snap->events[0] = events ? events : g_array_new(FALSE, TRUE, sizeof(CcaEvent));
+	snap->n_events[0] = snap->events[0]->len;
+	return snap;
+}
+
+void
+cca_test_replay_checked(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayResult *res)
+{
+	CcaReplayOptions checked;
+	if (opt != NULL)
+		checked = *opt;
+	else
+		cca_replay_options_init(&checked);
+	checked.check = TRUE;
+	GError *error = NULL;
+	g_assert_true(cca_replay_run(snap, &checked, res, &error));
+	g_assert_no_error(error);
+	if (!res->check_passed)
+		g_test_message("%s: check: %s", snap->source, res->check_message);
+	g_assert_true(res->check_passed);
 }
 
 double

@@ -243,14 +243,6 @@ static const OpInfo pickle_ops[256] = {
 
 /* ------------------------------------------------------------ the machine */
 
-/* Open-addressing map from a young container to its persistent copy. */
-typedef struct {
-	const CcaPickleValue **keys;
-	CcaPickleValue **values;
-	size_t cap; /* power of two */
-	size_t n;
-} PickleMap;
-
 /* A consumer batch: the items between a claimed MARK and its APPENDS are
  * allocated in `young`, a chunk reused batch after batch.  At the APPENDS
  * the young containers the memo still refers to are copied out, the
@@ -269,7 +261,7 @@ typedef struct {
 	PickleChunk *young;   /* allocations of the active batch */
 	size_t *puts;	      /* memo indices given young containers */
 	size_t n_puts, puts_cap;
-	PickleMap copies;	      /* young container -> persistent copy */
+	CcaPickleNodeMap copies;      /* young container -> its persistent copy */
 	GPtrArray *work;	      /* young containers whose copies need items */
 	CcaPickleValue *strings[256]; /* persistent str copies, by a content hash */
 } PickleBatch;
@@ -317,9 +309,9 @@ pickle_fail(PickleParser *p, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	g_autofree char *what = g_strdup_vprintf(fmt, ap);
+	g_propagate_error(p->error, g_error_new_valist(CCA_INPUT_ERROR, code, fmt, ap));
 	va_end(ap);
-	g_set_error(p->error, CCA_INPUT_ERROR, code, "%s: offset %zu: %s", p->name, p->op_at, what);
+	g_prefix_error(p->error, "%s: offset %zu: ", p->name, p->op_at);
 	return FALSE;
 }
 
@@ -540,50 +532,22 @@ pickle_expect_target(PickleParser *p, const CcaPickleValue *target, CcaPickleTyp
 
 /* ------------------------------------------------------------ batches */
 
-static size_t
-pickle_map_slot(const PickleMap *m, const void *key)
+void
+cca_pickle_node_map_put(CcaPickleNodeMap *m, const void *key, uintptr_t value)
 {
-	uint64_t h = (uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull;
-	return (size_t)(h >> 32) & (m->cap - 1);
-}
-
-static CcaPickleValue *
-pickle_map_get(const PickleMap *m, const CcaPickleValue *key)
-{
-	if (m->n == 0)
-		return NULL;
-	for (size_t i = pickle_map_slot(m, key);; i = (i + 1) & (m->cap - 1)) {
-		if (m->keys[i] == key)
-			return m->values[i];
-		if (m->keys[i] == NULL)
-			return NULL;
+	if (2 * (m->n + 1) > m->cap) {
+		CcaPickleNodeMap old = *m;
+		m->cap = old.cap ? old.cap * 2 : 64;
+		m->keys = g_new0(const void *, m->cap);
+		m->values = g_new(uintptr_t, m->cap);
+		m->n = 0;
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.keys[i] != NULL)
+				cca_pickle_node_map_put(m, old.keys[i], old.values[i]);
+		g_free(old.keys);
+		g_free(old.values);
 	}
-}
-
-static void pickle_map_put(PickleMap *m, const CcaPickleValue *key, CcaPickleValue *value);
-
-static void
-pickle_map_grow(PickleMap *m)
-{
-	PickleMap old = *m;
-	m->cap = old.cap ? old.cap * 2 : 1024;
-	m->keys = g_new0(const CcaPickleValue *, m->cap);
-	m->values = g_new(CcaPickleValue *, m->cap);
-	m->n = 0;
-	for (size_t i = 0; i < old.cap; i++)
-		if (old.keys[i] != NULL)
-			pickle_map_put(m, old.keys[i], old.values[i]);
-	g_free(old.keys);
-	g_free(old.values);
-}
-
-/* Adds KEY, which must be absent. */
-static void
-pickle_map_put(PickleMap *m, const CcaPickleValue *key, CcaPickleValue *value)
-{
-	if (2 * (m->n + 1) > m->cap)
-		pickle_map_grow(m);
-	size_t i = pickle_map_slot(m, key);
+	size_t i = cca_pickle_node_map_slot(m, key);
 	while (m->keys[i] != NULL)
 		i = (i + 1) & (m->cap - 1);
 	m->keys[i] = key;
@@ -591,18 +555,16 @@ pickle_map_put(PickleMap *m, const CcaPickleValue *key, CcaPickleValue *value)
 	m->n++;
 }
 
-/* Empties M, keeping its table (a batch's maps are about the same size
- * every time). */
-static void
-pickle_map_reset(PickleMap *m)
+void
+cca_pickle_node_map_reset(CcaPickleNodeMap *m)
 {
 	if (m->n > 0)
 		memset(m->keys, 0, m->cap * sizeof *m->keys);
 	m->n = 0;
 }
 
-static void
-pickle_map_clear(PickleMap *m)
+void
+cca_pickle_node_map_clear(CcaPickleNodeMap *m)
 {
 	g_free(m->keys);
 	g_free(m->values);
@@ -650,9 +612,9 @@ pickle_copy_old(PickleParser *p, CcaPickleValue *v)
 	PickleBatch *b = &p->batch;
 	if (!pickle_is_container(v))
 		return pickle_copy_scalar_old(p, v);
-	CcaPickleValue *copy = pickle_map_get(&b->copies, v);
-	if (copy != NULL)
-		return copy;
+	uintptr_t copy;
+	if (cca_pickle_node_map_get(&b->copies, v, &copy))
+		return (CcaPickleValue *)copy;
 	PickleContainer *c = pickle_arena_alloc(&p->pickle->arena, sizeof *c);
 	*c = *(PickleContainer *)v;
 	c->cap = v->len;
@@ -660,7 +622,7 @@ pickle_copy_old(PickleParser *p, CcaPickleValue *v)
 	size_t n = (size_t)v->len * (v->type == CCA_PICKLE_DICT ? 2 : 1);
 	c->value.items =
 		n ? pickle_arena_alloc(&p->pickle->arena, n * sizeof *c->value.items) : NULL;
-	pickle_map_put(&b->copies, v, &c->value);
+	cca_pickle_node_map_put(&b->copies, v, (uintptr_t)&c->value);
 	g_ptr_array_add(b->work, v);
 	return &c->value;
 }
@@ -676,7 +638,9 @@ pickle_evacuate(PickleParser *p, CcaPickleValue *v)
 	CcaPickleValue *copy = pickle_copy_old(p, v);
 	while (b->work->len > 0) {
 		CcaPickleValue *old = g_ptr_array_steal_index_fast(b->work, b->work->len - 1);
-		CcaPickleValue *dst = pickle_map_get(&b->copies, old);
+		uintptr_t dst_at = 0;
+		cca_pickle_node_map_get(&b->copies, old, &dst_at); /* pickle_copy_old() put it */
+		CcaPickleValue *dst = (CcaPickleValue *)dst_at;
 		size_t n = (size_t)old->len * (old->type == CCA_PICKLE_DICT ? 2 : 1);
 		for (size_t i = 0; i < n; i++) {
 			CcaPickleValue *item = old->items[i];
@@ -739,7 +703,7 @@ pickle_batch_end(PickleParser *p, size_t mark)
 	b->active = FALSE;
 	b->n_puts = 0;
 	b->young->used = 0;
-	pickle_map_reset(&b->copies);
+	cca_pickle_node_map_reset(&b->copies);
 	return ok;
 }
 
@@ -1886,7 +1850,7 @@ pickle_parser_clear(PickleParser *p)
 	pickle_memo_free(p->memo, p->memo_cap);
 	free(p->batch.young);
 	g_free(p->batch.puts);
-	pickle_map_clear(&p->batch.copies);
+	cca_pickle_node_map_clear(&p->batch.copies);
 	g_ptr_array_unref(p->batch.work);
 }
 

@@ -180,6 +180,50 @@ gboolean cca_pickle_str_equal(const CcaPickleValue *value, const char *str, size
  * and diagnostics.  Free with g_free(). */
 char *cca_pickle_repr(const CcaPickleValue *value, int max_depth);
 
+
+/* An open-addressing map from a node (by its address, never its content)
+ * to a pointer-sized value: the parser's young containers to their
+ * copies, the snapshot reader's nodes to table ids.  A zeroed map is
+ * empty; free with cca_pickle_node_map_clear(). */
+typedef struct {
+	const void **keys; /* NULL: a free slot */
+	uintptr_t *values;
+	size_t cap; /* power of two, or 0 */
+	size_t n;
+} CcaPickleNodeMap;
+
+static inline size_t
+cca_pickle_node_map_slot(const CcaPickleNodeMap *m, const void *key)
+{
+	uint64_t h = (uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 32) & (m->cap - 1);
+}
+
+/* TRUE with *VALUE set when M holds KEY. */
+static inline gboolean
+cca_pickle_node_map_get(const CcaPickleNodeMap *m, const void *key, uintptr_t *value)
+{
+	if (m->n == 0)
+		return FALSE;
+	for (size_t i = cca_pickle_node_map_slot(m, key);; i = (i + 1) & (m->cap - 1)) {
+		if (m->keys[i] == key) {
+			*value = m->values[i];
+			return TRUE;
+		}
+		if (m->keys[i] == NULL)
+			return FALSE;
+	}
+}
+
+/* Adds KEY (not NULL, not yet in M) with VALUE. */
+void cca_pickle_node_map_put(CcaPickleNodeMap *m, const void *key, uintptr_t value);
+
+/* Empties M, keeping its table for the next fill. */
+void cca_pickle_node_map_reset(CcaPickleNodeMap *m);
+
+/* Frees M's table and leaves it empty. */
+void cca_pickle_node_map_clear(CcaPickleNodeMap *m);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CcaPickle, cca_pickle_free)
 
 G_END_DECLS

@@ -36,75 +36,18 @@
 #define CONV_MAX_DEVICES (1 << 16)
 #define CONV_MAX_RESERVE (1u << 24) /* events reserved up front (1 GiB of virtual memory) */
 
-/* ------------------------------------------------------------ pointer map */
+/* ------------------------------------------------------------ node ids */
 
-/* Open-addressing map from a graph node to a 32-bit id. */
-typedef struct {
-	const void **keys;
-	uint32_t *values;
-	size_t cap; /* power of two */
-	size_t n;
-} PtrMap;
-
-static size_t
-ptrmap_slot(const PtrMap *m, const void *key)
+/* The 32-bit id a map of conv's (a CcaPickleNodeMap) holds for KEY: TRUE
+ * with *ID set, FALSE when KEY has none. */
+static inline gboolean
+conv_id_get(const CcaPickleNodeMap *m, const void *key, uint32_t *id)
 {
-	uint64_t h = (uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull;
-	return (size_t)(h >> 32) & (m->cap - 1);
-}
-
-static gboolean
-ptrmap_get(const PtrMap *m, const void *key, uint32_t *value)
-{
-	if (m->cap == 0)
+	uintptr_t value;
+	if (!cca_pickle_node_map_get(m, key, &value))
 		return FALSE;
-	for (size_t i = ptrmap_slot(m, key);; i = (i + 1) & (m->cap - 1)) {
-		if (m->keys[i] == key) {
-			*value = m->values[i];
-			return TRUE;
-		}
-		if (m->keys[i] == NULL)
-			return FALSE;
-	}
-}
-
-static void ptrmap_put(PtrMap *m, const void *key, uint32_t value);
-
-static void
-ptrmap_grow(PtrMap *m)
-{
-	PtrMap old = *m;
-	m->cap = old.cap ? old.cap * 2 : 64;
-	m->keys = g_new0(const void *, m->cap);
-	m->values = g_new(uint32_t, m->cap);
-	m->n = 0;
-	for (size_t i = 0; i < old.cap; i++)
-		if (old.keys[i] != NULL)
-			ptrmap_put(m, old.keys[i], old.values[i]);
-	g_free(old.keys);
-	g_free(old.values);
-}
-
-/* Adds KEY (not yet present) with VALUE. */
-static void
-ptrmap_put(PtrMap *m, const void *key, uint32_t value)
-{
-	if (2 * (m->n + 1) > m->cap)
-		ptrmap_grow(m);
-	size_t i = ptrmap_slot(m, key);
-	while (m->keys[i] != NULL)
-		i = (i + 1) & (m->cap - 1);
-	m->keys[i] = key;
-	m->values[i] = value;
-	m->n++;
-}
-
-static void
-ptrmap_clear(PtrMap *m)
-{
-	g_free(m->keys);
-	g_free(m->values);
-	memset(m, 0, sizeof *m);
+	*id = (uint32_t)value;
+	return TRUE;
 }
 
 /* ------------------------------------------------------------ keys */
@@ -242,15 +185,15 @@ typedef struct {
 	const CcaPickleValue *at; /* container being read, for its offset */
 
 	const CcaPickleTransient *transient; /* nodes not to remember, in consume() */
-	PtrMap keys;			     /* key str node -> KeyId */
+	CcaPickleNodeMap keys;		     /* key str node -> KeyId */
 	Shape event_shape, block_shape, segment_shape, frame_shape, other_shape;
 	StrSlot str_cache[256];		       /* recent strings by a cheap content hash */
 	const CcaPickleValue *action_node[16]; /* action str nodes seen, by address */
 	uint8_t action_id[16];		       /* ... and their CcaAction */
-	PtrMap claims;			       /* claimed device-trace list -> index in `claimed` */
+	CcaPickleNodeMap claims;	       /* claimed device-trace list -> index in `claimed` */
 	GArray *claimed;		       /* Claim */
-	PtrMap frames;			       /* frame dict node -> frame id */
-	PtrMap stacks;			       /* frames list node -> stack id */
+	CcaPickleNodeMap frames;	       /* frame dict node -> frame id */
+	CcaPickleNodeMap stacks;	       /* frames list node -> stack id */
 	GHashTable *frame_ids;		       /* CcaFrame content -> frame id */
 	GHashTable *stack_ids;		       /* GBytes of frame ids -> stack id */
 	GArray *scratch;		       /* uint32_t frame ids of the stack being built */
@@ -357,7 +300,7 @@ static KeyId
 conv_key(Conv *c, const CcaPickleValue *k)
 {
 	uint32_t id;
-	if (ptrmap_get(&c->keys, k, &id))
+	if (conv_id_get(&c->keys, k, &id))
 		return (KeyId)id;
 	id = K_OTHER;
 	if (k->type == CCA_PICKLE_STR)
@@ -365,7 +308,7 @@ conv_key(Conv *c, const CcaPickleValue *k)
 			if (cca_pickle_str_equal(k, conv_key_names[i], strlen(conv_key_names[i])))
 				id = i;
 	if (!cca_pickle_transient_has(c->transient, k))
-		ptrmap_put(&c->keys, k, id);
+		cca_pickle_node_map_put(&c->keys, k, id);
 	return (KeyId)id;
 }
 
@@ -568,7 +511,7 @@ conv_frame_equal(gconstpointer a, gconstpointer b)
 static gboolean
 conv_frame(Conv *c, const CcaPickleValue *v, uint32_t index, uint32_t *out)
 {
-	if (ptrmap_get(&c->frames, v, out))
+	if (conv_id_get(&c->frames, v, out))
 		return TRUE;
 	if (v->type != CCA_PICKLE_DICT)
 		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "frames[%u] is %s, expected a dict",
@@ -589,7 +532,7 @@ conv_frame(Conv *c, const CcaPickleValue *v, uint32_t index, uint32_t *out)
 				    GUINT_TO_POINTER(*out));
 	}
 	if (!cca_pickle_transient_has(c->transient, v))
-		ptrmap_put(&c->frames, v, *out);
+		cca_pickle_node_map_put(&c->frames, v, *out);
 	return TRUE;
 }
 
@@ -622,7 +565,7 @@ conv_stack(Conv *c, const CcaPickleValue *v, uint32_t *out)
 	*out = 0;
 	if (v == NULL || v->type == CCA_PICKLE_NONE)
 		return TRUE;
-	if (ptrmap_get(&c->stacks, v, out))
+	if (conv_id_get(&c->stacks, v, out))
 		return TRUE;
 	if (v->type != CCA_PICKLE_LIST && v->type != CCA_PICKLE_TUPLE)
 		return conv_type_error(c, K_FRAMES, v, "a list");
@@ -637,7 +580,7 @@ conv_stack(Conv *c, const CcaPickleValue *v, uint32_t *out)
 	}
 	*out = conv_add_stack(c);
 	if (!cca_pickle_transient_has(c->transient, v))
-		ptrmap_put(&c->stacks, v, *out);
+		cca_pickle_node_map_put(&c->stacks, v, *out);
 	return TRUE;
 }
 
@@ -707,7 +650,7 @@ static CcaTraceEvents *
 conv_take_claimed_enc(Conv *c, const CcaPickleValue *list)
 {
 	uint32_t i;
-	if (!ptrmap_get(&c->claims, list, &i))
+	if (!conv_id_get(&c->claims, list, &i))
 		return cca_trace_events_new();
 	Claim *cl = &g_array_index(c->claimed, Claim, i);
 	if (cl->enc == NULL) /* the same list twice in device_traces */
@@ -721,7 +664,7 @@ static GArray *
 conv_take_claimed(Conv *c, const CcaPickleValue *list)
 {
 	uint32_t i;
-	if (!ptrmap_get(&c->claims, list, &i))
+	if (!conv_id_get(&c->claims, list, &i))
 		return g_array_new(FALSE, FALSE, sizeof(CcaEvent));
 	Claim *cl = &g_array_index(c->claimed, Claim, i);
 	if (cl->events == NULL) {
@@ -746,7 +689,7 @@ conv_claim(void *user, const CcaPickleStack *st)
 	Conv *c = user;
 	const CcaPickleValue *list = st->stack[st->depth - 1];
 	uint32_t index;
-	if (ptrmap_get(&c->claims, list, &index))
+	if (conv_id_get(&c->claims, list, &index))
 		return TRUE; /* its next batch */
 	size_t top = st->depth - 1;
 	size_t mark = st->n_marks > 0 ? st->marks[st->n_marks - 1] : 0;
@@ -778,7 +721,7 @@ conv_claim(void *user, const CcaPickleStack *st)
 		cl.events = g_array_sized_new(FALSE, FALSE, sizeof(CcaEvent), reserve);
 		cca_input_advise_huge(cl.events->data, (size_t)reserve * sizeof(CcaEvent));
 	}
-	ptrmap_put(&c->claims, list, c->claimed->len);
+	cca_pickle_node_map_put(&c->claims, list, c->claimed->len);
 	g_array_append_val(c->claimed, cl);
 	return TRUE;
 }
@@ -790,7 +733,7 @@ conv_consume(void *user, const CcaPickleValue *list, CcaPickleValue *const *item
 {
 	Conv *c = user;
 	uint32_t index;
-	if (!ptrmap_get(&c->claims, list, &index))
+	if (!conv_id_get(&c->claims, list, &index))
 		g_assert_not_reached();
 	Claim *cl = &g_array_index(c->claimed, Claim, index);
 	if (!conv_charge(c, n))
@@ -1340,8 +1283,8 @@ conv_init(Conv *c, CcaSnapshot *snap, const char *name, size_t len, GError **err
 static void
 conv_clear(Conv *c)
 {
-	ptrmap_clear(&c->keys);
-	ptrmap_clear(&c->claims);
+	cca_pickle_node_map_clear(&c->keys);
+	cca_pickle_node_map_clear(&c->claims);
 	for (guint i = 0; i < c->claimed->len; i++) {
 		Claim *cl = &g_array_index(c->claimed, Claim, i);
 		if (cl->events != NULL)
@@ -1352,8 +1295,8 @@ conv_clear(Conv *c)
 		cca_trace_events_free(c->enc[d]);
 	g_free(c->enc);
 	g_array_unref(c->claimed);
-	ptrmap_clear(&c->frames);
-	ptrmap_clear(&c->stacks);
+	cca_pickle_node_map_clear(&c->frames);
+	cca_pickle_node_map_clear(&c->stacks);
 	g_hash_table_unref(c->frame_ids);
 	g_hash_table_unref(c->stack_ids);
 	g_array_unref(c->scratch);

@@ -9,27 +9,21 @@
 
 #include <string.h>
 
-/* Appends the escaped form of byte C (not valid as printable UTF-8). */
+/* Appends the escaped form of byte C (not valid as printable UTF-8): the
+ * letter after a backslash for the bytes C writes that way, else \xNN. */
 static void
 text_append_escape(GString *out, unsigned char c)
 {
-	switch (c) {
-	case '\\':
-		g_string_append(out, "\\\\");
-		break;
-	case '\n':
-		g_string_append(out, "\\n");
-		break;
-	case '\t':
-		g_string_append(out, "\\t");
-		break;
-	case '\r':
-		g_string_append(out, "\\r");
-		break;
-	default:
+	static const char *const named[] = {
+		['\\'] = "\\\\",
+		['\n'] = "\\n",
+		['\t'] = "\\t",
+		['\r'] = "\\r",
+	};
+	if (c < G_N_ELEMENTS(named) && named[c] != NULL)
+		g_string_append(out, named[c]);
+	else
 		g_string_append_printf(out, "\\x%02x", c);
-		break;
-	}
 }
 
 char *
