@@ -31,8 +31,6 @@ gap() {
 		echo "num_alloc_retries under the cap differs (not yet understood)" ;;
 	"recorded mempool.exp")
 		echo "a MemPool under expandable segments: the recorded replay maps the pool's pages into the default pool's segment (the what-if, planned, is exact)" ;;
-	"recorded ring.cap" | "recorded ring.gc")
-		echo "inactive_split_bytes of the small pool under a cap differ by 1-2 MiB (not yet understood)" ;;
 	"recorded rscap.cap")
 		echo "record_stream under a cap: the trace's oom at event 1474 is not reproduced (issue 13 item 3)" ;;
 	esac
