@@ -348,6 +348,102 @@ test_deferred_free_stays_active(void)
 }
 
 /* Seeded random request streams: the invariants hold after every step. */
+/* A trace that starts mid-run: its unseen prefix is taken to be the
+ * allocations of the live blocks it starts with, and nothing else.  Seeding
+ * the state those allocations leave gives the counters the allocations
+ * themselves give, inactive_split's decreases included (alloc_found_block
+ * lowers inactive_split_bytes by each block cut from an already-split
+ * tail, and inactive_split when a block takes the whole tail), and counts
+ * one num_device_alloc per segment.  Sizes are requests, 0 ends a row. */
+static const struct {
+	const char *what;
+	uint64_t sizes[8];
+} seed_prefix_rows[] = {
+	{"small: one cut, a free tail", {37888, 0}},
+	{"small: several cuts, a free tail", {37888, 512, 4096, 100000, 0}},
+	{"small: the last block takes the whole tail", {CCA_MIB, CCA_MIB, 0}},
+	{"small: one block, unsplit", {2 * CCA_MIB, 0}},
+	{"large: cuts of a 20 MiB segment", {3 * CCA_MIB, 5 * CCA_MIB, 2 * CCA_MIB, 0}},
+	{"large: the last block absorbs a remainder under 1 MiB",
+	 {6 * CCA_MIB, 6 * CCA_MIB, 7 * CCA_MIB + CCA_MIB / 2, 0}},
+	{"small and large interleaved, two small segments",
+	 {CCA_MIB, 3 * CCA_MIB, 700000, 512, 900000, 4 * CCA_MIB, 0}},
+};
+
+static void
+test_seed_prefix_counters(void)
+{
+	for (gsize r = 0; r < G_N_ELEMENTS(seed_prefix_rows); r++) {
+		Fixture ran, seeded;
+		fixture_setup(&ran, NULL, 0);
+		fixture_setup(&seeded, NULL, 0);
+		for (int i = 0; seed_prefix_rows[r].sizes[i] != 0; i++)
+			g_assert_cmpuint(
+				cca_allocator_malloc(ran.alloc, seed_prefix_rows[r].sizes[i], 0),
+				!=, CCA_NIL);
+		GArray *state = cca_allocator_state(ran.alloc);
+		for (guint i = 0; i < state->len; i++) {
+			const CcaStateSegment *s = &g_array_index(state, CcaStateSegment, i);
+			cca_allocator_seed_segment(seeded.alloc, s->address, s->total_size,
+						   s->stream, s->is_small);
+		}
+		for (guint i = 0; i < state->len; i++) {
+			const CcaStateSegment *s = &g_array_index(state, CcaStateSegment, i);
+			for (size_t k = 0; k < s->n_blocks; k++) {
+				const CcaStateBlock *sb = &s->blocks[k];
+				if (sb->state != CCA_BLOCK_ACTIVE_ALLOCATED)
+					continue;
+				CcaHandle h = cca_allocator_seed_block(seeded.alloc, sb->address,
+								       sb->size, sb->requested_size,
+								       false);
+				g_assert_cmpuint(h, !=, CCA_NIL);
+			}
+		}
+		cca_allocator_state_free(state);
+		cca_allocator_seed_finish(seeded.alloc);
+		const CcaStats *want = stats(&ran), *got = stats(&seeded);
+		g_test_message("%s", seed_prefix_rows[r].what);
+		for (int t = 0; t < CCA_STAT_TYPES; t++) {
+			const CcaStat *w[] = {&want->inactive_split[t],
+					      &want->inactive_split_bytes[t], &want->allocation[t],
+					      &want->segment[t]};
+			const CcaStat *g[] = {&got->inactive_split[t],
+					      &got->inactive_split_bytes[t], &got->allocation[t],
+					      &got->segment[t]};
+			for (gsize k = 0; k < G_N_ELEMENTS(w); k++) {
+				g_assert_cmpint(g[k]->current, ==, w[k]->current);
+				g_assert_cmpint(g[k]->allocated, ==, w[k]->allocated);
+				g_assert_cmpint(g[k]->freed, ==, w[k]->freed);
+			}
+		}
+		g_assert_cmpint(got->num_device_alloc, ==, want->num_device_alloc);
+		fixture_teardown(&ran);
+		fixture_teardown(&seeded);
+	}
+}
+
+/* A segment with a free block before a live one had frees before the
+ * trace: how its splits came and went is unknown, and the seed adds no
+ * decrease for it (only what its state shows). */
+static void
+test_seed_prefix_with_frees_unknown(void)
+{
+	Fixture f;
+	fixture_setup(&f, NULL, 0);
+	const uint64_t base = 0x7f0000000000ull;
+	cca_allocator_seed_segment(f.alloc, base, 2 * CCA_MIB, 0, true);
+	g_assert_cmpuint(cca_allocator_seed_block(f.alloc, base, 512, 512, false), !=, CCA_NIL);
+	g_assert_cmpuint(cca_allocator_seed_block(f.alloc, base + 4096, 512, 512, false), !=,
+			 CCA_NIL);
+	cca_allocator_seed_finish(f.alloc);
+	const CcaStat *isb = &stats(&f)->inactive_split_bytes[CCA_STAT_SMALL_POOL];
+	g_assert_cmpint(isb->current, ==, 2 * CCA_MIB - 1024);
+	g_assert_cmpint(isb->allocated, ==, isb->current);
+	g_assert_cmpint(isb->freed, ==, 0);
+	g_assert_cmpint(stats(&f)->num_device_alloc, ==, 1);
+	fixture_teardown(&f);
+}
+
 static void
 test_stress_random_invariants(void)
 {
@@ -416,6 +512,9 @@ main(int argc, char **argv)
 	g_test_add_func("/allocator/expandable-segments-map-pages",
 			test_expandable_segments_map_pages);
 	g_test_add_func("/allocator/deferred-free-stays-active", test_deferred_free_stays_active);
+	g_test_add_func("/allocator/seed-prefix-counters", test_seed_prefix_counters);
+	g_test_add_func("/allocator/seed-prefix-with-frees-unknown",
+			test_seed_prefix_with_frees_unknown);
 	g_test_add_func("/allocator/stress-random-invariants", test_stress_random_invariants);
 	return g_test_run();
 }

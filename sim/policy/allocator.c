@@ -1221,6 +1221,8 @@ cca_allocator_seed_segment(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_
 	cca_stat_array_update(a->stats.reserved_bytes, t, (int64_t)size);
 	if (size >= a->settings.max_split_size)
 		cca_stat_update(&a->stats.oversize_segments, 1);
+	/* one cudaMalloc before the trace (alloc_block counts each) */
+	a->stats.num_device_alloc++;
 	CCA_CHECK_INVARIANTS(a, "seed_segment");
 }
 
@@ -1397,6 +1399,48 @@ stat_restart(CcaStat *stat)
 	stat->freed = 0;
 }
 
+/* The decreases of inactive_split(_bytes) that the unseen prefix of a
+ * mid-run trace made, taken (as for every other counter) to be the
+ * allocations of the seeded live blocks and nothing else.  With no free,
+ * each allocation cuts the front of its segment's one free tail block
+ * (alloc_found_block), so a segment reads [live blocks in allocation order]
+ * [free tail or nothing]: the first cut raised inactive_split_bytes by the
+ * tail then left, every later block lowered it by its size, and the last
+ * one, taking the whole tail, lowered inactive_split by one.  A segment
+ * with a free block before a live one had frees before the trace: its
+ * history is unknown and adds nothing. */
+static void
+seed_prefix_split_history(CcaAllocator *a)
+{
+	CcaStats *st = &a->stats;
+	for (CcaHandle h = 0; h < a->slab_len; h++) {
+		const CcaBlock *b = B(a, h);
+		if (!b->live || b->prev != CCA_NIL || b->expandable >= 0 ||
+		    b->set == CCA_SET_BLOCKS)
+			continue;
+		int64_t later_bytes = 0, tail_taken = 1;
+		bool known = true;
+		for (CcaHandle n = b->next; n != CCA_NIL; n = B(a, n)->next) {
+			const CcaBlock *nb = B(a, n);
+			if (nb->set != CCA_SET_BLOCKS)
+				later_bytes += (int64_t)nb->size;
+			else if (nb->next == CCA_NIL)
+				tail_taken = 0;
+			else
+				known = false;
+		}
+		if (!known || b->next == CCA_NIL)
+			continue;
+		CcaStatType types[2] = {CCA_STAT_ALL, stat_type(b->is_small)};
+		for (int i = 0; i < 2; i++) {
+			st->inactive_split_bytes[types[i]].allocated += later_bytes;
+			st->inactive_split_bytes[types[i]].freed += later_bytes;
+			st->inactive_split[types[i]].allocated += tail_taken;
+			st->inactive_split[types[i]].freed += tail_taken;
+		}
+	}
+}
+
 void
 cca_allocator_seed_finish(CcaAllocator *a)
 {
@@ -1424,6 +1468,7 @@ cca_allocator_seed_finish(CcaAllocator *a)
 			stat_restart(&arrays[i][t]);
 	stat_restart(&st->oversize_allocations);
 	stat_restart(&st->oversize_segments);
+	seed_prefix_split_history(a);
 	CCA_CHECK_INVARIANTS(a, "seed_finish");
 }
 

@@ -134,7 +134,9 @@ bool cca_allocator_would_release_in(const CcaAllocator *alloc, uint64_t orig_siz
 /* Seeding a state that existed before the trace began (a trace that
  * starts mid-run): segments first, then the live blocks inside them, then
  * cca_allocator_seed_finish() once, which derives inactive_split and
- * restarts peaks and cumulative counters from the seeded state. */
+ * restarts peaks and cumulative counters from the seeded state, taking the
+ * unseen prefix to be the seeded segments' cudaMallocs and the live blocks'
+ * allocations (doc/allocator-model.md, "Traces that start mid-run"). */
 
 /* Adds a cudaMalloc segment of SIZE bytes at PTR, wholly free. */
 void cca_allocator_seed_segment(CcaAllocator *alloc, uint64_t ptr, uint64_t size, uint64_t stream,
