@@ -89,3 +89,6 @@ EXTRA_DIST += tests/test-patterns.sh
 EXTRA_DIST += tests/test-address-ties.sh
 EXTRA_DIST += tests/test-replays.sh
 EXTRA_DIST += tests/test-validate-cli.sh
+# Settings with no simulated meaning (issue 13): refused or noted.
+TESTS += tests/test-settings-cli.sh
+EXTRA_DIST += tests/test-settings-cli.sh

@@ -292,6 +292,15 @@ test_bool_keys(void)
 	}
 }
 
+/* ccasim's refusal of backend:cudaMallocAsync (not PyTorch's). */
+#define CUDA_MALLOC_ASYNC                                                                \
+	"backend:cudaMallocAsync replaces the caching allocator with the CUDA driver's " \
+	"stream-ordered pool; ccasim models the native caching allocator only"
+
+/* The note on a pinned host memory key set to VALUE ("key:value"). */
+#define PINNED_NOTE(setting) \
+	setting " changes pinned host memory only; it does not change the simulation"
+
 static void
 test_backend(void)
 {
@@ -299,8 +308,7 @@ test_backend(void)
 
 	parse_ok(&s, "backend:native");
 	g_assert_false(s.backend_async);
-	parse_ok(&s, "backend:cudaMallocAsync");
-	g_assert_true(s.backend_async);
+	parse_fails("backend:cudaMallocAsync", CCA_SETTINGS_ERROR_NOT_MODELLED, CUDA_MALLOC_ASYNC);
 	parse_fails("backend:magic", CCA_SETTINGS_ERROR_BAD_VALUE,
 		    "Unknown allocator backend, options are native and cudaMallocAsync");
 	parse_fails("backend:hipMallocAsync", CCA_SETTINGS_ERROR_BAD_VALUE,
@@ -664,8 +672,8 @@ test_to_string(void)
 			 "large_segment_size_mb:40");
 	assert_canonical("max_non_split_rounding_mb:20,garbage_collection_threshold:0.8",
 			 "garbage_collection_threshold:0.8");
-	assert_canonical("release_lock_on_hipmalloc:True,backend:cudaMallocAsync",
-			 "backend:cudaMallocAsync,release_lock_on_cudamalloc:True");
+	assert_canonical("release_lock_on_hipmalloc:True,backend:native",
+			 "release_lock_on_cudamalloc:True");
 	assert_canonical("per_process_memory_fraction:1", "per_process_memory_fraction:1");
 	assert_canonical("expandable_segments:False,backend:native", "");
 }
@@ -730,7 +738,7 @@ random_settings(GRand *rand, CcaSettings *s)
 		}
 	}
 	s->expandable_segments = g_rand_boolean(rand);
-	s->backend_async = g_rand_boolean(rand);
+	s->backend_async = false; /* cudaMallocAsync is refused (test_models) */
 	s->release_lock_on_cudamalloc = g_rand_boolean(rand);
 	s->pinned_use_cuda_host_register = g_rand_boolean(rand);
 	s->pinned_use_background_threads = g_rand_boolean(rand);
@@ -798,6 +806,14 @@ test_validate(void)
 	g_assert_false(cca_settings_validate(&s, &error));
 	g_assert_cmpstr(error->message, ==,
 			"CachingAllocator option large_segment_size_mb must be > 10 MB");
+	g_clear_error(&error);
+
+	cca_settings_clear(&s);
+	cca_settings_init(&s);
+	s.backend_async = true;
+	g_assert_false(cca_settings_validate(&s, &error));
+	g_assert_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_NOT_MODELLED);
+	g_assert_cmpstr(error->message, ==, CUDA_MALLOC_ASYNC);
 	g_clear_error(&error);
 
 	parse_ok(&s, "large_segment_size_mb:64,max_split_size_mb:64,expandable_segments:True");
@@ -1197,6 +1213,166 @@ test_fuzz(void)
 	g_assert_cmpint(parsed, >, 0);
 }
 
+/* What each key PyTorch 2.11 accepts does in ccasim, one row per key and
+ * spelling: simulated (accepted, no note), noted (accepted, one note) or
+ * refused; PyTorch's own errors keep coming first. */
+typedef enum {
+	MODEL_SIMULATED,
+	MODEL_NOTED,
+	MODEL_REFUSED,
+	MODEL_PYTORCH_ERROR,
+} ModelOutcome;
+
+static const struct {
+	const char *conf;
+	ModelOutcome outcome;
+	const char *text; /* NOTED: the note; REFUSED, PYTORCH_ERROR: the message */
+} model_rows[] = {
+	{"large_segment_size_mb:40", MODEL_SIMULATED, NULL},
+	{"max_split_size_mb:128", MODEL_SIMULATED, NULL},
+	{"max_non_split_rounding_mb:64", MODEL_SIMULATED, NULL},
+	{"garbage_collection_threshold:0.6", MODEL_SIMULATED, NULL},
+	{"roundup_power2_divisions:4", MODEL_SIMULATED, NULL},
+	{"expandable_segments:True", MODEL_SIMULATED, NULL},
+	{"per_process_memory_fraction:0.5", MODEL_SIMULATED, NULL},
+	{"backend:native", MODEL_SIMULATED, NULL},
+	{"backend:cudaMallocAsync", MODEL_REFUSED, CUDA_MALLOC_ASYNC},
+	{"release_lock_on_cudamalloc:True", MODEL_NOTED,
+	 "release_lock_on_cudamalloc:True changes only whether the allocator's lock is held "
+	 "during cudaMalloc; it does not change the simulation"},
+	{"release_lock_on_hipmalloc:True", MODEL_NOTED,
+	 "release_lock_on_cudamalloc:True changes only whether the allocator's lock is held "
+	 "during cudaMalloc; it does not change the simulation"},
+	{"release_lock_on_cudamalloc:False", MODEL_SIMULATED, NULL}, /* the default: silent */
+	{"graph_capture_record_stream_reuse:True", MODEL_NOTED,
+	 "graph_capture_record_stream_reuse:True changes when blocks freed with record_stream "
+	 "during CUDA graph capture return to their pool, which ccasim takes from the trace "
+	 "(free_completed); it does not change the simulation"},
+	{"pinned_use_cuda_host_register:True", MODEL_NOTED,
+	 PINNED_NOTE("pinned_use_cuda_host_register:True")},
+	{"pinned_use_hip_host_register:True", MODEL_NOTED,
+	 PINNED_NOTE("pinned_use_cuda_host_register:True")},
+	{"pinned_num_register_threads:8", MODEL_NOTED,
+	 PINNED_NOTE("pinned_num_register_threads:8")},
+	{"pinned_num_register_threads:1", MODEL_SIMULATED, NULL},
+	{"pinned_use_background_threads:True", MODEL_NOTED,
+	 PINNED_NOTE("pinned_use_background_threads:True")},
+	{"pinned_reserve_segment_size_mb:64", MODEL_NOTED,
+	 PINNED_NOTE("pinned_reserve_segment_size_mb:64")},
+	{"foo:1", MODEL_PYTORCH_ERROR, "Unrecognized key 'foo' in CUDA allocator config."},
+	{"backend:cudaMallocAsync,foo:1", MODEL_PYTORCH_ERROR,
+	 "Unrecognized key 'foo' in CUDA allocator config."},
+	{"backend:cudaMallocAsync,max_split_size_mb:5", MODEL_PYTORCH_ERROR,
+	 "CachingAllocator option max_split_size_mb too small, must be >= 20"},
+};
+
+static void
+test_models(void)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(model_rows); i++) {
+		const char *conf = model_rows[i].conf;
+		g_auto(CcaSettings) s = {0};
+		g_autoptr(GError) error = NULL;
+		g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+		g_auto(CcaSettings) defaults = {0};
+
+		g_test_message("%s", conf);
+		cca_settings_init(&defaults);
+		cca_settings_init(&s);
+		gboolean ok = cca_settings_parse(&s, conf, &error);
+		switch (model_rows[i].outcome) {
+		case MODEL_SIMULATED:
+		case MODEL_NOTED:
+			g_assert_no_error(error);
+			g_assert_true(ok);
+			/* a noted key makes the same replay as the defaults */
+			g_assert_true(cca_settings_same_model(&s, &defaults) ==
+				      (model_rows[i].outcome == MODEL_NOTED ||
+				       cca_settings_equal(&s, &defaults)));
+			g_assert_true(cca_settings_check_modelled(&s, NULL));
+			cca_settings_add_notes(&s, notes);
+			if (model_rows[i].outcome == MODEL_SIMULATED) {
+				g_assert_cmpuint(notes->len, ==, 0);
+				break;
+			}
+			g_assert_cmpuint(notes->len, ==, 1);
+			g_assert_cmpstr(g_ptr_array_index(notes, 0), ==, model_rows[i].text);
+			/* the same settings again add nothing */
+			cca_settings_add_notes(&s, notes);
+			g_assert_cmpuint(notes->len, ==, 1);
+			break;
+		case MODEL_REFUSED:
+			g_assert_false(ok);
+			g_assert_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_NOT_MODELLED);
+			g_assert_cmpstr(error->message, ==, model_rows[i].text);
+			g_assert_false(s.backend_async); /* left at the defaults */
+			break;
+		case MODEL_PYTORCH_ERROR:
+			g_assert_false(ok);
+			g_assert_nonnull(error);
+			g_assert_cmpint(error->code, !=, CCA_SETTINGS_ERROR_NOT_MODELLED);
+			g_assert_cmpstr(error->message, ==, model_rows[i].text);
+			break;
+		}
+	}
+}
+
+/* Every key of the knob table (the doc's table) has a row above. */
+static void
+test_models_cover_keys(void)
+{
+	g_autoptr(GString) table = g_string_new(NULL);
+	guint keys = 0;
+
+	cca_settings_print_markdown(table);
+	g_auto(GStrv) lines = g_strsplit(table->str, "\n", -1);
+	for (char **line = lines; *line; line++) {
+		if (!g_str_has_prefix(*line, "| `"))
+			continue;
+		const char *key = *line + 3;
+		g_autofree char *name = g_strndup(key, (gsize)(strchr(key, '`') - key));
+		g_autofree char *prefix = g_strconcat(name, ":", NULL);
+		bool found = false;
+		for (size_t i = 0; i < G_N_ELEMENTS(model_rows) && !found; i++)
+			found = g_str_has_prefix(model_rows[i].conf, prefix) &&
+				model_rows[i].outcome != MODEL_PYTORCH_ERROR;
+		if (!found)
+			g_error("no row of model_rows for key %s", name);
+		keys++;
+	}
+	g_assert_cmpuint(keys, ==, 14);
+}
+
+/* Recorded settings: a recording that says backend:cudaMallocAsync is
+ * refused; one with noted keys, in the string or only in the dict, is
+ * read and noted. */
+static void
+test_models_recorded(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_auto(CcaSettings) s = {0};
+	g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+	CcaRecordedSettings r;
+
+	recorded_init(&r, "backend:cudaMallocAsync");
+	cca_settings_init(&s);
+	g_assert_false(cca_settings_from_recorded(&s, &r, &error));
+	g_assert_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_NOT_MODELLED);
+	g_assert_cmpstr(error->message, ==, CUDA_MALLOC_ASYNC);
+	g_free(r.conf);
+
+	recorded_init(&r, "pinned_use_background_threads:True");
+	r.pinned_num_register_threads = 8; /* in the dict only */
+	g_assert_true(cca_settings_from_recorded(&s, &r, NULL));
+	cca_settings_add_notes(&s, notes);
+	g_assert_cmpuint(notes->len, ==, 2);
+	g_assert_cmpstr(g_ptr_array_index(notes, 0), ==,
+			PINNED_NOTE("pinned_num_register_threads:8"));
+	g_assert_cmpstr(g_ptr_array_index(notes, 1), ==,
+			PINNED_NOTE("pinned_use_background_threads:True"));
+	g_free(r.conf);
+}
+
 /* Keys and messages follow the release replayed (spec §13.2). */
 static void
 test_version_rules(void)
@@ -1262,6 +1438,9 @@ main(int argc, char **argv)
 	g_test_add_func("/settings/expandable-segments", test_expandable_segments);
 	g_test_add_func("/settings/bool-keys", test_bool_keys);
 	g_test_add_func("/settings/backend", test_backend);
+	g_test_add_func("/settings/models", test_models);
+	g_test_add_func("/settings/models-cover-keys", test_models_cover_keys);
+	g_test_add_func("/settings/models-recorded", test_models_recorded);
 	g_test_add_func("/settings/per-process-memory-fraction", test_per_process_memory_fraction);
 	g_test_add_func("/settings/pinned-num-register-threads", test_pinned_num_register_threads);
 	g_test_add_func("/settings/pinned-reserve-segment-size", test_pinned_reserve_segment_size);

@@ -28,6 +28,24 @@
  *   std::stod (C-locale strtod, ERANGE rejected).
  * - A key given twice: the last one wins; roundup tables accumulate.
  *
+ * What each key does in ccasim is one column of the table (model): every
+ * key torch accepts is simulated, noted or refused, and a key at its
+ * default is always silent.
+ * - Simulated: the keys CUDACachingAllocator.cpp reads to place device
+ *   memory (the sizes, gc threshold, roundup, expandable segments,
+ *   per_process_memory_fraction).
+ * - Noted (cca_settings_add_notes()): the pinned_* keys configure the
+ *   host allocator (CachingHostAllocator), release_lock_on_cudamalloc
+ *   only unlocks the mutex around cudaMalloc, and
+ *   graph_capture_record_stream_reuse (free_safe_blocks_in_capture())
+ *   moves when a record_stream block freed during capture returns to its
+ *   pool, which a replay takes from the trace's free_completed entries.
+ * - Refused (cca_settings_check_modelled(), after torch's own checks):
+ *   backend:cudaMallocAsync swaps in CudaMallocAsyncAllocator
+ *   (CUDAMallocAsyncAllocator.cpp), which has no blocks, segments or
+ *   splits, and whose snapshot() and recordHistory() both raise: no
+ *   PyTorch recording of it exists, and none of ours would mean anything.
+ *
  * Invariants of a CcaSettings this module produces: sizes are whole MiB,
  * max_split_size and max_non_split_rounding >= large_segment_size >
  * 10 MiB (or max_split_size == UINT64_MAX), roundup entries are 0 or a
@@ -76,6 +94,15 @@ typedef enum {
 	CCA_KNOB_ROUNDUP, /* N | [K:V,...,>:V], uint32_t[16] */
 } CcaKnobType;
 
+/* What a key PyTorch accepts does in ccasim (issue 13).  A key at its
+ * default is always accepted silently; the effect applies to any other
+ * value. */
+typedef enum {
+	CCA_MODEL_SIMULATED, /* changes the device memory model: replayed */
+	CCA_MODEL_NOTED,     /* accepted with a note: it changes nothing ccasim models */
+	CCA_MODEL_REFUSED,   /* refused: it replaces what ccasim models */
+} CcaKnobModel;
+
 /* A value as read from the string, before it is stored. */
 typedef struct {
 	uint64_t u; /* integer knobs: the number as written (MiB for CCA_KNOB_MIB) */
@@ -101,6 +128,9 @@ struct CcaKnob {
 	const char *syntax;	  /* value syntax, for help */
 	const char *default_text; /* for help */
 	const char *help;	  /* one line */
+	CcaKnobModel model;	  /* what a value other than the default does here */
+	const char *model_text;	  /* NOTED: what it changes instead ("changes
+				   * ..."); REFUSED: why; SIMULATED: NULL */
 };
 
 static gboolean cca_check_large_segment(const CcaKnob *, const CcaSettings *, CcaValue, GError **);
@@ -119,49 +149,66 @@ static const CcaKnob cca_knobs[] = {
 	 CCA_FIELD(large_segment_size), -1, cca_check_large_segment, "MiB > 10", "20",
 	 "segment size for 1-10 MiB requests and large-pool expandable page size; "
 	 "parsed first, resets max_non_split_rounding_mb to it and raises the minimum of "
-	 "max_split_size_mb and max_non_split_rounding_mb to it"},
+	 "max_split_size_mb and max_non_split_rounding_mb to it",
+	 CCA_MODEL_SIMULATED, NULL},
 	{"max_split_size_mb", NULL, CCA_KNOB_MIB, CCA_PASS_ACCEL, false, CCA_FIELD(max_split_size),
 	 -1, cca_check_min_large_segment, "MiB >= large_segment_size_mb", "unlimited",
-	 "blocks this large or larger are never split (oversize blocks)"},
+	 "blocks this large or larger are never split (oversize blocks)", CCA_MODEL_SIMULATED,
+	 NULL},
 	{"max_non_split_rounding_mb", NULL, CCA_KNOB_MIB, CCA_PASS_ACCEL, false,
 	 CCA_FIELD(max_non_split_rounding), -1, cca_check_min_large_segment,
 	 "MiB >= large_segment_size_mb", "large_segment_size_mb",
-	 "an oversize cached block serves a request at most this much smaller"},
+	 "an oversize cached block serves a request at most this much smaller", CCA_MODEL_SIMULATED,
+	 NULL},
 	{"garbage_collection_threshold", NULL, CCA_KNOB_DOUBLE, CCA_PASS_ACCEL, false,
 	 CCA_FIELD(garbage_collection_threshold), -1, cca_check_gc_threshold, "(0.0, 1.0)",
-	 "0 (off)", "free old cached blocks once reserved memory exceeds this fraction of the cap"},
+	 "0 (off)", "free old cached blocks once reserved memory exceeds this fraction of the cap",
+	 CCA_MODEL_SIMULATED, NULL},
 	{"roundup_power2_divisions", NULL, CCA_KNOB_ROUNDUP, CCA_PASS_ACCEL, false,
 	 CCA_FIELD(roundup_power2_divisions), -1, NULL, "N | [K:V,...,>:V]", "0 (off)",
 	 "round requests up to one of N steps between powers of two; list keys are MiB "
-	 "powers of two, values 0 or powers of two"},
+	 "powers of two, values 0 or powers of two",
+	 CCA_MODEL_SIMULATED, NULL},
 	{"expandable_segments", NULL, CCA_KNOB_BOOL, CCA_PASS_ACCEL, false,
 	 CCA_FIELD(expandable_segments), -1, NULL, "True | False", "False",
-	 "grow one mapped segment per pool and stream instead of cudaMalloc per segment"},
+	 "grow one mapped segment per pool and stream instead of cudaMalloc per segment",
+	 CCA_MODEL_SIMULATED, NULL},
 	{"backend", NULL, CCA_KNOB_BACKEND, CCA_PASS_CUDA, false, CCA_FIELD(backend_async), -1,
 	 NULL, "native | cudaMallocAsync", "native",
-	 "cudaMallocAsync hands every request to the CUDA driver's pool"},
+	 "the allocator behind CUDA tensors: native (the caching allocator) or cudaMallocAsync "
+	 "(the CUDA driver's stream-ordered pool)",
+	 CCA_MODEL_REFUSED,
+	 "replaces the caching allocator with the CUDA driver's stream-ordered pool; "
+	 "ccasim models the native caching allocator only"},
 	{"release_lock_on_cudamalloc", "release_lock_on_hipmalloc", CCA_KNOB_BOOL, CCA_PASS_CUDA,
 	 false, CCA_FIELD(release_lock_on_cudamalloc), -1, NULL, "True | False", "False",
-	 "drop the allocator lock around cudaMalloc (no simulated effect)"},
+	 "drop the allocator lock around cudaMalloc", CCA_MODEL_NOTED,
+	 "changes only whether the allocator's lock is held during cudaMalloc"},
 	{"per_process_memory_fraction", NULL, CCA_KNOB_DOUBLE, CCA_PASS_CUDA, false,
 	 CCA_FIELD(per_process_memory_fraction), CCA_FIELD(has_per_process_memory_fraction),
 	 cca_check_fraction, "[0.0, 1.0]", "1.0 (none)",
-	 "cap reserved memory at this fraction of the device's total memory"},
+	 "cap reserved memory at this fraction of the device's total memory", CCA_MODEL_SIMULATED,
+	 NULL},
 	{"graph_capture_record_stream_reuse", NULL, CCA_KNOB_BOOL, CCA_PASS_CUDA, false,
 	 CCA_FIELD(graph_capture_record_stream_reuse), -1, NULL, "True | False", "False",
-	 "during graph capture, reuse record_stream'ed blocks once provably dead"},
+	 "during graph capture, reuse record_stream'ed blocks once provably dead", CCA_MODEL_NOTED,
+	 "changes when blocks freed with record_stream during CUDA graph capture "
+	 "return to their pool, which ccasim takes from the trace (free_completed)"},
 	{"pinned_use_cuda_host_register", "pinned_use_hip_host_register", CCA_KNOB_BOOL,
 	 CCA_PASS_CUDA, false, CCA_FIELD(pinned_use_cuda_host_register), -1, NULL, "True | False",
-	 "False", "pinned host memory via cudaHostRegister (no simulated effect)"},
+	 "False", "pinned host memory via cudaHostRegister", CCA_MODEL_NOTED,
+	 "changes pinned host memory only"},
 	{"pinned_num_register_threads", NULL, CCA_KNOB_U32, CCA_PASS_CUDA, false,
 	 CCA_FIELD(pinned_num_register_threads), -1, cca_check_threads, "power of 2 <= 128", "1",
-	 "threads that register pinned memory (no simulated effect)"},
+	 "threads that register pinned memory", CCA_MODEL_NOTED, "changes pinned host memory only"},
 	{"pinned_use_background_threads", NULL, CCA_KNOB_BOOL, CCA_PASS_ACCEL, false,
 	 CCA_FIELD(pinned_use_background_threads), -1, NULL, "True | False", "False",
-	 "pinned allocator processes events on a thread (no simulated effect)"},
+	 "pinned allocator processes events on a thread", CCA_MODEL_NOTED,
+	 "changes pinned host memory only"},
 	{"pinned_reserve_segment_size_mb", NULL, CCA_KNOB_U64, CCA_PASS_CUDA, false,
 	 CCA_FIELD(pinned_reserve_segment_size_mb), -1, cca_check_positive, "MiB > 0", "0 (none)",
-	 "pinned allocator pre-reserves a segment this large (no simulated effect)"},
+	 "pinned allocator pre-reserves a segment this large", CCA_MODEL_NOTED,
+	 "changes pinned host memory only"},
 };
 
 /* The first release that accepted each key (spec §11.2, §13.2; dates
@@ -830,6 +877,13 @@ cca_settings_parse(CcaSettings *settings, const char *conf, GError **error)
 		settings->pytorch_version = version;
 		return FALSE;
 	}
+	/* PyTorch accepted it; now what ccasim cannot model */
+	if (!cca_settings_check_modelled(&s, error)) {
+		cca_settings_clear(&s);
+		cca_settings_init(settings);
+		settings->pytorch_version = version;
+		return FALSE;
+	}
 	g_free(s.conf);
 	s.conf = g_steal_pointer(&text);
 	*settings = s;
@@ -933,7 +987,76 @@ cca_settings_validate(const CcaSettings *settings, GError **error)
 			ok = knob->check(knob, settings, cca_knob_value(knob, settings), error);
 	}
 	cca_settings_clear(&base);
+	return ok && cca_settings_check_modelled(settings, error);
+}
+
+/* ------------------------------------------------------------------ */
+/* What ccasim models                                                  */
+
+static void cca_knob_append_value(GString *out, const CcaKnob *knob, const CcaSettings *s);
+
+/* "KEY:VALUE" of KNOB in S, as to_string writes it. */
+static char *
+cca_knob_setting(const CcaKnob *knob, const CcaSettings *s)
+{
+	GString *out = g_string_new(knob->name);
+
+	g_string_append_c(out, ':');
+	cca_knob_append_value(out, knob, s);
+	return g_string_free(out, FALSE);
+}
+
+gboolean
+cca_settings_check_modelled(const CcaSettings *settings, GError **error)
+{
+	CcaSettings base;
+	gboolean ok = TRUE;
+
+	cca_settings_baseline(&base, settings);
+	for (size_t k = 0; ok && k < G_N_ELEMENTS(cca_knobs); k++) {
+		const CcaKnob *knob = &cca_knobs[k];
+		if (knob->model != CCA_MODEL_REFUSED || cca_knob_equal(knob, settings, &base))
+			continue;
+		g_autofree char *setting = cca_knob_setting(knob, settings);
+		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_NOT_MODELLED, "%s %s",
+			    setting, knob->model_text);
+		ok = FALSE;
+	}
+	cca_settings_clear(&base);
 	return ok;
+}
+
+gboolean
+cca_settings_same_model(const CcaSettings *a, const CcaSettings *b)
+{
+	for (size_t k = 0; k < G_N_ELEMENTS(cca_knobs); k++)
+		if (cca_knobs[k].model != CCA_MODEL_NOTED && !cca_knob_equal(&cca_knobs[k], a, b))
+			return FALSE;
+	return TRUE;
+}
+
+void
+cca_settings_add_notes(const CcaSettings *settings, GPtrArray *notes)
+{
+	CcaSettings base;
+
+	cca_settings_baseline(&base, settings);
+	for (size_t k = 0; k < G_N_ELEMENTS(cca_knobs); k++) {
+		const CcaKnob *knob = &cca_knobs[k];
+		if (knob->model != CCA_MODEL_NOTED || cca_knob_equal(knob, settings, &base))
+			continue;
+		g_autofree char *setting = cca_knob_setting(knob, settings);
+		char *note = g_strdup_printf("%s %s; it does not change the simulation", setting,
+					     knob->model_text);
+		bool seen = false;
+		for (guint i = 0; i < notes->len && !seen; i++)
+			seen = strcmp(g_ptr_array_index(notes, i), note) == 0;
+		if (seen)
+			g_free(note);
+		else
+			g_ptr_array_add(notes, note);
+	}
+	cca_settings_clear(&base);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1193,12 +1316,31 @@ cca_settings_to_json(const CcaSettings *settings)
 /* ------------------------------------------------------------------ */
 /* Help and docs                                                       */
 
-/* KNOB's meaning, with its alias. */
+/* What KNOB does in ccasim, for help and docs. */
+static char *
+cca_knob_model_phrase(const CcaKnob *knob)
+{
+	switch (knob->model) {
+	case CCA_MODEL_NOTED:
+		return g_strdup_printf("not simulated, accepted with a note: %s", knob->model_text);
+	case CCA_MODEL_REFUSED:
+		return g_strdup_printf("refused unless %s: %s", knob->default_text,
+				       knob->model_text);
+	case CCA_MODEL_SIMULATED:
+		break;
+	}
+	return g_strdup("simulated");
+}
+
+/* KNOB's meaning, with its alias and what ccasim does with it. */
 static char *
 cca_knob_meaning(const CcaKnob *knob)
 {
-	return knob->alias ? g_strdup_printf("%s; alias %s", knob->help, knob->alias)
-			   : g_strdup(knob->help);
+	g_autofree char *model = cca_knob_model_phrase(knob);
+
+	return knob->alias ? g_strdup_printf("%s; alias %s; in ccasim: %s", knob->help, knob->alias,
+					     model)
+			   : g_strdup_printf("%s; in ccasim: %s", knob->help, model);
 }
 
 /* Appends TEXT word-wrapped to WIDTH columns, each line indented by
@@ -1261,7 +1403,8 @@ cca_markdown_cell(GString *out, const char *text)
 void
 cca_settings_print_markdown(GString *out)
 {
-	g_string_append(out, "| key | value | default | meaning |\n|---|---|---|---|\n");
+	g_string_append(out, "| key | value | default | meaning | in ccasim |\n"
+			     "|---|---|---|---|---|\n");
 	for (size_t k = 0; k < G_N_ELEMENTS(cca_knobs); k++) {
 		const CcaKnob *knob = &cca_knobs[k];
 		g_autofree char *keys =
@@ -1272,6 +1415,8 @@ cca_settings_print_markdown(GString *out)
 		cca_markdown_cell(out, knob->syntax);
 		cca_markdown_cell(out, knob->default_text);
 		cca_markdown_cell(out, knob->help);
+		g_autofree char *model = cca_knob_model_phrase(knob);
+		cca_markdown_cell(out, model);
 		g_string_append_c(out, '\n');
 	}
 }

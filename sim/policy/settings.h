@@ -3,7 +3,9 @@
  * One descriptor table of knobs drives the parser, validation, --help text
  * and the documentation.  Parsing follows torch 2.11 (spec §11): tokens
  * split on , : [ ], unknown keys and bad values rejected with PyTorch's
- * messages.
+ * messages.  Of what PyTorch accepts, ccasim refuses what replaces the
+ * caching allocator (backend:cudaMallocAsync) and notes what changes no
+ * device memory (the pinned host allocator's keys and others).
  */
 #ifndef CCA_SETTINGS_H
 #define CCA_SETTINGS_H
@@ -58,6 +60,7 @@ typedef enum {
 	CCA_SETTINGS_ERROR_UNKNOWN_KEY,
 	CCA_SETTINGS_ERROR_BAD_VALUE,
 	CCA_SETTINGS_ERROR_SYNTAX,
+	CCA_SETTINGS_ERROR_NOT_MODELLED, /* PyTorch accepts it; ccasim cannot model it */
 } CcaSettingsError;
 
 /* Fills SETTINGS with torch 2.11's defaults (no string); conf becomes a
@@ -87,12 +90,37 @@ gboolean cca_settings_equal(const CcaSettings *a, const CcaSettings *b);
  * set to PyTorch 2.11's own message, unprefixed, on an unknown key
  * (CCA_SETTINGS_ERROR_UNKNOWN_KEY), a bad value (_BAD_VALUE) or a missing
  * token or ']' (_SYNTAX); SETTINGS is then left at the defaults with conf
- * "".  Wrong separators are accepted, as 2.11 accepts them. */
+ * "".  Wrong separators are accepted, as 2.11 accepts them.  A string
+ * PyTorch accepts is then checked by cca_settings_check_modelled(): what
+ * ccasim cannot model fails with _NOT_MODELLED, SETTINGS again left at the
+ * defaults. */
 gboolean cca_settings_parse(CcaSettings *settings, const char *conf, GError **error);
 
+/* Refuses SETTINGS when a key is set to a value that replaces what ccasim
+ * models (backend:cudaMallocAsync: the CUDA driver's pool instead of the
+ * caching allocator).  Returns FALSE with ERROR (CCA_SETTINGS_ERROR_NOT_MODELLED)
+ * set to one line that opens with "KEY:VALUE" and says why; the knob
+ * table in settings.c says which keys and values. */
+gboolean cca_settings_check_modelled(const CcaSettings *settings, GError **error);
+
+/* Appends to NOTES (a GPtrArray of strings owned by it: free function
+ * g_free) one line for each key of SETTINGS that PyTorch accepts, that is
+ * set to other than its default and that changes nothing ccasim models
+ * (pinned host memory, the allocator's lock, record_stream reuse during
+ * graph capture): "KEY:VALUE changes ...; it does not change the
+ * simulation", without a "note: " prefix.  A line NOTES already holds is
+ * not added again, so the notes of several settings can share NOTES. */
+void cca_settings_add_notes(const CcaSettings *settings, GPtrArray *notes);
+
+/* TRUE when A and B differ at most in keys cca_settings_add_notes() notes:
+ * they make the same replay.  (cca_settings_equal() compares those keys
+ * too.) */
+gboolean cca_settings_same_model(const CcaSettings *a, const CcaSettings *b);
+
 /* Checks a hand-built SETTINGS against the knob table's ranges (the
- * checks the parser applies to each key that differs from the default).
- * Returns FALSE with ERROR set to the same message the parser would give. */
+ * checks the parser applies to each key that differs from the default)
+ * and with cca_settings_check_modelled().  Returns FALSE with ERROR set
+ * to the same message the parser would give. */
 gboolean cca_settings_validate(const CcaSettings *settings, GError **error);
 
 /* Builds SETTINGS from a snapshot's recorded allocator_settings: the
@@ -103,7 +131,8 @@ gboolean cca_settings_validate(const CcaSettings *settings, GError **error);
  * actually used).  With no recorded settings (NULL or !present), the
  * defaults.  SETTINGS as for cca_settings_parse().  Returns FALSE with
  * ERROR (one line; tokens shown through cca_text_display()) when the
- * recorded string does not parse, or when the dict holds a value PyTorch
+ * recorded string does not parse or says what ccasim cannot model
+ * (backend:cudaMallocAsync, _NOT_MODELLED), or when the dict holds a value PyTorch
  * 2.11's parser never accepts (a garbage_collection_threshold outside
  * {0} u (0, 1), NaN included; a roundup_power2_divisions entry neither 0
  * nor a power of two): the message names the key. */

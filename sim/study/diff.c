@@ -200,6 +200,23 @@ finish_groups(GArray *groups)
 	g_array_sort(groups, compare_groups);
 }
 
+/* Adds the notes on the settings OPT replays SNAP under (its --config, or
+ * the recorded ones) to NOTES. */
+static void
+add_notes(const CcaSnapshot *snap, const CcaReplayOptions *opt, GPtrArray *notes)
+{
+	if (opt->settings) {
+		cca_settings_add_notes(opt->settings, notes);
+		return;
+	}
+	CcaSettings recorded;
+	cca_settings_init(&recorded);
+	recorded.pytorch_version = opt->pytorch_version;
+	if (cca_settings_from_recorded(&recorded, &snap->settings, NULL))
+		cca_settings_add_notes(&recorded, notes);
+	cca_settings_clear(&recorded);
+}
+
 gboolean
 cca_diff_run(const CcaSnapshot *snap_a, const CcaReplayOptions *opt_a, const CcaSnapshot *snap_b,
 	     const CcaReplayOptions *opt_b, CcaDiff *diff, GError **error)
@@ -207,6 +224,9 @@ cca_diff_run(const CcaSnapshot *snap_a, const CcaReplayOptions *opt_a, const Cca
 	memset(diff, 0, sizeof *diff);
 	diff->segments = g_array_new(FALSE, TRUE, sizeof(CcaDiffGroup));
 	diff->requests = g_array_new(FALSE, TRUE, sizeof(CcaDiffGroup));
+	diff->notes = g_ptr_array_new_with_free_func(g_free);
+	add_notes(snap_a, opt_a, diff->notes);
+	add_notes(snap_b, opt_b, diff->notes);
 	GArray *sa = NULL, *sb = NULL, *state_a = NULL, *state_b = NULL;
 	gboolean ok = diff_side(snap_a, opt_a, &diff->a, &sa, &state_a, error) &&
 		      diff_side(snap_b, opt_b, &diff->b, &sb, &state_b, error);
@@ -246,6 +266,8 @@ cca_diff_clear(CcaDiff *diff)
 		g_array_free(diff->segments, TRUE);
 	if (diff->requests)
 		g_array_free(diff->requests, TRUE);
+	if (diff->notes)
+		g_ptr_array_unref(diff->notes);
 	memset(diff, 0, sizeof *diff);
 }
 
@@ -338,6 +360,9 @@ cca_diff_print_text(const CcaDiff *diff, const CcaDiffReport *report, GString *o
 	guint top = report->top ? report->top : 10;
 	print_side(out, "A", report->label_a, &diff->a);
 	print_side(out, "B", report->label_b, &diff->b);
+	for (guint i = 0; diff->notes && i < diff->notes->len; i++)
+		g_string_append_printf(out, "note: %s\n",
+				       (const char *)g_ptr_array_index(diff->notes, i));
 	if (!diff->differs) {
 		g_string_append(out, "\nReserved memory is the same after every event: the two "
 				     "replays do not differ in reserved memory.\n");
@@ -417,6 +442,7 @@ cca_diff_print_json(const CcaDiff *diff, const CcaDiffReport *report, GString *o
 	json_t *o = json_object();
 	json_object_set_new(o, "a", side_json(report->label_a, &diff->a));
 	json_object_set_new(o, "b", side_json(report->label_b, &diff->b));
+	json_object_set_new(o, "notes", cca_json_strings(diff->notes));
 	json_object_set_new(o, "differs", cca_json_bool(diff->differs));
 	json_t *first = json_null();
 	if (diff->differs) {

@@ -50,6 +50,7 @@ typedef struct {
 	CcaEvent event_b;
 	GArray *segments; /* CcaDiffGroup by segment size, largest |bytes_b - bytes_a| first */
 	GArray *requests; /* CcaDiffGroup by requested size of live blocks, same order */
+	GPtrArray *notes; /* char *: cca_settings_add_notes() of A's and B's settings */
 } CcaDiff;
 
 /* Replays device OPT_A->device of SNAP_A under OPT_A and device
@@ -70,10 +71,11 @@ typedef struct {
 	guint top;		       /* groups listed (0: 10) */
 } CcaDiffReport;
 
-/* Appends the comparison for people. */
+/* Appends the comparison for people (a line "note: NOTE" for each of
+ * DIFF's notes after the two sides). */
 void cca_diff_print_text(const CcaDiff *diff, const CcaDiffReport *report, GString *out);
 
-/* Appends one JSON object: "a", "b", "differs", "first_difference",
+/* Appends one JSON object: "a", "b", "notes", "differs", "first_difference",
  * "peak_difference" with "segments" and "requests". */
 void cca_diff_print_json(const CcaDiff *diff, const CcaDiffReport *report, GString *out);
 

@@ -458,6 +458,10 @@ cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 				cca_size_format(cca_fit_gpu_usable(o->gpus[g], o->context), b),
 				o->gpus[g]->kind, o->gpus[g]->source);
 	}
+	g_autoptr(GPtrArray) notes = cca_sweep_notes(sweep);
+	for (guint i = 0; i < notes->len; i++)
+		g_string_append_printf(out, "note: %s\n",
+				       (const char *)g_ptr_array_index(notes, i));
 }
 
 static json_t *
@@ -499,6 +503,8 @@ cca_fit_print_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 		json_array_append_new(gpus, gpu);
 	}
 	json_object_set_new(doc, "gpus", gpus);
+	g_autoptr(GPtrArray) notes = cca_sweep_notes(sweep);
+	json_object_set_new(doc, "notes", cca_json_strings(notes));
 	json_t *list = json_array();
 	for (guint r = 0; r < n; r++) {
 		const CcaFitRow *f = &rows[r];

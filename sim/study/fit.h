@@ -93,11 +93,13 @@ typedef struct {
 	const CcaFitOptions *options;
 } CcaFitReport;
 
-/* Appends N fit rows as an aligned table, then the GPU figures used. */
+/* Appends N fit rows as an aligned table, then the GPU figures used and
+ * a line "note: NOTE" for each of cca_sweep_notes(). */
 void cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 			const CcaFitReport *report, GString *out);
 
-/* Appends one JSON object: context, "gpus" and "rows". */
+/* Appends one JSON object: context, "gpus", "notes" (cca_sweep_notes())
+ * and "rows". */
 void cca_fit_print_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 			const CcaFitReport *report, GString *out);
 

@@ -946,6 +946,16 @@ append_padded(GString *out, const char *s, guint width, bool left)
 			g_string_append_c(out, ' ');
 }
 
+GPtrArray *
+cca_sweep_notes(const CcaSweep *sweep)
+{
+	GPtrArray *notes = g_ptr_array_new_with_free_func(g_free);
+	for (guint r = 0; r < sweep->rows->len; r++)
+		cca_settings_add_notes(
+			&((const CcaSweepRow *)g_ptr_array_index(sweep->rows, r))->settings, notes);
+	return notes;
+}
+
 static void
 append_context(GString *out, const CcaSweep *sweep, const CcaSweepReport *report)
 {
@@ -1026,6 +1036,10 @@ cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, GStrin
 			"synchronisation%s (doc/cost-model.md).\n",
 			report->options->calibration->source, report->options->calibration->sync_us,
 			report->options->calibration->sync_measured ? "" : " (assumed)");
+	g_autoptr(GPtrArray) notes = cca_sweep_notes(sweep);
+	for (guint i = 0; i < notes->len; i++)
+		g_string_append_printf(out, "note: %s\n",
+				       (const char *)g_ptr_array_index(notes, i));
 	if (report->why)
 		g_string_append_printf(out, "\nrecommendation: %s\n", report->why);
 }
@@ -1074,6 +1088,9 @@ row_json(const CcaSweepRow *row, guint rank)
 	json_object_set_new(o, "settings", cca_json_string(row->conf));
 	json_object_set_new(o, "origin", cca_json_string(row->origin));
 	json_object_set_new(o, "recorded", cca_json_bool(row->recorded));
+	g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+	cca_settings_add_notes(&row->settings, notes);
+	json_object_set_new(o, "notes", cca_json_strings(notes));
 	json_object_set_new(o, "whatif", cca_json_bool(run->whatif));
 	json_object_set_new(o, "replays", json_integer(row->n_runs));
 	json_object_set_new(o, "address_sensitive", cca_json_bool(row->sensitive));
@@ -1134,6 +1151,8 @@ cca_sweep_print_json(const CcaSweep *sweep, const CcaSweepReport *report, GStrin
 				    cca_json_bool(o->calibration->sync_measured));
 	}
 	json_object_set_new(doc, "calibration", cal);
+	g_autoptr(GPtrArray) notes = cca_sweep_notes(sweep);
+	json_object_set_new(doc, "notes", cca_json_strings(notes));
 	json_t *rows = json_array();
 	for (guint r = 0; r < sweep->rows->len; r++)
 		json_array_append_new(rows, row_json(g_ptr_array_index(sweep->rows, r), r + 1));

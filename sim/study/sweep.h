@@ -203,6 +203,11 @@ void cca_sweep_sort(CcaSweep *sweep, CcaGoal goal);
 const CcaSweepRow *cca_sweep_recommend(const CcaSweep *sweep, CcaGoal goal,
 				       const CcaSweepOptions *options, GString *why);
 
+/* The notes on the settings of every row, in row order, each once
+ * (cca_settings_add_notes(): keys PyTorch accepts that change nothing
+ * ccasim models).  Free with g_ptr_array_unref(). */
+GPtrArray *cca_sweep_notes(const CcaSweep *sweep);
+
 /* What the printers say about the run besides the rows. */
 typedef struct {
 	const char *trace; /* path */
@@ -212,12 +217,14 @@ typedef struct {
 	const char *why;		/* its sentences */
 } CcaSweepReport;
 
-/* Appends the rows (in their current order) as an aligned table. */
+/* Appends the rows (in their current order) as an aligned table, then a
+ * line "note: NOTE" for each of cca_sweep_notes(). */
 void cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, GString *out);
 
-/* Appends one JSON object: the run's context, "rows" (rank, settings,
- * origin, every figure with its "_range" [min, max] or null) and
- * "recommendation" (null or {"settings", "why"}). */
+/* Appends one JSON object: the run's context, "notes" (cca_sweep_notes()),
+ * "rows" (rank, settings, origin, "notes" on its settings, every figure
+ * with its "_range" [min, max] or null) and "recommendation" (null or
+ * {"settings", "why"}). */
 void cca_sweep_print_json(const CcaSweep *sweep, const CcaSweepReport *report, GString *out);
 
 /* Appends CSV: a header line, then one line per row: rank, settings,

@@ -25,6 +25,15 @@ cca_json_string(const char *s)
 }
 
 json_t *
+cca_json_strings(const GPtrArray *strings)
+{
+	json_t *list = json_array();
+	for (guint i = 0; strings && i < strings->len; i++)
+		json_array_append_new(list, cca_json_string(g_ptr_array_index(strings, i)));
+	return list;
+}
+
+json_t *
 cca_json_uint(uint64_t v)
 {
 	return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);

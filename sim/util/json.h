@@ -20,6 +20,10 @@ G_BEGIN_DECLS
  * output is always valid JSON.  NULL gives a JSON null. */
 json_t *cca_json_string(const char *s);
 
+/* A new JSON array of the strings of STRINGS (char *; NULL gives []),
+ * each as cca_json_string() makes it. */
+json_t *cca_json_strings(const GPtrArray *strings);
+
 /* A new JSON integer holding V.  JSON integers here are int64: a V above
  * INT64_MAX (none of ccasim's counters or sizes can reach it) is clamped
  * to INT64_MAX rather than wrapped to a negative number. */

@@ -40,6 +40,15 @@ cca_report_window_assumes(void)
 	       "rebuilt under the recorded settings, as if the run had reached it under these";
 }
 
+/* The notes on CTX's settings (cca_settings_add_notes()), as a new array. */
+static GPtrArray *
+report_notes(const CcaReportContext *ctx)
+{
+	GPtrArray *notes = g_ptr_array_new_with_free_func(g_free);
+	cca_settings_add_notes(ctx->settings, notes);
+	return notes;
+}
+
 json_t *
 cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *res)
 {
@@ -51,6 +60,8 @@ cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *re
 	json_object_set_new(o, "trace", cca_json_string(ctx->trace));
 	json_object_set_new(o, "device", json_integer(ctx->device));
 	json_object_set_new(o, "settings", cca_json_string(conf));
+	g_autoptr(GPtrArray) notes = report_notes(ctx);
+	json_object_set_new(o, "notes", cca_json_strings(notes));
 	json_object_set_new(o, "pytorch_version", cca_json_string(version));
 	json_object_set_new(o, "whatif", cca_json_bool(res->whatif));
 	json_object_set_new(o, "memory_fraction", cca_json_real(ctx->memory_fraction));
@@ -196,6 +207,10 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 	if (res->allowed_maximum)
 		g_string_append_printf(out, ", cap %s", cca_size_format(res->allowed_maximum, buf));
 	g_string_append(out, "\n");
+	g_autoptr(GPtrArray) notes = report_notes(ctx);
+	for (guint i = 0; i < notes->len; i++)
+		g_string_append_printf(out, "  note: %s\n",
+				       (const char *)g_ptr_array_index(notes, i));
 	if (res->diverged_from_recording)
 		g_string_append_printf(
 			out,

@@ -38,15 +38,19 @@ const char *cca_report_window_known(void);
  * (static). */
 const char *cca_report_window_assumes(void);
 
-/* RESULT as a new JSON object: {"trace", "device", "settings",
- * "whatif", "memory_stats" (all 122 keys), "oom" (null or the first
+/* RESULT as a new JSON object: {"trace", "device", "settings", "notes"
+ * (cca_settings_add_notes() of the settings replayed: [] when none),
+ * "whatif", "memory_stats" (all 122 keys; in a "window" of a run, those
+ * it cannot determine null), "oom" (null or the first
  * unexpected OOM), "events", "check" (null unless --check; a failed check
  * that cca_report_check_may_need_cap() has a "hint"), ...}. */
 json_t *cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *result);
 
-/* Appends RESULT as a human summary: peaks, fragmentation, device calls,
- * retries, OOMs (with a PyTorch-like OOM message) and the check (a failed
- * one followed by cca_report_cap_hint() where it applies). */
+/* Appends RESULT as a human summary: a line "  note: NOTE" for each of
+ * cca_settings_add_notes() of the settings replayed, peaks,
+ * fragmentation, device calls, retries, OOMs (with a PyTorch-like OOM
+ * message) and the check (a failed one followed by cca_report_cap_hint()
+ * where it applies). */
 void cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *result,
 			    GString *out);
 
