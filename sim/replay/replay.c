@@ -1313,12 +1313,9 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 {
 	res->pytorch_version = plan->pytorch_version;
 	const CcaSettings *settings = opt->settings ? opt->settings : &plan->recorded;
-	bool same_settings = true;
-	if (opt->settings) {
-		g_autofree char *a = cca_settings_to_string(opt->settings);
-		g_autofree char *b = cca_settings_to_string(&plan->recorded);
-		same_settings = strcmp(a, b) == 0 || opt->check;
-	}
+	/* keys that change no device memory (notes) do not make a what-if */
+	bool same_settings = !opt->settings || opt->check ||
+			     cca_settings_same_model(opt->settings, &plan->recorded);
 	/* The rule (replay.h): decided here, never by replaying. */
 	bool same_cap =
 		cap_fraction(opt->memory_fraction) == cap_fraction(opt->recorded_memory_fraction) &&

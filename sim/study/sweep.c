@@ -196,9 +196,10 @@ cca_sweep_add_config(CcaSweep *sweep, const char *conf, const char *origin, GErr
 	row->settings = settings;
 	row->conf = cca_settings_to_string(&settings);
 	row->origin = g_strdup(origin);
-	/* the engine replays a row in recorded mode when its canonical
-	 * string is the recorded one's */
-	row->recorded = strcmp(row->conf, sweep->recorded_conf) == 0;
+	/* the engine replays a row in recorded mode when it models what the
+	 * recorded settings model (cca_settings_same_model()) */
+	const CcaSweepRow *first = g_ptr_array_index(sweep->rows, 0);
+	row->recorded = cca_settings_same_model(&row->settings, &first->settings);
 	g_ptr_array_add(sweep->rows, row);
 	return TRUE;
 }
