@@ -365,7 +365,9 @@ pool_of_address(const Replay *r, uint64_t addr)
 	return 0;
 }
 
-/* The pool of recorded alloc EV.  A private pool freed before the dump
+/* The pool of recorded alloc EV: the entry's own pool_id where the
+ * snapshot has one (after 2.11), else the private segment it lies in
+ * (pool_of_address()).  A private pool freed before the dump
  * leaves no segment in the final state; but when the recording opened a
  * new segment for EV although the default pool had a free block for it,
  * EV was made in a private pool (a MemPool or a graph's): its segment
@@ -373,6 +375,12 @@ pool_of_address(const Replay *r, uint64_t addr)
 static uint32_t
 pool_of_alloc(Replay *r, const CcaEvent *ev)
 {
+	if (ev->has_pool_id && (ev->pool_id[0] != 0 || ev->pool_id[1] != 0)) {
+		/* newer PyTorch records each entry's pool: the recording says */
+		int k = cca_allocator_mempool(r->alloc, ev->pool_id);
+		if (k > 0)
+			return (uint32_t)k;
+	}
 	uint32_t pool = pool_of_address(r, ev->addr);
 	if (pool != 0 || !r->feed || !r->have_segment_alloc ||
 	    r->last_segment_alloc.addr != ev->addr || r->last_segment_alloc.stream != ev->stream ||
