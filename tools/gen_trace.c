@@ -21,10 +21,29 @@
 #include "config.h"
 
 #include <glib.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "snapshot.h"
 #include "trace.h"
+#include "pytorch.h"
+
+/* PyTorch's empty_cache() order of whole segments: large-pool ones
+ * (anything but a 2 MiB small-pool segment) first, then by stream, size,
+ * address. */
+static gint
+empty_cache_order(gconstpointer pa, gconstpointer pb)
+{
+	const CcaEvent *a = pa, *b = pb;
+	bool sa = a->size == CCA_SMALL_BUFFER, sb = b->size == CCA_SMALL_BUFFER;
+	if (sa != sb)
+		return sa ? 1 : -1;
+	if (a->stream != b->stream)
+		return a->stream < b->stream ? -1 : 1;
+	if (a->size != b->size)
+		return a->size < b->size ? -1 : 1;
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
 
 #define SIDE_STREAM UINT64_C(0x5a5a000)
 
@@ -152,6 +171,9 @@ gen_repeat(Gen *g, const char *trace, GError **error)
 			if (g_hash_table_remove(live, &b->addr))
 				gen_free(g, b->addr, b->size, b->stream, TRUE);
 		}
+		/* empty_cache() releases the large pool, then the small one, each
+		 * in the free set's (stream, size, address) order */
+		g_array_sort(segments, empty_cache_order);
 		for (guint i = 0; i < segments->len; i++) {
 			CcaEvent seg = g_array_index(segments, CcaEvent, i);
 			seg.action = CCA_ACTION_SEGMENT_FREE;

@@ -627,24 +627,39 @@ is_release(const CcaEvent *ev)
  * caused it) as a private pool's release (~MemPool: releasePool, then
  * emptyCache of that pool): it frees a small-pool segment before a
  * large-pool one (a pool releases its small blocks first; nothing else
- * does), whole cached segments, but not those empty_cache() would free in
- * its order.  Then the model releases exactly those, the planning
- * pass notes the pool (its segments' spans and the release), and the
+ * does), each kind in the free set's (stream, size, address) order, whole
+ * cached segments, but not those empty_cache() would free in its order.  Then the model releases
+ * exactly those, the planning pass notes the pool (its segments' spans and the release), and the
  * burst's entries are consumed; returns whether it was one. */
 static bool
 replay_pool_release(Replay *r, uint32_t end)
 {
 	g_autoptr(GArray) freed = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	bool small = false, small_first = false;
+	CcaEvent last; /* the previous segment_free (a copy: the window may move) */
+	const CcaEvent *prev = NULL;
 	for (uint32_t i = 0; i < end; i++) {
 		const CcaEvent *ev = window_peek(&r->in, i, &r->error);
 		if (ev->action == CCA_ACTION_SEGMENT_UNMAP)
 			return false; /* expandable segments: not told apart yet */
 		if (ev->action != CCA_ACTION_SEGMENT_FREE)
 			continue;
-		small_first = small_first || (small && ev->size != CCA_SMALL_BUFFER);
-		small = small || ev->size == CCA_SMALL_BUFFER;
+		bool is_small = ev->size == CCA_SMALL_BUFFER;
+		/* a pool's free set is released in its order: small blocks by
+		 * (stream, size, address), then large ones likewise */
+		if (prev && (prev->size == CCA_SMALL_BUFFER) == is_small &&
+		    (prev->stream > ev->stream ||
+		     (prev->stream == ev->stream &&
+		      (prev->size > ev->size ||
+		       (prev->size == ev->size && prev->addr > ev->addr)))))
+			return false;
+		if (prev && prev->size != CCA_SMALL_BUFFER && is_small)
+			return false;
+		small_first = small_first || (small && !is_small);
+		small = small || is_small;
 		g_array_append_val(freed, ev->addr);
+		last = *ev;
+		prev = &last;
 	}
 	/* only a private pool frees a small segment before a large one:
 	 * empty_cache() frees the default large pool first, garbage

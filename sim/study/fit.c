@@ -113,6 +113,11 @@ typedef struct {
 	guint *row_of, *run_of;	   /* per task: the row, and the slot in its runs */
 	CcaAddressModel *model_of; /* per task */
 	GError **errors;	   /* per task */
+	guint offset;		   /* the phase's first task */
+	/* progress over both phases */
+	CcaSweepProgress progress;
+	void *progress_data;
+	guint n_tasks;
 } FitJob;
 
 static bool
@@ -137,12 +142,50 @@ round_up_step(double bytes)
 	return (b + CCA_FIT_STEP - 1) / CCA_FIT_STEP * CCA_FIT_STEP;
 }
 
-/* The bisection for one row and model. */
+/* The answer HINT (another address model's fit of the row) checked under
+ * MODEL: when the replay at its capacity fits and the one a step below
+ * does not, that is a boundary of this model too, backed by both replays
+ * (stored in OUT; returns TRUE with *DONE set).  Else *DONE stays FALSE
+ * and the bisection runs. */
 static gboolean
-fit_search(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, CcaFitRun *out,
-	   GError **error)
+fit_try_hint(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model,
+	     const CcaFitRun *hint, CcaFitRun *out, bool *done, GError **error)
+{
+	*done = false;
+	if (!hint || !hint->found || hint->capacity <= CCA_FIT_STEP)
+		return TRUE;
+	CcaSweepRun at, below;
+	if (!replay_at(job, row, model, hint->capacity, &at, &out->replays, error))
+		return FALSE;
+	if (!fits(&at))
+		return TRUE;
+	if (!replay_at(job, row, model, hint->capacity - CCA_FIT_STEP, &below, &out->replays,
+		       error))
+		return FALSE;
+	if (fits(&below))
+		return TRUE;
+	out->found = true;
+	out->capacity = hint->capacity;
+	out->at = at;
+	out->below_run = true;
+	out->below = below;
+	out->below_fits = false;
+	*done = true;
+	return TRUE;
+}
+
+/* The bisection for one row and model; HINT (NULL: none) is tried first
+ * (fit_try_hint()). */
+static gboolean
+fit_search(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, const CcaFitRun *hint,
+	   CcaFitRun *out, GError **error)
 {
 	memset(out, 0, sizeof *out);
+	bool done = false;
+	if (!fit_try_hint(job, row, model, hint, out, &done, error))
+		return FALSE;
+	if (done)
+		return TRUE;
 	CcaSweepRun probe, run;
 	if (!replay_at(job, row, model, CCA_FIT_LIMIT, &probe, &out->replays, error))
 		return FALSE;
@@ -211,14 +254,26 @@ fit_search(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, Cca
 	return TRUE;
 }
 
+/* A phase's progress as the whole search's. */
+static void
+fit_progress(void *data, guint done, guint total)
+{
+	const FitJob *job = data;
+	(void)total;
+	job->progress(job->progress_data, job->offset + done, job->n_tasks);
+}
+
 static void
 fit_task(void *data, guint i)
 {
 	FitJob *job = data;
+	i += job->offset;
 	CcaFitRow *frow = &job->rows[job->row_of[i]];
 	CcaAddressModel model = job->model_of[i];
 	CcaFitRun *out = &frow->runs[job->run_of[i]];
-	if (!fit_search(job, frow->row, model, out, &job->errors[i]))
+	/* the other address models start from the first one's answer */
+	const CcaFitRun *hint = job->run_of[i] > 0 ? &frow->runs[0] : NULL;
+	if (!fit_search(job, frow->row, model, hint, out, &job->errors[i]))
 		return;
 	const CcaFitOptions *o = job->options;
 	for (guint g = 0; g < o->n_gpus && g < CCA_FIT_MAX_GPUS; g++) {
@@ -259,16 +314,26 @@ cca_fit_run(CcaSweep *sweep, const CcaFitOptions *options, GError **error)
 		.model_of = g_new(CcaAddressModel, n_tasks),
 		.errors = g_new0(GError *, n_tasks),
 	};
+	/* first each row's first address model, then the others, which start
+	 * from its answer (fit_try_hint()) */
 	guint k = 0;
-	for (guint r = 0; r < n_rows; r++)
-		for (guint m = 0; m < rows[r].n_runs; m++) {
+	for (guint m = 0; m < CCA_SWEEP_MAX_MODELS; m++)
+		for (guint r = 0; r < n_rows; r++) {
+			if (m >= rows[r].n_runs)
+				continue;
 			job.row_of[k] = r;
 			job.run_of[k] = m;
 			job.model_of[k++] = models[r * CCA_SWEEP_MAX_MODELS + m];
 		}
 	g_free(models);
-	cca_sweep_parallel(n_tasks, options->threads, fit_task, &job, options->progress,
-			   options->progress_data);
+	job.progress = options->progress;
+	job.progress_data = options->progress_data;
+	job.n_tasks = n_tasks;
+	cca_sweep_parallel(n_rows, options->threads, fit_task, &job,
+			   options->progress ? fit_progress : NULL, &job);
+	job.offset = n_rows;
+	cca_sweep_parallel(n_tasks - n_rows, options->threads, fit_task, &job,
+			   options->progress ? fit_progress : NULL, &job);
 	gboolean ok = TRUE;
 	for (guint i = 0; i < n_tasks; i++) {
 		if (job.errors[i] && ok) {
