@@ -783,27 +783,43 @@ cca_allocator_cached_segments(const CcaAllocator *a)
 	return out;
 }
 
-/* The whole cached segment at ADDR in any pool, or CCA_NIL. */
-static CcaHandle
-cached_segment_at(const CcaAllocator *a, uint64_t addr)
+/* The whole cached segments of every pool, by base address (a new table
+ * of CcaHandle + 1). */
+static GHashTable *
+cached_segments_by_address(const CcaAllocator *a)
 {
+	GHashTable *t = g_hash_table_new(g_int64_hash, g_int64_equal);
 	for (uint32_t i = 0; i < 2 * a->n_mempools; i++)
 		for (CcaHandle h = cca_tree_first(&a->pools[i].blocks, a->slab); h != CCA_NIL;
 		     h = cca_tree_next(a->slab, h))
-			if (B(a, h)->ptr == addr && B(a, h)->expandable < 0 && !is_split(B(a, h)))
-				return h;
-	return CCA_NIL;
+			if (B(a, h)->expandable < 0 && !is_split(B(a, h)))
+				g_hash_table_insert(t, &B(a, h)->ptr, GUINT_TO_POINTER(h + 1));
+	return t;
 }
 
 gboolean
 cca_allocator_release_segments(CcaAllocator *a, const uint64_t *addrs, guint n)
 {
-	for (guint i = 0; i < n; i++)
-		if (cached_segment_at(a, addrs[i]) == CCA_NIL)
-			return FALSE;
+	GHashTable *t = cached_segments_by_address(a);
+	gboolean ok = TRUE;
+	for (guint i = 0; i < n && ok; i++) /* each once */
+		ok = g_hash_table_remove(t, &addrs[i]);
+	g_hash_table_destroy(t);
+	if (!ok)
+		return FALSE;
 	synchronize_and_free_events(a);
-	for (guint i = 0; i < n; i++)
-		release_block(a, cached_segment_at(a, addrs[i]));
+	/* the synchronization may have merged blocks: look them up again */
+	t = cached_segments_by_address(a);
+	GArray *handles = g_array_new(FALSE, FALSE, sizeof(CcaHandle));
+	for (guint i = 0; i < n; i++) {
+		CcaHandle h = GPOINTER_TO_UINT(g_hash_table_lookup(t, &addrs[i]));
+		if (h != 0)
+			g_array_append_val(handles, (CcaHandle){h - 1});
+	}
+	g_hash_table_destroy(t);
+	for (guint i = 0; i < handles->len; i++)
+		release_block(a, g_array_index(handles, CcaHandle, i));
+	g_array_free(handles, TRUE);
 	CCA_CHECK_INVARIANTS(a, "release_segments");
 	return TRUE;
 }
