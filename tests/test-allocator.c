@@ -250,6 +250,97 @@ test_empty_cache_releases_large_then_small(void)
 	fixture_teardown(&f);
 }
 
+/* ~MemPool: the pool's cached segments go, small first then large; the
+ * default pool's stay. */
+static void
+test_mempool_release_frees_its_own_small_first(void)
+{
+	Fixture f;
+	fixture_setup(&f, NULL, 0);
+	const int64_t id[2] = {0, 1};
+	int k = cca_allocator_mempool(f.alloc, id);
+	g_assert_cmpint(k, >, 0);
+	CcaHandle d = cca_allocator_malloc(f.alloc, 5 * CCA_MIB, 0);
+	CcaHandle l = cca_allocator_malloc_in(f.alloc, 5 * CCA_MIB, 0, (uint32_t)k);
+	CcaHandle s = cca_allocator_malloc_in(f.alloc, 100, 0, (uint32_t)k);
+	cca_allocator_free_block(f.alloc, d, false);
+	cca_allocator_free_block(f.alloc, l, false);
+	cca_allocator_free_block(f.alloc, s, false);
+	guint before = f.events->len;
+	cca_allocator_mempool_release(f.alloc, (uint32_t)k);
+	g_assert_cmpuint(f.events->len, ==, before + 2);
+	g_assert_cmpuint(event_at(&f, before)->size, ==, 2 * CCA_MIB);
+	g_assert_cmpuint(event_at(&f, before + 1)->size, ==, 20 * CCA_MIB);
+	g_assert_cmpint(stats(&f)->num_sync_all_streams, ==, 1);
+	g_assert_cmpint(stats(&f)->reserved_bytes[CCA_STAT_ALL].current, ==, 20 * CCA_MIB);
+	fixture_teardown(&f);
+}
+
+/* What empty_cache() would release, in its order: large, then small. */
+static void
+test_cached_segments_in_empty_cache_order(void)
+{
+	Fixture f;
+	fixture_setup(&f, NULL, 0);
+	CcaHandle s = cca_allocator_malloc(f.alloc, 100, 0);
+	CcaHandle l = cca_allocator_malloc(f.alloc, 5 * CCA_MIB, 0);
+	uint64_t small = addr_of(&f, s), large = addr_of(&f, l);
+	cca_allocator_free_block(f.alloc, s, false);
+	cca_allocator_free_block(f.alloc, l, false);
+	g_autoptr(GArray) would = cca_allocator_cached_segments(f.alloc);
+	g_assert_cmpuint(would->len, ==, 2);
+	g_assert_cmpuint(g_array_index(would, uint64_t, 0), ==, large);
+	g_assert_cmpuint(g_array_index(would, uint64_t, 1), ==, small);
+	fixture_teardown(&f);
+}
+
+/* Releasing named segments: each must be a whole cached segment, named
+ * once; else nothing happens. */
+static void
+test_release_segments_whole_and_once(void)
+{
+	Fixture f;
+	fixture_setup(&f, NULL, 0);
+	CcaHandle a = cca_allocator_malloc(f.alloc, 100, 0);
+	CcaHandle b = cca_allocator_malloc(f.alloc, 100, 0); /* same 2 MiB segment */
+	CcaHandle l = cca_allocator_malloc(f.alloc, 5 * CCA_MIB, 0);
+	uint64_t small = addr_of(&f, a), large = addr_of(&f, l);
+	cca_allocator_free_block(f.alloc, a, false);
+	cca_allocator_free_block(f.alloc, l, false);
+	uint64_t both[2] = {small, large}, twice[2] = {large, large};
+	guint before = f.events->len;
+	g_assert_false(cca_allocator_release_segments(f.alloc, both, 2)); /* b lives in small */
+	g_assert_false(cca_allocator_release_segments(f.alloc, twice, 2));
+	g_assert_cmpuint(f.events->len, ==, before);
+	g_assert_cmpint(stats(&f)->num_sync_all_streams, ==, 0);
+	g_assert_true(cca_allocator_release_segments(f.alloc, &large, 1));
+	g_assert_cmpuint(f.events->len, ==, before + 1);
+	g_assert_cmpuint(event_at(&f, before)->addr, ==, large);
+	cca_allocator_free_block(f.alloc, b, false);
+	fixture_teardown(&f);
+}
+
+/* A request to a private pool (a capture underway) does not release every
+ * cached block and retry: it fails where a default-pool request retries. */
+static void
+test_capture_skips_release_all_retry(void)
+{
+	Fixture f;
+	fixture_setup(&f, NULL, 30.0 * CCA_MIB / (double)CCA_H200_TOTAL_MEMORY);
+	const int64_t id[2] = {1, 0};
+	int k = cca_allocator_mempool(f.alloc, id);
+	CcaHandle d = cca_allocator_malloc(f.alloc, 20 * CCA_MIB, 0);
+	cca_allocator_free_block(f.alloc, d, false); /* 20 MiB cached in the default pool */
+	g_assert_true(cca_allocator_malloc_in(f.alloc, 20 * CCA_MIB, 0, (uint32_t)k) == CCA_NIL);
+	g_assert_cmpint(stats(&f)->num_alloc_retries, ==, 0);
+	g_assert_cmpint(stats(&f)->num_ooms, ==, 1);
+	CcaHandle h = cca_allocator_malloc(f.alloc, 22 * CCA_MIB, 0);
+	g_assert_true(h != CCA_NIL);
+	g_assert_cmpint(stats(&f)->num_alloc_retries, ==, 1);
+	cca_allocator_free_block(f.alloc, h, false);
+	fixture_teardown(&f);
+}
+
 static void
 test_max_split_size_oversize_rules(void)
 {
@@ -501,6 +592,14 @@ main(int argc, char **argv)
 	g_test_add_func("/allocator/small-pool-packs-one-segment",
 			test_small_pool_packs_one_segment);
 	g_test_add_func("/allocator/large-segment-sizes", test_large_segment_sizes);
+	g_test_add_func("/allocator/mempool-release-frees-its-own-small-first",
+			test_mempool_release_frees_its_own_small_first);
+	g_test_add_func("/allocator/cached-segments-in-empty-cache-order",
+			test_cached_segments_in_empty_cache_order);
+	g_test_add_func("/allocator/release-segments-whole-and-once",
+			test_release_segments_whole_and_once);
+	g_test_add_func("/allocator/capture-skips-release-all-retry",
+			test_capture_skips_release_all_retry);
 	g_test_add_func("/allocator/best-fit-prefers-smallest-block",
 			test_best_fit_prefers_smallest_block);
 	g_test_add_func("/allocator/free-merges-neighbours", test_free_merges_neighbours);
