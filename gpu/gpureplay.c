@@ -24,7 +24,7 @@
 #include "cudautil.h"
 #include "json.h"
 #include "settings.h"
-#include "sizes.h"
+#include "size.h"
 
 #define DEFAULT_GRANULARITY CCA_H200_GRANULARITY
 
@@ -77,7 +77,7 @@ is_segment_action(uint8_t action)
 static void
 describe_entry(GString *out, const Entry *e)
 {
-	g_string_append_printf(out, "%s size=%" G_GUINT64_FORMAT, cca_action_name(e->action),
+	g_string_append_printf(out, "%s size=%" G_GUINT64_FORMAT, cca_event_action_name(e->action),
 			       e->size);
 	if (e->action != CCA_ACTION_OOM)
 		g_string_append_printf(out, " addr=0x%" G_GINT64_MODIFIER "x", e->addr);

@@ -20,7 +20,7 @@
 
 #include "input.h"
 #include "json.h"
-#include "sizes.h"
+#include "size.h"
 #include "snapshot.h"
 #include "testutil.h"
 #include "trace.h"

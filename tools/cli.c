@@ -146,7 +146,7 @@ cca_cli_check(const CcaCliCommand *cmd, CcaCliArgs *args)
 	}
 	args->address_model = CCA_ADDRESS_DRIVER;
 	if (args->address_model_text &&
-	    (!cca_address_model_parse(args->address_model_text, &args->address_model) ||
+	    (!cca_simdevice_address_model_parse(args->address_model_text, &args->address_model) ||
 	     args->address_model == CCA_ADDRESS_RECORDED)) {
 		cca_cli_usage(cmd,
 			      "--address-model: unknown model '%s' (driver, ascending, "

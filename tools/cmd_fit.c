@@ -8,7 +8,7 @@
 #include "commands.h"
 #include "viewargs.h"
 #include "fit.h"
-#include "sizes.h"
+#include "size.h"
 #include "snapshot.h"
 #include "sweep.h"
 #include "whatif_cli.h"

@@ -28,7 +28,7 @@ cca_cmd_gpu(const CcaCliCommand *cmd, int argc, char **argv)
 #include "json.h"
 #include "report.h"
 #include "settings.h"
-#include "sizes.h"
+#include "size.h"
 #include "snapshot.h"
 
 /* Prints ERROR for COMMAND and returns the exit status it calls for: 2

@@ -16,7 +16,7 @@
 #include "commands.h"
 #include "viewargs.h"
 #include "json.h"
-#include "sizes.h"
+#include "size.h"
 #include "snapshot.h"
 #include "text.h"
 #include "trace.h"
@@ -134,7 +134,8 @@ cca_info_json_device(int d, const CcaInfoDevice *dev)
 	json_object_set_new(o, "device", json_integer(d));
 	json_object_set_new(o, "events", cca_json_uint(dev->events));
 	for (int a = 0; a < CCA_ACTION_COUNT; a++)
-		json_object_set_new(actions, cca_action_name(a), cca_json_uint(dev->actions[a]));
+		json_object_set_new(actions, cca_event_action_name(a),
+				    cca_json_uint(dev->actions[a]));
 	json_object_set_new(o, "actions", actions);
 	json_t *time = json_null();
 	if (dev->first_time_us != CCA_TIME_NONE) {
@@ -193,7 +194,7 @@ cca_info_print_device(int d, const CcaInfoDevice *dev)
 	printf("\n");
 	for (int a = 0; a < CCA_ACTION_COUNT; a++)
 		if (dev->actions[a])
-			printf("    %-15s %" G_GUINT64_FORMAT "\n", cca_action_name(a),
+			printf("    %-15s %" G_GUINT64_FORMAT "\n", cca_event_action_name(a),
 			       dev->actions[a]);
 }
 

@@ -9,7 +9,7 @@
 #include "commands.h"
 #include "follow.h"
 #include "plot_render.h"
-#include "sizes.h"
+#include "size.h"
 #include "text.h"
 #include "timeline.h"
 #include "viewargs.h"

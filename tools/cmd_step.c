@@ -39,7 +39,7 @@ show(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaStepParams *params
 {
 	GString *out = g_string_new(NULL);
 	GError *error = NULL;
-	if (!cca_step_describe(snap, opt, params, out, &error)) {
+	if (!cca_stepview_describe(snap, opt, params, out, &error)) {
 		cca_view_print_error("step", error);
 		g_error_free(error);
 		g_string_free(out, TRUE);
@@ -82,7 +82,7 @@ interact(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaStepParams *pa
 				mallocs = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 				ooms = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 				GError *error = NULL;
-				if (!cca_step_index(snap, opt, mallocs, ooms, &error)) {
+				if (!cca_stepview_index(snap, opt, mallocs, ooms, &error)) {
 					cca_view_print_error("step", error);
 					g_error_free(error);
 					status = 1;

@@ -9,7 +9,7 @@
 #include "commands.h"
 #include "viewargs.h"
 #include "settings.h"
-#include "sizes.h"
+#include "size.h"
 #include "snapshot.h"
 #include "sweep.h"
 #include "whatif_cli.h"
@@ -66,7 +66,7 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		return cca_cli_usage(cmd, "expected one TRACE (see --help)");
 	if (args.json && csv)
 		return cca_cli_usage(cmd, "--json and --csv exclude each other");
-	if (goal_name && !cca_goal_parse(goal_name, &goal, &error)) {
+	if (goal_name && !cca_sweep_goal_parse(goal_name, &goal, &error)) {
 		cca_view_print_error("sweep", error);
 		return 2;
 	}

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "input.h"
-#include "sizes.h"
+#include "size.h"
 
 /* --max-input-size SIZE: bytes (as cca_size_parse() reads them, e.g. 2GiB) a compressed, piped or
  * plain input may hold. */

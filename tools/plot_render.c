@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "json.h"
-#include "sizes.h"
+#include "size.h"
 
 #define FONT "DejaVu Sans"
 #define MONO "DejaVu Sans Mono"

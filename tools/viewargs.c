@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sizes.h"
+#include "size.h"
 #include "text.h"
 
 gboolean
@@ -69,7 +69,8 @@ cca_view_parse_limits(const char *cmd, const char *memory_fraction, double *frac
 		}
 		*capacity_set = true;
 	}
-	if (pytorch_version && !cca_pytorch_version_parse(pytorch_version, version, &error)) {
+	if (pytorch_version &&
+	    !cca_settings_pytorch_version_parse(pytorch_version, version, &error)) {
 		fprintf(stderr, "ccasim %s: --pytorch-version: %s\n", cmd, error->message);
 		g_error_free(error);
 		return FALSE;

@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "settings.h"
-#include "sizes.h"
+#include "size.h"
 #include "viewargs.h"
 
 int

@@ -36,7 +36,7 @@
 #include <zlib.h>
 
 #include "input.h"
-#include "sizes.h"
+#include "size.h"
 #include "snapshot.h"
 #include "trace.h"
 
@@ -48,6 +48,12 @@
 #define CCA_INPUT_RATIO_GRACE ((uint64_t)64 << 20)
 /* The first bytes cca_input_check_magic() looks at. */
 #define CCA_INPUT_HEAD 64
+
+GQuark
+cca_input_error_quark(void)
+{
+	return g_quark_from_static_string("cca-input-error-quark");
+}
 
 static uint64_t input_max_size = CCA_INPUT_DEFAULT_MAX_SIZE;
 static unsigned input_max_ratio = CCA_INPUT_DEFAULT_MAX_RATIO;

@@ -10,6 +10,19 @@
 
 G_BEGIN_DECLS
 
+/* Error domain for all input problems. */
+#define CCA_INPUT_ERROR (cca_input_error_quark())
+GQuark cca_input_error_quark(void);
+
+typedef enum {
+	CCA_INPUT_ERROR_IO,	      /* cannot open/read/decompress */
+	CCA_INPUT_ERROR_TRUNCATED,    /* input ends early */
+	CCA_INPUT_ERROR_CORRUPT,      /* malformed bytes */
+	CCA_INPUT_ERROR_FORBIDDEN,    /* pickle opcode that would execute code */
+	CCA_INPUT_ERROR_NOT_SNAPSHOT, /* well-formed but not a memory snapshot */
+	CCA_INPUT_ERROR_LIMIT,	      /* absurd counts or sizes */
+} CcaInputError;
+
 /* Decompressed (or streamed) bytes allowed by default: far above any real
  * snapshot, small enough to fail before the disk or memory does. */
 #define CCA_INPUT_DEFAULT_MAX_SIZE ((uint64_t)16 << 30)

@@ -364,8 +364,8 @@ cca_calibration_unmap_us(const CcaCalibrationTable *cal, uint64_t bytes, uint64_
 }
 
 void
-cca_cost_add_event(CcaCost *cost, const CcaCalibrationTable *cal, const CcaEvent *ev,
-		   uint64_t large_page)
+cca_calibration_cost_add_event(CcaCost *cost, const CcaCalibrationTable *cal, const CcaEvent *ev,
+			       uint64_t large_page)
 {
 	uint64_t page = large_page && ev->size % large_page == 0 ? large_page : CCA_SMALL_BUFFER;
 	switch (ev->action) {
@@ -391,14 +391,14 @@ cca_cost_add_event(CcaCost *cost, const CcaCalibrationTable *cal, const CcaEvent
 }
 
 void
-cca_cost_add_syncs(CcaCost *cost, const CcaCalibrationTable *cal, uint64_t num_syncs)
+cca_calibration_cost_add_syncs(CcaCost *cost, const CcaCalibrationTable *cal, uint64_t num_syncs)
 {
 	cost->sync_us += (double)num_syncs * cal->sync_us;
 	cost->syncs += num_syncs;
 }
 
 double
-cca_cost_total_us(const CcaCost *cost)
+cca_calibration_cost_total_us(const CcaCost *cost)
 {
 	return cost->malloc_us + cost->free_us + cost->sync_us;
 }

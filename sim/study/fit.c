@@ -22,7 +22,7 @@
 
 #include "json.h"
 #include "plan.h"
-#include "sizes.h"
+#include "size.h"
 
 /* X GiB, as PyTorch prints it (two decimals), to the nearest MiB */
 #define GIB(x) (((uint64_t)((x)*1024.0 + 0.5)) << 20)
@@ -440,7 +440,7 @@ cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 	g_string_append(out, "address choice: each row is searched with each address model (");
 	for (guint m = 0; m < n_models; m++)
 		g_string_append_printf(out, "%s%s", m ? ", " : "",
-				       cca_address_model_name(models[m]));
+				       cca_simdevice_address_model_name(models[m]));
 	g_string_append(out, "; the recorded settings first with the trace's own addresses, as "
 			     "replay --device-memory does); the first is shown, lo..hi is the "
 			     "range where they differ.\n");

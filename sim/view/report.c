@@ -9,7 +9,7 @@
 #include "report.h"
 
 #include "json.h"
-#include "sizes.h"
+#include "size.h"
 
 bool
 cca_report_check_may_need_cap(const CcaReportContext *ctx)

@@ -1,6 +1,6 @@
-/* sizes.h - byte sizes as users write and read them. */
-#ifndef CCA_SIZES_H
-#define CCA_SIZES_H
+/* size.h - byte sizes as users write and read them. */
+#ifndef CCA_SIZE_H
+#define CCA_SIZE_H
 
 #include <glib.h>
 #include <stdint.h>

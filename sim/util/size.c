@@ -1,4 +1,4 @@
-/* sizes.c - byte sizes as users write them on the command line and as
+/* size.c - byte sizes as users write them on the command line and as
  * PyTorch prints them in its OOM message.
  *
  * Parsing accepts a decimal integer and an optional unit (binary KiB..TiB
@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "sizes.h"
+#include "size.h"
 
 typedef struct {
 	const char *suffix;
