@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "commands.h"
-#include "viewargs.h"
 
 #ifndef HAVE_CUDA
 
@@ -81,7 +80,7 @@ gpu_replay(const CcaCliCommand *cmd, int argc, char **argv)
 		return status;
 	if (argc != 2)
 		return cca_cli_usage(cmd, "expected one TRACE (see --help)");
-	if (!cca_view_check_int("gpu replay", "--gpu", gpu, 0, G_MAXINT))
+	if (!cca_cli_check_int("gpu replay", "--gpu", gpu, 0, G_MAXINT))
 		return 2;
 	GError *error = NULL;
 	CcaGpuReplayOptions opt = {.ordinal = gpu, .touch = touch, .keep_calls = calls};
@@ -93,8 +92,7 @@ gpu_replay(const CcaCliCommand *cmd, int argc, char **argv)
 		return report_error("replay", error);
 	g_free(info.name);
 	CcaReplayOptions *replay = &opt.replay;
-	g_autoptr(CcaSnapshot) snap =
-		cca_view_args_load(&args, "gpu replay", argv[1], replay, &status);
+	g_autoptr(CcaSnapshot) snap = cca_cli_load(&args, "gpu replay", argv[1], replay, &status);
 	if (!snap)
 		return status;
 	/* the GPU run makes its own device of this many bytes */
@@ -178,8 +176,8 @@ gpu_calibrate(const CcaCliCommand *cmd, int argc, char **argv)
 		return status;
 	if (argc != 1)
 		return cca_cli_usage(cmd, "unexpected argument '%s'", argv[1]);
-	if (!cca_view_check_int("gpu calibrate", "--reps", reps, 1, 1000) ||
-	    !cca_view_check_int("gpu calibrate", "--gpu", gpu, 0, G_MAXINT))
+	if (!cca_cli_check_int("gpu calibrate", "--reps", reps, 1, 1000) ||
+	    !cca_cli_check_int("gpu calibrate", "--gpu", gpu, 0, G_MAXINT))
 		return 2;
 	GError *error = NULL;
 	g_autoptr(GArray) sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -216,7 +214,7 @@ gpu_info(const CcaCliCommand *cmd, int argc, char **argv)
 		return status;
 	if (argc != 1)
 		return cca_cli_usage(cmd, "unexpected argument '%s'", argv[1]);
-	if (!cca_view_check_int("gpu info", "--gpu", gpu, 0, G_MAXINT))
+	if (!cca_cli_check_int("gpu info", "--gpu", gpu, 0, G_MAXINT))
 		return 2;
 	gboolean json = args.json;
 	CcaCudaInfo info;

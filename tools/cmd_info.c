@@ -14,7 +14,6 @@
 #include <stdio.h>
 
 #include "commands.h"
-#include "viewargs.h"
 #include "json.h"
 #include "size.h"
 #include "snapshot.h"
@@ -297,7 +296,7 @@ cca_cmd_info(const CcaCliCommand *cmd, int argc, char **argv)
 	CcaInfo info = {.file = argv[1], .snap = snap};
 	status = 0;
 	if (snap == NULL || !cca_info_gather(&info, &error)) {
-		cca_view_print_error("info", error);
+		cca_cli_print_error("info", error);
 		status = 1;
 	} else if (args.json) {
 		cca_info_print_json(&info);

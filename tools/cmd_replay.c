@@ -12,7 +12,6 @@
 #include "sensitivity.h"
 #include "settings.h"
 #include "snapshot.h"
-#include "viewargs.h"
 
 /* replay's own options; the shared ones are in CcaCliArgs. */
 typedef struct {
@@ -30,7 +29,7 @@ report_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t 
 	CcaSensitivity sens;
 	GError *error = NULL;
 	if (!cca_sensitivity_run(snap, opt, NULL, 0, &sens, &error)) {
-		cca_view_print_error("replay", error);
+		cca_cli_print_error("replay", error);
 		g_error_free(error);
 		return 1;
 	}
@@ -92,7 +91,7 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 		fprintf(stderr, "timing: replay of device %d: %.6f s\n", opt->device,
 			(double)(g_get_monotonic_time() - start) / 1e6);
 	if (!ok) {
-		cca_view_print_error("replay", error);
+		cca_cli_print_error("replay", error);
 		g_error_free(error);
 		return 1;
 	}
@@ -138,8 +137,7 @@ run_replay(const CcaCliCommand *cmd, ReplayArgs *args, const char *path)
 					  "take --addresses-from");
 	CcaReplayOptions opt;
 	int status;
-	g_autoptr(CcaSnapshot) snap =
-		cca_view_args_load(&args->common, "replay", path, &opt, &status);
+	g_autoptr(CcaSnapshot) snap = cca_cli_load(&args->common, "replay", path, &opt, &status);
 	if (!snap)
 		return status;
 	opt.check = args->check;
@@ -150,7 +148,7 @@ run_replay(const CcaCliCommand *cmd, ReplayArgs *args, const char *path)
 	if (args->addresses_from) {
 		other = cca_snapshot_load(args->addresses_from, &error);
 		if (!other) {
-			cca_view_print_error("replay", error);
+			cca_cli_print_error("replay", error);
 			g_error_free(error);
 			return 1;
 		}
