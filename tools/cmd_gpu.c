@@ -46,7 +46,7 @@ report_error(const char *command, GError *error)
 
 /* ------------------------------------------------------------- replay */
 
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(CcaGpuReplayResult, cca_gpu_replay_result_clear)
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(CcaGpuReplayResult, cca_gpureplay_result_clear)
 
 static int
 gpu_replay(const CcaCliCommand *cmd, int argc, char **argv)
@@ -88,7 +88,7 @@ gpu_replay(const CcaCliCommand *cmd, int argc, char **argv)
 		return report_error("replay", error);
 	/* no GPU: say so before reading a trace that may be large */
 	CcaCudaInfo info;
-	if (!cca_cuda_info(gpu, &info, &error))
+	if (!cca_cudadevice_info(gpu, &info, &error))
 		return report_error("replay", error);
 	g_free(info.name);
 	CcaReplayOptions *replay = &opt.replay;
@@ -100,7 +100,7 @@ gpu_replay(const CcaCliCommand *cmd, int argc, char **argv)
 	if (args.n_settings)
 		replay->settings = &args.settings[0];
 	g_auto(CcaGpuReplayResult) result = {0};
-	if (!cca_gpu_replay_run(snap, &opt, &result, &error))
+	if (!cca_gpureplay_run(snap, &opt, &result, &error))
 		return report_error("replay", error);
 	g_auto(CcaSettings) recorded = {0};
 	cca_settings_init(&recorded);
@@ -116,10 +116,10 @@ gpu_replay(const CcaCliCommand *cmd, int argc, char **argv)
 	};
 	g_autoptr(GString) out = g_string_new(NULL);
 	if (args.json) {
-		cca_gpu_replay_report_json(&ctx, &opt, &result, out);
+		cca_gpureplay_report_json(&ctx, &opt, &result, out);
 		g_string_append_c(out, '\n');
 	} else {
-		cca_gpu_replay_report_text(&ctx, &opt, &result, out);
+		cca_gpureplay_report_text(&ctx, &opt, &result, out);
 	}
 	status = result.passed ? 0 : 1;
 	if (!output)
@@ -149,7 +149,7 @@ parse_sizes(const char *text, GArray *sizes, GError **error)
 	return TRUE;
 }
 
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(CcaCalibration, cca_calibration_clear)
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(CcaCalibration, cca_calibrate_clear)
 
 static int
 gpu_calibrate(const CcaCliCommand *cmd, int argc, char **argv)
@@ -188,7 +188,7 @@ gpu_calibrate(const CcaCliCommand *cmd, int argc, char **argv)
 			   &error))
 		return report_error("calibrate", error);
 	g_autoptr(GString) json = g_string_new(NULL);
-	cca_calibration_to_json(&cal, json);
+	cca_calibrate_to_json(&cal, json);
 	if (!output)
 		fputs(json->str, stdout);
 	else if (!g_file_set_contents(output, json->str, (gssize)json->len, &error))
@@ -219,7 +219,7 @@ gpu_info(const CcaCliCommand *cmd, int argc, char **argv)
 	gboolean json = args.json;
 	CcaCudaInfo info;
 	GError *error = NULL;
-	if (!cca_cuda_info(gpu, &info, &error))
+	if (!cca_cudadevice_info(gpu, &info, &error))
 		return report_error("info", error);
 	GString *out = g_string_new(NULL);
 	if (json) {
