@@ -138,7 +138,8 @@ parse_sizes(const char *text, GArray *sizes, GError **error)
 	g_auto(GStrv) parts = g_strsplit(text, ",", -1);
 	for (char **p = parts; *p; p++) {
 		guint64 mb = 0;
-		if (!g_ascii_string_to_unsigned(g_strstrip(*p), 10, 1, 1 << 20, &mb, NULL)) {
+		if (!g_ascii_string_to_unsigned(g_strstrip(*p), 10, 1, CCA_TIB / CCA_MIB, &mb,
+						NULL)) {
 			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 				    "--sizes: '%s' is not a size in MiB (1 to 1048576)", *p);
 			return FALSE;

@@ -83,7 +83,7 @@ cca_driverva_new(uint64_t base)
 	Region *below = region_new(base - 96 * CCA_MIB, REGION_ALIGN, true);
 	region_use(below, 0, 30 * CCA_MIB);
 	g_ptr_array_add(va->regions, below);
-	Range heap = {base - UINT64_C(1) * 1024 * 1024 * CCA_MIB, base - 480 * CCA_MIB};
+	Range heap = {base - CCA_TIB, base - 480 * CCA_MIB};
 	g_array_append_val(va->free, heap);
 	return va;
 }

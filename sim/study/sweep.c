@@ -855,7 +855,7 @@ cell_value(GString *out, double v, CellKind kind)
 {
 	switch (kind) {
 	case CELL_MIB:
-		g_string_append_printf(out, "%.1f", v / 1048576.0);
+		g_string_append_printf(out, "%.1f", v / (double)CCA_MIB);
 		break;
 	case CELL_COUNT:
 		g_string_append_printf(out, "%.0f", v);

@@ -161,14 +161,14 @@ decimals(double step)
 static void
 byte_unit(double max, double *scale, const char **name)
 {
-	if (max >= 2.0 * 1024 * 1024 * 1024) {
-		*scale = 1024.0 * 1024 * 1024;
+	if (max >= 2.0 * (double)CCA_GIB) {
+		*scale = (double)CCA_GIB;
 		*name = "GiB";
-	} else if (max >= 2.0 * 1024 * 1024) {
-		*scale = 1024.0 * 1024;
+	} else if (max >= 2.0 * (double)CCA_MIB) {
+		*scale = (double)CCA_MIB;
 		*name = "MiB";
 	} else {
-		*scale = 1024.0;
+		*scale = (double)CCA_KIB;
 		*name = "KiB";
 	}
 }
