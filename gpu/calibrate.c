@@ -24,22 +24,22 @@ time_malloc(uint64_t size, double *malloc_us, double *free_us, uint64_t *delta, 
 {
 	void *p = NULL;
 	uint64_t u0 = 0, u1 = 0;
-	cca_cuda_used(&u0, NULL);
-	int64_t t0 = cca_clock_ns();
+	cca_cudautil_used(&u0, NULL);
+	int64_t t0 = cca_cudautil_clock_ns();
 	cudaError_t err = cudaMalloc(&p, size);
-	int64_t t1 = cca_clock_ns();
+	int64_t t1 = cca_cudautil_clock_ns();
 	if (err != cudaSuccess) {
 		cudaGetLastError();
-		cca_cuda_set_error(error, err, "cudaMalloc");
+		cca_cudautil_set_error(error, err, "cudaMalloc");
 		return FALSE;
 	}
-	cca_cuda_used(&u1, NULL);
-	int64_t t2 = cca_clock_ns();
+	cca_cudautil_used(&u1, NULL);
+	int64_t t2 = cca_cudautil_clock_ns();
 	err = cudaFree(p);
-	int64_t t3 = cca_clock_ns();
+	int64_t t3 = cca_cudautil_clock_ns();
 	if (err != cudaSuccess) {
 		cudaGetLastError();
-		cca_cuda_set_error(error, err, "cudaFree");
+		cca_cudautil_set_error(error, err, "cudaFree");
 		return FALSE;
 	}
 	*malloc_us = (double)(t1 - t0) / 1e3;
@@ -56,7 +56,7 @@ time_map(const CcaVmm *vmm, CUdeviceptr va, uint64_t page, uint64_t n, double *m
 	CUmemGenericAllocationHandle *h = g_new0(CUmemGenericAllocationHandle, n);
 	CUresult res = CUDA_SUCCESS;
 	uint64_t made = 0, mapped = 0;
-	int64_t t0 = cca_clock_ns();
+	int64_t t0 = cca_cudautil_clock_ns();
 	while (res == CUDA_SUCCESS && made < n)
 		if ((res = vmm->create(&h[made], page, &vmm->prop, 0)) == CUDA_SUCCESS)
 			made++;
@@ -65,16 +65,16 @@ time_map(const CcaVmm *vmm, CUdeviceptr va, uint64_t page, uint64_t n, double *m
 			mapped++;
 	if (res == CUDA_SUCCESS)
 		res = vmm->set_access(va, n * page, &vmm->access, 1);
-	int64_t t1 = cca_clock_ns();
+	int64_t t1 = cca_cudautil_clock_ns();
 	for (uint64_t i = 0; i < mapped; i++)
 		vmm->unmap(va + i * page, page);
 	for (uint64_t i = 0; i < made; i++)
 		vmm->release(h[i]);
-	int64_t t2 = cca_clock_ns();
+	int64_t t2 = cca_cudautil_clock_ns();
 	g_free(h);
 	if (res != CUDA_SUCCESS) {
 		g_set_error(error, CCA_CUDA_ERROR, CCA_CUDA_ERROR_FAILED, "mapping pages: %s",
-			    cca_vmm_strerror(vmm, res));
+			    cca_cudautil_vmm_strerror(vmm, res));
 		return FALSE;
 	}
 	*map_us = (double)(t1 - t0) / 1e3;
@@ -95,8 +95,8 @@ calibrate_size(const CcaVmm *vmm, uint64_t mb, unsigned reps, CcaCalibrationRow 
 	for (unsigned i = 0; ok && i < reps; i++)
 		ok = time_malloc(size, &m[i], &f[i], &row->used_delta, error);
 	row->mb = mb;
-	row->malloc_us = ok ? cca_median(m, reps) : 0.0;
-	row->free_us = ok ? cca_median(f, reps) : 0.0;
+	row->malloc_us = ok ? cca_cudautil_median(m, reps) : 0.0;
+	row->free_us = ok ? cca_cudautil_median(f, reps) : 0.0;
 	row->map_us = row->unmap_us = -1.0;
 	row->page_mb = mb >= 20 ? 20 : 2;
 	uint64_t page = row->page_mb * CCA_MIB, n = (size + page - 1) / page;
@@ -107,8 +107,8 @@ calibrate_size(const CcaVmm *vmm, uint64_t mb, unsigned reps, CcaCalibrationRow 
 			ok = time_map(vmm, va, page, n, &mp[i], &up[i], error);
 		vmm->address_free(va, n * page);
 		if (ok) {
-			row->map_us = cca_median(mp, reps);
-			row->unmap_us = cca_median(up, reps);
+			row->map_us = cca_cudautil_median(mp, reps);
+			row->unmap_us = cca_cudautil_median(up, reps);
 		}
 	}
 	g_free(m);
@@ -125,12 +125,12 @@ cca_calibrate(int ordinal, const uint64_t *sizes_mb, size_t n_sizes, unsigned re
 	memset(cal, 0, sizeof *cal);
 	cal->rows = g_array_new(FALSE, FALSE, sizeof(CcaCalibrationRow));
 	cal->reps = reps ? reps : 1;
-	if (!cca_cuda_open(ordinal, error))
+	if (!cca_cudautil_open(ordinal, error))
 		return FALSE;
 	struct cudaDeviceProp prop;
 	cudaError_t err = cudaGetDeviceProperties(&prop, ordinal);
 	if (err != cudaSuccess) {
-		cca_cuda_set_error(error, err, "cudaGetDeviceProperties");
+		cca_cudautil_set_error(error, err, "cudaGetDeviceProperties");
 		return FALSE;
 	}
 	cal->device = g_strdup(prop.name);
@@ -141,26 +141,26 @@ cca_calibrate(int ordinal, const uint64_t *sizes_mb, size_t n_sizes, unsigned re
 	cal->lib = g_strdup_printf("cudart_static %d.%d", runtime / 1000, runtime % 1000 / 10);
 	CcaVmm vmm;
 	GError *vmm_error = NULL;
-	gboolean have_vmm = cca_vmm_load(&vmm, ordinal, &vmm_error);
+	gboolean have_vmm = cca_cudautil_vmm_load(&vmm, ordinal, &vmm_error);
 	if (!have_vmm) {
 		fprintf(stderr, "ccasim gpu calibrate: no map/unmap figures: %s\n",
 			vmm_error->message);
 		g_error_free(vmm_error);
 	} else {
-		cal->granularity = cca_vmm_granularity(&vmm);
+		cal->granularity = cca_cudautil_vmm_granularity(&vmm);
 	}
 	double *sync = g_new(double, cal->reps);
 	cudaDeviceSynchronize();
 	for (unsigned i = 0; i < cal->reps; i++) {
-		int64_t t0 = cca_clock_ns();
+		int64_t t0 = cca_cudautil_clock_ns();
 		cudaDeviceSynchronize();
-		sync[i] = (double)(cca_clock_ns() - t0) / 1e3;
+		sync[i] = (double)(cca_cudautil_clock_ns() - t0) / 1e3;
 	}
-	cal->sync_us = cca_median(sync, cal->reps);
+	cal->sync_us = cca_cudautil_median(sync, cal->reps);
 	g_free(sync);
 	for (size_t i = 0; i < n_sizes; i++) {
 		uint64_t free_mem = 0, used = 0, total = 0;
-		if (cca_cuda_used(&used, &total))
+		if (cca_cudautil_used(&used, &total))
 			free_mem = total - used;
 		/* the map test holds as much again as cudaMalloc at most */
 		if (sizes_mb[i] * CCA_MIB + 64 * CCA_MIB > free_mem) {
@@ -179,7 +179,7 @@ cca_calibrate(int ordinal, const uint64_t *sizes_mb, size_t n_sizes, unsigned re
 }
 
 void
-cca_calibration_to_json(const CcaCalibration *cal, GString *out)
+cca_calibrate_to_json(const CcaCalibration *cal, GString *out)
 {
 	json_t *o = json_object(), *rows = json_array();
 	json_object_set_new(o, "lib", cca_json_string(cal->lib));
@@ -209,7 +209,7 @@ cca_calibration_to_json(const CcaCalibration *cal, GString *out)
 }
 
 void
-cca_calibration_clear(CcaCalibration *cal)
+cca_calibrate_clear(CcaCalibration *cal)
 {
 	g_free(cal->device);
 	g_free(cal->lib);

@@ -36,7 +36,7 @@ typedef struct {
  * the medians.  Sizes that do not fit in
  * the free memory are skipped with a warning on stderr.  Returns FALSE
  * with ERROR ("no CUDA device: ..." when there is none, or the failing
- * call).  Clear CAL with cca_calibration_clear(). */
+ * call).  Clear CAL with cca_calibrate_clear(). */
 gboolean cca_calibrate(int ordinal, const uint64_t *sizes_mb, size_t n_sizes, unsigned reps,
 		       CcaCalibration *cal, GError **error);
 
@@ -45,9 +45,9 @@ gboolean cca_calibrate(int ordinal, const uint64_t *sizes_mb, size_t n_sizes, un
  *  "sync_us", "rows": [{"mb", "malloc_us_median", "free_us_median", "map_us_median",
  *  "unmap_us_median", "map_page_mb", "used_delta"}, ...]}, the layout of
  * traces/pytorch-2.11/h200-cudamalloc-timing.json plus the optional keys. */
-void cca_calibration_to_json(const CcaCalibration *cal, GString *out);
+void cca_calibrate_to_json(const CcaCalibration *cal, GString *out);
 
-void cca_calibration_clear(CcaCalibration *cal);
+void cca_calibrate_clear(CcaCalibration *cal);
 
 G_END_DECLS
 

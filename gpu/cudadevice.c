@@ -56,19 +56,25 @@ typedef struct {
 	uint64_t free_addr, free_stream;
 } CudaDevice;
 
+GQuark
+cca_cudadevice_error_quark(void)
+{
+	return g_quark_from_static_string("cca-cuda-error-quark");
+}
+
 static const char *const call_names[CCA_CALL_KINDS] = {
 	"cudaMalloc",	    "cudaFree", "cuMemAddressReserve",
 	"cuMemAddressFree", "cuMemMap", "cuMemUnmap",
 };
 
 const char *
-cca_call_kind_name(CcaCallKind kind)
+cca_cudadevice_call_kind_name(CcaCallKind kind)
 {
 	return kind < CCA_CALL_KINDS ? call_names[kind] : "?";
 }
 
 void
-cca_cuda_record_init(CcaCudaRecord *rec)
+cca_cudadevice_record_init(CcaCudaRecord *rec)
 {
 	memset(rec, 0, sizeof *rec);
 	rec->calls = g_array_new(FALSE, FALSE, sizeof(CcaDeviceCall));
@@ -77,7 +83,7 @@ cca_cuda_record_init(CcaCudaRecord *rec)
 }
 
 void
-cca_cuda_record_clear(CcaCudaRecord *rec)
+cca_cudadevice_record_clear(CcaCudaRecord *rec)
 {
 	if (rec->calls)
 		g_array_free(rec->calls, TRUE);
@@ -118,7 +124,7 @@ static uint64_t
 used_now(CudaDevice *cd, uint64_t fallback)
 {
 	uint64_t used;
-	return cca_cuda_used(&used, NULL) ? used : fallback;
+	return cca_cudautil_used(&used, NULL) ? used : fallback;
 }
 
 /* Appends a call measured between USED_BEFORE and USED_AFTER. */
@@ -231,9 +237,9 @@ cuda_segment_alloc(CcaDevice *dev, uint64_t size, uint64_t stream, uint64_t *ptr
 	}
 	void *p = NULL;
 	uint64_t u0 = used_now(cd, 0);
-	int64_t t0 = cca_clock_ns();
+	int64_t t0 = cca_cudautil_clock_ns();
 	cudaError_t err = cudaMalloc(&p, size);
-	int64_t t1 = cca_clock_ns();
+	int64_t t1 = cca_cudautil_clock_ns();
 	uint64_t u1 = used_now(cd, u0);
 	if (err != cudaSuccess) {
 		if (err == cudaErrorMemoryAllocation)
@@ -262,9 +268,9 @@ cuda_segment_free(CcaDevice *dev, uint64_t ptr, uint64_t size)
 		return;
 	}
 	uint64_t u0 = used_now(cd, 0);
-	int64_t t0 = cca_clock_ns();
+	int64_t t0 = cca_cudautil_clock_ns();
 	cudaError_t err = cudaFree((void *)(uintptr_t)ptr);
-	int64_t t1 = cca_clock_ns();
+	int64_t t1 = cca_cudautil_clock_ns();
 	uint64_t u1 = used_now(cd, u0);
 	if (err != cudaSuccess)
 		note_cuda_error(cd, err, "cudaFree");
@@ -291,16 +297,16 @@ cuda_reserve(CcaDevice *dev, uint64_t size, uint64_t stream)
 	CudaDevice *cd = (CudaDevice *)dev;
 	CUdeviceptr va = 0;
 	uint64_t u0 = used_now(cd, 0);
-	int64_t t0 = cca_clock_ns();
+	int64_t t0 = cca_cudautil_clock_ns();
 	CUresult res = cd->vmm.address_reserve(&va, size, 0, 0, 0);
-	int64_t t1 = cca_clock_ns();
+	int64_t t1 = cca_cudautil_clock_ns();
 	uint64_t u1 = used_now(cd, u0);
 	log_call(cd, CCA_CALL_RESERVE, va, size, t1 - t0, u0, u1, 0, res == CUDA_SUCCESS);
 	if (res != CUDA_SUCCESS) {
 		/* the policy has no failure path here: every map into it will
 		 * fail, which it takes for an OOM */
 		note_error(cd, "cuMemAddressReserve of %" G_GUINT64_FORMAT " bytes: %s", size,
-			   cca_vmm_strerror(&cd->vmm, res));
+			   cca_cudautil_vmm_strerror(&cd->vmm, res));
 		return 0;
 	}
 	Reservation r = {.base = va, .size = size, .page = reservation_page(cd, size)};
@@ -322,14 +328,15 @@ cuda_unreserve(CcaDevice *dev, uint64_t ptr, uint64_t size)
 		CUresult res = unmap_pages(cd, r, 0, r->n_pages);
 		if (res != CUDA_SUCCESS)
 			note_error(cd, "unmapping before cuMemAddressFree: %s",
-				   cca_vmm_strerror(&cd->vmm, res));
+				   cca_cudautil_vmm_strerror(&cd->vmm, res));
 		uint64_t u0 = used_now(cd, 0);
-		int64_t t0 = cca_clock_ns();
+		int64_t t0 = cca_cudautil_clock_ns();
 		res = cd->vmm.address_free(r->base, r->size);
-		int64_t t1 = cca_clock_ns();
+		int64_t t1 = cca_cudautil_clock_ns();
 		uint64_t u1 = used_now(cd, u0);
 		if (res != CUDA_SUCCESS)
-			note_error(cd, "cuMemAddressFree: %s", cca_vmm_strerror(&cd->vmm, res));
+			note_error(cd, "cuMemAddressFree: %s",
+				   cca_cudautil_vmm_strerror(&cd->vmm, res));
 		log_call(cd, CCA_CALL_UNRESERVE, ptr, size, t1 - t0, u0, u1, 0,
 			 res == CUDA_SUCCESS);
 		g_free(r->handles);
@@ -359,7 +366,7 @@ cuda_map(CcaDevice *dev, uint64_t ptr, uint64_t size)
 	}
 	uint64_t first = (ptr - r->base) / r->page, n = size / r->page, made = 0, mapped = 0;
 	uint64_t u0 = used_now(cd, 0);
-	int64_t t0 = cca_clock_ns();
+	int64_t t0 = cca_cudautil_clock_ns();
 	CUresult res = CUDA_SUCCESS;
 	while (made < n) {
 		res = cd->vmm.create(&r->handles[first + made], r->page, &cd->vmm.prop, 0);
@@ -377,7 +384,7 @@ cuda_map(CcaDevice *dev, uint64_t ptr, uint64_t size)
 	}
 	if (res == CUDA_SUCCESS)
 		res = cd->vmm.set_access(ptr, size, &cd->vmm.access, 1);
-	int64_t t1 = cca_clock_ns();
+	int64_t t1 = cca_cudautil_clock_ns();
 	if (res != CUDA_SUCCESS) {
 		/* roll back as PyTorch does: nothing stays mapped */
 		CUresult first_failure = res;
@@ -392,7 +399,7 @@ cuda_map(CcaDevice *dev, uint64_t ptr, uint64_t size)
 		}
 		if (first_failure != CUDA_ERROR_OUT_OF_MEMORY)
 			note_error(cd, "mapping %" G_GUINT64_FORMAT " bytes: %s", size,
-				   cca_vmm_strerror(&cd->vmm, first_failure));
+				   cca_cudautil_vmm_strerror(&cd->vmm, first_failure));
 		log_call(cd, CCA_CALL_MAP, ptr, size, t1 - t0, u0, used_now(cd, u0), (uint32_t)n,
 			 false);
 		return false;
@@ -421,12 +428,12 @@ cuda_unmap(CcaDevice *dev, uint64_t ptr, uint64_t size)
 		note_cuda_error(cd, err, "cudaDeviceSynchronize before unmapping");
 	uint64_t first = (ptr - r->base) / r->page, n = size / r->page;
 	uint64_t u0 = used_now(cd, 0);
-	int64_t t0 = cca_clock_ns();
+	int64_t t0 = cca_cudautil_clock_ns();
 	CUresult res = unmap_pages(cd, r, first, n);
-	int64_t t1 = cca_clock_ns();
+	int64_t t1 = cca_cudautil_clock_ns();
 	if (res != CUDA_SUCCESS)
 		note_error(cd, "unmapping %" G_GUINT64_FORMAT " bytes: %s", size,
-			   cca_vmm_strerror(&cd->vmm, res));
+			   cca_cudautil_vmm_strerror(&cd->vmm, res));
 	log_call(cd, CCA_CALL_UNMAP, ptr, size, t1 - t0, u0, used_now(cd, u0), (uint32_t)n,
 		 res == CUDA_SUCCESS);
 	cd->used -= size;
@@ -618,7 +625,7 @@ warm_up(CudaDevice *cd, GError **error)
 	void *p = NULL;
 	cudaError_t err = cudaMalloc(&p, CCA_SMALL_BUFFER);
 	if (err != cudaSuccess) {
-		cca_cuda_set_error(error, err, "cudaMalloc (warm-up)");
+		cca_cudautil_set_error(error, err, "cudaMalloc (warm-up)");
 		return FALSE;
 	}
 	cudaStream_t streams[1 + 64];
@@ -640,7 +647,7 @@ warm_up(CudaDevice *cd, GError **error)
 		err = cudaDeviceSynchronize();
 	cudaFree(p);
 	if (err != cudaSuccess) {
-		cca_cuda_set_error(error, err, "warm-up");
+		cca_cudautil_set_error(error, err, "warm-up");
 		return FALSE;
 	}
 	CUdeviceptr va = 0;
@@ -665,7 +672,7 @@ warm_up(CudaDevice *cd, GError **error)
 	if (res != CUDA_SUCCESS) {
 		g_set_error(error, CCA_CUDA_ERROR, CCA_CUDA_ERROR_FAILED,
 			    "virtual memory management (warm-up): %s",
-			    cca_vmm_strerror(&cd->vmm, res));
+			    cca_cudautil_vmm_strerror(&cd->vmm, res));
 		return FALSE;
 	}
 	return TRUE;
@@ -675,12 +682,12 @@ CcaDevice *
 cca_cudadevice_new(const CcaCudaDeviceConfig *cfg, GError **error)
 {
 	g_return_val_if_fail(cfg->record != NULL, NULL);
-	if (!cca_cuda_open(cfg->ordinal, error))
+	if (!cca_cudautil_open(cfg->ordinal, error))
 		return NULL;
 	struct cudaDeviceProp prop;
 	cudaError_t err = cudaGetDeviceProperties(&prop, cfg->ordinal);
 	if (err != cudaSuccess) {
-		cca_cuda_set_error(error, err, "cudaGetDeviceProperties");
+		cca_cudautil_set_error(error, err, "cudaGetDeviceProperties");
 		return NULL;
 	}
 	CudaDevice *cd = g_new0(CudaDevice, 1);
@@ -700,7 +707,7 @@ cca_cudadevice_new(const CcaCudaDeviceConfig *cfg, GError **error)
 	g_free(cd->rec->name);
 	cd->rec->name = g_strdup(prop.name);
 	cd->rec->total_memory = prop.totalGlobalMem;
-	gboolean ok = cca_vmm_load(&cd->vmm, cfg->ordinal, error);
+	gboolean ok = cca_cudautil_vmm_load(&cd->vmm, cfg->ordinal, error);
 	for (size_t i = 0; ok && i < cfg->n_streams; i++)
 		if (cfg->streams[i] != 0)
 			stream_for(cd, cfg->streams[i]);
@@ -713,9 +720,9 @@ cca_cudadevice_new(const CcaCudaDeviceConfig *cfg, GError **error)
 		cuda_destroy(&cd->base);
 		return NULL;
 	}
-	cd->rec->granularity = cca_vmm_granularity(&cd->vmm);
+	cd->rec->granularity = cca_cudautil_vmm_granularity(&cd->vmm);
 	cd->rec->n_streams = cd->streams->len + 1;
-	if (!cca_cuda_used(&cd->rec->baseline_used, NULL)) {
+	if (!cca_cudautil_used(&cd->rec->baseline_used, NULL)) {
 		g_set_error(error, CCA_CUDA_ERROR, CCA_CUDA_ERROR_FAILED, "cudaMemGetInfo failed");
 		cuda_destroy(&cd->base);
 		return NULL;
@@ -724,15 +731,15 @@ cca_cudadevice_new(const CcaCudaDeviceConfig *cfg, GError **error)
 }
 
 gboolean
-cca_cuda_info(int ordinal, CcaCudaInfo *info, GError **error)
+cca_cudadevice_info(int ordinal, CcaCudaInfo *info, GError **error)
 {
 	memset(info, 0, sizeof *info);
-	if (!cca_cuda_open(ordinal, error))
+	if (!cca_cudautil_open(ordinal, error))
 		return FALSE;
 	struct cudaDeviceProp prop;
 	cudaError_t err = cudaGetDeviceProperties(&prop, ordinal);
 	if (err != cudaSuccess) {
-		cca_cuda_set_error(error, err, "cudaGetDeviceProperties");
+		cca_cudautil_set_error(error, err, "cudaGetDeviceProperties");
 		return FALSE;
 	}
 	info->name = g_strdup(prop.name);
@@ -745,8 +752,8 @@ cca_cuda_info(int ordinal, CcaCudaInfo *info, GError **error)
 	cudaDriverGetVersion(&info->driver_version);
 	cudaRuntimeGetVersion(&info->runtime_version);
 	CcaVmm vmm;
-	if (cca_vmm_load(&vmm, ordinal, NULL))
-		info->granularity = cca_vmm_granularity(&vmm);
+	if (cca_cudautil_vmm_load(&vmm, ordinal, NULL))
+		info->granularity = cca_cudautil_vmm_granularity(&vmm);
 	cudaGetLastError();
 	return TRUE;
 }

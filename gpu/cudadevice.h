@@ -21,8 +21,8 @@
 G_BEGIN_DECLS
 
 /* Errors of the CUDA runtime or driver, and the absence of a device. */
-#define CCA_CUDA_ERROR (cca_cuda_error_quark())
-GQuark cca_cuda_error_quark(void);
+#define CCA_CUDA_ERROR (cca_cudadevice_error_quark())
+GQuark cca_cudadevice_error_quark(void);
 
 typedef enum {
 	CCA_CUDA_ERROR_NO_DEVICE,   /* no usable GPU (no driver, no device, bad ordinal) */
@@ -54,7 +54,7 @@ typedef struct {
 } CcaDeviceCall;
 
 /* What a CUDA device did; filled while it lives, kept after it is
- * destroyed.  Initialise with cca_cuda_record_init(). */
+ * destroyed.  Initialise with cca_cudadevice_record_init(). */
 typedef struct {
 	GArray *calls;		   /* CcaDeviceCall, in call order */
 	GArray *segment_bases;	   /* uint64_t: addresses cudaMalloc returned, in order */
@@ -72,8 +72,8 @@ typedef struct {
 	char *error;		   /* first CUDA failure other than out of memory; NULL if none */
 } CcaCudaRecord;
 
-void cca_cuda_record_init(CcaCudaRecord *rec);
-void cca_cuda_record_clear(CcaCudaRecord *rec);
+void cca_cudadevice_record_init(CcaCudaRecord *rec);
+void cca_cudadevice_record_clear(CcaCudaRecord *rec);
 
 /* How to open the device. */
 typedef struct {
@@ -91,7 +91,7 @@ typedef struct {
 } CcaCudaDeviceConfig;
 
 /* The name of KIND ("cudaMalloc", "cudaFree", "cuMemAddressReserve", ...). */
-const char *cca_call_kind_name(CcaCallKind kind);
+const char *cca_cudadevice_call_kind_name(CcaCallKind kind);
 
 /* Opens CUDA device CFG->ordinal, loads the VMM entry points, creates the
  * streams, warms up the calls it will time (so that lazily loaded driver
@@ -123,7 +123,7 @@ typedef struct {
 
 /* Fills INFO for device ORDINAL (free INFO->name with g_free).  Returns
  * FALSE with ERROR ("no CUDA device: ...") when there is none. */
-gboolean cca_cuda_info(int ordinal, CcaCudaInfo *info, GError **error);
+gboolean cca_cudadevice_info(int ordinal, CcaCudaInfo *info, GError **error);
 
 
 G_END_DECLS

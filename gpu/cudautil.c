@@ -16,14 +16,8 @@
 /* The CUDA release whose driver ABI the entry points are asked for. */
 #define CCA_VMM_ABI 12000
 
-GQuark
-cca_cuda_error_quark(void)
-{
-	return g_quark_from_static_string("cca-cuda-error-quark");
-}
-
 gboolean
-cca_cuda_open(int ordinal, GError **error)
+cca_cudautil_open(int ordinal, GError **error)
 {
 	int count = 0;
 	cudaError_t err = cudaGetDeviceCount(&count);
@@ -61,7 +55,7 @@ vmm_entry(const char *symbol, void **fn, GError **error)
 }
 
 gboolean
-cca_vmm_load(CcaVmm *vmm, int ordinal, GError **error)
+cca_cudautil_vmm_load(CcaVmm *vmm, int ordinal, GError **error)
 {
 	memset(vmm, 0, sizeof *vmm);
 	struct {
@@ -91,14 +85,14 @@ cca_vmm_load(CcaVmm *vmm, int ordinal, GError **error)
 	if (res != CUDA_SUCCESS || gran == 0) {
 		g_set_error(error, CCA_CUDA_ERROR, CCA_CUDA_ERROR_FAILED,
 			    "cuMemGetAllocationGranularity: %s (no virtual memory management?)",
-			    cca_vmm_strerror(vmm, res));
+			    cca_cudautil_vmm_strerror(vmm, res));
 		return FALSE;
 	}
 	return TRUE;
 }
 
 uint64_t
-cca_vmm_granularity(const CcaVmm *vmm)
+cca_cudautil_vmm_granularity(const CcaVmm *vmm)
 {
 	size_t gran = 0;
 	if (!vmm->granularity ||
@@ -108,14 +102,14 @@ cca_vmm_granularity(const CcaVmm *vmm)
 }
 
 void
-cca_cuda_set_error(GError **error, cudaError_t err, const char *what)
+cca_cudautil_set_error(GError **error, cudaError_t err, const char *what)
 {
 	g_set_error(error, CCA_CUDA_ERROR, CCA_CUDA_ERROR_FAILED, "%s: %s", what,
 		    cudaGetErrorString(err));
 }
 
 const char *
-cca_vmm_strerror(const CcaVmm *vmm, CUresult res)
+cca_cudautil_vmm_strerror(const CcaVmm *vmm, CUresult res)
 {
 	static char buf[32];
 	const char *s = NULL;
@@ -126,7 +120,7 @@ cca_vmm_strerror(const CcaVmm *vmm, CUresult res)
 }
 
 int64_t
-cca_clock_ns(void)
+cca_cudautil_clock_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -134,7 +128,7 @@ cca_clock_ns(void)
 }
 
 bool
-cca_cuda_used(uint64_t *used, uint64_t *total)
+cca_cudautil_used(uint64_t *used, uint64_t *total)
 {
 	size_t free_b = 0, total_b = 0;
 	if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
@@ -155,7 +149,7 @@ compare_double(const void *a, const void *b)
 }
 
 double
-cca_median(double *values, size_t n)
+cca_cudautil_median(double *values, size_t n)
 {
 	if (n == 0)
 		return 0.0;

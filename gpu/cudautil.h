@@ -38,32 +38,32 @@ typedef struct {
 /* Selects CUDA device ORDINAL and creates its primary context.  Returns
  * FALSE with CCA_CUDA_ERROR_NO_DEVICE and the message "no CUDA device:
  * <cudaGetErrorString>" when there is no usable device. */
-gboolean cca_cuda_open(int ordinal, GError **error);
+gboolean cca_cudautil_open(int ordinal, GError **error);
 
 /* Loads the VMM entry points for device ORDINAL (the current one).
  * Returns FALSE with ERROR when the driver lacks them or the device does
  * not support virtual memory management. */
-gboolean cca_vmm_load(CcaVmm *vmm, int ordinal, GError **error);
+gboolean cca_cudautil_vmm_load(CcaVmm *vmm, int ordinal, GError **error);
 
 /* The driver's minimum allocation granularity of VMM (bytes); 0 when it
  * cannot be read. */
-uint64_t cca_vmm_granularity(const CcaVmm *vmm);
+uint64_t cca_cudautil_vmm_granularity(const CcaVmm *vmm);
 
 /* Sets ERROR to "WHAT: <cudaGetErrorString(ERR)>" (CCA_CUDA_ERROR_FAILED). */
-void cca_cuda_set_error(GError **error, cudaError_t err, const char *what);
+void cca_cudautil_set_error(GError **error, cudaError_t err, const char *what);
 
 /* The driver's message for RES, or "CUresult N" when it has none. */
-const char *cca_vmm_strerror(const CcaVmm *vmm, CUresult res);
+const char *cca_cudautil_vmm_strerror(const CcaVmm *vmm, CUresult res);
 
 /* Nanoseconds of CLOCK_MONOTONIC. */
-int64_t cca_clock_ns(void);
+int64_t cca_cudautil_clock_ns(void);
 
 /* Bytes of device memory in use (total - free of cudaMemGetInfo) and the
  * total; returns false when cudaMemGetInfo fails. */
-bool cca_cuda_used(uint64_t *used, uint64_t *total);
+bool cca_cudautil_used(uint64_t *used, uint64_t *total);
 
 /* The median of N values (sorts VALUES in place); 0 when N is 0. */
-double cca_median(double *values, size_t n);
+double cca_cudautil_median(double *values, size_t n);
 
 G_END_DECLS
 

@@ -24,7 +24,7 @@
 #include "cudautil.h"
 #include "json.h"
 #include "settings.h"
-#include "sizes.h"
+#include "size.h"
 
 #define DEFAULT_GRANULARITY CCA_H200_GRANULARITY
 
@@ -77,7 +77,7 @@ is_segment_action(uint8_t action)
 static void
 describe_entry(GString *out, const Entry *e)
 {
-	g_string_append_printf(out, "%s size=%" G_GUINT64_FORMAT, cca_action_name(e->action),
+	g_string_append_printf(out, "%s size=%" G_GUINT64_FORMAT, cca_event_action_name(e->action),
 			       e->size);
 	if (e->action != CCA_ACTION_OOM)
 		g_string_append_printf(out, " addr=0x%" G_GINT64_MODIFIER "x", e->addr);
@@ -283,7 +283,7 @@ summarise_times(CcaGpuReplayResult *res)
 			if (v > t->max_us)
 				t->max_us = v;
 		}
-		t->median_us = cca_median((double *)us->data, us->len);
+		t->median_us = cca_cudautil_median((double *)us->data, us->len);
 		g_array_free(us, TRUE);
 	}
 }
@@ -335,7 +335,7 @@ compare_reserved(CcaGpuReplayResult *res, const GArray *sim_segments, uint64_t g
 					"segment call %" G_GUINT64_FORMAT
 					": GPU %s of %" G_GUINT64_FORMAT
 					" bytes at 0x%" G_GINT64_MODIFIER "x; simulation ",
-					k, cca_call_kind_name(c->kind), c->size, c->ptr);
+					k, cca_cudadevice_call_kind_name(c->kind), c->size, c->ptr);
 			if (e)
 				describe_entry(msg, e);
 			else
@@ -485,11 +485,11 @@ run_one(const CcaSnapshot *snap, const CcaReplayOptions *base, Run *run, CcaRepl
 }
 
 gboolean
-cca_gpu_replay_run(const CcaSnapshot *snap, const CcaGpuReplayOptions *opt, CcaGpuReplayResult *res,
-		   GError **error)
+cca_gpureplay_run(const CcaSnapshot *snap, const CcaGpuReplayOptions *opt, CcaGpuReplayResult *res,
+		  GError **error)
 {
 	memset(res, 0, sizeof *res);
-	cca_cuda_record_init(&res->record);
+	cca_cudadevice_record_init(&res->record);
 	res->failures = g_ptr_array_new_with_free_func(g_free);
 	int device = opt->replay.device;
 	if (device < 0 || device >= snap->n_devices) {
@@ -499,7 +499,7 @@ cca_gpu_replay_run(const CcaSnapshot *snap, const CcaGpuReplayOptions *opt, CcaG
 		return FALSE;
 	}
 	CcaCudaInfo info;
-	if (!cca_cuda_info(opt->ordinal, &info, error))
+	if (!cca_cudadevice_info(opt->ordinal, &info, error))
 		return FALSE;
 	g_free(info.name);
 	GArray *streams = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -568,12 +568,12 @@ cca_gpu_replay_run(const CcaSnapshot *snap, const CcaGpuReplayOptions *opt, CcaG
 }
 
 void
-cca_gpu_replay_result_clear(CcaGpuReplayResult *res)
+cca_gpureplay_result_clear(CcaGpuReplayResult *res)
 {
 	cca_replay_result_clear(&res->predicted);
 	cca_replay_result_clear(&res->gpu);
 	cca_replay_result_clear(&res->simulated);
-	cca_cuda_record_clear(&res->record);
+	cca_cudadevice_record_clear(&res->record);
 	g_free(res->entries_divergence);
 	CcaLayout *layouts[] = {&res->gpu_peak, &res->gpu_end,	 &res->sim_peak,
 				&res->sim_end,	&res->pred_peak, &res->pred_end};
@@ -656,8 +656,8 @@ layout_verdict(const CcaLayout *a, const CcaLayout *b, bool exact)
 }
 
 void
-cca_gpu_replay_report_text(const CcaReportContext *ctx, const CcaGpuReplayOptions *opt,
-			   const CcaGpuReplayResult *res, GString *out)
+cca_gpureplay_report_text(const CcaReportContext *ctx, const CcaGpuReplayOptions *opt,
+			  const CcaGpuReplayResult *res, GString *out)
 {
 	const CcaCudaRecord *rec = &res->record;
 	g_autofree char *conf = cca_settings_to_string(ctx->settings);
@@ -736,8 +736,8 @@ cca_gpu_replay_report_text(const CcaReportContext *ctx, const CcaGpuReplayOption
 		g_string_append_printf(out,
 				       "  %-22s %8" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT
 				       " %11.3f %11.1f %11.1f\n",
-				       cca_call_kind_name(k), t->calls, t->failed, t->total_ms,
-				       t->median_us, t->max_us);
+				       cca_cudadevice_call_kind_name(k), t->calls, t->failed,
+				       t->total_ms, t->median_us, t->max_us);
 	}
 	g_string_append_printf(out,
 			       "\nblocks memset: %" G_GUINT64_FORMAT
@@ -825,7 +825,7 @@ json_call_times(const CcaGpuReplayResult *res)
 		json_object_set_new(kind, "total_ms", cca_json_fixed(t->total_ms, 3));
 		json_object_set_new(kind, "median_us", cca_json_fixed(t->median_us, 1));
 		json_object_set_new(kind, "max_us", cca_json_fixed(t->max_us, 1));
-		json_object_set_new(o, cca_call_kind_name(k), kind);
+		json_object_set_new(o, cca_cudadevice_call_kind_name(k), kind);
 	}
 	return o;
 }
@@ -838,7 +838,7 @@ json_calls(const CcaCudaRecord *rec)
 	for (guint i = 0; i < rec->calls->len; i++) {
 		const CcaDeviceCall *call = &g_array_index(rec->calls, CcaDeviceCall, i);
 		json_array_append_new(list, json_pack("[s, I, I, I, I, i]",
-						      cca_call_kind_name(call->kind),
+						      cca_cudadevice_call_kind_name(call->kind),
 						      (json_int_t)call->size, (json_int_t)call->ns,
 						      (json_int_t)call->used_delta,
 						      (json_int_t)call->used, (int)call->ok));
@@ -847,8 +847,8 @@ json_calls(const CcaCudaRecord *rec)
 }
 
 void
-cca_gpu_replay_report_json(const CcaReportContext *ctx, const CcaGpuReplayOptions *opt,
-			   const CcaGpuReplayResult *res, GString *out)
+cca_gpureplay_report_json(const CcaReportContext *ctx, const CcaGpuReplayOptions *opt,
+			  const CcaGpuReplayResult *res, GString *out)
 {
 	const CcaCudaRecord *rec = &res->record;
 	g_autofree char *conf = cca_settings_to_string(ctx->settings);

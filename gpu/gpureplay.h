@@ -105,17 +105,17 @@ typedef struct {
  * trace that starts mid-run (CCA_CUDA_ERROR_UNSUPPORTED: its first
  * segments were never allocated in this process).  Disagreement is a
  * result: RESULT->passed and RESULT->failures.  Clear RESULT with
- * cca_gpu_replay_result_clear(). */
-gboolean cca_gpu_replay_run(const CcaSnapshot *snap, const CcaGpuReplayOptions *options,
-			    CcaGpuReplayResult *result, GError **error);
+ * cca_gpureplay_result_clear(). */
+gboolean cca_gpureplay_run(const CcaSnapshot *snap, const CcaGpuReplayOptions *options,
+			   CcaGpuReplayResult *result, GError **error);
 
-void cca_gpu_replay_result_clear(CcaGpuReplayResult *result);
+void cca_gpureplay_result_clear(CcaGpuReplayResult *result);
 
 /* Appends RESULT side by side (predicted, simulated, measured) for people:
  * reserved peak and after every segment operation, segments, device
  * calls, layouts, call times, the verdict.  CTX describes the run. */
-void cca_gpu_replay_report_text(const CcaReportContext *ctx, const CcaGpuReplayOptions *options,
-				const CcaGpuReplayResult *result, GString *out);
+void cca_gpureplay_report_text(const CcaReportContext *ctx, const CcaGpuReplayOptions *options,
+			       const CcaGpuReplayResult *result, GString *out);
 
 /* Appends RESULT as one JSON object: "trace", "device", "settings",
  * "memory_fraction", "capacity", "touch"; "gpu" (the device: name, total
@@ -128,8 +128,8 @@ void cca_gpu_replay_report_text(const CcaReportContext *ctx, const CcaGpuReplayO
  * "calls" (the call log, with OPTIONS->keep_calls); "predicted",
  * "simulated" and "gpu_run" (each cca_report_replay_to_json()'s object);
  * "passed"; "failures". */
-void cca_gpu_replay_report_json(const CcaReportContext *ctx, const CcaGpuReplayOptions *options,
-				const CcaGpuReplayResult *result, GString *out);
+void cca_gpureplay_report_json(const CcaReportContext *ctx, const CcaGpuReplayOptions *options,
+			       const CcaGpuReplayResult *result, GString *out);
 
 G_END_DECLS
 

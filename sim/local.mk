@@ -4,7 +4,7 @@
 noinst_LIBRARIES += libccasim.a
 libccasim_a_SOURCES =
 # read/: bytes to events and a final state
-libccasim_a_SOURCES += %D%/read/event.h %D%/read/input.h %D%/read/input.c %D%/read/pickle.h %D%/read/pickle.c %D%/read/snapshot.h %D%/read/snapshot.c %D%/read/snapshot_pickle.c %D%/read/trace.h %D%/read/trace.c
+libccasim_a_SOURCES += %D%/read/event.h %D%/read/event.c %D%/read/event_cursor.h %D%/read/event_cursor.c %D%/read/input.h %D%/read/input.c %D%/read/pickle.h %D%/read/pickle.c %D%/read/snapshot.h %D%/read/snapshot.c %D%/read/snapshot_pickle.c %D%/read/trace.h %D%/read/trace.c
 # policy/: PyTorch's caching allocator, its constants and settings
 libccasim_a_SOURCES += %D%/policy/allocator.h %D%/policy/allocator.c %D%/policy/block.h %D%/policy/tree.h %D%/policy/tree.c %D%/policy/stats.h %D%/policy/stats.c %D%/policy/settings.h %D%/policy/settings.c %D%/policy/device.h %D%/policy/pytorch.h
 # device/: the simulated device and the driver address model
@@ -13,7 +13,7 @@ libccasim_a_SOURCES += %D%/device/simdevice.c %D%/device/driverva.h %D%/device/d
 libccasim_a_SOURCES += %D%/replay/plan.h %D%/replay/plan.c %D%/replay/replay.h %D%/replay/replay.c %D%/replay/rewind.h %D%/replay/rewind.c %D%/replay/addrmap.h
 # study/: what-if studies and the cost model
 libccasim_a_SOURCES += %D%/study/sweep.h %D%/study/sweep.c %D%/study/fit.h %D%/study/fit.c %D%/study/diff.h %D%/study/diff.c %D%/study/sensitivity.h %D%/study/sensitivity.c %D%/study/calibration.h %D%/study/calibration.c
-# view/: observers of a replay
-libccasim_a_SOURCES += %D%/view/explain.h %D%/view/explain.c %D%/view/stepview.h %D%/view/stepview.c %D%/view/timeline.h %D%/view/timeline.c %D%/view/report.h %D%/view/report.c %D%/view/export.h %D%/view/export.c %D%/view/follow.h %D%/view/follow.c %D%/view/pickle_write.h %D%/view/pickle_write.c
+# view/: observers of a replay; plot.c draws with cairo
+libccasim_a_SOURCES += %D%/view/explain.h %D%/view/explain.c %D%/view/stepview.h %D%/view/stepview.c %D%/view/timeline.h %D%/view/timeline.c %D%/view/report.h %D%/view/report.c %D%/view/export.h %D%/view/export.c %D%/view/follow.h %D%/view/follow.c %D%/view/pickle_write.h %D%/view/pickle_write.c %D%/view/plot.h %D%/view/plot.c
 # util/: shared helpers
-libccasim_a_SOURCES += %D%/util/text.h %D%/util/text.c %D%/util/json.h %D%/util/json.c %D%/util/sizes.h %D%/util/sizes.c %D%/util/outfile.h %D%/util/outfile.c
+libccasim_a_SOURCES += %D%/util/text.h %D%/util/text.c %D%/util/json.h %D%/util/json.c %D%/util/size.h %D%/util/size.c %D%/util/outfile.h %D%/util/outfile.c

@@ -117,10 +117,10 @@ test_round_size_one_division_by_version(void)
 	cca_settings_init(&s);
 	GError *error = NULL;
 	g_assert_true(cca_settings_parse(&s, "roundup_power2_divisions:1", &error));
-	g_assert_cmpuint(cca_round_size(&s, 1200000), ==, 1200128);
+	g_assert_cmpuint(cca_allocator_round_size_under(&s, 1200000), ==, 1200128);
 	s.pytorch_version = 203;
-	g_assert_cmpuint(cca_round_size(&s, 1200000), ==, 2097152);
-	g_assert_cmpuint(cca_round_size(&s, 1048576), ==, 1048576);
+	g_assert_cmpuint(cca_allocator_round_size_under(&s, 1200000), ==, 2097152);
+	g_assert_cmpuint(cca_allocator_round_size_under(&s, 1048576), ==, 1048576);
 	cca_settings_clear(&s);
 }
 

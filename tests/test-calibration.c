@@ -103,18 +103,19 @@ test_map_columns(void)
 	CcaEvent alloc = {.action = CCA_ACTION_SEGMENT_ALLOC, .size = 80 * CCA_MIB};
 	CcaEvent free_ = {.action = CCA_ACTION_SEGMENT_FREE, .size = 20 * CCA_MIB};
 	CcaEvent other = {.action = CCA_ACTION_ALLOC, .size = 80 * CCA_MIB};
-	cca_cost_add_event(&cost, cal, &map, 20 * CCA_MIB);
-	cca_cost_add_event(&cost, cal, &alloc, 20 * CCA_MIB);
-	cca_cost_add_event(&cost, cal, &free_, 20 * CCA_MIB);
-	cca_cost_add_event(&cost, cal, &other, 20 * CCA_MIB);
-	cca_cost_add_syncs(&cost, cal, 2);
+	cca_calibration_cost_add_event(&cost, cal, &map, 20 * CCA_MIB);
+	cca_calibration_cost_add_event(&cost, cal, &alloc, 20 * CCA_MIB);
+	cca_calibration_cost_add_event(&cost, cal, &free_, 20 * CCA_MIB);
+	cca_calibration_cost_add_event(&cost, cal, &other, 20 * CCA_MIB);
+	cca_calibration_cost_add_syncs(&cost, cal, 2);
 	g_assert_cmpuint(cost.mallocs, ==, 2);
 	g_assert_cmpuint(cost.frees, ==, 1);
 	g_assert_cmpuint(cost.syncs, ==, 2);
 	g_assert_cmpfloat_with_epsilon(cost.malloc_us, 30.0 + 80.0, 1e-9);
 	g_assert_cmpfloat_with_epsilon(cost.free_us, 50.0, 1e-9);
 	g_assert_cmpfloat_with_epsilon(cost.sync_us, 2 * CCA_CALIBRATION_DEFAULT_SYNC_US, 1e-9);
-	g_assert_cmpfloat_with_epsilon(cca_cost_total_us(&cost), 110.0 + 50.0 + 100.0, 1e-9);
+	g_assert_cmpfloat_with_epsilon(cca_calibration_cost_total_us(&cost), 110.0 + 50.0 + 100.0,
+				       1e-9);
 }
 
 static void
@@ -198,7 +199,7 @@ static void
 tally_event(void *data, const CcaEvent *ev)
 {
 	Tally *t = data;
-	cca_cost_add_event(&t->cost, t->cal, ev, t->large_page);
+	cca_calibration_cost_add_event(&t->cost, t->cal, ev, t->large_page);
 }
 
 static void
@@ -224,16 +225,17 @@ test_sweep_time(void)
 		ro.on_model_event_data = &t;
 		CcaReplayResult res;
 		g_assert_true(cca_replay_run(snap, &ro, &res, &error));
-		cca_cost_add_syncs(&t.cost, cal, (uint64_t)res.stats.num_sync_all_streams);
+		cca_calibration_cost_add_syncs(&t.cost, cal,
+					       (uint64_t)res.stats.num_sync_all_streams);
 		g_assert_cmpuint(t.cost.mallocs, ==, (uint64_t)res.stats.num_device_alloc);
 		g_assert_cmpuint(t.cost.frees, ==, (uint64_t)res.stats.num_device_free);
 		g_assert_cmpfloat_with_epsilon(row->runs[0].value[CCA_SWEEP_FIG_TIME_US],
-					       cca_cost_total_us(&t.cost), 1e-6);
+					       cca_calibration_cost_total_us(&t.cost), 1e-6);
 		g_assert_cmpfloat(row->runs[0].value[CCA_SWEEP_FIG_TIME_US], >, 0);
 		g_test_message("%s: %.1f us (%" G_GUINT64_FORMAT " mallocs, %" G_GUINT64_FORMAT
 			       " frees, %" G_GUINT64_FORMAT " syncs)",
-			       row->conf, cca_cost_total_us(&t.cost), t.cost.mallocs, t.cost.frees,
-			       t.cost.syncs);
+			       row->conf, cca_calibration_cost_total_us(&t.cost), t.cost.mallocs,
+			       t.cost.frees, t.cost.syncs);
 		cca_replay_result_clear(&res);
 	}
 }

@@ -28,7 +28,7 @@ test_probe(gconstpointer data)
 	g_assert_true(g_file_get_contents(script_path, &script, NULL, NULL));
 	g_assert_true(g_file_get_contents(result_path, &result, NULL, NULL));
 
-	CcaDriverVA *va = cca_driver_va_new(BASE);
+	CcaDriverVA *va = cca_driverva_new(BASE);
 	GArray *ptrs = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	gchar **results = g_strsplit(result, "\n", -1);
 	gchar **lines = g_strsplit(script, "\n", -1);
@@ -40,10 +40,10 @@ test_probe(gconstpointer data)
 		if (**l == '#' || sscanf(*l, " %c %llu", &op, &arg) != 2)
 			continue;
 		if (op == 'f') {
-			cca_driver_va_release(va, g_array_index(ptrs, uint64_t, arg));
+			cca_driverva_release(va, g_array_index(ptrs, uint64_t, arg));
 			continue;
 		}
-		uint64_t ptr = cca_driver_va_alloc(va, arg);
+		uint64_t ptr = cca_driverva_alloc(va, arg);
 		if (!first)
 			first = ptr;
 		g_array_append_val(ptrs, ptr);
@@ -68,7 +68,7 @@ test_probe(gconstpointer data)
 	g_strfreev(lines);
 	g_strfreev(results);
 	g_array_free(ptrs, TRUE);
-	cca_driver_va_free(va);
+	cca_driverva_free(va);
 }
 
 int

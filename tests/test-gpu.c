@@ -172,7 +172,7 @@ have_gpu(void)
 {
 	CcaCudaInfo info;
 	GError *error = NULL;
-	if (!cca_cuda_info(0, &info, &error)) {
+	if (!cca_cudadevice_info(0, &info, &error)) {
 		g_test_skip(error->message);
 		g_error_free(error);
 		return FALSE;
@@ -186,7 +186,7 @@ test_no_device(void)
 {
 	CcaCudaInfo info;
 	GError *error = NULL;
-	if (cca_cuda_info(0, &info, &error)) {
+	if (cca_cudadevice_info(0, &info, &error)) {
 		g_free(info.name);
 		g_test_skip("a GPU is present");
 		return;
@@ -197,12 +197,12 @@ test_no_device(void)
 	g_clear_error(&error);
 	/* the device constructor says the same */
 	CcaCudaRecord rec;
-	cca_cuda_record_init(&rec);
+	cca_cudadevice_record_init(&rec);
 	CcaCudaDeviceConfig cfg = {.record = &rec};
 	g_assert_null(cca_cudadevice_new(&cfg, &error));
 	g_assert_error(error, CCA_CUDA_ERROR, CCA_CUDA_ERROR_NO_DEVICE);
 	g_error_free(error);
-	cca_cuda_record_clear(&rec);
+	cca_cudadevice_record_clear(&rec);
 }
 
 /* Segments and pages: addresses, the record, the used-memory deltas. */
@@ -212,7 +212,7 @@ test_device_calls(void)
 	if (!have_gpu())
 		return;
 	CcaCudaRecord rec;
-	cca_cuda_record_init(&rec);
+	cca_cudadevice_record_init(&rec);
 	uint64_t streams[] = {0};
 	CcaCudaDeviceConfig cfg = {
 		.streams = streams, .n_streams = 1, .touch = true, .record = &rec};
@@ -252,7 +252,7 @@ test_device_calls(void)
 	g_assert_cmpuint(c->pages, ==, 2);
 	g_assert_cmpint(rec.final_used, ==, 0);
 	g_assert_cmpuint(rec.touches, ==, 1);
-	cca_cuda_record_clear(&rec);
+	cca_cudadevice_record_clear(&rec);
 }
 
 typedef struct {
@@ -288,12 +288,12 @@ test_gpu_replay(gconstpointer data)
 		gint64 cap = 0;
 		g_assert_true(cca_test_json_int(json, "cap_bytes", &cap));
 		CcaCudaInfo info;
-		g_assert_true(cca_cuda_info(0, &info, NULL));
+		g_assert_true(cca_cudadevice_info(0, &info, NULL));
 		opt.replay.memory_fraction = MIN(1.0, (double)cap / (double)info.total_memory);
 		g_free(info.name);
 	}
 	CcaGpuReplayResult res;
-	g_assert_true(cca_gpu_replay_run(snap, &opt, &res, &error));
+	g_assert_true(cca_gpureplay_run(snap, &opt, &res, &error));
 	g_assert_no_error(error);
 	for (guint i = 0; i < res.failures->len; i++)
 		g_test_message("%s", (char *)g_ptr_array_index(res.failures, i));
@@ -304,7 +304,7 @@ test_gpu_replay(gconstpointer data)
 		       ", driver %" G_GINT64_FORMAT,
 		       res.predicted.stats.reserved_bytes[CCA_STAT_ALL].peak,
 		       res.gpu.stats.reserved_bytes[CCA_STAT_ALL].peak, res.record.peak_used);
-	cca_gpu_replay_result_clear(&res);
+	cca_gpureplay_result_clear(&res);
 	cca_settings_clear(&settings);
 }
 
@@ -324,10 +324,10 @@ test_calibrate(void)
 	g_assert_cmpfloat(r->malloc_us, >, 0.0);
 	g_assert_cmpfloat(r->map_us, >, 0.0);
 	GString *json = g_string_new(NULL);
-	cca_calibration_to_json(&cal, json);
+	cca_calibrate_to_json(&cal, json);
 	g_assert_nonnull(strstr(json->str, "\"malloc_us_median\": "));
 	g_string_free(json, TRUE);
-	cca_calibration_clear(&cal);
+	cca_calibrate_clear(&cal);
 }
 
 static const GpuCase gpu_cases[] = {

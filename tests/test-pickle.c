@@ -503,7 +503,7 @@ test_truncated_prefixes(void)
 			g_assert_nonnull(error);
 			g_assert_null(strchr(error->message, '\n'));
 			g_clear_error(&error);
-			CcaSnapshot *snap = cca_snapshot_load_pickle((const unsigned char *)bytes,
+			CcaSnapshot *snap = cca_snapshot_pickle_load((const unsigned char *)bytes,
 								     n, path, &error);
 			g_assert_null(snap);
 			g_assert_nonnull(error);
@@ -624,7 +624,7 @@ test_random_bytes(void)
 		g_assert_true((pickle == NULL) == (error != NULL));
 		cca_pickle_free(pickle);
 		g_clear_error(&error);
-		CcaSnapshot *snap = cca_snapshot_load_pickle(buf, m.len, "flipped", &error);
+		CcaSnapshot *snap = cca_snapshot_pickle_load(buf, m.len, "flipped", &error);
 		g_assert_true((snap == NULL) == (error != NULL));
 		cca_snapshot_free(snap);
 	}

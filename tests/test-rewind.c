@@ -68,7 +68,7 @@ test_whole_trace_is_not_mid_run(void)
 	g_assert_true(cca_rewind_start_state(snap, 0, &settings, &start, &error));
 	g_assert_false(start.mid_run);
 	g_assert_cmpuint(start.segments->len, ==, 0);
-	cca_start_state_clear(&start);
+	cca_rewind_start_state_clear(&start);
 	cca_settings_clear(&settings);
 }
 
@@ -91,7 +91,7 @@ test_start_state_of_cut_trace(void)
 		const CcaStartBlock *b = &g_array_index(start.blocks, CcaStartBlock, i);
 		g_assert_cmpuint(a->address + a->size, <=, b->address);
 	}
-	cca_start_state_clear(&start);
+	cca_rewind_start_state_clear(&start);
 	cca_settings_clear(&settings);
 }
 

@@ -1408,15 +1408,15 @@ test_version_parse(void)
 {
 	uint32_t v = 0;
 	GError *error = NULL;
-	g_assert_true(cca_pytorch_version_parse("2.11", &v, &error));
+	g_assert_true(cca_settings_pytorch_version_parse("2.11", &v, &error));
 	g_assert_cmpuint(v, ==, 211);
-	g_assert_true(cca_pytorch_version_parse("2.0", &v, &error));
+	g_assert_true(cca_settings_pytorch_version_parse("2.0", &v, &error));
 	g_assert_cmpuint(v, ==, 200);
-	g_assert_false(cca_pytorch_version_parse("2.12", &v, &error));
+	g_assert_false(cca_settings_pytorch_version_parse("2.12", &v, &error));
 	g_clear_error(&error);
-	g_assert_false(cca_pytorch_version_parse("1.13", &v, &error));
+	g_assert_false(cca_settings_pytorch_version_parse("1.13", &v, &error));
 	g_clear_error(&error);
-	g_assert_false(cca_pytorch_version_parse("2.x", &v, &error));
+	g_assert_false(cca_settings_pytorch_version_parse("2.x", &v, &error));
 	g_clear_error(&error);
 }
 

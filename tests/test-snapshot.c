@@ -790,8 +790,8 @@ assert_stream_equals_graph(const unsigned char *data, size_t len, const char *na
 {
 	g_autoptr(GError) e1 = NULL;
 	g_autoptr(GError) e2 = NULL;
-	g_autoptr(CcaSnapshot) a = cca_snapshot_load_pickle_full(data, len, name, TRUE, &e1);
-	g_autoptr(CcaSnapshot) b = cca_snapshot_load_pickle_full(data, len, name, FALSE, &e2);
+	g_autoptr(CcaSnapshot) a = cca_snapshot_pickle_load_full(data, len, name, TRUE, &e1);
+	g_autoptr(CcaSnapshot) b = cca_snapshot_pickle_load_full(data, len, name, FALSE, &e2);
 	if (a != NULL && b != NULL)
 		assert_snapshots_equal(a, b);
 	else if (a == NULL && b == NULL)
@@ -1034,28 +1034,28 @@ static void
 test_action_names(void)
 {
 	for (int a = 0; a < CCA_ACTION_COUNT; a++) {
-		const char *name = cca_action_name((CcaAction)a);
-		g_assert_cmpint(cca_action_from_name(name, strlen(name)), ==, a);
+		const char *name = cca_event_action_name((CcaAction)a);
+		g_assert_cmpint(cca_event_action_from_name(name, strlen(name)), ==, a);
 	}
-	g_assert_cmpstr(cca_action_name(CCA_ACTION_SEGMENT_UNMAP), ==, "segment_unmap");
-	g_assert_cmpint(cca_action_from_name("annotate", 8), ==, -1);
-	g_assert_cmpint(cca_action_from_name("allocx", 5), ==, CCA_ACTION_ALLOC);
-	g_assert_cmpint(cca_action_from_name("", 0), ==, -1);
+	g_assert_cmpstr(cca_event_action_name(CCA_ACTION_SEGMENT_UNMAP), ==, "segment_unmap");
+	g_assert_cmpint(cca_event_action_from_name("annotate", 8), ==, -1);
+	g_assert_cmpint(cca_event_action_from_name("allocx", 5), ==, CCA_ACTION_ALLOC);
+	g_assert_cmpint(cca_event_action_from_name("", 0), ==, -1);
 }
 
 static void
 test_block_state_names(void)
 {
-	g_assert_cmpstr(cca_block_state_name(CCA_BLOCK_ACTIVE_PENDING_FREE), ==,
+	g_assert_cmpstr(cca_event_block_state_name(CCA_BLOCK_ACTIVE_PENDING_FREE), ==,
 			"active_pending_free");
-	g_assert_cmpint(cca_block_state_from_name("active_awaiting_free", 20), ==,
+	g_assert_cmpint(cca_event_block_state_from_name("active_awaiting_free", 20), ==,
 			CCA_BLOCK_ACTIVE_PENDING_FREE);
-	g_assert_cmpint(cca_block_state_from_name("active_pending_free", 19), ==,
+	g_assert_cmpint(cca_event_block_state_from_name("active_pending_free", 19), ==,
 			CCA_BLOCK_ACTIVE_PENDING_FREE);
-	g_assert_cmpint(cca_block_state_from_name("inactive", 8), ==, CCA_BLOCK_INACTIVE);
-	g_assert_cmpint(cca_block_state_from_name("active_allocated", 16), ==,
+	g_assert_cmpint(cca_event_block_state_from_name("inactive", 8), ==, CCA_BLOCK_INACTIVE);
+	g_assert_cmpint(cca_event_block_state_from_name("active_allocated", 16), ==,
 			CCA_BLOCK_ACTIVE_ALLOCATED);
-	g_assert_cmpint(cca_block_state_from_name("freed", 5), ==, -1);
+	g_assert_cmpint(cca_event_block_state_from_name("freed", 5), ==, -1);
 }
 
 /* ------------------------------------------------------------ main */

@@ -1,5 +1,5 @@
 /* test-trace.c - the msgpack trace format (sim/read/trace.c) and byte sizes
- * (sim/util/sizes.c).
+ * (sim/util/size.c).
  *
  * Round trips compare every field of every table entry, segment, block
  * and event between a snapshot and its written-and-reloaded trace.  The
@@ -20,7 +20,7 @@
 
 #include "input.h"
 #include "json.h"
-#include "sizes.h"
+#include "size.h"
 #include "snapshot.h"
 #include "testutil.h"
 #include "trace.h"

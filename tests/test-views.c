@@ -35,10 +35,10 @@ write_pickle(void (*fn)(CcaPickleWriter *w))
 {
 	FILE *f = tmpfile();
 	g_assert_nonnull(f);
-	CcaPickleWriter *w = cca_pickle_writer_new(f);
+	CcaPickleWriter *w = cca_pickle_write_new(f);
 	fn(w);
 	GError *error = NULL;
-	g_assert_true(cca_pickle_writer_finish(w, &error));
+	g_assert_true(cca_pickle_write_finish(w, &error));
 	g_assert_no_error(error);
 	long n = ftell(f);
 	rewind(f);
@@ -439,7 +439,7 @@ step_at(const char *trace, uint64_t at)
 	CcaStepParams params = {.at = at, .max_segments = 3, .bar_width = 20};
 	GString *out = g_string_new(NULL);
 	GError *error = NULL;
-	g_assert_true(cca_step_describe(snap, &opt, &params, out, &error));
+	g_assert_true(cca_stepview_describe(snap, &opt, &params, out, &error));
 	g_assert_no_error(error);
 	return g_string_free(out, FALSE);
 }
@@ -470,7 +470,7 @@ test_step(void)
 	CcaStepParams params = {.at = 1870, .bar_width = 20};
 	GString *out = g_string_new(NULL);
 	GError *error = NULL;
-	g_assert_false(cca_step_describe(snap, &opt, &params, out, &error));
+	g_assert_false(cca_stepview_describe(snap, &opt, &params, out, &error));
 	g_assert_nonnull(error);
 	g_error_free(error);
 	g_string_free(out, TRUE);
@@ -484,7 +484,7 @@ test_step_index(void)
 	cca_replay_options_init(&opt);
 	GArray *mallocs = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	GError *error = NULL;
-	g_assert_true(cca_step_index(snap, &opt, mallocs, NULL, &error));
+	g_assert_true(cca_stepview_index(snap, &opt, mallocs, NULL, &error));
 	g_assert_no_error(error);
 	g_assert_cmpuint(mallocs->len, ==, 67);
 	g_assert_cmpuint(g_array_index(mallocs, uint64_t, 0), ==, 1);

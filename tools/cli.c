@@ -1,21 +1,238 @@
-/* cli.c - the shared option groups, declared once, and the one parser.
+/* cli.c - the shared option groups, declared once, the one parser, and
+ * what the commands share besides: the checks behind the options, the
+ * loading of a trace to replay, the what-if grid and the progress bar.
  *
  * Each group is a GOptionGroup whose entries write into a CcaCliArgs;
  * cca_cli_parse() adds the groups a command's table entry names, parses,
- * and checks the shared values with the viewargs.c checks, so that every
- * command words a bad --device, fraction or version the same way.
+ * and checks the shared values with the checks below, so that every
+ * command words a bad --device, fraction or version the same way.  This
+ * file and the commands print; the library (sim/) returns its errors.
  */
 #include "config.h"
 
 #include "cli.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "inputargs.h"
+#include "input.h"
+#include "size.h"
 #include "text.h"
-#include "viewargs.h"
+
+/* ------------------------------------------------------------ checks */
+
+gboolean
+cca_cli_check_int(const char *cmd, const char *option, gint64 value, gint64 min, gint64 max)
+{
+	if (value >= min && value <= max)
+		return TRUE;
+	if (max >= G_MAXINT) /* no bound a user would meet */
+		fprintf(stderr,
+			"ccasim %s: %s: must be %" G_GINT64_FORMAT " or more, got %" G_GINT64_FORMAT
+			"\n",
+			cmd, option, min, value);
+	else
+		fprintf(stderr,
+			"ccasim %s: %s: must be %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT
+			", got %" G_GINT64_FORMAT "\n",
+			cmd, option, min, max, value);
+	return FALSE;
+}
+
+gboolean
+cca_cli_parse_fraction(const char *cmd, const char *option, const char *text, double *fraction)
+{
+	*fraction = 0.0;
+	if (text == NULL)
+		return TRUE;
+	char *end = NULL;
+	double f = g_ascii_strtod(text, &end);
+	if (end == text || *end != '\0' || !isfinite(f) || f <= 0.0 || f > 1.0) {
+		g_autofree char *shown = cca_text_display(text, -1, 64);
+		fprintf(stderr,
+			"ccasim %s: %s: expected a fraction of the device memory in (0, 1], got "
+			"'%s'\n",
+			cmd, option, shown);
+		return FALSE;
+	}
+	*fraction = f;
+	return TRUE;
+}
+
+gboolean
+cca_cli_parse_limits(const char *cmd, const char *memory_fraction, double *fraction,
+		     const char *device_memory, const char *pytorch_version, uint64_t *bytes,
+		     bool *capacity_set, uint32_t *version)
+{
+	GError *error = NULL;
+	if (!cca_cli_parse_fraction(cmd, "--memory-fraction", memory_fraction, fraction))
+		return FALSE;
+	if (device_memory) {
+		if (!cca_size_parse(device_memory, "--device-memory", bytes, &error)) {
+			cca_cli_print_error(cmd, error);
+			g_error_free(error);
+			return FALSE;
+		}
+		if (*bytes == 0) {
+			fprintf(stderr, "ccasim %s: --device-memory: must be more than 0\n", cmd);
+			return FALSE;
+		}
+		*capacity_set = true;
+	}
+	if (pytorch_version &&
+	    !cca_settings_pytorch_version_parse(pytorch_version, version, &error)) {
+		fprintf(stderr, "ccasim %s: --pytorch-version: %s\n", cmd, error->message);
+		g_error_free(error);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean
+cca_cli_check_device(const char *cmd, const CcaSnapshot *snap, const char *path, int device,
+		     int *status)
+{
+	if (snap->n_devices == 0) {
+		fprintf(stderr,
+			"ccasim %s: %s: the snapshot has segments but no trace entries "
+			"(device_traces), so there is nothing to replay: record it after "
+			"torch.cuda.memory._record_memory_history() ('ccasim info' shows what it "
+			"has)\n",
+			cmd, path);
+		*status = 1;
+		return FALSE;
+	}
+	if (device < 0 || device >= snap->n_devices) {
+		fprintf(stderr, "ccasim %s: %s: no device %d (the trace has %d)\n", cmd, path,
+			device, snap->n_devices);
+		*status = 2;
+		return FALSE;
+	}
+	return TRUE;
+}
+
+CcaSnapshot *
+cca_cli_load(CcaCliArgs *args, const char *cmd, const char *path, CcaReplayOptions *opt,
+	     int *status)
+{
+	GError *error = NULL;
+	cca_replay_options_init(opt);
+	opt->memory_fraction = args->memory_fraction;
+	opt->device_memory = args->device_memory;
+	opt->capacity_set = args->capacity_set;
+	opt->pytorch_version = args->pytorch_version;
+	opt->keep_going = args->keep_going;
+	opt->force_whatif = args->whatif || args->address_model_text != NULL;
+	if (args->address_model_text)
+		opt->address_model = args->address_model;
+	CcaSnapshot *snap = cca_snapshot_load(path, &error);
+	if (!snap) {
+		cca_cli_print_error(cmd, error);
+		g_error_free(error);
+		*status = 1;
+		return NULL;
+	}
+	if (!opt->pytorch_version)
+		opt->pytorch_version = cca_replay_guess_pytorch_version(snap);
+	int device = args->device >= 0 ? args->device : 0;
+	if (!cca_cli_check_device(cmd, snap, path, device, status)) {
+		cca_snapshot_free(snap);
+		return NULL;
+	}
+	opt->device = device;
+	*status = 2;
+	args->settings = g_new0(CcaSettings, args->n_configs ? args->n_configs : 1);
+	args->n_settings = args->n_configs;
+	for (guint i = 0; i < args->n_configs; i++) {
+		cca_settings_init(&args->settings[i]);
+		args->settings[i].pytorch_version = opt->pytorch_version;
+		if (!cca_settings_parse(&args->settings[i], args->configs[i], &error)) {
+			fprintf(stderr, "ccasim %s: --config '%s': %s\n", cmd, args->configs[i],
+				error->message);
+			g_error_free(error);
+			cca_snapshot_free(snap);
+			return NULL;
+		}
+	}
+	*status = 0;
+	return snap;
+}
+
+void
+cca_cli_print_error(const char *cmd, const GError *error)
+{
+	g_autofree char *shown = cca_text_display(error->message, -1, CCA_CLI_MESSAGE_MAX);
+	fprintf(stderr, "ccasim %s: %s\n", cmd, shown);
+}
+
+/* ------------------------------------------------------------ input limits */
+
+/* --max-input-size SIZE: bytes (as cca_size_parse() reads them, e.g. 2GiB) a compressed, piped or
+ * plain input may hold. */
+static gboolean
+cca_cli_max_input_size(const char *name, const char *value, gpointer data, GError **error)
+{
+	(void)data;
+	uint64_t size = 0, old_size;
+	unsigned ratio;
+	GError *local = NULL;
+	if (!cca_size_parse(value, name, &size, &local) || size == 0) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s",
+			    local ? local->message : "--max-input-size: must be above 0");
+		g_clear_error(&local);
+		return FALSE;
+	}
+	cca_input_get_limits(&old_size, &ratio);
+	cca_input_set_limits(size, ratio);
+	return TRUE;
+}
+
+/* --max-inflate-ratio N: decompressed bytes allowed per compressed byte. */
+static gboolean
+cca_cli_max_inflate_ratio(const char *name, const char *value, gpointer data, GError **error)
+{
+	(void)data;
+	char *end = NULL;
+	guint64 ratio = g_ascii_strtoull(value, &end, 10);
+	if (end == value || *end != '\0' || ratio < 1 || ratio > 1000000) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s: expected a whole number from 1 to 1000000, got '%s'", name, value);
+		return FALSE;
+	}
+	uint64_t size;
+	unsigned old_ratio;
+	cca_input_get_limits(&size, &old_ratio);
+	cca_input_set_limits(size, (unsigned)ratio);
+	return TRUE;
+}
+
+/* The group "input" of --max-input-size and --max-inflate-ratio; they set
+ * the process-wide input limits (cca_input_set_limits()) as they are
+ * parsed. */
+static GOptionGroup *
+cca_cli_input_group(void)
+{
+	static const GOptionEntry entries[] = {
+		{"max-input-size", 0, 0, G_OPTION_ARG_CALLBACK, (void *)cca_cli_max_input_size,
+		 "Refuse an input that holds (or decompresses to) more than SIZE bytes "
+		 "(default 16GiB)",
+		 "SIZE"},
+		{"max-inflate-ratio", 0, 0, G_OPTION_ARG_CALLBACK,
+		 (void *)cca_cli_max_inflate_ratio,
+		 "Refuse a compressed input that grows more than N-fold past its first 64 MiB "
+		 "(default 200)",
+		 "N"},
+		G_OPTION_ENTRY_NULL,
+	};
+	GOptionGroup *group = g_option_group_new(
+		"input", "Input limits:", "Show the input limit options", NULL, NULL);
+	g_option_group_add_entries(group, entries);
+	return group;
+}
+
+/* ------------------------------------------------------------ the parser */
 
 /* Adds a group NAME titled TITLE in --help, holding ENTRIES. */
 static void
@@ -107,7 +324,7 @@ cca_cli_add_groups(GOptionContext *octx, const CcaCliCommand *cmd, CcaCliArgs *a
 	if (g & CCA_CLI_JSON)
 		cca_cli_add_group(octx, "json", "Output:", json);
 	if (g & CCA_CLI_INPUT)
-		g_option_context_add_group(octx, cca_inputargs_group());
+		g_option_context_add_group(octx, cca_cli_input_group());
 }
 
 int
@@ -128,17 +345,17 @@ cca_cli_check(const CcaCliCommand *cmd, CcaCliArgs *args)
 {
 	guint g = cmd->groups;
 	args->n_configs = args->configs ? g_strv_length(args->configs) : 0;
-	if ((g & CCA_CLI_JOBS) && !cca_view_check_int(cmd->name, "--jobs", args->jobs, 0, G_MAXINT))
+	if ((g & CCA_CLI_JOBS) && !cca_cli_check_int(cmd->name, "--jobs", args->jobs, 0, G_MAXINT))
 		return FALSE;
-	if (!cca_view_parse_limits(cmd->name, args->memory_fraction_text, &args->memory_fraction,
-				   args->device_memory_text, args->pytorch_version_text,
-				   &args->device_memory, &args->capacity_set,
-				   &args->pytorch_version))
+	if (!cca_cli_parse_limits(cmd->name, args->memory_fraction_text, &args->memory_fraction,
+				  args->device_memory_text, args->pytorch_version_text,
+				  &args->device_memory, &args->capacity_set,
+				  &args->pytorch_version))
 		return FALSE;
-	if (args->device != CCA_VIEW_UNSET &&
-	    !cca_view_check_int(cmd->name, "--device", args->device, 0, G_MAXINT))
+	if (args->device != CCA_CLI_UNSET &&
+	    !cca_cli_check_int(cmd->name, "--device", args->device, 0, G_MAXINT))
 		return FALSE;
-	if (args->device == CCA_VIEW_UNSET)
+	if (args->device == CCA_CLI_UNSET)
 		args->device = g & CCA_CLI_ALL_DEVICES ? -1 : 0;
 	if (args->n_configs > 1 && !(g & CCA_CLI_CONFIGS)) {
 		cca_cli_usage(cmd, "--config: give it once");
@@ -146,7 +363,7 @@ cca_cli_check(const CcaCliCommand *cmd, CcaCliArgs *args)
 	}
 	args->address_model = CCA_ADDRESS_DRIVER;
 	if (args->address_model_text &&
-	    (!cca_address_model_parse(args->address_model_text, &args->address_model) ||
+	    (!cca_simdevice_address_model_parse(args->address_model_text, &args->address_model) ||
 	     args->address_model == CCA_ADDRESS_RECORDED)) {
 		cca_cli_usage(cmd,
 			      "--address-model: unknown model '%s' (driver, ascending, "
@@ -185,7 +402,7 @@ cca_cli_parse(const CcaCliCommand *cmd, const GOptionEntry *entries, const char 
 		G_OPTION_ENTRY_NULL,
 	};
 	g_option_context_set_help_enabled(octx, FALSE);
-	args->device = CCA_VIEW_UNSET;
+	args->device = CCA_CLI_UNSET;
 	if (summary)
 		g_option_context_set_summary(octx, summary);
 	if (description)
@@ -201,8 +418,8 @@ cca_cli_parse(const CcaCliCommand *cmd, const GOptionEntry *entries, const char 
 		return 0;
 	}
 	if (!g_option_context_parse(octx, argc, argv, &error)) {
-		/* the message quotes what was typed: shown as cca_view_print_error() would */
-		g_autofree char *shown = cca_text_display(error->message, -1, CCA_VIEW_MESSAGE_MAX);
+		/* the message quotes what was typed: shown as cca_cli_print_error() would */
+		g_autofree char *shown = cca_text_display(error->message, -1, CCA_CLI_MESSAGE_MAX);
 		return cca_cli_usage(cmd, "%s (see 'ccasim %s --help')", shown, cmd->name);
 	}
 	return cca_cli_check(cmd, args) ? -1 : 2;
@@ -242,4 +459,70 @@ cca_cli_args_clear(CcaCliArgs *args)
 	g_free(args->pytorch_version_text);
 	g_free(args->address_model_text);
 	memset(args, 0, sizeof *args);
+}
+
+/* ------------------------------------------------------------ what-if commands */
+
+int
+cca_cli_build_grid(const char *cmd, const CcaCliArgs *args, const CcaSnapshot *snap, int device,
+		   const char *const *configs, const char *const *sets, gboolean default_grid,
+		   CcaSweep **out)
+{
+	GError *error = NULL;
+	int status;
+	if (!cca_cli_check_device(cmd, snap, snap->source, device, &status))
+		return status;
+	CcaSweep *sweep = cca_sweep_new(snap, device, args->pytorch_version, &error);
+	if (!sweep) {
+		cca_cli_print_error(cmd, error);
+		g_error_free(error);
+		return 1;
+	}
+	for (const char *const *p = configs; p && *p; p++)
+		if (!cca_sweep_add_config(sweep, *p, "--config", &error)) {
+			fprintf(stderr, "ccasim %s: --config %s: %s\n", cmd, *p, error->message);
+			g_error_free(error);
+			cca_sweep_free(sweep);
+			return 2;
+		}
+	guint n_sets = sets ? g_strv_length((char **)sets) : 0;
+	if (!cca_sweep_add_sets(sweep, sets, n_sets, &error)) {
+		cca_cli_print_error(cmd, error);
+		g_error_free(error);
+		cca_sweep_free(sweep);
+		return 2;
+	}
+	if (default_grid && !cca_sweep_add_default_grid(sweep, args->memory_fraction > 0, &error)) {
+		cca_cli_print_error(cmd, error);
+		g_error_free(error);
+		cca_sweep_free(sweep);
+		return 1;
+	}
+	*out = sweep;
+	return 0;
+}
+
+void
+cca_cli_progress(void *data, guint done, guint total)
+{
+	CcaCliProgress *p = data;
+	enum {
+		WIDTH = 30
+	};
+	guint filled = total ? done * WIDTH / total : WIDTH;
+	char bar[WIDTH + 1];
+	for (guint i = 0; i < WIDTH; i++)
+		bar[i] = i < filled ? '#' : '.';
+	bar[WIDTH] = '\0';
+	fprintf(stderr, "\rccasim %s: [%s] %u/%u replays", p->command, bar, done, total);
+	fflush(stderr);
+	p->shown = true;
+}
+
+void
+cca_cli_progress_end(CcaCliProgress *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	p->shown = false;
 }

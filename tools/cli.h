@@ -6,6 +6,9 @@
  * GOptionGroup; cca_cli_parse() builds a command's option context from
  * its own entries and its groups, parses, checks the shared values, and
  * is the one place a usage error is printed from (one line, exit 2).
+ * What the command bodies share besides is here too: the checks behind
+ * the options, loading a trace to replay, the what-if grid and the
+ * progress bar.  Everything else a command does lives in sim/.
  */
 #ifndef CCA_CLI_H
 #define CCA_CLI_H
@@ -16,12 +19,14 @@
 
 #include "replay.h"
 #include "settings.h"
+#include "snapshot.h"
+#include "sweep.h"
 
 G_BEGIN_DECLS
 
 /* The shared option groups a command takes. */
 typedef enum {
-	CCA_CLI_INPUT = 1 << 0,	       /* --max-input-size, --max-inflate-ratio (inputargs.c) */
+	CCA_CLI_INPUT = 1 << 0,	       /* --max-input-size, --max-inflate-ratio */
 	CCA_CLI_DEVICE = 1 << 1,       /* --device N: which device of the trace */
 	CCA_CLI_LIMITS = 1 << 2,       /* --memory-fraction F, --device-memory BYTES */
 	CCA_CLI_CONFIG = 1 << 3,       /* --config STRING, once */
@@ -51,7 +56,7 @@ typedef struct {
 	bool capacity_set;	       /* --device-memory given */
 	uint32_t pytorch_version;      /* 0: guess from the trace */
 	CcaAddressModel address_model; /* CCA_ADDRESS_DRIVER unless given */
-	/* filled by cca_view_args_load(): settings[i] is configs[i] parsed */
+	/* filled by cca_cli_load(): settings[i] is configs[i] parsed */
 	CcaSettings *settings;
 	guint n_settings;
 } CcaCliArgs;
@@ -91,6 +96,86 @@ int cca_cli_usage(const CcaCliCommand *cmd, const char *format, ...) G_GNUC_PRIN
 
 /* Frees what ARGS holds (NULL fields allowed) and zeroes it. */
 void cca_cli_args_clear(CcaCliArgs *args);
+
+/* The value of an integer option that was not given (no option takes it:
+ * every one is checked by cca_cli_check_int() with a minimum above it). */
+#define CCA_CLI_UNSET G_MININT
+
+/* Loads PATH for a command that replays, with the shared options ARGS
+ * parsed and checked by cca_cli_parse(): fills OPT for device
+ * ARGS->device (0 when it is -1, every device) with the limits, version,
+ * what-if and --keep-going of ARGS, and parses every --config into
+ * ARGS->settings with the trace's PyTorch rules.  Prints one line "ccasim
+ * CMD: ..." to stderr and returns NULL on error, with *STATUS 2 for a
+ * usage error and 1 for bad input. */
+CcaSnapshot *cca_cli_load(CcaCliArgs *args, const char *cmd, const char *path,
+			  CcaReplayOptions *opt, int *status);
+
+/* Checks integer option OPTION (e.g. "--device") of command CMD: VALUE
+ * must be in [MIN, MAX] (MAX G_MAXINT or more: no upper bound to name).  Prints one line
+ * "ccasim CMD: OPTION: must be ..., got VALUE" and returns FALSE when it
+ * is not.  Every integer option of every command is checked here. */
+gboolean cca_cli_check_int(const char *cmd, const char *option, gint64 value, gint64 min,
+			   gint64 max);
+
+/* Parses TEXT, the value of a fraction option OPTION of command CMD, into
+ * *FRACTION: a finite number in (0, 1] ("nan", "inf", 0 and negative
+ * numbers are refused).  TEXT NULL (option absent) sets *FRACTION to 0,
+ * which means no cap.  Prints one line "ccasim CMD: OPTION: ..." and
+ * returns FALSE on a usage error. */
+gboolean cca_cli_parse_fraction(const char *cmd, const char *option, const char *text,
+				double *fraction);
+
+/* Checks and converts the limits every replaying command takes:
+ * MEMORY_FRACTION (--memory-fraction text, NULL when absent: see
+ * cca_cli_parse_fraction(), stored in *FRACTION), DEVICE_MEMORY
+ * (--device-memory text, NULL when absent: a size above 0, stored in
+ * *BYTES with *CAPACITY_SET) and PYTORCH_VERSION (--pytorch-version text,
+ * NULL when absent: stored in *VERSION).  Prints one line "ccasim CMD:
+ * ..." and returns FALSE on a usage error. */
+gboolean cca_cli_parse_limits(const char *cmd, const char *memory_fraction, double *fraction,
+			      const char *device_memory, const char *pytorch_version,
+			      uint64_t *bytes, bool *capacity_set, uint32_t *version);
+
+/* Checks that SNAP (loaded from PATH) has a trace for device DEVICE (>= 0)
+ * to replay.  A snapshot without trace entries (segments only: recorded
+ * without torch.cuda.memory._record_memory_history()) is bad input:
+ * *STATUS 1; a device the trace lacks is a usage error: *STATUS 2.  Prints
+ * one line "ccasim CMD: PATH: ..." and returns FALSE in either case. */
+gboolean cca_cli_check_device(const char *cmd, const CcaSnapshot *snap, const char *path,
+			      int device, int *status);
+
+/* The longest error message cca_cli_print_error() shows, in bytes. */
+#define CCA_CLI_MESSAGE_MAX 1024
+
+/* Prints ERROR as one line "ccasim CMD: MESSAGE" on stderr, MESSAGE made a
+ * display string (cca_text_display(), at most CCA_CLI_MESSAGE_MAX bytes):
+ * messages quote trace strings and option values, which must neither
+ * reach the terminal raw nor run for megabytes. */
+void cca_cli_print_error(const char *cmd, const GError *error);
+
+/* Builds the sweep of device DEVICE of SNAP for command CMD, under the
+ * --pytorch-version and cap of ARGS (checked by cca_cli_parse()): the recorded row, then the
+ * rows of CONFIGS (NULL-terminated, may be NULL), the product of SETS, and
+ * the default grid when DEFAULT_GRID.  Returns the exit status: 0 with
+ * *OUT set, 2 after printing a usage error (a bad device, --config or
+ * --set), 1 after printing an input error (a snapshot with no trace
+ * entries among them). */
+int cca_cli_build_grid(const char *cmd, const CcaCliArgs *args, const CcaSnapshot *snap, int device,
+		       const char *const *configs, const char *const *sets, gboolean default_grid,
+		       CcaSweep **out);
+
+/* A progress bar on stderr (for a terminal). */
+typedef struct {
+	const char *command;
+	bool shown;
+} CcaCliProgress;
+
+/* CcaSweepProgress that redraws the bar: DATA is a CcaCliProgress. */
+void cca_cli_progress(void *data, guint done, guint total);
+
+/* Erases the bar if it was drawn. */
+void cca_cli_progress_end(CcaCliProgress *progress);
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(CcaCliArgs, cca_cli_args_clear)
 

@@ -9,8 +9,6 @@
 #include "replay.h"
 #include "settings.h"
 #include "snapshot.h"
-#include "viewargs.h"
-#include "whatif_cli.h"
 
 /* One side: its trace, settings and label. */
 typedef struct {
@@ -77,7 +75,7 @@ cca_cmd_diff(const CcaCliCommand *cmd, int argc, char **argv)
 	if (argc == 2 && args.n_configs == 0)
 		return cca_cli_usage(cmd,
 				     "one trace needs --config (B's settings, or A's and B's)");
-	if (!cca_view_check_int("diff", "--top", top, 0, G_MAXINT))
+	if (!cca_cli_check_int("diff", "--top", top, 0, G_MAXINT))
 		return 2;
 	g_autoptr(GError) error = NULL;
 	g_auto(Side) a = {0};
@@ -91,7 +89,7 @@ cca_cmd_diff(const CcaCliCommand *cmd, int argc, char **argv)
 		b.snap = a.snap;
 	}
 	if (!a.snap || !b.snap) {
-		cca_view_print_error("diff", error);
+		cca_cli_print_error("diff", error);
 		return 1;
 	}
 	uint32_t version = args.pytorch_version;
@@ -110,8 +108,8 @@ cca_cmd_diff(const CcaCliCommand *cmd, int argc, char **argv)
 		return 2;
 	for (int s = 0; s < 2; s++) {
 		Side *side = s ? &b : &a;
-		if (!cca_view_check_device("diff", side->snap, side->snap->source, args.device,
-					   &status))
+		if (!cca_cli_check_device("diff", side->snap, side->snap->source, args.device,
+					  &status))
 			return status;
 		cca_replay_options_init(&side->opt);
 		side->opt.settings = side->has_settings ? &side->settings : NULL;
@@ -134,7 +132,7 @@ cca_cmd_diff(const CcaCliCommand *cmd, int argc, char **argv)
 	}
 	g_auto(CcaDiff) diff = {0};
 	if (!cca_diff_run(a.snap, &a.opt, b.snap, &b.opt, &diff, &error)) {
-		cca_view_print_error("diff", error);
+		cca_cli_print_error("diff", error);
 		return 1;
 	}
 	CcaDiffReport report = {.label_a = a.label, .label_b = b.label, .top = (guint)top};

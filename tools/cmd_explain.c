@@ -5,7 +5,7 @@
 
 #include "commands.h"
 #include "explain.h"
-#include "viewargs.h"
+#include "report.h"
 
 int
 cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
@@ -30,16 +30,16 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 		return status;
 	if (argc != 2)
 		return cca_cli_usage(cmd, "expected one TRACE (see --help)");
-	if (!cca_view_check_int("explain", "--limit", limit, 0, G_MAXINT) ||
-	    !cca_view_check_int("explain", "--top", top, 1, G_MAXINT))
+	if (!cca_cli_check_int("explain", "--limit", limit, 0, G_MAXINT) ||
+	    !cca_cli_check_int("explain", "--top", top, 1, G_MAXINT))
 		return 2;
 	CcaReplayOptions opt;
-	g_autoptr(CcaSnapshot) snap = cca_view_args_load(&args, "explain", argv[1], &opt, &status);
+	g_autoptr(CcaSnapshot) snap = cca_cli_load(&args, "explain", argv[1], &opt, &status);
 	if (!snap)
 		return status;
 	if (args.n_settings)
 		opt.settings = &args.settings[0];
-	g_autofree char *label = cca_view_settings_label(snap, &opt);
+	g_autofree char *label = cca_report_settings_label(snap, &opt);
 	g_autoptr(GString) out = g_string_new(NULL);
 	g_string_append_printf(
 		out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s, PyTorch %u.%u rules\n",
@@ -48,7 +48,7 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 	CcaExplainParams params = {.limit = (guint)limit, .top = (guint)top};
 	g_autoptr(GError) error = NULL;
 	if (!cca_explain_run(snap, &opt, &params, out, &error)) {
-		cca_view_print_error("explain", error);
+		cca_cli_print_error("explain", error);
 		return 1;
 	}
 	fputs(out->str, stdout);

@@ -7,7 +7,6 @@
 
 #include "commands.h"
 #include "export.h"
-#include "viewargs.h"
 
 /* Loads, replays and writes; returns the exit status. */
 static int
@@ -15,7 +14,7 @@ export_run(CcaCliArgs *args, const char *trace, const char *output, gboolean chr
 {
 	CcaReplayOptions opt;
 	int status;
-	g_autoptr(CcaSnapshot) snap = cca_view_args_load(args, "export", trace, &opt, &status);
+	g_autoptr(CcaSnapshot) snap = cca_cli_load(args, "export", trace, &opt, &status);
 	if (!snap)
 		return status;
 	if (args->n_settings)
@@ -25,7 +24,7 @@ export_run(CcaCliArgs *args, const char *trace, const char *output, gboolean chr
 	gboolean ok = chrome ? cca_export_chrome(snap, &opt, output, &res, &error)
 			     : cca_export_pickle(snap, &opt, output, &res, &error);
 	if (!ok) {
-		cca_view_print_error("export", error);
+		cca_cli_print_error("export", error);
 		g_error_free(error);
 		return 1;
 	}

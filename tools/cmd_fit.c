@@ -6,12 +6,10 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "viewargs.h"
 #include "fit.h"
-#include "sizes.h"
+#include "size.h"
 #include "snapshot.h"
 #include "sweep.h"
-#include "whatif_cli.h"
 
 /* Resolves --gpu names ("all" for every preset) into GPUS; returns FALSE
  * after printing a usage error. */
@@ -80,7 +78,7 @@ cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv)
 	g_autoptr(GError) error = NULL;
 	uint64_t context = CCA_GPU_CONTEXT_BYTES;
 	if (context_text && !cca_size_parse(context_text, "--context", &context, &error)) {
-		cca_view_print_error("fit", error);
+		cca_cli_print_error("fit", error);
 		return 2;
 	}
 	if (list_gpus) {
@@ -97,14 +95,14 @@ cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv)
 		return 2;
 	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(argv[1], &error);
 	if (!snap) {
-		cca_view_print_error("fit", error);
+		cca_cli_print_error("fit", error);
 		return 1;
 	}
 	gboolean chosen = args.configs || sets || recorded;
 	g_autoptr(CcaSweep) sweep = NULL;
-	status = cca_whatif_build_grid("fit", &args, snap, args.device,
-				       (const char *const *)args.configs, (const char *const *)sets,
-				       default_grid || !chosen, &sweep);
+	status = cca_cli_build_grid("fit", &args, snap, args.device,
+				    (const char *const *)args.configs, (const char *const *)sets,
+				    default_grid || !chosen, &sweep);
 	if (status)
 		return status;
 	CcaFitOptions opt = {
@@ -113,15 +111,15 @@ cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv)
 		.n_gpus = n_gpus,
 		.context = context,
 	};
-	CcaWhatifProgress progress = {.command = "fit"};
+	CcaCliProgress progress = {.command = "fit"};
 	if (!args.no_progress && isatty(STDERR_FILENO)) {
-		opt.progress = cca_whatif_progress;
+		opt.progress = cca_cli_progress;
 		opt.progress_data = &progress;
 	}
 	g_autofree CcaFitRow *rows = cca_fit_run(sweep, &opt, &error);
-	cca_whatif_progress_end(&progress);
+	cca_cli_progress_end(&progress);
 	if (!rows) {
-		cca_view_print_error("fit", error);
+		cca_cli_print_error("fit", error);
 		return 1;
 	}
 	guint n = sweep->rows->len;

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "commands.h"
-#include "viewargs.h"
 
 #ifndef HAVE_CUDA
 
@@ -28,7 +27,7 @@ cca_cmd_gpu(const CcaCliCommand *cmd, int argc, char **argv)
 #include "json.h"
 #include "report.h"
 #include "settings.h"
-#include "sizes.h"
+#include "size.h"
 #include "snapshot.h"
 
 /* Prints ERROR for COMMAND and returns the exit status it calls for: 2
@@ -47,7 +46,7 @@ report_error(const char *command, GError *error)
 
 /* ------------------------------------------------------------- replay */
 
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(CcaGpuReplayResult, cca_gpu_replay_result_clear)
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(CcaGpuReplayResult, cca_gpureplay_result_clear)
 
 static int
 gpu_replay(const CcaCliCommand *cmd, int argc, char **argv)
@@ -81,7 +80,7 @@ gpu_replay(const CcaCliCommand *cmd, int argc, char **argv)
 		return status;
 	if (argc != 2)
 		return cca_cli_usage(cmd, "expected one TRACE (see --help)");
-	if (!cca_view_check_int("gpu replay", "--gpu", gpu, 0, G_MAXINT))
+	if (!cca_cli_check_int("gpu replay", "--gpu", gpu, 0, G_MAXINT))
 		return 2;
 	GError *error = NULL;
 	CcaGpuReplayOptions opt = {.ordinal = gpu, .touch = touch, .keep_calls = calls};
@@ -89,12 +88,11 @@ gpu_replay(const CcaCliCommand *cmd, int argc, char **argv)
 		return report_error("replay", error);
 	/* no GPU: say so before reading a trace that may be large */
 	CcaCudaInfo info;
-	if (!cca_cuda_info(gpu, &info, &error))
+	if (!cca_cudadevice_info(gpu, &info, &error))
 		return report_error("replay", error);
 	g_free(info.name);
 	CcaReplayOptions *replay = &opt.replay;
-	g_autoptr(CcaSnapshot) snap =
-		cca_view_args_load(&args, "gpu replay", argv[1], replay, &status);
+	g_autoptr(CcaSnapshot) snap = cca_cli_load(&args, "gpu replay", argv[1], replay, &status);
 	if (!snap)
 		return status;
 	/* the GPU run makes its own device of this many bytes */
@@ -102,7 +100,7 @@ gpu_replay(const CcaCliCommand *cmd, int argc, char **argv)
 	if (args.n_settings)
 		replay->settings = &args.settings[0];
 	g_auto(CcaGpuReplayResult) result = {0};
-	if (!cca_gpu_replay_run(snap, &opt, &result, &error))
+	if (!cca_gpureplay_run(snap, &opt, &result, &error))
 		return report_error("replay", error);
 	g_auto(CcaSettings) recorded = {0};
 	cca_settings_init(&recorded);
@@ -118,10 +116,10 @@ gpu_replay(const CcaCliCommand *cmd, int argc, char **argv)
 	};
 	g_autoptr(GString) out = g_string_new(NULL);
 	if (args.json) {
-		cca_gpu_replay_report_json(&ctx, &opt, &result, out);
+		cca_gpureplay_report_json(&ctx, &opt, &result, out);
 		g_string_append_c(out, '\n');
 	} else {
-		cca_gpu_replay_report_text(&ctx, &opt, &result, out);
+		cca_gpureplay_report_text(&ctx, &opt, &result, out);
 	}
 	status = result.passed ? 0 : 1;
 	if (!output)
@@ -140,7 +138,8 @@ parse_sizes(const char *text, GArray *sizes, GError **error)
 	g_auto(GStrv) parts = g_strsplit(text, ",", -1);
 	for (char **p = parts; *p; p++) {
 		guint64 mb = 0;
-		if (!g_ascii_string_to_unsigned(g_strstrip(*p), 10, 1, 1 << 20, &mb, NULL)) {
+		if (!g_ascii_string_to_unsigned(g_strstrip(*p), 10, 1, CCA_TIB / CCA_MIB, &mb,
+						NULL)) {
 			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 				    "--sizes: '%s' is not a size in MiB (1 to 1048576)", *p);
 			return FALSE;
@@ -151,7 +150,7 @@ parse_sizes(const char *text, GArray *sizes, GError **error)
 	return TRUE;
 }
 
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(CcaCalibration, cca_calibration_clear)
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(CcaCalibration, cca_calibrate_clear)
 
 static int
 gpu_calibrate(const CcaCliCommand *cmd, int argc, char **argv)
@@ -178,8 +177,8 @@ gpu_calibrate(const CcaCliCommand *cmd, int argc, char **argv)
 		return status;
 	if (argc != 1)
 		return cca_cli_usage(cmd, "unexpected argument '%s'", argv[1]);
-	if (!cca_view_check_int("gpu calibrate", "--reps", reps, 1, 1000) ||
-	    !cca_view_check_int("gpu calibrate", "--gpu", gpu, 0, G_MAXINT))
+	if (!cca_cli_check_int("gpu calibrate", "--reps", reps, 1, 1000) ||
+	    !cca_cli_check_int("gpu calibrate", "--gpu", gpu, 0, G_MAXINT))
 		return 2;
 	GError *error = NULL;
 	g_autoptr(GArray) sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -190,7 +189,7 @@ gpu_calibrate(const CcaCliCommand *cmd, int argc, char **argv)
 			   &error))
 		return report_error("calibrate", error);
 	g_autoptr(GString) json = g_string_new(NULL);
-	cca_calibration_to_json(&cal, json);
+	cca_calibrate_to_json(&cal, json);
 	if (!output)
 		fputs(json->str, stdout);
 	else if (!g_file_set_contents(output, json->str, (gssize)json->len, &error))
@@ -216,12 +215,12 @@ gpu_info(const CcaCliCommand *cmd, int argc, char **argv)
 		return status;
 	if (argc != 1)
 		return cca_cli_usage(cmd, "unexpected argument '%s'", argv[1]);
-	if (!cca_view_check_int("gpu info", "--gpu", gpu, 0, G_MAXINT))
+	if (!cca_cli_check_int("gpu info", "--gpu", gpu, 0, G_MAXINT))
 		return 2;
 	gboolean json = args.json;
 	CcaCudaInfo info;
 	GError *error = NULL;
-	if (!cca_cuda_info(gpu, &info, &error))
+	if (!cca_cudadevice_info(gpu, &info, &error))
 		return report_error("info", error);
 	GString *out = g_string_new(NULL);
 	if (json) {

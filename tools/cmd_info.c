@@ -14,9 +14,8 @@
 #include <stdio.h>
 
 #include "commands.h"
-#include "viewargs.h"
 #include "json.h"
-#include "sizes.h"
+#include "size.h"
 #include "snapshot.h"
 #include "text.h"
 #include "trace.h"
@@ -134,7 +133,8 @@ cca_info_json_device(int d, const CcaInfoDevice *dev)
 	json_object_set_new(o, "device", json_integer(d));
 	json_object_set_new(o, "events", cca_json_uint(dev->events));
 	for (int a = 0; a < CCA_ACTION_COUNT; a++)
-		json_object_set_new(actions, cca_action_name(a), cca_json_uint(dev->actions[a]));
+		json_object_set_new(actions, cca_event_action_name(a),
+				    cca_json_uint(dev->actions[a]));
 	json_object_set_new(o, "actions", actions);
 	json_t *time = json_null();
 	if (dev->first_time_us != CCA_TIME_NONE) {
@@ -193,7 +193,7 @@ cca_info_print_device(int d, const CcaInfoDevice *dev)
 	printf("\n");
 	for (int a = 0; a < CCA_ACTION_COUNT; a++)
 		if (dev->actions[a])
-			printf("    %-15s %" G_GUINT64_FORMAT "\n", cca_action_name(a),
+			printf("    %-15s %" G_GUINT64_FORMAT "\n", cca_event_action_name(a),
 			       dev->actions[a]);
 }
 
@@ -296,7 +296,7 @@ cca_cmd_info(const CcaCliCommand *cmd, int argc, char **argv)
 	CcaInfo info = {.file = argv[1], .snap = snap};
 	status = 0;
 	if (snap == NULL || !cca_info_gather(&info, &error)) {
-		cca_view_print_error("info", error);
+		cca_cli_print_error("info", error);
 		status = 1;
 	} else if (args.json) {
 		cca_info_print_json(&info);

@@ -1,5 +1,6 @@
 /* cmd_plot.c - `ccasim plot TRACE -o FILE`: replays, collects timelines
- * or one state, and hands them to plot_render.c. */
+ * or one state (sim/view/plot.c), and has them drawn there: the command's
+ * options and output only. */
 #include "config.h"
 
 #include <stdarg.h>
@@ -7,12 +8,11 @@
 #include <string.h>
 
 #include "commands.h"
-#include "follow.h"
-#include "plot_render.h"
-#include "sizes.h"
+#include "plot.h"
+#include "report.h"
+#include "size.h"
 #include "text.h"
 #include "timeline.h"
-#include "viewargs.h"
 
 /* Buckets per timeline: several per pixel of any sensible plot width. */
 #define PLOT_BUCKETS 8192
@@ -92,7 +92,7 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 	for (guint r = 0; r < n_runs; r++) {
 		opt->settings = r == 0 ? NULL : &va->settings[r - 1];
 		if (!cca_timeline_collect(snap, opt, PLOT_BUCKETS, &tls[r], &error)) {
-			cca_view_print_error("plot", error);
+			cca_cli_print_error("plot", error);
 			g_error_free(error);
 			status = 1;
 			break;
@@ -120,7 +120,7 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 				trace);
 			x_time = false;
 		}
-		g_autofree char *label = cca_view_settings_label(snap, opt);
+		g_autofree char *label = cca_report_settings_label(snap, opt);
 		g_autofree char *title =
 			plot_title(pa, "%s: reserved, allocated and active memory (device %d)",
 				   base_name(trace), opt->device);
@@ -141,7 +141,7 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 		Drawing d = {.style = &style, .runs = runs, .n_runs = n_runs};
 		if (!cca_plot_write(pa->output, format, style.width, style.height, title,
 				    draw_timeline, &d, &error)) {
-			cca_view_print_error("plot", error);
+			cca_cli_print_error("plot", error);
 			g_error_free(error);
 			status = 1;
 		} else {
@@ -163,49 +163,6 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 	g_free(runs);
 	g_free(tls);
 	return status;
-}
-
-/* The state after entry AT, as `ccasim step --at` shows it: AT's own
- * when the engine hands AT to the observer, else that of the last entry
- * before AT with only no-ops up to AT, else the first one after AT. */
-typedef struct {
-	CcaFollow *follow;
-	uint64_t at;
-	bool at_peak; /* AT unknown: the first entry with the most reserved bytes */
-	uint64_t peak;
-	uint64_t shown;
-	GArray *state;
-	bool done;
-} Capture;
-
-static void
-capture_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
-{
-	Capture *c = data;
-	if (c->at_peak) { /* as cca_timeline_collect() finds the peak */
-		uint64_t reserved =
-			(uint64_t)cca_allocator_stats(alloc)->reserved_bytes[CCA_STAT_ALL].current;
-		if (!c->state || reserved > c->peak) {
-			c->peak = reserved;
-			cca_allocator_state_free(c->state);
-			c->state = cca_allocator_state(alloc);
-			c->shown = index;
-		}
-		return;
-	}
-	if (c->done)
-		return;
-	cca_follow_observed(c->follow, index);
-	uint64_t next = 0;
-	const CcaEvent *driver = cca_follow_driver(c->follow, &next);
-	bool take = index == c->at || (index > c->at && !c->state) ||
-		    (index < c->at && (!driver || next > c->at));
-	if (take) {
-		cca_allocator_state_free(c->state);
-		c->state = cca_allocator_state(alloc);
-		c->shown = index;
-	}
-	c->done = index >= c->at;
 }
 
 static int
@@ -232,51 +189,42 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 			return 2;
 		}
 	}
-	/* one replay: the state at each new reserved peak, or up to AT only */
-	Capture c = {.follow = cca_follow_new(snap, opt->device), .at = at, .at_peak = at_peak};
-	CcaReplayOptions o = *opt;
-	o.observer = capture_observer;
-	o.observer_data = &c;
-	if (!at_peak)
-		o.stop_after = at + 1;
-	CcaReplayResult res;
-	gboolean ok = cca_replay_run(snap, &o, &res, &error);
-	cca_follow_free(c.follow);
-	if (!ok) {
-		cca_view_print_error("plot", error);
+	GArray *state = NULL;
+	uint64_t shown = 0;
+	if (!cca_plot_segments_state(snap, opt, at_peak, at, &state, &shown, &error)) {
+		cca_cli_print_error("plot", error);
 		g_error_free(error);
 		return 1;
 	}
-	cca_replay_result_clear(&res);
-	if (!c.state) {
+	if (!state) {
 		fprintf(stderr,
 			"ccasim plot: the replay stopped before event %" G_GUINT64_FORMAT
 			" (an OOM; --keep-going goes on)\n",
 			at);
 		return 1;
 	}
-	g_autofree char *label = cca_view_settings_label(snap, opt);
+	g_autofree char *label = cca_report_settings_label(snap, opt);
 	g_autofree char *title = plot_title(
 		pa, "%s: segments%s (after event %" G_GUINT64_FORMAT ", device %d)",
-		base_name(trace), at_peak ? " at the reserved peak" : "", c.shown, opt->device);
+		base_name(trace), at_peak ? " at the reserved peak" : "", shown, opt->device);
 	g_autofree char *sub =
 		g_strdup_printf("%s, PyTorch %u.%u rules", label, opt->pytorch_version / 100,
 				opt->pytorch_version % 100);
-	CcaPlotSegments segs = {.segments = c.state, .max_rows = (guint)pa->max_rows};
+	CcaPlotSegments segs = {.segments = state, .max_rows = (guint)pa->max_rows};
 	CcaPlotStyle style = {.title = title, .subtitle = sub, .width = pa->width};
 	style.height = cca_plot_segments_height(&style, &segs);
 	Drawing d = {.style = &style, .segs = &segs};
 	int status = 0;
 	if (!cca_plot_write(pa->output, format, style.width, style.height, title, draw_segments, &d,
 			    &error)) {
-		cca_view_print_error("plot", error);
+		cca_cli_print_error("plot", error);
 		g_error_free(error);
 		status = 1;
 	} else {
 		printf("%s: segment map after event %" G_GUINT64_FORMAT ", %u segments\n",
-		       pa->output, c.shown, c.state->len);
+		       pa->output, shown, state->len);
 	}
-	cca_allocator_state_free(c.state);
+	cca_allocator_state_free(state);
 	opt->settings = NULL;
 	return status;
 }
@@ -320,20 +268,20 @@ cca_cmd_plot(const CcaCliCommand *cmd, int argc, char **argv)
 	if (argc != 2 || !pa.output)
 		return cca_cli_usage(cmd, "expected one TRACE and -o FILE (see --help)");
 	if (!cca_plot_format_from_path(pa.output, &format, &error)) {
-		cca_view_print_error("plot", error);
+		cca_cli_print_error("plot", error);
 		return 2;
 	}
 	if (pa.x_axis && strcmp(pa.x_axis, "time") != 0 && strcmp(pa.x_axis, "event") != 0)
 		return cca_cli_usage(cmd, "--x: expected event or time");
-	if (!cca_view_check_int("plot", "--width", pa.width, 480, 20000) ||
-	    !cca_view_check_int("plot", "--height", pa.height, 320, 20000) ||
-	    !cca_view_check_int("plot", "--max-rows", pa.max_rows, 0, G_MAXINT) ||
-	    (pa.at != G_MININT64 && !cca_view_check_int("plot", "--at", pa.at, 0, G_MAXINT64)))
+	if (!cca_cli_check_int("plot", "--width", pa.width, 480, 20000) ||
+	    !cca_cli_check_int("plot", "--height", pa.height, 320, 20000) ||
+	    !cca_cli_check_int("plot", "--max-rows", pa.max_rows, 0, G_MAXINT) ||
+	    (pa.at != G_MININT64 && !cca_cli_check_int("plot", "--at", pa.at, 0, G_MAXINT64)))
 		return 2;
 	if (pa.at != G_MININT64 && !pa.segments)
 		return cca_cli_usage(cmd, "--at needs --segments");
 	CcaReplayOptions opt;
-	g_autoptr(CcaSnapshot) snap = cca_view_args_load(&va, "plot", argv[1], &opt, &status);
+	g_autoptr(CcaSnapshot) snap = cca_cli_load(&va, "plot", argv[1], &opt, &status);
 	if (!snap)
 		return status;
 	return pa.segments ? plot_segments(snap, &opt, &va, &pa, format, argv[1])

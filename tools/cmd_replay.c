@@ -12,7 +12,6 @@
 #include "sensitivity.h"
 #include "settings.h"
 #include "snapshot.h"
-#include "viewargs.h"
 
 /* replay's own options; the shared ones are in CcaCliArgs. */
 typedef struct {
@@ -29,8 +28,8 @@ report_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t 
 {
 	CcaSensitivity sens;
 	GError *error = NULL;
-	if (!cca_replay_sensitivity(snap, opt, NULL, 0, &sens, &error)) {
-		cca_view_print_error("replay", error);
+	if (!cca_sensitivity_run(snap, opt, NULL, 0, &sens, &error)) {
+		cca_cli_print_error("replay", error);
 		g_error_free(error);
 		return 1;
 	}
@@ -41,11 +40,13 @@ report_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t 
 		for (int f = 0; f < CCA_FIGURE_COUNT; f++) {
 			json_t *fig = json_object();
 			for (int m = 0; m < sens.n_models; m++)
-				json_object_set_new(fig, cca_address_model_name(sens.models[m]),
-						    json_integer(sens.values[m][f]));
+				json_object_set_new(
+					fig, cca_simdevice_address_model_name(sens.models[m]),
+					json_integer(sens.values[m][f]));
 			json_object_set_new(fig, "min", json_integer(sens.min[f]));
 			json_object_set_new(fig, "max", json_integer(sens.max[f]));
-			json_object_set_new(figures, cca_figure_name((CcaFigure)f), fig);
+			json_object_set_new(figures, cca_sensitivity_figure_name((CcaFigure)f),
+					    fig);
 		}
 		json_object_set_new(o, "figures", figures);
 		json_array_append_new(devs, o);
@@ -54,10 +55,11 @@ report_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t 
 	g_string_append_printf(out, "%s, device %d: address sensitivity\n  %-26s", snap->source,
 			       opt->device, "figure");
 	for (int m = 0; m < sens.n_models; m++)
-		g_string_append_printf(out, " %16s", cca_address_model_name(sens.models[m]));
+		g_string_append_printf(out, " %16s",
+				       cca_simdevice_address_model_name(sens.models[m]));
 	g_string_append(out, "\n");
 	for (int f = 0; f < CCA_FIGURE_COUNT; f++) {
-		g_string_append_printf(out, "  %-26s", cca_figure_name((CcaFigure)f));
+		g_string_append_printf(out, "  %-26s", cca_sensitivity_figure_name((CcaFigure)f));
 		for (int m = 0; m < sens.n_models; m++)
 			g_string_append_printf(out, " %16" G_GINT64_FORMAT, sens.values[m][f]);
 		g_string_append(out, sens.min[f] != sens.max[f] ? "  <- varies\n" : "\n");
@@ -89,7 +91,7 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 		fprintf(stderr, "timing: replay of device %d: %.6f s\n", opt->device,
 			(double)(g_get_monotonic_time() - start) / 1e6);
 	if (!ok) {
-		cca_view_print_error("replay", error);
+		cca_cli_print_error("replay", error);
 		g_error_free(error);
 		return 1;
 	}
@@ -135,8 +137,7 @@ run_replay(const CcaCliCommand *cmd, ReplayArgs *args, const char *path)
 					  "take --addresses-from");
 	CcaReplayOptions opt;
 	int status;
-	g_autoptr(CcaSnapshot) snap =
-		cca_view_args_load(&args->common, "replay", path, &opt, &status);
+	g_autoptr(CcaSnapshot) snap = cca_cli_load(&args->common, "replay", path, &opt, &status);
 	if (!snap)
 		return status;
 	opt.check = args->check;
@@ -147,7 +148,7 @@ run_replay(const CcaCliCommand *cmd, ReplayArgs *args, const char *path)
 	if (args->addresses_from) {
 		other = cca_snapshot_load(args->addresses_from, &error);
 		if (!other) {
-			cca_view_print_error("replay", error);
+			cca_cli_print_error("replay", error);
 			g_error_free(error);
 			return 1;
 		}

@@ -11,7 +11,6 @@
 
 #include "commands.h"
 #include "stepview.h"
-#include "viewargs.h"
 
 static const char step_keys[] =
 	"keys: n/space/enter next  b/N back  m next cudaMalloc  M previous cudaMalloc  "
@@ -39,8 +38,8 @@ show(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaStepParams *params
 {
 	GString *out = g_string_new(NULL);
 	GError *error = NULL;
-	if (!cca_step_describe(snap, opt, params, out, &error)) {
-		cca_view_print_error("step", error);
+	if (!cca_stepview_describe(snap, opt, params, out, &error)) {
+		cca_cli_print_error("step", error);
 		g_error_free(error);
 		g_string_free(out, TRUE);
 		return 1;
@@ -82,8 +81,8 @@ interact(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaStepParams *pa
 				mallocs = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 				ooms = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 				GError *error = NULL;
-				if (!cca_step_index(snap, opt, mallocs, ooms, &error)) {
-					cca_view_print_error("step", error);
+				if (!cca_stepview_index(snap, opt, mallocs, ooms, &error)) {
+					cca_cli_print_error("step", error);
 					g_error_free(error);
 					status = 1;
 					break;
@@ -152,12 +151,12 @@ cca_cmd_step(const CcaCliCommand *cmd, int argc, char **argv)
 		return status;
 	if (argc != 2)
 		return cca_cli_usage(cmd, "expected one TRACE (see --help)");
-	if (!cca_view_check_int("step", "--max-segments", max_segments, 0, G_MAXINT) ||
-	    !cca_view_check_int("step", "--width", width, 8, 10000) ||
-	    (at != G_MININT64 && !cca_view_check_int("step", "--at", at, 0, G_MAXINT64)))
+	if (!cca_cli_check_int("step", "--max-segments", max_segments, 0, G_MAXINT) ||
+	    !cca_cli_check_int("step", "--width", width, 8, 10000) ||
+	    (at != G_MININT64 && !cca_cli_check_int("step", "--at", at, 0, G_MAXINT64)))
 		return 2;
 	CcaReplayOptions opt;
-	g_autoptr(CcaSnapshot) snap = cca_view_args_load(&args, "step", argv[1], &opt, &status);
+	g_autoptr(CcaSnapshot) snap = cca_cli_load(&args, "step", argv[1], &opt, &status);
 	if (!snap)
 		return status;
 	if (args.n_settings)

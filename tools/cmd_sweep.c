@@ -7,12 +7,10 @@
 
 #include "calibration.h"
 #include "commands.h"
-#include "viewargs.h"
 #include "settings.h"
-#include "sizes.h"
+#include "size.h"
 #include "snapshot.h"
 #include "sweep.h"
-#include "whatif_cli.h"
 
 int
 cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
@@ -66,8 +64,8 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		return cca_cli_usage(cmd, "expected one TRACE (see --help)");
 	if (args.json && csv)
 		return cca_cli_usage(cmd, "--json and --csv exclude each other");
-	if (goal_name && !cca_goal_parse(goal_name, &goal, &error)) {
-		cca_view_print_error("sweep", error);
+	if (goal_name && !cca_sweep_goal_parse(goal_name, &goal, &error)) {
+		cca_cli_print_error("sweep", error);
 		return 2;
 	}
 	g_autoptr(CcaCalibrationTable) cal = calibration ? cca_calibration_load(calibration, &error)
@@ -78,13 +76,13 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 	}
 	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(argv[1], &error);
 	if (!snap) {
-		cca_view_print_error("sweep", error);
+		cca_cli_print_error("sweep", error);
 		return 1;
 	}
 	g_autoptr(CcaSweep) sweep = NULL;
-	status = cca_whatif_build_grid("sweep", &args, snap, args.device,
-				       (const char *const *)args.configs, (const char *const *)sets,
-				       default_grid || (!args.configs && !sets), &sweep);
+	status = cca_cli_build_grid("sweep", &args, snap, args.device,
+				    (const char *const *)args.configs, (const char *const *)sets,
+				    default_grid || (!args.configs && !sets), &sweep);
 	if (status)
 		return status;
 	CcaSweepOptions opt = {
@@ -95,15 +93,15 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		.threads = (guint)args.jobs,
 		.all_address_models = all_models,
 	};
-	CcaWhatifProgress progress = {.command = "sweep"};
+	CcaCliProgress progress = {.command = "sweep"};
 	if (!args.no_progress && isatty(STDERR_FILENO)) {
-		opt.progress = cca_whatif_progress;
+		opt.progress = cca_cli_progress;
 		opt.progress_data = &progress;
 	}
 	gboolean ok = cca_sweep_run(sweep, &opt, &error);
-	cca_whatif_progress_end(&progress);
+	cca_cli_progress_end(&progress);
 	if (!ok) {
-		cca_view_print_error("sweep", error);
+		cca_cli_print_error("sweep", error);
 		return 1;
 	}
 	cca_sweep_sort(sweep, goal);

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "pytorch.h"
 #include "snapshot.h"
 #include "trace.h"
 #include "pytorch.h"
@@ -51,7 +52,7 @@ typedef struct {
 	CcaSnapshot *snap;
 	GArray *events;
 	uint64_t target;
-	uint64_t next_addr; /* unique fake addresses, 512-aligned */
+	uint64_t next_addr; /* unique fake addresses, kMinBlockSize-aligned */
 	int64_t time_us;
 	GRand *rand;
 } Gen;
@@ -60,7 +61,8 @@ static uint64_t
 gen_alloc(Gen *g, uint64_t size, uint64_t stream)
 {
 	uint64_t addr = g->next_addr;
-	g->next_addr += (size + 511) / 512 * 512 + 512;
+	g->next_addr += (size + CCA_MIN_BLOCK_SIZE - 1) / CCA_MIN_BLOCK_SIZE * CCA_MIN_BLOCK_SIZE +
+			CCA_MIN_BLOCK_SIZE;
 	CcaEvent ev = {.addr = addr,
 		       .size = size,
 		       .stream = stream,

@@ -1,9 +1,10 @@
-# tools/: the ccasim CLI (option parsing and dispatch only) and user helpers.
+# tools/: the ccasim CLI (the command table, cli.c's shared options and
+# parser, one cmd_*.c per command body) and user helpers.
 bin_PROGRAMS += ccasim
 ccasim_SOURCES = \
 	%D%/ccasim.c %D%/commands.h \
 	%D%/cmd_convert.c %D%/cmd_info.c \
-	%D%/cmd_replay.c %D%/inputargs.h %D%/inputargs.c %D%/cli.h %D%/cli.c
+	%D%/cmd_replay.c %D%/cli.h %D%/cli.c
 ccasim_LDADD = libccasim.a $(CCASIM_LIBS)
 
 # A synthetic-trace generator for benchmarks (not installed).
@@ -11,7 +12,7 @@ noinst_PROGRAMS += tools/gen-trace
 tools_gen_trace_SOURCES = %D%/gen_trace.c
 tools_gen_trace_LDADD = libccasim.a $(CCASIM_LIBS)
 # What-if studies: sweep, fit, diff.
-ccasim_SOURCES += %D%/cmd_sweep.c %D%/whatif_cli.h %D%/whatif_cli.c
+ccasim_SOURCES += %D%/cmd_sweep.c
 
 # `ccasim gpu`: always built (it says when CUDA is missing); gpu/ is linked
 # when CUDA was found.
@@ -19,8 +20,8 @@ ccasim_SOURCES += %D%/cmd_gpu.c
 ccasim_LDADD += $(CCA_GPU_LDADD)
 ccasim_SOURCES += %D%/cmd_fit.c %D%/cmd_diff.c
 
-# Views of a replay (issue #8): plot (cairo), explain, step, export.
-ccasim_SOURCES += %D%/viewargs.h %D%/viewargs.c %D%/plot_render.h %D%/plot_render.c \
-	%D%/cmd_plot.c %D%/cmd_explain.c %D%/cmd_step.c %D%/cmd_export.c
-ccasim_LDADD += $(CAIRO_LIBS)
-AM_CPPFLAGS += $(CAIRO_CFLAGS)
+# Views of a replay (issue #8): plot (cairo, sim/view/plot.c), explain, step, export.
+ccasim_SOURCES += %D%/cmd_plot.c %D%/cmd_explain.c %D%/cmd_step.c %D%/cmd_export.c
+# Names match places and PyTorch's constants are written once (issue 12).
+TESTS += tools/check-prefixes.sh
+dist_noinst_SCRIPTS += tools/check-prefixes.sh

@@ -72,7 +72,7 @@ region_use(Region *r, uint64_t offset, uint64_t size)
 }
 
 CcaDriverVA *
-cca_driver_va_new(uint64_t base)
+cca_driverva_new(uint64_t base)
 {
 	CcaDriverVA *va = g_new0(CcaDriverVA, 1);
 	va->regions = g_ptr_array_new_with_free_func(region_free);
@@ -83,13 +83,13 @@ cca_driver_va_new(uint64_t base)
 	Region *below = region_new(base - 96 * CCA_MIB, REGION_ALIGN, true);
 	region_use(below, 0, 30 * CCA_MIB);
 	g_ptr_array_add(va->regions, below);
-	Range heap = {base - UINT64_C(1) * 1024 * 1024 * CCA_MIB, base - 480 * CCA_MIB};
+	Range heap = {base - CCA_TIB, base - 480 * CCA_MIB};
 	g_array_append_val(va->free, heap);
 	return va;
 }
 
 void
-cca_driver_va_free(CcaDriverVA *va)
+cca_driverva_free(CcaDriverVA *va)
 {
 	if (!va)
 		return;
@@ -149,7 +149,7 @@ region_carve(CcaDriverVA *va, uint64_t size)
 }
 
 uint64_t
-cca_driver_va_alloc(CcaDriverVA *va, uint64_t size)
+cca_driverva_alloc(CcaDriverVA *va, uint64_t size)
 {
 	uint64_t granules = (size + GRANULE - 1) / GRANULE * GRANULE;
 	for (guint i = va->regions->len; i-- > 0;) {
@@ -189,7 +189,7 @@ free_range(CcaDriverVA *va, uint64_t start, uint64_t end)
 }
 
 void
-cca_driver_va_release(CcaDriverVA *va, uint64_t ptr)
+cca_driverva_release(CcaDriverVA *va, uint64_t ptr)
 {
 	for (guint i = 0; i < va->regions->len; i++) {
 		Region *r = g_ptr_array_index(va->regions, i);

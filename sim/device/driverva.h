@@ -18,17 +18,17 @@ typedef struct CcaDriverVA CcaDriverVA;
 
 /* A fresh process's address space; the first segment that fits the
  * context's left-over space lands at BASE + 8 MiB (see doc/driver-va.md).
- * Free with cca_driver_va_free(). */
-CcaDriverVA *cca_driver_va_new(uint64_t base);
+ * Free with cca_driverva_free(). */
+CcaDriverVA *cca_driverva_new(uint64_t base);
 
-void cca_driver_va_free(CcaDriverVA *va);
+void cca_driverva_free(CcaDriverVA *va);
 
 /* cudaMalloc(SIZE): returns the address the driver would choose. */
-uint64_t cca_driver_va_alloc(CcaDriverVA *va, uint64_t size);
+uint64_t cca_driverva_alloc(CcaDriverVA *va, uint64_t size);
 
-/* cudaFree(PTR) of an address returned by cca_driver_va_alloc(); unknown
+/* cudaFree(PTR) of an address returned by cca_driverva_alloc(); unknown
  * addresses are ignored. */
-void cca_driver_va_release(CcaDriverVA *va, uint64_t ptr);
+void cca_driverva_release(CcaDriverVA *va, uint64_t ptr);
 
 G_END_DECLS
 

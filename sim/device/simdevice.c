@@ -53,7 +53,7 @@ static uint64_t
 sim_synthetic_base(SimDevice *sim, uint64_t size)
 {
 	if (sim->driver)
-		return cca_driver_va_alloc(sim->driver, size);
+		return cca_driverva_alloc(sim->driver, size);
 	if (sim->config.address_model == CCA_ADDRESS_DESCENDING) {
 		sim->next_down -= sim_align_up(size);
 		return sim->next_down;
@@ -89,7 +89,7 @@ sim_segment_free(CcaDevice *dev, uint64_t ptr, uint64_t size)
 	SimDevice *sim = (SimDevice *)dev;
 	sim->used -= size;
 	if (sim->driver)
-		cca_driver_va_release(sim->driver, ptr);
+		cca_driverva_release(sim->driver, ptr);
 }
 
 static void
@@ -172,7 +172,7 @@ sim_free_memory(CcaDevice *dev)
 static void
 sim_destroy(CcaDevice *dev)
 {
-	cca_driver_va_free(((SimDevice *)dev)->driver);
+	cca_driverva_free(((SimDevice *)dev)->driver);
 	g_array_free(((SimDevice *)dev)->released_va, TRUE);
 	g_free(dev);
 }
@@ -205,7 +205,7 @@ cca_simdevice_new(const CcaSimDeviceConfig *config)
 	sim->next_va = SIM_VA_BASE;
 	sim->released_va = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	if (config->address_model == CCA_ADDRESS_DRIVER)
-		sim->driver = cca_driver_va_new(SIM_BASE);
+		sim->driver = cca_driverva_new(SIM_BASE);
 	return &sim->base;
 }
 
@@ -215,23 +215,16 @@ cca_simdevice_set_refuse(CcaDevice *dev, bool refuse)
 	((SimDevice *)dev)->refuse = refuse;
 }
 
-void
-cca_device_free(CcaDevice *dev)
-{
-	if (dev)
-		dev->ops->destroy(dev);
-}
-
 static const char *const model_names[] = {"ascending", "descending", "recorded", "driver"};
 
 const char *
-cca_address_model_name(CcaAddressModel model)
+cca_simdevice_address_model_name(CcaAddressModel model)
 {
 	return (unsigned)model < G_N_ELEMENTS(model_names) ? model_names[model] : "?";
 }
 
 gboolean
-cca_address_model_parse(const char *name, CcaAddressModel *model)
+cca_simdevice_address_model_parse(const char *name, CcaAddressModel *model)
 {
 	for (guint i = 0; i < G_N_ELEMENTS(model_names); i++)
 		if (strcmp(name, model_names[i]) == 0) {

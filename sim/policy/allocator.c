@@ -235,11 +235,11 @@ roundup_power2_next_division(uint64_t size, uint32_t divisions)
 uint64_t
 cca_allocator_round_size(const CcaAllocator *a, uint64_t size)
 {
-	return cca_round_size(&a->settings, size);
+	return cca_allocator_round_size_under(&a->settings, size);
 }
 
 uint64_t
-cca_round_size(const CcaSettings *settings, uint64_t size)
+cca_allocator_round_size_under(const CcaSettings *settings, uint64_t size)
 {
 	if (size < CCA_MIN_BLOCK_SIZE)
 		return CCA_MIN_BLOCK_SIZE;

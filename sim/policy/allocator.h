@@ -53,7 +53,7 @@ void cca_allocator_free(CcaAllocator *alloc);
 uint64_t cca_allocator_round_size(const CcaAllocator *alloc, uint64_t orig_size);
 
 /* round_size() under SETTINGS, without an allocator. */
-uint64_t cca_round_size(const CcaSettings *settings, uint64_t orig_size);
+uint64_t cca_allocator_round_size_under(const CcaSettings *settings, uint64_t orig_size);
 
 /* Bytes a new segment for a request of ORIG_SIZE would take (the figure
  * PyTorch's OOM message calls "Tried to allocate"). */

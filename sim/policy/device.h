@@ -68,10 +68,10 @@ typedef enum {
 } CcaAddressModel;
 
 /* The model's name ("ascending", "descending", "recorded", "driver"). */
-const char *cca_address_model_name(CcaAddressModel model);
+const char *cca_simdevice_address_model_name(CcaAddressModel model);
 
 /* Parses a model name; FALSE if unknown. */
-gboolean cca_address_model_parse(const char *name, CcaAddressModel *model);
+gboolean cca_simdevice_address_model_parse(const char *name, CcaAddressModel *model);
 
 /* The simulated device's configuration. */
 typedef struct {
@@ -102,8 +102,13 @@ CcaDevice *cca_simdevice_new(const CcaSimDeviceConfig *config);
  * true (a recorded device-side OOM replayed as it happened). */
 void cca_simdevice_set_refuse(CcaDevice *dev, bool refuse);
 
-/* Destroys DEV (NULL allowed). */
-void cca_device_free(CcaDevice *dev);
+/* Destroys DEV (NULL allowed), whichever device it is. */
+static inline void
+cca_device_free(CcaDevice *dev)
+{
+	if (dev)
+		dev->ops->destroy(dev);
+}
 
 G_END_DECLS
 

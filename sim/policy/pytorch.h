@@ -3,12 +3,13 @@
  * Every number the model takes from PyTorch 2.11's CUDACachingAllocator
  * is defined here once, derived where it derives, with PyTorch's name and
  * the file that defines it (c10/cuda/CUDACachingAllocator.cpp unless
- * said).  The rules built on them alone (round_size's 512-byte rounding,
+ * said); nowhere else writes them as numbers (tools/check-prefixes.sh
+ * checks).  The rules built on them alone (round_size's 512-byte rounding,
  * the pool of a size, get_allocation_size, should_split, the expandable
  * segment's page and reservation) are static inline functions, so that
  * the policy (allocator.c) and what infers the policy's choices
  * (rewind.c, the devices) state each of them once.  This header includes
- * nothing of the readers.
+ * nothing of the readers; the units (CCA_MIB) are size.h's.
  */
 #ifndef CCA_PYTORCH_H
 #define CCA_PYTORCH_H
@@ -16,9 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Units. */
-#define CCA_KIB (UINT64_C(1) << 10)
-#define CCA_MIB (CCA_KIB << 10) /* kMB (c10/core/AllocatorConfig.h): 1 MiB */
+#include "size.h" /* the units: kMB (c10/core/AllocatorConfig.h) is CCA_MIB */
 
 /* Block and segment sizes (CUDACachingAllocator.cpp). */
 #define CCA_MIN_BLOCK_SIZE UINT64_C(512) /* kMinBlockSize: blocks are multiples of it; 512 B */

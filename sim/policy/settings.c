@@ -247,7 +247,7 @@ cca_knob_find_in(const char *key, uint32_t version)
 }
 
 gboolean
-cca_pytorch_version_parse(const char *text, uint32_t *version, GError **error)
+cca_settings_pytorch_version_parse(const char *text, uint32_t *version, GError **error)
 {
 	unsigned major = 0, minor = 0;
 	char tail = 0;

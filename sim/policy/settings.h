@@ -50,7 +50,7 @@ typedef struct {
 
 /* Parses "X.Y" (2.0 to 2.11) into major*100+minor; FALSE with ERROR on
  * anything else. */
-gboolean cca_pytorch_version_parse(const char *text, uint32_t *version, GError **error);
+gboolean cca_settings_pytorch_version_parse(const char *text, uint32_t *version, GError **error);
 
 /* Error domain for settings strings. */
 #define CCA_SETTINGS_ERROR (cca_settings_error_quark())

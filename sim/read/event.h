@@ -1,13 +1,15 @@
 /* event.h - one trace entry of PyTorch's caching allocator.
  *
  * The types an event is made of (the action, the block states of a final
- * segment list, the entry itself), apart from the snapshot reader that
- * loads them (snapshot.h, which includes this header): the allocator
- * policy emits events without knowing about snapshots.
+ * segment list, the entry itself) and their names (event.c), apart from
+ * the snapshot reader that loads them (snapshot.h, which includes this
+ * header): the allocator policy emits events without knowing about
+ * snapshots.
  */
 #ifndef CCA_EVENT_H
 #define CCA_EVENT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Trace actions, in the order of PyTorch's TraceEntry::Action. */
@@ -48,5 +50,18 @@ typedef struct {
 	uint8_t has_pool_id;	  /* pool_id key present (post-2.11) */
 	int64_t pool_id[2];	  /* (0,0) default pool */
 } CcaEvent;
+
+/* Name of ACTION as PyTorch spells it ("alloc", "segment_free", ...). */
+const char *cca_event_action_name(CcaAction action);
+
+/* Parses a PyTorch action name; returns -1 when unknown. */
+int cca_event_action_from_name(const char *name, size_t len);
+
+/* Name of a block state as PyTorch spells it. */
+const char *cca_event_block_state_name(CcaBlockState state);
+
+/* Parses a block state name, accepting both "active_pending_free" and the
+ * documented "active_awaiting_free"; returns -1 when unknown. */
+int cca_event_block_state_from_name(const char *name, size_t len);
 
 #endif

@@ -36,18 +36,24 @@
 #include <zlib.h>
 
 #include "input.h"
-#include "sizes.h"
+#include "size.h"
 #include "snapshot.h"
 #include "trace.h"
 
 #define CCA_INPUT_XZ_MAGIC "\xfd\x37\x7a\x58\x5a\x00"
 /* Bytes read or decompressed at a time. */
-#define CCA_INPUT_CHUNK ((size_t)1 << 20)
+#define CCA_INPUT_CHUNK ((size_t)CCA_MIB)
 /* The ratio cap applies once this much has been decompressed, so that a
  * small, very compressible file is never refused. */
-#define CCA_INPUT_RATIO_GRACE ((uint64_t)64 << 20)
+#define CCA_INPUT_RATIO_GRACE (64 * CCA_MIB)
 /* The first bytes cca_input_check_magic() looks at. */
 #define CCA_INPUT_HEAD 64
+
+GQuark
+cca_input_error_quark(void)
+{
+	return g_quark_from_static_string("cca-input-error-quark");
+}
 
 static uint64_t input_max_size = CCA_INPUT_DEFAULT_MAX_SIZE;
 static unsigned input_max_ratio = CCA_INPUT_DEFAULT_MAX_RATIO;
@@ -104,7 +110,7 @@ void
 cca_input_advise_huge(void *p, size_t len)
 {
 #ifdef MADV_HUGEPAGE
-	const uintptr_t huge = (uintptr_t)2 << 20;
+	const uintptr_t huge = CCA_INPUT_HUGE_PAGE;
 	uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
 	uintptr_t hi = ((uintptr_t)p + len) & ~(huge - 1);
 	if (hi > lo)
@@ -619,7 +625,7 @@ cca_input_open(CcaInput *input, const char *path, GError **error)
 
 /* cca_input_advance() keeps this much behind the reader mapped, and gives
  * pages back this much at a time. */
-#define CCA_INPUT_WINDOW ((size_t)1 << 20)
+#define CCA_INPUT_WINDOW ((size_t)CCA_MIB)
 
 size_t
 cca_input_release_behind(const CcaInput *input, size_t released, size_t pos)

@@ -8,7 +8,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "size.h"
+
 G_BEGIN_DECLS
+
+/* Error domain for all input problems. */
+#define CCA_INPUT_ERROR (cca_input_error_quark())
+GQuark cca_input_error_quark(void);
+
+typedef enum {
+	CCA_INPUT_ERROR_IO,	      /* cannot open/read/decompress */
+	CCA_INPUT_ERROR_TRUNCATED,    /* input ends early */
+	CCA_INPUT_ERROR_CORRUPT,      /* malformed bytes */
+	CCA_INPUT_ERROR_FORBIDDEN,    /* pickle opcode that would execute code */
+	CCA_INPUT_ERROR_NOT_SNAPSHOT, /* well-formed but not a memory snapshot */
+	CCA_INPUT_ERROR_LIMIT,	      /* absurd counts or sizes */
+} CcaInputError;
 
 /* Decompressed (or streamed) bytes allowed by default: far above any real
  * snapshot, small enough to fail before the disk or memory does. */
@@ -72,6 +87,10 @@ void cca_input_advance(CcaInput *input, size_t pos);
  * mapped file).  Changes nothing in INPUT, so readers on several threads
  * may each call it. */
 size_t cca_input_release_behind(const CcaInput *input, size_t released, size_t pos);
+
+/* A transparent huge page (x86-64's and arm64's with 4 KiB pages): big
+ * buffers of the readers are aligned to it.  Not PyTorch's 2 MiB. */
+#define CCA_INPUT_HUGE_PAGE ((size_t)(2 * CCA_MIB))
 
 /* Asks for transparent huge pages over the whole 2 MiB pages among the
  * LEN bytes at P: for a big buffer about to be filled, whose page faults

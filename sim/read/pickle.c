@@ -37,11 +37,13 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "input.h"
 #include "pickle.h"
+#include "size.h"
 #include "snapshot.h"
 
-#define PICKLE_CHUNK_MIN ((size_t)64 << 10)
-#define PICKLE_CHUNK_MAX ((size_t)8 << 20)
+#define PICKLE_CHUNK_MIN ((size_t)(64 * CCA_KIB))
+#define PICKLE_CHUNK_MAX ((size_t)(8 * CCA_MIB))
 #define PICKLE_MAX_LEN UINT32_MAX /* most items/bytes one node holds */
 
 /* ------------------------------------------------------------ arena */
@@ -64,8 +66,6 @@ typedef struct {
 	size_t next_size;  /* size of the next regular chunk */
 } PickleArena;
 
-#define PICKLE_HUGE_PAGE ((size_t)2 << 20)
-
 /* A chunk of SIZE bytes; HUGE asks for transparent huge pages when it is
  * big enough (a chunk that will be filled, not one reused from its
  * start). */
@@ -75,9 +75,9 @@ pickle_chunk_new(size_t size, PickleChunk *next, gboolean huge)
 	size_t total = sizeof(PickleChunk) + size;
 	PickleChunk *chunk;
 #ifdef MADV_HUGEPAGE
-	if (huge && total >= PICKLE_HUGE_PAGE) {
-		total = (total + PICKLE_HUGE_PAGE - 1) & ~(PICKLE_HUGE_PAGE - 1);
-		chunk = aligned_alloc(PICKLE_HUGE_PAGE, total);
+	if (huge && total >= CCA_INPUT_HUGE_PAGE) {
+		total = (total + CCA_INPUT_HUGE_PAGE - 1) & ~(CCA_INPUT_HUGE_PAGE - 1);
+		chunk = aligned_alloc(CCA_INPUT_HUGE_PAGE, total);
 		if (chunk != NULL)
 			madvise(chunk, total, MADV_HUGEPAGE);
 		size = total - sizeof(PickleChunk);
@@ -266,8 +266,8 @@ typedef struct {
 	CcaPickleValue *strings[256]; /* persistent str copies, by a content hash */
 } PickleBatch;
 
-#define PICKLE_YOUNG_MIN ((size_t)256 << 10)
-#define PICKLE_YOUNG_MAX ((size_t)32 << 20) /* virtual: untouched pages are free */
+#define PICKLE_YOUNG_MIN ((size_t)(256 * CCA_KIB))
+#define PICKLE_YOUNG_MAX ((size_t)(32 * CCA_MIB)) /* virtual: untouched pages are free */
 
 typedef struct {
 	const unsigned char *data;
@@ -793,7 +793,7 @@ pickle_op_unicode(PickleParser *p, int arg_bytes)
 }
 
 /* Memos of at least this many bytes are mappings of their own. */
-#define PICKLE_MEMO_MAP ((size_t)1 << 20)
+#define PICKLE_MEMO_MAP ((size_t)CCA_MIB)
 
 static void
 pickle_memo_free(CcaPickleValue **memo, size_t cap)
@@ -815,18 +815,18 @@ pickle_memo_grow(PickleParser *p, size_t cap)
 	size_t size = cap * sizeof *p->memo;
 	CcaPickleValue **memo = NULL;
 	if (size >= PICKLE_MEMO_MAP) {
-		size = (size + PICKLE_HUGE_PAGE - 1) & ~(PICKLE_HUGE_PAGE - 1);
+		size = (size + CCA_INPUT_HUGE_PAGE - 1) & ~(CCA_INPUT_HUGE_PAGE - 1);
 		cap = size / sizeof *p->memo;
 		/* Map a huge page more, then trim to a 2 MiB-aligned start. */
-		char *raw = mmap(NULL, size + PICKLE_HUGE_PAGE, PROT_READ | PROT_WRITE,
+		char *raw = mmap(NULL, size + CCA_INPUT_HUGE_PAGE, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (raw != MAP_FAILED) {
-			uintptr_t lo = ((uintptr_t)raw + PICKLE_HUGE_PAGE - 1) &
-				       ~(uintptr_t)(PICKLE_HUGE_PAGE - 1);
+			uintptr_t lo = ((uintptr_t)raw + CCA_INPUT_HUGE_PAGE - 1) &
+				       ~(uintptr_t)(CCA_INPUT_HUGE_PAGE - 1);
 			size_t head = lo - (uintptr_t)raw;
 			if (head > 0)
 				munmap(raw, head);
-			munmap((char *)lo + size, PICKLE_HUGE_PAGE - head);
+			munmap((char *)lo + size, CCA_INPUT_HUGE_PAGE - head);
 			memo = (CcaPickleValue **)lo;
 #ifdef MADV_HUGEPAGE
 			madvise(memo, size, MADV_HUGEPAGE);

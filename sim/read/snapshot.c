@@ -1,5 +1,5 @@
-/* snapshot.c - the normalised snapshot: tables, names, event cursors and
- * the format-sniffing loader.
+/* snapshot.c - the normalised snapshot: tables and the format-sniffing
+ * loader.
  *
  * A CcaSnapshot is allocated inside a private wrapper that also holds the
  * string-interning index (content -> id).  The index owns copies of its
@@ -7,9 +7,7 @@
  * behind its back (a reader may fill the table directly), so interning
  * stays correct whoever built the table.
  *
- * Events are read through a cursor: over snap->events[d] when the events
- * are in memory, otherwise through the streaming reader's
- * stream_cursor_new hook.
+ * Events are read through a cursor (event_cursor.c).
  */
 #include "config.h"
 
@@ -18,12 +16,6 @@
 #include "input.h"
 #include "snapshot.h"
 #include "trace.h"
-
-GQuark
-cca_input_error_quark(void)
-{
-	return g_quark_from_static_string("cca-input-error-quark");
-}
 
 /* A key of the intern index; `s` points just past the struct for stored
  * keys, into the caller's bytes for lookups. */
@@ -178,162 +170,6 @@ cca_snapshot_n_stacks(const CcaSnapshot *snap)
 	return snap->stack_offsets->len > 0 ? snap->stack_offsets->len - 1 : 0;
 }
 
-/* ------------------------------------------------------------ names */
-
-static const char *const snapshot_action_names[CCA_ACTION_COUNT] = {
-	[CCA_ACTION_ALLOC] = "alloc",
-	[CCA_ACTION_FREE_REQUESTED] = "free_requested",
-	[CCA_ACTION_FREE_COMPLETED] = "free_completed",
-	[CCA_ACTION_SEGMENT_ALLOC] = "segment_alloc",
-	[CCA_ACTION_SEGMENT_FREE] = "segment_free",
-	[CCA_ACTION_SEGMENT_MAP] = "segment_map",
-	[CCA_ACTION_SEGMENT_UNMAP] = "segment_unmap",
-	[CCA_ACTION_OOM] = "oom",
-	[CCA_ACTION_SNAPSHOT] = "snapshot",
-};
-
-const char *
-cca_action_name(CcaAction action)
-{
-	if ((unsigned)action >= CCA_ACTION_COUNT)
-		return "unknown";
-	return snapshot_action_names[action];
-}
-
-int
-cca_action_from_name(const char *name, size_t len)
-{
-	/* Called once per trace entry: compare lengths before bytes. */
-	static const uint8_t lens[CCA_ACTION_COUNT] = {5, 14, 14, 13, 12, 11, 13, 3, 8};
-	for (int a = 0; a < CCA_ACTION_COUNT; a++)
-		if (lens[a] == len && memcmp(snapshot_action_names[a], name, len) == 0)
-			return a;
-	return -1;
-}
-
-const char *
-cca_block_state_name(CcaBlockState state)
-{
-	switch (state) {
-	case CCA_BLOCK_INACTIVE:
-		return "inactive";
-	case CCA_BLOCK_ACTIVE_ALLOCATED:
-		return "active_allocated";
-	case CCA_BLOCK_ACTIVE_PENDING_FREE:
-		return "active_pending_free";
-	}
-	return "unknown";
-}
-
-int
-cca_block_state_from_name(const char *name, size_t len)
-{
-	static const struct {
-		const char *name;
-		CcaBlockState state;
-	} states[] = {
-		{"inactive", CCA_BLOCK_INACTIVE},
-		{"active_allocated", CCA_BLOCK_ACTIVE_ALLOCATED},
-		{"active_pending_free", CCA_BLOCK_ACTIVE_PENDING_FREE},
-		{"active_awaiting_free", CCA_BLOCK_ACTIVE_PENDING_FREE},
-	};
-	for (size_t i = 0; i < G_N_ELEMENTS(states); i++)
-		if (strlen(states[i].name) == len && memcmp(states[i].name, name, len) == 0)
-			return states[i].state;
-	return -1;
-}
-
-/* ------------------------------------------------------------ cursor */
-
-struct CcaEventCursor {
-	const CcaSnapshot *snap;
-	GArray *events;		 /* in-memory events, or NULL when streamed */
-	const CcaCursorOps *ops; /* streamed: the reader's functions */
-	void *state;		 /* streamed: the reader's cursor */
-	uint64_t position;	 /* events returned so far */
-	gboolean done;
-};
-
-CcaEventCursor *
-cca_event_cursor_new(const CcaSnapshot *snap, int device)
-{
-	g_return_val_if_fail(snap != NULL, NULL);
-	g_return_val_if_fail(device >= 0 && device < snap->n_devices, NULL);
-	CcaEventCursor *cursor = g_new0(CcaEventCursor, 1);
-	cursor->snap = snap;
-	if (snap->events != NULL && snap->events[device] != NULL) {
-		cursor->events = snap->events[device];
-		return cursor;
-	}
-	if (snap->stream_cursor_new != NULL)
-		cursor->state = snap->stream_cursor_new(snap, device, &cursor->ops);
-	if (cursor->state == NULL || cursor->ops == NULL) {
-		g_free(cursor);
-		return NULL;
-	}
-	return cursor;
-}
-
-gboolean
-cca_event_cursor_next(CcaEventCursor *cursor, CcaEvent *out, GError **error)
-{
-	if (cursor->done)
-		return FALSE;
-	gboolean ok;
-	if (cursor->events != NULL) {
-		ok = cursor->position < cursor->events->len;
-		if (ok)
-			*out = g_array_index(cursor->events, CcaEvent, cursor->position);
-	} else {
-		ok = cursor->ops->next(cursor->state, out, error);
-	}
-	if (!ok) {
-		cursor->done = TRUE;
-		return FALSE;
-	}
-	cursor->position++;
-	return TRUE;
-}
-
-guint
-cca_event_cursor_next_many(CcaEventCursor *cursor, CcaEvent *out, guint n, GError **error)
-{
-	if (cursor->done || n == 0)
-		return 0;
-	guint got;
-	if (cursor->events != NULL) {
-		guint left = cursor->events->len - (guint)cursor->position;
-		got = MIN(n, left);
-		memcpy(out, &g_array_index(cursor->events, CcaEvent, cursor->position),
-		       got * sizeof *out);
-	} else if (cursor->ops->next_many != NULL) {
-		got = cursor->ops->next_many(cursor->state, out, n, error);
-	} else {
-		for (got = 0; got < n && cursor->ops->next(cursor->state, &out[got], error); got++)
-			;
-	}
-	cursor->position += got;
-	if (got < n)
-		cursor->done = TRUE;
-	return got;
-}
-
-uint64_t
-cca_event_cursor_position(const CcaEventCursor *cursor)
-{
-	return cursor->position;
-}
-
-void
-cca_event_cursor_free(CcaEventCursor *cursor)
-{
-	if (cursor == NULL)
-		return;
-	if (cursor->state != NULL && cursor->ops != NULL && cursor->ops->free != NULL)
-		cursor->ops->free(cursor->state);
-	g_free(cursor);
-}
-
 /* ------------------------------------------------------------ loading */
 
 /* The parse's progress hook: lets a mapped input drop what the parser has
@@ -357,7 +193,7 @@ snapshot_load(const char *path, gboolean compact, GError **error)
 		return NULL;
 	}
 	if (input.data[0] == 0x80) {
-		CcaSnapshot *snap = cca_snapshot_load_pickle_with(
+		CcaSnapshot *snap = cca_snapshot_pickle_load_with(
 			input.data, input.len, path, compact, snapshot_advance, &input, error);
 		cca_input_clear(&input);
 		return snap;

@@ -17,6 +17,8 @@
 #include <stdint.h>
 
 #include "event.h"
+#include "event_cursor.h"
+#include "input.h"
 #include "pytorch.h"
 
 G_BEGIN_DECLS
@@ -87,21 +89,6 @@ typedef enum {
 } CcaFormat;
 
 typedef struct CcaSnapshot CcaSnapshot;
-typedef struct CcaEventCursor CcaEventCursor;
-
-/* How a cursor over a streamed snapshot (events[d] == NULL) gets its
- * events: the reader that streams them supplies these.  `next` stores the
- * next event in *OUT and returns TRUE, or returns FALSE at the end (ERROR
- * unset) or on corrupt input (ERROR set); `next_many` (may be NULL) stores
- * up to N next events in OUT[] and returns how many, fewer than N only at
- * the end or before corrupt input (then ERROR set); `free` releases
- * STATE. */
-typedef struct {
-	gboolean (*next)(void *state, CcaEvent *out, GError **error);
-	guint (*next_many)(void *state, CcaEvent *out, guint n, GError **error);
-	void (*free)(void *state);
-} CcaCursorOps;
-
 /* The normalised snapshot.  Tables are public and read-only for users. */
 struct CcaSnapshot {
 	CcaFormat format;
@@ -149,31 +136,31 @@ CcaSnapshot *cca_snapshot_load(const char *path, GError **error);
  * read during the call; the snapshot copies what it keeps.  Returns NULL
  * with ERROR (CCA_INPUT_ERROR) set on malformed, hostile or non-snapshot
  * input. */
-CcaSnapshot *cca_snapshot_load_pickle(const unsigned char *data, size_t len, const char *name,
+CcaSnapshot *cca_snapshot_pickle_load(const unsigned char *data, size_t len, const char *name,
 				      GError **error);
 
-/* cca_snapshot_load_pickle(), choosing whether the trace entries are
+/* cca_snapshot_pickle_load(), choosing whether the trace entries are
  * converted while the pickle is parsed (STREAM, the default: their nodes
  * are recycled batch by batch) or from the complete value graph.  Both
  * give the same snapshot; the second exists to test that. */
-CcaSnapshot *cca_snapshot_load_pickle_full(const unsigned char *data, size_t len, const char *name,
+CcaSnapshot *cca_snapshot_pickle_load_full(const unsigned char *data, size_t len, const char *name,
 					   gboolean stream, GError **error);
 
-/* cca_snapshot_load_pickle() with two options.  COMPACT keeps the trace
+/* cca_snapshot_pickle_load() with two options.  COMPACT keeps the trace
  * events encoded as a ccasim trace stores them (about 27 bytes an event,
  * against 64 in a CcaEvent) rather than in events[d], which stay NULL:
  * cursors decode them, as for a loaded trace, and cca_trace_write()
  * copies their bytes.  PROGRESS, when not NULL, is called with USER and
  * the offset the parse has reached every few hundred KiB (see
  * cca_pickle_parse_progress()). */
-CcaSnapshot *cca_snapshot_load_pickle_with(const unsigned char *data, size_t len, const char *name,
+CcaSnapshot *cca_snapshot_pickle_load_with(const unsigned char *data, size_t len, const char *name,
 					   gboolean compact,
 					   void (*progress)(void *user, size_t pos), void *user,
 					   GError **error);
 
 /* cca_snapshot_load() for a snapshot that is only going to be written out
  * with cca_trace_write(), as `ccasim convert` does: a pickle's events are
- * kept encoded (cca_snapshot_load_pickle_with()'s COMPACT), which takes
+ * kept encoded (cca_snapshot_pickle_load_with()'s COMPACT), which takes
  * less than half the memory and lets the writer copy them. */
 CcaSnapshot *cca_snapshot_load_compact(const char *path, GError **error);
 
@@ -194,56 +181,7 @@ const char *cca_snapshot_string(const CcaSnapshot *snap, uint32_t id);
 /* Returns the number of stacks (including the empty stack 0). */
 uint32_t cca_snapshot_n_stacks(const CcaSnapshot *snap);
 
-/* Name of ACTION as PyTorch spells it ("alloc", "segment_free", ...). */
-const char *cca_action_name(CcaAction action);
-
-/* Parses a PyTorch action name; returns -1 when unknown. */
-int cca_action_from_name(const char *name, size_t len);
-
-/* Name of a block state as PyTorch spells it. */
-const char *cca_block_state_name(CcaBlockState state);
-
-/* Parses a block state name, accepting both "active_pending_free" and the
- * documented "active_awaiting_free"; returns -1 when unknown. */
-int cca_block_state_from_name(const char *name, size_t len);
-
-/* Opens a cursor over device DEVICE's events (in trace order).  Works for
- * in-memory and streamed snapshots alike.  Free with
- * cca_event_cursor_free().  DEVICE must be in [0, n_devices) (NULL and a
- * critical warning otherwise); NULL too when a streamed snapshot's reader
- * cannot open one. */
-CcaEventCursor *cca_event_cursor_new(const CcaSnapshot *snap, int device);
-
-/* Stores the next event in *OUT and returns TRUE; returns FALSE at the end
- * (ERROR unset) or on corrupt input (ERROR set, naming file and offset). */
-gboolean cca_event_cursor_next(CcaEventCursor *cursor, CcaEvent *out, GError **error);
-
-/* Stores up to N next events of CURSOR in OUT[] and returns how many: N,
- * or fewer at the end (ERROR unset) or before an event that is corrupt
- * (ERROR set; the events before it are stored and counted).  The same
- * events, in the same order, as N calls of cca_event_cursor_next(). */
-guint cca_event_cursor_next_many(CcaEventCursor *cursor, CcaEvent *out, guint n, GError **error);
-
-/* Index of the next event the cursor will return. */
-uint64_t cca_event_cursor_position(const CcaEventCursor *cursor);
-
-void cca_event_cursor_free(CcaEventCursor *cursor);
-
-/* Error domain for all input problems. */
-#define CCA_INPUT_ERROR (cca_input_error_quark())
-GQuark cca_input_error_quark(void);
-
-typedef enum {
-	CCA_INPUT_ERROR_IO,	      /* cannot open/read/decompress */
-	CCA_INPUT_ERROR_TRUNCATED,    /* input ends early */
-	CCA_INPUT_ERROR_CORRUPT,      /* malformed bytes */
-	CCA_INPUT_ERROR_FORBIDDEN,    /* pickle opcode that would execute code */
-	CCA_INPUT_ERROR_NOT_SNAPSHOT, /* well-formed but not a memory snapshot */
-	CCA_INPUT_ERROR_LIMIT,	      /* absurd counts or sizes */
-} CcaInputError;
-
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CcaSnapshot, cca_snapshot_free)
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(CcaEventCursor, cca_event_cursor_free)
 
 G_END_DECLS
 

@@ -12,7 +12,7 @@
  * and never all sit in memory.  Everything else is read from the finished
  * graph.  Both paths run the same code (conv_event()) and give the same
  * snapshot, table ids included (traces are converted first either way).
- * A compact load (cca_snapshot_load_pickle_with()) sends the converted
+ * A compact load (cca_snapshot_pickle_load_with()) sends the converted
  * events to trace-encoded stores (trace.h) instead of CcaEvent arrays.
  *
  * Invariants: keys are classified by the identity of their (memoized) key
@@ -602,7 +602,7 @@ conv_action(Conv *c, const Fields *f, CcaAction *out)
 		*out = (CcaAction)c->action_id[slot];
 		return TRUE;
 	}
-	int action = cca_action_from_name(v->s, v->len);
+	int action = cca_event_action_from_name(v->s, v->len);
 	if (action < 0) {
 		g_autofree char *name = cca_pickle_repr(v, 0);
 		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "unknown action %s", name);
@@ -885,8 +885,9 @@ conv_block(Conv *c, const CcaPickleValue *v, uint64_t *next)
 	const CcaPickleValue *state = conv_get(&f, K_STATE);
 	if (state == NULL)
 		return conv_missing(c, K_STATE);
-	int s = state->type == CCA_PICKLE_STR ? cca_block_state_from_name(state->s, state->len)
-					      : -1;
+	int s = state->type == CCA_PICKLE_STR
+			? cca_event_block_state_from_name(state->s, state->len)
+			: -1;
 	if (s < 0) {
 		g_autofree char *r = cca_pickle_repr(state, 0);
 		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "unknown block state %s", r);
@@ -1320,9 +1321,9 @@ conv_alloc_devices(Conv *c, CcaSnapshot *snap, const CcaPickleValue *root)
 }
 
 CcaSnapshot *
-cca_snapshot_load_pickle(const unsigned char *data, size_t len, const char *name, GError **error)
+cca_snapshot_pickle_load(const unsigned char *data, size_t len, const char *name, GError **error)
 {
-	return cca_snapshot_load_pickle_full(data, len, name, TRUE, error);
+	return cca_snapshot_pickle_load_full(data, len, name, TRUE, error);
 }
 
 /* Both public loaders. */
@@ -1352,14 +1353,14 @@ conv_load(const unsigned char *data, size_t len, const char *name, gboolean stre
 }
 
 CcaSnapshot *
-cca_snapshot_load_pickle_full(const unsigned char *data, size_t len, const char *name,
+cca_snapshot_pickle_load_full(const unsigned char *data, size_t len, const char *name,
 			      gboolean stream, GError **error)
 {
 	return conv_load(data, len, name, stream, FALSE, NULL, NULL, error);
 }
 
 CcaSnapshot *
-cca_snapshot_load_pickle_with(const unsigned char *data, size_t len, const char *name,
+cca_snapshot_pickle_load_with(const unsigned char *data, size_t len, const char *name,
 			      gboolean compact, void (*progress)(void *user, size_t pos),
 			      void *user, GError **error)
 {

@@ -42,7 +42,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "input.h"
 #include "outfile.h"
+#include "size.h"
 #include "trace.h"
 
 /* ------------------------------------------------------------------ */
@@ -1568,7 +1570,7 @@ cca_trace_load_input(CcaInput *input, GError **error)
  * integer encoding, str8 for strings of 32..255 bytes), so the format's
  * bytes do not depend on which of the two wrote a file. */
 
-#define CCA_OUT_SIZE ((size_t)1 << 20) /* bytes per write() */
+#define CCA_OUT_SIZE ((size_t)CCA_MIB) /* bytes per write() */
 #define CCA_OUT_ITEM 96		       /* most bytes of one event or fixed entry */
 
 /* A buffered file descriptor.  The first write error sticks: later
@@ -2137,10 +2139,8 @@ cca_trace_events_count(const CcaTraceEvents *te)
 	return te->n;
 }
 
-#define CCA_TRACE_HUGE ((size_t)2 << 20)
-
 /* A new anonymous mapping of SIZE bytes (a multiple of the page size).
- * One of at least CCA_TRACE_HUGE bytes starts on a 2 MiB boundary and asks
+ * One of at least CCA_INPUT_HUGE_PAGE bytes starts on a 2 MiB boundary and asks
  * for transparent huge pages: a big store is filled front to back, and a
  * fault per 4 KiB page costs more than the writes.  A smaller one keeps
  * small pages, so that a device with few events costs little.
@@ -2148,17 +2148,18 @@ cca_trace_events_count(const CcaTraceEvents *te)
 static void *
 cca_trace_events_map(size_t size)
 {
-	if (size < CCA_TRACE_HUGE)
+	if (size < CCA_INPUT_HUGE_PAGE)
 		return mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *raw = mmap(NULL, size + CCA_TRACE_HUGE, PROT_READ | PROT_WRITE,
+	char *raw = mmap(NULL, size + CCA_INPUT_HUGE_PAGE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (raw == MAP_FAILED)
 		return MAP_FAILED;
-	uintptr_t lo = ((uintptr_t)raw + CCA_TRACE_HUGE - 1) & ~(uintptr_t)(CCA_TRACE_HUGE - 1);
+	uintptr_t lo =
+		((uintptr_t)raw + CCA_INPUT_HUGE_PAGE - 1) & ~(uintptr_t)(CCA_INPUT_HUGE_PAGE - 1);
 	size_t head = lo - (uintptr_t)raw;
 	if (head > 0)
 		munmap(raw, head);
-	munmap((char *)lo + size, CCA_TRACE_HUGE - head);
+	munmap((char *)lo + size, CCA_INPUT_HUGE_PAGE - head);
 #ifdef MADV_HUGEPAGE
 	madvise((void *)lo, size, MADV_HUGEPAGE);
 #endif
@@ -2175,14 +2176,14 @@ cca_trace_events_grow(CcaTraceEvents *te, size_t need, gboolean fatal)
 	while (cap - te->len < need)
 		cap *= 2;
 	/* Whole pages; whole huge pages once that big. */
-	size_t unit = cap >= CCA_TRACE_HUGE ? CCA_TRACE_HUGE : (size_t)4096;
+	size_t unit = cap >= CCA_INPUT_HUGE_PAGE ? CCA_INPUT_HUGE_PAGE : (size_t)4096;
 	cap = (cap + unit - 1) & ~(unit - 1);
 	void *p = MAP_FAILED;
 #ifdef MREMAP_MAYMOVE
 	/* In place only: a moved mapping would lose its alignment. */
 	if (te->buf != NULL && (p = mremap(te->buf, te->cap, cap, 0)) != MAP_FAILED) {
 #ifdef MADV_HUGEPAGE
-		if (cap >= CCA_TRACE_HUGE)
+		if (cap >= CCA_INPUT_HUGE_PAGE)
 			madvise(p, cap, MADV_HUGEPAGE);
 #endif
 	}

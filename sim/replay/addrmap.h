@@ -343,8 +343,8 @@ cca_trace_check_event(CcaTraceCheck *w, const CcaSnapshot *snap, const CcaEvent 
 			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
 				    "%s: event %" G_GUINT64_FORMAT ": %s of %" G_GUINT64_FORMAT
 				    " bytes at 0x%" G_GINT64_MODIFIER "x: part of it is already %s",
-				    snap->source, index, cca_action_name(ev->action), ev->size,
-				    ev->addr, map ? "mapped" : "unmapped");
+				    snap->source, index, cca_event_action_name(ev->action),
+				    ev->size, ev->addr, map ? "mapped" : "unmapped");
 			return FALSE;
 		}
 		ranges_cut(from, ev->addr, end);

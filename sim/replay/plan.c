@@ -292,7 +292,7 @@ cca_plan_free(CcaPlan *p)
 	if (!p)
 		return;
 	cca_settings_clear(&p->recorded);
-	cca_start_state_clear(&p->start);
+	cca_rewind_start_state_clear(&p->start);
 	g_array_free(p->segment_bases, TRUE);
 	g_array_free(p->segment_sizes, TRUE);
 	g_array_free(p->map_addresses, TRUE);

@@ -27,7 +27,7 @@
 #include "allocator.h"
 #include "plan.h"
 #include "rewind.h"
-#include "sizes.h"
+#include "size.h"
 
 /* ------------------------------------------------ recorded addresses */
 
@@ -125,7 +125,8 @@ cca_replay_check_event(const CcaSnapshot *snap, const CcaEvent *ev, uint64_t ind
 	g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
 		    "%s: event %" G_GUINT64_FORMAT ": %s of %" G_GUINT64_FORMAT
 		    " bytes at 0x%" G_GINT64_MODIFIER "x: %s",
-		    snap->source, index, cca_action_name(ev->action), ev->size, ev->addr, what);
+		    snap->source, index, cca_event_action_name(ev->action), ev->size, ev->addr,
+		    what);
 	return FALSE;
 }
 
@@ -401,7 +402,7 @@ pool_of_alloc(Replay *r, const CcaEvent *ev)
 static void
 describe_event(GString *out, const CcaEvent *ev)
 {
-	g_string_append_printf(out, "%s size=%" G_GUINT64_FORMAT, cca_action_name(ev->action),
+	g_string_append_printf(out, "%s size=%" G_GUINT64_FORMAT, cca_event_action_name(ev->action),
 			       ev->size);
 	if (ev->action == CCA_ACTION_OOM)
 		g_string_append_printf(out, " device_free=%" G_GUINT64_FORMAT, ev->addr);
@@ -886,7 +887,7 @@ replay_loop(Replay *r)
 					    " bytes, more than 256 TiB (2^48 bytes), more than any "
 					    "device",
 					    r->snap->source, r->in.position - 1,
-					    cca_action_name(ev.action),
+					    cca_event_action_name(ev.action),
 					    cca_allocator_reserved(r->alloc));
 			break;
 		}
@@ -913,7 +914,7 @@ replay_loop(Replay *r)
 static const char *
 state_name(CcaBlockState s)
 {
-	return cca_block_state_name(s);
+	return cca_event_block_state_name(s);
 }
 
 static void

@@ -260,7 +260,7 @@ infer_sizes(CcaStartState *start, const CcaSettings *settings)
 		CcaStartBlock *b = &g_array_index(start->blocks, CcaStartBlock, i);
 		if (b->size_exact)
 			continue;
-		uint64_t size = cca_round_size(settings, b->requested_size);
+		uint64_t size = cca_allocator_round_size_under(settings, b->requested_size);
 		uint64_t end = next_boundary(start->segments, start->blocks, i);
 		const CcaStartSegment *seg = segment_of(start->segments, b->address);
 		if (end != UINT64_MAX && end > b->address + size && seg &&
@@ -438,7 +438,7 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 				    "%s: event %" G_GUINT64_FORMAT
 				    ": %s: the trace touches more than 1 TiB of expandable "
 				    "address space",
-				    snap->source, i, cca_action_name(ev.action));
+				    snap->source, i, cca_event_action_name(ev.action));
 			break;
 		}
 	}
@@ -485,7 +485,7 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 					    "x (live when it began) and never allocates it again, "
 					    "but its final state has it %s",
 					    snap->source, *freed - 1, b->address,
-					    cca_block_state_name(b->state));
+					    cca_event_block_state_name(b->state));
 				ok = FALSE;
 				break;
 			}
@@ -524,7 +524,7 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 }
 
 void
-cca_start_state_clear(CcaStartState *start)
+cca_rewind_start_state_clear(CcaStartState *start)
 {
 	g_clear_pointer(&start->reservations, g_array_unref);
 	g_clear_pointer(&start->segments, g_array_unref);

@@ -66,7 +66,7 @@ typedef struct {
 gboolean cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *settings,
 				CcaStartState *start, GError **error);
 
-void cca_start_state_clear(CcaStartState *start);
+void cca_rewind_start_state_clear(CcaStartState *start);
 
 G_END_DECLS
 

@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include "calibration.h"
+#include "size.h"
 #include "text.h"
 
 #include <jansson.h>
@@ -144,11 +145,11 @@ build_points(CcaCalibrationTable *cal, GArray *rows, const char *name, GError **
 			return value_error(error, name, i, "no \"malloc_us_median\"");
 		if (isnan(r->free_us))
 			return value_error(error, name, i, "no \"free_us_median\"");
-		if (!(r->mb > 0) || r->mb > 1048576.0)
+		if (!(r->mb > 0) || r->mb > (double)(CCA_TIB / CCA_MIB))
 			return value_error(error, name, i, "\"mb\" must be in (0, 1048576]");
 		if (!(r->malloc_us > 0) || !(r->free_us > 0))
 			return value_error(error, name, i, "times must be greater than 0");
-		cal->points[i].bytes = (uint64_t)llround(r->mb * 1048576.0);
+		cal->points[i].bytes = (uint64_t)llround(r->mb * (double)CCA_MIB);
 		cal->points[i].malloc_us = r->malloc_us;
 		cal->points[i].free_us = r->free_us;
 		cal->points[i].map_us = isnan(r->map_us) ? -1.0 : r->map_us;
@@ -165,7 +166,7 @@ build_points(CcaCalibrationTable *cal, GArray *rows, const char *name, GError **
 		if (cal->points[i].bytes == cal->points[i - 1].bytes) {
 			g_set_error(error, CCA_CALIBRATION_ERROR, CCA_CALIBRATION_ERROR_VALUE,
 				    "%s: two rows measure the same size (%.6g MiB)", name,
-				    (double)cal->points[i].bytes / 1048576.0);
+				    (double)cal->points[i].bytes / (double)CCA_MIB);
 			return FALSE;
 		}
 	return TRUE;
@@ -256,13 +257,13 @@ cca_calibration_load(const char *path, GError **error)
 /* traces/pytorch-2.11/h200-cudamalloc-timing.json, to the digit
  * (tests/test-calibration.c checks that they agree). */
 static const CcaCalibrationPoint h200_points[] = {
-	{UINT64_C(2) << 20, 70.018000002392, 48.208999999133084, -1, -1},
-	{UINT64_C(20) << 20, 50.18499999920323, 53.68099999714104, -1, -1},
-	{UINT64_C(64) << 20, 81.47200000507837, 99.28200000075549, -1, -1},
-	{UINT64_C(256) << 20, 82.9239999973197, 194.48700000168628, -1, -1},
-	{UINT64_C(1024) << 20, 175.4079999969349, 697.9089999958887, -1, -1},
-	{UINT64_C(4096) << 20, 649.5829999977332, 2502.984000003039, -1, -1},
-	{UINT64_C(16384) << 20, 4612.14899999618, 12886.438000002443, -1, -1},
+	{2 * CCA_MIB, 70.018000002392, 48.208999999133084, -1, -1},
+	{20 * CCA_MIB, 50.18499999920323, 53.68099999714104, -1, -1},
+	{64 * CCA_MIB, 81.47200000507837, 99.28200000075549, -1, -1},
+	{256 * CCA_MIB, 82.9239999973197, 194.48700000168628, -1, -1},
+	{1024 * CCA_MIB, 175.4079999969349, 697.9089999958887, -1, -1},
+	{4096 * CCA_MIB, 649.5829999977332, 2502.984000003039, -1, -1},
+	{16384 * CCA_MIB, 4612.14899999618, 12886.438000002443, -1, -1},
 };
 
 CcaCalibrationTable *
@@ -364,8 +365,8 @@ cca_calibration_unmap_us(const CcaCalibrationTable *cal, uint64_t bytes, uint64_
 }
 
 void
-cca_cost_add_event(CcaCost *cost, const CcaCalibrationTable *cal, const CcaEvent *ev,
-		   uint64_t large_page)
+cca_calibration_cost_add_event(CcaCost *cost, const CcaCalibrationTable *cal, const CcaEvent *ev,
+			       uint64_t large_page)
 {
 	uint64_t page = large_page && ev->size % large_page == 0 ? large_page : CCA_SMALL_BUFFER;
 	switch (ev->action) {
@@ -391,14 +392,14 @@ cca_cost_add_event(CcaCost *cost, const CcaCalibrationTable *cal, const CcaEvent
 }
 
 void
-cca_cost_add_syncs(CcaCost *cost, const CcaCalibrationTable *cal, uint64_t num_syncs)
+cca_calibration_cost_add_syncs(CcaCost *cost, const CcaCalibrationTable *cal, uint64_t num_syncs)
 {
 	cost->sync_us += (double)num_syncs * cal->sync_us;
 	cost->syncs += num_syncs;
 }
 
 double
-cca_cost_total_us(const CcaCost *cost)
+cca_calibration_cost_total_us(const CcaCost *cost)
 {
 	return cost->malloc_us + cost->free_us + cost->sync_us;
 }

@@ -116,14 +116,15 @@ typedef struct {
  * divides, else 2 MiB: the large and small pools' page sizes).
  * Other actions are ignored.  LARGE_PAGE is the settings'
  * large_segment_size in bytes. */
-void cca_cost_add_event(CcaCost *cost, const CcaCalibrationTable *cal, const CcaEvent *ev,
-			uint64_t large_page);
+void cca_calibration_cost_add_event(CcaCost *cost, const CcaCalibrationTable *cal,
+				    const CcaEvent *ev, uint64_t large_page);
 
 /* Adds NUM_SYNCS synchronisations of all streams to COST. */
-void cca_cost_add_syncs(CcaCost *cost, const CcaCalibrationTable *cal, uint64_t num_syncs);
+void cca_calibration_cost_add_syncs(CcaCost *cost, const CcaCalibrationTable *cal,
+				    uint64_t num_syncs);
 
 /* Total of COST, microseconds. */
-double cca_cost_total_us(const CcaCost *cost);
+double cca_calibration_cost_total_us(const CcaCost *cost);
 
 G_END_DECLS
 

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "sizes.h"
+#include "size.h"
 
 typedef struct {
 	uint64_t index;
@@ -292,7 +292,7 @@ describe_event(GString *out, const CcaEvent *ev)
 {
 	char a[32];
 	g_string_append_printf(out, "%s of %s on stream %" G_GUINT64_FORMAT,
-			       cca_action_name(ev->action), cca_size_format(ev->size, a),
+			       cca_event_action_name(ev->action), cca_size_format(ev->size, a),
 			       ev->stream);
 }
 
@@ -449,7 +449,7 @@ cca_diff_print_json(const CcaDiff *diff, const CcaDiffReport *report, GString *o
 		first = json_object();
 		json_object_set_new(first, "event", cca_json_uint(diff->first_event));
 		json_object_set_new(first, "action",
-				    cca_json_string(cca_action_name(diff->event_a.action)));
+				    cca_json_string(cca_event_action_name(diff->event_a.action)));
 		json_object_set_new(first, "size", cca_json_uint(diff->event_a.size));
 		json_object_set_new(first, "stream", cca_json_uint(diff->event_a.stream));
 		json_object_set_new(first, "reserved_a", cca_json_uint(diff->reserved_a));

@@ -22,10 +22,10 @@
 
 #include "json.h"
 #include "plan.h"
-#include "sizes.h"
+#include "size.h"
 
 /* X GiB, as PyTorch prints it (two decimals), to the nearest MiB */
-#define GIB(x) (((uint64_t)((x)*1024.0 + 0.5)) << 20)
+#define GIB(x) ((uint64_t)((x)*1024.0 + 0.5) * CCA_MIB)
 
 /* totalGlobalMem of common GPUs.  "reported" figures come from PyTorch's
  * own OOM message ("GPU 0 has a total capacity of X GiB", two decimals,
@@ -209,7 +209,7 @@ fit_search(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, con
 	CcaSweepRun at;
 	const CcaPlan *plan = job->sweep->plan;
 	if (plan && plan->max_request <= CCA_FIT_LIMIT / 2 &&
-	    hi + plan->max_request + (UINT64_C(64) << 20) <= CCA_FIT_LIMIT)
+	    hi + plan->max_request + 64 * CCA_MIB <= CCA_FIT_LIMIT)
 		at = probe;
 	else if (!replay_at(job, row, model, hi, &at, &out->replays, error))
 		return FALSE;
@@ -419,7 +419,7 @@ fit_cell(const CcaFitRow *f, guint c, guint rank)
 		return mib(r->capacity);
 	case 3:
 		return g_strdup_printf("%.1f",
-				       r->at.value[CCA_SWEEP_FIG_PEAK_RESERVED] / 1048576.0);
+				       r->at.value[CCA_SWEEP_FIG_PEAK_RESERVED] / (double)CCA_MIB);
 	case 4:
 		if (!r->found)
 			return g_strdup_printf("OOM at event %" G_GUINT64_FORMAT, r->at.oom_event);
@@ -505,7 +505,7 @@ cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 	g_string_append(out, "address choice: each row is searched with each address model (");
 	for (guint m = 0; m < n_models; m++)
 		g_string_append_printf(out, "%s%s", m ? ", " : "",
-				       cca_address_model_name(models[m]));
+				       cca_simdevice_address_model_name(models[m]));
 	g_string_append(out, "; the recorded settings first with the trace's own addresses, as "
 			     "replay --device-memory does); the first is shown, lo..hi is the "
 			     "range where they differ.\n");

@@ -12,12 +12,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "size.h"
 #include "sweep.h"
 
 G_BEGIN_DECLS
 
-#define CCA_FIT_STEP (UINT64_C(2) << 20)  /* the search's resolution: 2 MiB */
-#define CCA_FIT_LIMIT (UINT64_C(1) << 40) /* the largest device tried: 1 TiB */
+#define CCA_FIT_STEP (2 * CCA_MIB) /* the search's resolution: 2 MiB */
+#define CCA_FIT_LIMIT CCA_TIB	   /* the largest device tried: 1 TiB */
 #define CCA_FIT_MAX_GPUS 16
 
 /* Memory a CUDA context and PyTorch's libraries take on the device before
@@ -26,7 +27,7 @@ G_BEGIN_DECLS
  * (multistream.cap: 698 MiB in use, 18 MiB of it reserved by PyTorch;
  * dyninfer.cap: 1.50 GiB in use, 850 MiB reserved).  Assumed, not
  * measured, for every other GPU. */
-#define CCA_GPU_CONTEXT_BYTES (UINT64_C(690) << 20)
+#define CCA_GPU_CONTEXT_BYTES (690 * CCA_MIB)
 
 /* A GPU model that `fit --gpu` knows. */
 typedef struct {

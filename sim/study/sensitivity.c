@@ -22,13 +22,13 @@ static const char *const figure_names[CCA_FIGURE_COUNT] = {
 };
 
 const char *
-cca_figure_name(CcaFigure figure)
+cca_sensitivity_figure_name(CcaFigure figure)
 {
 	return (unsigned)figure < CCA_FIGURE_COUNT ? figure_names[figure] : "?";
 }
 
 int64_t
-cca_figure_value(const CcaStats *st, CcaFigure figure)
+cca_sensitivity_figure_value(const CcaStats *st, CcaFigure figure)
 {
 	switch (figure) {
 	case CCA_FIGURE_PEAK_RESERVED:
@@ -52,9 +52,9 @@ cca_figure_value(const CcaStats *st, CcaFigure figure)
 }
 
 gboolean
-cca_replay_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *options,
-		       const CcaAddressModel *models, int n_models, CcaSensitivity *out,
-		       GError **error)
+cca_sensitivity_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
+		    const CcaAddressModel *models, int n_models, CcaSensitivity *out,
+		    GError **error)
 {
 	static const CcaAddressModel defaults[] = {CCA_ADDRESS_DRIVER, CCA_ADDRESS_ASCENDING,
 						   CCA_ADDRESS_DESCENDING};
@@ -85,7 +85,7 @@ cca_replay_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		if (m == 0)
 			ties = res.address_ties;
 		for (int f = 0; f < CCA_FIGURE_COUNT; f++) {
-			int64_t v = cca_figure_value(&res.stats, (CcaFigure)f);
+			int64_t v = cca_sensitivity_figure_value(&res.stats, (CcaFigure)f);
 			out->values[m][f] = v;
 			if (m == 0 || v < out->min[f])
 				out->min[f] = v;

@@ -34,10 +34,10 @@ typedef struct {
 } CcaSensitivity;
 
 /* memory_stats() key of FIGURE ("reserved_bytes.all.peak", ...). */
-const char *cca_figure_name(CcaFigure figure);
+const char *cca_sensitivity_figure_name(CcaFigure figure);
 
 /* The value of FIGURE in STATS. */
-int64_t cca_figure_value(const CcaStats *stats, CcaFigure figure);
+int64_t cca_sensitivity_figure_value(const CcaStats *stats, CcaFigure figure);
 
 /* Replays SNAP as a what-if under OPTIONS once per address model in MODELS
  * (driver, ascending, descending when MODELS is NULL) and fills OUT; when
@@ -45,9 +45,9 @@ int64_t cca_figure_value(const CcaStats *stats, CcaFigure figure);
  * (CcaReplayResult.address_ties is 0), the other models share its
  * figures without a replay.
  * Returns FALSE with ERROR on bad input only. */
-gboolean cca_replay_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *options,
-				const CcaAddressModel *models, int n_models, CcaSensitivity *out,
-				GError **error);
+gboolean cca_sensitivity_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
+			     const CcaAddressModel *models, int n_models, CcaSensitivity *out,
+			     GError **error);
 
 G_END_DECLS
 

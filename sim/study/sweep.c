@@ -21,7 +21,7 @@
 
 #include "json.h"
 #include "plan.h"
-#include "sizes.h"
+#include "size.h"
 
 /* The address models of a what-if row, primary first: the driver's
  * placement (replay's default, so a row equals `ccasim replay --config`),
@@ -78,7 +78,7 @@ cca_sweep_figure_name(CcaSweepFigure figure)
 static const char *const goal_names[] = {"reserved", "mallocs", "time"};
 
 gboolean
-cca_goal_parse(const char *text, CcaGoal *goal, GError **error)
+cca_sweep_goal_parse(const char *text, CcaGoal *goal, GError **error)
 {
 	for (guint i = 0; i < G_N_ELEMENTS(goal_names); i++)
 		if (strcmp(text, goal_names[i]) == 0) {
@@ -91,7 +91,7 @@ cca_goal_parse(const char *text, CcaGoal *goal, GError **error)
 }
 
 const char *
-cca_goal_name(CcaGoal goal)
+cca_sweep_goal_name(CcaGoal goal)
 {
 	return goal < G_N_ELEMENTS(goal_names) ? goal_names[goal] : "unknown";
 }
@@ -466,12 +466,12 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 		for (guint i = first; i < entries->len; i++) {
 			const SegmentEntry *e = &g_array_index(entries, SegmentEntry, i);
 			CcaEvent ev = {.action = e->action, .size = e->size};
-			cca_cost_add_event(&run->cost, options->calibration, &ev,
-					   row->settings.large_segment_size);
+			cca_calibration_cost_add_event(&run->cost, options->calibration, &ev,
+						       row->settings.large_segment_size);
 		}
-		cca_cost_add_syncs(&run->cost, options->calibration,
-				   (uint64_t)st->num_sync_all_streams);
-		v[CCA_SWEEP_FIG_TIME_US] = cca_cost_total_us(&run->cost);
+		cca_calibration_cost_add_syncs(&run->cost, options->calibration,
+					       (uint64_t)st->num_sync_all_streams);
+		v[CCA_SWEEP_FIG_TIME_US] = cca_calibration_cost_total_us(&run->cost);
 	}
 	g_array_free(entries, TRUE);
 	cca_replay_result_clear(&res);
@@ -785,7 +785,7 @@ cca_sweep_recommend(const CcaSweep *sweep, CcaGoal goal, const CcaSweepOptions *
 			why,
 			"The recorded settings (%s) are already the best in this grid "
 			"for %s%s: %s reserved at peak, %.0f cudaMalloc calls",
-			base_name, cca_goal_name(goal), cap, cca_size_format(best_res, a),
+			base_name, cca_sweep_goal_name(goal), cap, cca_size_format(best_res, a),
 			bv[CCA_SWEEP_FIG_MALLOCS]);
 		if (goal == CCA_GOAL_TIME)
 			g_string_append_printf(why, ", %.2f ms of predicted allocator time",
@@ -855,7 +855,7 @@ cell_value(GString *out, double v, CellKind kind)
 {
 	switch (kind) {
 	case CELL_MIB:
-		g_string_append_printf(out, "%.1f", v / 1048576.0);
+		g_string_append_printf(out, "%.1f", v / (double)CCA_MIB);
 		break;
 	case CELL_COUNT:
 		g_string_append_printf(out, "%.0f", v);
@@ -968,7 +968,7 @@ append_context(GString *out, const CcaSweep *sweep, const CcaSweepReport *report
 			       "PyTorch %u.%u rules, best first by %s",
 			       report->trace, sweep->device, sweep->snap->n_events[sweep->device],
 			       sweep->rows->len, sweep->pytorch_version / 100,
-			       sweep->pytorch_version % 100, cca_goal_name(report->goal));
+			       sweep->pytorch_version % 100, cca_sweep_goal_name(report->goal));
 	if (o->memory_fraction > 0)
 		g_string_append_printf(
 			out, ", cap %s (memory fraction %g of %s)",
@@ -1026,7 +1026,8 @@ cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, GStrin
 	g_string_append(out, "address choice: what-if rows are replayed with each address model (");
 	for (guint m = 0; m < n_models; m++)
 		g_string_append_printf(out, "%s%s%s", m ? ", " : "",
-				       cca_address_model_name(models[m]), m ? "" : ", shown");
+				       cca_simdevice_address_model_name(models[m]),
+				       m ? "" : ", shown");
 	g_string_append(out, "), the recorded settings with the trace's own addresses (and each "
 			     "model too if the cap changes their run); lo..hi is the range where "
 			     "they differ.\n");
@@ -1076,7 +1077,8 @@ models_json(const CcaAddressModel *models, guint n)
 {
 	json_t *list = json_array();
 	for (guint m = 0; m < n; m++)
-		json_array_append_new(list, cca_json_string(cca_address_model_name(models[m])));
+		json_array_append_new(list,
+				      cca_json_string(cca_simdevice_address_model_name(models[m])));
 	return list;
 }
 
@@ -1098,8 +1100,8 @@ row_json(const CcaSweepRow *row, guint rank)
 	json_object_set_new(o, "events", cca_json_uint(run->events));
 	json_t *models = json_array();
 	for (guint m = 0; m < row->n_runs; m++)
-		json_array_append_new(models,
-				      cca_json_string(cca_address_model_name(row->runs[m].model)));
+		json_array_append_new(models, cca_json_string(cca_simdevice_address_model_name(
+						      row->runs[m].model)));
 	json_object_set_new(o, "models", models);
 	for (int f = 0; f < CCA_SWEEP_FIG_COUNT; f++) {
 		g_autofree char *range_key = g_strconcat(figure_names[f], "_range", NULL);
@@ -1134,7 +1136,7 @@ cca_sweep_print_json(const CcaSweep *sweep, const CcaSweepReport *report, GStrin
 	json_object_set_new(doc, "device", json_integer(sweep->device));
 	json_object_set_new(doc, "events", cca_json_uint(sweep->snap->n_events[sweep->device]));
 	json_object_set_new(doc, "pytorch_version", cca_json_string(version));
-	json_object_set_new(doc, "goal", cca_json_string(cca_goal_name(report->goal)));
+	json_object_set_new(doc, "goal", cca_json_string(cca_sweep_goal_name(report->goal)));
 	json_object_set_new(doc, "memory_fraction", cca_json_real(o->memory_fraction));
 	json_object_set_new(
 		doc, "device_memory",

@@ -52,10 +52,10 @@ typedef enum {
 } CcaGoal;
 
 /* Parses "reserved", "mallocs" or "time"; FALSE with ERROR otherwise. */
-gboolean cca_goal_parse(const char *text, CcaGoal *goal, GError **error);
+gboolean cca_sweep_goal_parse(const char *text, CcaGoal *goal, GError **error);
 
-/* The name cca_goal_parse() accepts for GOAL (static). */
-const char *cca_goal_name(CcaGoal goal);
+/* The name cca_sweep_goal_parse() accepts for GOAL (static). */
+const char *cca_sweep_goal_name(CcaGoal goal);
 
 /* The address models replayed for every what-if row, primary first:
  * the row's figures are the primary model's, the others only widen its

@@ -19,7 +19,7 @@
 
 #include <string.h>
 
-#include "sizes.h"
+#include "size.h"
 #include "text.h"
 
 struct CcaExplainer {
@@ -34,7 +34,7 @@ struct CcaExplainer {
 };
 
 CcaExplainer *
-cca_explainer_new(const CcaSnapshot *snap, int device, CcaRequestFunc fn, void *data)
+cca_explain_new(const CcaSnapshot *snap, int device, CcaRequestFunc fn, void *data)
 {
 	CcaExplainer *x = g_new0(CcaExplainer, 1);
 	x->snap = snap;
@@ -46,7 +46,7 @@ cca_explainer_new(const CcaSnapshot *snap, int device, CcaRequestFunc fn, void *
 }
 
 void
-cca_explainer_free(CcaExplainer *x)
+cca_explain_free(CcaExplainer *x)
 {
 	if (!x)
 		return;
@@ -55,7 +55,7 @@ cca_explainer_free(CcaExplainer *x)
 }
 
 CcaFollow *
-cca_explainer_follow(CcaExplainer *x)
+cca_explain_follow(CcaExplainer *x)
 {
 	return x->follow;
 }
@@ -67,8 +67,8 @@ is_request_action(uint8_t action)
 }
 
 gboolean
-cca_explainer_observe(CcaExplainer *x, uint64_t index, const CcaEvent *event,
-		      const CcaAllocator *alloc)
+cca_explain_observe(CcaExplainer *x, uint64_t index, const CcaEvent *event,
+		    const CcaAllocator *alloc)
 {
 	gboolean fresh = cca_follow_observed(x->follow, index);
 	if (!fresh)
@@ -105,7 +105,7 @@ cca_explainer_observe(CcaExplainer *x, uint64_t index, const CcaEvent *event,
 }
 
 void
-cca_explainer_model_event(CcaExplainer *x, const CcaEvent *model)
+cca_explain_model_event(CcaExplainer *x, const CcaEvent *model)
 {
 	if (!x->have_cur)
 		return;
@@ -438,7 +438,7 @@ static void
 pass1_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
 {
 	Pass1 *p = data;
-	if (!cca_explainer_observe(p->x, index, ev, alloc)) {
+	if (!cca_explain_observe(p->x, index, ev, alloc)) {
 		g_array_set_size(p->records, 0);
 		memset(p->kinds, 0, sizeof p->kinds);
 		p->requests = 0;
@@ -457,7 +457,7 @@ static void
 pass1_model(void *data, const CcaEvent *ev)
 {
 	Pass1 *p = data;
-	cca_explainer_model_event(p->x, ev);
+	cca_explain_model_event(p->x, ev);
 }
 
 /* Pass 2: the state at the peak, with the stack of every live block. */
@@ -708,7 +708,7 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		const CcaExplainParams *params, GString *out, GError **error)
 {
 	Pass1 p1 = {.records = g_array_new(FALSE, FALSE, sizeof(CcaRequestRecord))};
-	p1.x = cca_explainer_new(snap, options->device, pass1_record, &p1);
+	p1.x = cca_explain_new(snap, options->device, pass1_record, &p1);
 	CcaReplayOptions opt = *options;
 	opt.observer = pass1_observer;
 	opt.observer_data = &p1;
@@ -716,7 +716,7 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	opt.on_model_event_data = &p1;
 	CcaReplayResult res;
 	gboolean ok = cca_replay_run(snap, &opt, &res, error);
-	cca_explainer_free(p1.x);
+	cca_explain_free(p1.x);
 	if (!ok) {
 		g_array_free(p1.records, TRUE);
 		return FALSE;

@@ -48,21 +48,21 @@ typedef struct CcaExplainer CcaExplainer;
 
 /* Creates an explainer of device DEVICE of SNAP (borrowed) that calls FN
  * (may be NULL) with DATA for every request.  Free with
- * cca_explainer_free(). */
-CcaExplainer *cca_explainer_new(const CcaSnapshot *snap, int device, CcaRequestFunc fn, void *data);
+ * cca_explain_free(). */
+CcaExplainer *cca_explain_new(const CcaSnapshot *snap, int device, CcaRequestFunc fn, void *data);
 
-void cca_explainer_free(CcaExplainer *explainer);
+void cca_explain_free(CcaExplainer *explainer);
 
 /* Feed from the replay's observer (same arguments).  Returns FALSE when
  * the engine restarted the replay (see cca_follow_observed()). */
-gboolean cca_explainer_observe(CcaExplainer *explainer, uint64_t index, const CcaEvent *event,
-			       const CcaAllocator *alloc);
+gboolean cca_explain_observe(CcaExplainer *explainer, uint64_t index, const CcaEvent *event,
+			     const CcaAllocator *alloc);
 
 /* Feed from the replay's on_model_event hook. */
-void cca_explainer_model_event(CcaExplainer *explainer, const CcaEvent *model);
+void cca_explain_model_event(CcaExplainer *explainer, const CcaEvent *model);
 
 /* The follower the explainer keeps (for the driver and metadata). */
-CcaFollow *cca_explainer_follow(CcaExplainer *explainer);
+CcaFollow *cca_explain_follow(CcaExplainer *explainer);
 
 /* Appends a plain-language account of RECORD (which reserved memory or
  * ran out of it): the request, its rounding and pool, why no cached block
@@ -92,7 +92,7 @@ typedef struct {
 gboolean cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 			 const CcaExplainParams *params, GString *out, GError **error);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(CcaExplainer, cca_explainer_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CcaExplainer, cca_explain_free)
 
 G_END_DECLS
 

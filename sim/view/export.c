@@ -271,7 +271,7 @@ write_segment(Out *o, const ExSeg *s)
 		key(o, "requested_size", FALSE);
 		cca_pickle_write_uint(w, b->requested_size);
 		key(o, "state", FALSE);
-		cca_pickle_write_str(w, cca_block_state_name(b->state), -1);
+		cca_pickle_write_str(w, cca_event_block_state_name(b->state), -1);
 		key(o, "frames", TRUE);
 		write_frames(o, b->state == CCA_BLOCK_INACTIVE ? CCA_ID_NONE : b->stack);
 		cca_pickle_write_end(w);
@@ -288,7 +288,7 @@ write_entry(Out *o, const CcaEvent *ev, gboolean last)
 	cca_pickle_write_item(w, last);
 	cca_pickle_write_dict_begin(w);
 	key(o, "action", FALSE);
-	cca_pickle_write_str(w, cca_action_name(ev->action), -1);
+	cca_pickle_write_str(w, cca_event_action_name(ev->action), -1);
 	key(o, ev->action == CCA_ACTION_OOM ? "device_free" : "addr", FALSE);
 	cca_pickle_write_uint(w, ev->addr);
 	key(o, "size", FALSE);
@@ -485,7 +485,7 @@ cca_export_pickle(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 	FILE *f = ok ? cca_outfile_open(path, &tmp, error) : NULL;
 	if (ok && f) {
 		Out o = {
-			.w = cca_pickle_writer_new(f),
+			.w = cca_pickle_write_new(f),
 			.snap = snap,
 			.frame_memo = g_array_new(FALSE, TRUE, sizeof(uint32_t)),
 			/* PyTorch gives entries "frames" only when recording
@@ -516,7 +516,7 @@ cca_export_pickle(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 		write_annotations(&o);
 		cca_pickle_write_end(o.w);
 		GError *werr = NULL;
-		if (!cca_pickle_writer_finish(o.w, ok ? &werr : NULL) && ok && ferror(f)) {
+		if (!cca_pickle_write_finish(o.w, ok ? &werr : NULL) && ok && ferror(f)) {
 			g_clear_error(&werr); /* cca_outfile_close() says why */
 		} else if (werr != NULL) {
 			g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "%s: %s", path,

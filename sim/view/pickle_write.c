@@ -118,7 +118,7 @@ memoize(CcaPickleWriter *w)
 }
 
 CcaPickleWriter *
-cca_pickle_writer_new(FILE *out)
+cca_pickle_write_new(FILE *out)
 {
 	CcaPickleWriter *w = g_new0(CcaPickleWriter, 1);
 	w->out = out;
@@ -131,7 +131,7 @@ cca_pickle_writer_new(FILE *out)
 }
 
 gboolean
-cca_pickle_writer_finish(CcaPickleWriter *w, GError **error)
+cca_pickle_write_finish(CcaPickleWriter *w, GError **error)
 {
 	gboolean open = w->stack->len > 0;
 	put(w, OP_STOP);

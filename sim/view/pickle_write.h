@@ -22,13 +22,13 @@ G_BEGIN_DECLS
 typedef struct CcaPickleWriter CcaPickleWriter;
 
 /* Starts a pickle on OUT (borrowed, opened for writing): writes PROTO 4.
- * Free with cca_pickle_writer_finish(). */
-CcaPickleWriter *cca_pickle_writer_new(FILE *out);
+ * Free with cca_pickle_write_finish(). */
+CcaPickleWriter *cca_pickle_write_new(FILE *out);
 
 /* Writes STOP, flushes the last frame and frees WRITER.  Returns FALSE
  * with ERROR (G_FILE_ERROR) when a write failed or a container is still
  * open.  WRITER is freed either way. */
-gboolean cca_pickle_writer_finish(CcaPickleWriter *writer, GError **error);
+gboolean cca_pickle_write_finish(CcaPickleWriter *writer, GError **error);
 
 /* Scalars. */
 void cca_pickle_write_int(CcaPickleWriter *w, int64_t value);

@@ -9,7 +9,8 @@
 #include "report.h"
 
 #include "json.h"
-#include "sizes.h"
+#include "size.h"
+#include "text.h"
 
 bool
 cca_report_check_may_need_cap(const CcaReportContext *ctx)
@@ -282,4 +283,28 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 		if (!res->check_passed && cca_report_check_may_need_cap(ctx))
 			g_string_append_printf(out, "  %s\n", cca_report_cap_hint());
 	}
+}
+
+char *
+cca_report_settings_label(const CcaSnapshot *snap, const CcaReplayOptions *opt)
+{
+	GString *s = g_string_new(NULL);
+	if (opt->settings) {
+		g_autofree char *conf = cca_settings_to_string(opt->settings);
+		g_autofree char *shown = cca_text_display(conf, -1, CCA_TEXT_DISPLAY_MAX);
+		g_string_append_printf(s, "what-if \"%s\"", shown);
+	} else if (snap->settings.present && snap->settings.conf && *snap->settings.conf) {
+		g_autofree char *shown =
+			cca_text_display(snap->settings.conf, -1, CCA_TEXT_DISPLAY_MAX);
+		g_string_append_printf(s, "recorded settings \"%s\"", shown);
+	} else {
+		g_string_append(s, "recorded settings (PyTorch's defaults)");
+	}
+	char buf[32];
+	if (opt->memory_fraction > 0.0)
+		g_string_append_printf(s, ", memory fraction %.4g", opt->memory_fraction);
+	if (opt->capacity_set)
+		g_string_append_printf(s, ", device memory %s",
+				       cca_size_format(opt->device_memory, buf));
+	return g_string_free(s, FALSE);
 }

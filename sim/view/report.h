@@ -7,6 +7,7 @@
 
 #include "replay.h"
 #include "settings.h"
+#include "snapshot.h"
 
 G_BEGIN_DECLS
 
@@ -53,6 +54,10 @@ json_t *cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayRe
  * where it applies). */
 void cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *result,
 			    GString *out);
+
+/* A one-line description of the settings of a replay: "recorded settings
+ * \"CONF\"" or "what-if \"CONF\"", plus the cap.  Free with g_free(). */
+char *cca_report_settings_label(const CcaSnapshot *snap, const CcaReplayOptions *opt);
 
 G_END_DECLS
 

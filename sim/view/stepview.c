@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "explain.h"
-#include "sizes.h"
+#include "size.h"
 
 typedef struct {
 	const CcaStepParams *params;
@@ -68,10 +68,10 @@ step_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator
 	if (s->captured)
 		return;
 	s->have_record = false;
-	if (!cca_explainer_observe(s->x, index, ev, alloc))
+	if (!cca_explain_observe(s->x, index, ev, alloc))
 		g_array_set_size(s->events, 0);
 	uint64_t next = 0;
-	const CcaEvent *driver = cca_follow_driver(cca_explainer_follow(s->x), &next);
+	const CcaEvent *driver = cca_follow_driver(cca_explain_follow(s->x), &next);
 	uint64_t at = s->params->at;
 	if (index == at || (index > at && !s->state)) {
 		step_capture(s, index, ev, alloc); /* AT itself, or what AT was handled with */
@@ -92,7 +92,7 @@ step_model(void *data, const CcaEvent *ev)
 	Step *s = data;
 	if (s->captured)
 		return;
-	cca_explainer_model_event(s->x, ev);
+	cca_explain_model_event(s->x, ev);
 	g_array_append_val(s->events, *ev);
 }
 
@@ -106,7 +106,7 @@ static void
 describe_entry(GString *out, const CcaEvent *ev)
 {
 	char a[32], b[32];
-	g_string_append_printf(out, "%s", cca_action_name(ev->action));
+	g_string_append_printf(out, "%s", cca_event_action_name(ev->action));
 	if (ev->action == CCA_ACTION_OOM)
 		g_string_append_printf(out, " of %s (device_free %s)", sz(ev->size, a),
 				       sz(ev->addr, b));
@@ -254,7 +254,7 @@ describe_decision(GString *out, const Step *s, const CcaReplayResult *res)
 			const CcaEvent *m = &g_array_index(s->events, CcaEvent, i);
 			char a[32];
 			g_string_append_printf(out, "%s %s %s", i ? ";" : "",
-					       cca_action_name(m->action), sz(m->size, a));
+					       cca_event_action_name(m->action), sz(m->size, a));
 		}
 		g_string_append_c(out, '\n');
 	}
@@ -409,8 +409,8 @@ describe_state(GString *out, const Step *s, const CcaStepParams *params)
 }
 
 gboolean
-cca_step_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
-		  const CcaStepParams *params, GString *out, GError **error)
+cca_stepview_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
+		      const CcaStepParams *params, GString *out, GError **error)
 {
 	int d = options->device;
 	uint64_t n = d >= 0 && d < snap->n_devices ? snap->n_events[d] : 0;
@@ -425,7 +425,7 @@ cca_step_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		.params = params,
 		.events = g_array_new(FALSE, FALSE, sizeof(CcaEvent)),
 	};
-	s.x = cca_explainer_new(snap, d, step_record, &s);
+	s.x = cca_explain_new(snap, d, step_record, &s);
 	CcaReplayOptions opt = *options;
 	opt.observer = step_observer;
 	opt.observer_data = &s;
@@ -488,7 +488,7 @@ cca_step_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		}
 		cca_replay_result_clear(&res);
 	}
-	cca_explainer_free(s.x);
+	cca_explain_free(s.x);
 	g_array_free(s.events, TRUE);
 	if (s.shown_events)
 		g_array_free(s.shown_events, TRUE);
@@ -515,7 +515,7 @@ static void
 index_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
 {
 	Index *ix = data;
-	if (!cca_explainer_observe(ix->x, index, ev, alloc)) {
+	if (!cca_explain_observe(ix->x, index, ev, alloc)) {
 		if (ix->mallocs)
 			g_array_set_size(ix->mallocs, 0);
 		if (ix->ooms)
@@ -527,15 +527,15 @@ static void
 index_model(void *data, const CcaEvent *ev)
 {
 	Index *ix = data;
-	cca_explainer_model_event(ix->x, ev);
+	cca_explain_model_event(ix->x, ev);
 }
 
 gboolean
-cca_step_index(const CcaSnapshot *snap, const CcaReplayOptions *options, GArray *mallocs,
-	       GArray *ooms, GError **error)
+cca_stepview_index(const CcaSnapshot *snap, const CcaReplayOptions *options, GArray *mallocs,
+		   GArray *ooms, GError **error)
 {
 	Index ix = {.mallocs = mallocs, .ooms = ooms};
-	ix.x = cca_explainer_new(snap, options->device, index_record, &ix);
+	ix.x = cca_explain_new(snap, options->device, index_record, &ix);
 	CcaReplayOptions opt = *options;
 	opt.observer = index_observer;
 	opt.observer_data = &ix;
@@ -545,6 +545,6 @@ cca_step_index(const CcaSnapshot *snap, const CcaReplayOptions *options, GArray 
 	gboolean ok = cca_replay_run(snap, &opt, &res, error);
 	if (ok)
 		cca_replay_result_clear(&res);
-	cca_explainer_free(ix.x);
+	cca_explain_free(ix.x);
 	return ok;
 }

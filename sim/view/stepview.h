@@ -1,9 +1,9 @@
 /* stepview.h - one trace entry at a time, for teaching (`ccasim step`).
  *
- * cca_step_describe() replays a trace up to one entry and writes what a
+ * cca_stepview_describe() replays a trace up to one entry and writes what a
  * student needs to follow the allocator there: the entry, what the model
  * did for it and why, and the pools and segments afterwards (one text bar
- * per segment).  cca_step_index() finds the entries worth jumping to.
+ * per segment).  cca_stepview_index() finds the entries worth jumping to.
  */
 #ifndef CCA_STEPVIEW_H
 #define CCA_STEPVIEW_H
@@ -30,15 +30,15 @@ typedef struct {
  * recorded run is an output of the request after it, and shows the state
  * before that request).  Returns FALSE with ERROR on bad input or when AT
  * is past the trace's end. */
-gboolean cca_step_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
-			   const CcaStepParams *params, GString *out, GError **error);
+gboolean cca_stepview_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
+			       const CcaStepParams *params, GString *out, GError **error);
 
 /* Replays device OPTIONS->device of SNAP and appends to MALLOCS the
  * indices (uint64_t) of the requests that reserved memory (cudaMalloc or
  * map) and to OOMS those that ran out of memory, in order.  Either may be
  * NULL.  Returns FALSE with ERROR as cca_replay_run() does. */
-gboolean cca_step_index(const CcaSnapshot *snap, const CcaReplayOptions *options, GArray *mallocs,
-			GArray *ooms, GError **error);
+gboolean cca_stepview_index(const CcaSnapshot *snap, const CcaReplayOptions *options,
+			    GArray *mallocs, GArray *ooms, GError **error);
 
 G_END_DECLS
 

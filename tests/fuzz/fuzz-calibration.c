@@ -42,11 +42,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CcaCost cost = {0};
 		(void)cca_calibration_malloc_us(cal, sizes[i]);
 		(void)cca_calibration_free_us(cal, sizes[i]);
-		cca_cost_add_event(&cost, cal, &ev, UINT64_C(20) << 20);
+		cca_calibration_cost_add_event(&cost, cal, &ev, UINT64_C(20) << 20);
 		ev.action = CCA_ACTION_SEGMENT_UNMAP;
-		cca_cost_add_event(&cost, cal, &ev, UINT64_C(20) << 20);
-		cca_cost_add_syncs(&cost, cal, 3);
-		(void)cca_cost_total_us(&cost);
+		cca_calibration_cost_add_event(&cost, cal, &ev, UINT64_C(20) << 20);
+		cca_calibration_cost_add_syncs(&cost, cal, 3);
+		(void)cca_calibration_cost_total_us(&cost);
 	}
 	return 0;
 }

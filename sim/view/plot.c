@@ -1,4 +1,4 @@
-/* plot_render.c - timelines and segment maps drawn with cairo.
+/* plot.c - timelines and segment maps drawn with cairo.
  *
  * Rendering is cairo's (vector paths, antialiasing, text); this file only
  * lays plots out.  A timeline is decimated to one column per pixel of the
@@ -10,7 +10,7 @@
  */
 #include "config.h"
 
-#include "plot_render.h"
+#include "plot.h"
 
 #include "outfile.h"
 
@@ -25,8 +25,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "follow.h"
 #include "json.h"
-#include "sizes.h"
+#include "replay.h"
+#include "size.h"
 
 #define FONT "DejaVu Sans"
 #define MONO "DejaVu Sans Mono"
@@ -159,14 +161,14 @@ decimals(double step)
 static void
 byte_unit(double max, double *scale, const char **name)
 {
-	if (max >= 2.0 * 1024 * 1024 * 1024) {
-		*scale = 1024.0 * 1024 * 1024;
+	if (max >= 2.0 * (double)CCA_GIB) {
+		*scale = (double)CCA_GIB;
 		*name = "GiB";
-	} else if (max >= 2.0 * 1024 * 1024) {
-		*scale = 1024.0 * 1024;
+	} else if (max >= 2.0 * (double)CCA_MIB) {
+		*scale = (double)CCA_MIB;
 		*name = "MiB";
 	} else {
-		*scale = 1024.0;
+		*scale = (double)CCA_KIB;
 		*name = "KiB";
 	}
 }
@@ -972,6 +974,75 @@ cca_plot_draw_segments(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotSegm
 }
 
 /* ------------------------------------------------------------ output */
+
+/* ------------------------------------------------------------ the state a segment map draws */
+
+/* The state after entry AT, as `ccasim step --at` shows it: AT's own
+ * when the engine hands AT to the observer, else that of the last entry
+ * before AT with only no-ops up to AT, else the first one after AT. */
+typedef struct {
+	CcaFollow *follow;
+	uint64_t at;
+	bool at_peak; /* AT unknown: the first entry with the most reserved bytes */
+	uint64_t peak;
+	uint64_t shown;
+	GArray *state;
+	bool done;
+} PlotCapture;
+
+static void
+plot_capture_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+{
+	PlotCapture *c = data;
+	if (c->at_peak) { /* as cca_timeline_collect() finds the peak */
+		uint64_t reserved =
+			(uint64_t)cca_allocator_stats(alloc)->reserved_bytes[CCA_STAT_ALL].current;
+		if (!c->state || reserved > c->peak) {
+			c->peak = reserved;
+			cca_allocator_state_free(c->state);
+			c->state = cca_allocator_state(alloc);
+			c->shown = index;
+		}
+		return;
+	}
+	if (c->done)
+		return;
+	cca_follow_observed(c->follow, index);
+	uint64_t next = 0;
+	const CcaEvent *driver = cca_follow_driver(c->follow, &next);
+	bool take = index == c->at || (index > c->at && !c->state) ||
+		    (index < c->at && (!driver || next > c->at));
+	if (take) {
+		cca_allocator_state_free(c->state);
+		c->state = cca_allocator_state(alloc);
+		c->shown = index;
+	}
+	c->done = index >= c->at;
+}
+
+gboolean
+cca_plot_segments_state(const CcaSnapshot *snap, const CcaReplayOptions *opt, bool at_peak,
+			uint64_t at, GArray **state, uint64_t *shown, GError **error)
+{
+	/* one replay: the state at each new reserved peak, or up to AT only */
+	PlotCapture c = {.follow = cca_follow_new(snap, opt->device), .at = at, .at_peak = at_peak};
+	CcaReplayOptions o = *opt;
+	o.observer = plot_capture_observer;
+	o.observer_data = &c;
+	if (!at_peak)
+		o.stop_after = at + 1;
+	CcaReplayResult res;
+	gboolean ok = cca_replay_run(snap, &o, &res, error);
+	cca_follow_free(c.follow);
+	if (!ok) {
+		cca_allocator_state_free(c.state);
+		return FALSE;
+	}
+	cca_replay_result_clear(&res);
+	*state = c.state;
+	*shown = c.shown;
+	return TRUE;
+}
 
 gboolean
 cca_plot_format_from_path(const char *path, CcaPlotFormat *format, GError **error)

@@ -1,9 +1,16 @@
-/* sizes.h - byte sizes as users write and read them. */
-#ifndef CCA_SIZES_H
-#define CCA_SIZES_H
+/* size.h - byte sizes as users write and read them, and their units. */
+#ifndef CCA_SIZE_H
+#define CCA_SIZE_H
 
 #include <glib.h>
 #include <stdint.h>
+
+/* Units: what a size is counted in, not a rule of PyTorch's (those are
+ * pytorch.h's, written with these). */
+#define CCA_KIB (UINT64_C(1) << 10)
+#define CCA_MIB (CCA_KIB << 10)
+#define CCA_GIB (CCA_MIB << 10)
+#define CCA_TIB (CCA_GIB << 10)
 
 G_BEGIN_DECLS
 

@@ -1,13 +1,15 @@
-/* plot_render.h - drawing timelines and segment maps with cairo, and
+/* plot.h - drawing timelines and segment maps with cairo, and
  * writing them as SVG, PNG, PDF or a self-contained HTML page. */
-#ifndef CCA_PLOT_RENDER_H
-#define CCA_PLOT_RENDER_H
+#ifndef CCA_PLOT_H
+#define CCA_PLOT_H
 
 #include <cairo.h>
 #include <glib.h>
 #include <stdbool.h>
 
 #include "allocator.h"
+#include "replay.h"
+#include "snapshot.h"
 #include "timeline.h"
 
 /* One replay on a timeline plot. */
@@ -31,6 +33,18 @@ typedef struct {
 	const GArray *segments;
 	guint max_rows; /* segments drawn; most free space beside live blocks first */
 } CcaPlotSegments;
+
+/* Replays device OPT->device of SNAP under OPT (observer and stop_after
+ * are its own) for the state a segment map draws: with AT_PEAK, the state
+ * at the first entry with the most reserved bytes; otherwise the state
+ * after entry AT as `ccasim step --at` shows it (AT's own when the replay
+ * hands AT to the observer, else that of the last entry before AT with
+ * only no-ops up to AT, else the first one after AT).  Stores the state
+ * (CcaStateSegment; free with cca_allocator_state_free()) in *STATE and
+ * the entry it follows in *SHOWN; *STATE is NULL when the replay stopped
+ * before AT (an OOM).  FALSE with ERROR when the replay fails. */
+gboolean cca_plot_segments_state(const CcaSnapshot *snap, const CcaReplayOptions *opt, bool at_peak,
+				 uint64_t at, GArray **state, uint64_t *shown, GError **error);
 
 /* The output formats, chosen from the file name's extension. */
 typedef enum {

@@ -1,4 +1,4 @@
-/* sizes.c - byte sizes as users write them on the command line and as
+/* size.c - byte sizes as users write them on the command line and as
  * PyTorch prints them in its OOM message.
  *
  * Parsing accepts a decimal integer and an optional unit (binary KiB..TiB
@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "sizes.h"
+#include "size.h"
 
 typedef struct {
 	const char *suffix;
@@ -22,10 +22,10 @@ typedef struct {
 static const CcaSizeUnit cca_size_units[] = {
 	{"", 1},
 	{"b", 1},
-	{"kib", 1ull << 10},
-	{"mib", 1ull << 20},
-	{"gib", 1ull << 30},
-	{"tib", 1ull << 40},
+	{"kib", CCA_KIB},
+	{"mib", CCA_MIB},
+	{"gib", CCA_GIB},
+	{"tib", CCA_TIB},
 	{"kb", 1000ull},
 	{"mb", 1000ull * 1000},
 	{"gb", 1000ull * 1000 * 1000},
@@ -87,9 +87,9 @@ cca_size_format(uint64_t bytes, char buf[32])
 		double unit;
 		const char *name;
 	} scales[] = {
-		{1ull << 20, 1024.0, "KiB"},
-		{1ull << 30, 1048576.0, "MiB"},
-		{UINT64_MAX, 1073741824.0, "GiB"},
+		{CCA_MIB, (double)CCA_KIB, "KiB"},
+		{CCA_GIB, (double)CCA_MIB, "MiB"},
+		{UINT64_MAX, (double)CCA_GIB, "GiB"},
 	};
 
 	if (bytes <= 1024) {

@@ -1,0 +1,55 @@
+/* event_cursor.h - one device's events of a snapshot, in trace order,
+ * whether they are in memory or stream from the reader that loaded them. */
+#ifndef CCA_EVENT_CURSOR_H
+#define CCA_EVENT_CURSOR_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "event.h"
+
+G_BEGIN_DECLS
+
+typedef struct CcaSnapshot CcaSnapshot;
+typedef struct CcaEventCursor CcaEventCursor;
+
+/* How a cursor over a streamed snapshot (events[d] == NULL) gets its
+ * events: the reader that streams them supplies these.  `next` stores the
+ * next event in *OUT and returns TRUE, or returns FALSE at the end (ERROR
+ * unset) or on corrupt input (ERROR set); `next_many` (may be NULL) stores
+ * up to N next events in OUT[] and returns how many, fewer than N only at
+ * the end or before corrupt input (then ERROR set); `free` releases
+ * STATE. */
+typedef struct {
+	gboolean (*next)(void *state, CcaEvent *out, GError **error);
+	guint (*next_many)(void *state, CcaEvent *out, guint n, GError **error);
+	void (*free)(void *state);
+} CcaCursorOps;
+
+/* Opens a cursor over device DEVICE's events (in trace order).  Works for
+ * in-memory and streamed snapshots alike.  Free with
+ * cca_event_cursor_free().  DEVICE must be in [0, n_devices) (NULL and a
+ * critical warning otherwise); NULL too when a streamed snapshot's reader
+ * cannot open one. */
+CcaEventCursor *cca_event_cursor_new(const CcaSnapshot *snap, int device);
+
+/* Stores the next event in *OUT and returns TRUE; returns FALSE at the end
+ * (ERROR unset) or on corrupt input (ERROR set, naming file and offset). */
+gboolean cca_event_cursor_next(CcaEventCursor *cursor, CcaEvent *out, GError **error);
+
+/* Stores up to N next events of CURSOR in OUT[] and returns how many: N,
+ * or fewer at the end (ERROR unset) or before an event that is corrupt
+ * (ERROR set; the events before it are stored and counted).  The same
+ * events, in the same order, as N calls of cca_event_cursor_next(). */
+guint cca_event_cursor_next_many(CcaEventCursor *cursor, CcaEvent *out, guint n, GError **error);
+
+/* Index of the next event the cursor will return. */
+uint64_t cca_event_cursor_position(const CcaEventCursor *cursor);
+
+void cca_event_cursor_free(CcaEventCursor *cursor);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CcaEventCursor, cca_event_cursor_free)
+
+G_END_DECLS
+
+#endif
