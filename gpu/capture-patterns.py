@@ -7,7 +7,8 @@ under a cap, and a ring buffer of a few thousand entries.  Each workload
 runs in a fresh process per setting, with memory_stats() saved beside the
 snapshot (the format of traces/pytorch-2.11/README.md).
 
-  python3 gpu/capture-patterns.py all OUTDIR        # every workload x setting
+  python3 gpu/capture-patterns.py all OUTDIR [BUDGET_S [WORKLOAD...]]
+                                                    # every workload x setting
   python3 gpu/capture-patterns.py run WL CFG OUTDIR CAP   # one run (internal)
 """
 import json, os, random, subprocess, sys, tempfile, time
@@ -21,7 +22,7 @@ CONFIGS = {
     "cap": ("", 1.10),
     "gc": ("garbage_collection_threshold:0.6,max_split_size_mb:256", 1.5),
 }
-WORKLOADS = ["graphs", "compile", "mempool", "rscap", "ring"]
+WORKLOADS = ["graphs", "compile", "mempool", "rscap", "ring", "ringwrap"]
 RING_ENTRIES = 3000
 SCRIPT = os.path.abspath(__file__)
 
@@ -153,6 +154,21 @@ def wl_ring(torch, dev):
     torch.cuda.synchronize()
 
 
+def wl_ringwrap(torch, dev):
+    """ResNet-18 training, 10 steps, into a ring of RING_ENTRIES entries that
+    wraps: the trace is a window of the run."""
+    import torchvision
+    m = torchvision.models.resnet18().to(dev)
+    opt = torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
+    for _ in range(10):
+        x = torch.randn(32, 3, 224, 224, device=dev)
+        loss = m(x).sum()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    torch.cuda.synchronize()
+
+
 def run_one(wl, cfg, outdir, cap_bytes):
     import torch
     dev = torch.device("cuda")
@@ -160,7 +176,7 @@ def run_one(wl, cfg, outdir, cap_bytes):
     total = torch.cuda.get_device_properties(0).total_memory
     if cap_bytes:
         torch.cuda.set_per_process_memory_fraction(min(1.0, cap_bytes / total))
-    entries = RING_ENTRIES if wl == "ring" else 10_000_000
+    entries = RING_ENTRIES if wl.startswith("ring") else 10_000_000
     torch.cuda.memory._record_memory_history(max_entries=entries, context=None)
     status = "ok"
     t0 = time.time()
@@ -210,12 +226,13 @@ def main():
         return
     outdir = sys.argv[2]
     budget = float(sys.argv[3]) if len(sys.argv) > 3 else 500
+    workloads = sys.argv[4:] or WORKLOADS
     os.makedirs(outdir, exist_ok=True)
     t0 = time.time()
-    wait_all([spawn(w, "default", outdir) for w in WORKLOADS], t0 + budget * 0.45)
+    wait_all([spawn(w, "default", outdir) for w in workloads], t0 + budget * 0.45)
     print("defaults done", round(time.time() - t0), flush=True)
     jobs = []
-    for w in WORKLOADS:
+    for w in workloads:
         try:
             st = json.load(open(os.path.join(outdir, f"{w}.default.json")))["memory_stats"]
         except Exception as e:
