@@ -45,7 +45,7 @@ replay_ooms(const CcaSnapshot *snap, const char *conf, uint64_t capacity)
 }
 
 static CcaFitRow *
-fit_rows(const CcaSweep *sweep, const CcaFitOptions *extra)
+fit_rows(CcaSweep *sweep, const CcaFitOptions *extra)
 {
 	CcaFitOptions opt = {.context = CCA_GPU_CONTEXT_BYTES};
 	if (extra)
