@@ -92,3 +92,7 @@ EXTRA_DIST += tests/test-validate-cli.sh
 # Settings with no simulated meaning (issue 13): refused or noted.
 TESTS += tests/test-settings-cli.sh
 EXTRA_DIST += tests/test-settings-cli.sh
+# The GPU validation's helpers without a GPU or torch (issue 13): torch_replay.py,
+# validation-table.py's labels, run-validation.sh with a faked GPU and torch.
+TESTS += tests/test-validation.sh
+EXTRA_DIST += tests/test-validation.sh tests/data/faketorch/torch/__init__.py tests/data/validation-runs

@@ -3,12 +3,15 @@
 
   tools/validation-table.py --collect RUNS_DIR -o results.tsv
       one row per (workload, setting, source) from RUNS_DIR/W.S.gpu.json
-      (`ccasim gpu replay --json`: the simulated and the measured rows) and
-      RUNS_DIR/W.S.torch.json (tools/torch_replay.py: the PyTorch row)
+      (`ccasim gpu replay --json`: the simulated and the measured rows),
+      RUNS_DIR/W.S.torch.json (tools/torch_replay.py: the PyTorch row) and
+      RUNS_DIR/W.S.addresses.json (`ccasim replay --json --addresses-from`
+      PyTorch's snapshot: the addresses row)
   tools/validation-table.py results.tsv [--calibration calibration.json]
       the Markdown tables: per workload and setting, peak reserved memory,
       device calls, segments and the final layout, simulated / measured by
-      ccasim gpu replay / measured by PyTorch, side by side
+      ccasim gpu replay / measured by PyTorch, side by side, and a label for
+      every row where they differ (classify())
 
 Standard library only.  Exit status 1 on a missing or malformed input.
 """
@@ -26,7 +29,17 @@ COLUMNS = [
     "num_alloc_retries", "peak_allocated", "layout", "note",
 ]
 SOURCES = ["simulated", "gpu", "torch"]
-SETTING_ORDER = ["default", "ms128", "rp4", "exp", "cap"]
+# ccasim's simulation given PyTorch's own segment addresses
+ADDRESSES = "addresses"
+SETTING_ORDER = ["default", "ms128", "rp4", "exp", "cap", "gc"]
+# the figures the table reports, compared across the three columns
+FIGURES = ["peak_reserved", "final_reserved", "num_device_alloc", "num_device_free",
+           "segments_peak", "layout"]
+# ... and those the addresses row has (`ccasim replay --json` has no layout)
+ADDRESS_FIGURES = [f for f in FIGURES if f != "layout"]
+DRIVER = "driver placed segments differently"
+POLICY = "policy difference"
+UNCLASSIFIED = "not classified"
 MIB = 1048576.0
 
 
@@ -89,25 +102,58 @@ def row_of_torch(workload, setting, doc):
     return row
 
 
+def row_of_addresses(workload, setting, doc):
+    """The row of `ccasim replay --json --addresses-from` PyTorch's snapshot."""
+    row = stats_row(doc["memory_stats"])
+    row.update(workload=workload, setting=setting, source=ADDRESSES,
+               status="oom" if doc.get("oom") else "ok", layout="", note="")
+    return row
+
+
 def collect(runs_dir, out):
     rows = []
     for path in sorted(glob.glob(os.path.join(runs_dir, "*.json"))):
         name = os.path.basename(path)
         parts = name.split(".")
-        if len(parts) != 4 or parts[2] not in ("gpu", "torch"):
+        if len(parts) != 4 or parts[2] not in ("gpu", "torch", ADDRESSES):
             continue
         workload, setting, kind = parts[0], parts[1], parts[2]
         with open(path) as f:
-            doc = json.load(f)
+            try:
+                doc = json.load(f)
+            except ValueError as e:
+                raise ValueError("%s: %s" % (path, e))
         if kind == "gpu":
             rows.extend(rows_of_gpu(workload, setting, doc))
-        else:
+        elif kind == "torch":
             rows.append(row_of_torch(workload, setting, doc))
+        else:
+            rows.append(row_of_addresses(workload, setting, doc))
     writer = csv.DictWriter(out, fieldnames=COLUMNS, delimiter="\t", lineterminator="\n")
     writer.writeheader()
     for row in rows:
         writer.writerow(row)
     return len(rows)
+
+
+def detail(key, src, label, differing):
+    """One line of the list under the table: what differs in a run."""
+    def cell(source, figure):
+        if source not in src:
+            return "-"
+        v = src[source][figure]
+        if v in (None, ""):
+            return "-"
+        if figure == "layout":
+            return v[:8]
+        return mib(v) if figure.endswith("reserved") else str(v)
+    parts = []
+    for f in differing:
+        text = "%s %s" % (f, " / ".join(cell(s, f) for s in SOURCES))
+        if f in ADDRESS_FIGURES and ADDRESSES in src:
+            text += " (on PyTorch's addresses: %s)" % cell(ADDRESSES, f)
+        parts.append(text)
+    return "- %s %s: **%s**: %s" % (key[0], key[1], label, "; ".join(parts))
 
 
 def mib(v):
@@ -123,6 +169,43 @@ def three(cells, fmt=str):
     if len(present) == len(cells) and len(set(present)) == 1:
         return "%s (all three)" % fmt(present[0])
     return shown
+
+
+def classify(src):
+    """The label of one (workload, setting): SRC maps a source (simulated,
+    gpu, torch, addresses) to its row.  Returns (label, figures): label ""
+    when the columns present agree on every figure of FIGURES, else
+
+      "driver placed segments differently"
+          ccasim given PyTorch's own segment addresses (the addresses row)
+          equals PyTorch on every figure that differs: the policy is exact,
+          the difference is where the driver put segments (PyTorch breaks
+          ties between free blocks by address)
+      "policy difference"
+          it does not: ccasim's policy decided otherwise than PyTorch's on
+          PyTorch's own addresses, a bug to fix
+      "not classified: ..."
+          no PyTorch or no ccasim column, no addresses row, or only the
+          final layout differs (the addresses row has no layout)
+
+    and FIGURES, the names of the figures that differ."""
+    present = [s for s in SOURCES if s in src]
+    differing = [f for f in FIGURES if len(set(src[s][f] for s in present)) > 1]
+    if not differing:
+        return "", []
+    if "torch" not in src:
+        return UNCLASSIFIED + ": no PyTorch column", differing
+    if len(present) < 2:
+        return UNCLASSIFIED + ": no ccasim column", differing
+    addresses = src.get(ADDRESSES)
+    if addresses is None:
+        return UNCLASSIFIED + ": no addresses-from replay", differing
+    checked = [f for f in differing if f in ADDRESS_FIGURES]
+    if not checked:
+        return UNCLASSIFIED + ": only the final layout differs", differing
+    if all(addresses[f] == src["torch"][f] for f in checked):
+        return DRIVER, differing
+    return POLICY, differing
 
 
 def table(tsv_path, calibration):
@@ -142,19 +225,23 @@ def table(tsv_path, calibration):
     out = []
     out.append("| workload | setting | peak reserved: simulated | ccasim gpu (driver) | PyTorch "
                "| device allocs (sim / gpu / torch) | device frees | segments at peak "
-               "| final layout | gpu check |")
-    out.append("|---|---|---:|---:|---:|---|---|---|---|---|")
+               "| final layout | gpu check | difference |")
+    out.append("|---|---|---:|---:|---:|---|---|---|---|---|---|")
     agree = exact = 0
+    labels = {}
+    details = []
     for key in sorted(runs, key=order):
         src = runs[key]
         get = lambda field: [src[s][field] if s in src else None for s in SOURCES]
         peaks = get("peak_reserved")
         if len(set(p for p in peaks if p is not None)) == 1 and None not in peaks:
             agree += 1
-        fields = ["peak_reserved", "final_reserved", "num_device_alloc", "num_device_free",
-                  "segments_peak", "layout"]
-        if all(None not in get(f) and len(set(get(f))) == 1 for f in fields):
+        if all(None not in get(f) and len(set(get(f))) == 1 for f in FIGURES):
             exact += 1
+        label, differing = classify(src)
+        if label:
+            labels[label] = labels.get(label, 0) + 1
+            details.append(detail(key, src, label, differing))
         layouts = get("layout")
         if None in layouts or "" in layouts:
             layout = "n/a"
@@ -168,15 +255,29 @@ def table(tsv_path, calibration):
             ": " + gpu["note"] if gpu["status"] != "pass" and gpu["note"] else "")
         statuses = [src[s]["status"] for s in SOURCES if s in src]
         oom = " (OOM)" if "oom" in statuses else ""
-        out.append("| %s | %s%s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        out.append("| %s | %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             key[0], key[1], oom,
-            *[("-" if p is None else mib(p)) for p in peaks],
+            *[("-" if p in (None, "") else mib(p)) for p in peaks],
             three(get("num_device_alloc")), three(get("num_device_free")),
-            three(get("segments_peak")), layout, check))
+            three(get("segments_peak")), layout, check, label or "-"))
     out.append("")
     out.append("%d runs; the three agree on peak reserved memory in %d, and on every figure "
                "above (peak and final reserved, device calls, segments, final layout) in %d."
                % (len(runs), agree, exact))
+    out.append("")
+    differ = sum(labels.values())
+    if differ:
+        order = [DRIVER, POLICY] + sorted(l for l in labels if l not in (DRIVER, POLICY))
+        out.append("%d of them differ: %s." % (differ, ", ".join(
+            "%d %s" % (labels.get(l, 0), l) for l in order if l in labels or
+            l in (DRIVER, POLICY))))
+        out.append("")
+        out.append("What differs (simulated / ccasim gpu / PyTorch, then ccasim replayed on "
+                   "the segment addresses of PyTorch's run):")
+        out.append("")
+        out.extend(details)
+    else:
+        out.append("No run differs: 0 %s, 0 %s." % (DRIVER, POLICY))
     if calibration:
         with open(calibration) as f:
             cal = json.load(f)

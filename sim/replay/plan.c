@@ -388,6 +388,16 @@ cca_plan_to_json(const CcaPlan *p)
 	json_object_set_new(o, "empty_cache_positions",
 			    p->empty_cache_known ? cca_json_uint(p->empty_cache_at->len)
 						 : json_null());
+	/* the positions themselves, for tools that replay the calls
+	 * (tools/torch_replay.py --empty-cache-at) */
+	json_t *at = json_null();
+	if (p->empty_cache_known) {
+		at = json_array();
+		for (guint i = 0; i < p->empty_cache_at->len; i++)
+			json_array_append_new(
+				at, cca_json_uint(g_array_index(p->empty_cache_at, uint64_t, i)));
+	}
+	json_object_set_new(o, "empty_cache_at", at);
 	json_object_set_new(o, "private_segments", cca_json_uint(p->private_segments->len));
 	json_object_set_new(o, "pytorch_version", cca_json_uint(p->pytorch_version));
 	return o;

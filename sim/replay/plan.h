@@ -150,7 +150,8 @@ char *cca_plan_describe(const CcaPlan *plan);
 /* The plan as a JSON object (a new reference): mid_run,
  * start_segments, start_blocks, entries_read, has_releases (null while
  * the entries are unread), empty_cache_positions (null until found),
- * private_segments, pytorch_version. */
+ * empty_cache_at (the positions, null until found), private_segments,
+ * pytorch_version. */
 json_t *cca_plan_to_json(const CcaPlan *plan);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CcaPlan, cca_plan_free)
