@@ -338,6 +338,21 @@ cca_plan_find_empty_cache(CcaPlan *p, double memory_fraction, uint64_t device_me
 	return ok;
 }
 
+void
+cca_plan_note_empty_cache(CcaPlan *p, const GArray *positions, double memory_fraction,
+			  uint64_t device_memory, bool capacity_set)
+{
+	g_mutex_lock(&p->lock);
+	if (!p->empty_cache_known) {
+		g_array_append_vals(p->empty_cache_at, positions->data, positions->len);
+		p->empty_cache_known = true;
+		p->empty_cache_memory_fraction = memory_fraction;
+		p->empty_cache_device_memory = device_memory;
+		p->empty_cache_capacity_set = capacity_set;
+	}
+	g_mutex_unlock(&p->lock);
+}
+
 char *
 cca_plan_describe(const CcaPlan *p)
 {

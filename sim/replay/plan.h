@@ -144,6 +144,14 @@ void cca_plan_free(CcaPlan *plan);
 gboolean cca_plan_find_empty_cache(CcaPlan *plan, double memory_fraction, uint64_t device_memory,
 				   bool capacity_set, bool *ran, GError **error);
 
+/* Stores POSITIONS (uint64_t trace positions) as where the program called
+ * empty_cache() under the recording's cap MEMORY_FRACTION / DEVICE_MEMORY /
+ * CAPACITY_SET, unless the plan knows them already: what a what-if that
+ * found them as it read the trace (a recording without a cap) tells the
+ * plan. */
+void cca_plan_note_empty_cache(CcaPlan *p, const GArray *positions, double memory_fraction,
+			       uint64_t device_memory, bool capacity_set);
+
 /* The plan as text, a few lines for people. */
 char *cca_plan_describe(const CcaPlan *plan);
 

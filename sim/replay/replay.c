@@ -827,6 +827,8 @@ online_burst(Replay *r, uint8_t action)
 		r->needs_entries = true;
 		return false;
 	}
+	uint64_t position = r->in.position;
+	g_array_append_val(r->empty_cache_found, position);
 	r->res->empty_cache_calls++;
 	cca_allocator_empty_cache(r->alloc);
 	return true;
@@ -1407,6 +1409,10 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 		((res->unknown_frees > 0 && opt->rewind == CCA_REWIND_AUTO) ||
 		 (requests_only && segment_entries > 0) || res->diverged_from_recording ||
 		 needs_entries);
+	if (ok && online_bursts && !*redo && !res->stopped_after && !res->stopped_by_oom)
+		cca_plan_note_empty_cache(plan, found, opt->recorded_memory_fraction,
+					  opt->recorded_capacity_set ? opt->device_memory : 0,
+					  opt->recorded_capacity_set);
 	g_array_free(found, TRUE);
 	addresses_clear(&own);
 	addresses_clear(&other);
