@@ -154,6 +154,7 @@ assert_snapshots_equal(const CcaSnapshot *a, const CcaSnapshot *b)
 	g_assert_cmpmem(
 		a->settings.roundup_power2_divisions, sizeof a->settings.roundup_power2_divisions,
 		b->settings.roundup_power2_divisions, sizeof b->settings.roundup_power2_divisions);
+	cca_test_assert_newer_equal(a, b);
 }
 
 /* ------------------------------------------------------------ the samples */
@@ -571,7 +572,22 @@ static const ErrorCase input_errors[] = {
 	{"deep-lists.pickle", CCA_INPUT_ERROR_NOT_SNAPSHOT,
 	 "not a PyTorch memory snapshot (top-level list holds a list, not segment dicts)"},
 	{"bad/unknown-action.pickle", CCA_INPUT_ERROR_CORRUPT,
-	 "offset 98: device_traces[0][1]: unknown action 'annotate'"},
+	 "offset 98: device_traces[0][1]: unknown action 'teleport'"},
+	/* keys of releases after 2.11 that ccasim uses, of the wrong type */
+	{"bad/newer-pool-id-str.pickle", CCA_INPUT_ERROR_CORRUPT,
+	 "offset 47: device_traces[0][0]: key 'pool_id' is a str, expected a pair of ints"},
+	{"bad/newer-pool-id-triple.pickle", CCA_INPUT_ERROR_CORRUPT,
+	 "offset 47: device_traces[0][0]: key 'pool_id' is a tuple of 3 items, expected a pair "
+	 "of ints"},
+	{"bad/newer-pool-id-huge.pickle", CCA_INPUT_ERROR_CORRUPT,
+	 "offset 47: device_traces[0][0]: key 'pool_id' is out of range (an int above 2^63-1)"},
+	{"bad/newer-pool-id-str-item.pickle", CCA_INPUT_ERROR_CORRUPT,
+	 "offset 47: device_traces[0][0]: key 'pool_id' holds a str, expected a pair of ints"},
+	{"bad/newer-overflowed-str.pickle", CCA_INPUT_ERROR_CORRUPT,
+	 "offset 192: allocator_settings: 'trace_alloc_overflowed' is a str, expected a bool"},
+	{"bad/newer-max-entries-negative.pickle", CCA_INPUT_ERROR_CORRUPT,
+	 "offset 192: allocator_settings: 'trace_alloc_max_entries' is an int, expected an int "
+	 ">= 0"},
 	{"bad/wrong-type.pickle", CCA_INPUT_ERROR_CORRUPT,
 	 "offset 118: device_traces[0][2]: key 'size' is a str, expected an int"},
 	{"bad/segment-missing-key.pickle", CCA_INPUT_ERROR_CORRUPT,
@@ -772,6 +788,218 @@ test_post_2_11(void)
 	for (int i = 0; i < 16; i++)
 		g_assert_cmpuint(st->roundup_power2_divisions[i], ==, (guint)(i % 3));
 	g_assert_cmpuint(snap->annotations->len, ==, 2);
+}
+
+/* The 2.11 default sample as a release after 2.11 writes it
+ * (tools/gen_fixtures.py newer_2_14()): the same 44 entries once the two
+ * annotate entries are left out, each with its pool id; user_metadata
+ * given as a dict kept as Python's json.dumps(v, separators=(",", ":"),
+ * sort_keys=True) writes it; the rest counted. */
+static void
+test_newer_2_14(void)
+{
+	g_autoptr(CcaSnapshot) snap = load_data("newer-2.14.pickle");
+	g_autoptr(CcaSnapshot) sample = load_sample("snap_default_2.11.pickle");
+	g_assert_cmpuint(snap->n_events[0], ==, 44);
+	for (guint i = 0; i < 44; i++) {
+		const CcaEvent *e = event(snap, 0, i), *s = event(sample, 0, i);
+		g_assert_cmpint(e->action, ==, s->action);
+		g_assert_cmpuint(e->addr, ==, s->addr);
+		g_assert_cmpuint(e->size, ==, s->size);
+		g_assert_cmpint(e->time_us, ==, s->time_us);
+		g_assert_true(e->has_pool_id);
+		/* the MemPool's segment is made at entry 33 */
+		g_assert_cmpint(e->pool_id[0], ==, 0);
+		g_assert_cmpint(e->pool_id[1], ==, i == 33 || i == 34 ? 1 : 0);
+	}
+	g_assert_cmpstr(cca_snapshot_string(snap, event(snap, 0, 5)->user_metadata), ==,
+			"{\"phase\":\"warmup\",\"step\":3,\"tags\":[\"a\",\"b\"]}");
+	g_assert_cmpuint(event(snap, 0, 6)->user_metadata, ==, CCA_ID_NONE); /* {} */
+	g_assert_cmpstr(cca_snapshot_string(snap, event(snap, 0, 7)->user_metadata), ==,
+			"phase=warmup");
+	const CcaSnapshotNewer *n = &snap->newer;
+	g_assert_cmpuint(n->pool_id_entries, ==, 44);
+	g_assert_cmpuint(n->annotate_entries, ==, 2);
+	g_assert_cmpuint(n->forward_frames, ==, 1);
+	g_assert_cmpint(n->host_segments, ==, 1);
+	g_assert_cmpint(n->host_traces, ==, 2);
+	g_assert_cmpint(n->trace_alloc_overflowed, ==, 0);
+	g_assert_cmpint(n->trace_alloc_max_entries, ==, G_MAXINT64);
+	g_assert_cmpuint(n->rendered_metadata, ==, 2);
+	g_assert_cmpuint(n->n_unknown, ==, 2);
+	g_assert_cmpstr(n->unknown_name[0], ==, "entry.internal_metadata");
+	g_assert_cmpstr(n->unknown_name[1], ==, "segment.internal_metadata");
+	const char *key = NULL;
+	g_assert_cmpuint(cca_snapshot_format_release(snap, &key), ==, 214);
+	g_assert_cmpstr(key, ==, "top-level host_segments");
+	g_autofree char *note = cca_snapshot_newer_note(snap, 211);
+	g_assert_cmpstr(note, ==,
+			"the snapshot comes from PyTorch 2.14 or later (it has top-level "
+			"host_segments), newer than the PyTorch 2.11 rules applied: what that "
+			"PyTorch changed is not modelled");
+	g_assert_null(cca_snapshot_newer_note(snap, 214));
+	/* the sample itself proves nothing newer */
+	g_assert_cmpuint(cca_snapshot_format_release(sample, NULL), ==, 0);
+	g_assert_null(cca_snapshot_newer_note(sample, 211));
+	g_assert_cmpint(sample->newer.host_segments, ==, -1);
+	g_assert_cmpuint(sample->newer.n_unknown, ==, 0);
+	assert_arrays_equal(snap->segments, sample->segments);
+	assert_arrays_equal(snap->blocks, sample->blocks);
+}
+
+/* Keys of later releases with values no PyTorch writes, where ccasim only
+ * counts or renders them: the snapshot loads, every rendering is bounded
+ * (a cyclic list, 40 nested dicts, 1000 keys) and in sorted key order,
+ * unknown names are kept raw for the views to escape, 16 at most. */
+static void
+test_newer_hostile(void)
+{
+	g_autoptr(CcaSnapshot) snap = load_data("newer-hostile.pickle");
+	const CcaSnapshotNewer *n = &snap->newer;
+	g_assert_cmpuint(snap->n_events[0], ==, 5);
+	g_assert_cmpuint(n->annotate_entries, ==, 1);
+	g_assert_cmpuint(n->forward_frames, ==, 5);
+	g_assert_cmpint(n->host_segments, ==, 0); /* an int: present, no items */
+	g_assert_cmpint(n->host_traces, ==, 0);	  /* a dict */
+	g_assert_cmpuint(n->rendered_metadata, ==, 10);
+	g_assert_cmpuint(n->n_unknown, ==, CCA_NEWER_MAX_NAMES);
+	g_assert_cmpstr(n->unknown_name[0], ==, "entry.unknown\x1b[31m0");
+	g_assert_cmpuint(n->unknown_more, ==, 10);
+	const CcaEvent *e = event(snap, 0, 0);
+	g_assert_cmpstr(cca_snapshot_string(snap, e->compile_context), ==,
+			"[\"not\",\"a\",\"str\"]");
+	g_assert_cmpstr(cca_snapshot_string(snap, e->user_metadata), ==, "[[[[[[[[...]]]]]]]]");
+	g_assert_cmpuint(event(snap, 0, 4)->user_metadata, ==, e->user_metadata);
+	g_assert_cmpstr(cca_snapshot_string(snap, event(snap, 0, 1)->user_metadata), ==,
+			"{\"k\":{\"k\":{\"k\":{\"k\":{\"k\":{\"k\":{\"k\":{\"k\":...}}}}}}}}");
+	const char *wide = cca_snapshot_string(snap, event(snap, 0, 2)->user_metadata);
+	g_assert_true(g_str_has_prefix(wide, "{\"k0000\":0,\"k0001\":1,"));
+	g_assert_true(g_str_has_suffix(wide, "\"k0255\":255,...}"));
+	g_assert_cmpstr(cca_snapshot_string(snap, event(snap, 0, 3)->user_metadata), ==,
+			"{\"1\":\"t\",\"2.5\":\"x\",\"[1,2]\":\"pair\",\"big\":9223372036854775808,"
+			"\"e\":1e-07,\"half\":0.5,\"nan\":NaN,\"neg\":-9223372036854775808,"
+			"\"null\":\"none\",\"q\\\"\\\\\\n\\u0001\":Infinity}");
+	g_assert_cmpuint(cca_snapshot_format_release(snap, NULL), ==, 214);
+}
+
+/* The release each key of a later release proves, and the note that
+ * names it: one row per key, on an otherwise empty snapshot. */
+typedef struct {
+	const char *name;
+	void (*set)(CcaSnapshotNewer *n);
+	uint32_t release;
+	const char *key;
+} ReleaseCase;
+
+static void
+set_pool(CcaSnapshotNewer *n)
+{
+	n->pool_id_entries = 1;
+}
+static void
+set_annotate(CcaSnapshotNewer *n)
+{
+	n->annotate_entries = 1;
+}
+static void
+set_forward(CcaSnapshotNewer *n)
+{
+	n->forward_frames = 1;
+}
+static void
+set_host_segments(CcaSnapshotNewer *n)
+{
+	n->host_segments = 0;
+}
+static void
+set_host_traces(CcaSnapshotNewer *n)
+{
+	n->host_traces = 3;
+}
+static void
+set_overflowed(CcaSnapshotNewer *n)
+{
+	n->trace_alloc_overflowed = 1;
+}
+static void
+set_max_entries(CcaSnapshotNewer *n)
+{
+	n->trace_alloc_max_entries = 100;
+}
+static void
+set_pool_and_host(CcaSnapshotNewer *n)
+{
+	n->pool_id_entries = 5;
+	n->host_traces = 0;
+}
+static void
+set_rendered_unknown(CcaSnapshotNewer *n)
+{
+	n->rendered_metadata = 1;
+	cca_snapshot_newer_add_unknown(n, "entry.internal_metadata", 23);
+}
+
+static const ReleaseCase release_cases[] = {
+	{"pool-id", set_pool, 212, "pool_id in trace entries"},
+	{"annotate", set_annotate, 212, "'annotate' trace entries"},
+	{"forward-frames", set_forward, 212, "forward_frames"},
+	{"host-segments", set_host_segments, 214, "top-level host_segments"},
+	{"host-traces", set_host_traces, 214, "top-level host_traces"},
+	{"overflowed", set_overflowed, 212, "allocator_settings trace_alloc_overflowed"},
+	{"max-entries", set_max_entries, 212, "allocator_settings trace_alloc_max_entries"},
+	{"pool-and-host", set_pool_and_host, 214, "top-level host_traces"},
+	/* a dict user_metadata or a key nobody documents proves no release */
+	{"rendered-unknown", set_rendered_unknown, 0, NULL},
+};
+
+static void
+test_newer_release(gconstpointer data)
+{
+	const ReleaseCase *c = data;
+	g_autoptr(CcaSnapshot) snap = cca_snapshot_new();
+	c->set(&snap->newer);
+	const char *key = NULL;
+	g_assert_cmpuint(cca_snapshot_format_release(snap, &key), ==, c->release);
+	g_assert_cmpstr(key, ==, c->key);
+	g_autofree char *note = cca_snapshot_newer_note(snap, 211);
+	g_autofree char *old = cca_snapshot_newer_note(snap, 208);
+	if (c->release == 0) {
+		g_assert_null(note);
+		g_assert_null(old);
+		return;
+	}
+	g_assert_nonnull(strstr(note, c->key));
+	g_assert_nonnull(strstr(note, "PyTorch 2.11 rules"));
+	g_assert_nonnull(strstr(old, "PyTorch 2.8 rules"));
+	g_assert_null(cca_snapshot_newer_note(snap, c->release));
+}
+
+/* Unknown names: counted by name up to CCA_NEWER_MAX_NAMES, cut at 64
+ * bytes and at a NUL, the rest counted together. */
+static void
+test_newer_unknown_names(void)
+{
+	CcaSnapshotNewer n;
+	memset(&n, 0, sizeof n);
+	g_autofree char *long_name = g_strnfill(100, 'x');
+	cca_snapshot_newer_add_unknown(&n, "a\0b", 3);
+	cca_snapshot_newer_add_unknown(&n, "a", 1);
+	cca_snapshot_newer_add_unknown(&n, long_name, 100);
+	cca_snapshot_newer_add_unknown(&n, long_name, 64);
+	g_assert_cmpuint(n.n_unknown, ==, 2);
+	g_assert_cmpstr(n.unknown_name[0], ==, "a");
+	g_assert_cmpuint(n.unknown_count[0], ==, 2);
+	g_assert_cmpuint(strlen(n.unknown_name[1]), ==, 64);
+	g_assert_cmpuint(n.unknown_count[1], ==, 2);
+	for (int i = 0; i < 20; i++) {
+		char name[8];
+		g_snprintf(name, sizeof name, "k%d", i);
+		cca_snapshot_newer_add_unknown(&n, name, strlen(name));
+	}
+	g_assert_cmpuint(n.n_unknown, ==, CCA_NEWER_MAX_NAMES);
+	g_assert_cmpuint(n.unknown_more, ==, 6);
+	for (uint32_t i = 0; i < n.n_unknown; i++)
+		g_free(n.unknown_name[i]);
 }
 
 static void
@@ -1076,6 +1304,8 @@ main(int argc, char **argv)
 		"legacy-2.0.pickle",
 		"two-devices.pickle",
 		"post-2.11.pickle",
+		"newer-2.14.pickle",
+		"newer-hostile.pickle",
 		"default-protocol2.pickle",
 		"default-torchscript.pickle",
 		"default-cxx.pickle",
@@ -1113,6 +1343,10 @@ main(int argc, char **argv)
 			     test_protocol);
 	g_test_add_func("/snapshot/schema/two-devices", test_two_devices);
 	g_test_add_func("/snapshot/schema/post-2.11", test_post_2_11);
+	g_test_add_func("/snapshot/schema/newer-2.14", test_newer_2_14);
+	g_test_add_func("/snapshot/schema/newer-hostile", test_newer_hostile);
+	g_test_add_func("/snapshot/newer/unknown-names", test_newer_unknown_names);
+	CCA_TEST_ADD_ROWS("/snapshot/newer/release", release_cases, name, test_newer_release);
 	g_test_add_func("/snapshot/schema/segments-only", test_segments_only);
 	for (size_t i = 0; i < G_N_ELEMENTS(stream_files); i++) {
 		g_autofree char *path = g_strdup_printf("/snapshot/stream-equals-graph/%s",

@@ -190,6 +190,26 @@ cca_test_load(const char *path)
 	return snap;
 }
 
+void
+cca_test_assert_newer_equal(const CcaSnapshot *a, const CcaSnapshot *b)
+{
+	const CcaSnapshotNewer *x = &a->newer, *y = &b->newer;
+	g_assert_cmpuint(x->pool_id_entries, ==, y->pool_id_entries);
+	g_assert_cmpuint(x->annotate_entries, ==, y->annotate_entries);
+	g_assert_cmpuint(x->forward_frames, ==, y->forward_frames);
+	g_assert_cmpint(x->host_segments, ==, y->host_segments);
+	g_assert_cmpint(x->host_traces, ==, y->host_traces);
+	g_assert_cmpint(x->trace_alloc_overflowed, ==, y->trace_alloc_overflowed);
+	g_assert_cmpint(x->trace_alloc_max_entries, ==, y->trace_alloc_max_entries);
+	g_assert_cmpuint(x->rendered_metadata, ==, y->rendered_metadata);
+	g_assert_cmpuint(x->n_unknown, ==, y->n_unknown);
+	for (uint32_t i = 0; i < x->n_unknown; i++) {
+		g_assert_cmpstr(x->unknown_name[i], ==, y->unknown_name[i]);
+		g_assert_cmpuint(x->unknown_count[i], ==, y->unknown_count[i]);
+	}
+	g_assert_cmpuint(x->unknown_more, ==, y->unknown_more);
+}
+
 guint8 *
 cca_test_read_sample(const char *name, gsize *len)
 {

@@ -82,6 +82,10 @@ void cca_test_mutants_clear(CcaTestMutants *m);
  * cca_snapshot_free(). */
 struct CcaSnapshot *cca_test_load(const char *path);
 
+/* The test fails unless A and B hold the same keys of releases after
+ * 2.11 (CcaSnapshotNewer: counts, the unknown key names in order). */
+void cca_test_assert_newer_equal(const struct CcaSnapshot *a, const struct CcaSnapshot *b);
+
 /* The bytes of traces/pytorch-2.11/samples/NAME, *LEN of them (the test
  * fails if it cannot be read).  Free with g_free(). */
 guint8 *cca_test_read_sample(const char *name, gsize *len);

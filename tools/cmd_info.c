@@ -3,9 +3,12 @@
  * Reads every event once (through the cursors, so a msgpack trace is
  * streamed) and summarises: input format and origin, per-device event
  * counts by action and time span, the final segments and blocks, the
- * interned frame/stack/string tables and the recorded allocator settings.
- * Counts exclude the tables' reserved entries 0, so a pickle and its
- * conversion report the same numbers.  --json prints one JSON object.
+ * interned frame/stack/string tables, the recorded allocator settings and
+ * what the snapshot holds of releases after 2.11 (CcaSnapshotNewer: it
+ * says so when the format shows a PyTorch newer than the newest rules
+ * ccasim applies).  Counts exclude the tables' reserved entries 0, so a
+ * pickle and its conversion report the same numbers.  --json prints one
+ * JSON object.
  */
 #include "config.h"
 
@@ -14,6 +17,7 @@
 #include <stdio.h>
 
 #include "commands.h"
+#include "settings.h"
 #include "json.h"
 #include "size.h"
 #include "snapshot.h"
@@ -146,6 +150,45 @@ cca_info_json_device(int d, const CcaInfoDevice *dev)
 	return o;
 }
 
+/* An optional count (-1: absent) as JSON. */
+static json_t *
+cca_info_json_opt(int64_t v)
+{
+	return v < 0 ? json_null() : json_integer(v);
+}
+
+/* The keys of releases after 2.11, with PyTorch's names where it has
+ * them. */
+static json_t *
+cca_info_json_newer(const CcaSnapshotNewer *n)
+{
+	json_t *o = json_object(), *unknown = json_object();
+	json_object_set_new(o, "pool_id_entries", cca_json_uint(n->pool_id_entries));
+	json_object_set_new(o, "annotate_entries", cca_json_uint(n->annotate_entries));
+	json_object_set_new(o, "forward_frames", cca_json_uint(n->forward_frames));
+	json_object_set_new(o, "host_segments", cca_info_json_opt(n->host_segments));
+	json_object_set_new(o, "host_traces", cca_info_json_opt(n->host_traces));
+	json_object_set_new(o, "trace_alloc_overflowed",
+			    n->trace_alloc_overflowed < 0
+				    ? json_null()
+				    : cca_json_bool(n->trace_alloc_overflowed != 0));
+	json_object_set_new(o, "trace_alloc_max_entries",
+			    cca_info_json_opt(n->trace_alloc_max_entries));
+	json_object_set_new(o, "rendered_metadata", cca_json_uint(n->rendered_metadata));
+	for (uint32_t i = 0; i < n->n_unknown; i++) {
+		/* a name is untrusted: two names equal once made safe to
+		 * show add up */
+		g_autofree char *name = cca_text_display(n->unknown_name[i], -1, 80);
+		json_t *was = json_object_get(unknown, name);
+		uint64_t count =
+			n->unknown_count[i] + (was ? (uint64_t)json_integer_value(was) : 0);
+		json_object_set_new(unknown, name, cca_json_uint(count));
+	}
+	json_object_set_new(o, "unknown_keys", unknown);
+	json_object_set_new(o, "unknown_more", cca_json_uint(n->unknown_more));
+	return o;
+}
+
 static void
 cca_info_print_json(const CcaInfo *info)
 {
@@ -170,6 +213,15 @@ cca_info_print_json(const CcaInfo *info)
 	json_object_set_new(o, "strings", json_integer(info->strings));
 	json_object_set_new(o, "annotations", json_integer(snap->annotations->len));
 	json_object_set_new(o, "allocator_settings", cca_info_json_settings(&snap->settings));
+	g_autofree char *note = cca_snapshot_newer_note(snap, CCA_PYTORCH_VERSION_DEFAULT);
+	uint32_t release = cca_snapshot_format_release(snap, NULL);
+	g_autofree char *shown =
+		release ? g_strdup_printf("%u.%u", release / 100, release % 100) : NULL;
+	json_object_set_new(o, "snapshot_newer_than_rules", cca_json_bool(note != NULL));
+	json_object_set_new(o, "snapshot_newer_note", note ? cca_json_string(note) : json_null());
+	json_object_set_new(o, "snapshot_format_release",
+			    shown ? cca_json_string(shown) : json_null());
+	json_object_set_new(o, "newer_keys", cca_info_json_newer(&snap->newer));
 	cca_json_append(out, o);
 	g_string_append_c(out, '\n');
 	fputs(out->str, stdout);
@@ -244,6 +296,60 @@ cca_info_print_settings(const CcaRecordedSettings *s)
 	cca_info_setting("roundup_power2_divisions", div->str);
 }
 
+/* What the snapshot holds of releases after 2.11, when anything: a note
+ * when its format proves such a release, then one line per kind of key
+ * and what ccasim does with it. */
+static void
+cca_info_print_newer(const CcaSnapshot *snap)
+{
+	const CcaSnapshotNewer *n = &snap->newer;
+	g_autofree char *note = cca_snapshot_newer_note(snap, CCA_PYTORCH_VERSION_DEFAULT);
+	if (note == NULL && n->rendered_metadata == 0 && n->n_unknown == 0)
+		return;
+	printf("keys of PyTorch releases after 2.11:%s\n", note ? "" : " none");
+	if (note)
+		printf("  note: %s\n", note);
+	if (n->pool_id_entries)
+		printf("  pool_id in %" G_GUINT64_FORMAT
+		       " trace entries: kept (convert writes them)\n",
+		       n->pool_id_entries);
+	if (n->annotate_entries)
+		printf("  %" G_GUINT64_FORMAT " 'annotate' entries: skipped (they label an "
+		       "allocation and change no allocator state; entry numbers leave them out)\n",
+		       n->annotate_entries);
+	if (n->forward_frames)
+		printf("  forward_frames in %" G_GUINT64_FORMAT " entries, segments or blocks: "
+		       "ignored\n",
+		       n->forward_frames);
+	if (n->host_segments >= 0 || n->host_traces >= 0)
+		printf("  pinned host memory: %" G_GINT64_FORMAT " host_segments, %" G_GINT64_FORMAT
+		       " host_traces entries: ignored (ccasim models device memory)\n",
+		       MAX(n->host_segments, 0), MAX(n->host_traces, 0));
+	if (n->trace_alloc_overflowed >= 0)
+		printf("  trace_alloc_overflowed: %s\n",
+		       n->trace_alloc_overflowed ? "true (the ring of trace entries overflowed: "
+						   "the trace starts mid-run)"
+						 : "false");
+	if (n->trace_alloc_max_entries >= 0)
+		printf("  trace_alloc_max_entries: %" G_GINT64_FORMAT "\n",
+		       n->trace_alloc_max_entries);
+	if (n->rendered_metadata)
+		printf("  user_metadata or compile_context not a str in %" G_GUINT64_FORMAT
+		       " entries: kept as compact JSON\n",
+		       n->rendered_metadata);
+	if (n->n_unknown) {
+		printf("  keys ccasim does not know, ignored:");
+		for (uint32_t i = 0; i < n->n_unknown; i++) {
+			g_autofree char *name = cca_text_display(n->unknown_name[i], -1, 80);
+			printf("%s %s (%" G_GUINT64_FORMAT ")", i ? "," : "", name,
+			       n->unknown_count[i]);
+		}
+		if (n->unknown_more)
+			printf(", %" G_GUINT64_FORMAT " more", n->unknown_more);
+		printf("\n");
+	}
+}
+
 static void
 cca_info_print_human(const CcaInfo *info)
 {
@@ -269,6 +375,7 @@ cca_info_print_human(const CcaInfo *info)
 	printf("frames: %u, stacks: %u, strings: %u, annotations: %u\n", info->frames, info->stacks,
 	       info->strings, snap->annotations->len);
 	cca_info_print_settings(&snap->settings);
+	cca_info_print_newer(snap);
 }
 
 /* ------------------------------------------------------------------ */

@@ -106,6 +106,7 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 		.memory_fraction = opt->memory_fraction,
 		.device_memory = opt->device_memory ? opt->device_memory : CCA_H200_TOTAL_MEMORY,
 		.device_memory_set = opt->capacity_set,
+		.snap = snap,
 	};
 	if (devs) {
 		json_t *o = cca_report_replay_to_json(&ctx, &result);

@@ -129,6 +129,53 @@ def post_2_11():
             "external_annotations": annotations, "host_segments": [], "host_traces": []}
 
 
+def newer_2_14(default):
+    """The default 2.11 sample as a release after 2.11 would write it
+    (doc/trace-format.md section 11): pool_id on every trace entry (the
+    MemPool's (0, 1) inside its segment, else the default pool), two
+    `annotate` entries, user_metadata given as a dict, forward_frames,
+    trace_alloc_overflowed/trace_alloc_max_entries, pinned host memory
+    (host_segments, host_traces), and keys no release ccasim knows
+    (internal_metadata).  Replayed, it must check exactly as the sample."""
+    import copy
+    snap = copy.deepcopy(default)
+
+    def pool_of(addr):
+        for seg in snap["segments"]:
+            if seg["address"] <= addr < seg["address"] + seg["total_size"]:
+                return seg["segment_pool_id"]
+        return (0, 0)
+
+    entries = []
+    for i, e in enumerate(snap["device_traces"][0]):
+        e = dict(e)
+        e["pool_id"] = (0, 0) if e["action"] == "oom" else pool_of(e["addr"])
+        if i == 5:
+            e["user_metadata"] = {"step": 3, "phase": "warmup", "tags": ["a", "b"]}
+        if i == 6:
+            e["user_metadata"] = {}
+        if i == 9:
+            e["forward_frames"] = ["  File \"/m.py\", line 3, in forward\n"]
+            e["internal_metadata"] = {"x": 1}
+        entries.append(e)
+        if e["action"] == "alloc" and i in (2, 34):
+            entries.append({"action": "annotate", "addr": e["addr"], "size": 0,
+                            "stream": e["stream"], "time_us": e["time_us"],
+                            "compile_context": "N/A", "user_metadata": "weight",
+                            "frames": [], "pool_id": e["pool_id"]})
+    snap["device_traces"][0] = entries
+    snap["segments"][0]["internal_metadata"] = "seg"
+    snap["allocator_settings"]["trace_alloc_overflowed"] = False
+    snap["allocator_settings"]["trace_alloc_max_entries"] = sys.maxsize
+    snap["host_segments"] = [{"address": 0x7f0000000000, "total_size": 2097152,
+                              "blocks": [{"size": 2097152, "state": "inactive"}]}]
+    snap["host_traces"] = [[{"action": "segment_alloc", "addr": 0x7f0000000000,
+                             "size": 2097152, "stream": 0, "time_us": 1},
+                            {"action": "alloc", "addr": 0x7f0000000000, "size": 4096,
+                             "stream": 0, "time_us": 2}]]
+    return snap
+
+
 class TorchScriptPickler:
     """A protocol-2 writer shaped like torch::jit::Pickler with tag_aggregates:
     BINPUT/LONG_BINPUT with explicit indices, strings deduplicated by content
@@ -237,6 +284,52 @@ def sample(name):
 
 # ---------------------------------------------------------------- bad inputs
 
+def newer_entry(settings=None, **entry):
+    """A one-entry snapshot whose entry (and allocator_settings) get the
+    keys given: hostile values of the keys releases after 2.11 add."""
+    ev = {"action": "alloc", "addr": 1 << 32, "size": 512, "stream": 0, "time_us": 1,
+          "compile_context": "N/A", "user_metadata": "", "frames": []}
+    ev.update(entry)
+    snap = {"segments": [], "device_traces": [[ev]]}
+    if settings is not None:
+        snap["allocator_settings"] = settings
+    return pickle.dumps(snap, protocol=4)
+
+
+def newer_hostile():
+    """Keys of releases after 2.11 given values no PyTorch writes, where
+    ccasim only counts them (they must load): host_* and forward_frames of
+    the wrong type, user_metadata that is cyclic, deep, wide or keyed by
+    non-str keys, unknown keys with control bytes, more distinct unknown
+    keys than ccasim names, and an annotate entry whose other keys are
+    garbage."""
+    cyclic = []
+    cyclic.append(cyclic)
+    deep = {}
+    d = deep
+    for _ in range(40):
+        d["k"] = {}
+        d = d["k"]
+    wide = {("k%04d" % i): i for i in range(1000)}
+    odd_keys = {1: "one", None: "none", (1, 2): "pair", 2.5: "x", True: "t",
+                "q\"\\\n\x01": float("inf"), "nan": float("nan"), "big": 1 << 63,
+                "neg": -(1 << 63), "half": 0.5, "e": 1e-07}
+    entry = {"action": "alloc", "addr": 1 << 32, "size": 512, "stream": 0, "time_us": 1,
+             "compile_context": ["not", "a", "str"], "user_metadata": "", "frames": [],
+             "forward_frames": 7, "pool_id": (0, 0)}
+    entries = []
+    for i, md in enumerate([cyclic, deep, wide, odd_keys, cyclic]):
+        e = dict(entry, user_metadata=md, addr=(1 << 32) + 512 * i)
+        e["unknown\x1b[31m%d" % i] = i
+        entries.append(e)
+    for i in range(20):
+        entries[0]["extra_%02d" % i] = i
+    entries.append({"action": "annotate", "addr": "nowhere", "size": "big",
+                    "user_metadata": cyclic, "pool_id": "bad"})
+    return {"segments": [], "device_traces": [entries], "host_segments": 5,
+            "host_traces": {"a": 1}, "\x00odd top": 1}
+
+
 def bad_inputs():
     snap_head = b"\x80\x04"
     bad = {
@@ -295,7 +388,7 @@ def bad_inputs():
         "unknown-action.pickle": pickle.dumps(
             {"segments": [], "device_traces": [[
                 {"action": "alloc", "addr": 1, "size": 2, "stream": 0},
-                {"action": "annotate", "addr": 1, "size": 2, "stream": 0}]]}, protocol=4),
+                {"action": "teleport", "addr": 1, "size": 2, "stream": 0}]]}, protocol=4),
         "wrong-type.pickle": pickle.dumps(
             {"segments": [], "device_traces": [[
                 {"action": "alloc", "addr": 1, "size": 2, "stream": 0},
@@ -308,6 +401,14 @@ def bad_inputs():
             {"segments": [{"device": 0, "address": 4096, "total_size": 2048,
                            "segment_type": "small",
                            "blocks": [{"size": 512, "state": "inactive"}]}]}, protocol=4),
+        # keys of releases after 2.11 with the wrong type, where ccasim uses them
+        "newer-pool-id-str.pickle": newer_entry(pool_id="(0, 1)"),
+        "newer-pool-id-triple.pickle": newer_entry(pool_id=(0, 1, 2)),
+        "newer-pool-id-huge.pickle": newer_entry(pool_id=(0, 1 << 63)),
+        "newer-pool-id-str-item.pickle": newer_entry(pool_id=(0, "1")),
+        "newer-overflowed-str.pickle": newer_entry(settings={"trace_alloc_overflowed": "no"}),
+        "newer-max-entries-negative.pickle":
+            newer_entry(settings={"trace_alloc_max_entries": -5}),
         # a trace entry referenced again after its batch was converted
         "trace-entry-shared.pickle":
             snap_head + b"}\x94(\x8c\x08segments\x94]\x94\x8c\rdevice_traces\x94]\x94]\x94("
@@ -341,6 +442,8 @@ def main():
         "legacy-2.0.pickle": pickle.dumps(legacy_2_0(), protocol=4),
         "two-devices.pickle": pickle.dumps(two_devices(), protocol=4),
         "post-2.11.pickle": pickle.dumps(post_2_11(), protocol=4),
+        "newer-2.14.pickle": pickle.dumps(newer_2_14(obj), protocol=4),
+        "newer-hostile.pickle": pickle.dumps(newer_hostile(), protocol=4),
         "default-protocol2.pickle": pickle.dumps(obj, protocol=2),
         "default-protocol5.pickle": pickle.dumps(obj, protocol=5),
         "default-torchscript.pickle": TorchScriptPickler(first_index=200).dumps(obj),

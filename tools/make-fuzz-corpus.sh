@@ -42,6 +42,11 @@ for pickle in "$samples"/*.pickle; do
 	echo "  $target ($size bytes)"
 done
 
+# A snapshot of a release after 2.11 (pool ids, the header's newer_keys).
+newer=$srcdir/tests/data/newer-2.14.pickle
+(cd "$(dirname "$newer")" && "$ccasim" convert newer-2.14.pickle -o "$out/newer-2.14.msgpack")
+echo "  $out/newer-2.14.msgpack ($(wc -c <"$out/newer-2.14.msgpack") bytes)"
+
 python=/usr/bin/python3
 [ -x "$python" ] || python=python3
 if ! "$python" -c 'import msgpack' 2>/dev/null; then
@@ -111,6 +116,18 @@ variant("settings-roundup-short",
 variant("settings-conf-bad",
         lambda o: o[HEADER]["allocator_settings"].__setitem__("PYTORCH_CUDA_ALLOC_CONF", "foo:1"))
 variant("trailing-garbage", lambda o: None, tail=b"\xc0\xc0")
+# the newer_keys map of releases after 2.11
+newer_keys = {"annotate_entries": 2, "forward_frames": 1, "host_segments": 1,
+              "host_traces": None, "trace_alloc_overflowed": True,
+              "trace_alloc_max_entries": 1 << 62, "rendered_metadata": 3,
+              "unknown_keys": {"entry.x": 1}, "unknown_more": 0}
+variant("newer-keys", lambda o: o[HEADER].__setitem__("newer_keys", newer_keys))
+variant("newer-keys-bad-count",
+        lambda o: o[HEADER].__setitem__("newer_keys", dict(newer_keys, host_segments="x")))
+variant("newer-keys-unknown-many", lambda o: o[HEADER].__setitem__(
+    "newer_keys", dict(newer_keys, unknown_keys={"k%d\x1b" % i: i + 1 for i in range(300)})))
+variant("event-pool-id-every",
+        lambda o: o.__setitem__(DEV0, [ev[:8] + [[i, -i]] for i, ev in enumerate(o[DEV0])]))
 # Raw encodings that a Python packer would never produce: a string table
 # whose array32 header claims 2^32-1 entries, and a map32 claiming 2^32-1
 # pairs in the header's place (msgpack-c 4 tries to allocate 256 GiB).

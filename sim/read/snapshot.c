@@ -104,6 +104,10 @@ cca_snapshot_new(void)
 	snap->blocks = g_array_new(FALSE, TRUE, sizeof(CcaSnapBlock));
 	snap->annotations = g_array_new(FALSE, TRUE, sizeof(CcaAnnotation));
 	snap->settings.max_split_size = -1;
+	snap->newer.host_segments = -1;
+	snap->newer.host_traces = -1;
+	snap->newer.trace_alloc_overflowed = -1;
+	snap->newer.trace_alloc_max_entries = -1;
 	return snap;
 }
 
@@ -124,6 +128,8 @@ cca_snapshot_free(CcaSnapshot *snap)
 		snap->stream_priv_free(snap->stream_priv);
 	g_free(snap->source);
 	g_free(snap->settings.conf);
+	for (uint32_t i = 0; i < snap->newer.n_unknown; i++)
+		g_free(snap->newer.unknown_name[i]);
 	g_ptr_array_unref(snap->strings);
 	g_array_unref(snap->frames);
 	g_array_unref(snap->stack_offsets);
@@ -170,6 +176,74 @@ cca_snapshot_n_stacks(const CcaSnapshot *snap)
 	return snap->stack_offsets->len > 0 ? snap->stack_offsets->len - 1 : 0;
 }
 
+/* ------------------------------------------------------------ newer releases */
+
+#define NEWER_NAME_MAX 64 /* bytes kept of an unknown key's name */
+
+void
+cca_snapshot_newer_add_unknown(CcaSnapshotNewer *newer, const char *name, size_t len)
+{
+	const char *nul = memchr(name, '\0', len);
+	len = MIN(nul != NULL ? (size_t)(nul - name) : len, NEWER_NAME_MAX);
+	for (uint32_t i = 0; i < newer->n_unknown; i++)
+		if (strlen(newer->unknown_name[i]) == len &&
+		    memcmp(newer->unknown_name[i], name, len) == 0) {
+			newer->unknown_count[i]++;
+			return;
+		}
+	if (newer->n_unknown == CCA_NEWER_MAX_NAMES) {
+		newer->unknown_more++;
+		return;
+	}
+	newer->unknown_name[newer->n_unknown] = g_strndup(name, len);
+	newer->unknown_count[newer->n_unknown++] = 1;
+}
+
+/* The keys of releases after 2.11, with the lowest release that writes
+ * each (doc/trace-format.md §11): pool_id per entry arrived in 2.12 (PR
+ * #177717), host_segments/host_traces in 2.14 (PR #182407, in 2.14.0's
+ * release notes); the others are known only as "after 2.11", so 2.12 is
+ * the release they prove. */
+uint32_t
+cca_snapshot_format_release(const CcaSnapshot *snap, const char **key)
+{
+	const CcaSnapshotNewer *n = &snap->newer;
+	const struct {
+		bool present;
+		uint32_t release;
+		const char *key;
+	} marks[] = {
+		{n->host_segments >= 0, 214, "top-level host_segments"},
+		{n->host_traces >= 0, 214, "top-level host_traces"},
+		{n->pool_id_entries > 0, 212, "pool_id in trace entries"},
+		{n->annotate_entries > 0, 212, "'annotate' trace entries"},
+		{n->forward_frames > 0, 212, "forward_frames"},
+		{n->trace_alloc_overflowed >= 0, 212, "allocator_settings trace_alloc_overflowed"},
+		{n->trace_alloc_max_entries >= 0, 212,
+		 "allocator_settings trace_alloc_max_entries"},
+	};
+	uint32_t release = 0;
+	for (size_t i = 0; i < G_N_ELEMENTS(marks); i++)
+		if (marks[i].present && marks[i].release > release) {
+			release = marks[i].release;
+			if (key != NULL)
+				*key = marks[i].key;
+		}
+	return release;
+}
+
+char *
+cca_snapshot_newer_note(const CcaSnapshot *snap, uint32_t rules)
+{
+	const char *key = NULL;
+	uint32_t release = cca_snapshot_format_release(snap, &key);
+	if (release <= rules)
+		return NULL;
+	return g_strdup_printf("the snapshot comes from PyTorch %u.%u or later (it has %s), "
+			       "newer than the PyTorch %u.%u rules applied: what that PyTorch "
+			       "changed is not modelled",
+			       release / 100, release % 100, key, rules / 100, rules % 100);
+}
 /* ------------------------------------------------------------ loading */
 
 /* The parse's progress hook: lets a mapped input drop what the parser has

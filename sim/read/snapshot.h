@@ -1,10 +1,11 @@
 /* snapshot.h - the one internal model of a PyTorch memory snapshot.
  *
- * Every input format (pickle from torch 2.0 to 2.11, and ccasim's own
- * msgpack trace) is normalised into a CcaSnapshot: recorded allocator
- * settings, the final segment/block state, string/frame/stack tables and,
- * per device, the ordered trace events.  Frames and stacks are interned
- * once; events refer to a stack by id.
+ * Every input format (pickle from torch 2.0 to 2.11 and the keys later
+ * releases add, and ccasim's own msgpack trace) is normalised into a
+ * CcaSnapshot: recorded allocator settings, the final segment/block
+ * state, string/frame/stack tables, per device the ordered trace events,
+ * and what the snapshot holds of releases after 2.11 (CcaSnapshotNewer).
+ * Frames and stacks are interned once; events refer to a stack by id.
  *
  * Events are reached through a CcaEventCursor so that a msgpack trace can
  * be streamed from a mapped file without materialising every event.
@@ -82,6 +83,30 @@ typedef struct CcaRecordedSettings {
 								     2^(21+i)) */
 } CcaRecordedSettings;
 
+/* Distinct unknown key names a snapshot remembers (the rest are counted
+ * in `unknown_more`). */
+#define CCA_NEWER_MAX_NAMES 16
+
+/* What a snapshot holds that PyTorch 2.11 never wrote (doc/trace-format.md
+ * §11 says which release adds each key).  The reader keeps what helps
+ * (per-entry pool ids, rendered metadata) and counts the rest, so that
+ * `info` and `replay` can say the snapshot is newer than the rules they
+ * apply.  Counts are 0, and the -1 fields -1, when the key is absent. */
+typedef struct {
+	uint64_t pool_id_entries;	 /* trace entries with `pool_id` (2.12+) */
+	uint64_t annotate_entries;	 /* `annotate` entries, skipped: they change no state */
+	uint64_t forward_frames;	 /* dicts with `forward_frames`, ignored */
+	int64_t host_segments;		 /* items of top-level `host_segments`, -1 absent */
+	int64_t host_traces;		 /* entries of top-level `host_traces`, -1 absent */
+	int8_t trace_alloc_overflowed;	 /* allocator_settings key: -1 absent, 0, 1 */
+	int64_t trace_alloc_max_entries; /* allocator_settings key, -1 absent */
+	uint64_t rendered_metadata;	 /* user_metadata/compile_context not a str: rendered */
+	uint32_t n_unknown;		 /* distinct unknown keys named below */
+	char *unknown_name[CCA_NEWER_MAX_NAMES]; /* "segment.internal_metadata"; owned */
+	uint64_t unknown_count[CCA_NEWER_MAX_NAMES];
+	uint64_t unknown_more; /* occurrences of further unknown names */
+} CcaSnapshotNewer;
+
 /* Where the snapshot came from. */
 typedef enum {
 	CCA_FORMAT_PICKLE = 0,
@@ -95,6 +120,7 @@ struct CcaSnapshot {
 	char *source;	     /* path it was read from; owned */
 	int pickle_protocol; /* 2..5 for pickles, 0 otherwise */
 	CcaRecordedSettings settings;
+	CcaSnapshotNewer newer; /* keys of releases after 2.11 */
 
 	/* string table: strings[0] is "" (CCA_ID_NONE) */
 	GPtrArray *strings; /* char* owned */
@@ -131,7 +157,8 @@ struct CcaSnapshot {
 CcaSnapshot *cca_snapshot_load(const char *path, GError **error);
 
 /* Builds a snapshot from the LEN bytes of a PyTorch memory-snapshot
- * pickle at DATA (protocol 2..5, any schema from torch 2.0 to 2.11).  NAME
+ * pickle at DATA (protocol 2..5, any schema from torch 2.0 to 2.11, and
+ * later ones: doc/trace-format.md §11).  NAME
  * names the input in error messages ("NAME: offset N: ...").  DATA is only
  * read during the call; the snapshot copies what it keeps.  Returns NULL
  * with ERROR (CCA_INPUT_ERROR) set on malformed, hostile or non-snapshot
@@ -180,6 +207,23 @@ const char *cca_snapshot_string(const CcaSnapshot *snap, uint32_t id);
 
 /* Returns the number of stacks (including the empty stack 0). */
 uint32_t cca_snapshot_n_stacks(const CcaSnapshot *snap);
+
+/* Counts one occurrence of the unknown key NAME (LEN bytes, untrusted;
+ * "kind.key", e.g. "segment.internal_metadata") in NEWER: the first
+ * CCA_NEWER_MAX_NAMES distinct names are kept (truncated to 64 bytes),
+ * further ones only counted. */
+void cca_snapshot_newer_add_unknown(CcaSnapshotNewer *newer, const char *name, size_t len);
+
+/* The lowest PyTorch release (212 = 2.12) that SNAP's format proves, from
+ * the keys of later releases it holds, or 0 when nothing proves a release
+ * after 2.11.  *KEY (may be NULL) is set to what proves it ("top-level
+ * host_segments", static). */
+uint32_t cca_snapshot_format_release(const CcaSnapshot *snap, const char **key);
+
+/* One sentence (no newline) saying that SNAP comes from a PyTorch newer
+ * than the RULES ccasim applies (211 = 2.11) and what shows it, or NULL
+ * when its format proves no release after RULES.  Free with g_free(). */
+char *cca_snapshot_newer_note(const CcaSnapshot *snap, uint32_t rules);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CcaSnapshot, cca_snapshot_free)
 

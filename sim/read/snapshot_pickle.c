@@ -5,6 +5,11 @@
  * `segments` and optional `device_traces`, `allocator_settings` and
  * `external_annotations`, or a bare list of segments.  Legacy (<= 2.0)
  * blocks carry `history` instead of `address`/`requested_size`/`frames`.
+ * Keys of releases after 2.11 (doc/trace-format.md §11): per-entry
+ * `pool_id` is read into the events, `annotate` entries are left out,
+ * user_metadata that is not a str is rendered as compact JSON, and the
+ * rest (host memory, forward_frames, keys nobody documents) is counted in
+ * snap->newer and ignored, whatever its type.
  *
  * The trace entries, nearly all of a big pickle, are converted while it
  * is parsed: the reader is the parser's consumer (pickle.h) for the inner
@@ -82,6 +87,9 @@ typedef enum {
 	K_FILENAME,
 	K_LINE,
 	K_STAGE,
+	K_CPP_FRAMES,	  /* <= 2.0 entries and history: ignored */
+	K_FORWARD_FRAMES, /* after 2.11: ignored, counted */
+	K_FX,		  /* any "fx_*" frame key (2.10 augment_with_fx_traces): ignored */
 	K_COUNT
 } KeyId;
 
@@ -114,7 +122,28 @@ static const char *const conv_key_names[K_COUNT] = {
 	[K_FILENAME] = "filename",
 	[K_LINE] = "line",
 	[K_STAGE] = "stage",
+	[K_CPP_FRAMES] = "cpp_frames",
+	[K_FORWARD_FRAMES] = "forward_frames",
+	[K_FX] = "fx_",
 };
+
+/* The keys each kind of dict may hold, in any release the reader knows;
+ * the others are counted by name (CcaSnapshotNewer) and ignored. */
+#define KB(k) (1u << (k))
+#define KEYS_EVENT                                                                    \
+	(KB(K_ACTION) | KB(K_ADDR) | KB(K_DEVICE_FREE) | KB(K_SIZE) | KB(K_STREAM) |  \
+	 KB(K_TIME_US) | KB(K_COMPILE_CONTEXT) | KB(K_USER_METADATA) | KB(K_FRAMES) | \
+	 KB(K_POOL_ID) | KB(K_CPP_FRAMES) | KB(K_FORWARD_FRAMES))
+#define KEYS_SEGMENT                                                                    \
+	(KB(K_DEVICE) | KB(K_ADDRESS) | KB(K_TOTAL_SIZE) | KB(K_ALLOCATED_SIZE) |       \
+	 KB(K_ACTIVE_SIZE) | KB(K_REQUESTED_SIZE) | KB(K_STREAM) | KB(K_SEGMENT_TYPE) | \
+	 KB(K_SEGMENT_POOL_ID) | KB(K_IS_EXPANDABLE) | KB(K_FRAMES) | KB(K_BLOCKS) |    \
+	 KB(K_FORWARD_FRAMES))
+#define KEYS_BLOCK                                                                        \
+	(KB(K_ADDRESS) | KB(K_SIZE) | KB(K_REQUESTED_SIZE) | KB(K_STATE) | KB(K_FRAMES) | \
+	 KB(K_HISTORY) | KB(K_FORWARD_FRAMES))
+#define KEYS_HISTORY (KB(K_ADDR) | KB(K_REAL_SIZE) | KB(K_FRAMES) | KB(K_CPP_FRAMES))
+#define KEYS_FRAME (KB(K_NAME) | KB(K_FILENAME) | KB(K_LINE) | KB(K_FX))
 
 /* The key nodes of the last dict of one kind, by position, with their
  * ids: consecutive trace entries share their key nodes in the same order,
@@ -161,6 +190,7 @@ typedef struct {
 	uint32_t device;     /* its index in device_traces, for messages */
 	GArray *events;	     /* CcaEvent; NULL once handed to the snapshot */
 	CcaTraceEvents *enc; /* compact: NULL once handed to the snapshot */
+	uint64_t seen;	     /* entries consumed, annotate entries included */
 } Claim;
 
 /* Where the walk is, for error messages. */
@@ -194,6 +224,8 @@ typedef struct {
 	GArray *claimed;		       /* Claim */
 	CcaPickleNodeMap frames;	       /* frame dict node -> frame id */
 	CcaPickleNodeMap stacks;	       /* frames list node -> stack id */
+	CcaPickleNodeMap rendered;	       /* non-str metadata node -> string id */
+	uint64_t render_visits, render_bytes;  /* work of the rendering under way */
 	GHashTable *frame_ids;		       /* CcaFrame content -> frame id */
 	GHashTable *stack_ids;		       /* GBytes of frame ids -> stack id */
 	GArray *scratch;		       /* uint32_t frame ids of the stack being built */
@@ -303,10 +335,13 @@ conv_key(Conv *c, const CcaPickleValue *k)
 	if (conv_id_get(&c->keys, k, &id))
 		return (KeyId)id;
 	id = K_OTHER;
-	if (k->type == CCA_PICKLE_STR)
+	if (k->type == CCA_PICKLE_STR) {
 		for (uint32_t i = 1; i < K_COUNT; i++)
 			if (cca_pickle_str_equal(k, conv_key_names[i], strlen(conv_key_names[i])))
 				id = i;
+		if (id == K_OTHER && k->len > 3 && memcmp(k->s, "fx_", 3) == 0)
+			id = K_FX;
+	}
 	if (!cca_pickle_transient_has(c->transient, k))
 		cca_pickle_node_map_put(&c->keys, k, id);
 	return (KeyId)id;
@@ -368,6 +403,47 @@ conv_get(const Fields *f, KeyId key)
 		return NULL;
 	const CcaPickleValue *v = f->items[2 * (size_t)f->pos[key] + 1];
 	return v->type != CCA_PICKLE_NONE ? v : NULL;
+}
+
+/* Counts the key K, unknown in a dict of KIND, as "KIND.K". */
+static void
+conv_unknown_name(Conv *c, const char *kind, const CcaPickleValue *k)
+{
+	char name[96];
+	int n = g_snprintf(name, sizeof name, "%s.", kind);
+	if (k->type == CCA_PICKLE_STR) {
+		size_t len = MIN((size_t)k->len, sizeof name - (size_t)n - 1);
+		memcpy(name + n, k->s, len);
+		n += (int)len;
+	} else {
+		n += g_snprintf(name + n, sizeof name - (size_t)n, "<%s key>",
+				cca_pickle_type_name((CcaPickleType)k->type));
+	}
+	cca_snapshot_newer_add_unknown(&c->snap->newer, name, (size_t)n);
+}
+
+/* Records, by name, the keys of F that a dict of its KIND ("segment")
+ * does not hold in any release the reader knows (KNOWN: KB() bits).  Cheap
+ * unless there are some: one test of F's key set. */
+static void
+conv_unknown(Conv *c, const Fields *f, uint32_t known, const char *kind)
+{
+	if (G_LIKELY((f->present & ~known) == 0))
+		return;
+	for (uint32_t i = 0; i < f->dict->len; i++) {
+		const CcaPickleValue *k = f->items[2 * (size_t)i];
+		KeyId id = conv_key(c, k);
+		if (!(known & KB(id)))
+			conv_unknown_name(c, kind, k);
+	}
+}
+
+/* Counts F's forward_frames (after 2.11, ignored whatever its type). */
+static inline void
+conv_forward_frames(Conv *c, const Fields *f)
+{
+	if (f->present & KB(K_FORWARD_FRAMES))
+		c->snap->newer.forward_frames++;
 }
 
 /* ------------------------------------------------------------ scalars */
@@ -472,6 +548,228 @@ conv_str(Conv *c, const Fields *f, KeyId key, uint32_t *out)
 	return TRUE;
 }
 
+/* ------------------------------------------------------------ rendered metadata */
+
+/* Later releases may give user_metadata as a dict (MemoryViz shows either
+ * a str or an object's "key: value" lines).  The reader keeps any value
+ * that is not a str as a string, so every view shows it: compact JSON
+ * with sorted keys, as Python's json.dumps(v, separators=(",", ":"),
+ * sort_keys=True, ensure_ascii=False) writes it, bounded in depth, items
+ * and bytes ("..." where cut) since the value is untrusted. */
+#define RENDER_MAX_DEPTH 8
+#define RENDER_MAX_ITEMS 256 /* per container */
+#define RENDER_MAX_BYTES 4096
+#define RENDER_MAX_VISITS 16384 /* nodes one rendering may visit (keys included) */
+
+static void conv_render(Conv *c, GString *out, const CcaPickleValue *v, int depth);
+
+static void
+conv_render_str(Conv *c, GString *out, const char *s, size_t len)
+{
+	size_t start = out->len;
+	g_string_append_c(out, '"');
+	for (size_t i = 0; i < len && out->len < RENDER_MAX_BYTES; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		switch (ch) {
+		case '"':
+			g_string_append(out, "\\\"");
+			break;
+		case '\\':
+			g_string_append(out, "\\\\");
+			break;
+		case '\n':
+			g_string_append(out, "\\n");
+			break;
+		case '\r':
+			g_string_append(out, "\\r");
+			break;
+		case '\t':
+			g_string_append(out, "\\t");
+			break;
+		case '\b':
+			g_string_append(out, "\\b");
+			break;
+		case '\f':
+			g_string_append(out, "\\f");
+			break;
+		default:
+			if (ch < 0x20)
+				g_string_append_printf(out, "\\u%04x", ch);
+			else
+				g_string_append_c(out, (char)ch);
+		}
+	}
+	g_string_append_c(out, '"');
+	c->render_bytes += out->len - start;
+}
+
+/* A float as Python's repr() writes it, for the common cases: the
+ * shortest %g that reads back the same, with ".0" on whole numbers. */
+static void
+conv_render_float(GString *out, double d)
+{
+	if (d != d) {
+		g_string_append(out, "NaN");
+		return;
+	}
+	if (d == 1.0 / 0.0 || d == -1.0 / 0.0) {
+		g_string_append(out, d > 0 ? "Infinity" : "-Infinity");
+		return;
+	}
+	char buf[G_ASCII_DTOSTR_BUF_SIZE];
+	for (int p = 1; p <= 17; p++) {
+		char fmt[8];
+		g_snprintf(fmt, sizeof fmt, "%%.%dg", p);
+		g_ascii_formatd(buf, sizeof buf, fmt, d);
+		if (g_ascii_strtod(buf, NULL) == d)
+			break;
+	}
+	g_string_append(out, buf);
+	if (strpbrk(buf, ".e") == NULL)
+		g_string_append(out, ".0");
+}
+
+/* One key of a dict being rendered, and its text for sorting. */
+typedef struct {
+	const CcaPickleValue *key, *value;
+	char *text; /* the key as JSON wants it: a str's bytes, else its rendering */
+	size_t len;
+} RenderPair;
+
+static int
+conv_render_pair_cmp(const void *a, const void *b)
+{
+	const RenderPair *x = a, *y = b;
+	int r = memcmp(x->text, y->text, MIN(x->len, y->len));
+	return r != 0 ? r : (x->len > y->len) - (x->len < y->len);
+}
+
+static void
+conv_render_dict(Conv *c, GString *out, const CcaPickleValue *v, int depth)
+{
+	uint32_t n = MIN(v->len, RENDER_MAX_ITEMS);
+	RenderPair *pairs = g_new(RenderPair, n ? n : 1);
+	for (uint32_t i = 0; i < n; i++) {
+		pairs[i].key = v->items[2 * (size_t)i];
+		pairs[i].value = v->items[2 * (size_t)i + 1];
+		if (pairs[i].key->type == CCA_PICKLE_STR) {
+			pairs[i].len = MIN(pairs[i].key->len, RENDER_MAX_BYTES);
+			pairs[i].text = g_strndup(pairs[i].key->s, pairs[i].len);
+			pairs[i].len = strlen(pairs[i].text); /* stops at a NUL */
+		} else {
+			GString *k = g_string_new(NULL);
+			conv_render(c, k, pairs[i].key, depth + 1);
+			pairs[i].len = k->len;
+			pairs[i].text = g_string_free(k, FALSE);
+		}
+	}
+	qsort(pairs, n, sizeof *pairs, conv_render_pair_cmp);
+	g_string_append_c(out, '{');
+	for (uint32_t i = 0; i < n && out->len < RENDER_MAX_BYTES; i++) {
+		if (i > 0)
+			g_string_append_c(out, ',');
+		conv_render_str(c, out, pairs[i].text, pairs[i].len);
+		g_string_append_c(out, ':');
+		conv_render(c, out, pairs[i].value, depth + 1);
+	}
+	if (v->len > n)
+		g_string_append(out, ",...");
+	g_string_append_c(out, '}');
+	for (uint32_t i = 0; i < n; i++)
+		g_free(pairs[i].text);
+	g_free(pairs);
+}
+
+static void
+conv_render(Conv *c, GString *out, const CcaPickleValue *v, int depth)
+{
+	if (out->len >= RENDER_MAX_BYTES)
+		return;
+	if (c->render_visits >= RENDER_MAX_VISITS) {
+		g_string_append(out, "...");
+		return;
+	}
+	c->render_visits++;
+	switch ((CcaPickleType)v->type) {
+	case CCA_PICKLE_NONE:
+	case CCA_PICKLE_GLOBAL:
+		g_string_append(out, "null");
+		return;
+	case CCA_PICKLE_BOOL:
+		g_string_append(out, v->b ? "true" : "false");
+		return;
+	case CCA_PICKLE_INT:
+		g_string_append_printf(out, "%" G_GINT64_FORMAT, (gint64)v->i);
+		return;
+	case CCA_PICKLE_UINT:
+		g_string_append_printf(out, "%" G_GUINT64_FORMAT, (guint64)v->u);
+		return;
+	case CCA_PICKLE_FLOAT:
+		conv_render_float(out, v->f);
+		return;
+	case CCA_PICKLE_STR:
+		conv_render_str(c, out, v->s, v->len);
+		return;
+	case CCA_PICKLE_LIST:
+	case CCA_PICKLE_TUPLE:
+	case CCA_PICKLE_DICT:
+		break;
+	}
+	if (depth >= RENDER_MAX_DEPTH) {
+		g_string_append(out, "...");
+		return;
+	}
+	if (v->type == CCA_PICKLE_DICT) {
+		conv_render_dict(c, out, v, depth);
+		return;
+	}
+	uint32_t n = MIN(v->len, RENDER_MAX_ITEMS);
+	g_string_append_c(out, '[');
+	for (uint32_t i = 0; i < n && out->len < RENDER_MAX_BYTES; i++) {
+		if (i > 0)
+			g_string_append_c(out, ',');
+		conv_render(c, out, v->items[i], depth + 1);
+	}
+	if (v->len > n)
+		g_string_append(out, ",...");
+	g_string_append_c(out, ']');
+}
+
+/* user_metadata or compile_context as a string id: a str as it is, any
+ * other value rendered (conv_render()); CCA_ID_NONE when absent.  A
+ * shared value is rendered once. */
+static gboolean
+conv_meta(Conv *c, const Fields *f, KeyId key, uint32_t *out)
+{
+	const CcaPickleValue *v = conv_get(f, key);
+	if (v == NULL || v->type == CCA_PICKLE_STR)
+		return conv_str(c, f, key, out);
+	c->snap->newer.rendered_metadata++;
+	*out = CCA_ID_NONE; /* {} and [] say "unset", as "" does */
+	if ((v->type == CCA_PICKLE_DICT || v->type == CCA_PICKLE_LIST ||
+	     v->type == CCA_PICKLE_TUPLE) &&
+	    v->len == 0)
+		return TRUE;
+	if (conv_id_get(&c->rendered, v, out))
+		return TRUE;
+	/* one walk is bounded by RENDER_MAX_* whatever the graph; charging
+	 * what it did keeps many such values within the budget */
+	g_autoptr(GString) text = g_string_new(NULL);
+	c->render_visits = 0;
+	c->render_bytes = 0;
+	conv_render(c, text, v, 0);
+	if (!conv_charge(c, c->render_visits + c->render_bytes / 16))
+		return FALSE;
+	if (text->len >= RENDER_MAX_BYTES) {
+		g_string_truncate(text, RENDER_MAX_BYTES);
+		g_string_append(text, "...");
+	}
+	*out = cca_snapshot_intern(c->snap, text->str, text->len);
+	if (!cca_pickle_transient_has(c->transient, v))
+		cca_pickle_node_map_put(&c->rendered, v, *out);
+	return TRUE;
+}
+
 /* A (int, int) pool id; *PRESENT tells whether the key was there. */
 static inline gboolean
 conv_pool(Conv *c, const Fields *f, KeyId key, int64_t pool[2], bool *present)
@@ -481,11 +779,22 @@ conv_pool(Conv *c, const Fields *f, KeyId key, int64_t pool[2], bool *present)
 	*present = v != NULL;
 	if (v == NULL)
 		return TRUE;
-	if ((v->type != CCA_PICKLE_TUPLE && v->type != CCA_PICKLE_LIST) || v->len != 2 ||
-	    v->items[0]->type != CCA_PICKLE_INT || v->items[1]->type != CCA_PICKLE_INT)
+	if (v->type != CCA_PICKLE_TUPLE && v->type != CCA_PICKLE_LIST)
+		return conv_type_error(c, key, v, "a pair of ints");
+	if (v->len != 2)
 		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT,
-				 "key '%s' is not a pair of ints (%s of %u)", conv_key_names[key],
-				 conv_a(v), v->len);
+				 "key '%s' is %s of %u items, expected a pair of ints",
+				 conv_key_names[key], conv_a(v), v->len);
+	for (int i = 0; i < 2; i++) {
+		if (v->items[i]->type == CCA_PICKLE_UINT)
+			return conv_fail(c, CCA_INPUT_ERROR_CORRUPT,
+					 "key '%s' is out of range (an int above 2^63-1)",
+					 conv_key_names[key]);
+		if (v->items[i]->type != CCA_PICKLE_INT)
+			return conv_fail(c, CCA_INPUT_ERROR_CORRUPT,
+					 "key '%s' holds %s, expected a pair of ints",
+					 conv_key_names[key], conv_a(v->items[i]));
+	}
 	pool[0] = v->items[0]->i;
 	pool[1] = v->items[1]->i;
 	return TRUE;
@@ -518,8 +827,10 @@ conv_frame(Conv *c, const CcaPickleValue *v, uint32_t index, uint32_t *out)
 				 index, conv_a(v));
 	Fields f;
 	CcaFrame fr = {0, 0, 0};
-	if (!conv_fields(c, v, &f, &c->frame_shape) || !conv_str(c, &f, K_NAME, &fr.name) ||
-	    !conv_str(c, &f, K_FILENAME, &fr.filename) ||
+	if (!conv_fields(c, v, &f, &c->frame_shape))
+		return FALSE;
+	conv_unknown(c, &f, KEYS_FRAME, "frame");
+	if (!conv_str(c, &f, K_NAME, &fr.name) || !conv_str(c, &f, K_FILENAME, &fr.filename) ||
 	    !conv_i64(c, &f, K_LINE, FALSE, INT64_MIN, INT64_MAX, &fr.line))
 		return FALSE;
 	gpointer id;
@@ -586,6 +897,12 @@ conv_stack(Conv *c, const CcaPickleValue *v, uint32_t *out)
 
 /* ------------------------------------------------------------ events */
 
+/* conv_action()'s answer for an `annotate` entry (after 2.11:
+ * torch.cuda.memory._annotate_memory() labels an allocation; addr is its
+ * base, size 0, the label in user_metadata).  It changes no allocator
+ * state, so the reader counts it and leaves it out of the events. */
+#define CONV_ANNOTATE CCA_ACTION_COUNT
+
 static inline gboolean
 conv_action(Conv *c, const Fields *f, CcaAction *out)
 {
@@ -603,6 +920,8 @@ conv_action(Conv *c, const Fields *f, CcaAction *out)
 		return TRUE;
 	}
 	int action = cca_event_action_from_name(v->s, v->len);
+	if (action < 0 && cca_pickle_str_equal(v, "annotate", 8))
+		action = CONV_ANNOTATE;
 	if (action < 0) {
 		g_autofree char *name = cca_pickle_repr(v, 0);
 		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "unknown action %s", name);
@@ -629,6 +948,12 @@ conv_event(Conv *c, const CcaPickleValue *v, CcaEvent *ev)
 	if (!conv_fields(c, v, &f, &c->event_shape) || !conv_action(c, &f, &action))
 		return FALSE;
 	ev->action = (uint8_t)action;
+	if (action == CONV_ANNOTATE) {
+		c->snap->newer.annotate_entries++;
+		return TRUE;
+	}
+	conv_unknown(c, &f, KEYS_EVENT, "entry");
+	conv_forward_frames(c, &f);
 	/* An oom entry records the free device memory in place of addr. */
 	KeyId addr =
 		action == CCA_ACTION_OOM && conv_get(&f, K_ADDR) == NULL ? K_DEVICE_FREE : K_ADDR;
@@ -636,13 +961,22 @@ conv_event(Conv *c, const CcaPickleValue *v, CcaEvent *ev)
 	    !conv_size(c, &f, K_SIZE, TRUE, &ev->size) ||
 	    !conv_bits(c, &f, K_STREAM, FALSE, &ev->stream) ||
 	    !conv_i64(c, &f, K_TIME_US, FALSE, INT64_MIN, INT64_MAX, &ev->time_us) ||
-	    !conv_str(c, &f, K_COMPILE_CONTEXT, &ev->compile_context) ||
-	    !conv_str(c, &f, K_USER_METADATA, &ev->user_metadata) ||
+	    !conv_meta(c, &f, K_COMPILE_CONTEXT, &ev->compile_context) ||
+	    !conv_meta(c, &f, K_USER_METADATA, &ev->user_metadata) ||
 	    !conv_stack(c, conv_get(&f, K_FRAMES), &ev->stack) ||
 	    !conv_pool(c, &f, K_POOL_ID, ev->pool_id, &has_pool))
 		return FALSE;
 	ev->has_pool_id = has_pool;
+	c->snap->newer.pool_id_entries += has_pool;
 	return TRUE;
+}
+
+/* How many entries of LIST were consumed while parsing (0 when none). */
+static uint64_t
+conv_claim_seen(Conv *c, const CcaPickleValue *list)
+{
+	uint32_t i;
+	return conv_id_get(&c->claims, list, &i) ? g_array_index(c->claimed, Claim, i).seen : 0;
 }
 
 /* conv_take_claimed() for a compact load. */
@@ -705,7 +1039,7 @@ conv_claim(void *user, const CcaPickleStack *st)
 	if (outer->type != CCA_PICKLE_LIST || !cca_pickle_str_equal(key, "device_traces", 13) ||
 	    c->claimed->len >= CONV_MAX_DEVICES)
 		return FALSE;
-	Claim cl = {list, outer->len + (uint32_t)(top - outer_at - 1), NULL, NULL};
+	Claim cl = {list, outer->len + (uint32_t)(top - outer_at - 1), NULL, NULL, 0};
 	if (c->compact) {
 		/* An encoded entry is smaller than its pickle: reserving the
 		 * input's size for the first list keeps it from moving. */
@@ -742,25 +1076,29 @@ conv_consume(void *user, const CcaPickleValue *list, CcaPickleValue *const *item
 	c->where = WHERE_EVENT;
 	c->idx[0] = cl->device;
 	gboolean ok = TRUE;
+	/* messages name an entry by its index in the pickle's list */
+	uint64_t first = cl->seen;
+	cl->seen += n;
 	if (cl->enc != NULL) {
-		uint64_t first = cca_trace_events_count(cl->enc);
 		for (size_t i = 0; ok && i < n; i++) {
 			CcaEvent ev;
 			c->idx[1] = (uint32_t)(first + i);
 			c->at = items[i];
 			ok = conv_event(c, items[i], &ev);
-			if (ok)
+			if (ok && ev.action != CONV_ANNOTATE)
 				cca_trace_events_add(cl->enc, &ev);
 		}
 	} else {
-		guint first = cl->events->len;
-		g_array_set_size(cl->events, first + n);
+		guint kept = cl->events->len;
+		g_array_set_size(cl->events, kept + n);
 		for (size_t i = 0; ok && i < n; i++) {
+			CcaEvent *ev = &g_array_index(cl->events, CcaEvent, kept);
 			c->idx[1] = (uint32_t)(first + i);
 			c->at = items[i];
-			ok = conv_event(c, items[i],
-					&g_array_index(cl->events, CcaEvent, first + i));
+			ok = conv_event(c, items[i], ev);
+			kept += ok && ev->action != CONV_ANNOTATE;
 		}
+		g_array_set_size(cl->events, kept);
 	}
 	c->transient = NULL;
 	c->at = NULL;
@@ -781,9 +1119,9 @@ conv_device_trace(Conv *c, uint32_t device, const CcaPickleValue *list)
 		return FALSE;
 	/* Entries consumed while parsing come first: once a list has stored
 	 * items the parser never claims it again. */
+	uint64_t first = conv_claim_seen(c, list);
 	if (c->compact) {
 		CcaTraceEvents *te = conv_take_claimed_enc(c, list);
-		uint64_t first = cca_trace_events_count(te);
 		c->enc[device] = te;
 		c->where = WHERE_EVENT;
 		c->idx[0] = device;
@@ -793,23 +1131,27 @@ conv_device_trace(Conv *c, uint32_t device, const CcaPickleValue *list)
 			c->at = list->items[i];
 			if (!conv_event(c, list->items[i], &ev))
 				return FALSE;
-			cca_trace_events_add(te, &ev);
+			if (ev.action != CONV_ANNOTATE)
+				cca_trace_events_add(te, &ev);
 		}
 		snap->n_events[device] = cca_trace_events_count(te);
 		return TRUE;
 	}
 	GArray *events = conv_take_claimed(c, list);
-	guint first = events->len;
+	guint kept = events->len;
 	snap->events[device] = events;
-	g_array_set_size(events, first + list->len);
+	g_array_set_size(events, kept + list->len);
 	c->where = WHERE_EVENT;
 	c->idx[0] = device;
 	for (uint32_t i = 0; i < list->len; i++) {
-		c->idx[1] = first + i;
+		CcaEvent *ev = &g_array_index(events, CcaEvent, kept);
+		c->idx[1] = (uint32_t)(first + i);
 		c->at = list->items[i];
-		if (!conv_event(c, list->items[i], &g_array_index(events, CcaEvent, first + i)))
+		if (!conv_event(c, list->items[i], ev))
 			return FALSE;
+		kept += ev->action != CONV_ANNOTATE;
 	}
+	g_array_set_size(events, kept);
 	snap->n_events[device] = events->len;
 	return TRUE;
 }
@@ -854,6 +1196,7 @@ conv_block_history(Conv *c, const Fields *f, CcaSnapBlock *b, const CcaPickleVal
 	Fields hf;
 	if (!conv_fields(c, h->items[0], &hf, &c->other_shape))
 		return FALSE;
+	conv_unknown(c, &hf, KEYS_HISTORY, "history");
 	if (conv_get(f, K_REQUESTED_SIZE) == NULL &&
 	    !conv_size(c, &hf, K_REAL_SIZE, FALSE, &b->requested_size))
 		return FALSE;
@@ -874,7 +1217,11 @@ conv_block(Conv *c, const CcaPickleValue *v, uint64_t *next)
 	CcaSnapBlock b;
 	memset(&b, 0, sizeof b);
 	b.address = *next;
-	if (!conv_fields(c, v, &f, &c->block_shape) || !conv_size(c, &f, K_SIZE, TRUE, &b.size) ||
+	if (!conv_fields(c, v, &f, &c->block_shape))
+		return FALSE;
+	conv_unknown(c, &f, KEYS_BLOCK, "block");
+	conv_forward_frames(c, &f);
+	if (!conv_size(c, &f, K_SIZE, TRUE, &b.size) ||
 	    !conv_bits(c, &f, K_ADDRESS, FALSE, &b.address))
 		return FALSE;
 	if (b.address != *next)
@@ -977,8 +1324,11 @@ conv_segment(Conv *c, const CcaPickleValue *v)
 	int64_t device = 0;
 	bool has_pool;
 	memset(&seg, 0, sizeof seg);
-	if (!conv_fields(c, v, &f, &c->segment_shape) ||
-	    !conv_i64(c, &f, K_DEVICE, FALSE, 0, INT32_MAX, &device) ||
+	if (!conv_fields(c, v, &f, &c->segment_shape))
+		return FALSE;
+	conv_unknown(c, &f, KEYS_SEGMENT, "segment");
+	conv_forward_frames(c, &f);
+	if (!conv_i64(c, &f, K_DEVICE, FALSE, 0, INT32_MAX, &device) ||
 	    !conv_bits(c, &f, K_ADDRESS, TRUE, &seg.address) ||
 	    !conv_size(c, &f, K_TOTAL_SIZE, TRUE, &seg.total_size) ||
 	    !conv_bits(c, &f, K_STREAM, FALSE, &seg.stream) ||
@@ -1101,6 +1451,16 @@ conv_settings(Conv *c, const CcaPickleValue *v)
 	CcaPickleKey k_host_reg = CCA_PICKLE_KEY("pinned_use_cuda_host_register");
 	CcaPickleKey k_reuse = CCA_PICKLE_KEY("graph_capture_record_stream_reuse");
 	CcaPickleKey k_roundup = CCA_PICKLE_KEY("roundup_power2_divisions");
+	CcaPickleKey k_overflowed = CCA_PICKLE_KEY("trace_alloc_overflowed");
+	CcaPickleKey k_max_entries = CCA_PICKLE_KEY("trace_alloc_max_entries");
+	static const char *const known_keys[] = {
+		"PYTORCH_CUDA_ALLOC_CONF",	 "max_split_size",
+		"garbage_collection_threshold",	 "expandable_segments",
+		"pinned_num_register_threads",	 "release_lock_on_cudamalloc",
+		"pinned_use_cuda_host_register", "graph_capture_record_stream_reuse",
+		"roundup_power2_divisions",	 "trace_alloc_overflowed",
+		"trace_alloc_max_entries",
+	};
 	struct {
 		CcaPickleKey *key;
 		bool *out;
@@ -1162,6 +1522,32 @@ conv_settings(Conv *c, const CcaPickleValue *v)
 		*bools[i].out = x->b;
 		if (bools[i].key == &k_reuse)
 			s->has_graph_capture_record_stream_reuse = true;
+	}
+
+	/* after 2.11: whether the ring of trace entries overflowed, and its
+	 * size (shown by `info`; the plan finds a mid-run start itself) */
+	CcaSnapshotNewer *n = &c->snap->newer;
+	x = cca_pickle_dict_get(v, &k_overflowed);
+	if (x != NULL && x->type == CCA_PICKLE_BOOL)
+		n->trace_alloc_overflowed = x->b;
+	else if (x != NULL && x->type != CCA_PICKLE_NONE)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "'%s' is %s, expected a bool",
+				 k_overflowed.str, conv_a(x));
+	x = cca_pickle_dict_get(v, &k_max_entries);
+	if (x != NULL && ((x->type == CCA_PICKLE_INT && x->i >= 0) || x->type == CCA_PICKLE_UINT))
+		n->trace_alloc_max_entries =
+			x->type == CCA_PICKLE_UINT || x->i == INT64_MAX ? INT64_MAX : x->i;
+	else if (x != NULL && x->type != CCA_PICKLE_NONE)
+		return conv_fail(c, CCA_INPUT_ERROR_CORRUPT, "'%s' is %s, expected an int >= 0",
+				 k_max_entries.str, conv_a(x));
+
+	for (uint32_t i = 0; i < v->len; i++) {
+		const CcaPickleValue *k = v->items[2 * (size_t)i];
+		gboolean known = FALSE;
+		for (size_t j = 0; j < G_N_ELEMENTS(known_keys) && !known; j++)
+			known = cca_pickle_str_equal(k, known_keys[j], strlen(known_keys[j]));
+		if (!known)
+			conv_unknown_name(c, "allocator_settings", k);
 	}
 
 	x = cca_pickle_dict_get(v, &k_roundup);
@@ -1236,6 +1622,43 @@ conv_top(const CcaPickleValue *root, CcaPickleKey *key)
 	return v != NULL && v->type != CCA_PICKLE_NONE ? v : NULL;
 }
 
+/* The top-level keys of releases after 2.11, counted and ignored:
+ * host_segments and host_traces (2.14, pinned host memory when
+ * record_pinned_host_memory=True); any other key is counted by name. */
+static gboolean
+conv_top_newer(Conv *c, const CcaPickleValue *root)
+{
+	static const char *const known[] = {"segments", "device_traces", "allocator_settings",
+					    "external_annotations"};
+	CcaSnapshotNewer *n = &c->snap->newer;
+	if (!conv_charge(c, root->len))
+		return FALSE;
+	for (uint32_t i = 0; i < root->len; i++) {
+		const CcaPickleValue *k = root->items[2 * (size_t)i];
+		const CcaPickleValue *v = root->items[2 * (size_t)i + 1];
+		gboolean listed = v->type == CCA_PICKLE_LIST || v->type == CCA_PICKLE_TUPLE;
+		if (cca_pickle_str_equal(k, "host_segments", 13)) {
+			n->host_segments = listed ? v->len : 0;
+		} else if (cca_pickle_str_equal(k, "host_traces", 11)) {
+			/* a list of per-host lists of entries, or of entries */
+			n->host_traces = 0;
+			if (listed && !conv_charge(c, v->len))
+				return FALSE;
+			for (uint32_t j = 0; listed && j < v->len; j++) {
+				const CcaPickleValue *t = v->items[j];
+				n->host_traces += t->type == CCA_PICKLE_LIST ? t->len : 1;
+			}
+		} else {
+			gboolean ok = FALSE;
+			for (size_t j = 0; j < G_N_ELEMENTS(known) && !ok; j++)
+				ok = cca_pickle_str_equal(k, known[j], strlen(known[j]));
+			if (!ok)
+				conv_unknown_name(c, "snapshot", k);
+		}
+	}
+	return TRUE;
+}
+
 static gboolean
 conv_root(Conv *c, const CcaPickleValue *root)
 {
@@ -1258,8 +1681,9 @@ conv_root(Conv *c, const CcaPickleValue *root)
 	if (segments == NULL && traces == NULL)
 		return conv_not_snapshot(c, "top-level dict has no 'device_traces' or 'segments'");
 	/* Traces first: in a streamed load their entries were converted
-	 * during the parse, and the same order gives the same table ids. */
-	return (traces == NULL || conv_device_traces(c, traces)) &&
+	 * during the parse, and the same order gives the same table ids (and
+	 * unknown key names in the same order). */
+	return (traces == NULL || conv_device_traces(c, traces)) && conv_top_newer(c, root) &&
 	       (segments == NULL || conv_segments(c, segments)) &&
 	       (settings == NULL || conv_settings(c, settings)) &&
 	       (annotations == NULL || conv_annotations(c, annotations));
@@ -1298,6 +1722,7 @@ conv_clear(Conv *c)
 	g_array_unref(c->claimed);
 	cca_pickle_node_map_clear(&c->frames);
 	cca_pickle_node_map_clear(&c->stacks);
+	cca_pickle_node_map_clear(&c->rendered);
 	g_hash_table_unref(c->frame_ids);
 	g_hash_table_unref(c->stack_ids);
 	g_array_unref(c->scratch);

@@ -45,6 +45,7 @@
 #include "input.h"
 #include "outfile.h"
 #include "size.h"
+#include "text.h"
 #include "trace.h"
 
 /* ------------------------------------------------------------------ */
@@ -1000,6 +1001,90 @@ cca_trace_parse_settings(CcaTraceLoad *ld, const msgpack_object *o, GError **err
 	return TRUE;
 }
 
+/* An int >= -1 or nil (-1) of the newer_keys map. */
+static bool
+cca_obj_opt_count(const msgpack_object *o, int64_t *out)
+{
+	if (o->type == MSGPACK_OBJECT_NIL) {
+		*out = -1;
+		return true;
+	}
+	return cca_obj_int(o, out) && *out >= 0;
+}
+
+/* Parses one newer_keys key/value (doc/trace-format.md §2.3) into N;
+ * unknown keys are ignored. */
+static bool
+cca_trace_newer_key(const msgpack_object_kv *kv, CcaSnapshotNewer *n)
+{
+	const msgpack_object *k = &kv->key, *v = &kv->val;
+	bool b;
+	if (cca_obj_str_is(k, "annotate_entries"))
+		return cca_obj_uint(v, &n->annotate_entries);
+	if (cca_obj_str_is(k, "forward_frames"))
+		return cca_obj_uint(v, &n->forward_frames);
+	if (cca_obj_str_is(k, "rendered_metadata"))
+		return cca_obj_uint(v, &n->rendered_metadata);
+	if (cca_obj_str_is(k, "host_segments"))
+		return cca_obj_opt_count(v, &n->host_segments);
+	if (cca_obj_str_is(k, "host_traces"))
+		return cca_obj_opt_count(v, &n->host_traces);
+	if (cca_obj_str_is(k, "trace_alloc_max_entries"))
+		return cca_obj_opt_count(v, &n->trace_alloc_max_entries);
+	if (cca_obj_str_is(k, "trace_alloc_overflowed")) {
+		n->trace_alloc_overflowed = -1;
+		if (v->type == MSGPACK_OBJECT_NIL)
+			return true;
+		if (!cca_obj_bool(v, &b))
+			return false;
+		n->trace_alloc_overflowed = b;
+		return true;
+	}
+	if (cca_obj_str_is(k, "unknown_more"))
+		return cca_obj_uint(v, &n->unknown_more);
+	if (cca_obj_str_is(k, "unknown_keys")) {
+		if (v->type != MSGPACK_OBJECT_MAP)
+			return false;
+		for (uint32_t i = 0; i < v->via.map.size; i++) {
+			const msgpack_object_kv *e = &v->via.map.ptr[i];
+			uint64_t count;
+			if (e->key.type != MSGPACK_OBJECT_STR || !cca_obj_uint(&e->val, &count) ||
+			    count == 0)
+				return false;
+			uint32_t before = n->n_unknown;
+			cca_snapshot_newer_add_unknown(n, e->key.via.str.ptr, e->key.via.str.size);
+			/* added once: the rest of its count */
+			if (n->n_unknown > before)
+				n->unknown_count[before] += count - 1;
+			else
+				n->unknown_more += count - 1;
+		}
+		return true;
+	}
+	return true;
+}
+
+static gboolean
+cca_trace_parse_newer(CcaTraceLoad *ld, const msgpack_object *o, GError **error)
+{
+	CcaSnapshotNewer *n = &ld->snap->newer;
+	if (o->type != MSGPACK_OBJECT_MAP)
+		return cca_trace_header_error(ld, error, "newer_keys", "expected a map");
+	for (uint32_t i = 0; i < o->via.map.size; i++) {
+		const msgpack_object_kv *kv = &o->via.map.ptr[i];
+		if (!cca_trace_newer_key(kv, n)) {
+			g_autofree char *key = kv->key.type == MSGPACK_OBJECT_STR
+						       ? g_strndup(kv->key.via.str.ptr,
+								   MIN(kv->key.via.str.size, 64))
+						       : g_strdup("?");
+			g_autofree char *shown = cca_text_display(key, -1, 64);
+			return cca_trace_header_error(ld, error, "newer_keys", "bad value for '%s'",
+						      shown);
+		}
+	}
+	return TRUE;
+}
+
 /* Parses the "counts" map. */
 static gboolean
 cca_trace_parse_counts(CcaTraceLoad *ld, const msgpack_object *o, GError **error)
@@ -1097,7 +1182,7 @@ cca_trace_header_key(CcaTraceLoad *ld, const msgpack_object_kv *kv, unsigned *se
 static gboolean
 cca_trace_parse_header_map(CcaTraceLoad *ld, const msgpack_object *o, GError **error)
 {
-	const msgpack_object *counts = NULL, *settings = NULL;
+	const msgpack_object *counts = NULL, *settings = NULL, *newer = NULL;
 	unsigned seen = 0;
 
 	if (o->type != MSGPACK_OBJECT_MAP)
@@ -1108,6 +1193,8 @@ cca_trace_parse_header_map(CcaTraceLoad *ld, const msgpack_object *o, GError **e
 			counts = &kv->val;
 		else if (cca_obj_str_is(&kv->key, "allocator_settings"))
 			settings = &kv->val;
+		else if (cca_obj_str_is(&kv->key, "newer_keys"))
+			newer = &kv->val;
 		else if (!cca_trace_header_key(ld, kv, &seen, error))
 			return FALSE;
 	}
@@ -1122,7 +1209,8 @@ cca_trace_parse_header_map(CcaTraceLoad *ld, const msgpack_object *o, GError **e
 	if (!cca_trace_parse_counts(ld, counts, error))
 		return FALSE;
 	ld->snap->settings.present = false;
-	return settings == NULL || cca_trace_parse_settings(ld, settings, error);
+	return (settings == NULL || cca_trace_parse_settings(ld, settings, error)) &&
+	       (newer == NULL || cca_trace_parse_newer(ld, newer, error));
 }
 
 /* Reads the header object: validates its extent with the primitive
@@ -1486,6 +1574,7 @@ cca_trace_scan_device(CcaTraceLoad *ld, int d, GError **error)
 		if (G_UNLIKELY(cca_trace_decode_event(&ld->r, &ld->priv->limits, &ev, &f)))
 			return cca_trace_load_fault(
 				ld, &f, error, "event %" G_GUINT64_FORMAT " of device %d", i, d);
+		ld->snap->newer.pool_id_entries += ev.has_pool_id;
 		if (G_UNLIKELY((i & 0xffff) == 0xffff))
 			cca_input_advance(&ld->priv->input,
 					  (size_t)(ld->r.p - ld->priv->input.data));
@@ -1965,10 +2054,59 @@ cca_trace_pack_settings(CcaOut *o, const CcaRecordedSettings *s)
 		cca_out_uint(o, s->roundup_power2_divisions[i]);
 }
 
+/* Whether SNAP holds keys of later releases that only the header can
+ * carry (pool ids travel in the events). */
+static bool
+cca_trace_has_newer(const CcaSnapshotNewer *n)
+{
+	return n->annotate_entries || n->forward_frames || n->rendered_metadata ||
+	       n->host_segments >= 0 || n->host_traces >= 0 || n->trace_alloc_overflowed >= 0 ||
+	       n->trace_alloc_max_entries >= 0 || n->n_unknown || n->unknown_more;
+}
+
+static void
+cca_out_opt_count(CcaOut *o, int64_t v)
+{
+	o->p = cca_put_opt_int(cca_out_room(o, 9), v, -1);
+}
+
+/* The newer_keys map (doc/trace-format.md §2.3). */
+static void
+cca_trace_pack_newer(CcaOut *o, const CcaSnapshotNewer *n)
+{
+	cca_out_map(o, 9);
+	cca_out_str(o, "annotate_entries");
+	cca_out_uint(o, n->annotate_entries);
+	cca_out_str(o, "forward_frames");
+	cca_out_uint(o, n->forward_frames);
+	cca_out_str(o, "host_segments");
+	cca_out_opt_count(o, n->host_segments);
+	cca_out_str(o, "host_traces");
+	cca_out_opt_count(o, n->host_traces);
+	cca_out_str(o, "trace_alloc_overflowed");
+	if (n->trace_alloc_overflowed < 0)
+		cca_out_opt_count(o, -1);
+	else
+		cca_out_bool(o, n->trace_alloc_overflowed);
+	cca_out_str(o, "trace_alloc_max_entries");
+	cca_out_opt_count(o, n->trace_alloc_max_entries);
+	cca_out_str(o, "rendered_metadata");
+	cca_out_uint(o, n->rendered_metadata);
+	cca_out_str(o, "unknown_keys");
+	cca_out_map(o, n->n_unknown);
+	for (uint32_t i = 0; i < n->n_unknown; i++) {
+		cca_out_str(o, n->unknown_name[i]);
+		cca_out_uint(o, n->unknown_count[i]);
+	}
+	cca_out_str(o, "unknown_more");
+	cca_out_uint(o, n->unknown_more);
+}
+
 static void
 cca_trace_pack_header(CcaOut *o, const CcaSnapshot *snap, const CcaTraceSizes *sz)
 {
-	cca_out_map(o, 8);
+	bool newer = cca_trace_has_newer(&snap->newer);
+	cca_out_map(o, newer ? 9 : 8);
 	cca_out_str(o, "format"); /* first: cca_trace_sniff() relies on it */
 	cca_out_str(o, CCA_TRACE_FORMAT);
 	cca_out_str(o, "version");
@@ -1983,6 +2121,10 @@ cca_trace_pack_header(CcaOut *o, const CcaSnapshot *snap, const CcaTraceSizes *s
 	cca_out_uint(o, (uint32_t)snap->n_devices);
 	cca_out_str(o, "allocator_settings");
 	cca_trace_pack_settings(o, &snap->settings);
+	if (newer) {
+		cca_out_str(o, "newer_keys");
+		cca_trace_pack_newer(o, &snap->newer);
+	}
 	cca_out_str(o, "counts");
 	cca_out_map(o, 8);
 	const struct {

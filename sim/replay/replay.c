@@ -1082,7 +1082,8 @@ uint32_t
 cca_replay_guess_pytorch_version(const CcaSnapshot *snap)
 {
 	const CcaRecordedSettings *rs = &snap->settings;
-	if (rs->present && rs->has_graph_capture_record_stream_reuse)
+	if ((rs->present && rs->has_graph_capture_record_stream_reuse) ||
+	    cca_snapshot_format_release(snap, NULL) > 0) /* after 2.11: the newest rules */
 		return CCA_PYTORCH_VERSION_DEFAULT;
 	CcaEvent first = {.time_us = CCA_TIME_NONE};
 	for (int d = 0; d < snap->n_devices; d++) {

@@ -196,8 +196,10 @@ gboolean cca_replay_find_empty_cache(const CcaPlan *plan, double memory_fraction
 				     GArray *spans, GArray *releases, GError **error);
 
 /* The PyTorch release SNAP most likely comes from, from the keys its
- * format has (spec-and-peers §2b): allocator_settings with
- * graph_capture_record_stream_reuse means 2.9 or later (2.11 assumed);
+ * format has (spec-and-peers §2b): keys of a release after 2.11
+ * (cca_snapshot_format_release()) or allocator_settings with
+ * graph_capture_record_stream_reuse mean 2.11, the newest rules ccasim
+ * has (2.9 or later for the second);
  * compile_context 2.8; allocator_settings 2.3 to 2.7 (2.4 assumed);
  * time_us 2.2; none of them 2.0/2.1 (2.1 assumed). */
 uint32_t cca_replay_guess_pytorch_version(const CcaSnapshot *snap);

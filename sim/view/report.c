@@ -50,6 +50,22 @@ report_notes(const CcaReportContext *ctx)
 	return notes;
 }
 
+/* Whether CTX's snapshot comes from a PyTorch newer than the rules RES
+ * replayed: three keys of the replay's JSON. */
+static void
+report_newer_json(const CcaReportContext *ctx, const CcaReplayResult *res, json_t *o)
+{
+	g_autofree char *note =
+		ctx->snap ? cca_snapshot_newer_note(ctx->snap, res->pytorch_version) : NULL;
+	uint32_t release = ctx->snap ? cca_snapshot_format_release(ctx->snap, NULL) : 0;
+	g_autofree char *shown =
+		release ? g_strdup_printf("%u.%u", release / 100, release % 100) : NULL;
+	json_object_set_new(o, "snapshot_newer_than_rules", cca_json_bool(note != NULL));
+	json_object_set_new(o, "snapshot_newer_note", note ? cca_json_string(note) : json_null());
+	json_object_set_new(o, "snapshot_format_release",
+			    shown ? cca_json_string(shown) : json_null());
+}
+
 json_t *
 cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *res)
 {
@@ -64,6 +80,7 @@ cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *re
 	g_autoptr(GPtrArray) notes = report_notes(ctx);
 	json_object_set_new(o, "notes", cca_json_strings(notes));
 	json_object_set_new(o, "pytorch_version", cca_json_string(version));
+	report_newer_json(ctx, res, o);
 	json_object_set_new(o, "whatif", cca_json_bool(res->whatif));
 	json_object_set_new(o, "memory_fraction", cca_json_real(ctx->memory_fraction));
 	json_object_set_new(o, "allowed_memory_maximum", cca_json_uint(res->allowed_maximum));
@@ -208,6 +225,10 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 	if (res->allowed_maximum)
 		g_string_append_printf(out, ", cap %s", cca_size_format(res->allowed_maximum, buf));
 	g_string_append(out, "\n");
+	g_autofree char *newer =
+		ctx->snap ? cca_snapshot_newer_note(ctx->snap, res->pytorch_version) : NULL;
+	if (newer)
+		g_string_append_printf(out, "  note: %s\n", newer);
 	g_autoptr(GPtrArray) notes = report_notes(ctx);
 	for (guint i = 0; i < notes->len; i++)
 		g_string_append_printf(out, "  note: %s\n",

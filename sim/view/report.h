@@ -19,6 +19,8 @@ typedef struct {
 	double memory_fraction;	     /* 0: none */
 	uint64_t device_memory;	     /* totalGlobalMem used */
 	bool device_memory_set;	     /* --device-memory given (a cap of its own) */
+	const CcaSnapshot *snap;     /* the snapshot replayed, or NULL: whether it is
+					newer than the rules applied */
 } CcaReportContext;
 
 /* Whether a failed --check of CTX's run may come from a cap the snapshot
@@ -41,13 +43,18 @@ const char *cca_report_window_assumes(void);
 
 /* RESULT as a new JSON object: {"trace", "device", "settings", "notes"
  * (cca_settings_add_notes() of the settings replayed: [] when none),
+ * "snapshot_newer_than_rules" (true when CTX's snapshot comes from a
+ * PyTorch newer than the rules replayed), "snapshot_newer_note" (its one
+ * line, or null), "snapshot_format_release" ("2.14": the lowest release
+ * its format proves after 2.11, or null),
  * "whatif", "memory_stats" (all 122 keys; in a "window" of a run, those
  * it cannot determine null), "oom" (null or the first
  * unexpected OOM), "events", "check" (null unless --check; a failed check
  * that cca_report_check_may_need_cap() has a "hint"), ...}. */
 json_t *cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *result);
 
-/* Appends RESULT as a human summary: a line "  note: NOTE" for each of
+/* Appends RESULT as a human summary: a line "  note: NOTE" for a snapshot
+ * newer than the rules replayed and for each of
  * cca_settings_add_notes() of the settings replayed, peaks,
  * fragmentation, device calls, retries, OOMs (with a PyTorch-like OOM
  * message) and the check (a failed one followed by cca_report_cap_hint()

@@ -15,6 +15,7 @@
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -87,6 +88,18 @@ fuzz_walk(const CcaSnapshot *snap)
 		if (error == NULL && n != snap->n_events[device])
 			abort(); /* the cursor and the count disagree */
 	}
+
+	/* What `info` and `replay` say of keys of later releases: every
+	 * unknown name a string, the note consistent with the release. */
+	const CcaSnapshotNewer *newer = &snap->newer;
+	if (newer->n_unknown > CCA_NEWER_MAX_NAMES)
+		abort();
+	for (uint32_t i = 0; i < newer->n_unknown; i++)
+		if (newer->unknown_name[i] == NULL || strlen(newer->unknown_name[i]) > 64)
+			abort();
+	g_autofree char *note = cca_snapshot_newer_note(snap, 211);
+	if ((note != NULL) != (cca_snapshot_format_release(snap, NULL) > 211))
+		abort();
 
 	CcaSettings settings;
 	g_autoptr(GError) error = NULL;

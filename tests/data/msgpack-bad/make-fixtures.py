@@ -66,6 +66,14 @@ FIXTURES = {
     "devices-huge": trace(hdr=header(devices=1 << 40)),
     "counts-events-length": trace(hdr=header(counts={"events": [1, 2]})),
     "settings-missing-keys": trace(hdr=header(allocator_settings={"present": True})),
+    # the newer_keys map (keys of PyTorch releases after 2.11)
+    "newer-not-map": trace(hdr=header(newer_keys=[1, 2])),
+    "newer-count-not-int": trace(hdr=header(newer_keys={"host_segments": "many"})),
+    "newer-count-negative": trace(hdr=header(newer_keys={"trace_alloc_max_entries": -2})),
+    "newer-overflowed-not-bool": trace(hdr=header(newer_keys={"trace_alloc_overflowed": 1})),
+    "newer-unknown-not-map": trace(hdr=header(newer_keys={"unknown_keys": ["a"]})),
+    "newer-unknown-zero": trace(hdr=header(newer_keys={"unknown_keys": {"entry.x": 0}})),
+    "newer-unknown-key-not-str": trace(hdr=header(newer_keys={"unknown_keys": {1: 1}})),
     # the tables
     "string-table-array32-huge": msgpack.packb(header()) + b"\xdd\xff\xff\xff\xff",
     "strings-count-beyond-bytes": trace(hdr=header(counts={"strings": 1000}),
