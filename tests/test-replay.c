@@ -9,6 +9,9 @@
  * addresses of whatif/replay.W.C (the same requests replayed through the
  * real allocator) and compares the reserved-memory figures of
  * whatif/replay.W.C.json.
+ * /replay/patterns/rscap.C does what /replay/recorded does for the
+ * record_stream traces of traces/patterns-2.11 (two streams, each tensor
+ * used on the other; rscap.cap ran out of memory under its cap).
  */
 #include "config.h"
 
@@ -575,6 +578,100 @@ case_free(gpointer data)
 	g_free(tc);
 }
 
+/* ------------------------------------- stream-ordered frees under a cap */
+
+static Case *
+pattern_case(const char *name)
+{
+	g_autofree char *dir = cca_test_trace_path("patterns-2.11");
+	Case *tc = g_new0(Case, 1);
+	tc->name = g_strdup(name);
+	tc->trace = g_strdup_printf("%s/%s.pickle.xz", dir, name);
+	tc->json = g_strdup_printf("%s/%s.json", dir, name);
+	return tc;
+}
+
+/* rscap.cap, entries 1470-1474: a 16 MiB block of stream 303300288 used on
+ * the default stream is freed (its event still outstanding), an 8 MiB
+ * request takes the rest of its segment, then free_completed of the 16
+ * MiB block, segment_free of a 2 MiB segment and the oom of an 8 MiB
+ * request: that malloc's lookup failed without the block, the cap refused
+ * a 20 MiB segment, release_cached_blocks completed the event and
+ * released the 2 MiB segment, and the retry was refused too.  The same
+ * what-if without the recording's addresses, told the recording's cap,
+ * must fail there as well, and give PyTorch's 122 figures. */
+static void
+test_whatif_keeps_synced_completion(void)
+{
+	g_autoptr(CcaSnapshot) snap = NULL;
+	Case *tc = pattern_case("rscap.cap");
+	g_autofree char *json = cca_test_read_text(tc->json);
+	GError *error = NULL;
+	snap = cca_snapshot_load(tc->trace, &error);
+	g_assert_no_error(error);
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.memory_fraction = cca_test_memory_fraction(json);
+	opt.recorded_memory_fraction = opt.memory_fraction;
+	opt.force_whatif = TRUE;
+	CcaReplayResult res;
+	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
+	g_assert_no_error(error);
+	g_assert_true(res.whatif);
+	g_assert_cmpint(res.stats.num_ooms, ==, 1);
+	g_assert_cmpuint(res.unexpected_ooms, ==, 0);
+	assert_stats_equal(&res.stats, json, NULL);
+	cca_replay_result_clear(&res);
+	case_free(tc);
+}
+
+/* A trace made by hand: 20 MiB blocks A, B, C (each a whole 20 MiB
+ * segment) on one stream, A and B freed with their events outstanding.
+ * Replayed under a 24 MiB cap, B's malloc synchronises (completing A),
+ * releases A's segment and makes a new one, whose block B then is (the
+ * model reuses A's slot).  The trace's later free_completed of A must
+ * not complete B: C's malloc still finds B pending, synchronises and
+ * releases again, as PyTorch would. */
+static void
+test_later_completion_after_sync(void)
+{
+	const uint64_t MB = CCA_MIB, S1 = UINT64_C(0x7f0000000000), S2 = S1 + 64 * MB;
+	GArray *ev = g_array_new(FALSE, FALSE, sizeof(CcaEvent));
+	push(ev, CCA_ACTION_SEGMENT_ALLOC, S1, 20 * MB);
+	push(ev, CCA_ACTION_ALLOC, S1, 20 * MB);
+	push(ev, CCA_ACTION_FREE_REQUESTED, S1, 20 * MB);
+	push(ev, CCA_ACTION_SEGMENT_ALLOC, S2, 20 * MB);
+	push(ev, CCA_ACTION_ALLOC, S2, 20 * MB);
+	push(ev, CCA_ACTION_FREE_REQUESTED, S2, 20 * MB);
+	push(ev, CCA_ACTION_FREE_COMPLETED, S1, 20 * MB); /* A's event done */
+	push(ev, CCA_ACTION_ALLOC, S1, 20 * MB);	  /* C reuses A's block */
+	push(ev, CCA_ACTION_FREE_COMPLETED, S2, 20 * MB);
+	push_free(ev, S1, 20 * MB);
+	g_autoptr(CcaSnapshot) snap = cca_snapshot_new();
+	snap->source = g_strdup("later-completion");
+	snap->n_devices = 1;
+	snap->events = g_new0(GArray *, 1);
+	snap->n_events = g_new0(uint64_t, 1);
+	snap->events[0] = ev;
+	snap->n_events[0] = ev->len;
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.memory_fraction = 24.0 * (double)MB / (double)CCA_H200_TOTAL_MEMORY;
+	CcaReplayResult res;
+	GError *error = NULL;
+	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
+	g_assert_no_error(error);
+	g_assert_true(res.whatif);
+	g_assert_cmpint(res.stats.num_ooms, ==, 0);
+	g_assert_cmpint(res.stats.num_sync_all_streams, ==, 2);
+	g_assert_cmpint(res.stats.num_alloc_retries, ==, 2);
+	g_assert_cmpint(res.stats.num_device_alloc, ==, 3);
+	g_assert_cmpint(res.stats.num_device_free, ==, 2);
+	g_assert_cmpint(res.stats.active[CCA_STAT_ALL].current, ==, 0);
+	cca_replay_result_clear(&res);
+}
+
+
 int
 main(int argc, char **argv)
 {
@@ -617,6 +714,17 @@ main(int argc, char **argv)
 	}
 	g_ptr_array_free(names, TRUE);
 
+	g_autofree char *patterns = cca_test_trace_path("patterns-2.11");
+	names = cca_test_sorted_names(patterns, "rscap.", ".json", NULL);
+	for (guint i = 0; i < names->len; i++) {
+		const char *name = g_ptr_array_index(names, i);
+		Case *tc = pattern_case(name);
+		g_ptr_array_add(cases, tc);
+		g_autofree char *path = g_strdup_printf("/replay/patterns/%s", name);
+		g_test_add_data_func(path, tc, test_recorded);
+	}
+	g_ptr_array_free(names, TRUE);
+
 	g_test_add_func("/replay/two-devices", test_two_devices);
 	g_test_add_data_func("/replay/sample/default", "snap_default_2.11.pickle", test_sample);
 	g_test_add_data_func("/replay/sample/expandable", "snap_expandable_2.11.pickle",
@@ -628,6 +736,9 @@ main(int argc, char **argv)
 	g_test_add_func("/replay/skipped-free-requested", test_skipped_free_requested);
 	g_test_add_func("/replay/private-pool-freed-before-dump",
 			test_private_pool_freed_before_dump);
+	g_test_add_func("/replay/whatif-keeps-synced-completion",
+			test_whatif_keeps_synced_completion);
+	g_test_add_func("/replay/later-completion-after-sync", test_later_completion_after_sync);
 	int status = g_test_run();
 	g_ptr_array_free(cases, TRUE);
 	return status;

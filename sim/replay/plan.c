@@ -135,6 +135,7 @@ plan_init(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GError 
 	p->map_addresses = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	p->private_segments = g_array_new(FALSE, FALSE, sizeof(CcaPlanPrivateSegment));
 	p->empty_cache_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	p->synced_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	p->burst_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	p->pytorch_version =
 		pytorch_version ? pytorch_version : cca_replay_guess_pytorch_version(snap);
@@ -265,6 +266,7 @@ cca_plan_free(CcaPlan *p)
 	g_array_free(p->map_addresses, TRUE);
 	g_array_free(p->private_segments, TRUE);
 	g_array_free(p->empty_cache_at, TRUE);
+	g_array_free(p->synced_at, TRUE);
 	g_array_free(p->burst_at, TRUE);
 	g_mutex_clear(&p->lock);
 	g_free(p);
@@ -288,7 +290,8 @@ cca_plan_find_empty_cache(CcaPlan *p, double memory_fraction, uint64_t device_me
 			g_array_append_vals(p->empty_cache_at, p->burst_at->data, p->burst_at->len);
 		} else if (p->has_releases) {
 			ok = cca_replay_find_empty_cache(p, memory_fraction, device_memory,
-							 capacity_set, p->empty_cache_at, error);
+							 capacity_set, p->empty_cache_at,
+							 p->synced_at, error);
 			if (ran)
 				*ran = ok;
 		}

@@ -70,6 +70,10 @@ struct CcaPlan {
 	 * cca_plan_find_empty_cache() ran; found under the cap below */
 	bool empty_cache_known;
 	GArray *empty_cache_at; /* uint64_t */
+	/* and where a malloc's synchronisation completed deferred frees
+	 * (uint64_t trace positions of those free_completed entries): a
+	 * what-if keeps them from that malloc's lookup */
+	GArray *synced_at;
 	double empty_cache_memory_fraction;
 	uint64_t empty_cache_device_memory;
 	bool empty_cache_capacity_set;

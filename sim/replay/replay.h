@@ -186,11 +186,13 @@ void cca_replay_totals(uint64_t *replays, uint64_t *planning);
 /* The planning pass behind cca_plan_find_empty_cache(): replays PLAN's
  * trace under its recorded settings and addresses and the cap
  * MEMORY_FRACTION / DEVICE_MEMORY / CAPACITY_SET, appending to FOUND the
- * trace positions where the program called empty_cache().  Returns FALSE
- * with ERROR on bad input. */
+ * trace positions where the program called empty_cache(), and to SYNCED
+ * those of the free_completed entries a malloc's synchronisation made
+ * (its cascade's release_cached_blocks).  Returns FALSE with ERROR on bad
+ * input. */
 gboolean cca_replay_find_empty_cache(const CcaPlan *plan, double memory_fraction,
 				     uint64_t device_memory, bool capacity_set, GArray *found,
-				     GError **error);
+				     GArray *synced, GError **error);
 
 /* The PyTorch release SNAP most likely comes from, from the keys its
  * format has (spec-and-peers §2b): allocator_settings with
