@@ -438,6 +438,79 @@ test_deferred_free_stays_active(void)
 	fixture_teardown(&f);
 }
 
+/* Spec §14's capped run (1 GiB): 600 MiB kept, 300 MiB used on another
+ * stream and freed, its event outstanding.  A 200 MiB request the 300 MiB
+ * block could serve goes to the cascade while the block waits: the cap
+ * refuses 200 MiB more, release_cached_blocks completes the event and
+ * releases the now whole 300 MiB segment, and the retry makes a new
+ * segment (there is no second lookup). */
+static void
+test_pending_block_goes_to_synchronisation(void)
+{
+	const uint64_t MB = CCA_MIB;
+	Fixture f;
+	fixture_setup(&f, NULL, 1024.0 * (double)MB / (double)CCA_H200_TOTAL_MEMORY);
+	cca_allocator_malloc(f.alloc, 600 * MB, 0);
+	CcaHandle b = cca_allocator_malloc(f.alloc, 300 * MB, 0);
+	cca_allocator_free_block(f.alloc, b, true);
+	g_assert_true(cca_allocator_would_synchronize_in(f.alloc, 200 * MB, 0, 0));
+	guint first = f.events->len;
+	g_assert_cmpuint(cca_allocator_malloc(f.alloc, 200 * MB, 0), !=, CCA_NIL);
+	g_assert_cmpuint(event_at(&f, first)->action, ==, CCA_ACTION_FREE_COMPLETED);
+	g_assert_cmpuint(event_at(&f, first)->size, ==, 314572800);
+	g_assert_cmpuint(event_at(&f, first + 1)->action, ==, CCA_ACTION_SEGMENT_FREE);
+	g_assert_cmpuint(event_at(&f, first + 1)->size, ==, 314572800);
+	g_assert_cmpuint(event_at(&f, first + 2)->action, ==, CCA_ACTION_SEGMENT_ALLOC);
+	g_assert_cmpuint(event_at(&f, first + 2)->size, ==, 209715200);
+	g_assert_cmpint(stats(&f)->num_sync_all_streams, ==, 1);
+	g_assert_cmpint(stats(&f)->num_alloc_retries, ==, 1);
+	fixture_teardown(&f);
+}
+
+/* The same state with the event completed first (process_events): the
+ * 300 MiB block serves the request, nothing synchronises. */
+static void
+test_completed_block_serves_request(void)
+{
+	const uint64_t MB = CCA_MIB;
+	Fixture f;
+	fixture_setup(&f, NULL, 1024.0 * (double)MB / (double)CCA_H200_TOTAL_MEMORY);
+	cca_allocator_malloc(f.alloc, 600 * MB, 0);
+	CcaHandle b = cca_allocator_malloc(f.alloc, 300 * MB, 0);
+	cca_allocator_free_block(f.alloc, b, true);
+	cca_allocator_complete_free(f.alloc, b);
+	g_assert_false(cca_allocator_would_synchronize_in(f.alloc, 200 * MB, 0, 0));
+	guint first = f.events->len;
+	g_assert_cmpuint(cca_allocator_malloc(f.alloc, 200 * MB, 0), !=, CCA_NIL);
+	g_assert_cmpuint(event_at(&f, first)->action, ==, CCA_ACTION_ALLOC);
+	g_assert_cmpint(stats(&f)->num_sync_all_streams, ==, 0);
+	fixture_teardown(&f);
+}
+
+/* A synchronisation completes the pending frees in the order the
+ * recording showed (cca_allocator_pending_first), not the order of the
+ * frees. */
+static void
+test_synchronisation_order(void)
+{
+	Fixture f;
+	fixture_setup(&f, NULL, 0);
+	CcaHandle a = cca_allocator_malloc(f.alloc, 4096, 0);
+	CcaHandle b = cca_allocator_malloc(f.alloc, 8192, 7);
+	cca_allocator_free_block(f.alloc, a, true);
+	cca_allocator_free_block(f.alloc, b, true);
+	g_assert_cmpuint(cca_allocator_n_pending(f.alloc), ==, 2);
+	cca_allocator_pending_first(f.alloc, b);
+	guint first = f.events->len;
+	cca_allocator_empty_cache(f.alloc);
+	g_assert_cmpuint(event_at(&f, first)->action, ==, CCA_ACTION_FREE_COMPLETED);
+	g_assert_cmpuint(event_at(&f, first)->size, ==, 8192);
+	g_assert_cmpuint(event_at(&f, first + 1)->action, ==, CCA_ACTION_FREE_COMPLETED);
+	g_assert_cmpuint(event_at(&f, first + 1)->size, ==, 4096);
+	g_assert_cmpuint(cca_allocator_n_pending(f.alloc), ==, 0);
+	fixture_teardown(&f);
+}
+
 /* Seeded random request streams: the invariants hold after every step. */
 /* A trace that starts mid-run: its unseen prefix is taken to be the
  * allocations of the live blocks it starts with, and nothing else.  Seeding
@@ -614,6 +687,11 @@ main(int argc, char **argv)
 	g_test_add_func("/allocator/seed-prefix-counters", test_seed_prefix_counters);
 	g_test_add_func("/allocator/seed-prefix-with-frees-unknown",
 			test_seed_prefix_with_frees_unknown);
+	g_test_add_func("/allocator/pending-block-goes-to-synchronisation",
+			test_pending_block_goes_to_synchronisation);
+	g_test_add_func("/allocator/completed-block-serves-request",
+			test_completed_block_serves_request);
+	g_test_add_func("/allocator/synchronisation-order", test_synchronisation_order);
 	g_test_add_func("/allocator/stress-random-invariants", test_stress_random_invariants);
 	return g_test_run();
 }

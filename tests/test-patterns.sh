@@ -30,8 +30,6 @@ gap() {
 		echo "num_sync_all_streams: torch.cuda.graph calls empty_cache() per capture, and one that frees nothing leaves no entry (the recorder of issue 14 records them)" ;;
 	"recorded mempool.exp")
 		echo "a MemPool under expandable segments: the recorded replay maps the pool's pages into the default pool's segment (the what-if, planned, is exact)" ;;
-	"recorded rscap.cap")
-		echo "record_stream under a cap: the trace's oom at event 1474 is not reproduced (issue 13 item 3)" ;;
 	esac
 }
 

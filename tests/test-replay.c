@@ -9,6 +9,9 @@
  * addresses of whatif/replay.W.C (the same requests replayed through the
  * real allocator) and compares the reserved-memory figures of
  * whatif/replay.W.C.json.
+ * /replay/patterns/rscap.C does what /replay/recorded does for the
+ * record_stream traces of traces/patterns-2.11 (two streams, each tensor
+ * used on the other; rscap.cap ran out of memory under its cap).
  */
 #include "config.h"
 
@@ -528,6 +531,115 @@ test_private_pool_freed_before_dump(void)
 	cca_settings_clear(&settings);
 }
 
+/* ------------------------------------- stream-ordered frees under a cap */
+
+/* The run NAME (W.C) of traces/patterns-2.11. */
+static CcaTestRun *
+pattern_run(const char *name)
+{
+	g_autofree char *dir = cca_test_trace_path("patterns-2.11");
+	CcaTestRun *tc = g_new0(CcaTestRun, 1);
+	tc->name = g_strdup(name);
+	tc->workload = g_strndup(name, strcspn(name, "."));
+	tc->trace = g_strdup_printf("%s/%s.pickle.xz", dir, name);
+	tc->json = g_strdup_printf("%s/%s.json", dir, name);
+	tc->default_trace = g_strdup_printf("%s/%s.default.pickle.xz", dir, tc->workload);
+	return tc;
+}
+
+static void
+pattern_run_free(gpointer data)
+{
+	CcaTestRun *tc = data;
+	g_free(tc->name);
+	g_free(tc->workload);
+	g_free(tc->trace);
+	g_free(tc->json);
+	g_free(tc->default_trace);
+	g_free(tc);
+}
+
+/* rscap.cap, entries 1470-1474: a 16 MiB block of stream 303300288 used on
+ * the default stream is freed (its event still outstanding), an 8 MiB
+ * request takes the rest of its segment, then free_completed of the 16
+ * MiB block, segment_free of a 2 MiB segment and the oom of an 8 MiB
+ * request: that malloc's lookup failed without the block, the cap refused
+ * a 20 MiB segment, release_cached_blocks completed the event and
+ * released the 2 MiB segment, and the retry was refused too.  The same
+ * what-if without the recording's addresses, told the recording's cap,
+ * must fail there as well, and give PyTorch's 122 figures. */
+static void
+test_whatif_keeps_synced_completion(void)
+{
+	g_autoptr(CcaSnapshot) snap = NULL;
+	CcaTestRun *tc = pattern_run("rscap.cap");
+	g_autofree char *json = cca_test_read_text(tc->json);
+	GError *error = NULL;
+	snap = cca_snapshot_load(tc->trace, &error);
+	g_assert_no_error(error);
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.memory_fraction = cca_test_memory_fraction(json);
+	opt.recorded_memory_fraction = opt.memory_fraction;
+	opt.force_whatif = TRUE;
+	CcaReplayResult res;
+	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
+	g_assert_no_error(error);
+	g_assert_true(res.whatif);
+	g_assert_cmpint(res.stats.num_ooms, ==, 1);
+	g_assert_cmpuint(res.unexpected_ooms, ==, 0);
+	assert_stats_equal(&res.stats, json, NULL);
+	cca_replay_result_clear(&res);
+	pattern_run_free(tc);
+}
+
+/* A trace made by hand: 20 MiB blocks A, B, C (each a whole 20 MiB
+ * segment) on one stream, A and B freed with their events outstanding.
+ * Replayed under a 24 MiB cap, B's malloc synchronises (completing A),
+ * releases A's segment and makes a new one, whose block B then is (the
+ * model reuses A's slot).  The trace's later free_completed of A must
+ * not complete B: C's malloc still finds B pending, synchronises and
+ * releases again, as PyTorch would. */
+static void
+test_later_completion_after_sync(void)
+{
+	const uint64_t MB = CCA_MIB, S1 = UINT64_C(0x7f0000000000), S2 = S1 + 64 * MB;
+	GArray *ev = g_array_new(FALSE, FALSE, sizeof(CcaEvent));
+	push(ev, CCA_ACTION_SEGMENT_ALLOC, S1, 20 * MB);
+	push(ev, CCA_ACTION_ALLOC, S1, 20 * MB);
+	push(ev, CCA_ACTION_FREE_REQUESTED, S1, 20 * MB);
+	push(ev, CCA_ACTION_SEGMENT_ALLOC, S2, 20 * MB);
+	push(ev, CCA_ACTION_ALLOC, S2, 20 * MB);
+	push(ev, CCA_ACTION_FREE_REQUESTED, S2, 20 * MB);
+	push(ev, CCA_ACTION_FREE_COMPLETED, S1, 20 * MB); /* A's event done */
+	push(ev, CCA_ACTION_ALLOC, S1, 20 * MB);	  /* C reuses A's block */
+	push(ev, CCA_ACTION_FREE_COMPLETED, S2, 20 * MB);
+	push_free(ev, S1, 20 * MB);
+	g_autoptr(CcaSnapshot) snap = cca_snapshot_new();
+	snap->source = g_strdup("later-completion");
+	snap->n_devices = 1;
+	snap->events = g_new0(GArray *, 1);
+	snap->n_events = g_new0(uint64_t, 1);
+	snap->events[0] = ev;
+	snap->n_events[0] = ev->len;
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.memory_fraction = 24.0 * (double)MB / (double)CCA_H200_TOTAL_MEMORY;
+	CcaReplayResult res;
+	GError *error = NULL;
+	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
+	g_assert_no_error(error);
+	g_assert_true(res.whatif);
+	g_assert_cmpint(res.stats.num_ooms, ==, 0);
+	g_assert_cmpint(res.stats.num_sync_all_streams, ==, 2);
+	g_assert_cmpint(res.stats.num_alloc_retries, ==, 2);
+	g_assert_cmpint(res.stats.num_device_alloc, ==, 3);
+	g_assert_cmpint(res.stats.num_device_free, ==, 2);
+	g_assert_cmpint(res.stats.active[CCA_STAT_ALL].current, ==, 0);
+	cca_replay_result_clear(&res);
+}
+
+
 int
 main(int argc, char **argv)
 {
@@ -539,6 +651,13 @@ main(int argc, char **argv)
 	cca_test_add_runs("/replay/whatif-recorded", whatifs, test_recorded);
 	cca_test_add_runs("/replay/whatif", whatifs, test_whatif);
 	cca_test_add_runs("/replay/whatif-driver", whatifs, test_whatif_driver);
+	g_autofree char *patterns = cca_test_trace_path("patterns-2.11");
+	GPtrArray *names = cca_test_sorted_names(patterns, "rscap.", ".json", NULL);
+	GPtrArray *pattern_runs = g_ptr_array_new_with_free_func(pattern_run_free);
+	for (guint i = 0; i < names->len; i++)
+		g_ptr_array_add(pattern_runs, pattern_run(g_ptr_array_index(names, i)));
+	g_ptr_array_unref(names);
+	cca_test_add_runs("/replay/patterns", pattern_runs, test_recorded);
 	g_test_add_func("/replay/two-devices", test_two_devices);
 	g_test_add_data_func("/replay/sample/default", "snap_default_2.11.pickle", test_sample);
 	g_test_add_data_func("/replay/sample/expandable", "snap_expandable_2.11.pickle",
@@ -550,8 +669,12 @@ main(int argc, char **argv)
 	g_test_add_func("/replay/skipped-free-requested", test_skipped_free_requested);
 	g_test_add_func("/replay/private-pool-freed-before-dump",
 			test_private_pool_freed_before_dump);
+	g_test_add_func("/replay/whatif-keeps-synced-completion",
+			test_whatif_keeps_synced_completion);
+	g_test_add_func("/replay/later-completion-after-sync", test_later_completion_after_sync);
 	int status = g_test_run();
 	g_ptr_array_unref(recorded);
 	g_ptr_array_unref(whatifs);
+	g_ptr_array_unref(pattern_runs);
 	return status;
 }

@@ -513,7 +513,25 @@ cca_allocator_is_pending(const CcaAllocator *a, CcaHandle h)
 	return h < a->slab_len && B(a, h)->live && !B(a, h)->allocated && B(a, h)->event_count > 0;
 }
 
-/* synchronize_and_free_events: every deferred free completes. */
+guint
+cca_allocator_n_pending(const CcaAllocator *a)
+{
+	return a->pending->len;
+}
+
+void
+cca_allocator_pending_first(CcaAllocator *a, CcaHandle h)
+{
+	CCA_ASSERT(h < a->slab_len);
+	if (!cca_allocator_is_pending(a, h))
+		return;
+	remove_pending(a, h);
+	g_array_prepend_val(a->pending, h);
+}
+
+/* synchronize_and_free_events: every deferred free completes, in the
+ * order of a->pending (PyTorch: each stream's events in the order they
+ * were recorded, the streams in the order of a hash map). */
 static void
 synchronize_and_free_events(CcaAllocator *a)
 {
@@ -1103,6 +1121,54 @@ cca_allocator_would_release_in(const CcaAllocator *a, uint64_t orig_size, uint64
 	if (a->fraction_set && a->total_reserved + p.alloc_size > a->allowed_maximum)
 		return true;
 	return a->device->ops->would_refuse(a->device, p.alloc_size);
+}
+
+/* Would release_available_cached_blocks(P) release a segment?  Pure:
+ * the walk of release_available_cached_blocks without the releases. */
+static bool
+would_release_available(const CcaAllocator *a, const AllocParams *p)
+{
+	uint64_t max_split = a->settings.max_split_size;
+	if (max_split == UINT64_MAX)
+		return false;
+	const CcaPool *pool = p->pool;
+	uint64_t key_size = p->size > max_split ? p->size : max_split;
+	CcaHandle it = cca_tree_lower_bound(&pool->blocks, a->slab, p->stream, key_size, 0);
+	if (it != CCA_NIL && B(a, it)->stream == p->stream && B(a, it)->expandable < 0 &&
+	    !is_split(B(a, it)))
+		return true;
+	if (it == cca_tree_first(&pool->blocks, a->slab))
+		return false;
+	it = it == CCA_NIL ? cca_tree_last(&pool->blocks, a->slab) : cca_tree_prev(a->slab, it);
+	for (; it != CCA_NIL && B(a, it)->size >= max_split && B(a, it)->stream == p->stream;
+	     it = cca_tree_prev(a->slab, it))
+		if (B(a, it)->expandable < 0 && !is_split(B(a, it)))
+			return true;
+	return false;
+}
+
+bool
+cca_allocator_would_synchronize_in(const CcaAllocator *a, uint64_t orig_size, uint64_t stream,
+				   uint32_t mempool)
+{
+	AllocParams p;
+	init_params_in(a, &p, orig_size, stream, mempool < a->n_mempools ? mempool : 0);
+	if (find_free_block(a, p.pool, p.size, p.stream) != CCA_NIL)
+		return false;
+	if (gc_enabled(a)) {
+		uint64_t threshold = (uint64_t)(a->settings.garbage_collection_threshold *
+						(double)a->allowed_maximum);
+		if (a->total_reserved > threshold) {
+			const CcaPool *large = &a->pools[1];
+			for (CcaHandle h = cca_tree_first(&large->blocks, a->slab); h != CCA_NIL;
+			     h = cca_tree_next(a->slab, h))
+				if (!is_split(B(a, h)) && B(a, h)->expandable < 0)
+					return false; /* garbage collection releases first */
+		}
+	}
+	bool refused = (a->fraction_set && a->total_reserved + p.alloc_size > a->allowed_maximum) ||
+		       a->device->ops->would_refuse(a->device, p.alloc_size);
+	return refused && !would_release_available(a, &p);
 }
 
 /* --------------------------------------------------------- construction */

@@ -113,6 +113,15 @@ bool cca_allocator_is_allocated(const CcaAllocator *alloc, CcaHandle block);
 /* Is BLOCK waiting for a deferred free to complete? */
 bool cca_allocator_is_pending(const CcaAllocator *alloc, CcaHandle block);
 
+/* How many blocks wait for a deferred free to complete. */
+guint cca_allocator_n_pending(const CcaAllocator *alloc);
+
+/* The next synchronisation completes pending BLOCK first, the others in
+ * their order after it (a recording shows the order in which one
+ * synchronisation completed its frees).  A no-op when BLOCK is not
+ * pending. */
+void cca_allocator_pending_first(CcaAllocator *alloc, CcaHandle block);
+
 /* torch.cuda.empty_cache(): synchronise, complete pending frees, release
  * every whole free segment (unmap free pages of expandable segments). */
 void cca_allocator_empty_cache(CcaAllocator *alloc);
@@ -130,6 +139,14 @@ bool cca_allocator_would_serve(const CcaAllocator *alloc, uint64_t orig_size, ui
 /* cca_allocator_would_release() for a request in private pool MEMPOOL. */
 bool cca_allocator_would_release_in(const CcaAllocator *alloc, uint64_t orig_size, uint64_t stream,
 				    uint32_t mempool);
+
+/* Would malloc(ORIG_SIZE) on STREAM in pool MEMPOOL, in the current
+ * state, synchronise before it releases anything: no cached block serves
+ * it, garbage collection and the oversize release free nothing, and the
+ * first cudaMalloc is refused (the cap or the device), so its
+ * release_cached_blocks() completes every pending free first.  Pure. */
+bool cca_allocator_would_synchronize_in(const CcaAllocator *alloc, uint64_t orig_size,
+					uint64_t stream, uint32_t mempool);
 
 /* Seeding a state that existed before the trace began (a trace that
  * starts mid-run): segments first, then the live blocks inside them, then

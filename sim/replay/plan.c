@@ -168,6 +168,7 @@ plan_init(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GError 
 	p->empty_cache_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	p->pool_spans = g_array_new(FALSE, FALSE, sizeof(CcaPlanPoolSpan));
 	p->pool_releases = g_array_new(FALSE, FALSE, sizeof(CcaPlanPoolRelease));
+	p->synced_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	p->burst_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	p->pytorch_version =
 		pytorch_version ? pytorch_version : cca_replay_guess_pytorch_version(snap);
@@ -300,6 +301,7 @@ cca_plan_free(CcaPlan *p)
 	g_array_free(p->empty_cache_at, TRUE);
 	g_array_free(p->pool_spans, TRUE);
 	g_array_free(p->pool_releases, TRUE);
+	g_array_free(p->synced_at, TRUE);
 	g_array_free(p->burst_at, TRUE);
 	g_mutex_clear(&p->lock);
 	g_free(p);
@@ -323,9 +325,9 @@ cca_plan_find_empty_cache(CcaPlan *p, double memory_fraction, uint64_t device_me
 			 * is the program's empty_cache() */
 			g_array_append_vals(p->empty_cache_at, p->burst_at->data, p->burst_at->len);
 		} else if (p->has_releases) {
-			ok = cca_replay_find_empty_cache(p, memory_fraction, device_memory,
-							 capacity_set, p->empty_cache_at,
-							 p->pool_spans, p->pool_releases, error);
+			ok = cca_replay_find_empty_cache(
+				p, memory_fraction, device_memory, capacity_set, p->empty_cache_at,
+				p->synced_at, p->pool_spans, p->pool_releases, error);
 			if (ran)
 				*ran = ok;
 		}

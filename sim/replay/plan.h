@@ -97,6 +97,10 @@ struct CcaPlan {
 	/* ... and the private pools the program released before the dump,
 	 * found with them (CcaPlanPoolSpan, CcaPlanPoolRelease by position) */
 	GArray *pool_spans, *pool_releases;
+	/* and where a malloc's synchronisation completed deferred frees
+	 * (uint64_t trace positions of those free_completed entries): a
+	 * what-if keeps them from that malloc's lookup */
+	GArray *synced_at;
 	double empty_cache_memory_fraction;
 	uint64_t empty_cache_device_memory;
 	bool empty_cache_capacity_set;

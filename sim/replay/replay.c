@@ -260,6 +260,12 @@ typedef struct {
 	const GArray *empty_cache_at; /* what-if: trace positions of empty_cache */
 	guint next_empty_cache;
 	GArray *empty_cache_found; /* recorded mode: positions found */
+	/* completions a malloc's synchronisation made (trace positions):
+	 * found in recorded mode, kept from its lookup in a what-if */
+	GArray *synced_found;
+	const GArray *synced_at;
+	guint next_synced;
+	GArray *late; /* CcaEvent: what-if completions held past a malloc */
 	/* a what-if of an unread plan of an uncapped recording: each burst of
 	 * releases is the program's empty_cache(), found as it is read */
 	bool online_bursts;
@@ -291,6 +297,7 @@ typedef struct {
 	GArray *inferred_private;
 	CcaEvent last_segment_alloc;
 	bool have_segment_alloc;
+	GArray *deferred; /* Deferred, oldest first */
 	/* --check */
 	CcaEventCursor *expect;
 	uint64_t expect_read;	  /* entries read from the expect cursor */
@@ -303,6 +310,14 @@ typedef struct {
 	uint32_t mempool; /* the allocator's index of its pool */
 	uint64_t from;	  /* the trace entry that made it (CcaPlanPrivateSegment) */
 } PrivateSegment;
+
+/* A deferred free whose free_completed the trace has not shown yet: its
+ * trace address, and the model's synchronisations (num_sync_all_streams)
+ * when it was deferred.  A later synchronisation completed it. */
+typedef struct {
+	uint64_t address;
+	int64_t syncs;
+} Deferred;
 
 
 /* The private pools of the final state's segments (a 2.11 trace entry
@@ -397,6 +412,37 @@ pool_of_alloc(Replay *r, const CcaEvent *ev)
 	g_array_append_val(r->inferred_private, ps);
 	r->res->inferred_private_segments++;
 	return (uint32_t)k;
+}
+
+static int64_t
+syncs_now(const Replay *r)
+{
+	return cca_allocator_stats(r->alloc)->num_sync_all_streams;
+}
+
+static void
+deferred_add(Replay *r, uint64_t address)
+{
+	Deferred d = {address, syncs_now(r)};
+	g_array_append_val(r->deferred, d);
+}
+
+/* Takes the deferred free at ADDRESS off the list: was it completed by a
+ * synchronisation of the model since it was deferred?  (Then the handle
+ * the map holds may name another block by now: the merge that followed
+ * can have deleted it and a new block reused it, or the block itself can
+ * have been allocated and freed again.) */
+static bool
+deferred_take(Replay *r, uint64_t address)
+{
+	for (guint i = r->deferred->len; i-- > 0;) {
+		Deferred d = g_array_index(r->deferred, Deferred, i);
+		if (d.address == address) {
+			g_array_remove_index(r->deferred, i);
+			return syncs_now(r) > d.syncs;
+		}
+	}
+	return false;
 }
 
 static void
@@ -511,6 +557,8 @@ record_unexpected_oom(Replay *r, const CcaEvent *ev)
 	res->oom_largest_free = cca_allocator_largest_free(r->alloc);
 }
 
+static void replay_late_completions(Replay *r);
+
 /* An alloc entry: malloc; returns false when the replay must stop. */
 static bool
 replay_alloc(Replay *r, const CcaEvent *ev)
@@ -519,6 +567,10 @@ replay_alloc(Replay *r, const CcaEvent *ev)
 	r->last_alloc_stream = ev->stream;
 	r->last_alloc_pool = pool;
 	CcaHandle h = cca_allocator_malloc_in(r->alloc, ev->size, ev->stream, pool);
+	/* before EV's address is mapped: a completion held past this malloc
+	 * may have the same trace address (its segment released and the
+	 * driver handing the address out again) */
+	replay_late_completions(r);
 	r->have_segment_alloc = false;
 	note_peak(r);
 	if (h == CCA_NIL) {
@@ -560,6 +612,7 @@ replay_recorded_oom(Replay *r, const CcaEvent *ev)
 				: 0;
 	CcaHandle h = cca_allocator_malloc_in(r->alloc, ev->size, ev->stream, pool);
 	device_set_refuse(r->device, false);
+	replay_late_completions(r);
 	note_peak(r);
 	if (h != CCA_NIL) /* the request fits here: it is given back at once */
 		cca_allocator_free_block(r->alloc, h, false);
@@ -594,10 +647,12 @@ replay_free_requested(Replay *r, const CcaEvent *ev, uint64_t index)
 	}
 	/* unflagged: allocated, as only the engine frees a block it mapped */
 	cca_allocator_free_block(r->alloc, v, !immediate);
-	if (immediate)
+	if (immediate) {
 		map_remove(&r->live, ev->addr);
-	else
+	} else {
 		map_put(&r->live, ev->addr, v | FREE_REQUESTED);
+		deferred_add(r, ev->addr);
+	}
 	return TRUE;
 }
 
@@ -612,9 +667,11 @@ replay_free_completed(Replay *r, const CcaEvent *ev)
 		/* its free_requested was not recorded (skip_actions): the free
 		 * happened here, and completed at once */
 		cca_allocator_free_block(r->alloc, h, false);
-	else if (h != HANDLE_FAILED)
-		/* a no-op when the model already completed it (a synchronisation) */
+	else if (h != HANDLE_FAILED && !deferred_take(r, ev->addr))
 		cca_allocator_complete_free(r->alloc, h);
+	/* else the model's own synchronisation completed it (the malloc's
+	 * cascade or an empty_cache() that came earlier here than in the
+	 * recording): PyTorch has no entry left to act on, nor has the model */
 	map_remove(&r->live, ev->addr);
 }
 
@@ -701,6 +758,19 @@ replay_pool_release(Replay *r, uint32_t end)
 	return true;
 }
 
+/* The trace's completion at ADDRESS is the model's own output (its
+ * malloc's synchronisation): the address is no longer the engine's to
+ * complete. */
+static void
+forget_completed(Replay *r, uint64_t address)
+{
+	CcaHandle v = map_get(&r->live, address);
+	if (v != CCA_NIL && (v & FREE_REQUESTED)) {
+		map_remove(&r->live, address);
+		deferred_take(r, address);
+	}
+}
+
 /* A burst of releases starts at the window's head (recorded mode):
  * decide whether the next malloc causes it or the program emptied the
  * cache, and act. */
@@ -747,7 +817,9 @@ replay_release_burst(Replay *r)
 		 * caused) are the malloc's own outputs. */
 		for (uint32_t i = 0; i < end; i++) {
 			const CcaEvent *rel = window_peek(&r->in, 0, &r->error);
-			if (r->segment_from && rel->action != CCA_ACTION_FREE_COMPLETED)
+			if (rel->action == CCA_ACTION_FREE_COMPLETED)
+				forget_completed(r, rel->addr);
+			else if (r->segment_from)
 				g_hash_table_remove(r->segment_from, GSIZE_TO_POINTER(rel->addr));
 			window_pop(&r->in);
 		}
@@ -767,6 +839,103 @@ replay_release_burst(Replay *r)
 		else if (r->segment_from)
 			g_hash_table_remove(r->segment_from, GSIZE_TO_POINTER(copy.addr));
 	}
+}
+
+/* Completions at the window's head that come right before a release or
+ * an oom, with no request between, are the process_events of the malloc
+ * that ends there, or its synchronisation: release_cached_blocks
+ * completes every pending free before it releases, after the malloc's
+ * lookup failed without them.  They are the synchronisation's when they
+ * are every pending free and the malloc, with them still pending, goes
+ * straight to release_cached_blocks (no cached block serves it, the cap
+ * or the device refuses it, nothing else is released first).  Then they
+ * are the malloc's outputs: the model keeps the blocks pending, its
+ * synchronisation completes them in the trace's order, and they leave
+ * the window here (true).  Otherwise they are applied where they appear
+ * (false). */
+static bool
+completions_by_malloc(Replay *r)
+{
+	uint32_t n = 0, k;
+	const CcaEvent *ev;
+	while ((ev = window_peek(&r->in, n, &r->error)) && ev->action == CCA_ACTION_FREE_COMPLETED)
+		n++;
+	if (!ev || !(is_release(ev) || ev->action == CCA_ACTION_OOM))
+		return false;
+	for (k = n;
+	     (ev = window_peek(&r->in, k, &r->error)) &&
+	     (is_release(ev) || ev->action == CCA_ACTION_FREE_COMPLETED ||
+	      ev->action == CCA_ACTION_SEGMENT_ALLOC || ev->action == CCA_ACTION_SEGMENT_MAP);
+	     k++)
+		;
+	if (!ev || (ev->action != CCA_ACTION_ALLOC && ev->action != CCA_ACTION_OOM))
+		return false;
+	const CcaEvent request = *ev; /* the malloc's outcome */
+	guint pending = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		CcaHandle v = map_get(&r->live, window_peek(&r->in, i, &r->error)->addr);
+		if (v != CCA_NIL && (v & FREE_REQUESTED) && HANDLE_OF(v) != HANDLE_FAILED &&
+		    cca_allocator_is_pending(r->alloc, HANDLE_OF(v)))
+			pending++;
+	}
+	if (pending == 0 || pending != cca_allocator_n_pending(r->alloc))
+		return false;
+	bool refuse = request.action == CCA_ACTION_OOM &&
+		      cca_allocator_allowed_maximum(r->alloc) == 0 && !r->opt->capacity_set;
+	uint32_t pool = request.action == CCA_ACTION_ALLOC ? pool_of_address(r, request.addr) : 0;
+	device_set_refuse(r->device, refuse);
+	bool held =
+		cca_allocator_would_synchronize_in(r->alloc, request.size, request.stream, pool);
+	device_set_refuse(r->device, false);
+	if (!held)
+		return false;
+	for (uint32_t i = n; i-- > 0;) {
+		CcaHandle v = map_get(&r->live, window_peek(&r->in, i, &r->error)->addr);
+		if (v != CCA_NIL && HANDLE_OF(v) != HANDLE_FAILED)
+			cca_allocator_pending_first(r->alloc, HANDLE_OF(v));
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (r->synced_found) {
+			uint64_t position = r->in.position;
+			g_array_append_val(r->synced_found, position);
+		}
+		forget_completed(r, window_peek(&r->in, 0, &r->error)->addr);
+		window_pop(&r->in);
+	}
+	return true;
+}
+
+/* What-if: is the completion at the window's head one that the
+ * recording's malloc made in its synchronisation?  Its event had not
+ * finished when that malloc began, so the malloc's lookup must not see it
+ * here either: it is held (true) and applied after the next request
+ * (replay_late_completions), unless this run's own synchronisation
+ * completes it first. */
+static bool
+hold_synced_completion(Replay *r, const CcaEvent *ev)
+{
+	const GArray *at = r->synced_at;
+	while (r->next_synced < at->len &&
+	       g_array_index(at, uint64_t, r->next_synced) < r->in.position)
+		r->next_synced++;
+	if (r->next_synced == at->len ||
+	    g_array_index(at, uint64_t, r->next_synced) != r->in.position ||
+	    ev->action != CCA_ACTION_FREE_COMPLETED)
+		return false;
+	r->next_synced++;
+	g_array_append_val(r->late, *ev);
+	window_pop(&r->in);
+	return true;
+}
+
+static void
+replay_late_completions(Replay *r)
+{
+	if (G_LIKELY(r->late->len == 0))
+		return;
+	for (guint i = 0; i < r->late->len; i++)
+		replay_free_completed(r, &g_array_index(r->late, CcaEvent, i));
+	g_array_set_size(r->late, 0);
 }
 
 static void
@@ -851,6 +1020,11 @@ replay_loop(Replay *r)
 			replay_release_burst(r);
 			continue;
 		}
+		if (r->recorded_mode && peeked->action == CCA_ACTION_FREE_COMPLETED &&
+		    completions_by_malloc(r))
+			continue;
+		if (r->synced_at && hold_synced_completion(r, peeked))
+			continue;
 		CcaEvent ev = *peeked;
 		window_pop(&r->in);
 		bool go_on = true;
@@ -1160,6 +1334,8 @@ seed_start(Replay *r, const CcaStartState *start)
 			continue;
 		}
 		map_put(&r->live, b->address, b->pending ? h | FREE_REQUESTED : h);
+		if (b->pending)
+			deferred_add(r, b->address);
 		res->start_blocks++;
 		res->start_live_bytes += b->size;
 	}
@@ -1169,8 +1345,9 @@ seed_start(Replay *r, const CcaStartState *start)
 static gboolean
 run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *settings,
 	 bool recorded_mode, RecordedAddresses *addresses, const GArray *empty_cache_at,
-	 bool online_bursts, GArray *found, GArray *spans_found, GArray *releases_found,
-	 CcaReplayResult *res, bool *needs_entries, uint64_t *segment_entries, GError **error)
+	 const GArray *synced_at, bool online_bursts, GArray *found, GArray *synced_found,
+	 GArray *spans_found, GArray *releases_found, CcaReplayResult *res, bool *needs_entries,
+	 uint64_t *segment_entries, GError **error)
 {
 	const CcaSnapshot *snap = plan->snap;
 	const CcaStartState *start = plan->mid_run ? &plan->start : NULL;
@@ -1190,6 +1367,8 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 		.recorded_mode = recorded_mode,
 		.empty_cache_at = empty_cache_at,
 		.empty_cache_found = found,
+		.synced_found = synced_found,
+		.synced_at = synced_at,
 		.online_bursts = online_bursts,
 		.spans_found = spans_found,
 		.releases_found = releases_found,
@@ -1215,6 +1394,8 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 	res->allowed_maximum = cca_allocator_allowed_maximum(r.alloc);
 	r.private_segments = private_segments_new(plan, r.alloc);
 	r.inferred_private = g_array_new(FALSE, FALSE, sizeof(PrivateSegment));
+	r.deferred = g_array_new(FALSE, FALSE, sizeof(Deferred));
+	r.late = g_array_new(FALSE, FALSE, sizeof(CcaEvent));
 	window_init(&r.in, snap, opt->device);
 	/* The replayed trace's own addresses arrive as it is read: the
 	 * segment_alloc (or first map) a cudaMalloc borrows precedes the
@@ -1255,6 +1436,8 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 	g_array_free(r.inferred_private, TRUE);
 	if (r.segment_from)
 		g_hash_table_destroy(r.segment_from);
+	g_array_free(r.deferred, TRUE);
+	g_array_free(r.late, TRUE);
 	window_clear(&r.in);
 	if (r.expect)
 		cca_event_cursor_free(r.expect);
@@ -1297,8 +1480,8 @@ addresses_from_plan(RecordedAddresses *ra, const CcaPlan *plan, uint64_t span)
 
 gboolean
 cca_replay_find_empty_cache(const CcaPlan *plan, double memory_fraction, uint64_t device_memory,
-			    bool capacity_set, GArray *found, GArray *spans, GArray *releases,
-			    GError **error)
+			    bool capacity_set, GArray *found, GArray *synced, GArray *spans,
+			    GArray *releases, GError **error)
 {
 	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
@@ -1314,8 +1497,8 @@ cca_replay_find_empty_cache(const CcaPlan *plan, double memory_fraction, uint64_
 	CcaReplayResult scratch;
 	memset(&scratch, 0, sizeof scratch);
 	g_atomic_int_inc(&total_planning);
-	gboolean ok = run_pass(plan, &opt, &plan->recorded, true, &own, NULL, false, found, spans,
-			       releases, &scratch, NULL, NULL, error);
+	gboolean ok = run_pass(plan, &opt, &plan->recorded, true, &own, NULL, NULL, false, found,
+			       synced, spans, releases, &scratch, NULL, NULL, error);
 	cca_replay_result_clear(&scratch);
 	addresses_clear(&own);
 	return ok;
@@ -1382,7 +1565,7 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 	gboolean ok = TRUE;
 	if (opt->addresses_from)
 		ok = addresses_scan(&other, opt->addresses_from, 0, error);
-	const GArray *empty_cache_at = NULL;
+	const GArray *empty_cache_at = NULL, *synced_at = NULL;
 	if (ok && !recorded_mode && !online_bursts && plan->has_releases) {
 		/* where did the program call empty_cache()?  Only a replay under
 		 * the recorded settings can tell: the plan's planning pass */
@@ -1392,6 +1575,8 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 					       opt->recorded_capacity_set, &ran, error);
 		res->planning_passes = ran ? 1 : 0;
 		empty_cache_at = plan->empty_cache_at;
+		if (plan->synced_at->len > 0)
+			synced_at = plan->synced_at;
 	}
 	GArray *found = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	uint64_t segment_entries = 0;
@@ -1401,8 +1586,8 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 					       : opt->addresses_from ? &other
 								     : NULL;
 		ok = run_pass(plan, opt, settings, recorded_mode, addresses, empty_cache_at,
-			      online_bursts, found, NULL, NULL, res, &needs_entries,
-			      &segment_entries, error);
+			      synced_at, online_bursts, found, NULL, NULL, NULL, res,
+			      &needs_entries, &segment_entries, error);
 		res->replays = 1;
 		g_atomic_int_inc(&total_replays);
 	}

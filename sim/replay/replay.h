@@ -187,13 +187,16 @@ void cca_replay_totals(uint64_t *replays, uint64_t *planning);
 /* The planning pass behind cca_plan_find_empty_cache(): replays PLAN's
  * trace under its recorded settings and addresses and the cap
  * MEMORY_FRACTION / DEVICE_MEMORY / CAPACITY_SET, appending to FOUND the
- * trace positions where the program called empty_cache(), and to SPANS
- * (CcaPlanPoolSpan) and RELEASES (CcaPlanPoolRelease) the private pools it
- * released before the dump, told from an empty_cache() by which segments
- * a burst frees in which order.  Returns FALSE with ERROR on bad input. */
+ * trace positions where the program called empty_cache(), to SYNCED
+ * those of the free_completed entries a malloc's synchronisation made
+ * (its cascade's release_cached_blocks), and to SPANS (CcaPlanPoolSpan)
+ * and RELEASES (CcaPlanPoolRelease) the private pools it released before
+ * the dump, told from an empty_cache() by which segments a burst frees in
+ * which order.  Returns FALSE with ERROR on bad input. */
 gboolean cca_replay_find_empty_cache(const CcaPlan *plan, double memory_fraction,
 				     uint64_t device_memory, bool capacity_set, GArray *found,
-				     GArray *spans, GArray *releases, GError **error);
+				     GArray *synced, GArray *spans, GArray *releases,
+				     GError **error);
 
 /* The PyTorch release SNAP most likely comes from, from the keys its
  * format has (spec-and-peers §2b): keys of a release after 2.11
