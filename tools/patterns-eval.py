@@ -78,6 +78,11 @@ def main():
         if requests(base) != requests(os.path.join(d, n + ".pickle.xz")):
             print(f"{n:16} what-if: not a truth (the live run made other requests)")
             continue
+        probe, _ = replay(ccasim, base, {"cap_bytes": 0})
+        if probe and probe.get("window"):
+            print(f"{n:16} what-if: not a truth (a window of the run: its start state was "
+                  "made under the recorded settings)")
+            continue
         wtotal += 1
         r, err = replay(ccasim, base, meta, conf=meta["PYTORCH_CUDA_ALLOC_CONF"])
         if r is None:
