@@ -8,12 +8,15 @@
  * size in the final state; a block freed during the trace has only its
  * request: its size is round_size(request), grown to the next live
  * neighbour when the allocator would not have split the remainder off
- * (large pool: a remainder of 1 MiB or less, or an oversize request).
+ * (large pool: a remainder of 1 MiB or less, or an oversize request), or
+ * to an address the trace allocates at while the block still lives (an
+ * allocation starts a free block: the bytes before it were the block's).
  */
 #include "config.h"
 
 #include "rewind.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "allocator.h"
@@ -40,6 +43,8 @@ typedef struct {
 	/* trace address → 1 + the index of the entry that freed (or completed
 	 * the free of) a block live at the start */
 	GHashTable *freed_at;
+	/* trace address → 1 + the index of the first alloc entry there */
+	GHashTable *first_alloc;
 	/* address ranges of expandable memory some entry (or a final mapped
 	 * run) has touched: their granules are in `granules` already */
 	GArray *touched; /* TouchedRange, disjoint, by address, merged */
@@ -169,6 +174,10 @@ scan_event(Scan *scan, const CcaEvent *ev, uint64_t index)
 	switch (ev->action) {
 	case CCA_ACTION_ALLOC:
 		set_add(scan->live, ev->addr);
+		if (!g_hash_table_contains(scan->first_alloc, &ev->addr))
+			g_hash_table_insert(scan->first_alloc,
+					    g_memdup2(&ev->addr, sizeof ev->addr),
+					    g_memdup2(&(uint64_t){index + 1}, sizeof(uint64_t)));
 		break;
 	case CCA_ACTION_FREE_REQUESTED:
 		if (!g_hash_table_remove(scan->live, &ev->addr)) {
@@ -252,9 +261,47 @@ segment_of(const GArray *segments, uint64_t address)
 	return NULL;
 }
 
-/* Infers the sizes of blocks known only by their request (spec §4.1). */
+/* The first alloc entry at each address: (address, index), by address. */
+typedef struct {
+	uint64_t address, index;
+} AllocStart;
+
+static gint
+alloc_start_order(gconstpointer a, gconstpointer b)
+{
+	return by_address(a, b, offsetof(AllocStart, address));
+}
+
+/* The lowest address of ALLOCS at or after FROM (UINT64_MAX: none), and
+ * the index of its first alloc in *INDEX. */
+static uint64_t
+alloc_start_after(const GArray *allocs, uint64_t from, uint64_t *index)
+{
+	guint lo = 0, hi = allocs->len;
+	while (lo < hi) {
+		guint mid = (lo + hi) / 2;
+		if (g_array_index(allocs, AllocStart, mid).address < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == allocs->len)
+		return UINT64_MAX;
+	const AllocStart *a = &g_array_index(allocs, AllocStart, lo);
+	*index = a->index;
+	return a->address;
+}
+
+/* Infers the sizes of blocks known only by their request (spec §4.1): the
+ * request rounded, grown over what follows when the allocator would not
+ * have split that off: up to the next live block or the segment's end, or
+ * up to an address the trace allocates at while the block is still live
+ * (an alloc takes the start of a free block, so the bytes before it were
+ * not free: the block's unsplit remainder).  ALLOCS are the first alloc
+ * entries by address, FREED_AT the entry that ended each block's life. */
 static void
-infer_sizes(CcaStartState *start, const CcaSettings *settings)
+infer_sizes(CcaStartState *start, const CcaSettings *settings, const GArray *allocs,
+	    GHashTable *freed_at)
 {
 	for (guint i = 0; i < start->blocks->len; i++) {
 		CcaStartBlock *b = &g_array_index(start->blocks, CcaStartBlock, i);
@@ -263,10 +310,20 @@ infer_sizes(CcaStartState *start, const CcaSettings *settings)
 		uint64_t size = cca_allocator_round_size_under(settings, b->requested_size);
 		uint64_t end = next_boundary(start->segments, start->blocks, i);
 		const CcaStartSegment *seg = segment_of(start->segments, b->address);
-		if (end != UINT64_MAX && end > b->address + size && seg &&
-		    !cca_pytorch_should_split(
-			    seg->is_small, settings->expandable_segments || seg->is_expandable,
-			    size, end - b->address - size, settings->max_split_size))
+		if (end == UINT64_MAX || end <= b->address + size || !seg) {
+			b->size = size;
+			continue;
+		}
+		bool expandable = settings->expandable_segments || seg->is_expandable;
+		uint64_t at = 0;
+		uint64_t next = alloc_start_after(allocs, b->address + size, &at);
+		const uint64_t *freed = g_hash_table_lookup(freed_at, &b->address);
+		if (next < end && freed && at < *freed &&
+		    !cca_pytorch_should_split(seg->is_small, expandable, size,
+					      next - b->address - size, settings->max_split_size))
+			end = next; /* the block reaches the later alloc's start */
+		if (!cca_pytorch_should_split(seg->is_small, expandable, size,
+					      end - b->address - size, settings->max_split_size))
 			size = end - b->address;
 		b->size = size;
 	}
@@ -423,6 +480,7 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 		.freed_blocks = g_array_new(FALSE, FALSE, sizeof(CcaStartBlock)),
 		.freed_segments = g_array_new(FALSE, FALSE, sizeof(CcaStartSegment)),
 		.freed_at = g_hash_table_new_full(address_hash, g_int64_equal, g_free, g_free),
+		.first_alloc = g_hash_table_new_full(address_hash, g_int64_equal, g_free, g_free),
 		.touched = g_array_new(FALSE, FALSE, sizeof(TouchedRange)),
 	};
 	g_autoptr(CcaEventCursor) cursor = cca_event_cursor_new(snap, device);
@@ -505,7 +563,16 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 	if (ok)
 		ok = check_start_segments(snap, start->segments, error);
 	g_array_sort(start->blocks, block_order);
-	infer_sizes(start, settings);
+	g_autoptr(GArray) allocs = g_array_new(FALSE, FALSE, sizeof(AllocStart));
+	GHashTableIter it;
+	gpointer key, value;
+	g_hash_table_iter_init(&it, scan.first_alloc);
+	while (g_hash_table_iter_next(&it, &key, &value)) {
+		AllocStart a = {*(const uint64_t *)key, *(const uint64_t *)value};
+		g_array_append_val(allocs, a);
+	}
+	g_array_sort(allocs, alloc_start_order);
+	infer_sizes(start, settings, allocs, scan.freed_at);
 	for (guint i = 0; i < start->blocks->len; i++)
 		start->live_bytes += g_array_index(start->blocks, CcaStartBlock, i).size;
 	start->mid_run = start->segments->len > 0 || start->blocks->len > 0 ||
@@ -517,6 +584,7 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 	g_hash_table_destroy(scan.segments);
 	g_hash_table_destroy(scan.pending);
 	g_hash_table_destroy(scan.freed_at);
+	g_hash_table_destroy(scan.first_alloc);
 	g_array_free(scan.touched, TRUE);
 	g_array_free(scan.freed_blocks, TRUE);
 	g_array_free(scan.freed_segments, TRUE);
