@@ -64,11 +64,20 @@ region_free(gpointer data)
 	g_free(r);
 }
 
+/* Notes SIZE bytes at OFFSET of R in use; R->used stays sorted by offset. */
 static void
 region_use(Region *r, uint64_t offset, uint64_t size)
 {
 	Used u = {offset, size, r->start + offset};
-	g_array_append_val(r->used, u);
+	guint lo = 0, hi = r->used->len;
+	while (lo < hi) {
+		guint mid = (lo + hi) / 2;
+		if (g_array_index(r->used, Used, mid).offset <= offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	g_array_insert_val(r->used, lo, u);
 }
 
 CcaDriverVA *
@@ -98,19 +107,11 @@ cca_driverva_free(CcaDriverVA *va)
 	g_free(va);
 }
 
-static gint
-by_offset(gconstpointer a, gconstpointer b)
-{
-	const Used *x = a, *y = b;
-	return x->offset < y->offset ? -1 : x->offset > y->offset;
-}
-
 /* The offset of R's smallest gap of at least SIZE bytes (lowest among
  * equal ones), or UINT64_MAX. */
 static uint64_t
 region_best_gap(Region *r, uint64_t size)
 {
-	g_array_sort(r->used, by_offset);
 	uint64_t pos = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
 	for (guint i = 0; i <= r->used->len; i++) {
 		uint64_t next = i < r->used->len ? g_array_index(r->used, Used, i).offset : r->size;

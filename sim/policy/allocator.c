@@ -324,6 +324,19 @@ segment_head(const CcaAllocator *a, CcaHandle h)
 	return h;
 }
 
+/* The first block of H's segment when it is at most 16 blocks before H,
+ * else CCA_NIL. */
+static CcaHandle
+segment_head_near(const CcaAllocator *a, CcaHandle h)
+{
+	for (int steps = 0; steps < 16; steps++) {
+		if (B(a, h)->prev == CCA_NIL)
+			return h;
+		h = B(a, h)->prev;
+	}
+	return CCA_NIL;
+}
+
 /* Live expandable segments of STREAM in the pool of smallness IS_SMALL. */
 static guint
 expandable_segments_of(const CcaAllocator *a, uint64_t stream, bool is_small)
@@ -350,15 +363,15 @@ note_choice(CcaAllocator *a, CcaHandle h)
 			a->address_ties++;
 		return;
 	}
-	/* blocks of one segment keep their order whatever its address */
-	for (CcaHandle n = cca_tree_next(a->slab, h);
-	     n != CCA_NIL && B(a, n)->stream == b->stream && B(a, n)->size == b->size;
-	     n = cca_tree_next(a->slab, n)) {
-		if (segment_head(a, n) != segment_head(a, h)) {
-			a->address_ties++;
-			return;
-		}
-	}
+	/* blocks of one segment keep their order whatever its address: a
+	 * tie when the next equal block is in another segment, or when that
+	 * is not seen within a few neighbours (then taken as one) */
+	CcaHandle n = cca_tree_next(a->slab, h);
+	if (n == CCA_NIL || B(a, n)->stream != b->stream || B(a, n)->size != b->size)
+		return;
+	CcaHandle head = segment_head_near(a, h);
+	if (head == CCA_NIL || segment_head_near(a, n) != head)
+		a->address_ties++;
 }
 
 static bool
