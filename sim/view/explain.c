@@ -454,7 +454,7 @@ pass1_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocato
 }
 
 static void
-pass1_model(void *data, const CcaEvent *ev)
+pass1_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
 {
 	Pass1 *p = data;
 	cca_explain_model_event(p->x, ev);
@@ -483,7 +483,7 @@ pass2_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocato
 }
 
 static void
-pass2_model(void *data, const CcaEvent *ev)
+pass2_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
 {
 	Pass2 *p = data;
 	if (p->state)

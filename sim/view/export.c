@@ -132,7 +132,7 @@ final_finish(void *data, const CcaAllocator *alloc)
 }
 
 static void
-final_model(void *data, const CcaEvent *ev)
+final_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
 {
 	Final *f = data;
 	if (ev->action == CCA_ACTION_ALLOC) {
@@ -329,7 +329,7 @@ stream_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocat
 }
 
 static void
-stream_model(void *data, const CcaEvent *ev)
+stream_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
 {
 	Stream *s = data;
 	if (s->have_pending) {
@@ -591,7 +591,7 @@ chrome_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocat
 }
 
 static void
-chrome_model(void *data, const CcaEvent *ev)
+chrome_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
 {
 	Chrome *c = data;
 	const char *name;

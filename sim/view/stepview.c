@@ -87,7 +87,7 @@ step_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator
 }
 
 static void
-step_model(void *data, const CcaEvent *ev)
+step_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
 {
 	Step *s = data;
 	if (s->captured)
@@ -524,7 +524,7 @@ index_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocato
 }
 
 static void
-index_model(void *data, const CcaEvent *ev)
+index_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
 {
 	Index *ix = data;
 	cca_explain_model_event(ix->x, ev);
