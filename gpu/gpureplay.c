@@ -183,7 +183,7 @@ make_device(void *data, const CcaSimDeviceConfig *cfg)
 }
 
 static void
-on_entry(void *data, const CcaEvent *ev)
+on_entry(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
 {
 	Run *run = data;
 	Entry e = {.addr = ev->addr, .size = ev->size, .stream = ev->stream, .action = ev->action};

@@ -196,7 +196,7 @@ typedef struct {
 } Tally;
 
 static void
-tally_event(void *data, const CcaEvent *ev)
+tally_event(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
 {
 	Tally *t = data;
 	cca_calibration_cost_add_event(&t->cost, t->cal, ev, t->large_page);

@@ -5,7 +5,8 @@
 # same structure as PyTorch's own snapshot (tests/compare-snapshot.py:
 # keys, types, key order, block states; with --same-run the very values).
 # A what-if export replays as it ran; --format chrome writes a JSON trace
-# with counters.  Needs $CCASIM and $top_srcdir (set by make check).
+# with counters; an empty_cache()'s releases carry the time and frames of
+# its call.  Needs $CCASIM and $top_srcdir (set by make check).
 set -u
 
 srcdir=${top_srcdir:-.}
@@ -79,6 +80,32 @@ ts = [e["ts"] for e in c]
 assert ts == sorted(ts) and ts[0] >= 0
 ' "$out"
 	report $? "the Chrome trace is JSON with counters and 67 cudaMalloc events"
+fi
+
+# an empty_cache() the program called: the segments it releases carry the
+# time (and, in a snapshot, the frames) of the recorded release that shows
+# the call, entry 43 of the sample, in a what-if as in the recorded run
+sample=$traces/samples/snap_default_2.11.pickle
+out=$scratch/emptied.pickle
+run 0 "$ccasim" export "$sample" --config max_split_size_mb:128 -o "$out" &&
+	run 0 "$ccasim" export "$sample" --format chrome -o "$scratch/emptied.json"
+report $? "export a what-if and a Chrome trace of a run that called empty_cache()"
+if [ "$python" = false ]; then
+	skip "empty_cache()'s releases carry the time and frames of its call" "no python3"
+else
+	run 0 "$python" -c '
+import json, pickle, sys
+trace = pickle.load(open(sys.argv[1], "rb"))["device_traces"][0]
+call = trace[43]
+assert call["action"] == "segment_free" and call["frames"][0]["name"] == "empty_cache", call
+out = pickle.load(open(sys.argv[2], "rb"))["device_traces"][0]
+freed = [e for e in out if e["action"] == "segment_free" and e["time_us"] == call["time_us"]]
+assert freed and all(e["frames"] == call["frames"] for e in freed), out[-3:]
+ev = json.load(open(sys.argv[3]))["traceEvents"]
+free = [e for e in ev if e["name"] == "cudaFree" and e["args"]["event"] == 43]
+assert free and all(e["ts"] == call["time_us"] - trace[0]["time_us"] for e in free), free
+' "$sample" "$out" "$scratch/emptied.json"
+	report $? "empty_cache()'s releases carry the time and frames of its call"
 fi
 
 # errors: usage 2, bad input or unwritable output 1, nothing left behind

@@ -96,7 +96,7 @@ static const char *const reserved_keys[] = {
 
 /* Segment bases the model chose, relative to its first segment. */
 static void
-collect_segment(void *data, const CcaEvent *ev)
+collect_segment(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
 {
 	if (ev->action == CCA_ACTION_SEGMENT_ALLOC)
 		g_array_append_val((GArray *)data, ev->addr);
@@ -639,6 +639,158 @@ test_later_completion_after_sync(void)
 	cca_replay_result_clear(&res);
 }
 
+/* What the engine tells observers of a replay, in order: each trace entry
+ * it hands the model (before_request), the model entries with the entry
+ * that caused them (on_model_event), then the entry handled (observer). */
+typedef struct {
+	const char *name; /* TRACE, or TRACE,CONF for a what-if */
+	const char *trace;
+	const char *conf; /* NULL: the recorded settings */
+	bool whatif;	  /* the replay is a what-if */
+} CauseRow;
+
+typedef struct {
+	uint64_t n_events;
+	uint64_t before;       /* the last before_request index */
+	CcaEvent before_event; /* and its entry */
+	bool have_before;
+	int64_t last_observed; /* -1 before the first */
+	uint64_t empty_caches; /* before_request calls for an empty_cache() */
+	uint64_t model_entries;
+	bool recorded;
+} Causes;
+
+static bool
+is_release(uint8_t action)
+{
+	return action == CCA_ACTION_SEGMENT_FREE || action == CCA_ACTION_SEGMENT_UNMAP;
+}
+
+static void
+causes_before(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+{
+	Causes *c = data;
+	g_assert_cmpuint(index, <, c->n_events);
+	/* each entry once, in order, after the one observed last */
+	g_assert_true(!c->have_before || index > c->before);
+	g_assert_cmpint((int64_t)index, >, c->last_observed);
+	g_assert_true(ev->action == CCA_ACTION_ALLOC || ev->action == CCA_ACTION_FREE_REQUESTED ||
+		      ev->action == CCA_ACTION_FREE_COMPLETED || ev->action == CCA_ACTION_OOM ||
+		      is_release(ev->action));
+	c->empty_caches += is_release(ev->action);
+	c->before = index;
+	c->before_event = *ev;
+	c->have_before = true;
+}
+
+static void
+causes_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *model)
+{
+	Causes *c = data;
+	c->model_entries++;
+	/* the entry before_request announced last */
+	g_assert_true(c->have_before);
+	g_assert_cmpuint(cause, ==, c->before);
+	g_assert_nonnull(trace);
+	g_assert_cmpint(trace->action, ==, c->before_event.action);
+	g_assert_cmpuint(trace->addr, ==, c->before_event.addr);
+	g_assert_cmpuint(trace->size, ==, c->before_event.size);
+	if (is_release(trace->action)) /* an empty_cache() releases, nothing else */
+		g_assert_true(is_release(model->action));
+	if (model->action == CCA_ACTION_ALLOC) {
+		g_assert_cmpint(trace->action, ==, CCA_ACTION_ALLOC);
+		g_assert_cmpuint(trace->size, ==, model->size);
+		if (c->recorded) /* the recording's own block */
+			g_assert_cmpuint(trace->addr, ==, model->addr);
+	}
+}
+
+static void
+causes_observe(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+{
+	Causes *c = data;
+	g_assert_cmpint((int64_t)index, >, c->last_observed);
+	c->last_observed = (int64_t)index;
+}
+
+static void
+causes_attach(Causes *c, CcaReplayOptions *opt)
+{
+	opt->before_request = causes_before;
+	opt->before_request_data = c;
+	opt->on_model_event = causes_model;
+	opt->on_model_event_data = c;
+	opt->observer = causes_observe;
+	opt->observer_data = c;
+}
+
+static void
+test_causes(gconstpointer data)
+{
+	const CauseRow *row = data;
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace(row->trace);
+	GError *error = NULL;
+	CcaSettings settings;
+	cca_settings_init(&settings);
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	if (row->conf) {
+		g_assert_true(cca_settings_parse(&settings, row->conf, &error));
+		opt.settings = &settings;
+	}
+	Causes c = {.n_events = snap->n_events[0], .last_observed = -1, .recorded = !row->whatif};
+	causes_attach(&c, &opt);
+	CcaReplayResult res;
+	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
+	g_assert_no_error(error);
+	g_assert_cmpuint(res.whatif, ==, row->whatif);
+	g_assert_cmpuint(res.empty_cache_calls, >, 0);
+	g_assert_cmpuint(c.empty_caches, ==, res.empty_cache_calls);
+	g_assert_cmpuint(c.model_entries, >, 0);
+	cca_replay_result_clear(&res);
+	cca_settings_clear(&settings);
+}
+
+/* The same of a what-if that holds the recording's completions past the
+ * malloc whose synchronisation made them (rscap.cap under its cap, as
+ * /replay/whatif-keeps-synced-completion replays it): applied with that
+ * malloc, they have its cause. */
+static void
+test_causes_synced(void)
+{
+	CcaTestRun *tc = pattern_run("rscap.cap");
+	g_autofree char *json = cca_test_read_text(tc->json);
+	GError *error = NULL;
+	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(tc->trace, &error);
+	g_assert_no_error(error);
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.memory_fraction = cca_test_memory_fraction(json);
+	opt.recorded_memory_fraction = opt.memory_fraction;
+	opt.force_whatif = TRUE;
+	Causes c = {.n_events = snap->n_events[0], .last_observed = -1};
+	causes_attach(&c, &opt);
+	CcaReplayResult res;
+	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
+	g_assert_no_error(error);
+	g_assert_true(res.whatif);
+	g_assert_cmpuint(c.model_entries, >, 0);
+	cca_replay_result_clear(&res);
+	pattern_run_free(tc);
+}
+
+/* Traces whose program called empty_cache(), replayed as recorded (the
+ * cap traces) and as what-ifs (the gc traces, recorded under an unknown
+ * cap, and other settings). */
+static const CauseRow cause_rows[] = {
+	{"seedfrag.cap", "seedfrag.cap", NULL, false},
+	{"resnet152.cap", "resnet152.cap", NULL, false},
+	{"dyninfer.cap", "dyninfer.cap", NULL, false},
+	{"seedfrag.cap,ms128", "seedfrag.cap", "max_split_size_mb:128", true},
+	{"seedfrag.gc", "seedfrag.gc", NULL, true},
+	{"bert.gc", "bert.gc", NULL, true},
+	{"bert.gc,ms128", "bert.gc", "max_split_size_mb:128", true},
+};
 
 int
 main(int argc, char **argv)
@@ -667,6 +819,8 @@ main(int argc, char **argv)
 	g_test_add_func("/replay/empty-cache-recognised", test_empty_cache_recognised);
 	g_test_add_func("/replay/unexpected-oom", test_unexpected_oom);
 	g_test_add_func("/replay/skipped-free-requested", test_skipped_free_requested);
+	CCA_TEST_ADD_ROWS("/replay/causes", cause_rows, name, test_causes);
+	g_test_add_func("/replay/causes-synced", test_causes_synced);
 	g_test_add_func("/replay/private-pool-freed-before-dump",
 			test_private_pool_freed_before_dump);
 	g_test_add_func("/replay/whatif-keeps-synced-completion",

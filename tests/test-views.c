@@ -430,6 +430,49 @@ test_explain_frames(void)
 	g_string_free(out, TRUE);
 }
 
+/* Releases go to what caused them, as the engine says: the recording's
+ * OOM cascade to the oom (snap_default: 312 MiB released before an oom
+ * entry, which a malloc run out of memory releases itself), an
+ * empty_cache() the program called to the request after it, though that
+ * request would have released the same segments itself (resnet152.cap
+ * under a cap of 0.02: 21 segments at event 12755). */
+static void
+test_explain_releases(void)
+{
+	g_autofree char *path =
+		cca_test_trace_path("pytorch-2.11/samples/snap_default_2.11.pickle");
+	g_autoptr(CcaSnapshot) sample = cca_test_load(path);
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	CcaExplainParams params = {.limit = 0, .top = 5};
+	GString *out = g_string_new(NULL);
+	GError *error = NULL;
+	g_assert_true(cca_explain_run(sample, &opt, &params, out, &error));
+	g_assert_no_error(error);
+	g_assert_nonnull(strstr(out->str, "event 38: request (recorded oom) of 10240.00 GiB"));
+	g_assert_nonnull(strstr(
+		out->str,
+		"Releasing every wholly free cached segment (312.00 MiB) did not make room."));
+	g_assert_null(strstr(out->str, "had just called empty_cache()"));
+
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("resnet152.cap");
+	opt.memory_fraction = 0.02;
+	opt.keep_going = true;
+	g_string_truncate(out, 0);
+	g_assert_true(cca_explain_run(snap, &opt, &params, out, &error));
+	g_assert_no_error(error);
+	const char *at = strstr(out->str, "event 12755: alloc of 147.00 MiB");
+	g_assert_nonnull(at);
+	const char *next = strstr(at + 1, "  event ");
+	g_autofree char *record = g_strndup(at, next ? (gsize)(next - at) : strlen(at));
+	g_assert_true(g_str_has_prefix(record, "event 12755: alloc of 147.00 MiB (154140819 B) on "
+					       "stream 0 -> cudaMalloc 148.00 MiB\n"));
+	g_assert_nonnull(strstr(record, "The program had just called empty_cache(), which returned "
+					"21 cached segments (636.00 MiB) to the device."));
+	g_assert_null(strstr(record, "tried again"));
+	g_string_free(out, TRUE);
+}
+
 static char *
 step_at(const char *trace, uint64_t at)
 {
@@ -507,6 +550,7 @@ main(int argc, char **argv)
 	g_test_add_func("/views/explain/request", test_explain_request);
 	g_test_add_func("/views/explain/seedfrag", test_explain_seedfrag);
 	g_test_add_func("/views/explain/call-sites", test_explain_frames);
+	g_test_add_func("/views/explain/releases", test_explain_releases);
 	g_test_add_func("/views/step/at", test_step);
 	g_test_add_func("/views/step/index", test_step_index);
 	return g_test_run();

@@ -302,6 +302,11 @@ typedef struct {
 	CcaEventCursor *expect;
 	uint64_t expect_read;	  /* entries read from the expect cursor */
 	uint64_t expect_position; /* index of the entry last read */
+	/* the trace entry being handled (cause_begin()), the cause of the
+	 * model entries recorded now: its index (CCA_REPLAY_NO_CAUSE outside
+	 * any) and the entry, valid while its handling lasts */
+	uint64_t cause;
+	const CcaEvent *cause_event;
 	GError *error;
 } Replay;
 
@@ -504,7 +509,8 @@ on_model_event(void *data, const CcaEvent *model)
 {
 	Replay *r = data;
 	if (r->opt->on_model_event)
-		r->opt->on_model_event(r->opt->on_model_event_data, model);
+		r->opt->on_model_event(r->opt->on_model_event_data, r->cause, r->cause_event,
+				       model);
 	if (model->action == CCA_ACTION_SEGMENT_ALLOC && r->feed) {
 		/* the k-th segment must be the recording's k-th, or the run is
 		 * not the recorded one (another cap or device size) */
@@ -525,6 +531,18 @@ on_model_event(void *data, const CcaEvent *model)
 	r->res->check_compared++;
 	if (!events_match(&trace, model))
 		check_fail(r, "the model diverges from the trace", &trace, model);
+}
+
+/* The engine starts handling trace entry INDEX (EV, which must outlive
+ * the handling): what the model records until the next call is its doing
+ * (CcaReplayModelFunc); before_request hears of it first. */
+static inline void
+cause_begin(Replay *r, uint64_t index, const CcaEvent *ev)
+{
+	r->cause = index;
+	r->cause_event = ev;
+	if (r->opt->before_request)
+		r->opt->before_request(r->opt->before_request_data, index, ev, r->alloc);
 }
 
 static void
@@ -563,6 +581,7 @@ static void replay_late_completions(Replay *r);
 static bool
 replay_alloc(Replay *r, const CcaEvent *ev)
 {
+	cause_begin(r, r->in.position - 1, ev);
 	uint32_t pool = pool_of_alloc(r, ev);
 	r->last_alloc_stream = ev->stream;
 	r->last_alloc_pool = pool;
@@ -599,6 +618,7 @@ device_set_refuse(CcaDevice *dev, bool refuse)
 static void
 replay_recorded_oom(Replay *r, const CcaEvent *ev)
 {
+	cause_begin(r, r->in.position - 1, ev);
 	r->res->recorded_ooms++;
 	/* Without a cap the device itself refused (spec §15.4). */
 	bool device_refused = cca_allocator_allowed_maximum(r->alloc) == 0 && !r->opt->capacity_set;
@@ -631,6 +651,7 @@ replay_free_requested(Replay *r, const CcaEvent *ev, uint64_t index)
 			cca_trace_set_double_free_error(&r->error, r->snap, index, ev->addr);
 		return FALSE;
 	}
+	cause_begin(r, index, ev);
 	const CcaEvent *next = window_peek(&r->in, 0, &r->error);
 	bool immediate =
 		next && next->action == CCA_ACTION_FREE_COMPLETED && next->addr == ev->addr;
@@ -656,8 +677,9 @@ replay_free_requested(Replay *r, const CcaEvent *ev, uint64_t index)
 	return TRUE;
 }
 
+/* Applies the free_completed entry EV, within the cause being handled. */
 static void
-replay_free_completed(Replay *r, const CcaEvent *ev)
+complete_free_entry(Replay *r, const CcaEvent *ev)
 {
 	CcaHandle v = map_get(&r->live, ev->addr);
 	if (v == CCA_NIL)
@@ -673,6 +695,14 @@ replay_free_completed(Replay *r, const CcaEvent *ev)
 	 * cascade or an empty_cache() that came earlier here than in the
 	 * recording): PyTorch has no entry left to act on, nor has the model */
 	map_remove(&r->live, ev->addr);
+}
+
+/* A free_completed entry, the last one popped: a cause of its own. */
+static void
+replay_free_completed(Replay *r, const CcaEvent *ev)
+{
+	cause_begin(r, r->in.position - 1, ev);
+	complete_free_entry(r, ev);
 }
 
 static bool
@@ -729,6 +759,8 @@ replay_pool_release(Replay *r, uint32_t end)
 	    (would->len == freed->len &&
 	     memcmp(would->data, freed->data, freed->len * sizeof(uint64_t)) == 0))
 		return false;
+	/* (the burst's first entry: a release) */
+	cause_begin(r, r->in.position, window_peek(&r->in, 0, &r->error));
 	if (!cca_allocator_release_segments(r->alloc, (const uint64_t *)freed->data, freed->len))
 		return false;
 	uint64_t position = r->in.position;
@@ -830,6 +862,8 @@ replay_release_burst(Replay *r)
 	uint64_t position = r->in.position;
 	g_array_append_val(r->empty_cache_found, position);
 	r->res->empty_cache_calls++;
+	if (r->cause != position) /* unless a pool's release was tried first */
+		cause_begin(r, position, window_peek(&r->in, 0, &r->error));
 	cca_allocator_empty_cache(r->alloc);
 	for (uint32_t i = 0; i < end; i++) {
 		CcaEvent copy = *window_peek(&r->in, 0, &r->error);
@@ -934,7 +968,8 @@ replay_late_completions(Replay *r)
 	if (G_LIKELY(r->late->len == 0))
 		return;
 	for (guint i = 0; i < r->late->len; i++)
-		replay_free_completed(r, &g_array_index(r->late, CcaEvent, i));
+		/* part of the request being handled: its cause */
+		complete_free_entry(r, &g_array_index(r->late, CcaEvent, i));
 	g_array_set_size(r->late, 0);
 }
 
@@ -948,6 +983,8 @@ maybe_empty_cache(Replay *r)
 			break;
 		r->next_pool_release++;
 		r->res->pool_releases++;
+		/* the entry at the head: the recording's first release */
+		cause_begin(r, r->in.position, window_peek(&r->in, 0, &r->error));
 		cca_allocator_mempool_release(r->alloc, released_pool(r, rel->label));
 	}
 	if (!r->empty_cache_at)
@@ -956,6 +993,8 @@ maybe_empty_cache(Replay *r)
 	       g_array_index(r->empty_cache_at, uint64_t, r->next_empty_cache) <= r->in.position) {
 		r->next_empty_cache++;
 		r->res->empty_cache_calls++;
+		/* the entry at the head: the recording's first release */
+		cause_begin(r, r->in.position, window_peek(&r->in, 0, &r->error));
 		cca_allocator_empty_cache(r->alloc);
 	}
 }
@@ -999,6 +1038,7 @@ online_burst(Replay *r, uint8_t action)
 	uint64_t position = r->in.position;
 	g_array_append_val(r->empty_cache_found, position);
 	r->res->empty_cache_calls++;
+	cause_begin(r, r->in.position, window_peek(&r->in, 0, &r->error));
 	cca_allocator_empty_cache(r->alloc);
 	return true;
 }
@@ -1372,6 +1412,7 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 		.online_bursts = online_bursts,
 		.spans_found = spans_found,
 		.releases_found = releases_found,
+		.cause = CCA_REPLAY_NO_CAUSE,
 	};
 	if (recorded_mode)
 		r.segment_from = g_hash_table_new(NULL, NULL);
@@ -1411,6 +1452,8 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 	if (start && start->mid_run)
 		seed_start(&r, start);
 	gboolean ok = replay_loop(&r);
+	r.cause = CCA_REPLAY_NO_CAUSE;
+	r.cause_event = NULL;
 	if (ok && opt->on_finish)
 		opt->on_finish(opt->on_finish_data, r.alloc);
 	if (ok && r.feed && !r.expect && !r.diverged && r.in.at_end &&
@@ -1615,8 +1658,8 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 	/* A replay nobody watches reads the trace once: the plan leaves the
 	 * entries to it (cca_plan_new_unread()) and reads them only when the
 	 * replay needs what they tell. */
-	bool watched = opt->observer || opt->on_model_event || opt->make_device || opt->on_finish ||
-		       opt->stop_after;
+	bool watched = opt->observer || opt->on_model_event || opt->before_request ||
+		       opt->make_device || opt->on_finish || opt->stop_after;
 	if (!plan) {
 		own_plan = watched ? cca_plan_new(snap, opt->device, opt->pytorch_version,
 						  opt->rewind, error)

@@ -67,9 +67,39 @@ typedef enum {
 
 /* Called after the engine has handled trace entry INDEX (EVENT), with the
  * model's state then; ALLOC is only valid during the call.  For timelines,
- * diffs and step-through views. */
+ * diffs and step-through views.  The same signature serves
+ * before_request (see CcaReplayOptions). */
 typedef void (*CcaReplayObserver)(void *data, uint64_t index, const CcaEvent *event,
 				  const CcaAllocator *alloc);
+
+/* The cause of a model entry made while the engine handles no trace
+ * entry: before the first one (while the start of a mid-run trace is
+ * rebuilt) or after the last.  The model records nothing then today; an
+ * observer still has to expect it. */
+#define CCA_REPLAY_NO_CAUSE UINT64_MAX
+
+/* Called for each entry the model records (segment_alloc, alloc,
+ * free_requested, free_completed, segment_free, segment_map,
+ * segment_unmap, oom), in order.  CAUSE is the index of the trace entry
+ * the engine was handling when the model recorded it, and TRACE that
+ * entry as the trace has it:
+ *   - an alloc, free_requested, deferred free_completed or oom entry (a
+ *     free_requested whose free_completed is the very next entry is
+ *     handled with it: both model entries have the free_requested as
+ *     their cause; and what a malloc does, including the frees it
+ *     completes and the segments it releases, has the alloc as its
+ *     cause, though the recording shows those before the alloc; so have
+ *     the recording's completions a what-if holds past the malloc whose
+ *     synchronisation made them, applied once it has run);
+ *   - for an empty_cache() the program called, or the release of a
+ *     private pool (a MemPool or graph it let go), the first entry of the
+ *     recorded burst of releases (segment_free or segment_unmap) that
+ *     shows the call, in recorded mode and in a what-if alike (where the
+ *     recording's releases are otherwise ignored);
+ *   - CCA_REPLAY_NO_CAUSE, with TRACE NULL, outside any entry (above).
+ * TRACE and MODEL are only valid during the call. */
+typedef void (*CcaReplayModelFunc)(void *data, uint64_t cause, const CcaEvent *trace,
+				   const CcaEvent *model);
 
 /* What one replay does. */
 typedef struct {
@@ -92,10 +122,23 @@ typedef struct {
 	bool force_whatif;
 	CcaReplayObserver observer; /* NULL: none */
 	void *observer_data;
-	/* Model entries (segment_alloc, alloc, oom, ...) as they are recorded;
-	 * NULL: none.  Runs besides --check's comparison. */
-	CcaEmitFunc on_model_event;
+	/* Model entries (segment_alloc, alloc, oom, ...) as they are recorded,
+	 * with the trace entry that caused each; NULL: none.  Runs besides
+	 * --check's comparison. */
+	CcaReplayModelFunc on_model_event;
 	void *on_model_event_data;
+	/* Called before the engine hands trace entry INDEX (EVENT) to the
+	 * model, with the state it meets (ALLOC valid only during the call):
+	 * each cause of CcaReplayModelFunc above, once, before the model
+	 * entries it causes: an alloc, free_requested, deferred
+	 * free_completed or oom entry, or the first release of an
+	 * empty_cache() or pool-release burst (before the segments go).
+	 * Entries handled as no-ops (segment and snapshot entries) have none.
+	 * The observer then hears of INDEX once it is handled (of its
+	 * free_completed, for a free handled with it; of no entry of a
+	 * release burst).  NULL: none. */
+	CcaReplayObserver before_request;
+	void *before_request_data;
 	/* The device of the replay (not of the pass that finds a what-if's
 	 * empty_cache calls, which always simulates the recording); NULL:
 	 * the simulated device.  Called once per replay with the simulated

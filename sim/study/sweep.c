@@ -396,7 +396,7 @@ typedef struct {
 } SegmentEntry;
 
 static void
-collect_segment_entry(void *data, const CcaEvent *ev)
+collect_segment_entry(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
 {
 	if (ev->action < CCA_ACTION_SEGMENT_ALLOC || ev->action > CCA_ACTION_SEGMENT_UNMAP)
 		return;

@@ -1,12 +1,17 @@
 /* explain.c - why the allocator reserved memory, in plain language.
  *
  * Models nothing itself: it watches a replay.  Before each request (the
- * observer call after the entry preceding it) it asks the allocator what
- * the request will meet (cca_allocator_explain_request(), a pure query);
- * while the request runs it counts the model's entries (segments
- * reserved, segments released, the oom); after it, it hands the record
- * out.  Releases that arrive before a request that would not release
- * anything itself come from an empty_cache() call just before it.
+ * engine's before_request call) it asks the allocator what the request
+ * will meet (cca_allocator_explain_request(), a pure query); while the
+ * request runs it counts the model's entries the engine says it caused
+ * (segments reserved, segments released, the oom); after it (the observer
+ * call), it hands the record out.  The releases of an empty_cache() the
+ * program called go to the request that follows it.
+ *
+ * The report needs the state at the reserved peak, which only the end of
+ * the replay tells: the state is copied whenever reserved memory reaches a
+ * new peak (at most once per cudaMalloc or page map), with the stack of
+ * each live block, so one replay suffices.
  *
  * The report attributes the free bytes of each segment at the reserved
  * peak to the live blocks that keep the segment reserved, in proportion
@@ -23,23 +28,23 @@
 #include "text.h"
 
 struct CcaExplainer {
-	const CcaSnapshot *snap;
-	int device;
-	CcaFollow *follow;
 	CcaRequestFunc fn;
 	void *data;
 	CcaRequestRecord cur; /* the request being handled */
 	bool have_cur;
 	int64_t retries_before;
+	/* an empty_cache() since the last request: its cause and releases,
+	 * which go to the next request when it is an alloc or oom */
+	uint64_t emptying;
+	bool have_emptying;
+	uint32_t emptied;
+	uint64_t emptied_bytes;
 };
 
 CcaExplainer *
-cca_explain_new(const CcaSnapshot *snap, int device, CcaRequestFunc fn, void *data)
+cca_explain_new(CcaRequestFunc fn, void *data)
 {
 	CcaExplainer *x = g_new0(CcaExplainer, 1);
-	x->snap = snap;
-	x->device = device;
-	x->follow = cca_follow_new(snap, device);
 	x->fn = fn;
 	x->data = data;
 	return x;
@@ -48,16 +53,7 @@ cca_explain_new(const CcaSnapshot *snap, int device, CcaRequestFunc fn, void *da
 void
 cca_explain_free(CcaExplainer *x)
 {
-	if (!x)
-		return;
-	cca_follow_free(x->follow);
 	g_free(x);
-}
-
-CcaFollow *
-cca_explain_follow(CcaExplainer *x)
-{
-	return x->follow;
 }
 
 static bool
@@ -66,48 +62,68 @@ is_request_action(uint8_t action)
 	return action == CCA_ACTION_ALLOC || action == CCA_ACTION_OOM;
 }
 
-gboolean
-cca_explain_observe(CcaExplainer *x, uint64_t index, const CcaEvent *event,
-		    const CcaAllocator *alloc)
+static bool
+is_release_action(uint8_t action)
 {
-	gboolean fresh = cca_follow_observed(x->follow, index);
-	if (!fresh)
-		x->have_cur = false;
-	const CcaStats *st = cca_allocator_stats(alloc);
-	if (x->have_cur && x->cur.index == index) {
-		if (is_request_action(event->action)) {
-			x->cur.retries = st->num_alloc_retries - x->retries_before;
-			if (x->fn)
-				x->fn(x->data, &x->cur, alloc);
-		}
-		x->have_cur = false;
-	}
-	uint64_t next;
-	const CcaEvent *driver = cca_follow_driver(x->follow, &next);
-	if (!driver || !is_request_action(driver->action)) {
-		x->have_cur = false;
-		return fresh;
-	}
-	if (!x->have_cur || x->cur.index != next) {
-		memset(&x->cur, 0, sizeof x->cur);
-		x->cur.index = next;
-		x->cur.request = *driver;
-		x->have_cur = true;
-	}
-	/* the state the request meets: recomputed until it starts acting
-	 * (an empty_cache() just before it is part of that state) */
-	if (x->cur.segments == 0 && x->cur.releases == 0 && !x->cur.oom) {
-		cca_allocator_explain_request(alloc, driver->size, driver->stream, &x->cur.why);
-		x->cur.why_valid = true;
-		x->retries_before = st->num_alloc_retries;
-	}
-	return fresh;
+	return action == CCA_ACTION_SEGMENT_FREE || action == CCA_ACTION_SEGMENT_UNMAP;
 }
 
 void
-cca_explain_model_event(CcaExplainer *x, const CcaEvent *model)
+cca_explain_before(CcaExplainer *x, uint64_t index, const CcaEvent *event,
+		   const CcaAllocator *alloc)
 {
-	if (!x->have_cur)
+	x->have_cur = false;
+	if (is_release_action(event->action)) { /* an empty_cache() */
+		x->emptying = index;
+		x->have_emptying = true;
+		return;
+	}
+	if (!is_request_action(event->action)) {
+		/* a free in between: the releases concerned no request */
+		x->have_emptying = false;
+		x->emptied = 0;
+		x->emptied_bytes = 0;
+		return;
+	}
+	memset(&x->cur, 0, sizeof x->cur);
+	x->cur.index = index;
+	x->cur.request = *event;
+	x->cur.emptied = x->emptied;
+	x->cur.emptied_bytes = x->emptied_bytes;
+	x->have_emptying = false;
+	x->emptied = 0;
+	x->emptied_bytes = 0;
+	x->have_cur = true;
+	/* the state the request meets, after any empty_cache() before it */
+	cca_allocator_explain_request(alloc, event->size, event->stream, &x->cur.why);
+	x->cur.why_valid = true;
+	x->retries_before = cca_allocator_stats(alloc)->num_alloc_retries;
+}
+
+void
+cca_explain_observe(CcaExplainer *x, uint64_t index, const CcaEvent *event,
+		    const CcaAllocator *alloc)
+{
+	if (!x->have_cur || x->cur.index != index)
+		return;
+	x->cur.retries = cca_allocator_stats(alloc)->num_alloc_retries - x->retries_before;
+	if (x->fn)
+		x->fn(x->data, &x->cur, alloc);
+	x->have_cur = false;
+}
+
+void
+cca_explain_model_event(CcaExplainer *x, uint64_t cause, const CcaEvent *trace,
+			const CcaEvent *model)
+{
+	if (x->have_emptying && cause == x->emptying) {
+		if (is_release_action(model->action)) {
+			x->emptied++;
+			x->emptied_bytes += model->size;
+		}
+		return;
+	}
+	if (!x->have_cur || cause != x->cur.index)
 		return;
 	CcaRequestRecord *r = &x->cur;
 	switch (model->action) {
@@ -118,13 +134,8 @@ cca_explain_model_event(CcaExplainer *x, const CcaEvent *model)
 		break;
 	case CCA_ACTION_SEGMENT_FREE:
 	case CCA_ACTION_SEGMENT_UNMAP:
-		if (r->segments == 0 && r->releases == 0 && r->why_valid && !r->why.would_release) {
-			r->emptied++;
-			r->emptied_bytes += model->size;
-		} else {
-			r->releases++;
-			r->released_bytes += model->size;
-		}
+		r->releases++;
+		r->released_bytes += model->size;
 		break;
 	case CCA_ACTION_OOM:
 		r->oom = true;
@@ -411,7 +422,8 @@ cca_explain_append_stack(GString *out, const CcaSnapshot *snap, uint32_t stack)
 
 /* ------------------------------------------------------------- report */
 
-/* Pass 1: every request that reserved memory or failed, and the peak. */
+/* The replay: every request that reserved memory or failed, and the
+ * state at the peak with the stack of every live block. */
 typedef struct {
 	CcaExplainer *x;
 	GArray *records; /* CcaRequestRecord: segments or oom */
@@ -420,12 +432,15 @@ typedef struct {
 	uint64_t peak_reserved;
 	uint64_t peak_index;
 	bool have_peak;
-} Pass1;
+	GHashTable *stacks;   /* live block address -> stack id + 1 */
+	GArray *state;	      /* CcaStateSegment at the peak */
+	GArray *state_stacks; /* uint32_t: stack of each block of STATE, in order */
+} Pass;
 
 static void
-pass1_record(void *data, const CcaRequestRecord *r, const CcaAllocator *alloc)
+pass_record(void *data, const CcaRequestRecord *r, const CcaAllocator *alloc)
 {
-	Pass1 *p = data;
+	Pass *p = data;
 	p->requests++;
 	if (r->segments == 0 && !r->oom)
 		return;
@@ -435,65 +450,57 @@ pass1_record(void *data, const CcaRequestRecord *r, const CcaAllocator *alloc)
 }
 
 static void
-pass1_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+pass_before(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
 {
-	Pass1 *p = data;
-	if (!cca_explain_observe(p->x, index, ev, alloc)) {
-		g_array_set_size(p->records, 0);
-		memset(p->kinds, 0, sizeof p->kinds);
-		p->requests = 0;
-		p->have_peak = false;
-		p->peak_reserved = 0;
+	Pass *p = data;
+	cca_explain_before(p->x, index, ev, alloc);
+}
+
+/* Copies the state now, the peak so far, with its blocks' stacks. */
+static void
+pass_take_peak(Pass *p, const CcaAllocator *alloc)
+{
+	cca_allocator_state_free(p->state);
+	p->state = cca_allocator_state(alloc);
+	g_array_set_size(p->state_stacks, 0);
+	for (guint i = 0; i < p->state->len; i++) {
+		const CcaStateSegment *s = &g_array_index(p->state, CcaStateSegment, i);
+		for (size_t k = 0; k < s->n_blocks; k++) {
+			const CcaStateBlock *blk = &s->blocks[k];
+			uint32_t stack = 0;
+			if (blk->state != CCA_BLOCK_INACTIVE) {
+				gpointer sv = g_hash_table_lookup(p->stacks, &blk->address);
+				stack = sv ? GPOINTER_TO_UINT(sv) - 1 : 0;
+			}
+			g_array_append_val(p->state_stacks, stack);
+		}
 	}
+}
+
+static void
+pass_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+{
+	Pass *p = data;
+	cca_explain_observe(p->x, index, ev, alloc);
 	uint64_t reserved = cca_allocator_reserved(alloc);
 	if (!p->have_peak || reserved > p->peak_reserved) {
 		p->peak_reserved = reserved;
 		p->peak_index = index;
 		p->have_peak = true;
+		pass_take_peak(p, alloc);
 	}
 }
 
 static void
-pass1_model(void *data, const CcaEvent *ev)
+pass_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
 {
-	Pass1 *p = data;
-	cca_explain_model_event(p->x, ev);
-}
-
-/* Pass 2: the state at the peak, with the stack of every live block. */
-typedef struct {
-	CcaFollow *follow;
-	uint64_t at;
-	GHashTable *stacks; /* block address -> stack id + 1 */
-	GArray *state;	    /* CcaStateSegment at AT */
-	GHashTable *state_stacks;
-} Pass2;
-
-static void
-pass2_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
-{
-	Pass2 *p = data;
-	if (!cca_follow_observed(p->follow, index))
-		g_hash_table_remove_all(p->stacks);
-	if (index == p->at && !p->state) {
-		p->state = cca_allocator_state(alloc);
-		p->state_stacks = g_hash_table_ref(p->stacks);
-		p->stacks = g_hash_table_new(g_int64_hash, g_int64_equal);
-	}
-}
-
-static void
-pass2_model(void *data, const CcaEvent *ev)
-{
-	Pass2 *p = data;
-	if (p->state)
-		return;
+	Pass *p = data;
+	cca_explain_model_event(p->x, cause, trace, ev);
 	if (ev->action == CCA_ACTION_ALLOC) {
-		const CcaEvent *driver = cca_follow_driver(p->follow, NULL);
 		uint64_t *key = g_new(uint64_t, 1);
 		*key = ev->addr;
 		g_hash_table_replace(p->stacks, key,
-				     GUINT_TO_POINTER((driver ? driver->stack : 0) + 1));
+				     GUINT_TO_POINTER((trace ? trace->stack : 0) + 1));
 	} else if (ev->action == CCA_ACTION_FREE_COMPLETED) {
 		g_hash_table_remove(p->stacks, &ev->addr);
 	}
@@ -558,7 +565,7 @@ rank_print(GString *out, GHashTable *t, guint top, const char *what)
 }
 
 static void
-append_peak(GString *out, const CcaSnapshot *snap, const Pass2 *p2, const CcaExplainParams *params)
+append_peak(GString *out, const CcaSnapshot *snap, const Pass *p, const CcaExplainParams *params)
 {
 	char a[32], b[32], c[32], d[32], e[32];
 	uint64_t reserved = 0, allocated = 0, requested = 0, pending = 0, stranded = 0, cached = 0;
@@ -567,8 +574,11 @@ append_peak(GString *out, const CcaSnapshot *snap, const Pass2 *p2, const CcaExp
 	GHashTable *by_site = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, rank_free);
 	bool frames = false;
 	GString *label = g_string_new(NULL);
-	for (guint i = 0; i < p2->state->len; i++) {
-		const CcaStateSegment *s = &g_array_index(p2->state, CcaStateSegment, i);
+	guint nth = 0; /* blocks before segment I: its first in p->state_stacks */
+	for (guint i = 0; i < p->state->len; i++) {
+		const CcaStateSegment *s = &g_array_index(p->state, CcaStateSegment, i);
+		const uint32_t *stacks = &g_array_index(p->state_stacks, uint32_t, nth);
+		nth += (guint)s->n_blocks;
 		uint64_t free = 0, live = 0;
 		reserved += s->total_size;
 		for (size_t k = 0; k < s->n_blocks; k++) {
@@ -602,8 +612,7 @@ append_peak(GString *out, const CcaSnapshot *snap, const Pass2 *p2, const CcaExp
 			g_string_printf(label, "requests of %s (%" G_GUINT64_FORMAT " B)",
 					sz(blk->requested_size, a), blk->requested_size);
 			rank_add(by_size, label->str, share);
-			gpointer sv = g_hash_table_lookup(p2->state_stacks, &blk->address);
-			uint32_t stack = sv ? GPOINTER_TO_UINT(sv) - 1 : 0;
+			uint32_t stack = stacks[k];
 			g_string_truncate(label, 0);
 			cca_explain_append_stack(label, snap, stack);
 			if (stack != CCA_ID_NONE)
@@ -614,7 +623,7 @@ append_peak(GString *out, const CcaSnapshot *snap, const Pass2 *p2, const CcaExp
 	g_string_append_printf(out,
 			       "\nAt the reserved peak (after event %" G_GUINT64_FORMAT
 			       "): %s reserved in %u segments\n",
-			       p2->at, sz(reserved, a), p2->state->len);
+			       p->peak_index, sz(reserved, a), p->state->len);
 	g_string_append_printf(out, "  %-44s %12s\n", "allocated to tensors (requested bytes)",
 			       sz(requested, a));
 	g_string_append_printf(out, "  %-44s %12s\n", "allocated beyond requests (rounding, tails)",
@@ -655,13 +664,13 @@ static const char *const kind_text[] = {
 };
 
 static void
-append_summary(GString *out, const CcaReplayResult *res, const Pass1 *p1)
+append_summary(GString *out, const CcaReplayResult *res, const Pass *pass)
 {
 	char a[32], b[32], c[32];
 	const CcaStats *st = &res->stats;
 	uint64_t mallocs = 0, bytes = 0, ooms = 0;
-	for (guint i = 0; i < p1->records->len; i++) {
-		const CcaRequestRecord *r = &g_array_index(p1->records, CcaRequestRecord, i);
+	for (guint i = 0; i < pass->records->len; i++) {
+		const CcaRequestRecord *r = &g_array_index(pass->records, CcaRequestRecord, i);
 		mallocs += r->segments;
 		bytes += r->segment_bytes;
 		ooms += r->oom;
@@ -670,11 +679,11 @@ append_summary(GString *out, const CcaReplayResult *res, const Pass1 *p1)
 			       "%" G_GUINT64_FORMAT " requests; %" G_GUINT64_FORMAT
 			       " of them reserved new memory (%s in %" G_GUINT64_FORMAT
 			       " cudaMalloc/map calls):\n",
-			       p1->requests, p1->records->len - ooms, sz(bytes, a), mallocs);
+			       pass->requests, pass->records->len - ooms, sz(bytes, a), mallocs);
 	for (int k = 0; k < 5; k++)
-		if (p1->kinds[k])
-			g_string_append_printf(out, "  %6" G_GUINT64_FORMAT "  %s\n", p1->kinds[k],
-					       kind_text[k]);
+		if (pass->kinds[k])
+			g_string_append_printf(out, "  %6" G_GUINT64_FORMAT "  %s\n",
+					       pass->kinds[k], kind_text[k]);
 	g_string_append_printf(out,
 			       "Peak reserved %s against peak allocated %s: the cache held %s "
 			       "(%.1f %% of its peak) more than the tensors ever needed at once.\n",
@@ -707,25 +716,34 @@ gboolean
 cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		const CcaExplainParams *params, GString *out, GError **error)
 {
-	Pass1 p1 = {.records = g_array_new(FALSE, FALSE, sizeof(CcaRequestRecord))};
-	p1.x = cca_explain_new(snap, options->device, pass1_record, &p1);
+	Pass pass = {
+		.records = g_array_new(FALSE, FALSE, sizeof(CcaRequestRecord)),
+		.stacks = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL),
+		.state_stacks = g_array_new(FALSE, FALSE, sizeof(uint32_t)),
+	};
+	pass.x = cca_explain_new(pass_record, &pass);
 	CcaReplayOptions opt = *options;
-	opt.observer = pass1_observer;
-	opt.observer_data = &p1;
-	opt.on_model_event = pass1_model;
-	opt.on_model_event_data = &p1;
+	opt.before_request = pass_before;
+	opt.before_request_data = &pass;
+	opt.observer = pass_observer;
+	opt.observer_data = &pass;
+	opt.on_model_event = pass_model;
+	opt.on_model_event_data = &pass;
 	CcaReplayResult res;
 	gboolean ok = cca_replay_run(snap, &opt, &res, error);
-	cca_explain_free(p1.x);
+	cca_explain_free(pass.x);
+	g_hash_table_destroy(pass.stacks);
 	if (!ok) {
-		g_array_free(p1.records, TRUE);
+		g_array_free(pass.records, TRUE);
+		g_array_free(pass.state_stacks, TRUE);
+		cca_allocator_state_free(pass.state);
 		return FALSE;
 	}
-	append_summary(out, &res, &p1);
+	append_summary(out, &res, &pass);
 
 	guint listed = 0, n_mallocs = 0;
-	for (guint i = 0; i < p1.records->len; i++)
-		n_mallocs += !g_array_index(p1.records, CcaRequestRecord, i).oom;
+	for (guint i = 0; i < pass.records->len; i++)
+		n_mallocs += !g_array_index(pass.records, CcaRequestRecord, i).oom;
 	if (n_mallocs) {
 		if (params->limit && n_mallocs > params->limit)
 			g_string_append_printf(
@@ -736,16 +754,16 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		else
 			g_string_append(out, "\nWhy memory was reserved:\n");
 	}
-	for (guint i = 0; i < p1.records->len; i++) {
-		const CcaRequestRecord *r = &g_array_index(p1.records, CcaRequestRecord, i);
+	for (guint i = 0; i < pass.records->len; i++) {
+		const CcaRequestRecord *r = &g_array_index(pass.records, CcaRequestRecord, i);
 		if (r->oom || (params->limit && listed >= params->limit))
 			continue;
 		listed++;
 		cca_explain_append_request(out, r, "  ");
 	}
 	guint ooms = 0;
-	for (guint i = 0; i < p1.records->len; i++) {
-		const CcaRequestRecord *r = &g_array_index(p1.records, CcaRequestRecord, i);
+	for (guint i = 0; i < pass.records->len; i++) {
+		const CcaRequestRecord *r = &g_array_index(pass.records, CcaRequestRecord, i);
 		if (!r->oom)
 			continue;
 		if (ooms++ == 0)
@@ -754,29 +772,11 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 			cca_explain_append_request(out, r, "  ");
 	}
 
-	if (p1.have_peak) {
-		Pass2 p2 = {
-			.follow = cca_follow_new(snap, options->device),
-			.at = p1.peak_index,
-			.stacks = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL),
-		};
-		opt.observer = pass2_observer;
-		opt.observer_data = &p2;
-		opt.on_model_event = pass2_model;
-		opt.on_model_event_data = &p2;
-		opt.stop_after = p1.peak_index + 1; /* a partial replay, up to the peak */
-		CcaReplayResult res2;
-		ok = cca_replay_run(snap, &opt, &res2, error);
-		if (ok && p2.state)
-			append_peak(out, snap, &p2, params);
-		cca_replay_result_clear(&res2);
-		cca_follow_free(p2.follow);
-		g_hash_table_destroy(p2.stacks);
-		if (p2.state_stacks)
-			g_hash_table_unref(p2.state_stacks);
-		cca_allocator_state_free(p2.state);
-	}
+	if (pass.have_peak)
+		append_peak(out, snap, &pass, params);
 	cca_replay_result_clear(&res);
-	g_array_free(p1.records, TRUE);
-	return ok;
+	g_array_free(pass.records, TRUE);
+	g_array_free(pass.state_stacks, TRUE);
+	cca_allocator_state_free(pass.state);
+	return TRUE;
 }

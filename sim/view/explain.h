@@ -1,7 +1,7 @@
 /* explain.h - why the allocator reserved memory, in plain language.
  *
- * An explainer rides along a replay (fed from its observer and
- * on_model_event hooks) and produces one CcaRequestRecord per request
+ * An explainer rides along a replay (fed from its before_request, observer
+ * and on_model_event hooks) and produces one CcaRequestRecord per request
  * (alloc or oom entry): the pool state the request met, what the model
  * did for it (segments reserved, cached segments released, retries, an
  * OOM) and the block it got.  cca_explain_run() turns the records of a
@@ -17,7 +17,6 @@
 
 #include "allocator.h"
 #include "replay.h"
-#include "follow.h"
 #include "snapshot.h"
 
 G_BEGIN_DECLS
@@ -46,23 +45,27 @@ typedef void (*CcaRequestFunc)(void *data, const CcaRequestRecord *record,
 
 typedef struct CcaExplainer CcaExplainer;
 
-/* Creates an explainer of device DEVICE of SNAP (borrowed) that calls FN
- * (may be NULL) with DATA for every request.  Free with
- * cca_explain_free(). */
-CcaExplainer *cca_explain_new(const CcaSnapshot *snap, int device, CcaRequestFunc fn, void *data);
+/* Creates an explainer that calls FN (may be NULL) with DATA for every
+ * request, once the request is handled.  Free with cca_explain_free(). */
+CcaExplainer *cca_explain_new(CcaRequestFunc fn, void *data);
 
+/* Frees EXPLAINER; NULL is allowed. */
 void cca_explain_free(CcaExplainer *explainer);
 
-/* Feed from the replay's observer (same arguments).  Returns FALSE when
- * the engine restarted the replay (see cca_follow_observed()). */
-gboolean cca_explain_observe(CcaExplainer *explainer, uint64_t index, const CcaEvent *event,
-			     const CcaAllocator *alloc);
+/* Feed from the replay's before_request hook (same arguments): an alloc
+ * or oom entry opens a record, with the state the request meets; the
+ * releases of an empty_cache() before it go to that record. */
+void cca_explain_before(CcaExplainer *explainer, uint64_t index, const CcaEvent *event,
+			const CcaAllocator *alloc);
 
-/* Feed from the replay's on_model_event hook. */
-void cca_explain_model_event(CcaExplainer *explainer, const CcaEvent *model);
+/* Feed from the replay's observer (same arguments): hands the record of
+ * request INDEX, now handled, to FN. */
+void cca_explain_observe(CcaExplainer *explainer, uint64_t index, const CcaEvent *event,
+			 const CcaAllocator *alloc);
 
-/* The follower the explainer keeps (for the driver and metadata). */
-CcaFollow *cca_explain_follow(CcaExplainer *explainer);
+/* Feed from the replay's on_model_event hook (same arguments). */
+void cca_explain_model_event(CcaExplainer *explainer, uint64_t cause, const CcaEvent *trace,
+			     const CcaEvent *model);
 
 /* Appends a plain-language account of RECORD (which reserved memory or
  * ran out of it): the request, its rounding and pool, why no cached block
@@ -82,8 +85,8 @@ typedef struct {
 	guint top;   /* rows of each ranking at the peak */
 } CcaExplainParams;
 
-/* Replays device OPTIONS->device of SNAP (twice: the second pass stops
- * to look at the reserved peak) and appends the report to OUT: a summary
+/* Replays device OPTIONS->device of SNAP once (taking the state at each
+ * new reserved peak) and appends the report to OUT: a summary
  * of the run, every cudaMalloc with its reason (up to PARAMS->limit),
  * every OOM with its reason, and at the reserved peak the free memory
  * split into stranded/cached/rounding and the request sizes and call

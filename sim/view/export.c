@@ -2,13 +2,11 @@
  * trace.
  *
  * A snapshot lists the final segments before the trace entries, so each
- * device is replayed three times: a first pass finds the last entry the
- * engine hands to the observer (and whether the trace started mid-run, so
- * that later passes rebuild its start directly instead of restarting);
- * a second takes the state there and applies the model's entries that
- * follow it (frees completed and segments released by a final
- * empty_cache()); a third streams the model's entries into the pickle.
- * Replays are deterministic, so all passes see the same run.
+ * device is replayed once, its model entries (with the trace's metadata)
+ * kept in a temporary file as they come and its final state taken when the
+ * replay ends; the pickle is written once every device has been replayed:
+ * the segments, then each device's entries read back.  Memory stays that
+ * of the live blocks, whatever the trace's length.
  *
  * Invariants of the captured state: segments sorted by address; the
  * blocks of a segment tile it in address order.
@@ -28,7 +26,6 @@
 
 #include "follow.h"
 #include "json.h"
-#include "plan.h"
 #include "pickle_write.h"
 
 /* ------------------------------------------------------ captured state */
@@ -107,69 +104,99 @@ exseg_compare(gconstpointer a, gconstpointer b)
 	return x->device - y->device;
 }
 
-/* ------------------------------------------------------ device passes */
+/* ------------------------------------------------------ device replays */
 
-/* Pass 1: the final state (taken when the replay ends). */
+/* One device's replay: its final state, and its model entries annotated
+ * with the trace's metadata, appended to SPILL (CcaEvent records). */
 typedef struct {
 	CcaFollow *follow;
 	int device;
 	GArray *state;	    /* all devices' segments */
 	GHashTable *stacks; /* live block address -> stack + 1 */
-} Final;
+	FILE *spill;
+	uint64_t entries; /* written to SPILL */
+} Device;
 
 static void
-final_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+device_finish(void *data, const CcaAllocator *alloc)
 {
-	Final *f = data;
-	cca_follow_observed(f->follow, index);
+	Device *dv = data;
+	exstate_capture(dv->state, dv->device, alloc, dv->stacks);
 }
 
 static void
-final_finish(void *data, const CcaAllocator *alloc)
+device_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
 {
-	Final *f = data;
-	exstate_capture(f->state, f->device, alloc, f->stacks);
-}
-
-static void
-final_model(void *data, const CcaEvent *ev)
-{
-	Final *f = data;
+	Device *dv = data;
 	if (ev->action == CCA_ACTION_ALLOC) {
-		const CcaEvent *driver = cca_follow_driver(f->follow, NULL);
 		uint64_t *key = g_new(uint64_t, 1);
 		*key = ev->addr;
-		g_hash_table_replace(f->stacks, key,
-				     GUINT_TO_POINTER((driver ? driver->stack : 0) + 1));
+		g_hash_table_replace(dv->stacks, key,
+				     GUINT_TO_POINTER((trace ? trace->stack : 0) + 1));
 	} else if (ev->action == CCA_ACTION_FREE_COMPLETED) {
-		g_hash_table_remove(f->stacks, &ev->addr);
+		g_hash_table_remove(dv->stacks, &ev->addr);
 	}
+	CcaEvent out;
+	cca_follow_annotate(dv->follow, trace, ev, &out);
+	/* a write error shows in ferror(), checked when the replays end */
+	if (fwrite(&out, sizeof out, 1, dv->spill) == 1)
+		dv->entries++;
 }
 
+/* Replays device OPT->device of SNAP once: appends its final segments to
+ * STATE and its annotated model entries to SPILL, and stores their count
+ * in *ENTRIES.  Clears RESULT->matched when an entry departs from the
+ * trace. */
 static gboolean
-final_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, GArray *state, GError **error)
+replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, GArray *state, FILE *spill,
+	      uint64_t *entries, CcaExportResult *result, GError **error)
 {
-	Final f = {
+	Device dv = {
 		.follow = cca_follow_new(snap, opt->device),
 		.device = opt->device,
 		.state = state,
 		.stacks = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL),
+		.spill = spill,
 	};
 	CcaReplayOptions o = *opt;
 	o.check = false;
-	o.observer = final_observer;
-	o.observer_data = &f;
-	o.on_model_event = final_model;
-	o.on_model_event_data = &f;
-	o.on_finish = final_finish;
-	o.on_finish_data = &f;
+	o.observer = NULL;
+	o.before_request = NULL;
+	o.on_model_event = device_model;
+	o.on_model_event_data = &dv;
+	o.on_finish = device_finish;
+	o.on_finish_data = &dv;
 	CcaReplayResult res;
 	gboolean ok = cca_replay_run(snap, &o, &res, error);
 	if (ok)
 		cca_replay_result_clear(&res);
-	cca_follow_free(f.follow);
-	g_hash_table_destroy(f.stacks);
+	*entries = dv.entries;
+	if (!cca_follow_matching(dv.follow))
+		result->matched = FALSE;
+	cca_follow_free(dv.follow);
+	g_hash_table_destroy(dv.stacks);
 	return ok;
+}
+
+/* A temporary file, already unlinked, for the model's entries. */
+static FILE *
+spill_open(GError **error)
+{
+	char *name = NULL;
+	int fd = g_file_open_tmp("ccasim-export-XXXXXX", &name, error);
+	if (fd < 0)
+		return NULL;
+	g_unlink(name);
+	g_free(name);
+	FILE *f = fdopen(fd, "w+b");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e),
+			    "cannot open a temporary file for the trace entries: %s",
+			    g_strerror(e));
+	}
+	return f;
 }
 
 /* ----------------------------------------------------- pickle writing */
@@ -312,60 +339,22 @@ write_entry(Out *o, const CcaEvent *ev, gboolean last)
 	cca_pickle_write_end(w);
 }
 
-/* Pass 3: the model's entries, one behind so the last one is known. */
-typedef struct {
-	Out *o;
-	CcaFollow *follow;
-	CcaEvent pending;
-	bool have_pending;
-	uint64_t written;
-} Stream;
-
-static void
-stream_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
-{
-	Stream *s = data;
-	cca_follow_observed(s->follow, index);
-}
-
-static void
-stream_model(void *data, const CcaEvent *ev)
-{
-	Stream *s = data;
-	if (s->have_pending) {
-		write_entry(s->o, &s->pending, FALSE);
-		s->written++;
-	}
-	cca_follow_annotate(s->follow, ev, &s->pending);
-	s->have_pending = true;
-}
-
+/* Writes the next N entries of SPILL as one device's trace. */
 static gboolean
-stream_device(Out *o, const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaExportResult *result,
-	      GError **error)
+write_device_entries(Out *o, FILE *spill, uint64_t n, GError **error)
 {
-	Stream s = {.o = o, .follow = cca_follow_new(snap, opt->device)};
-	CcaReplayOptions so = *opt;
-	so.check = false;
-	so.observer = stream_observer;
-	so.observer_data = &s;
-	so.on_model_event = stream_model;
-	so.on_model_event_data = &s;
 	cca_pickle_write_list_begin(o->w);
-	CcaReplayResult res;
-	gboolean ok = cca_replay_run(snap, &so, &res, error);
-	if (ok)
-		cca_replay_result_clear(&res);
-	if (s.have_pending) {
-		write_entry(o, &s.pending, TRUE);
-		s.written++;
+	for (uint64_t k = 0; k < n; k++) {
+		CcaEvent ev;
+		if (fread(&ev, sizeof ev, 1, spill) != 1) {
+			g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO,
+				    "cannot read back the temporary file of trace entries");
+			return FALSE;
+		}
+		write_entry(o, &ev, k + 1 == n);
 	}
 	cca_pickle_write_end(o->w);
-	result->entries += s.written;
-	if (!cca_follow_matching(s.follow))
-		result->matched = FALSE;
-	cca_follow_free(s.follow);
-	return ok;
+	return TRUE;
 }
 
 static void
@@ -458,23 +447,20 @@ cca_export_pickle(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 	memset(result, 0, sizeof *result);
 	result->matched = TRUE;
 	int n = snap->n_devices;
-	CcaReplayOptions *opts = g_new0(CcaReplayOptions, n > 0 ? n : 1);
-	CcaPlan **plans = g_new0(CcaPlan *, n > 0 ? n : 1);
+	uint64_t *entries = g_new0(uint64_t, n > 0 ? n : 1); /* of each device, in SPILL */
 	GArray *state = exstate_new();
-	gboolean ok = TRUE;
+	FILE *spill = spill_open(error);
+	gboolean ok = spill != NULL;
 	for (int d = 0; d < n && ok; d++) {
-		opts[d] = *options;
-		opts[d].device = d;
-		opts[d].observer = NULL;
-		opts[d].on_model_event = NULL;
-		/* one plan for both passes of the device */
-		if (!options->plan) {
-			plans[d] = cca_plan_new(snap, d, options->pytorch_version, options->rewind,
-						error);
-			ok = plans[d] != NULL;
-			opts[d].plan = plans[d];
-		}
-		ok = ok && final_device(snap, &opts[d], state, error);
+		CcaReplayOptions o = *options;
+		o.device = d;
+		ok = replay_device(snap, &o, state, spill, &entries[d], result, error);
+	}
+	if (ok && (fflush(spill) != 0 || ferror(spill) || fseek(spill, 0, SEEK_SET) != 0)) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO,
+			    "cannot write the temporary file of trace entries: %s",
+			    g_strerror(errno));
+		ok = FALSE;
 	}
 	g_array_sort(state, exseg_compare);
 	CcaSettings settings = {0};
@@ -507,7 +493,8 @@ cca_export_pickle(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 		cca_pickle_write_list_begin(o.w);
 		for (int d = 0; d < n && ok; d++) {
 			cca_pickle_write_item(o.w, d + 1 == n);
-			ok = stream_device(&o, snap, &opts[d], result, error);
+			ok = write_device_entries(&o, spill, entries[d], error);
+			result->entries += entries[d];
 		}
 		cca_pickle_write_end(o.w);
 		key(&o, "allocator_settings", FALSE);
@@ -532,10 +519,9 @@ cca_export_pickle(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 	g_free(conf);
 	cca_settings_clear(&settings);
 	g_array_free(state, TRUE);
-	g_free(opts);
-	for (int d = 0; d < n; d++)
-		cca_plan_free(plans[d]);
-	g_free(plans);
+	g_free(entries);
+	if (spill)
+		fclose(spill);
 	return ok;
 }
 
@@ -543,7 +529,6 @@ cca_export_pickle(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 
 typedef struct {
 	FILE *f;
-	CcaFollow *follow;
 	int device;
 	int64_t t0; /* first time_us, CCA_TIME_NONE when the trace has none */
 	uint64_t index;
@@ -571,7 +556,6 @@ static void
 chrome_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
 {
 	Chrome *c = data;
-	cca_follow_observed(c->follow, index);
 	c->index = index;
 	const CcaStats *st = cca_allocator_stats(alloc);
 	int64_t reserved = st->reserved_bytes[CCA_STAT_ALL].current;
@@ -591,7 +575,7 @@ chrome_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocat
 }
 
 static void
-chrome_model(void *data, const CcaEvent *ev)
+chrome_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
 {
 	Chrome *c = data;
 	const char *name;
@@ -614,19 +598,18 @@ chrome_model(void *data, const CcaEvent *ev)
 	default:
 		return;
 	}
-	uint64_t index = 0;
-	const CcaEvent *driver = cca_follow_driver(c->follow, &index);
-	int64_t time = driver ? driver->time_us : CCA_TIME_NONE;
+	/* at the time of the entry that caused it */
+	uint64_t index = trace ? cause : c->index;
+	int64_t time = trace ? trace->time_us : CCA_TIME_NONE;
 	json_t *args = json_object();
 	json_object_set_new(args, ev->action == CCA_ACTION_OOM ? "device_free" : "addr",
 			    cca_json_uint(ev->addr));
 	json_object_set_new(args, "size", cca_json_uint(ev->size));
 	json_object_set_new(args, "stream", cca_json_uint(ev->stream));
-	json_object_set_new(args, "event", cca_json_uint(driver ? index : c->index));
-	chrome_emit(c->f,
-		    json_pack("{s:s, s:s, s:s, s:I, s:i, s:i, s:o}", "name", name, "ph", "i", "s",
-			      "p", "ts", (json_int_t)chrome_ts(c, time, driver ? index : c->index),
-			      "pid", c->device, "tid", 0, "args", args));
+	json_object_set_new(args, "event", cca_json_uint(index));
+	chrome_emit(c->f, json_pack("{s:s, s:s, s:s, s:I, s:i, s:i, s:o}", "name", name, "ph", "i",
+				    "s", "p", "ts", (json_int_t)chrome_ts(c, time, index), "pid",
+				    c->device, "tid", 0, "args", args));
 	c->written++;
 }
 
@@ -653,7 +636,6 @@ cca_export_chrome(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 	for (int d = 0; d < snap->n_devices && ok; d++) {
 		Chrome c = {
 			.f = f,
-			.follow = cca_follow_new(snap, d),
 			.device = d,
 			.t0 = CCA_TIME_NONE,
 			.reserved = -1,
@@ -679,7 +661,6 @@ cca_export_chrome(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 		if (ok)
 			cca_replay_result_clear(&res);
 		result->entries += c.written;
-		cca_follow_free(c.follow);
 	}
 	fprintf(f, "\n]}\n");
 	/* a write error is reported by cca_outfile_close() */

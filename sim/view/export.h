@@ -27,13 +27,15 @@ typedef struct {
 	gboolean matched; /* every entry matched the input trace (recorded run) */
 } CcaExportResult;
 
-/* Replays every device of SNAP under OPTIONS (its device field and hooks
- * are ignored; keep_going is honoured) and writes the simulated run to
+/* Replays every device of SNAP once under OPTIONS (its device field and
+ * hooks are ignored; keep_going is honoured) and writes the simulated run to
  * PATH as a PyTorch 2.11 memory-snapshot pickle.  Each trace entry the
  * model records is written with action, addr (device_free for an oom),
  * size and stream as the model recorded them, and time_us, frames,
  * compile_context and user_metadata of the input entry it reproduces (or,
- * once the run departs from the input, of the request that caused it).
+ * once the run departs from the input, of the entry that caused it:
+ * CcaReplayModelFunc; for the releases of an empty_cache() the program
+ * called, the recorded release that shows the call).
  * Segments are the model's final state; blocks carry the frames of their
  * allocation.  allocator_settings describe the settings replayed (with
  * per_process_memory_fraction in PYTORCH_CUDA_ALLOC_CONF when
@@ -50,9 +52,11 @@ gboolean cca_export_pickle(const CcaSnapshot *snap, const CcaReplayOptions *opti
  * Chrome/Perfetto JSON trace (the Trace Event Format): per device a
  * process with "C" counter events "memory" {reserved, allocated, active}
  * (bytes, written when they change) and "i" instant events "cudaMalloc",
- * "cudaFree", "map", "unmap" and "OOM" with addr, size and stream.
- * Timestamps are microseconds since the trace's first time_us, or the
- * event index when the trace has no times.  Atomic as above. */
+ * "cudaFree", "map", "unmap" and "OOM" with addr, size, stream and the
+ * index of the trace entry that caused it ("event"), at that entry's
+ * time.  Timestamps are microseconds since the trace's first time_us, or
+ * the event index when the trace has no times.  Atomic as above.  One
+ * replay per device. */
 gboolean cca_export_chrome(const CcaSnapshot *snap, const CcaReplayOptions *options,
 			   const char *path, CcaExportResult *result, GError **error);
 

@@ -25,10 +25,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "follow.h"
 #include "json.h"
 #include "replay.h"
 #include "size.h"
+#include "stepview.h"
 
 #define FONT "DejaVu Sans"
 #define MONO "DejaVu Sans Mono"
@@ -977,18 +977,38 @@ cca_plot_draw_segments(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotSegm
 
 /* ------------------------------------------------------------ the state a segment map draws */
 
-/* The state after entry AT, as `ccasim step --at` shows it: AT's own
- * when the engine hands AT to the observer, else that of the last entry
- * before AT with only no-ops up to AT, else the first one after AT. */
+/* The state at the reserved peak, or after entry AT as `ccasim step
+ * --at` shows it (CcaStepAt, stepview.h). */
 typedef struct {
-	CcaFollow *follow;
-	uint64_t at;
+	CcaStepAt where;
 	bool at_peak; /* AT unknown: the first entry with the most reserved bytes */
 	uint64_t peak;
 	uint64_t shown;
 	GArray *state;
-	bool done;
+	bool done;	/* STATE is the answer */
+	bool at_finish; /* STATE taken when the replay ended */
 } PlotCapture;
+
+static void
+plot_capture_act(PlotCapture *c, CcaStepAtAction action, const CcaAllocator *alloc)
+{
+	if (action == CCA_STEP_AT_WAIT)
+		return;
+	if (action != CCA_STEP_AT_KEEP) {
+		cca_allocator_state_free(c->state);
+		c->state = cca_allocator_state(alloc);
+		c->shown = c->where.shown;
+	}
+	c->done = action != CCA_STEP_AT_HOLD;
+}
+
+static void
+plot_capture_before(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+{
+	PlotCapture *c = data;
+	if (!c->done)
+		plot_capture_act(c, cca_stepview_at_before(&c->where, index, ev), alloc);
+}
 
 static void
 plot_capture_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
@@ -1002,22 +1022,22 @@ plot_capture_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaA
 			cca_allocator_state_free(c->state);
 			c->state = cca_allocator_state(alloc);
 			c->shown = index;
+			c->done = true;
 		}
 		return;
 	}
-	if (c->done)
+	if (!c->done)
+		plot_capture_act(c, cca_stepview_at_observe(&c->where, index), alloc);
+}
+
+static void
+plot_capture_finish(void *data, const CcaAllocator *alloc)
+{
+	PlotCapture *c = data;
+	if (c->at_peak || c->done)
 		return;
-	cca_follow_observed(c->follow, index);
-	uint64_t next = 0;
-	const CcaEvent *driver = cca_follow_driver(c->follow, &next);
-	bool take = index == c->at || (index > c->at && !c->state) ||
-		    (index < c->at && (!driver || next > c->at));
-	if (take) {
-		cca_allocator_state_free(c->state);
-		c->state = cca_allocator_state(alloc);
-		c->shown = index;
-	}
-	c->done = index >= c->at;
+	plot_capture_act(c, cca_stepview_at_finish(&c->where), alloc);
+	c->at_finish = c->done;
 }
 
 gboolean
@@ -1025,15 +1045,24 @@ cca_plot_segments_state(const CcaSnapshot *snap, const CcaReplayOptions *opt, bo
 			uint64_t at, GArray **state, uint64_t *shown, GError **error)
 {
 	/* one replay: the state at each new reserved peak, or up to AT only */
-	PlotCapture c = {.follow = cca_follow_new(snap, opt->device), .at = at, .at_peak = at_peak};
+	PlotCapture c = {.at_peak = at_peak};
+	cca_stepview_at_init(&c.where, at);
 	CcaReplayOptions o = *opt;
 	o.observer = plot_capture_observer;
 	o.observer_data = &c;
-	if (!at_peak)
+	if (!at_peak) {
+		o.before_request = plot_capture_before;
+		o.before_request_data = &c;
+		o.on_finish = plot_capture_finish;
+		o.on_finish_data = &c;
 		o.stop_after = at + 1;
+	}
 	CcaReplayResult res;
 	gboolean ok = cca_replay_run(snap, &o, &res, error);
-	cca_follow_free(c.follow);
+	/* a copy held that nothing confirmed, or taken when the replay stopped
+	 * early (it never got to AT) */
+	if (!c.done || (ok && c.at_finish && (res.stopped_by_oom || res.diverged_from_recording)))
+		cca_allocator_state_free(g_steal_pointer(&c.state));
 	if (!ok) {
 		cca_allocator_state_free(c.state);
 		return FALSE;

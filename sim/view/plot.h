@@ -34,15 +34,16 @@ typedef struct {
 	guint max_rows; /* segments drawn; most free space beside live blocks first */
 } CcaPlotSegments;
 
-/* Replays device OPT->device of SNAP under OPT (observer and stop_after
- * are its own) for the state a segment map draws: with AT_PEAK, the state
- * at the first entry with the most reserved bytes; otherwise the state
- * after entry AT as `ccasim step --at` shows it (AT's own when the replay
- * hands AT to the observer, else that of the last entry before AT with
- * only no-ops up to AT, else the first one after AT).  Stores the state
- * (CcaStateSegment; free with cca_allocator_state_free()) in *STATE and
- * the entry it follows in *SHOWN; *STATE is NULL when the replay stopped
- * before AT (an OOM).  FALSE with ERROR when the replay fails. */
+/* Replays device OPT->device of SNAP once under OPT (its hooks and
+ * stop_after are its own) for the state a segment map draws: with
+ * AT_PEAK, the state at the first entry with the most reserved bytes;
+ * otherwise the state after entry AT as `ccasim step --at` shows it
+ * (CcaStepAt: AT's own when the replay hands AT to the observer, else that
+ * of the last entry before AT when the model does nothing up to AT, else
+ * that of the first one after AT).  Stores the state (CcaStateSegment;
+ * free with cca_allocator_state_free()) in *STATE and the entry it follows
+ * in *SHOWN; *STATE is NULL when the replay stopped before AT (an OOM).
+ * FALSE with ERROR when the replay fails. */
 gboolean cca_plot_segments_state(const CcaSnapshot *snap, const CcaReplayOptions *opt, bool at_peak,
 				 uint64_t at, GArray **state, uint64_t *shown, GError **error);
 

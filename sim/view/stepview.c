@@ -3,11 +3,14 @@
  * A step view is one replay that stops looking at the model after the
  * entry asked for: the explainer rides along to say why a request needed
  * new memory, the model's own entries for the step are kept, and the
- * allocator state is copied once, after entry P: the last entry handled
- * at or before AT when no handled entry lies between P and AT (the
- * follower's next request is past AT), else the first one handled after
- * AT (the engine reports a free and its immediate free_completed once,
- * under the second index, so a free shows the state after both).
+ * allocator state is copied where CcaStepAt says (stepview.h): after AT
+ * when the observer hears of it, else after the last entry before AT when
+ * the model does nothing in between, else after the entry AT was handled
+ * with.  Whether the model did anything between the last entry and AT, the
+ * engine's before_request calls tell: each request and each empty_cache()
+ * it hands the model.  An empty_cache() before AT empties the cache before
+ * it is known whether a request follows up to AT, so the state before it
+ * is copied and held until that is known.
  */
 #include "config.h"
 
@@ -18,14 +21,102 @@
 #include "explain.h"
 #include "size.h"
 
+/* ------------------------------------------------- where AT is shown */
+
+void
+cca_stepview_at_init(CcaStepAt *t, uint64_t at)
+{
+	memset(t, 0, sizeof *t);
+	t->at = at;
+}
+
+static CcaStepAtAction
+step_at_take(CcaStepAt *t, uint64_t shown)
+{
+	t->shown = shown;
+	t->done = true;
+	return CCA_STEP_AT_TAKE;
+}
+
+CcaStepAtAction
+cca_stepview_at_before(CcaStepAt *t, uint64_t index, const CcaEvent *event)
+{
+	if (t->done || t->request || !t->have_last)
+		return CCA_STEP_AT_WAIT;
+	bool emptying = event->action == CCA_ACTION_SEGMENT_FREE ||
+			event->action == CCA_ACTION_SEGMENT_UNMAP;
+	if (!emptying && index <= t->at) {
+		/* AT is handled with this request, or after it */
+		t->request = true;
+		t->held = false;
+		return CCA_STEP_AT_WAIT;
+	}
+	if (index > t->at) { /* the model did nothing up to AT since LAST */
+		if (t->held) {
+			t->done = true;
+			return CCA_STEP_AT_KEEP;
+		}
+		return step_at_take(t, t->last);
+	}
+	/* an empty_cache() at or before AT: the state after LAST is lost
+	 * unless copied now; whether it is the answer, what follows tells */
+	if (t->held)
+		return CCA_STEP_AT_WAIT;
+	t->held = true;
+	t->shown = t->last;
+	return CCA_STEP_AT_HOLD;
+}
+
+CcaStepAtAction
+cca_stepview_at_observe(CcaStepAt *t, uint64_t index)
+{
+	if (t->done)
+		return CCA_STEP_AT_WAIT;
+	if (index < t->at) {
+		t->last = index;
+		t->have_last = true;
+		t->request = t->held = false;
+		return CCA_STEP_AT_WAIT;
+	}
+	if (index == t->at || t->request || !t->have_last)
+		return step_at_take(t, index);
+	if (t->held) {
+		t->done = true;
+		return CCA_STEP_AT_KEEP;
+	}
+	/* nothing acted since LAST: the state now is the state then */
+	return step_at_take(t, t->last);
+}
+
+CcaStepAtAction
+cca_stepview_at_finish(CcaStepAt *t)
+{
+	if (t->done || t->request || !t->have_last)
+		return CCA_STEP_AT_WAIT;
+	if (t->held) {
+		t->done = true;
+		return CCA_STEP_AT_KEEP;
+	}
+	return step_at_take(t, t->last);
+}
+
+/* ---------------------------------------------------------- the view */
+
 typedef struct {
 	const CcaStepParams *params;
+	CcaStepAt where; /* where AT is shown */
 	CcaExplainer *x;
-	GArray *events; /* CcaEvent: model entries since the last handled entry */
-	CcaRequestRecord record;
+	GArray *events;		 /* CcaEvent: model entries since the last handled entry */
+	GArray *last_events;	 /* CcaEvent: those of the last handled entry */
+	CcaRequestRecord record; /* of the last handled entry, when have_record */
 	bool have_record;
-	/* the capture */
-	bool captured; /* final: the replay is past AT */
+	/* the last entry the observer heard of before AT, its record */
+	CcaEvent last_entry;
+	CcaRequestRecord last_record;
+	bool last_has_record;
+	/* the copy, taken where WHERE said */
+	bool captured;	/* final */
+	bool at_finish; /* taken when the replay ended, before reaching AT */
 	uint64_t shown;
 	CcaEvent entry;
 	GArray *shown_events; /* CcaEvent: the model's entries for SHOWN */
@@ -44,21 +135,59 @@ step_record(void *data, const CcaRequestRecord *record, const CcaAllocator *allo
 	s->have_record = true;
 }
 
-/* Copies the state after entry INDEX (EV) into S, replacing a copy. */
+/* Copies the state now into S, as after entry INDEX (EV), whose model
+ * entries were EVENTS and request record (when HAS_RECORD) RECORD,
+ * replacing a copy held. */
 static void
-step_capture(Step *s, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+step_copy(Step *s, uint64_t index, const CcaEvent *ev, const GArray *events,
+	  const CcaRequestRecord *record, bool has_record, const CcaAllocator *alloc)
 {
 	cca_allocator_state_free(s->state);
 	if (s->shown_events)
 		g_array_free(s->shown_events, TRUE);
 	s->shown = index;
 	s->entry = *ev;
-	s->shown_events = g_array_copy(s->events);
+	s->shown_events = g_array_copy((GArray *)events);
 	s->state = cca_allocator_state(alloc);
 	s->stats = *cca_allocator_stats(alloc);
 	s->allowed_maximum = cca_allocator_allowed_maximum(alloc);
-	s->shown_record = s->record;
-	s->shown_has_record = s->have_record;
+	s->shown_record = *record;
+	s->shown_has_record = has_record;
+}
+
+/* Acts on what S->where said: a copy as after the last entry before AT,
+ * or as after the entry INDEX (EV) just handled. */
+static void
+step_act(Step *s, CcaStepAtAction action, uint64_t index, const CcaEvent *ev,
+	 const CcaAllocator *alloc)
+{
+	switch (action) {
+	case CCA_STEP_AT_WAIT:
+		return;
+	case CCA_STEP_AT_KEEP:
+		s->captured = true;
+		return;
+	case CCA_STEP_AT_TAKE:
+	case CCA_STEP_AT_HOLD:
+		if (s->where.shown == index)
+			step_copy(s, index, ev, s->events, &s->record, s->have_record, alloc);
+		else
+			step_copy(s, s->where.shown, &s->last_entry, s->last_events,
+				  &s->last_record, s->last_has_record, alloc);
+		s->captured = action == CCA_STEP_AT_TAKE;
+		return;
+	}
+}
+
+static void
+step_before(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+{
+	Step *s = data;
+	if (s->captured)
+		return;
+	step_act(s, cca_stepview_at_before(&s->where, index, ev), UINT64_MAX, NULL, alloc);
+	if (!s->captured)
+		cca_explain_before(s->x, index, ev, alloc);
 }
 
 static void
@@ -68,32 +197,41 @@ step_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator
 	if (s->captured)
 		return;
 	s->have_record = false;
-	if (!cca_explain_observe(s->x, index, ev, alloc))
-		g_array_set_size(s->events, 0);
-	uint64_t next = 0;
-	const CcaEvent *driver = cca_follow_driver(cca_explain_follow(s->x), &next);
-	uint64_t at = s->params->at;
-	if (index == at || (index > at && !s->state)) {
-		step_capture(s, index, ev, alloc); /* AT itself, or what AT was handled with */
-		s->captured = true;
-	} else if (index < at && (!driver || next > at)) {
-		/* nothing but no-ops until AT: the state AT sees, unless AT is
-		 * handed to the observer itself later */
-		step_capture(s, index, ev, alloc);
-	} else if (index > at) {
-		s->captured = true;
-	}
+	cca_explain_observe(s->x, index, ev, alloc);
+	step_act(s, cca_stepview_at_observe(&s->where, index), index, ev, alloc);
+	if (s->captured || index >= s->params->at)
+		return;
+	s->last_entry = *ev;
+	s->last_record = s->record;
+	s->last_has_record = s->have_record;
+	GArray *t = s->last_events;
+	s->last_events = s->events;
+	s->events = t;
 	g_array_set_size(s->events, 0);
 }
 
 static void
-step_model(void *data, const CcaEvent *ev)
+step_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
 {
 	Step *s = data;
 	if (s->captured)
 		return;
-	cca_explain_model_event(s->x, ev);
+	cca_explain_model_event(s->x, cause, trace, ev);
 	g_array_append_val(s->events, *ev);
+}
+
+/* The replay ended before the observer heard of AT or of anything after
+ * it (checked once the replay's result is known: it may have stopped
+ * early). */
+static void
+step_finish(void *data, const CcaAllocator *alloc)
+{
+	Step *s = data;
+	if (s->captured)
+		return;
+	CcaStepAtAction action = cca_stepview_at_finish(&s->where);
+	step_act(s, action, UINT64_MAX, NULL, alloc);
+	s->at_finish = s->captured;
 }
 
 static const char *
@@ -424,17 +562,30 @@ cca_stepview_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	Step s = {
 		.params = params,
 		.events = g_array_new(FALSE, FALSE, sizeof(CcaEvent)),
+		.last_events = g_array_new(FALSE, FALSE, sizeof(CcaEvent)),
 	};
-	s.x = cca_explain_new(snap, d, step_record, &s);
+	cca_stepview_at_init(&s.where, params->at);
+	s.x = cca_explain_new(step_record, &s);
 	CcaReplayOptions opt = *options;
+	opt.before_request = step_before;
+	opt.before_request_data = &s;
 	opt.observer = step_observer;
 	opt.observer_data = &s;
 	opt.on_model_event = step_model;
 	opt.on_model_event_data = &s;
+	opt.on_finish = step_finish;
+	opt.on_finish_data = &s;
 	/* nothing after AT shows: a partial replay */
 	opt.stop_after = params->at + 1;
 	CcaReplayResult res;
 	gboolean ok = cca_replay_run(snap, &opt, &res, error);
+	/* a copy held that nothing confirmed, or taken when the replay
+	 * stopped early (it never got to AT) */
+	if (s.state && (!s.captured || (ok && s.at_finish &&
+					(res.stopped_by_oom || res.diverged_from_recording)))) {
+		cca_allocator_state_free(g_steal_pointer(&s.state));
+		g_array_free(g_steal_pointer(&s.shown_events), TRUE);
+	}
 	if (s.state) { /* what the copy saw */
 		g_array_free(s.events, TRUE);
 		s.events = g_steal_pointer(&s.shown_events);
@@ -490,6 +641,7 @@ cca_stepview_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	}
 	cca_explain_free(s.x);
 	g_array_free(s.events, TRUE);
+	g_array_free(s.last_events, TRUE);
 	if (s.shown_events)
 		g_array_free(s.shown_events, TRUE);
 	cca_allocator_state_free(s.state);
@@ -512,22 +664,24 @@ index_record(void *data, const CcaRequestRecord *r, const CcaAllocator *alloc)
 }
 
 static void
-index_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+index_before(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
 {
 	Index *ix = data;
-	if (!cca_explain_observe(ix->x, index, ev, alloc)) {
-		if (ix->mallocs)
-			g_array_set_size(ix->mallocs, 0);
-		if (ix->ooms)
-			g_array_set_size(ix->ooms, 0);
-	}
+	cca_explain_before(ix->x, index, ev, alloc);
 }
 
 static void
-index_model(void *data, const CcaEvent *ev)
+index_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
 {
 	Index *ix = data;
-	cca_explain_model_event(ix->x, ev);
+	cca_explain_observe(ix->x, index, ev, alloc);
+}
+
+static void
+index_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
+{
+	Index *ix = data;
+	cca_explain_model_event(ix->x, cause, trace, ev);
 }
 
 gboolean
@@ -535,8 +689,10 @@ cca_stepview_index(const CcaSnapshot *snap, const CcaReplayOptions *options, GAr
 		   GArray *ooms, GError **error)
 {
 	Index ix = {.mallocs = mallocs, .ooms = ooms};
-	ix.x = cca_explain_new(snap, options->device, index_record, &ix);
+	ix.x = cca_explain_new(index_record, &ix);
 	CcaReplayOptions opt = *options;
+	opt.before_request = index_before;
+	opt.before_request_data = &ix;
 	opt.observer = index_observer;
 	opt.observer_data = &ix;
 	opt.on_model_event = index_model;

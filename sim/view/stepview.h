@@ -9,6 +9,7 @@
 #define CCA_STEPVIEW_H
 
 #include <glib.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "replay.h"
@@ -23,13 +24,58 @@ typedef struct {
 	guint bar_width;    /* characters of a segment's bar (>= 8) */
 } CcaStepParams;
 
-/* Replays device OPTIONS->device of SNAP (hooks unset) up to entry
- * PARAMS->at and appends its step view to OUT.  The state shown is the
+/* Where a view of trace entry AT takes the allocator's state (`step
+ * --at`, `plot --segments --at`): after AT when the observer hears of AT;
+ * else, when the model does nothing between the last entry before AT the
+ * observer heard of (LAST) and AT, after LAST: AT was then a segment entry
+ * of the recorded run (an output of the request after it) or a release
+ * of an empty_cache() burst (shown before the cache was emptied); else
+ * after the first entry past AT the observer hears of (AT was handled
+ * with it or with a request before it: a free and its immediate
+ * free_completed).  Fed from a replay's before_request and observer hooks
+ * and its end, each call says what to do with the state now. */
+typedef enum {
+	CCA_STEP_AT_WAIT = 0, /* nothing */
+	CCA_STEP_AT_TAKE,     /* copy it, as after entry SHOWN: the answer */
+	/* copy it, as after entry SHOWN, and hold it: a later KEEP makes it
+	 * the answer, a later TAKE or HOLD replaces it; if neither comes, it
+	 * is none */
+	CCA_STEP_AT_HOLD,
+	CCA_STEP_AT_KEEP, /* the copy held is the answer */
+} CcaStepAtAction;
+
+typedef struct {
+	uint64_t at;
+	uint64_t shown; /* the entry of the last TAKE or HOLD */
+	/* private */
+	uint64_t last; /* LAST, when have_last */
+	bool have_last;
+	bool request; /* a request came after LAST, at or before AT */
+	bool held;    /* a copy after LAST is held */
+	bool done;    /* the answer is known */
+} CcaStepAt;
+
+/* Starts T for entry AT. */
+void cca_stepview_at_init(CcaStepAt *t, uint64_t at);
+
+/* Feed from before_request (its INDEX and EVENT); returns what to do. */
+CcaStepAtAction cca_stepview_at_before(CcaStepAt *t, uint64_t index, const CcaEvent *event);
+
+/* Feed from the observer (its INDEX); returns what to do. */
+CcaStepAtAction cca_stepview_at_observe(CcaStepAt *t, uint64_t index);
+
+/* Call once the replay has ended (on_finish) without an answer; returns
+ * what to do.  A replay that stopped early (an OOM, a divergence) never
+ * got to AT: a TAKE or KEEP here then means nothing. */
+CcaStepAtAction cca_stepview_at_finish(CcaStepAt *t);
+
+/* Replays device OPTIONS->device of SNAP once (hooks unset), up to entry
+ * PARAMS->at, and appends its step view to OUT.  The state shown is the
  * one after AT, or after the entry the engine handles AT with (a free and
  * its immediate free_completed are handled as one; a segment entry of the
  * recorded run is an output of the request after it, and shows the state
- * before that request).  Returns FALSE with ERROR on bad input or when AT
- * is past the trace's end. */
+ * before that request): see CcaStepAt.  Returns FALSE with ERROR on bad
+ * input or when AT is past the trace's end. */
 gboolean cca_stepview_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
 			       const CcaStepParams *params, GString *out, GError **error);
 

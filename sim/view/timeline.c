@@ -101,7 +101,7 @@ collect_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAlloca
 }
 
 static void
-collect_model(void *data, const CcaEvent *ev)
+collect_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
 {
 	Collect *c = data;
 	if (ev->action == CCA_ACTION_OOM) {
