@@ -18,6 +18,7 @@ typedef struct {
 	CcaCliArgs common;
 	gboolean check;
 	gboolean invariants;
+	gboolean address_ties;
 	gboolean sensitivity;
 	char *addresses_from;
 } ReplayArgs;
@@ -143,6 +144,7 @@ run_replay(const CcaCliCommand *cmd, ReplayArgs *args, const char *path)
 		return status;
 	opt.check = args->check;
 	opt.check_invariants = args->invariants;
+	opt.count_address_ties = args->address_ties || args->sensitivity;
 	if (args->common.n_settings)
 		opt.settings = &args->common.settings[0];
 	g_autoptr(CcaSnapshot) other = NULL;
@@ -204,6 +206,10 @@ cca_cmd_replay(const CcaCliCommand *cmd, int argc, char **argv)
 		 NULL},
 		{"invariants", 0, 0, G_OPTION_ARG_NONE, &args.invariants,
 		 "Check the model's invariants after every event (slow)", NULL},
+		{"address-ties", 0, 0, G_OPTION_ARG_NONE, &args.address_ties,
+		 "Count the decisions that went by device address alone (address_ties in --json; "
+		 "0: every address model gives this run)",
+		 NULL},
 		G_OPTION_ENTRY_NULL,
 	};
 	int status = cca_cli_parse(cmd, entries,

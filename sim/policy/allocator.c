@@ -66,6 +66,7 @@ struct CcaAllocator {
 	/* decisions that went by device address alone (see
 	 * cca_allocator_address_ties()) */
 	uint64_t address_ties;
+	bool count_ties; /* cca_allocator_count_address_ties() */
 };
 
 /* Everything one malloc() works with (AllocParams). */
@@ -382,7 +383,8 @@ get_free_block(CcaAllocator *a, AllocParams *p)
 	CcaHandle h = find_free_block(a, p->pool, p->size, p->stream);
 	if (h == CCA_NIL)
 		return false;
-	note_choice(a, h);
+	if (a->count_ties)
+		note_choice(a, h);
 	pool_erase(a, h);
 	p->block = h;
 	return true;
@@ -1256,6 +1258,12 @@ cca_allocator_block_address(const CcaAllocator *a, CcaHandle h)
 {
 	CCA_ASSERT(handle_valid(a, h));
 	return B(a, h)->ptr;
+}
+
+void
+cca_allocator_count_address_ties(CcaAllocator *a, bool count)
+{
+	a->count_ties = count;
 }
 
 uint64_t

@@ -196,6 +196,12 @@ uint64_t cca_allocator_block_address(const CcaAllocator *alloc, CcaHandle block)
  * its segments (the address models of a what-if agree). */
 uint64_t cca_allocator_address_ties(const CcaAllocator *alloc);
 
+/* Whether to count every decision that cca_allocator_address_ties()
+ * counts; off by default, since the check of each free block taken costs
+ * a walk to its segment's head (the oversize release and expandable
+ * segments, which are rare, are always counted). */
+void cca_allocator_count_address_ties(CcaAllocator *alloc, bool count);
+
 /* Size of the largest free block on STREAM's pools (for OOM reports). */
 uint64_t cca_allocator_largest_free(const CcaAllocator *alloc);
 

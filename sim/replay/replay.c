@@ -1432,6 +1432,7 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 	bool hear_model = opt->on_model_event || recorded_mode || r.expect;
 	r.alloc = cca_allocator_new(settings, &limits, r.device, hear_model ? on_model_event : NULL,
 				    &r);
+	cca_allocator_count_address_ties(r.alloc, opt->count_address_ties);
 	res->allowed_maximum = cca_allocator_allowed_maximum(r.alloc);
 	r.private_segments = private_segments_new(plan, r.alloc);
 	r.inferred_private = g_array_new(FALSE, FALSE, sizeof(PrivateSegment));
@@ -1470,6 +1471,7 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 		g_propagate_error(error, r.error);
 	res->stats = *cca_allocator_stats(r.alloc);
 	res->address_ties = cca_allocator_address_ties(r.alloc);
+	res->address_ties_counted = opt->count_address_ties;
 	if (segment_entries)
 		*segment_entries = r.in.segment_entries;
 	if (needs_entries)

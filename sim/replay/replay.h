@@ -162,6 +162,9 @@ typedef struct {
 	/* Stop once trace entry STOP_AFTER - 1 has been handled (the state
 	 * "after event STOP_AFTER - 1"); 0: replay the whole trace. */
 	uint64_t stop_after;
+	/* count the model's decisions by address alone (address_ties below;
+	 * a little slower) */
+	bool count_address_ties;
 } CcaReplayOptions;
 
 /* What a replay found. */
@@ -182,6 +185,7 @@ typedef struct {
 	 * (cca_allocator_address_ties()): 0 means any address model gives
 	 * this run */
 	uint64_t address_ties;
+	bool address_ties_counted; /* options->count_address_ties */
 	/* peak bookkeeping */
 	uint64_t reserved_at_peak;  /* = reserved_bytes.all.peak */
 	uint64_t allocated_at_peak; /* allocated bytes when reserved peaked */

@@ -79,6 +79,7 @@ cca_sensitivity_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		opt.addresses_from = NULL;
 		opt.check = false;
 		opt.address_model = models[m];
+		opt.count_address_ties = true;
 		CcaReplayResult res;
 		if (!cca_replay_run(snap, &opt, &res, error))
 			return FALSE;

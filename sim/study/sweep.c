@@ -417,6 +417,7 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 	opt.device = sweep->device;
 	opt.pytorch_version = sweep->pytorch_version;
 	opt.plan = sweep->plan;
+	opt.count_address_ties = true; /* the other address models may share the run */
 	if (model == CCA_ADDRESS_RECORDED) {
 		opt.address_model = sweep_models[0]; /* unused: the trace's addresses */
 	} else {

@@ -89,7 +89,9 @@ cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *re
 			    cca_json_bool(res->diverged_from_recording));
 	json_object_set_new(o, "replays", cca_json_uint(res->replays));
 	json_object_set_new(o, "planning_passes", cca_json_uint(res->planning_passes));
-	json_object_set_new(o, "address_ties", cca_json_uint(res->address_ties));
+	json_object_set_new(o, "address_ties",
+			    res->address_ties_counted ? cca_json_uint(res->address_ties)
+						      : json_null());
 	json_object_set_new(o, "pool_releases", cca_json_uint(res->pool_releases));
 	/* a window of a run (mid-run, a ring of max_entries) cannot tell what
 	 * happened before it: those keys are null */
