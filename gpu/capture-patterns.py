@@ -140,33 +140,29 @@ def wl_rscap(torch, dev):
     torch.cuda.synchronize()
 
 
-def wl_ring(torch, dev):
-    """ResNet-18 training recorded into a ring of RING_ENTRIES entries."""
+def resnet18_training(torch, dev, steps):
+    """ResNet-18 training, STEPS steps of batch 32."""
     import torchvision
     m = torchvision.models.resnet18().to(dev)
     opt = torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
-    for _ in range(3):
+    for _ in range(steps):
         x = torch.randn(32, 3, 224, 224, device=dev)
         loss = m(x).sum()
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
     torch.cuda.synchronize()
+
+
+def wl_ring(torch, dev):
+    """ResNet-18 training, 3 steps, recorded with a ring of RING_ENTRIES."""
+    resnet18_training(torch, dev, 3)
 
 
 def wl_ringwrap(torch, dev):
     """ResNet-18 training, 10 steps, into a ring of RING_ENTRIES entries that
     wraps: the trace is a window of the run."""
-    import torchvision
-    m = torchvision.models.resnet18().to(dev)
-    opt = torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
-    for _ in range(10):
-        x = torch.randn(32, 3, 224, 224, device=dev)
-        loss = m(x).sum()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-    torch.cuda.synchronize()
+    resnet18_training(torch, dev, 10)
 
 
 def run_one(wl, cfg, outdir, cap_bytes):

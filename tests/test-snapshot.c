@@ -1127,19 +1127,27 @@ fake_priv_free(void *priv)
 	(*(int *)priv)++;
 }
 
-static void
-test_cursor_streamed(void)
+/* A snapshot of one device of 5 events streamed by the fake reader. */
+static CcaSnapshot *
+fake_stream_snapshot(void)
 {
-	int priv_freed = 0;
 	CcaSnapshot *snap = cca_snapshot_new();
 	snap->n_devices = 1;
 	snap->events = g_new0(GArray *, 1);
 	snap->n_events = g_new0(uint64_t, 1);
 	snap->n_events[0] = 5;
 	snap->stream_cursor_new = fake_cursor_new;
+	fake_freed = 0;
+	return snap;
+}
+
+static void
+test_cursor_streamed(void)
+{
+	int priv_freed = 0;
+	CcaSnapshot *snap = fake_stream_snapshot();
 	snap->stream_priv = &priv_freed;
 	snap->stream_priv_free = fake_priv_free;
-	fake_freed = 0;
 
 	CcaEventCursor *cursor = cca_event_cursor_new(snap, 0);
 	g_autoptr(GError) error = NULL;
@@ -1162,13 +1170,7 @@ test_cursor_streamed(void)
 static void
 test_cursor_next_many_stops_at_error(void)
 {
-	CcaSnapshot *snap = cca_snapshot_new();
-	snap->n_devices = 1;
-	snap->events = g_new0(GArray *, 1);
-	snap->n_events = g_new0(uint64_t, 1);
-	snap->n_events[0] = 5;
-	snap->stream_cursor_new = fake_cursor_new;
-	fake_freed = 0;
+	CcaSnapshot *snap = fake_stream_snapshot();
 	CcaEventCursor *cursor = cca_event_cursor_new(snap, 0);
 	g_autoptr(GError) error = NULL;
 	CcaEvent e[8];

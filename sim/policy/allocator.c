@@ -1108,6 +1108,26 @@ cca_allocator_would_serve(const CcaAllocator *a, uint64_t orig_size, uint64_t st
 	return find_free_block(a, p.pool, p.size, p.stream) != CCA_NIL;
 }
 
+/* Whether garbage collection would release something now: it is on, the
+ * reserved memory is past its threshold, and the default large pool holds
+ * a whole cached segment. */
+static bool
+gc_would_release(const CcaAllocator *a)
+{
+	if (!gc_enabled(a))
+		return false;
+	uint64_t threshold =
+		(uint64_t)(a->settings.garbage_collection_threshold * (double)a->allowed_maximum);
+	if (a->total_reserved <= threshold)
+		return false;
+	const CcaPool *large = &a->pools[1];
+	for (CcaHandle h = cca_tree_first(&large->blocks, a->slab); h != CCA_NIL;
+	     h = cca_tree_next(a->slab, h))
+		if (!is_split(B(a, h)) && B(a, h)->expandable < 0)
+			return true;
+	return false;
+}
+
 bool
 cca_allocator_would_release(const CcaAllocator *a, uint64_t orig_size, uint64_t stream)
 {
@@ -1122,17 +1142,8 @@ cca_allocator_would_release_in(const CcaAllocator *a, uint64_t orig_size, uint64
 	init_params_in(a, &p, orig_size, stream, mempool < a->n_mempools ? mempool : 0);
 	if (find_free_block(a, p.pool, p.size, p.stream) != CCA_NIL)
 		return false;
-	if (gc_enabled(a)) {
-		uint64_t threshold = (uint64_t)(a->settings.garbage_collection_threshold *
-						(double)a->allowed_maximum);
-		if (a->total_reserved > threshold) {
-			const CcaPool *large = &a->pools[1];
-			for (CcaHandle h = cca_tree_first(&large->blocks, a->slab); h != CCA_NIL;
-			     h = cca_tree_next(a->slab, h))
-				if (!is_split(B(a, h)) && B(a, h)->expandable < 0)
-					return true;
-		}
-	}
+	if (gc_would_release(a))
+		return true;
 	if (a->fraction_set && a->total_reserved + p.alloc_size > a->allowed_maximum)
 		return true;
 	return a->device->ops->would_refuse(a->device, p.alloc_size);
@@ -1170,17 +1181,8 @@ cca_allocator_would_synchronize_in(const CcaAllocator *a, uint64_t orig_size, ui
 	init_params_in(a, &p, orig_size, stream, mempool < a->n_mempools ? mempool : 0);
 	if (find_free_block(a, p.pool, p.size, p.stream) != CCA_NIL)
 		return false;
-	if (gc_enabled(a)) {
-		uint64_t threshold = (uint64_t)(a->settings.garbage_collection_threshold *
-						(double)a->allowed_maximum);
-		if (a->total_reserved > threshold) {
-			const CcaPool *large = &a->pools[1];
-			for (CcaHandle h = cca_tree_first(&large->blocks, a->slab); h != CCA_NIL;
-			     h = cca_tree_next(a->slab, h))
-				if (!is_split(B(a, h)) && B(a, h)->expandable < 0)
-					return false; /* garbage collection releases first */
-		}
-	}
+	if (gc_would_release(a))
+		return false; /* garbage collection releases first */
 	bool refused = (a->fraction_set && a->total_reserved + p.alloc_size > a->allowed_maximum) ||
 		       a->device->ops->would_refuse(a->device, p.alloc_size);
 	return refused && !would_release_available(a, &p);
