@@ -1060,11 +1060,16 @@ replay_loop(Replay *r)
 			replay_release_burst(r);
 			continue;
 		}
-		if (r->recorded_mode && peeked->action == CCA_ACTION_FREE_COMPLETED &&
-		    completions_by_malloc(r))
-			continue;
-		if (r->synced_at && hold_synced_completion(r, peeked))
-			continue;
+		if (r->recorded_mode && peeked->action == CCA_ACTION_FREE_COMPLETED) {
+			if (completions_by_malloc(r))
+				continue;
+			peeked = window_peek(&r->in, 0, &r->error); /* its lookahead may move it */
+		}
+		if (r->synced_at) {
+			if (hold_synced_completion(r, peeked))
+				continue;
+			peeked = window_peek(&r->in, 0, &r->error);
+		}
 		CcaEvent ev = *peeked;
 		window_pop(&r->in);
 		bool go_on = true;
