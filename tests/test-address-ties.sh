@@ -17,9 +17,9 @@ srcdir=${top_srcdir:-.}
 same_report() {
 	desc=$1 trace=$2
 	shift 2
-	CCASIM_STATS=1 "$ccasim" sweep --json --no-progress -j 2 "$@" "$trace" \
+	CCASIM_STATS=1 "$ccasim" sweep --json --no-progress -j 2 --address-sensitivity "$@" "$trace" \
 		>"$scratch/short.json" 2>"$scratch/short.err" &&
-		CCASIM_STATS=1 "$ccasim" sweep --json --no-progress -j 2 --all-address-models "$@" \
+		CCASIM_STATS=1 "$ccasim" sweep --json --no-progress -j 2 --address-sensitivity --all-address-models "$@" \
 			"$trace" >"$scratch/all.json" 2>"$scratch/all.err" &&
 		cmp -s "$scratch/short.json" "$scratch/all.json" &&
 		short=$(awk '/^stats:/ { print $2 }' "$scratch/short.err") &&

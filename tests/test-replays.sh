@@ -83,4 +83,10 @@ stats_are "diff replays once per side" 2 1 \
 stats_are "a plot of the recording and a what-if: one replay each, one planning pass at most" 2 1 \
 	"$ccasim" plot --config max_split_size_mb:128 "$traces/bert.gc.pickle.xz" -o "$scratch/w.svg"
 
+stats_are "sweep replays once per setting (3 rows: the recorded one, 128, 256)" 3 0 \
+	"$ccasim" sweep --no-progress -s max_split_size_mb=default,128,256 "$traces/bert.default.pickle.xz"
+stats_are "sweep --address-sensitivity replays what-if rows under each address model (1 + 2 x 3 at most)" 7 0 \
+	"$ccasim" sweep --no-progress --address-sensitivity --all-address-models -s max_split_size_mb=default,128,256 \
+	"$traces/bert.default.pickle.xz"
+
 tap_done

@@ -193,7 +193,9 @@ test_equals_replay(gconstpointer data)
 	g_autoptr(CcaSweep) sweep = default_grid_sweep(snap, tc->cap_fraction > 0);
 	GError *error = NULL;
 	g_autoptr(CcaCalibrationTable) cal = cca_calibration_new_h200();
-	CcaSweepOptions opt = {.memory_fraction = tc->cap_fraction, .calibration = cal};
+	CcaSweepOptions opt = {.memory_fraction = tc->cap_fraction,
+			       .calibration = cal,
+			       .address_sensitivity = true};
 	g_assert_true(cca_sweep_run(sweep, &opt, &error));
 	g_assert_no_error(error);
 	guint checked = 0;

@@ -18,7 +18,8 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 	g_auto(CcaCliArgs) args = {0};
 	g_auto(GStrv) sets = NULL;
 	g_autofree char *calibration = NULL, *goal_name = NULL;
-	gboolean default_grid = FALSE, recommend = FALSE, csv = FALSE, all_models = FALSE;
+	gboolean default_grid = FALSE, recommend = FALSE, csv = FALSE, all_models = FALSE,
+		 sensitivity = FALSE;
 	GOptionEntry entries[] = {
 		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
 		 "Add the rows of a grid: KEY takes each value in turn, other --set keys "
@@ -36,9 +37,13 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		{"recommend", 'r', 0, G_OPTION_ARG_NONE, &recommend,
 		 "Name the best setting for the goal and capacity, and say why", NULL},
 		{"csv", 0, 0, G_OPTION_ARG_NONE, &csv, "Print CSV, one line per row", NULL},
+		{"address-sensitivity", 0, 0, G_OPTION_ARG_NONE, &sensitivity,
+		 "Also replay each what-if row under the ascending and descending address models "
+		 "and show where figures differ (lo..hi; one replay per row without it)",
+		 NULL},
 		{"all-address-models", 0, 0, G_OPTION_ARG_NONE, &all_models,
-		 "Replay every address model, also for rows whose first replay took no decision "
-		 "by address (those share its figures otherwise)",
+		 "With --address-sensitivity, replay every address model, also for rows whose "
+		 "first replay took no decision by address (those share its figures otherwise)",
 		 NULL},
 		G_OPTION_ENTRY_NULL,
 	};
@@ -47,7 +52,8 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		"Replays a trace under a grid of allocator settings and prints one row per\n"
 		"setting, best first: peak reserved and allocated memory, fragmentation,\n"
 		"cudaMalloc/cudaFree calls, retries, OOM, predicted allocator time, and\n"
-		"whether the driver's choice of addresses could change the row.",
+		"with --address-sensitivity, whether the driver's choice of addresses could\n"
+		"change the row.",
 		"Without --config or --set the grid is the default one: the recorded\n"
 		"settings, PyTorch's defaults, max_split_size_mb 32..4096 and three values\n"
 		"from the trace's request sizes, roundup_power2_divisions 2..16,\n"
@@ -92,6 +98,7 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		.calibration = cal,
 		.threads = (guint)args.jobs,
 		.all_address_models = all_models,
+		.address_sensitivity = sensitivity || all_models,
 	};
 	CcaCliProgress progress = {.command = "sweep"};
 	if (!args.no_progress && isatty(STDERR_FILENO)) {

@@ -66,7 +66,8 @@ struct CcaAllocator {
 	/* decisions that went by device address alone (see
 	 * cca_allocator_address_ties()) */
 	uint64_t address_ties;
-	bool count_ties; /* cca_allocator_count_address_ties() */
+	bool count_ties;    /* cca_allocator_count_address_ties() */
+	uint32_t emit_mask; /* cca_allocator_emit_only() */
 };
 
 /* Everything one malloc() works with (AllocParams). */
@@ -205,7 +206,7 @@ pool_erase(CcaAllocator *a, CcaHandle h)
 static void
 emit(CcaAllocator *a, CcaAction action, uint64_t addr, uint64_t size, uint64_t stream)
 {
-	if (!a->emit)
+	if (!a->emit || !(a->emit_mask & (1u << action)))
 		return;
 	CcaEvent ev = {
 		.addr = addr,
@@ -1199,6 +1200,7 @@ cca_allocator_new(const CcaSettings *settings, const CcaLimits *limits, CcaDevic
 	a->device = device;
 	a->emit = emit_fn;
 	a->emit_data = emit_data;
+	a->emit_mask = UINT32_MAX;
 	a->free_handles = g_array_new(FALSE, FALSE, sizeof(CcaHandle));
 	a->expandable = g_array_new(FALSE, FALSE, sizeof(CcaExpandableSegment));
 	a->pending = g_array_new(FALSE, FALSE, sizeof(CcaHandle));
@@ -1260,6 +1262,12 @@ cca_allocator_block_address(const CcaAllocator *a, CcaHandle h)
 {
 	CCA_ASSERT(handle_valid(a, h));
 	return B(a, h)->ptr;
+}
+
+void
+cca_allocator_emit_only(CcaAllocator *a, uint32_t mask)
+{
+	a->emit_mask = mask;
 }
 
 void

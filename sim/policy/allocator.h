@@ -202,6 +202,10 @@ uint64_t cca_allocator_address_ties(const CcaAllocator *alloc);
  * segments, which are rare, are always counted). */
 void cca_allocator_count_address_ties(CcaAllocator *alloc, bool count);
 
+/* Emits only the entries whose action bit (1 << CcaAction) is in MASK (all
+ * by default): a listener of segment entries alone spares the others. */
+void cca_allocator_emit_only(CcaAllocator *alloc, uint32_t mask);
+
 /* Size of the largest free block on STREAM's pools (for OOM reports). */
 uint64_t cca_allocator_largest_free(const CcaAllocator *alloc);
 

@@ -1438,6 +1438,13 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 	r.alloc = cca_allocator_new(settings, &limits, r.device, hear_model ? on_model_event : NULL,
 				    &r);
 	cca_allocator_count_address_ties(r.alloc, opt->count_address_ties);
+	/* without --check or a listener of every entry, a replay of the
+	 * recording needs its segment_allocs alone (divergence) */
+	if (hear_model && !r.expect && (!opt->on_model_event || opt->model_segments_only))
+		cca_allocator_emit_only(r.alloc, 1u << CCA_ACTION_SEGMENT_ALLOC |
+							 1u << CCA_ACTION_SEGMENT_FREE |
+							 1u << CCA_ACTION_SEGMENT_MAP |
+							 1u << CCA_ACTION_SEGMENT_UNMAP);
 	res->allowed_maximum = cca_allocator_allowed_maximum(r.alloc);
 	r.private_segments = private_segments_new(plan, r.alloc);
 	r.inferred_private = g_array_new(FALSE, FALSE, sizeof(PrivateSegment));

@@ -165,6 +165,9 @@ typedef struct {
 	/* count the model's decisions by address alone (address_ties below;
 	 * a little slower) */
 	bool count_address_ties;
+	/* on_model_event wants segment entries alone (segment_alloc, _free,
+	 * _map, _unmap): the model builds no others for it */
+	bool model_segments_only;
 } CcaReplayOptions;
 
 /* What a replay found. */

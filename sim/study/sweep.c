@@ -417,7 +417,8 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 	opt.device = sweep->device;
 	opt.pytorch_version = sweep->pytorch_version;
 	opt.plan = sweep->plan;
-	opt.count_address_ties = true; /* the other address models may share the run */
+	/* the other address models may share the run */
+	opt.count_address_ties = options->address_sensitivity;
 	if (model == CCA_ADDRESS_RECORDED) {
 		opt.address_model = sweep_models[0]; /* unused: the trace's addresses */
 	} else {
@@ -428,6 +429,7 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 	if (options->calibration) { /* the cost model prices the segment entries */
 		opt.on_model_event = collect_segment_entry;
 		opt.on_model_event_data = entries;
+		opt.model_segments_only = true;
 	}
 	CcaReplayResult res;
 	if (!cca_replay_run(sweep->snap, &opt, &res, error)) {
@@ -603,6 +605,11 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 	for (guint i = 0; i < n_rows; i++) {
 		CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
 		row->n_runs = cca_sweep_row_models(row, capped, models[i]);
+		/* one replay per row unless the address choice is asked for
+		 * (the recorded settings uncapped replay the trace's own) */
+		row->address_checked = options->address_sensitivity || row->n_runs == 1;
+		if (!options->address_sensitivity)
+			row->n_runs = 1;
 		tasks[n_tasks++] = (SweepTask){row, models[i][0], options, &row->runs[0], NULL};
 		if (row->recorded && capped)
 			tasks[n_tasks++] =
@@ -922,6 +929,7 @@ row_cell(const CcaSweepRow *row, guint rank, guint c)
 				       row->recorded ? " (recorded)" : "");
 	case N_COLUMNS - 1:
 		return g_strdup(row->n_runs == 1 && row->recorded ? "recorded"
+				: !row->address_checked		  ? "-"
 				: row->sensitive		  ? "varies"
 								  : "stable");
 	default:
@@ -1024,14 +1032,26 @@ cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, GStrin
 	g_free(cells);
 	guint n_models;
 	const CcaAddressModel *models = cca_sweep_address_models(&n_models);
-	g_string_append(out, "address choice: what-if rows are replayed with each address model (");
-	for (guint m = 0; m < n_models; m++)
-		g_string_append_printf(out, "%s%s%s", m ? ", " : "",
-				       cca_simdevice_address_model_name(models[m]),
-				       m ? "" : ", shown");
-	g_string_append(out, "), the recorded settings with the trace's own addresses (and each "
+	if (!report->options->address_sensitivity) {
+		g_string_append_printf(
+			out,
+			"address choice: one replay per row, what-if rows with the %s address "
+			"model, the recorded settings with the trace's own addresses; "
+			"--address-sensitivity also replays each what-if row under the other "
+			"models and shows where figures differ (lo..hi).\n",
+			cca_simdevice_address_model_name(models[0]));
+	} else {
+		g_string_append(
+			out, "address choice: what-if rows are replayed with each address model (");
+		for (guint m = 0; m < n_models; m++)
+			g_string_append_printf(out, "%s%s%s", m ? ", " : "",
+					       cca_simdevice_address_model_name(models[m]),
+					       m ? "" : ", shown");
+		g_string_append(
+			out, "), the recorded settings with the trace's own addresses (and each "
 			     "model too if the cap changes their run); lo..hi is the range where "
 			     "they differ.\n");
+	}
 	if (report->options->calibration)
 		g_string_append_printf(
 			out,
@@ -1097,7 +1117,8 @@ row_json(const CcaSweepRow *row, guint rank)
 	json_object_set_new(o, "notes", cca_json_strings(notes));
 	json_object_set_new(o, "whatif", cca_json_bool(run->whatif));
 	json_object_set_new(o, "replays", json_integer(row->n_runs));
-	json_object_set_new(o, "address_sensitive", cca_json_bool(row->sensitive));
+	json_object_set_new(o, "address_sensitive",
+			    row->address_checked ? cca_json_bool(row->sensitive) : json_null());
 	json_object_set_new(o, "events", cca_json_uint(run->events));
 	json_t *models = json_array();
 	for (guint m = 0; m < row->n_runs; m++)
@@ -1145,7 +1166,8 @@ cca_sweep_print_json(const CcaSweep *sweep, const CcaSweepReport *report, GStrin
 	json_object_set_new(doc, "capacity_set", cca_json_bool(o->capacity_set));
 	guint n_models;
 	const CcaAddressModel *models = cca_sweep_address_models(&n_models);
-	json_object_set_new(doc, "address_models", models_json(models, n_models));
+	json_object_set_new(doc, "address_models",
+			    models_json(models, o->address_sensitivity ? n_models : 1));
 	json_t *cal = json_null();
 	if (o->calibration) {
 		cal = json_object();
@@ -1208,7 +1230,10 @@ cca_sweep_print_csv(const CcaSweep *sweep, GString *out)
 		append_csv_string(out, row->conf);
 		g_string_append_c(out, ',');
 		append_csv_string(out, row->origin);
-		g_string_append_printf(out, ",%d,%d", row->recorded, row->sensitive);
+		if (row->address_checked)
+			g_string_append_printf(out, ",%d,%d", row->recorded, row->sensitive);
+		else
+			g_string_append_printf(out, ",%d,", row->recorded);
 		for (int f = 0; f < CCA_SWEEP_FIG_COUNT; f++) {
 			g_string_append_c(out, ',');
 			append_csv_figure(out, f, row->runs[0].value[f]);

@@ -88,7 +88,8 @@ typedef struct {
 	guint n_runs;	      /* replays, see cca_sweep_row_models() */
 	CcaSweepRun runs[CCA_SWEEP_MAX_MODELS];			 /* primary first */
 	double lo[CCA_SWEEP_FIG_COUNT], hi[CCA_SWEEP_FIG_COUNT]; /* range over the runs */
-	bool sensitive; /* some figure differs between address models */
+	bool sensitive;	      /* some figure differs between address models */
+	bool address_checked; /* the address choice was looked at (see above) */
 } CcaSweepRow;
 
 /* Called from worker threads, serialised by the sweep, after each replay:
@@ -108,6 +109,11 @@ typedef struct {
 	 * address tie (cca_allocator_address_ties()), whose figures the
 	 * other models then share without a replay */
 	bool all_address_models;
+	/* replay each what-if row under every address model, not just the
+	 * driver's, and the recorded row under them too when the cap acts:
+	 * the rows' lo..hi ranges and address_sensitive (unchecked, and
+	 * one replay per row, without it) */
+	bool address_sensitivity;
 } CcaSweepOptions;
 
 /* A sweep of one device of one trace. */
