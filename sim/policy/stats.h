@@ -57,12 +57,14 @@ static inline void
 cca_stat_update(CcaStat *stat, int64_t amount)
 {
 	stat->current += amount;
-	if (stat->current > stat->peak)
-		stat->peak = stat->current;
-	int64_t *sum = amount > 0 ? &stat->allocated : &stat->freed;
-	int64_t add = amount > 0 ? amount : -amount;
-	if (G_UNLIKELY(__builtin_add_overflow(*sum, add, sum)))
-		*sum = INT64_MAX;
+	if (amount > 0) { /* only an increase can make a peak */
+		if (stat->current > stat->peak)
+			stat->peak = stat->current;
+		if (G_UNLIKELY(__builtin_add_overflow(stat->allocated, amount, &stat->allocated)))
+			stat->allocated = INT64_MAX;
+	} else if (G_UNLIKELY(__builtin_sub_overflow(stat->freed, amount, &stat->freed))) {
+		stat->freed = INT64_MAX;
+	}
 }
 
 /* Updates ARRAY[all] and ARRAY[pool] by AMOUNT. */
