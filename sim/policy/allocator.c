@@ -961,13 +961,20 @@ garbage_collect_cached_blocks(CcaAllocator *a)
 	}
 }
 
+/* Whether reserving SIZE more bytes would pass the memory fraction. */
+static bool
+over_cap(const CcaAllocator *a, uint64_t size)
+{
+	return a->fraction_set && a->total_reserved + size > a->allowed_maximum;
+}
+
 /* alloc_block (§3.2): a new segment (or mapped pages) for P. */
 static bool
 alloc_block(CcaAllocator *a, AllocParams *p, bool is_retry)
 {
 	if (is_retry)
 		a->stats.num_alloc_retries++;
-	if (a->fraction_set && a->total_reserved + p->alloc_size > a->allowed_maximum)
+	if (over_cap(a, p->alloc_size))
 		return false;
 	if (a->settings.expandable_segments) {
 		p->block = try_allocate_expandable_block(a, p);
@@ -1100,13 +1107,30 @@ cca_allocator_malloc_in(CcaAllocator *a, uint64_t orig_size, uint64_t stream, ui
 	return h;
 }
 
+/* Fills *P for malloc(ORIG_SIZE) on STREAM in pool MEMPOOL and says
+ * whether a cached block would serve it (get_free_block, without taking). */
+static bool
+cached_block_serves(const CcaAllocator *a, AllocParams *p, uint64_t orig_size, uint64_t stream,
+		    uint32_t mempool)
+{
+	init_params_in(a, p, orig_size, stream, mempool < a->n_mempools ? mempool : 0);
+	return find_free_block(a, p->pool, p->size, p->stream) != CCA_NIL;
+}
+
+/* Whether the cudaMalloc (or page map) of SIZE bytes would fail: past the
+ * memory fraction, or refused by the device. */
+static bool
+segment_refused(const CcaAllocator *a, uint64_t size)
+{
+	return over_cap(a, size) || a->device->ops->would_refuse(a->device, size);
+}
+
 bool
 cca_allocator_would_serve(const CcaAllocator *a, uint64_t orig_size, uint64_t stream,
 			  uint32_t mempool)
 {
 	AllocParams p;
-	init_params_in(a, &p, orig_size, stream, mempool < a->n_mempools ? mempool : 0);
-	return find_free_block(a, p.pool, p.size, p.stream) != CCA_NIL;
+	return cached_block_serves(a, &p, orig_size, stream, mempool);
 }
 
 /* Whether garbage collection would release something now: it is on, the
@@ -1140,14 +1164,9 @@ cca_allocator_would_release_in(const CcaAllocator *a, uint64_t orig_size, uint64
 			       uint32_t mempool)
 {
 	AllocParams p;
-	init_params_in(a, &p, orig_size, stream, mempool < a->n_mempools ? mempool : 0);
-	if (find_free_block(a, p.pool, p.size, p.stream) != CCA_NIL)
+	if (cached_block_serves(a, &p, orig_size, stream, mempool))
 		return false;
-	if (gc_would_release(a))
-		return true;
-	if (a->fraction_set && a->total_reserved + p.alloc_size > a->allowed_maximum)
-		return true;
-	return a->device->ops->would_refuse(a->device, p.alloc_size);
+	return gc_would_release(a) || segment_refused(a, p.alloc_size);
 }
 
 /* Would release_available_cached_blocks(P) release a segment?  Pure:
@@ -1179,14 +1198,11 @@ cca_allocator_would_synchronize_in(const CcaAllocator *a, uint64_t orig_size, ui
 				   uint32_t mempool)
 {
 	AllocParams p;
-	init_params_in(a, &p, orig_size, stream, mempool < a->n_mempools ? mempool : 0);
-	if (find_free_block(a, p.pool, p.size, p.stream) != CCA_NIL)
+	if (cached_block_serves(a, &p, orig_size, stream, mempool))
 		return false;
 	if (gc_would_release(a))
 		return false; /* garbage collection releases first */
-	bool refused = (a->fraction_set && a->total_reserved + p.alloc_size > a->allowed_maximum) ||
-		       a->device->ops->would_refuse(a->device, p.alloc_size);
-	return refused && !would_release_available(a, &p);
+	return segment_refused(a, p.alloc_size) && !would_release_available(a, &p);
 }
 
 /* --------------------------------------------------------- construction */
@@ -1770,7 +1786,7 @@ cca_allocator_explain_request(const CcaAllocator *a, uint64_t orig_size, uint64_
 	why->max_non_split_rounding = a->settings.max_non_split_rounding;
 	why->reserved = a->total_reserved;
 	why->allowed_maximum = cca_allocator_allowed_maximum(a);
-	why->over_cap = a->fraction_set && a->total_reserved + p.alloc_size > a->allowed_maximum;
+	why->over_cap = over_cap(a, p.alloc_size);
 	why->device_refuses = a->device->ops->would_refuse(a->device, p.alloc_size);
 	why->would_release = cca_allocator_would_release(a, orig_size, stream);
 

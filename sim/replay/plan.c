@@ -14,7 +14,6 @@
 
 #include "addrmap.h"
 #include "json.h"
-#include "pytorch.h"
 
 static gint
 private_order(gconstpointer a, gconstpointer b)
@@ -62,7 +61,7 @@ plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 	/* release bursts: runs of segment_free/unmap and free_completed
 	 * opened by a release, as the engine's recorded mode sees them */
 	bool in_burst = false, after_burst = false;
-	bool burst_small = false; /* the burst freed a small-pool segment */
+	CcaBurstOrder order = {0};
 	for (; cca_event_cursor_next(cursor, &ev, &local); i++) {
 		bool release = ev.action == CCA_ACTION_SEGMENT_FREE ||
 			       ev.action == CCA_ACTION_SEGMENT_UNMAP;
@@ -79,15 +78,12 @@ plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 		}
 		if (!in_burst && release) {
 			in_burst = true;
-			burst_small = false;
+			order = (CcaBurstOrder){0};
 			g_array_append_val(p->burst_at, i);
 		}
-		if (ev.action == CCA_ACTION_SEGMENT_FREE) {
-			bool small = ev.size == CCA_SMALL_BUFFER;
-			if (burst_small && !small)
-				p->burst_may_release_pool = true;
-			burst_small = burst_small || small;
-		}
+		if (ev.action == CCA_ACTION_SEGMENT_FREE &&
+		    cca_plan_burst_order_note(&order, ev.size))
+			p->burst_may_release_pool = true;
 		if (i == 0)
 			*first = ev;
 		if (!cca_trace_check_event(&check, snap, &ev, i, &local))
@@ -307,6 +303,18 @@ cca_plan_free(CcaPlan *p)
 	g_free(p);
 }
 
+/* The plan's empty_cache() positions are known, found under the cap
+ * MEMORY_FRACTION / DEVICE_MEMORY / CAPACITY_SET (the lock held). */
+static void
+plan_empty_cache_known(CcaPlan *p, double memory_fraction, uint64_t device_memory,
+		       bool capacity_set)
+{
+	p->empty_cache_known = true;
+	p->empty_cache_memory_fraction = memory_fraction;
+	p->empty_cache_device_memory = device_memory;
+	p->empty_cache_capacity_set = capacity_set;
+}
+
 gboolean
 cca_plan_find_empty_cache(CcaPlan *p, double memory_fraction, uint64_t device_memory,
 			  bool capacity_set, bool *ran, GError **error)
@@ -331,10 +339,8 @@ cca_plan_find_empty_cache(CcaPlan *p, double memory_fraction, uint64_t device_me
 			if (ran)
 				*ran = ok;
 		}
-		p->empty_cache_known = ok;
-		p->empty_cache_memory_fraction = memory_fraction;
-		p->empty_cache_device_memory = device_memory;
-		p->empty_cache_capacity_set = capacity_set;
+		if (ok)
+			plan_empty_cache_known(p, memory_fraction, device_memory, capacity_set);
 	}
 	g_mutex_unlock(&p->lock);
 	return ok;
@@ -347,10 +353,7 @@ cca_plan_note_empty_cache(CcaPlan *p, const GArray *positions, double memory_fra
 	g_mutex_lock(&p->lock);
 	if (!p->empty_cache_known) {
 		g_array_append_vals(p->empty_cache_at, positions->data, positions->len);
-		p->empty_cache_known = true;
-		p->empty_cache_memory_fraction = memory_fraction;
-		p->empty_cache_device_memory = device_memory;
-		p->empty_cache_capacity_set = capacity_set;
+		plan_empty_cache_known(p, memory_fraction, device_memory, capacity_set);
 	}
 	g_mutex_unlock(&p->lock);
 }

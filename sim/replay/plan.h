@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "pytorch.h"
 #include "replay.h"
 #include "rewind.h"
 #include "settings.h"
@@ -56,6 +57,25 @@ typedef struct {
 	uint64_t position;
 	uint32_t label;
 } CcaPlanPoolRelease;
+
+/* The order of a burst of releases, fed each segment_free's size in turn:
+ * POOL_ORDER turns true once a small-pool segment was freed before a
+ * large-pool one, which only a private pool's release does (empty_cache()
+ * frees the default large pool first; garbage collection and the oversize
+ * release free large blocks alone). */
+typedef struct {
+	bool small_seen, pool_order;
+} CcaBurstOrder;
+
+/* Notes a segment_free of SIZE in ORDER; returns ORDER->pool_order. */
+static inline bool
+cca_plan_burst_order_note(CcaBurstOrder *order, uint64_t size)
+{
+	bool small = size == CCA_SMALL_BUFFER;
+	order->pool_order = order->pool_order || (order->small_seen && !small);
+	order->small_seen = order->small_seen || small;
+	return order->pool_order;
+}
 
 struct CcaPlan {
 	const CcaSnapshot *snap; /* borrowed */

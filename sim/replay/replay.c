@@ -723,7 +723,7 @@ static bool
 replay_pool_release(Replay *r, uint32_t end)
 {
 	g_autoptr(GArray) freed = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-	bool small = false, small_first = false;
+	CcaBurstOrder order = {0};
 	CcaEvent last; /* the previous segment_free (a copy: the window may move) */
 	const CcaEvent *prev = NULL;
 	for (uint32_t i = 0; i < end; i++) {
@@ -743,16 +743,12 @@ replay_pool_release(Replay *r, uint32_t end)
 			return false;
 		if (prev && prev->size != CCA_SMALL_BUFFER && is_small)
 			return false;
-		small_first = small_first || (small && !is_small);
-		small = small || is_small;
+		cca_plan_burst_order_note(&order, ev->size);
 		g_array_append_val(freed, ev->addr);
 		last = *ev;
 		prev = &last;
 	}
-	/* only a private pool frees a small segment before a large one:
-	 * empty_cache() frees the default large pool first, garbage
-	 * collection and the oversize release large blocks alone */
-	if (!small_first)
+	if (!order.pool_order) /* only a private pool frees in this order */
 		return false;
 	g_autoptr(GArray) would = cca_allocator_cached_segments(r->alloc);
 	if (freed->len == 0 ||
@@ -1021,17 +1017,15 @@ online_burst(Replay *r, uint8_t action)
 	r->in_burst = true;
 	uint32_t k = 0;
 	const CcaEvent *ev;
-	bool small = false, pool = false; /* see CcaPlan.burst_may_release_pool */
+	CcaBurstOrder order = {0};
 	while ((ev = window_peek(&r->in, k, &r->error)) &&
 	       (is_release(ev) || ev->action == CCA_ACTION_FREE_COMPLETED ||
 		ev->action == CCA_ACTION_SEGMENT_ALLOC || ev->action == CCA_ACTION_SEGMENT_MAP)) {
-		if (ev->action == CCA_ACTION_SEGMENT_FREE) {
-			pool = pool || (small && ev->size != CCA_SMALL_BUFFER);
-			small = small || ev->size == CCA_SMALL_BUFFER;
-		}
+		if (ev->action == CCA_ACTION_SEGMENT_FREE)
+			cca_plan_burst_order_note(&order, ev->size);
 		k++;
 	}
-	if (pool || (ev && ev->action == CCA_ACTION_OOM)) {
+	if (order.pool_order || (ev && ev->action == CCA_ACTION_OOM)) {
 		r->needs_entries = true;
 		return false;
 	}

@@ -585,6 +585,24 @@ row_ranges(CcaSweepRow *row)
 	}
 }
 
+/* Moves the first of TASKS[0..N)'s errors into ERROR and frees the others;
+ * FALSE when there was one. */
+static gboolean
+take_task_errors(SweepTask *tasks, guint n, GError **error)
+{
+	gboolean ok = TRUE;
+	for (guint i = 0; i < n; i++) {
+		if (tasks[i].error && ok) {
+			g_propagate_error(error, tasks[i].error);
+			ok = FALSE;
+		} else if (tasks[i].error) {
+			g_error_free(tasks[i].error);
+		}
+		tasks[i].error = NULL;
+	}
+	return ok;
+}
+
 gboolean
 cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 {
@@ -618,15 +636,7 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 	SweepJob job = {sweep, tasks};
 	cca_sweep_parallel(n_tasks, options->threads, sweep_task_run, &job, options->progress,
 			   options->progress_data);
-	gboolean ok = TRUE;
-	for (guint i = 0; i < n_tasks; i++) {
-		if (tasks[i].error && ok) {
-			g_propagate_error(error, tasks[i].error);
-			ok = FALSE;
-		} else if (tasks[i].error) {
-			g_error_free(tasks[i].error);
-		}
-	}
+	gboolean ok = take_task_errors(tasks, n_tasks, error);
 	/* ... then the other address models of the rows whose primary what-if
 	 * took a decision by address: the others give the same run */
 	n_tasks = 0;
@@ -648,14 +658,7 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 	if (ok && n_tasks > 0)
 		cca_sweep_parallel(n_tasks, options->threads, sweep_task_run, &job,
 				   options->progress, options->progress_data);
-	for (guint i = 0; i < n_tasks; i++) {
-		if (tasks[i].error && ok) {
-			g_propagate_error(error, tasks[i].error);
-			ok = FALSE;
-		} else if (tasks[i].error) {
-			g_error_free(tasks[i].error);
-		}
-	}
+	ok = take_task_errors(tasks, n_tasks, error) && ok;
 	g_free(tasks);
 	g_free(models);
 	for (guint i = 0; ok && i < n_rows; i++) {
