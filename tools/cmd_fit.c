@@ -60,7 +60,8 @@ cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv)
 		{"list-gpus", 0, 0, G_OPTION_ARG_NONE, &list_gpus,
 		 "List the GPU presets, their memory and its source, and exit", NULL},
 		{"context", 0, 0, G_OPTION_ARG_STRING, &context_text,
-		 "Memory the CUDA context takes on a --gpu (default 690MiB, measured on the H200)",
+		 "Memory outside the caching allocator on a --gpu (default: what ccasim-record "
+		 "recorded, else 690MiB, measured on the H200)",
 		 "BYTES"},
 		G_OPTION_ENTRY_NULL,
 	};
@@ -105,11 +106,19 @@ cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv)
 				    default_grid || !chosen, &sweep);
 	if (status)
 		return status;
+	const char *context_source = context_text ? "given with --context" : NULL;
+	if (!context_text &&
+	    !cca_fit_recorded_context(snap, args.device, &context, &context_source, &error) &&
+	    error) {
+		cca_cli_print_error("fit", error);
+		return 1;
+	}
 	CcaFitOptions opt = {
 		.threads = (guint)args.jobs,
 		.gpus = gpus,
 		.n_gpus = n_gpus,
 		.context = context,
+		.context_source = context_source,
 	};
 	CcaCliProgress progress = {.command = "fit"};
 	if (!args.no_progress && isatty(STDERR_FILENO)) {

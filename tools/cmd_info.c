@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "calls.h"
 #include "commands.h"
 #include "settings.h"
 #include "json.h"
@@ -40,6 +41,7 @@ typedef struct {
 	uint64_t blocks;		  /* blocks of the final segments */
 	uint64_t reserved;		  /* bytes of the final segments */
 	uint32_t strings, frames, stacks; /* table sizes without entry 0 */
+	CcaCalls **calls;		  /* [snap->n_devices]: ccasim-record's, or NULL */
 } CcaInfo;
 
 /* Counts device D's events into DEV. */
@@ -82,9 +84,16 @@ cca_info_gather(CcaInfo *info, GError **error)
 	uint32_t n_stacks = cca_snapshot_n_stacks(snap);
 
 	info->devices = g_new0(CcaInfoDevice, snap->n_devices ? snap->n_devices : 1);
-	for (int d = 0; d < snap->n_devices; d++)
+	info->calls = g_new0(CcaCalls *, snap->n_devices ? snap->n_devices : 1);
+	for (int d = 0; d < snap->n_devices; d++) {
 		if (!cca_info_scan_device(snap, d, &info->devices[d], error))
 			return FALSE;
+		if (!cca_calls_present(snap, d))
+			continue;
+		info->calls[d] = cca_calls_parse(snap, d, error);
+		if (!info->calls[d] || !cca_calls_place(info->calls[d], snap, d, error))
+			return FALSE;
+	}
 	for (guint i = 0; i < snap->segments->len; i++) {
 		const CcaSnapSegment *s = &g_array_index(snap->segments, CcaSnapSegment, i);
 		info->blocks += s->n_blocks;
@@ -222,6 +231,16 @@ cca_info_print_json(const CcaInfo *info)
 	json_object_set_new(o, "snapshot_format_release",
 			    shown ? cca_json_string(shown) : json_null());
 	json_object_set_new(o, "newer_keys", cca_info_json_newer(&snap->newer));
+	/* what ccasim-record saw: the program's calls, device memory samples */
+	json_t *calls = json_array();
+	for (int d = 0; d < snap->n_devices; d++)
+		for (guint i = 0; info->calls[d] && i < info->calls[d]->calls->len; i++) {
+			json_t *c = cca_calls_call_to_json(
+				&g_array_index(info->calls[d]->calls, CcaCall, i));
+			json_object_set_new(c, "device", json_integer(d));
+			json_array_append_new(calls, c);
+		}
+	json_object_set_new(o, "recorded_calls", calls);
 	cca_json_append(out, o);
 	g_string_append_c(out, '\n');
 	fputs(out->str, stdout);
@@ -350,6 +369,35 @@ cca_info_print_newer(const CcaSnapshot *snap)
 	}
 }
 
+/* The calls ccasim-record saw on device D, one line each (the first
+ * CCA_INFO_CALLS_SHOWN), then the memory outside the allocator. */
+#define CCA_INFO_CALLS_SHOWN 40
+
+static void
+cca_info_print_calls(int d, const CcaCalls *calls)
+{
+	if (!calls || calls->calls->len == 0)
+		return;
+	printf("calls recorded by ccasim-record, device %d: %u\n", d, calls->calls->len);
+	for (guint i = 0; i < calls->calls->len && i < CCA_INFO_CALLS_SHOWN; i++) {
+		g_autofree char *line =
+			cca_calls_describe(&g_array_index(calls->calls, CcaCall, i));
+		g_autofree char *shown = cca_text_display(line, -1, 160);
+		printf("  %s\n", shown);
+	}
+	if (calls->calls->len > CCA_INFO_CALLS_SHOWN)
+		printf("  ... %u more (--json lists them all)\n",
+		       calls->calls->len - CCA_INFO_CALLS_SHOWN);
+	const CcaCall *peak = cca_calls_sample(calls, CCA_SAMPLE_PEAK);
+	const CcaCall *s = peak ? peak : cca_calls_sample(calls, CCA_SAMPLE_DUMP);
+	if (s) {
+		char a[32], b[32];
+		printf("memory outside the caching allocator: %s at the %s sample (device total %s)\n",
+		       cca_size_format(cca_calls_outside_bytes(s), a), peak ? "peak" : "dump",
+		       cca_size_format(s->total, b));
+	}
+}
+
 static void
 cca_info_print_human(const CcaInfo *info)
 {
@@ -376,6 +424,8 @@ cca_info_print_human(const CcaInfo *info)
 	       info->strings, snap->annotations->len);
 	cca_info_print_settings(&snap->settings);
 	cca_info_print_newer(snap);
+	for (int d = 0; d < snap->n_devices; d++)
+		cca_info_print_calls(d, info->calls[d]);
 }
 
 /* ------------------------------------------------------------------ */
@@ -410,6 +460,9 @@ cca_cmd_info(const CcaCliCommand *cmd, int argc, char **argv)
 	} else {
 		cca_info_print_human(&info);
 	}
+	for (int d = 0; snap && info.calls && d < snap->n_devices; d++)
+		cca_calls_free(info.calls[d]);
+	g_free(info.calls);
 	g_free(info.devices);
 	return status;
 }

@@ -7,6 +7,7 @@
 
 #include "calibration.h"
 #include "commands.h"
+#include "fit.h"
 #include "settings.h"
 #include "size.h"
 #include "snapshot.h"
@@ -17,7 +18,8 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 {
 	g_auto(CcaCliArgs) args = {0};
 	g_auto(GStrv) sets = NULL;
-	g_autofree char *calibration = NULL, *goal_name = NULL;
+	g_autofree char *calibration = NULL, *goal_name = NULL, *gpu_name = NULL,
+			*context_text = NULL;
 	gboolean default_grid = FALSE, recommend = FALSE, csv = FALSE, all_models = FALSE,
 		 sensitivity = FALSE;
 	GOptionEntry entries[] = {
@@ -45,6 +47,14 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		 "With --address-sensitivity, replay every address model, also for rows whose "
 		 "first replay took no decision by address (those share its figures otherwise)",
 		 NULL},
+		{"gpu", 0, 0, G_OPTION_ARG_STRING, &gpu_name,
+		 "Replay every row on this GPU (a preset of 'fit --list-gpus'): its total memory "
+		 "less the memory outside the caching allocator, as --device-memory",
+		 "NAME"},
+		{"context", 0, 0, G_OPTION_ARG_STRING, &context_text,
+		 "With --gpu, the memory outside the caching allocator (default: what "
+		 "ccasim-record recorded, else 690MiB, measured on the H200)",
+		 "BYTES"},
 		G_OPTION_ENTRY_NULL,
 	};
 	int status = cca_cli_parse(
@@ -85,6 +95,46 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		cca_cli_print_error("sweep", error);
 		return 1;
 	}
+	const CcaGpuPreset *gpu = NULL;
+	uint64_t context = CCA_GPU_CONTEXT_BYTES;
+	const char *context_source = CCA_GPU_CONTEXT_SOURCE;
+	if (context_text && !gpu_name)
+		return cca_cli_usage(cmd, "--context needs --gpu");
+	if (gpu_name) {
+		if (args.memory_fraction > 0 || args.capacity_set)
+			return cca_cli_usage(
+				cmd, "--gpu sets the device memory: leave out --device-memory and "
+				     "--memory-fraction");
+		if (!(gpu = cca_fit_gpu_preset_find(gpu_name))) {
+			fprintf(stderr,
+				"ccasim sweep: --gpu: unknown GPU '%s' (see ccasim fit "
+				"--list-gpus)\n",
+				gpu_name);
+			return 2;
+		}
+		if (context_text) {
+			if (!cca_size_parse(context_text, "--context", &context, &error)) {
+				cca_cli_print_error("sweep", error);
+				return 2;
+			}
+			context_source = "given with --context";
+		} else if (!cca_fit_recorded_context(snap, args.device, &context, &context_source,
+						     &error) &&
+			   error) {
+			cca_cli_print_error("sweep", error);
+			return 1;
+		}
+		uint64_t usable = cca_fit_gpu_usable(gpu, context);
+		if (usable == 0) {
+			fprintf(stderr,
+				"ccasim sweep: --gpu %s: the memory outside the allocator "
+				"fills the whole GPU\n",
+				gpu->name);
+			return 2;
+		}
+		args.device_memory = usable;
+		args.capacity_set = TRUE;
+	}
 	g_autoptr(CcaSweep) sweep = NULL;
 	status = cca_cli_build_grid("sweep", &args, snap, args.device,
 				    (const char *const *)args.configs, (const char *const *)sets,
@@ -114,6 +164,12 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 	cca_sweep_sort(sweep, goal);
 	g_autoptr(GString) why = g_string_new(NULL);
 	CcaSweepReport report = {.trace = argv[1], .goal = goal, .options = &opt};
+	if (gpu) {
+		report.gpu = gpu->name;
+		report.gpu_total = gpu->total_memory;
+		report.context = context;
+		report.context_source = context_source;
+	}
 	if (recommend) {
 		report.recommended = cca_sweep_recommend(sweep, goal, &opt, why);
 		report.why = why->str;

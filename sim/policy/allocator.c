@@ -1229,17 +1229,44 @@ cca_allocator_new(const CcaSettings *settings, const CcaLimits *limits, CcaDevic
 	double fraction = limits ? limits->memory_fraction : 0.0;
 	if (fraction <= 0.0 && settings->has_per_process_memory_fraction)
 		fraction = settings->per_process_memory_fraction;
-	/* 2.9+ imposes no limit at a fraction of 1; older releases set the
-	 * limit (and enabled garbage collection) for any fraction */
-	bool old_rules = settings->pytorch_version && settings->pytorch_version < 209;
-	if (fraction > 0.0 && (fraction < 1.0 || old_rules)) {
-		a->fraction_set = true;
-		a->allowed_maximum = (uint64_t)(fraction * (double)device->total_memory);
-	}
+	if (fraction > 0.0)
+		cca_allocator_set_memory_fraction(a, fraction);
 	a->stats.max_split_size =
 		settings->max_split_size == UINT64_MAX ? -1 : (int64_t)settings->max_split_size;
 	CCA_CHECK_INVARIANTS(a, "new");
 	return a;
+}
+
+void
+cca_allocator_set_memory_fraction(CcaAllocator *a, double fraction)
+{
+	/* 2.9+ imposes no limit at a fraction of 1; older releases set the
+	 * limit (and enabled garbage collection) for any fraction */
+	bool old_rules = a->settings.pytorch_version && a->settings.pytorch_version < 209;
+	a->fraction_set = fraction > 0.0 && (fraction < 1.0 || old_rules);
+	a->allowed_maximum =
+		a->fraction_set ? (uint64_t)(fraction * (double)a->device->total_memory) : 0;
+}
+
+void
+cca_allocator_set_settings(CcaAllocator *a, const CcaSettings *settings)
+{
+	/* memory_stats()'s max_split_size keeps the value the allocator was
+	 * made with, as DeviceStats does */
+	cca_settings_copy(&a->settings, settings);
+	CCA_CHECK_INVARIANTS(a, "settings");
+}
+
+void
+cca_allocator_reset_peak_stats(CcaAllocator *a)
+{
+	cca_stats_reset_peak(&a->stats);
+}
+
+void
+cca_allocator_reset_accumulated_stats(CcaAllocator *a)
+{
+	cca_stats_reset_accumulated(&a->stats);
 }
 
 void
@@ -1253,6 +1280,12 @@ cca_allocator_free(CcaAllocator *a)
 	g_array_free(a->expandable, TRUE);
 	g_array_free(a->pending, TRUE);
 	g_free(a);
+}
+
+const CcaSettings *
+cca_allocator_settings(const CcaAllocator *a)
+{
+	return &a->settings;
 }
 
 const CcaStats *

@@ -177,6 +177,28 @@ gboolean cca_allocator_seed_mapped(CcaAllocator *alloc, uint64_t ptr, uint64_t s
 
 void cca_allocator_seed_finish(CcaAllocator *alloc);
 
+/* torch.cuda.set_per_process_memory_fraction(FRACTION) mid-run: the
+ * allowed maximum becomes FRACTION of the device's memory (none at 0, nor
+ * at 1 under 2.9+ rules). */
+void cca_allocator_set_memory_fraction(CcaAllocator *alloc, double fraction);
+
+/* _set_allocator_settings() mid-run: SETTINGS (copied; see
+ * cca_settings_parse_onto()) govern every later request.  Blocks and
+ * segments stay as they are. */
+void cca_allocator_set_settings(CcaAllocator *alloc, const CcaSettings *settings);
+
+/* The settings in force (borrowed). */
+const CcaSettings *cca_allocator_settings(const CcaAllocator *alloc);
+
+/* torch.cuda.reset_peak_memory_stats(): every peak becomes the current
+ * value. */
+void cca_allocator_reset_peak_stats(CcaAllocator *alloc);
+
+/* torch.cuda.reset_accumulated_memory_stats(): every cumulative count
+ * (allocated, freed, retries, OOMs, syncs, device allocs and frees)
+ * restarts from 0. */
+void cca_allocator_reset_accumulated_stats(CcaAllocator *alloc);
+
 /* The statistics (memory_stats()). */
 const CcaStats *cca_allocator_stats(const CcaAllocator *alloc);
 

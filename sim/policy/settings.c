@@ -827,6 +827,31 @@ cca_settings_parse_tokens(CcaSettings *s, const char *conf, GError **error)
 }
 
 /* ------------------------------------------------------------------ */
+/* Mid-run changes                                                     */
+
+gboolean
+cca_settings_parse_onto(CcaSettings *settings, const char *conf, GError **error)
+{
+	CcaSettings s = {0};
+	cca_settings_copy(&s, settings);
+	/* PyTorch's parser restores these three before it reads the keys */
+	s.max_split_size = CCA_MAX_SPLIT_SIZE_DEFAULT;
+	memset(s.roundup_power2_divisions, 0, sizeof s.roundup_power2_divisions);
+	s.garbage_collection_threshold = 0.0;
+	if (!cca_settings_parse_tokens(&s, conf ? conf : "", error) ||
+	    !cca_settings_check_modelled(&s, error)) {
+		cca_settings_clear(&s);
+		return FALSE;
+	}
+	g_free(s.conf);
+	s.conf = NULL;
+	s.conf = cca_settings_to_string(&s);
+	cca_settings_clear(settings);
+	*settings = s;
+	return TRUE;
+}
+
+/* ------------------------------------------------------------------ */
 /* Lifecycle                                                           */
 
 void

@@ -96,6 +96,14 @@ gboolean cca_settings_equal(const CcaSettings *a, const CcaSettings *b);
  * defaults. */
 gboolean cca_settings_parse(CcaSettings *settings, const char *conf, GError **error);
 
+/* What torch.cuda.memory._set_allocator_settings(CONF) does to SETTINGS
+ * mid-run: PyTorch's parser first restores max_split_size,
+ * roundup_power2_divisions and garbage_collection_threshold to their
+ * defaults, then sets the keys CONF names; every other key keeps its
+ * value.  SETTINGS->conf becomes the canonical string of the result.
+ * Returns FALSE with ERROR as cca_settings_parse(), SETTINGS unchanged. */
+gboolean cca_settings_parse_onto(CcaSettings *settings, const char *conf, GError **error);
+
 /* Refuses SETTINGS when a key is set to a value that replaces what ccasim
  * models (backend:cudaMallocAsync: the CUDA driver's pool instead of the
  * caching allocator).  Returns FALSE with ERROR (CCA_SETTINGS_ERROR_NOT_MODELLED)

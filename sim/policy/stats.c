@@ -200,3 +200,48 @@ cca_stats_unknown_in_window(const CcaStats *stats)
 	cca_stats_foreach(stats, count_unknown, &n);
 	return n;
 }
+
+/* Every CcaStat of STATS, for the resets. */
+static void
+stats_each(CcaStats *st, void (*fn)(CcaStat *))
+{
+	CcaStat *arrays[] = {
+		st->allocation,	     st->segment,	 st->active,	   st->inactive_split,
+		st->allocated_bytes, st->reserved_bytes, st->active_bytes, st->inactive_split_bytes,
+		st->requested_bytes};
+	for (guint i = 0; i < G_N_ELEMENTS(arrays); i++)
+		for (int t = 0; t < CCA_STAT_TYPES; t++)
+			fn(&arrays[i][t]);
+	fn(&st->oversize_allocations);
+	fn(&st->oversize_segments);
+}
+
+static void
+stat_reset_peak(CcaStat *s)
+{
+	s->peak = s->current;
+}
+
+static void
+stat_reset_accumulated(CcaStat *s)
+{
+	s->allocated = 0;
+	s->freed = 0;
+}
+
+void
+cca_stats_reset_peak(CcaStats *stats)
+{
+	stats_each(stats, stat_reset_peak);
+}
+
+void
+cca_stats_reset_accumulated(CcaStats *stats)
+{
+	stats_each(stats, stat_reset_accumulated);
+	stats->num_alloc_retries = 0;
+	stats->num_ooms = 0;
+	stats->num_sync_all_streams = 0;
+	stats->num_device_alloc = 0;
+	stats->num_device_free = 0;
+}

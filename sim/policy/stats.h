@@ -75,6 +75,14 @@ cca_stat_array_update(CcaStat array[CCA_STAT_TYPES], CcaStatType pool, int64_t a
 	cca_stat_update(&array[pool], amount);
 }
 
+/* resetPeakStats(): every peak (arrays, oversize counts) becomes the
+ * current value. */
+void cca_stats_reset_peak(CcaStats *stats);
+
+/* resetAccumulatedStats(): the allocated and freed sums of every stat and
+ * the retry, OOM, sync and device alloc/free counts restart from 0. */
+void cca_stats_reset_accumulated(CcaStats *stats);
+
 /* Calls FN(name, value, data) for every memory_stats() key in Python's
  * sorted key order ("active.all.allocated" ... "segment.small_pool.peak"). */
 void cca_stats_foreach(const CcaStats *stats,

@@ -186,6 +186,14 @@ plan_init(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GError 
 		g_array_append_val(p->private_segments, ps);
 	}
 	g_array_sort(p->private_segments, private_order);
+	if (cca_calls_present(snap, device)) {
+		p->calls = cca_calls_parse(snap, device, error);
+		if (!p->calls) {
+			cca_plan_free(p);
+			return NULL;
+		}
+		p->calls_set_fraction = cca_calls_count(p->calls, CCA_CALL_MEMORY_FRACTION) > 0;
+	}
 	return p;
 }
 
@@ -202,6 +210,44 @@ plan_first_says_mid_run(const CcaPlan *p, const CcaEvent *first)
 	       first->action != CCA_ACTION_SEGMENT_MAP && first->action != CCA_ACTION_OOM;
 }
 
+/* The settings in force when the trace began, when the program changed
+ * them mid-run: the snapshot's allocator_settings are those of the dump.
+ * They are the recorder's start conf with the changes made before the
+ * window; or, without a start record, the dump's settings. */
+static gboolean
+plan_settings_at_start(CcaPlan *p, GError **error)
+{
+	const GArray *calls = p->calls->calls;
+	if (cca_calls_count(p->calls, CCA_CALL_SET_SETTINGS) == 0)
+		return TRUE;
+	bool started = false;
+	for (guint i = 0; i < calls->len; i++) {
+		const CcaCall *c = &g_array_index(calls, CcaCall, i);
+		GError *local = NULL;
+		if (c->kind == CCA_CALL_START && !started) {
+			started = true;
+			g_auto(CcaSettings) s = {0};
+			s.pytorch_version = p->pytorch_version;
+			if (!cca_settings_parse(&s, c->text, &local)) {
+				g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+					    "%s: the ccasim-record start conf: %s", p->snap->source,
+					    local->message);
+				g_error_free(local);
+				return FALSE;
+			}
+			cca_settings_copy(&p->recorded, &s);
+		} else if (c->kind == CCA_CALL_SET_SETTINGS && !c->in_window && started &&
+			   !cca_settings_parse_onto(&p->recorded, c->text, &local)) {
+			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+				    "%s: the ccasim-record call set_allocator_settings: %s",
+				    p->snap->source, local->message);
+			g_error_free(local);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
 /* Reads P's entries and settles the start: mid-run by its first entry or
  * by frees of blocks it never allocated, then rebuilt. */
 static gboolean
@@ -209,6 +255,10 @@ plan_finish(CcaPlan *p, CcaRewind rewind, GError **error)
 {
 	CcaEvent first;
 	if (!plan_read(p, &first, error))
+		return FALSE;
+	if (p->calls && !p->calls->placed &&
+	    (!cca_calls_place(p->calls, p->snap, p->device, error) ||
+	     !plan_settings_at_start(p, error)))
 		return FALSE;
 	p->entries_read = true;
 	p->mid_run = false;
@@ -253,7 +303,7 @@ cca_plan_new_unread(const CcaSnapshot *snap, int device, uint32_t pytorch_versio
 	}
 	/* a read error or a start to rebuild (its rewind reads the trace
 	 * anyway): read it all */
-	bool read_all = local != NULL || rewind == CCA_REWIND_ALWAYS ||
+	bool read_all = local != NULL || rewind == CCA_REWIND_ALWAYS || p->calls != NULL ||
 			(rewind == CCA_REWIND_AUTO && plan_first_says_mid_run(p, &first));
 	g_clear_error(&local);
 	/* until the entries are read, the first tells whether the trace has
@@ -299,6 +349,7 @@ cca_plan_free(CcaPlan *p)
 	g_array_free(p->pool_releases, TRUE);
 	g_array_free(p->synced_at, TRUE);
 	g_array_free(p->burst_at, TRUE);
+	cca_calls_free(p->calls);
 	g_mutex_clear(&p->lock);
 	g_free(p);
 }
@@ -315,6 +366,39 @@ plan_empty_cache_known(CcaPlan *p, double memory_fraction, uint64_t device_memor
 	p->empty_cache_capacity_set = capacity_set;
 }
 
+/* Does a recorded empty_cache() call's release begin at trace entry AT? */
+static bool
+plan_call_releases_at(const CcaPlan *p, uint64_t at)
+{
+	for (guint i = 0; p->calls && i < p->calls->calls->len; i++) {
+		const CcaCall *c = &g_array_index(p->calls->calls, CcaCall, i);
+		if (c->kind == CCA_CALL_EMPTY_CACHE && c->in_window && c->releases_at == at)
+			return true;
+	}
+	return false;
+}
+
+bool
+cca_plan_has_applied_calls(const CcaPlan *p)
+{
+	for (guint i = 0; p->calls && i < p->calls->calls->len; i++) {
+		const CcaCall *c = &g_array_index(p->calls->calls, CcaCall, i);
+		if (!c->in_window)
+			continue;
+		switch (c->kind) {
+		case CCA_CALL_EMPTY_CACHE:
+		case CCA_CALL_SET_SETTINGS:
+		case CCA_CALL_MEMORY_FRACTION:
+		case CCA_CALL_RESET_PEAK:
+		case CCA_CALL_RESET_ACCUMULATED:
+			return true;
+		default:
+			break;
+		}
+	}
+	return false;
+}
+
 gboolean
 cca_plan_find_empty_cache(CcaPlan *p, double memory_fraction, uint64_t device_memory,
 			  bool capacity_set, bool *ran, GError **error)
@@ -324,14 +408,19 @@ cca_plan_find_empty_cache(CcaPlan *p, double memory_fraction, uint64_t device_me
 	g_mutex_lock(&p->lock);
 	gboolean ok = TRUE;
 	if (!p->empty_cache_known) {
-		bool capped = memory_fraction > 0.0 || capacity_set ||
+		bool capped = memory_fraction > 0.0 || capacity_set || p->calls_set_fraction ||
 			      p->recorded.has_per_process_memory_fraction;
 		if (p->has_releases && !capped && !p->burst_before_oom &&
 		    !p->burst_may_release_pool) {
 			/* no cap, so no garbage collection and no cudaMalloc
 			 * failure: no malloc releases memory, and every burst
-			 * is the program's empty_cache() */
-			g_array_append_vals(p->empty_cache_at, p->burst_at->data, p->burst_at->len);
+			 * is the program's empty_cache(), unless a recorded call
+			 * made it (replays apply those themselves) */
+			for (guint i = 0; i < p->burst_at->len; i++) {
+				uint64_t at = g_array_index(p->burst_at, uint64_t, i);
+				if (!plan_call_releases_at(p, at))
+					g_array_append_val(p->empty_cache_at, at);
+			}
 		} else if (p->has_releases) {
 			ok = cca_replay_find_empty_cache(
 				p, memory_fraction, device_memory, capacity_set, p->empty_cache_at,
@@ -387,7 +476,18 @@ cca_plan_describe(const CcaPlan *p)
 	if (p->empty_cache_known)
 		g_string_append_printf(out, "  empty_cache() calls found: %u\n",
 				       p->empty_cache_at->len);
+	if (p->calls && p->calls->calls->len)
+		g_string_append_printf(
+			out, "  calls recorded by ccasim-record: %u (%u empty_cache)\n",
+			p->calls->calls->len, cca_calls_count(p->calls, CCA_CALL_EMPTY_CACHE));
 	return g_string_free(out, FALSE);
+}
+
+static gint
+position_order(gconstpointer a, gconstpointer b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
 }
 
 json_t *
@@ -408,14 +508,24 @@ cca_plan_to_json(const CcaPlan *p)
 	json_object_set_new(o, "empty_cache_positions",
 			    p->empty_cache_known ? cca_json_uint(p->empty_cache_at->len)
 						 : json_null());
+	json_object_set_new(o, "recorded_calls",
+			    cca_json_uint(p->calls ? p->calls->calls->len : 0));
 	/* the positions themselves, for tools that replay the calls
 	 * (tools/torch_replay.py --empty-cache-at) */
 	json_t *at = json_null();
 	if (p->empty_cache_known) {
+		/* the found positions and the recorded calls, in trace order */
+		g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+		g_array_append_vals(all, p->empty_cache_at->data, p->empty_cache_at->len);
+		for (guint i = 0; p->calls && i < p->calls->calls->len; i++) {
+			const CcaCall *c = &g_array_index(p->calls->calls, CcaCall, i);
+			if (c->kind == CCA_CALL_EMPTY_CACHE && c->in_window)
+				g_array_append_val(all, c->position);
+		}
+		g_array_sort(all, position_order);
 		at = json_array();
-		for (guint i = 0; i < p->empty_cache_at->len; i++)
-			json_array_append_new(
-				at, cca_json_uint(g_array_index(p->empty_cache_at, uint64_t, i)));
+		for (guint i = 0; i < all->len; i++)
+			json_array_append_new(at, cca_json_uint(g_array_index(all, uint64_t, i)));
 	}
 	json_object_set_new(o, "empty_cache_at", at);
 	json_object_set_new(o, "private_segments", cca_json_uint(p->private_segments->len));

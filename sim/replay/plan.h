@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "calls.h"
 #include "pytorch.h"
 #include "replay.h"
 #include "rewind.h"
@@ -121,6 +122,12 @@ struct CcaPlan {
 	 * (uint64_t trace positions of those free_completed entries): a
 	 * what-if keeps them from that malloc's lookup */
 	GArray *synced_at;
+	/* the program's calls ccasim-record saw (NULL when the snapshot has
+	 * none), placed between the entries once they are read; the
+	 * empty_cache() positions above are then those no recorded call
+	 * explains (a call the recorder did not wrap) */
+	CcaCalls *calls;
+	bool calls_set_fraction; /* a recorded set_per_process_memory_fraction() */
 	double empty_cache_memory_fraction;
 	uint64_t empty_cache_device_memory;
 	bool empty_cache_capacity_set;
@@ -175,6 +182,10 @@ gboolean cca_plan_find_empty_cache(CcaPlan *plan, double memory_fraction, uint64
  * plan. */
 void cca_plan_note_empty_cache(CcaPlan *p, const GArray *positions, double memory_fraction,
 			       uint64_t device_memory, bool capacity_set);
+
+/* Whether PLAN's trace carries ccasim-record calls that a replay applies
+ * (empty_cache, settings, fraction, resets) in its window. */
+bool cca_plan_has_applied_calls(const CcaPlan *plan);
 
 /* The plan as text, a few lines for people. */
 char *cca_plan_describe(const CcaPlan *plan);

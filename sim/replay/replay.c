@@ -298,6 +298,9 @@ typedef struct {
 	CcaEvent last_segment_alloc;
 	bool have_segment_alloc;
 	GArray *deferred; /* Deferred, oldest first */
+	/* the program's calls ccasim-record saw (the plan's), the next one */
+	const CcaCalls *calls;
+	guint next_call;
 	/* --check */
 	CcaEventCursor *expect;
 	uint64_t expect_read;	  /* entries read from the expect cursor */
@@ -995,6 +998,89 @@ maybe_empty_cache(Replay *r)
 	}
 }
 
+/* A recorded empty_cache() call at the window's head.  In recorded mode
+ * the completions its synchronisation recorded come first: the model's
+ * synchronisation makes them in that order, and they and the releases
+ * after them are the call's own outputs. */
+static void
+apply_empty_cache_call(Replay *r)
+{
+	uint32_t n = 0;
+	const CcaEvent *ev;
+	if (r->recorded_mode) {
+		while ((ev = window_peek(&r->in, n, &r->error)) &&
+		       ev->action == CCA_ACTION_FREE_COMPLETED)
+			n++;
+		for (uint32_t i = n; i-- > 0;) {
+			CcaHandle v = map_get(&r->live, window_peek(&r->in, i, &r->error)->addr);
+			if (v != CCA_NIL && (v & FREE_REQUESTED) && HANDLE_OF(v) != HANDLE_FAILED)
+				cca_allocator_pending_first(r->alloc, HANDLE_OF(v));
+		}
+	}
+	r->res->empty_cache_calls++;
+	r->res->recorded_calls_applied++;
+	r->res->recorded_empty_cache_calls++;
+	cause_begin(r, r->in.position, window_peek(&r->in, 0, &r->error));
+	cca_allocator_empty_cache(r->alloc);
+	if (!r->recorded_mode)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		forget_completed(r, window_peek(&r->in, 0, &r->error)->addr);
+		window_pop(&r->in);
+	}
+	while ((ev = window_peek(&r->in, 0, &r->error)) && is_release(ev)) {
+		if (r->segment_from)
+			g_hash_table_remove(r->segment_from, GSIZE_TO_POINTER(ev->addr));
+		r->released_since_request = true;
+		window_pop(&r->in);
+	}
+}
+
+/* Applies the recorded calls that came before the entry at the window's
+ * head (both modes: they are the program's, whatever the settings). */
+static void
+apply_calls(Replay *r)
+{
+	const GArray *calls = r->calls->calls;
+	while (r->next_call < calls->len) {
+		const CcaCall *c = &g_array_index(calls, CcaCall, r->next_call);
+		if (c->in_window && c->position > r->in.position)
+			break;
+		r->next_call++;
+		if (!c->in_window)
+			continue;
+		switch (c->kind) {
+		case CCA_CALL_EMPTY_CACHE:
+			apply_empty_cache_call(r);
+			break;
+		case CCA_CALL_SET_SETTINGS: {
+			g_auto(CcaSettings) s = {0};
+			cca_settings_copy(&s, cca_allocator_settings(r->alloc));
+			/* the plan parsed the string: it cannot fail here, but a
+			 * string ccasim cannot model leaves the settings be */
+			if (cca_settings_parse_onto(&s, c->text, NULL))
+				cca_allocator_set_settings(r->alloc, &s);
+			r->res->recorded_calls_applied++;
+			break;
+		}
+		case CCA_CALL_MEMORY_FRACTION:
+			cca_allocator_set_memory_fraction(r->alloc, c->fraction);
+			r->res->recorded_calls_applied++;
+			break;
+		case CCA_CALL_RESET_PEAK:
+			cca_allocator_reset_peak_stats(r->alloc);
+			r->res->recorded_calls_applied++;
+			break;
+		case CCA_CALL_RESET_ACCUMULATED:
+			cca_allocator_reset_accumulated_stats(r->alloc);
+			r->res->recorded_calls_applied++;
+			break;
+		default: /* the others change nothing a replay models */
+			break;
+		}
+	}
+}
+
 /* Online burst detection (Replay.online_bursts) at the entry the window's
  * head holds, of action ACTION, as the plan's read would find it: a
  * release after anything but a release or free_completed opens a burst,
@@ -1045,6 +1131,11 @@ replay_loop(Replay *r)
 	const CcaEvent *peeked;
 	while ((peeked = window_peek(&r->in, 0, &r->error))) {
 		maybe_empty_cache(r);
+		if (r->calls) {
+			apply_calls(r);
+			if (!(peeked = window_peek(&r->in, 0, &r->error)))
+				break;
+		}
 		if (r->online_bursts) {
 			if (!online_burst(r, peeked->action))
 				break;
@@ -1118,6 +1209,10 @@ replay_loop(Replay *r)
 			break;
 		}
 	}
+	/* calls after the last entry (a stats reset before the dump) */
+	if (r->calls && r->in.at_end && r->in.len == 0 && !r->error && !r->res->stopped_by_oom &&
+	    !r->res->stopped_after)
+		apply_calls(r);
 	if (why)
 		g_string_free(why, TRUE);
 	r->res->events = r->in.position;
@@ -1440,6 +1535,7 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 							 1u << CCA_ACTION_SEGMENT_MAP |
 							 1u << CCA_ACTION_SEGMENT_UNMAP);
 	res->allowed_maximum = cca_allocator_allowed_maximum(r.alloc);
+	r.calls = plan->calls;
 	r.private_segments = private_segments_new(plan, r.alloc);
 	r.inferred_private = g_array_new(FALSE, FALSE, sizeof(PrivateSegment));
 	r.deferred = g_array_new(FALSE, FALSE, sizeof(Deferred));
@@ -1586,7 +1682,8 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 	 * record: a recording with a threshold and no known cap ran under
 	 * one that is unknown, so it cannot be reproduced */
 	bool uncapped = cap_fraction(opt->memory_fraction) == 0.0 && !opt->capacity_set &&
-			!plan->recorded.has_per_process_memory_fraction;
+			!plan->recorded.has_per_process_memory_fraction &&
+			!plan->calls_set_fraction;
 	bool gc_without_cap = plan->recorded.garbage_collection_threshold > 0.0 && uncapped;
 	bool recorded_mode = same_settings && opt->addresses_from == NULL &&
 			     (opt->check || (same_cap && !requests_only && !gc_without_cap &&
@@ -1596,9 +1693,9 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 	 * on a trace of requests alone, which has none, and of a recording
 	 * without a cap, whose bursts of releases are all empty_cache() calls
 	 * but one before an oom: those the replay finds as it reads */
-	bool recorded_uncapped = cap_fraction(opt->recorded_memory_fraction) == 0.0 &&
-				 !opt->recorded_capacity_set &&
-				 !plan->recorded.has_per_process_memory_fraction;
+	bool recorded_uncapped =
+		cap_fraction(opt->recorded_memory_fraction) == 0.0 && !opt->recorded_capacity_set &&
+		!plan->recorded.has_per_process_memory_fraction && !plan->calls_set_fraction;
 	/* a private segment's requests are told by when it was made: a read */
 	bool online_bursts = !recorded_mode && !plan->entries_read && recorded_uncapped &&
 			     opt->addresses_from == NULL && plan->private_segments->len == 0;

@@ -202,9 +202,13 @@ typedef struct {
 	uint64_t oom_reserved, oom_allocated, oom_free, oom_largest_free;
 	uint64_t oom_stream;
 	/* inference from the trace */
-	uint64_t empty_cache_calls;	    /* empty_cache() replayed */
-	uint64_t unknown_frees;		    /* frees of blocks the trace never allocated */
-	uint64_t inferred_private_segments; /* private-pool segments told from the trace */
+	uint64_t empty_cache_calls; /* empty_cache() replayed */
+	/* the program's calls ccasim-record saw that the replay applied
+	 * (empty_cache, settings, fraction, stats resets: doc/recording.md) */
+	uint64_t recorded_calls_applied;
+	uint64_t recorded_empty_cache_calls; /* of them, and of empty_cache_calls */
+	uint64_t unknown_frees;		     /* frees of blocks the trace never allocated */
+	uint64_t inferred_private_segments;  /* private-pool segments told from the trace */
 	/* a trace that started mid-run: the state rebuilt at its start */
 	bool start_reconstructed;
 	uint64_t start_segments;

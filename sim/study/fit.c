@@ -20,6 +20,7 @@
 
 #include <string.h>
 
+#include "calls.h"
 #include "json.h"
 #include "plan.h"
 #include "size.h"
@@ -96,6 +97,34 @@ cca_fit_gpu_preset_find(const char *name)
 		}
 	}
 	return NULL;
+}
+
+gboolean
+cca_fit_recorded_context(const CcaSnapshot *snap, int device, uint64_t *bytes, const char **source,
+			 GError **error)
+{
+	if (device < 0 || device >= snap->n_devices || !cca_calls_present(snap, device))
+		return FALSE;
+	g_autoptr(CcaCalls) calls = cca_calls_parse(snap, device, error);
+	if (!calls)
+		return FALSE;
+	static const struct {
+		CcaSampleWhen when;
+		const char *source;
+	} order[] = {
+		{CCA_SAMPLE_PEAK, "recorded by ccasim-record at the peak sample"},
+		{CCA_SAMPLE_DUMP, "recorded by ccasim-record at the dump"},
+		{CCA_SAMPLE_START, "recorded by ccasim-record at the start"},
+	};
+	for (guint i = 0; i < G_N_ELEMENTS(order); i++) {
+		const CcaCall *s = cca_calls_sample(calls, order[i].when);
+		if (s) {
+			*bytes = cca_calls_outside_bytes(s);
+			*source = order[i].source;
+			return TRUE;
+		}
+	}
+	return FALSE;
 }
 
 uint64_t
@@ -513,9 +542,10 @@ cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 		char a[32], b[32], c[32];
 		g_string_append_printf(
 			out,
-			"GPU columns: a replay with the GPU's total memory less %s for "
-			"the CUDA context (measured on the H200; assumed elsewhere):\n",
-			cca_size_format(o->context, c));
+			"GPU columns: a replay with the GPU's total memory less %s outside "
+			"the caching allocator (the CUDA context and libraries; %s):\n",
+			cca_size_format(o->context, c),
+			o->context_source ? o->context_source : CCA_GPU_CONTEXT_SOURCE);
 		for (guint g = 0; g < o->n_gpus; g++)
 			g_string_append_printf(
 				out, "  %-10s %s total, %s usable (%s: %s)\n", o->gpus[g]->name,
@@ -556,6 +586,9 @@ cca_fit_print_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 	json_object_set_new(doc, "step", cca_json_uint(CCA_FIT_STEP));
 	json_object_set_new(doc, "limit", cca_json_uint(CCA_FIT_LIMIT));
 	json_object_set_new(doc, "context", cca_json_uint(o->context));
+	json_object_set_new(
+		doc, "context_source",
+		cca_json_string(o->context_source ? o->context_source : CCA_GPU_CONTEXT_SOURCE));
 	json_t *gpus = json_array();
 	for (guint g = 0; g < o->n_gpus; g++) {
 		json_t *gpu = json_object();

@@ -45,6 +45,19 @@ const CcaGpuPreset *cca_fit_gpu_presets(guint *n);
  * spaces, '-' and '_' ("a100 40gb" finds "A100-40GB"); NULL if none. */
 const CcaGpuPreset *cca_fit_gpu_preset_find(const char *name);
 
+/* The memory the recording held outside the caching allocator (CUDA
+ * context, NCCL, cuBLAS workspaces), when ccasim-record sampled it on
+ * DEVICE of SNAP: the sample at the highest reserved bytes, else the one at
+ * the dump, else at the start.  Returns TRUE with *BYTES and *SOURCE (a
+ * static phrase: "recorded by ccasim-record at the peak sample") when it
+ * did; FALSE with ERROR unset when it did not; FALSE with ERROR when the
+ * records are malformed. */
+gboolean cca_fit_recorded_context(const CcaSnapshot *snap, int device, uint64_t *bytes,
+				  const char **source, GError **error);
+
+/* The phrase for the preset context (CCA_GPU_CONTEXT_BYTES). */
+#define CCA_GPU_CONTEXT_SOURCE "measured on the H200; assumed elsewhere"
+
 /* Bytes PyTorch can reserve on GPU: its total memory less CONTEXT (0 if
  * the context does not fit). */
 uint64_t cca_fit_gpu_usable(const CcaGpuPreset *gpu, uint64_t context);
@@ -78,6 +91,7 @@ typedef struct {
 	const CcaGpuPreset *const *gpus; /* also replay at each GPU's usable memory */
 	guint n_gpus;			 /* at most CCA_FIT_MAX_GPUS */
 	uint64_t context;		 /* subtracted from a GPU's total memory */
+	const char *context_source;	 /* where CONTEXT comes from, for people */
 } CcaFitOptions;
 
 /* Fits every row of SWEEP (whose rows need not have been run).  Returns a

@@ -989,6 +989,15 @@ append_context(GString *out, const CcaSweep *sweep, const CcaSweepReport *report
 	else if (o->capacity_set)
 		g_string_append_printf(out, ", device memory %s", cca_size_format(total, a));
 	g_string_append(out, "\n");
+	if (report->gpu) {
+		char c[32];
+		g_string_append_printf(out,
+				       "GPU %s: %s total less %s outside the caching allocator "
+				       "(%s) leaves %s to reserve\n",
+				       report->gpu, cca_size_format(report->gpu_total, a),
+				       cca_size_format(report->context, b), report->context_source,
+				       cca_size_format(total, c));
+	}
 }
 
 void
@@ -1167,6 +1176,15 @@ cca_sweep_print_json(const CcaSweep *sweep, const CcaSweepReport *report, GStrin
 		doc, "device_memory",
 		cca_json_uint(o->device_memory ? o->device_memory : CCA_H200_TOTAL_MEMORY));
 	json_object_set_new(doc, "capacity_set", cca_json_bool(o->capacity_set));
+	json_t *gpu = json_null();
+	if (report->gpu) {
+		gpu = json_object();
+		json_object_set_new(gpu, "name", cca_json_string(report->gpu));
+		json_object_set_new(gpu, "total_memory", cca_json_uint(report->gpu_total));
+		json_object_set_new(gpu, "context", cca_json_uint(report->context));
+		json_object_set_new(gpu, "context_source", cca_json_string(report->context_source));
+	}
+	json_object_set_new(doc, "gpu", gpu);
 	guint n_models;
 	const CcaAddressModel *models = cca_sweep_address_models(&n_models);
 	json_object_set_new(doc, "address_models",

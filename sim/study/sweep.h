@@ -221,6 +221,10 @@ typedef struct {
 	const CcaSweepOptions *options;
 	const CcaSweepRow *recommended; /* NULL: no recommendation */
 	const char *why;		/* its sentences */
+	/* with sweep --gpu: the GPU's name, and where the memory outside the
+	 * allocator subtracted from its total comes from (NULL otherwise) */
+	const char *gpu, *context_source;
+	uint64_t gpu_total, context;
 } CcaSweepReport;
 
 /* Appends the rows (in their current order) as an aligned table, then a

@@ -704,6 +704,17 @@ append_summary(GString *out, const CcaReplayResult *res, const Pass *pass)
 			       st->num_alloc_retries, st->num_alloc_retries == 1 ? "y" : "ies",
 			       st->num_ooms, st->num_ooms == 1 ? "" : "s", res->empty_cache_calls,
 			       res->empty_cache_calls == 1 ? "" : "s");
+	if (res->recorded_calls_applied)
+		g_string_append_printf(
+			out,
+			"ccasim-record saw the program's calls: %" G_GUINT64_FORMAT
+			" empty_cache() (repeated here whether or not they freed anything) and %" G_GUINT64_FORMAT
+			" settings, memory-fraction or stats-reset call%s, each applied where the "
+			"program made it.\n",
+			res->recorded_empty_cache_calls,
+			res->recorded_calls_applied - res->recorded_empty_cache_calls,
+			res->recorded_calls_applied - res->recorded_empty_cache_calls == 1 ? ""
+											   : "s");
 	if (res->stopped_by_oom)
 		g_string_append_printf(
 			out,

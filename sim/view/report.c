@@ -126,6 +126,8 @@ cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *re
 	json_object_set_new(o, "oom", oom);
 	json_object_set_new(o, "recorded_ooms", cca_json_uint(res->recorded_ooms));
 	json_object_set_new(o, "empty_cache_calls", cca_json_uint(res->empty_cache_calls));
+	json_object_set_new(o, "recorded_calls_applied",
+			    cca_json_uint(res->recorded_calls_applied));
 	json_object_set_new(o, "unknown_frees", cca_json_uint(res->unknown_frees));
 	json_t *frag = json_object();
 	json_object_set_new(frag, "peak_active_over_peak_reserved",
@@ -291,6 +293,13 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 		row_count(out, "OOMs", st->num_ooms);
 	}
 	row_count(out, "empty_cache calls", (int64_t)res->empty_cache_calls);
+	if (res->recorded_calls_applied)
+		g_string_append_printf(out,
+				       "  %-28s %16" G_GUINT64_FORMAT
+				       "  (ccasim-record: %" G_GUINT64_FORMAT
+				       " empty_cache, the rest settings, fraction, stats resets)\n",
+				       "recorded calls applied", res->recorded_calls_applied,
+				       res->recorded_empty_cache_calls);
 	if (res->unknown_frees)
 		row_count(out, "frees of unknown blocks", (int64_t)res->unknown_frees);
 	if (res->unexpected_ooms)
