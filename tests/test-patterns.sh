@@ -28,8 +28,6 @@ gap() {
 	case "$2 $1" in
 	"recorded graphs."* | "recorded compile."*)
 		echo "num_sync_all_streams: torch.cuda.graph calls empty_cache() per capture, and one that frees nothing leaves no entry (the recorder of issue 14 records them)" ;;
-	"recorded mempool.exp")
-		echo "a MemPool under expandable segments: the recorded replay maps the pool's pages into the default pool's segment (the what-if, planned, is exact)" ;;
 	esac
 }
 

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "allocator.h"
+#include "plan.h"
 #include "replay.h"
 #include "settings.h"
 #include "snapshot.h"
@@ -465,6 +466,37 @@ record_event(void *data, const CcaEvent *ev)
 	g_array_append_val((GArray *)data, *ev);
 }
 
+/* A snapshot named NAME of the trace EVENTS (taken) that allocator A
+ * recorded, dumped now: its final segments are A's, all of the default
+ * pool (a private pool's are gone). */
+static CcaSnapshot *
+model_snapshot(const char *name, GArray *events, const CcaAllocator *a)
+{
+	CcaSnapshot *snap = cca_test_snapshot_new(name, events);
+	GArray *state = cca_allocator_state(a);
+	for (guint i = 0; i < state->len; i++) {
+		const CcaStateSegment *m = &g_array_index(state, CcaStateSegment, i);
+		g_assert_cmpint(m->pool_id[1], ==, 0);
+		CcaSnapSegment seg = {.address = m->address,
+				      .total_size = m->total_size,
+				      .stream = m->stream,
+				      .is_small = m->is_small,
+				      .is_expandable = m->is_expandable,
+				      .first_block = snap->blocks->len,
+				      .n_blocks = (uint32_t)m->n_blocks};
+		for (size_t b = 0; b < m->n_blocks; b++) {
+			CcaSnapBlock sb = {.address = m->blocks[b].address,
+					   .size = m->blocks[b].size,
+					   .requested_size = m->blocks[b].requested_size,
+					   .state = m->blocks[b].state};
+			g_array_append_val(snap->blocks, sb);
+		}
+		g_array_append_val(snap->segments, seg);
+	}
+	cca_allocator_state_free(state);
+	return snap;
+}
+
 /* A MemPool freed before the dump leaves no segment in the final state.
  * The trace is recorded from the model itself: blocks cached in the
  * default pool, then a private pool's requests that open new segments
@@ -499,27 +531,7 @@ test_private_pool_freed_before_dump(void)
 	cca_allocator_empty_cache(a);
 	CcaHandle after = cca_allocator_malloc(a, 3 * MB, 0);
 	cca_allocator_free_block(a, after, false);
-	g_autoptr(CcaSnapshot) snap = cca_test_snapshot_new("mempool-freed", events);
-	/* the dump: the segments left (the private ones are gone) */
-	GArray *state = cca_allocator_state(a);
-	for (guint i = 0; i < state->len; i++) {
-		const CcaStateSegment *m = &g_array_index(state, CcaStateSegment, i);
-		g_assert_cmpint(m->pool_id[1], ==, 0);
-		CcaSnapSegment seg = {.address = m->address,
-				      .total_size = m->total_size,
-				      .stream = m->stream,
-				      .is_small = m->is_small,
-				      .first_block = snap->blocks->len,
-				      .n_blocks = (uint32_t)m->n_blocks};
-		for (size_t b = 0; b < m->n_blocks; b++) {
-			CcaSnapBlock sb = {.address = m->blocks[b].address,
-					   .size = m->blocks[b].size,
-					   .state = m->blocks[b].state};
-			g_array_append_val(snap->blocks, sb);
-		}
-		g_array_append_val(snap->segments, seg);
-	}
-	cca_allocator_state_free(state);
+	g_autoptr(CcaSnapshot) snap = model_snapshot("mempool-freed", events, a);
 	cca_allocator_free(a);
 	cca_device_free(dev);
 
@@ -529,6 +541,177 @@ test_private_pool_freed_before_dump(void)
 	g_assert_cmpuint(res.empty_cache_calls, ==, 1);
 	cca_replay_result_clear(&res);
 	cca_settings_clear(&settings);
+}
+
+/* A trace under expandable_segments:True recorded from the model: a
+ * 30 MiB block of the default pool opens its large reservation; then,
+ * with POOL, a MemPool's small request and two large ones open the pool's
+ * own reservations (the default pool's could have grown), their blocks
+ * die and ~MemPool releases the pool; without, the same requests go to
+ * the default pool, the 30 MiB block dies too and empty_cache() unmaps
+ * every page.  Then an 8 MiB request of the default pool, kept to the
+ * dump. */
+static void
+pool_program(CcaAllocator *a, bool pool)
+{
+	const uint64_t MB = CCA_MIB;
+	CcaHandle keep = cca_allocator_malloc(a, 30 * MB, 0);
+	const int64_t pool_id[2] = {0, 1};
+	uint32_t k = pool ? (uint32_t)cca_allocator_mempool(a, pool_id) : 0;
+	CcaHandle mine[3] = {
+		cca_allocator_malloc_in(a, MB / 2, 0, k),
+		cca_allocator_malloc_in(a, 40 * MB, 0, k),
+		cca_allocator_malloc_in(a, 24 * MB, 0, k),
+	};
+	for (int i = 0; i < 3; i++)
+		cca_allocator_free_block(a, mine[i], false);
+	if (pool) {
+		cca_allocator_mempool_release(a, k);
+	} else {
+		cca_allocator_free_block(a, keep, false);
+		cca_allocator_empty_cache(a);
+	}
+	cca_allocator_malloc(a, 8 * MB, 0);
+}
+
+static CcaSnapshot *
+expandable_trace(const char *name, bool pool)
+{
+	CcaSettings settings;
+	cca_settings_init(&settings);
+	settings.expandable_segments = true;
+	CcaSimDeviceConfig dc = {.total_memory = CCA_H200_TOTAL_MEMORY};
+	CcaDevice *dev = cca_simdevice_new(&dc);
+	GArray *events = g_array_new(FALSE, FALSE, sizeof(CcaEvent));
+	CcaLimits limits = {0};
+	CcaAllocator *a = cca_allocator_new(&settings, &limits, dev, record_event, events);
+	pool_program(a, pool);
+	CcaSnapshot *snap = model_snapshot(name, events, a);
+	snap->settings.present = true;
+	snap->settings.conf = g_strdup("expandable_segments:True");
+	snap->settings.expandable_segments = true;
+	snap->settings.max_split_size = -1;
+	snap->settings.pinned_num_register_threads = 1;
+	cca_allocator_free(a);
+	cca_device_free(dev);
+	cca_settings_clear(&settings);
+	return snap;
+}
+
+/* A MemPool under expandable segments released before the dump: its
+ * reservations leave no trace in the final state and no entry names the
+ * pool, but ~MemPool unmaps whole reservations, the small one first.
+ * The plan's read finds that burst and each reservation the pool owned:
+ * its extent, from its first segment_map to the release. */
+static void
+test_plan_pool_reservations(void)
+{
+	g_autoptr(CcaSnapshot) snap = expandable_trace("mempool-expandable", true);
+	const GArray *events = snap->events[0];
+	/* what the recording shows: the unmap burst, and each reservation's
+	 * first map */
+	guint burst = events->len;
+	for (guint i = 0; i < events->len && burst == events->len; i++)
+		if (g_array_index(events, CcaEvent, i).action == CCA_ACTION_SEGMENT_UNMAP)
+			burst = i;
+	g_assert_cmpuint(burst, <, events->len);
+	GError *error = NULL;
+	g_autoptr(CcaPlan) plan = cca_plan_new(snap, 0, 0, CCA_REWIND_AUTO, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(plan->reservation_releases->len, ==, 1);
+	const CcaPlanPoolRelease *rel =
+		&g_array_index(plan->reservation_releases, CcaPlanPoolRelease, 0);
+	g_assert_cmpuint(rel->position, ==, burst);
+	guint unmaps = 0;
+	for (guint i = burst; i < events->len; i++) {
+		const CcaEvent *ev = &g_array_index(events, CcaEvent, i);
+		if (ev->action != CCA_ACTION_SEGMENT_UNMAP)
+			break;
+		g_assert_cmpuint(unmaps, <, plan->reservation_spans->len);
+		const CcaPlanPoolSpan *sp =
+			&g_array_index(plan->reservation_spans, CcaPlanPoolSpan, unmaps++);
+		/* the whole reservation: its every mapped page, unmapped at once */
+		g_assert_cmpuint(sp->address, ==, ev->addr);
+		g_assert_cmpuint(sp->size, ==, ev->size);
+		g_assert_cmpuint(sp->to, ==, burst);
+		g_assert_cmpuint(sp->label, ==, rel->label);
+		guint first = 0;
+		while (g_array_index(events, CcaEvent, first).action != CCA_ACTION_SEGMENT_MAP ||
+		       g_array_index(events, CcaEvent, first).addr != ev->addr)
+			first++;
+		g_assert_cmpuint(sp->from, ==, first);
+	}
+	g_assert_cmpuint(unmaps, ==, 2);
+	g_assert_cmpuint(plan->reservation_spans->len, ==, unmaps);
+}
+
+/* ... and the recorded replay routes the pool's requests to a private
+ * pool from the start (their reservations are its own, not the default
+ * pool's grown) and releases it at the burst: entry for entry the
+ * recording, with one pool release and no empty_cache(). */
+static void
+test_pool_reservations_replayed(void)
+{
+	g_autoptr(CcaSnapshot) snap = expandable_trace("mempool-expandable", true);
+	CcaReplayResult res;
+	cca_test_replay_checked(snap, NULL, &res);
+	g_assert_cmpuint(res.pool_releases, ==, 1);
+	g_assert_cmpuint(res.empty_cache_calls, ==, 0);
+	cca_replay_result_clear(&res);
+}
+
+/* ... and a what-if of it (expandable segments off) routes the same
+ * requests to a private pool and releases it where the recording did:
+ * what the program itself makes of those settings. */
+static void
+test_pool_reservations_whatif(void)
+{
+	g_autoptr(CcaSnapshot) snap = expandable_trace("mempool-expandable", true);
+	CcaSettings off;
+	cca_settings_init(&off);
+	CcaSimDeviceConfig dc = {.total_memory = CCA_H200_TOTAL_MEMORY};
+	CcaDevice *dev = cca_simdevice_new(&dc);
+	CcaLimits limits = {0};
+	CcaAllocator *a = cca_allocator_new(&off, &limits, dev, NULL, NULL);
+	pool_program(a, true);
+	CcaStats truth = *cca_allocator_stats(a);
+	cca_allocator_free(a);
+	cca_device_free(dev);
+
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.settings = &off;
+	CcaReplayResult res;
+	GError *error = NULL;
+	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
+	g_assert_no_error(error);
+	g_assert_true(res.whatif);
+	g_assert_cmpuint(res.pool_releases, ==, 1);
+	const CcaStat *got = &res.stats.reserved_bytes[CCA_STAT_ALL];
+	const CcaStat *want = &truth.reserved_bytes[CCA_STAT_ALL];
+	g_assert_cmpint(got->current, ==, want->current);
+	g_assert_cmpint(got->peak, ==, want->peak);
+	g_assert_cmpint(res.stats.num_device_alloc, ==, truth.num_device_alloc);
+	g_assert_cmpint(res.stats.num_device_free, ==, truth.num_device_free);
+	cca_replay_result_clear(&res);
+	cca_settings_clear(&off);
+}
+
+/* empty_cache() unmapping whole reservations of the default pool (its
+ * large pages before its small ones) is no pool's release. */
+static void
+test_default_reservations_emptied(void)
+{
+	g_autoptr(CcaSnapshot) snap = expandable_trace("default-expandable", false);
+	GError *error = NULL;
+	g_autoptr(CcaPlan) plan = cca_plan_new(snap, 0, 0, CCA_REWIND_AUTO, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(plan->reservation_releases->len, ==, 0);
+	CcaReplayResult res;
+	cca_test_replay_checked(snap, NULL, &res);
+	g_assert_cmpuint(res.pool_releases, ==, 0);
+	g_assert_cmpuint(res.empty_cache_calls, ==, 1);
+	cca_replay_result_clear(&res);
 }
 
 /* ------------------------------------- stream-ordered frees under a cap */
@@ -823,6 +1006,10 @@ main(int argc, char **argv)
 	g_test_add_func("/replay/causes-synced", test_causes_synced);
 	g_test_add_func("/replay/private-pool-freed-before-dump",
 			test_private_pool_freed_before_dump);
+	g_test_add_func("/replay/plan-pool-reservations", test_plan_pool_reservations);
+	g_test_add_func("/replay/pool-reservations-replayed", test_pool_reservations_replayed);
+	g_test_add_func("/replay/pool-reservations-whatif", test_pool_reservations_whatif);
+	g_test_add_func("/replay/default-reservations-emptied", test_default_reservations_emptied);
 	g_test_add_func("/replay/whatif-keeps-synced-completion",
 			test_whatif_keeps_synced_completion);
 	g_test_add_func("/replay/later-completion-after-sync", test_later_completion_after_sync);

@@ -43,8 +43,149 @@ note_private_from(CcaPlan *p, uint64_t addr, uint64_t index)
 	}
 }
 
+/* ------------------------------------------ expandable reservations */
+
+void
+cca_plan_reservations_init(CcaPlanReservations *rs)
+{
+	memset(rs, 0, sizeof *rs);
+	rs->live = g_array_new(FALSE, FALSE, sizeof(CcaPlanReservation));
+	rs->released = g_array_new(FALSE, FALSE, sizeof(CcaPlanReservation));
+}
+
+void
+cca_plan_reservations_clear(CcaPlanReservations *rs)
+{
+	g_clear_pointer(&rs->live, g_array_unref);
+	g_clear_pointer(&rs->released, g_array_unref);
+}
+
+void
+cca_plan_reservations_copy(CcaPlanReservations *dst, const CcaPlanReservations *src)
+{
+	*dst = *src;
+	dst->live = g_array_copy(src->live);
+	dst->released = g_array_copy(src->released);
+}
+
+/* The index in RS->live of the reservation whose [base, end] (END_IN) or
+ * [base, end) holds ADDR; -1 if none. */
+static int
+reservation_at(const CcaPlanReservations *rs, uint64_t addr, bool end_in)
+{
+	for (guint i = 0; i < rs->live->len; i++) {
+		const CcaPlanReservation *v = &g_array_index(rs->live, CcaPlanReservation, i);
+		if (addr >= v->base && (addr < v->end || (end_in && addr == v->end)))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* The burst being read ends: did it release whole reservations of one
+ * private pool (none of those it unmapped is still live)? */
+static bool
+reservations_burst_end(CcaPlanReservations *rs)
+{
+	rs->in_burst = false;
+	if (rs->not_pool || !rs->order.pool_order || rs->released->len == 0)
+		return false;
+	for (guint i = 0; i < rs->released->len; i++)
+		if (reservation_at(rs, g_array_index(rs->released, CcaPlanReservation, i).base,
+				   false) >= 0)
+			return false;
+	return true;
+}
+
+/* A segment_unmap EV in the burst being read. */
+static void
+reservations_unmap(CcaPlanReservations *rs, const CcaEvent *ev)
+{
+	int k = reservation_at(rs, ev->addr, false);
+	if (k < 0) {
+		rs->not_pool = true;
+		return;
+	}
+	CcaPlanReservation *v = &g_array_index(rs->live, CcaPlanReservation, k);
+	bool seen = false;
+	for (guint i = 0; i < rs->released->len && !seen; i++)
+		seen = g_array_index(rs->released, CcaPlanReservation, i).base == v->base;
+	if (!seen)
+		g_array_append_val(rs->released, *v);
+	cca_plan_burst_order_note_kind(&rs->order, v->is_small);
+	if (ev->size > v->mapped)
+		rs->not_pool = true; /* pages mapped before the trace began */
+	v->mapped = ev->size < v->mapped ? v->mapped - ev->size : 0;
+	if (v->mapped == 0) /* its last page: release_expandable_segment */
+		g_array_remove_index(rs->live, (guint)k);
+}
+
+bool
+cca_plan_reservations_note(CcaPlanReservations *rs, const CcaEvent *ev, uint64_t position)
+{
+	bool release =
+		ev->action == CCA_ACTION_SEGMENT_FREE || ev->action == CCA_ACTION_SEGMENT_UNMAP;
+	bool verdict = false;
+	if (rs->in_burst && !release && ev->action != CCA_ACTION_FREE_COMPLETED)
+		verdict = reservations_burst_end(rs);
+	if (release && !rs->in_burst) {
+		rs->in_burst = true;
+		rs->not_pool = false;
+		rs->order = (CcaBurstOrder){0};
+		rs->burst_at = position;
+		g_array_set_size(rs->released, 0);
+	}
+	switch (ev->action) {
+	case CCA_ACTION_SEGMENT_MAP: {
+		int k = reservation_at(rs, ev->addr, true);
+		if (k < 0) {
+			CcaPlanReservation v = {ev->addr, ev->addr + ev->size, ev->size, position,
+						ev->size == CCA_SMALL_BUFFER};
+			g_array_append_val(rs->live, v);
+		} else {
+			CcaPlanReservation *v = &g_array_index(rs->live, CcaPlanReservation, k);
+			v->mapped += ev->size;
+			v->end = MAX(v->end, ev->addr + ev->size);
+		}
+		break;
+	}
+	case CCA_ACTION_SEGMENT_UNMAP:
+		reservations_unmap(rs, ev);
+		break;
+	case CCA_ACTION_SEGMENT_FREE:
+		rs->not_pool = true;
+		break;
+	default:
+		break;
+	}
+	return verdict;
+}
+
+bool
+cca_plan_reservations_finish(CcaPlanReservations *rs)
+{
+	return rs->in_burst && reservations_burst_end(rs);
+}
+
+/* The burst RS just read released whole reservations of one private pool:
+ * the plan notes the release and each reservation's span. */
+static void
+plan_note_reservation_release(CcaPlan *p, const CcaPlanReservations *rs)
+{
+	uint32_t label = p->reservation_releases->len;
+	CcaPlanPoolRelease rel = {rs->burst_at, label};
+	g_array_append_val(p->reservation_releases, rel);
+	for (guint i = 0; i < rs->released->len; i++) {
+		const CcaPlanReservation *v = &g_array_index(rs->released, CcaPlanReservation, i);
+		CcaPlanPoolSpan sp = {v->base, v->end - v->base, v->from, rs->burst_at, label};
+		g_array_append_val(p->reservation_spans, sp);
+	}
+}
+
+/* ------------------------------------------------------------ the read */
+
 /* Reads every entry of the plan's device: checks, addresses, releases,
- * live addresses.  FIRST receives the first entry (action 0xff if none). */
+ * live addresses, the pools released with whole expandable reservations.
+ * FIRST receives the first entry (action 0xff if none). */
 static gboolean
 plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 {
@@ -62,6 +203,8 @@ plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 	 * opened by a release, as the engine's recorded mode sees them */
 	bool in_burst = false, after_burst = false;
 	CcaBurstOrder order = {0};
+	CcaPlanReservations reservations;
+	cca_plan_reservations_init(&reservations);
 	for (; cca_event_cursor_next(cursor, &ev, &local); i++) {
 		bool release = ev.action == CCA_ACTION_SEGMENT_FREE ||
 			       ev.action == CCA_ACTION_SEGMENT_UNMAP;
@@ -88,6 +231,8 @@ plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 			*first = ev;
 		if (!cca_trace_check_event(&check, snap, &ev, i, &local))
 			break;
+		if (cca_plan_reservations_note(&reservations, &ev, i))
+			plan_note_reservation_release(p, &reservations);
 		if ((ev.action == CCA_ACTION_ALLOC || ev.action == CCA_ACTION_OOM) &&
 		    ev.size > p->max_request)
 			p->max_request = ev.size;
@@ -130,6 +275,9 @@ plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 			break;
 	}
 	p->events = i;
+	if (!local && cca_plan_reservations_finish(&reservations))
+		plan_note_reservation_release(p, &reservations);
+	cca_plan_reservations_clear(&reservations);
 	map_clear(&live);
 	cca_trace_check_clear(&check);
 	if (local) {
@@ -164,6 +312,8 @@ plan_init(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GError 
 	p->empty_cache_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	p->pool_spans = g_array_new(FALSE, FALSE, sizeof(CcaPlanPoolSpan));
 	p->pool_releases = g_array_new(FALSE, FALSE, sizeof(CcaPlanPoolRelease));
+	p->reservation_spans = g_array_new(FALSE, FALSE, sizeof(CcaPlanPoolSpan));
+	p->reservation_releases = g_array_new(FALSE, FALSE, sizeof(CcaPlanPoolRelease));
 	p->synced_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	p->burst_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	p->pytorch_version =
@@ -271,6 +421,10 @@ plan_finish(CcaPlan *p, CcaRewind rewind, GError **error)
 		if (!p->mid_run && p->unknown_frees > 0)
 			p->mid_run = p->mid_run_by_frees = true;
 	}
+	if (p->mid_run) { /* pages mapped before it began are not in its entries */
+		g_array_set_size(p->reservation_spans, 0);
+		g_array_set_size(p->reservation_releases, 0);
+	}
 	return !p->mid_run ||
 	       cca_rewind_start_state(p->snap, p->device, &p->recorded, &p->start, error);
 }
@@ -327,6 +481,8 @@ cca_plan_read_entries(CcaPlan *p, CcaRewind rewind, GError **error)
 	g_array_set_size(p->segment_sizes, 0);
 	g_array_set_size(p->map_addresses, 0);
 	g_array_set_size(p->burst_at, 0);
+	g_array_set_size(p->reservation_spans, 0);
+	g_array_set_size(p->reservation_releases, 0);
 	p->has_segment_entries = p->has_releases = p->burst_before_oom = false;
 	p->unknown_frees = 0;
 	p->max_request = 0;
@@ -347,6 +503,8 @@ cca_plan_free(CcaPlan *p)
 	g_array_free(p->empty_cache_at, TRUE);
 	g_array_free(p->pool_spans, TRUE);
 	g_array_free(p->pool_releases, TRUE);
+	g_array_free(p->reservation_spans, TRUE);
+	g_array_free(p->reservation_releases, TRUE);
 	g_array_free(p->synced_at, TRUE);
 	g_array_free(p->burst_at, TRUE);
 	cca_calls_free(p->calls);
@@ -399,6 +557,26 @@ cca_plan_has_applied_calls(const CcaPlan *p)
 	return false;
 }
 
+/* Every burst of P is the program's empty_cache() but those the read
+ * found to release a pool's reservations (the lock held). */
+static void
+plan_bursts_as_empty_cache(CcaPlan *p)
+{
+	guint k = 0;
+	for (guint i = 0; i < p->burst_at->len; i++) {
+		uint64_t at = g_array_index(p->burst_at, uint64_t, i);
+		const GArray *rel = p->reservation_releases;
+		while (k < rel->len && g_array_index(rel, CcaPlanPoolRelease, k).position < at)
+			k++;
+		if (k < rel->len && g_array_index(rel, CcaPlanPoolRelease, k).position == at)
+			continue;
+		/* a recorded call made it: replays apply those themselves */
+		if (plan_call_releases_at(p, at))
+			continue;
+		g_array_append_val(p->empty_cache_at, at);
+	}
+}
+
 gboolean
 cca_plan_find_empty_cache(CcaPlan *p, double memory_fraction, uint64_t device_memory,
 			  bool capacity_set, bool *ran, GError **error)
@@ -414,13 +592,9 @@ cca_plan_find_empty_cache(CcaPlan *p, double memory_fraction, uint64_t device_me
 		    !p->burst_may_release_pool) {
 			/* no cap, so no garbage collection and no cudaMalloc
 			 * failure: no malloc releases memory, and every burst
-			 * is the program's empty_cache(), unless a recorded call
-			 * made it (replays apply those themselves) */
-			for (guint i = 0; i < p->burst_at->len; i++) {
-				uint64_t at = g_array_index(p->burst_at, uint64_t, i);
-				if (!plan_call_releases_at(p, at))
-					g_array_append_val(p->empty_cache_at, at);
-			}
+			 * is the program's empty_cache(), but a pool's release
+			 * and a recorded call's */
+			plan_bursts_as_empty_cache(p);
 		} else if (p->has_releases) {
 			ok = cca_replay_find_empty_cache(
 				p, memory_fraction, device_memory, capacity_set, p->empty_cache_at,
@@ -473,6 +647,11 @@ cca_plan_describe(const CcaPlan *p)
 	if (p->private_segments->len)
 		g_string_append_printf(out, "  private-pool segments in the final state: %u\n",
 				       p->private_segments->len);
+	if (p->reservation_releases->len)
+		g_string_append_printf(out,
+				       "  private pools released with whole expandable "
+				       "reservations: %u (%u reservations)\n",
+				       p->reservation_releases->len, p->reservation_spans->len);
 	if (p->empty_cache_known)
 		g_string_append_printf(out, "  empty_cache() calls found: %u\n",
 				       p->empty_cache_at->len);

@@ -7,7 +7,8 @@
  * the final state holds segments, or it frees blocks it never allocated)
  * and the start state rebuilt then; the recorded segment and reservation
  * addresses; whether it releases segments; the private-pool segments of
- * the final state.  The read validates every entry
+ * the final state; the private pools released before the dump with whole
+ * expandable reservations (CcaPlanReservations).  The read validates every entry
  * (cca_replay_check_event(), cca_replay_check_final_state(), no second
  * free_requested of a block before its free_completed), so a replay of a
  * planned trace starts from checked input.
@@ -68,15 +69,76 @@ typedef struct {
 	bool small_seen, pool_order;
 } CcaBurstOrder;
 
-/* Notes a segment_free of SIZE in ORDER; returns ORDER->pool_order. */
+/* Notes the release of a small-pool (SMALL) or large-pool segment or
+ * expandable reservation in ORDER; returns ORDER->pool_order. */
 static inline bool
-cca_plan_burst_order_note(CcaBurstOrder *order, uint64_t size)
+cca_plan_burst_order_note_kind(CcaBurstOrder *order, bool small)
 {
-	bool small = size == CCA_SMALL_BUFFER;
 	order->pool_order = order->pool_order || (order->small_seen && !small);
 	order->small_seen = order->small_seen || small;
 	return order->pool_order;
 }
+
+/* Notes a segment_free of SIZE in ORDER (a small-pool segment is one
+ * kSmallBuffer); returns ORDER->pool_order. */
+static inline bool
+cca_plan_burst_order_note(CcaBurstOrder *order, uint64_t size)
+{
+	return cca_plan_burst_order_note_kind(order, size == CCA_SMALL_BUFFER);
+}
+
+/* An expandable segment's reservation (ExpandableSegment) as the trace's
+ * segment_map and segment_unmap entries show it.  find_expandable_block
+ * maps pages at the start of an unmapped block: the reservation's base or
+ * right after pages mapped before, so a map extends the live reservation
+ * whose [BASE, END] holds its address and otherwise opens a new
+ * reservation.  A reservation unmapped to its last page is released
+ * (release_blocks: release_expandable_segment) and leaves the table. */
+typedef struct {
+	uint64_t base, end; /* the pages mapped in it so far lie in [BASE, END) */
+	uint64_t mapped;    /* bytes mapped now */
+	uint64_t from;	    /* trace position of its first segment_map */
+	/* its pages are kSmallBuffer: a small pool's (a small request maps
+	 * one 2 MiB page; a large page, large_segment_size, is over 10 MiB) */
+	bool is_small;
+} CcaPlanReservation;
+
+/* The reservations of a trace read in order, and whether the burst of
+ * releases being read (a run of segment_free/segment_unmap and
+ * free_completed entries) releases whole reservations of one private
+ * pool: ~MemPool's emptyCache(id) runs release_blocks on the pool's small
+ * blocks, then its large ones, and a pool's reservations are wholly free
+ * once its tensors are gone; empty_cache() unmaps the default pool's large
+ * pages before its small ones, and garbage collection and the oversize
+ * release unmap nothing.  So a burst that unmaps only whole reservations,
+ * a small-pool one before a large-pool one, is a private pool's release. */
+typedef struct {
+	GArray *live; /* CcaPlanReservation */
+	bool in_burst;
+	/* the burst released what no pool release of whole reservations
+	 * does: a segment_free, pages of no known reservation, more pages
+	 * than the trace mapped there */
+	bool not_pool;
+	CcaBurstOrder order;
+	uint64_t burst_at; /* trace position of the burst's first release */
+	GArray *released;  /* CcaPlanReservation: those the burst unmapped, as before it */
+} CcaPlanReservations;
+
+void cca_plan_reservations_init(CcaPlanReservations *rs);
+void cca_plan_reservations_clear(CcaPlanReservations *rs);
+
+/* Makes DST (not initialised) a copy of SRC. */
+void cca_plan_reservations_copy(CcaPlanReservations *dst, const CcaPlanReservations *src);
+
+/* Notes trace entry EV, at trace position POSITION, in RS.  Returns TRUE
+ * when EV is the first entry after a burst that released whole
+ * reservations of one private pool: RS->burst_at and RS->released say
+ * where and which, until the next burst begins. */
+bool cca_plan_reservations_note(CcaPlanReservations *rs, const CcaEvent *ev, uint64_t position);
+
+/* The trace ended: cca_plan_reservations_note()'s verdict on the burst
+ * being read, if any (FALSE when none). */
+bool cca_plan_reservations_finish(CcaPlanReservations *rs);
 
 struct CcaPlan {
 	const CcaSnapshot *snap; /* borrowed */
@@ -118,6 +180,13 @@ struct CcaPlan {
 	/* ... and the private pools the program released before the dump,
 	 * found with them (CcaPlanPoolSpan, CcaPlanPoolRelease by position) */
 	GArray *pool_spans, *pool_releases;
+	/* the private pools under expandable segments that the program
+	 * released before the dump, told by the read alone
+	 * (CcaPlanReservations): each reservation's extent from its first map
+	 * to the release (CcaPlanPoolSpan) and the releases (CcaPlanPoolRelease
+	 * by position), labels of their own; empty for a trace that starts
+	 * mid-run (a reservation in use before it began hides its pages) */
+	GArray *reservation_spans, *reservation_releases;
 	/* and where a malloc's synchronisation completed deferred frees
 	 * (uint64_t trace positions of those free_completed entries): a
 	 * what-if keeps them from that malloc's lookup */

@@ -4,7 +4,8 @@
  * (deferred when its free_completed is not the very next entry, i.e. the
  * block was used on another stream); a deferred free_completed → the
  * block's events finished; a burst of segment_free/segment_unmap that no
- * malloc explains → empty_cache(); oom → a request that failed.
+ * malloc explains → empty_cache(), or a private pool's release (~MemPool);
+ * oom → a request that failed.
  *
  * Telling an empty_cache from the failure cascade (spec §15.4): a burst is
  * part of the next malloc only if that malloc, run on the current model
@@ -142,6 +143,12 @@ typedef struct {
 	 * cudaMalloc borrows precedes the alloc it serves) */
 	RecordedAddresses *feed;
 	uint64_t segment_entries; /* segment_alloc/free/map/unmap entries read */
+	/* an unread plan: the trace's reservations as the entries are read,
+	 * and where a burst that releases whole reservations of a private
+	 * pool begins (uint64_t positions): only a read plan routes such a
+	 * pool's requests, so a replay meeting one must be done again */
+	CcaPlanReservations *reservations;
+	GArray *pool_bursts;
 	CcaEvent *ring;
 	uint32_t cap, head, len; /* ring of buffered events */
 	uint64_t position;	 /* index of ring[head] in the trace */
@@ -163,6 +170,11 @@ window_init(Window *w, const CcaSnapshot *snap, int device)
 static void
 window_clear(Window *w)
 {
+	if (w->reservations) {
+		cca_plan_reservations_clear(w->reservations);
+		g_free(w->reservations);
+		g_array_free(w->pool_bursts, TRUE);
+	}
 	cca_event_cursor_free(w->cursor);
 	cca_trace_check_clear(&w->check);
 	g_free(w->ring);
@@ -217,13 +229,19 @@ window_fill(Window *w, uint32_t k, GError **error)
 			}
 			if (w->feed)
 				addresses_note(w->feed, slot);
+			if (w->reservations &&
+			    cca_plan_reservations_note(w->reservations, slot, w->position + w->len))
+				g_array_append_val(w->pool_bursts, w->reservations->burst_at);
 			if (slot->action >= CCA_ACTION_SEGMENT_ALLOC &&
 			    slot->action <= CCA_ACTION_SEGMENT_UNMAP)
 				w->segment_entries++;
 			w->len++;
 		}
-		if (got < want)
+		if (got < want) {
 			w->at_end = TRUE;
+			if (w->reservations && cca_plan_reservations_finish(w->reservations))
+				g_array_append_val(w->pool_bursts, w->reservations->burst_at);
+		}
 	}
 	return &w->ring[(w->head + k) & (w->cap - 1)];
 }
@@ -236,6 +254,18 @@ window_peek(Window *w, uint32_t k, GError **error)
 	if (G_LIKELY(k < w->len))
 		return &w->ring[(w->head + k) & (w->cap - 1)];
 	return window_fill(w, k, error);
+}
+
+/* Does a burst that releases whole reservations of a private pool begin
+ * at trace position POSITION?  (Known once the window holds the entry
+ * after the burst, or the trace's end.) */
+static bool
+window_pool_burst(const Window *w, uint64_t position)
+{
+	for (guint i = 0; w->pool_bursts && i < w->pool_bursts->len; i++)
+		if (g_array_index(w->pool_bursts, uint64_t, i) == position)
+			return true;
+	return false;
 }
 
 static void
@@ -285,6 +315,10 @@ typedef struct {
 	/* what-if: the plan's pools released before the dump */
 	const GArray *pool_spans, *pool_releases;
 	guint next_pool_release;
+	/* a read plan's pools released with whole expandable reservations
+	 * (CcaPlan.reservation_spans, reservation_releases), in every mode */
+	const GArray *reservation_spans, *reservation_releases;
+	guint next_reservation_release;
 	RecordedAddresses *feed; /* recorded mode: the trace's own addresses */
 	uint64_t model_segments; /* segment_allocs the model recorded */
 	bool diverged;		 /* recorded mode: the model's segments are not the recording's */
@@ -356,8 +390,20 @@ released_pool(const Replay *r, uint32_t label)
 	return k > 0 ? (uint32_t)k : 0;
 }
 
+/* The allocator's index of the private pool LABEL that the plan's read
+ * found released with whole expandable reservations (0 when the
+ * allocator has no room for it). */
+static uint32_t
+reservation_pool(const Replay *r, uint32_t label)
+{
+	const int64_t id[2] = {-3, (int64_t)label + 1};
+	int k = cca_allocator_mempool(r->alloc, id);
+	return k > 0 ? (uint32_t)k : 0;
+}
+
 /* The pool of the block the trace allocated at ADDR: a private pool when
- * ADDR lies in one of its segments, else the default pool (0). */
+ * ADDR lies in one of its segments or reservations, else the default pool
+ * (0). */
 static uint32_t
 pool_of_address(const Replay *r, uint64_t addr)
 {
@@ -379,6 +425,16 @@ pool_of_address(const Replay *r, uint64_t addr)
 		if (addr >= sp->address && addr < sp->address + sp->size &&
 		    sp->from < r->in.position && r->in.position <= sp->to)
 			return released_pool(r, sp->label);
+	}
+	/* a reservation of a pool released before the dump, from its first
+	 * map to the release: the address range may serve another pool
+	 * before and after */
+	const GArray *rspans = r->reservation_spans;
+	for (guint i = 0; rspans && i < rspans->len; i++) {
+		const CcaPlanPoolSpan *sp = &g_array_index(rspans, CcaPlanPoolSpan, i);
+		if (addr >= sp->address && addr - sp->address < sp->size &&
+		    sp->from < r->in.position && r->in.position <= sp->to)
+			return reservation_pool(r, sp->label);
 	}
 	const GArray *inferred = r->inferred_private;
 	for (guint i = 0; inferred && i < inferred->len; i++) {
@@ -732,7 +788,7 @@ replay_pool_release(Replay *r, uint32_t end)
 	for (uint32_t i = 0; i < end; i++) {
 		const CcaEvent *ev = window_peek(&r->in, i, &r->error);
 		if (ev->action == CCA_ACTION_SEGMENT_UNMAP)
-			return false; /* expandable segments: not told apart yet */
+			return false; /* pages: whole reservations are the read's */
 		if (ev->action != CCA_ACTION_SEGMENT_FREE)
 			continue;
 		bool is_small = ev->size == CCA_SMALL_BUFFER;
@@ -802,10 +858,46 @@ forget_completed(Replay *r, uint64_t address)
 	}
 }
 
+/* The burst of END entries at the window's head (recorded mode), when
+ * the plan's read found it to release whole expandable reservations of a
+ * private pool (CcaPlan.reservation_releases): ~MemPool's emptyCache(id)
+ * releases that pool (its small blocks, then its large ones), whose
+ * requests were routed to it since each reservation's first map; the
+ * burst's entries are the model's outputs and are consumed.  Returns
+ * whether it was one. */
+static bool
+replay_reservation_release(Replay *r, uint32_t end)
+{
+	const GArray *rels = r->reservation_releases;
+	while (rels && r->next_reservation_release < rels->len &&
+	       g_array_index(rels, CcaPlanPoolRelease, r->next_reservation_release).position <
+		       r->in.position)
+		r->next_reservation_release++;
+	if (!rels || r->next_reservation_release == rels->len)
+		return false;
+	const CcaPlanPoolRelease *rel =
+		&g_array_index(rels, CcaPlanPoolRelease, r->next_reservation_release);
+	if (rel->position != r->in.position)
+		return false;
+	r->next_reservation_release++;
+	r->res->pool_releases++;
+	cause_begin(r, r->in.position, window_peek(&r->in, 0, &r->error));
+	cca_allocator_mempool_release(r->alloc, reservation_pool(r, rel->label));
+	for (uint32_t i = 0; i < end; i++) {
+		CcaEvent copy = *window_peek(&r->in, 0, &r->error);
+		window_pop(&r->in);
+		if (copy.action == CCA_ACTION_FREE_COMPLETED)
+			replay_free_completed(r, &copy);
+	}
+	return true;
+}
+
 /* A burst of releases starts at the window's head (recorded mode):
  * decide whether the next malloc causes it or the program emptied the
- * cache, and act. */
-static void
+ * cache, and act.  Returns false when the replay must stop: the burst
+ * releases whole reservations of a private pool that an unread plan did
+ * not route (needs_entries). */
+static bool
 replay_release_burst(Replay *r)
 {
 	uint32_t end = 0;
@@ -813,6 +905,13 @@ replay_release_burst(Replay *r)
 	while ((ev = window_peek(&r->in, end, &r->error)) &&
 	       (is_release(ev) || ev->action == CCA_ACTION_FREE_COMPLETED))
 		end++;
+	r->released_since_request = true;
+	if (window_pool_burst(&r->in, r->in.position)) {
+		r->needs_entries = true;
+		return false;
+	}
+	if (replay_reservation_release(r, end))
+		return true;
 	/* a private pool's segments are released only once its MemPool or
 	 * graph is gone: the recording releasing one says so */
 	for (uint32_t i = 0; i < end; i++) {
@@ -842,7 +941,6 @@ replay_release_burst(Replay *r)
 		by_malloc = cca_allocator_would_release_in(r->alloc, ev->size, ev->stream, pool);
 		device_set_refuse(r->device, false);
 	}
-	r->released_since_request = true;
 	if (by_malloc) {
 		/* The releases (and the completions their synchronisation
 		 * caused) are the malloc's own outputs. */
@@ -854,10 +952,10 @@ replay_release_burst(Replay *r)
 				g_hash_table_remove(r->segment_from, GSIZE_TO_POINTER(rel->addr));
 			window_pop(&r->in);
 		}
-		return;
+		return true;
 	}
 	if (replay_pool_release(r, end))
-		return;
+		return true;
 	uint64_t position = r->in.position;
 	g_array_append_val(r->empty_cache_found, position);
 	r->res->empty_cache_calls++;
@@ -872,6 +970,7 @@ replay_release_burst(Replay *r)
 		else if (r->segment_from)
 			g_hash_table_remove(r->segment_from, GSIZE_TO_POINTER(copy.addr));
 	}
+	return true;
 }
 
 /* Completions at the window's head that come right before a release or
@@ -986,6 +1085,20 @@ maybe_empty_cache(Replay *r)
 		cause_begin(r, r->in.position, window_peek(&r->in, 0, &r->error));
 		cca_allocator_mempool_release(r->alloc, released_pool(r, rel->label));
 	}
+	/* a what-if: the pools released with whole reservations, where the
+	 * recording released them (a recorded replay releases them as it
+	 * meets their bursts) */
+	const GArray *rels = r->reservation_releases;
+	while (!r->recorded_mode && rels && r->next_reservation_release < rels->len) {
+		const CcaPlanPoolRelease *rel =
+			&g_array_index(rels, CcaPlanPoolRelease, r->next_reservation_release);
+		if (rel->position > r->in.position)
+			break;
+		r->next_reservation_release++;
+		r->res->pool_releases++;
+		cause_begin(r, r->in.position, window_peek(&r->in, 0, &r->error));
+		cca_allocator_mempool_release(r->alloc, reservation_pool(r, rel->label));
+	}
 	if (!r->empty_cache_at)
 		return;
 	while (r->next_empty_cache < r->empty_cache_at->len &&
@@ -1086,9 +1199,11 @@ apply_calls(Replay *r)
  * release after anything but a release or free_completed opens a burst,
  * the program's empty_cache().  A burst whose next request is an oom may
  * be that oom's own release, and one that frees a small-pool segment
- * before a large one a private pool's (CcaPlan.burst_may_release_pool):
- * then only the planning pass can tell, and the replay stops with
- * needs_entries set (returns false). */
+ * before a large one a private pool's (CcaPlan.burst_may_release_pool),
+ * and so is one that unmaps whole reservations, a small-pool one before
+ * a large-pool one (CcaPlanReservations): then only the read plan can
+ * tell or route, and the replay stops with needs_entries set (returns
+ * false). */
 static bool
 online_burst(Replay *r, uint8_t action)
 {
@@ -1111,7 +1226,8 @@ online_burst(Replay *r, uint8_t action)
 			cca_plan_burst_order_note(&order, ev->size);
 		k++;
 	}
-	if (order.pool_order || (ev && ev->action == CCA_ACTION_OOM)) {
+	if (order.pool_order || (ev && ev->action == CCA_ACTION_OOM) ||
+	    window_pool_burst(&r->in, r->in.position)) {
 		r->needs_entries = true;
 		return false;
 	}
@@ -1142,7 +1258,8 @@ replay_loop(Replay *r)
 			peeked = window_peek(&r->in, 0, &r->error); /* the lookahead may move it */
 		}
 		if (r->recorded_mode && is_release(peeked)) {
-			replay_release_burst(r);
+			if (!replay_release_burst(r))
+				break;
 			continue;
 		}
 		if (r->recorded_mode && peeked->action == CCA_ACTION_FREE_COMPLETED) {
@@ -1551,6 +1668,14 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 	r.in.trusted = plan->entries_read && (start == NULL || !start->mid_run);
 	if (recorded_mode && !plan->entries_read)
 		r.in.feed = addresses;
+	if (plan->entries_read) {
+		r.reservation_spans = plan->reservation_spans;
+		r.reservation_releases = plan->reservation_releases;
+	} else {
+		r.in.reservations = g_new(CcaPlanReservations, 1);
+		cca_plan_reservations_init(r.in.reservations);
+		r.in.pool_bursts = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	}
 	map_init(&r.live, 1024);
 	if (start && start->mid_run)
 		seed_start(&r, start);
