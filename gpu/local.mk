@@ -17,3 +17,5 @@ endif
 dist_noinst_SCRIPTS += %D%/run-validation.sh
 EXTRA_DIST += doc/validation.md
 dist_noinst_SCRIPTS += tools/torch_replay.py tools/validation-table.py tools/patterns-eval.py gpu/capture-patterns.py
+# ccasim-record on the device (issue 14): its checks and its cost.
+dist_noinst_SCRIPTS += gpu/record-check.py gpu/record-overhead.py

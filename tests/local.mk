@@ -103,3 +103,6 @@ EXTRA_DIST += tests/test-validation.sh tests/data/faketorch/torch/__init__.py te
 # Snapshots of PyTorch releases after 2.11 (issue 13): read, counted, said.
 TESTS += tests/test-newer.sh
 EXTRA_DIST += tests/test-newer.sh tests/data/newer-2.14.pickle tests/data/newer-hostile.pickle
+# ccasim-record, the recorder (issue 14), against a stand-in torch.
+TESTS += tests/test-record.sh
+EXTRA_DIST += tests/test-record.sh tests/data/fake-torch-record
