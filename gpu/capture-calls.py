@@ -225,12 +225,15 @@ def oom2(outdir):
     """Two processes with RANK 0 and 1 on the one GPU, each under
     ccasim-record, each running out of memory."""
     os.makedirs(outdir, exist_ok=True)
-    wrapper = os.path.join(HERE, "..", "tools", "ccasim-record")
+    tools = os.path.join(HERE, "..", "tools")
+    # what the installed ccasim-record does, from the source tree
+    wrapper = ("import sys; sys.path.insert(0, %r); import ccasim_record; "
+               "sys.exit(ccasim_record.main(sys.argv[1:]))" % tools)
     procs = []
     for rank in (0, 1):
         env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2",
                    OOM_OUT=outdir)
-        cmd = [sys.executable, wrapper, "--out", outdir, "--stacks", "python", "--",
+        cmd = [sys.executable, "-c", wrapper, "--out", outdir, "--stacks", "python", "--",
                sys.executable, SCRIPT, "oomrank"]
         procs.append(subprocess.Popen(cmd, env=env))
     for p in procs:
