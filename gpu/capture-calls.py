@@ -255,7 +255,7 @@ def main():
     workloads = sys.argv[4:] or WORKLOADS
     os.makedirs(outdir, exist_ok=True)
     t0 = time.time()
-    jobs = [(w, c) for w in workloads for c in CONFIGS]
+    jobs = [(w, c, outdir) for w in workloads for c in CONFIGS]
     running = []
     while jobs or running:
         while jobs and len(running) < 8:

@@ -37,7 +37,7 @@ failed = []
 
 
 def result(name, ok, detail=""):
-    print("%s %s%s" % ("PASS" if ok else "FAIL", name, "" if ok or not detail else ": %s" % detail))
+    print("%s %s%s" % ("PASS" if ok else "FAIL", name, "" if ok or not detail else ": %s" % (detail,)))
     if not ok:
         failed.append(name)
 

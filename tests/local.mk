@@ -101,6 +101,8 @@ EXTRA_DIST += tests/test-settings-cli.sh
 TESTS += tests/test-validation.sh
 EXTRA_DIST += tests/test-validation.sh tests/data/faketorch/torch/__init__.py tests/data/validation-runs
 # Snapshots of PyTorch releases after 2.11 (issue 13): read, counted, said.
+TESTS += tests/test-calls-traces.sh
+EXTRA_DIST += tests/test-calls-traces.sh
 TESTS += tests/test-newer.sh
 EXTRA_DIST += tests/test-newer.sh tests/data/newer-2.14.pickle tests/data/newer-hostile.pickle
 # ccasim-record, the recorder (issue 14), against a stand-in torch.

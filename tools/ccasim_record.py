@@ -204,10 +204,10 @@ def _pool_text(pool):
     pid = getattr(pool, "id", pool)
     if callable(pid):
         pid = pid()
-    try:
-        return ",".join(str(int(x)) for x in tuple(pid))
-    except TypeError:
-        return str(pid)
+    ids = tuple(int(x) for x in tuple(pid))
+    if len(ids) != 2:
+        raise ValueError("pool id %r is not two integers" % (pid,))
+    return "%d,%d" % ids
 
 
 # --------------------------------------------------------------- naming
@@ -318,6 +318,7 @@ class Recorder:
         self.seen = set()     # devices whose `device_memory when=start` is taken
         self.active_devs = set()  # devices the allocator has reserved memory on
         self.capturing = 0    # CUDA graph captures underway (no cudaMemGetInfo then)
+        self.capture_begins = {}  # id(graph) -> (device, time_us, counts) of its capture_begin
         self.seq = 0
         self.oom_left = opts["oom_dumps"]
         self.patches = []     # (owner, attr, original, had_own_attr, wrapper)
@@ -698,19 +699,24 @@ def _mempool_init(rec, orig):
 
 
 def _capture_begin(rec, orig):
+    """The begin's counts and time are taken before the call; the record
+    is written at capture_end (its pool: the graph's pool() only answers
+    after a capture), ahead of the end's own record."""
     torch = rec.torch
 
     @functools.wraps(orig)
     def capture_begin(self, *args, **kwargs):
         if not rec.active:
             return orig(self, *args, **kwargs)
+        begin = None
         try:
             dev = torch.cuda.current_device()
             t = int(time.time() * 1e6)
             counts, _ = rec._counts(dev)
             rec._note_sample(dev, t, counts, rec._sample(dev))
-        except Exception:
-            dev = None
+            begin = (dev, t, counts)
+        except Exception as e:
+            _say("capture_begin not recorded: %s: %s" % (type(e).__name__, e))
         with rec.cuda_lock:
             rec.capturing += 1
         try:
@@ -719,13 +725,7 @@ def _capture_begin(rec, orig):
             with rec.cuda_lock:
                 rec.capturing -= 1
             raise
-        if dev is not None:
-            try:
-                pool = _arg(args, kwargs, 0, "pool")
-                text = _pool_text(self.pool() if pool is None else pool)
-                rec.append([rec._make("capture_begin", dev, t, counts, [("pool", text)])])
-            except Exception:
-                pass
+        rec.capture_begins[id(self)] = begin
         return result
     return capture_begin
 
@@ -742,11 +742,16 @@ def _capture_end(rec, orig):
         finally:
             with rec.cuda_lock:
                 rec.capturing = max(0, rec.capturing - 1)
+            begin = rec.capture_begins.pop(id(self), None)
             try:
+                text = _pool_text(self.pool())
+                if begin is not None:
+                    dev, t, counts = begin
+                    rec.append([rec._make("capture_begin", dev, t, counts, [("pool", text)])])
                 rec.append(rec.take("capture_end", [torch.cuda.current_device()],
-                                    [("pool", _pool_text(self.pool()))]))
-            except Exception:
-                pass
+                                    [("pool", text)]))
+            except Exception as e:
+                _say("capture_end not recorded: %s: %s" % (type(e).__name__, e))
     return capture_end
 
 

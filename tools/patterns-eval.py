@@ -93,7 +93,9 @@ def main():
         base = os.path.join(d, w + ".default.pickle.xz")
         meta = json.load(open(os.path.join(d, n + ".json")))
         breq, lreq = requests(base), requests(os.path.join(d, n + ".pickle.xz"))
-        until_oom = breq != lreq and same_until_oom(breq, lreq)
+        # a run the OOM ended (not one that caught it and went on)
+        until_oom = (breq != lreq and meta.get("status", "").startswith("oom")
+                     and same_until_oom(breq, lreq))
         if breq != lreq and not until_oom:
             print(f"{n:16} what-if: not a truth (the live run made other requests)")
             continue

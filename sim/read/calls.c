@@ -286,6 +286,18 @@ call_parse(CcaCall *c, const char *name, char **msg)
 	return TRUE;
 }
 
+/* Calls in the order they were made: the counts only grow, so their sum
+ * orders them; equal sums keep the records' order. */
+static gint
+call_order(gconstpointer a, gconstpointer b)
+{
+	const CcaCall *x = a, *y = b;
+	uint64_t sx = x->allocs + x->frees + x->ooms, sy = y->allocs + y->frees + y->ooms;
+	if (sx != sy)
+		return sx < sy ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
 CcaCalls *
 cca_calls_parse(const CcaSnapshot *snap, int device, GError **error)
 {
@@ -308,16 +320,21 @@ cca_calls_parse(const CcaSnapshot *snap, int device, GError **error)
 			cca_calls_free(calls);
 			return NULL;
 		}
-		if (c.kind == CCA_CALL_DUMP)
-			calls->last_dump = (int)calls->calls->len;
-		if (c.kind == CCA_CALL_DEVICE_MEMORY) {
-			int s = calls->sample[c.when];
-			/* the peak: the highest reserved; start and dump: the last */
-			if (s < 0 || c.when != CCA_SAMPLE_PEAK ||
-			    c.reserved >= g_array_index(calls->calls, CcaCall, s).reserved)
-				calls->sample[c.when] = (int)calls->calls->len;
-		}
+		c.order = calls->calls->len;
 		g_array_append_val(calls->calls, c);
+	}
+	g_array_sort(calls->calls, call_order);
+	for (guint i = 0; i < calls->calls->len; i++) {
+		const CcaCall *c = &g_array_index(calls->calls, CcaCall, i);
+		if (c->kind == CCA_CALL_DUMP)
+			calls->last_dump = (int)i;
+		if (c->kind == CCA_CALL_DEVICE_MEMORY) {
+			int s = calls->sample[c->when];
+			/* the peak: the highest reserved; start and dump: the last */
+			if (s < 0 || c->when != CCA_SAMPLE_PEAK ||
+			    c->reserved >= g_array_index(calls->calls, CcaCall, s).reserved)
+				calls->sample[c->when] = (int)i;
+		}
 	}
 	return calls;
 }

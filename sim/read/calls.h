@@ -53,6 +53,8 @@ typedef enum {
 /* One recorded call. */
 typedef struct {
 	CcaCallKind kind;
+	guint order; /* its place among the records (they come in call order, but
+		      * for a capture_begin, written at its capture's end) */
 	int64_t time_us;
 	uint64_t allocs, frees, ooms; /* the device's counts at the call */
 	/* the trace entry the call came right before (cca_calls_place()):
@@ -71,7 +73,8 @@ typedef struct {
 	CcaSampleWhen when;
 } CcaCall;
 
-/* The calls recorded for one device, in the order they were made. */
+/* The calls recorded for one device, in the order they were made (by
+ * their counts, then their records' order). */
 typedef struct {
 	GArray *calls; /* CcaCall */
 	bool placed;   /* cca_calls_place() ran */

@@ -693,6 +693,18 @@ replay_recorded_oom(Replay *r, const CcaEvent *ev)
 	device_set_refuse(r->device, false);
 	replay_late_completions(r);
 	note_peak(r);
+	CcaReplayResult *res = r->res;
+	if (!res->recorded_oom_seen) {
+		res->recorded_oom_seen = true;
+		res->recorded_oom_event = r->in.position - 1;
+		res->recorded_oom_alloc_size = cca_allocator_segment_size(r->alloc, ev->size);
+		res->recorded_oom_reserved = cca_allocator_reserved(r->alloc);
+		res->recorded_oom_allocated = (uint64_t)cca_allocator_stats(r->alloc)
+						      ->allocated_bytes[CCA_STAT_ALL]
+						      .current;
+		res->recorded_oom_allowed = cca_allocator_allowed_maximum(r->alloc);
+		res->recorded_oom_device_free = ev->addr; /* an oom entry's device_free */
+	}
 	if (h != CCA_NIL) /* the request fits here: it is given back at once */
 		cca_allocator_free_block(r->alloc, h, false);
 }

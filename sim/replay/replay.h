@@ -201,6 +201,12 @@ typedef struct {
 	uint64_t oom_alloc_size;  /* the segment it asked for */
 	uint64_t oom_reserved, oom_allocated, oom_free, oom_largest_free;
 	uint64_t oom_stream;
+	/* the trace's first oom entry, as the model met it: its index, the
+	 * segment it asked for, the model's reserved and allocated bytes and
+	 * cap then, and the device's free memory the entry recorded */
+	bool recorded_oom_seen;
+	uint64_t recorded_oom_event, recorded_oom_alloc_size, recorded_oom_reserved,
+		recorded_oom_allocated, recorded_oom_allowed, recorded_oom_device_free;
 	/* inference from the trace */
 	uint64_t empty_cache_calls; /* empty_cache() replayed */
 	/* the program's calls ccasim-record saw that the replay applied

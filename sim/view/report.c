@@ -8,6 +8,8 @@
 
 #include "report.h"
 
+#include "calls.h"
+
 #include "json.h"
 #include "size.h"
 #include "text.h"
@@ -214,6 +216,48 @@ append_oom(GString *out, const CcaReportContext *ctx, const CcaReplayResult *res
 		res->stopped_by_oom ? " The replay stopped here (--keep-going goes on)." : "");
 }
 
+/* The trace's own first OOM, as PyTorch's message put it: the figures
+ * the model holds there and the device's free memory the oom entry
+ * recorded; the GPU's total and the memory outside the allocator come from
+ * ccasim-record when it sampled it.  PyTorch's message also gives the
+ * memory each process holds on the GPU (from NVML), which no snapshot
+ * shows: those sentences are left out. */
+static void
+append_recorded_oom(GString *out, const CcaReportContext *ctx, const CcaReplayResult *res)
+{
+	char a[32], b[32], c[32], d[32], e[32];
+	g_autoptr(CcaCalls) calls = ctx->snap && cca_calls_present(ctx->snap, ctx->device)
+					    ? cca_calls_parse(ctx->snap, ctx->device, NULL)
+					    : NULL;
+	const CcaCall *sample = cca_calls_sample(calls, CCA_SAMPLE_DUMP);
+	if (!sample)
+		sample = cca_calls_sample(calls, CCA_SAMPLE_PEAK);
+	uint64_t total = sample ? sample->total : ctx->device_memory;
+	g_string_append_printf(
+		out,
+		"\nThe recorded OOM at event %" G_GUINT64_FORMAT ", in PyTorch's words:\n"
+		"  CUDA out of memory. Tried to allocate %s. GPU %d has a total "
+		"capacity of %s of which %s is free.",
+		res->recorded_oom_event, cca_size_format(res->recorded_oom_alloc_size, a),
+		ctx->device, cca_size_format(total, b),
+		cca_size_format(res->recorded_oom_device_free, c));
+	if (res->recorded_oom_allowed)
+		g_string_append_printf(out, " %s allowed;",
+				       cca_size_format(res->recorded_oom_allowed, b));
+	g_string_append_printf(
+		out,
+		" Of the allocated memory %s is allocated by PyTorch, and %s is reserved by "
+		"PyTorch but unallocated.\n",
+		cca_size_format(res->recorded_oom_allocated, d),
+		cca_size_format(res->recorded_oom_reserved - res->recorded_oom_allocated, e));
+	g_string_append_printf(
+		out,
+		"  (%s; the memory each process holds, which PyTorch's message adds "
+		"from NVML, is in no snapshot)\n",
+		sample ? "the GPU's total as ccasim-record sampled it"
+		       : "the GPU's total assumed: record with ccasim-record for its own");
+}
+
 void
 cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, GString *out)
 {
@@ -304,6 +348,8 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 		row_count(out, "frees of unknown blocks", (int64_t)res->unknown_frees);
 	if (res->unexpected_ooms)
 		append_oom(out, ctx, res);
+	if (res->recorded_oom_seen && !res->whatif)
+		append_recorded_oom(out, ctx, res);
 	if (res->check_ran) {
 		if (res->check_passed)
 			g_string_append_printf(out,
