@@ -140,6 +140,42 @@ def wl_rscap(torch, dev):
     torch.cuda.synchronize()
 
 
+def wl_rsdet(torch, dev):
+    """rscap with the completion of each cross-stream free made
+    deterministic: both streams sleep on the GPU (torch.cuda._sleep, about
+    20 ms) before each free, so no freed block's event completes before the
+    synchronize() that ends every group of 8 iterations; the next malloc's
+    process_events (or, under a cap, a retry's synchronisation) completes
+    them.  rscap leaves that to the race between CPU and GPU, which differs
+    from run to run."""
+    side = torch.cuda.Stream()
+    rng = random.Random(6)
+    outs = []
+    sleep = 40_000_000  # cycles: about 20 ms on an H200
+    for i in range(96):
+        n = rng.choice([1, 2, 4, 8, 16, 24]) << 18  # floats: 1..24 MiB
+        with torch.cuda.stream(side):
+            t = torch.randn(n, device=dev)
+        torch.cuda.current_stream().wait_stream(side)
+        u = t * 2.0
+        torch.cuda._sleep(sleep)
+        t.record_stream(torch.cuda.current_stream())
+        del t
+        with torch.cuda.stream(side):
+            v = torch.randn(n // 2, device=dev)
+            u.record_stream(side)
+            w = u[: n // 2] + v
+            torch.cuda._sleep(sleep)
+        w.record_stream(torch.cuda.current_stream())
+        outs.append(w.sum())
+        if len(outs) > 6:
+            outs.pop(0)
+        del u, v, w
+        if i % 8 == 7:
+            torch.cuda.synchronize()
+    torch.cuda.synchronize()
+
+
 def resnet18_training(torch, dev, steps):
     """ResNet-18 training, STEPS steps of batch 32."""
     import torchvision

@@ -817,6 +817,39 @@ cca_allocator_cached_segments(const CcaAllocator *a)
 	return out;
 }
 
+/* Is pool index POOL one release_cached_blocks() frees (a default pool,
+ * or a private pool whose owner is gone)? */
+static bool
+pool_releasable(const CcaAllocator *a, uint32_t pool)
+{
+	uint32_t k = pool / 2;
+	return k == 0 || a->mempool_freeable[k];
+}
+
+GArray *
+cca_allocator_segments_whole_after_sync(const CcaAllocator *a)
+{
+	GArray *out = cca_allocator_cached_segments(a);
+	for (guint i = 0; i < a->pending->len; i++) {
+		CcaHandle h = g_array_index(a->pending, CcaHandle, i);
+		const CcaBlock *b = B(a, h);
+		if (b->expandable >= 0 || !pool_releasable(a, b->pool))
+			continue;
+		while (b->prev != CCA_NIL)
+			b = B(a, b->prev);
+		uint64_t base = b->ptr;
+		bool whole = true;
+		for (; whole && b; b = b->next != CCA_NIL ? B(a, b->next) : NULL)
+			whole = !b->allocated;
+		bool seen = false;
+		for (guint j = 0; whole && !seen && j < out->len; j++)
+			seen = g_array_index(out, uint64_t, j) == base;
+		if (whole && !seen)
+			g_array_append_val(out, base);
+	}
+	return out;
+}
+
 /* The whole cached segments of every pool, by base address (a new table
  * of CcaHandle + 1). */
 static GHashTable *

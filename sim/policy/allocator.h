@@ -89,6 +89,12 @@ void cca_allocator_mempool_release(CcaAllocator *alloc, uint32_t mempool);
  * uint64_t. */
 GArray *cca_allocator_cached_segments(const CcaAllocator *alloc);
 
+/* The bases of the segments release_cached_blocks() would free after its
+ * synchronisation: the whole cached segments now and those whose only
+ * blocks not free are waiting for a deferred free (a new GArray of
+ * uint64_t, no particular order; expandable segments aside). */
+GArray *cca_allocator_segments_whole_after_sync(const CcaAllocator *alloc);
+
 /* Synchronizes the streams (num_sync_all_streams) and releases the whole
  * cached segments at ADDRS[0..N) in that order, of whatever pool: what a
  * pool's release shows in a trace whose pool the model did not know.

@@ -985,6 +985,25 @@ replay_release_burst(Replay *r)
 	return true;
 }
 
+/* Do the releases among window entries [FROM, TO) free every segment that
+ * release_cached_blocks() would after a synchronisation now? */
+static bool
+releases_cover(Replay *r, uint32_t from, uint32_t to)
+{
+	g_autoptr(GArray) whole = cca_allocator_segments_whole_after_sync(r->alloc);
+	for (guint i = 0; i < whole->len; i++) {
+		uint64_t base = g_array_index(whole, uint64_t, i);
+		bool released = false;
+		for (uint32_t k = from; k < to && !released; k++) {
+			const CcaEvent *ev = window_peek(&r->in, k, &r->error);
+			released = ev->action == CCA_ACTION_SEGMENT_FREE && ev->addr == base;
+		}
+		if (!released)
+			return false;
+	}
+	return true;
+}
+
 /* Completions at the window's head that come right before a release or
  * an oom, with no request between, are the process_events of the malloc
  * that ends there, or its synchronisation: release_cached_blocks
@@ -1032,6 +1051,12 @@ completions_by_malloc(Replay *r)
 		cca_allocator_would_synchronize_in(r->alloc, request.size, request.stream, pool);
 	device_set_refuse(r->device, false);
 	if (!held)
+		return false;
+	/* release_cached_blocks() frees every segment whole after the
+	 * synchronisation: a recording that kept one made no synchronisation
+	 * here (the events had finished, and garbage collection freed what the
+	 * malloc needed) */
+	if (!releases_cover(r, n, k))
 		return false;
 	for (uint32_t i = n; i-- > 0;) {
 		CcaHandle v = map_get(&r->live, window_peek(&r->in, i, &r->error)->addr);
