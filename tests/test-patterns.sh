@@ -57,6 +57,15 @@ done <"$scratch/eval"
 grep -q '^ring.cap *recorded: check passed; 30 keys equal, 0 differ, 92 unknown' "$scratch/eval" &&
 	grep -q '^ring.default *recorded: check passed; 122 keys equal, 0 differ, 0 unknown' "$scratch/eval"
 report $? "a window of a run (ring.cap's ring lost its first entries) leaves 92 keys unknown; a whole run (ring.default) none"
+# a capped recording's cap given to a command other than replay --check:
+# its releases are the cascade's, not empty_cache() calls
+cap=$("$python" -c 'import json, sys; m = json.load(open(sys.argv[1])); print(repr(m["cap_bytes"] / m["total_memory"]))' "$dir/graphs.cap.json")
+"$ccasim" explain --recorded-memory-fraction "$cap" "$dir/graphs.cap.pickle.xz" >"$scratch/explain" 2>&1
+grep -q '^1 alloc retry, 1 OOM, 1 empty_cache() call\.' "$scratch/explain"
+report $? "explain --recorded-memory-fraction of graphs.cap: 1 alloc retry and 1 OOM as PyTorch counted, 1 empty_cache() (the one of torch.cuda.graph that freed segments)"
+"$ccasim" explain --recorded-memory-fraction 1.5 "$dir/graphs.cap.pickle.xz" >"$scratch/bad" 2>&1
+[ $? -eq 2 ] && [ "$(wc -l <"$scratch/bad")" -eq 1 ] && grep -q -- '--recorded-memory-fraction' "$scratch/bad"
+report $? "--recorded-memory-fraction 1.5: one line naming the option, exit 2"
 [ "$n" -ge 48 ]
 report $? "every case measured ($n)"
 

@@ -120,6 +120,7 @@ cca_cli_load(CcaCliArgs *args, const char *cmd, const char *path, CcaReplayOptio
 	GError *error = NULL;
 	cca_replay_options_init(opt);
 	opt->memory_fraction = args->memory_fraction;
+	opt->recorded_memory_fraction = args->recorded_memory_fraction;
 	opt->device_memory = args->device_memory;
 	opt->capacity_set = args->capacity_set;
 	opt->pytorch_version = args->pytorch_version;
@@ -262,6 +263,12 @@ cca_cli_add_groups(GOptionContext *octx, const CcaCliCommand *cmd, CcaCliArgs *a
 		 "set_per_process_memory_fraction(F) of the device memory: the cap", "F"},
 		{"device-memory", 0, 0, G_OPTION_ARG_STRING, &args->device_memory_text,
 		 "Device memory (e.g. 80GB, 24GiB); alone, cudaMalloc fails past it", "BYTES"},
+		{"recorded-memory-fraction", 0, 0, G_OPTION_ARG_STRING,
+		 &args->recorded_fraction_text,
+		 "The cap the recording ran under (a snapshot does not hold it; ccasim-record's "
+		 "does): the replay's own cap unless --memory-fraction gives another, and what a "
+		 "what-if learns the program's empty_cache() calls under",
+		 "F"},
 		G_OPTION_ENTRY_NULL,
 	};
 	const char *config_help = cmd->config_help ? cmd->config_help
@@ -350,8 +357,13 @@ cca_cli_check(const CcaCliCommand *cmd, CcaCliArgs *args)
 	if (!cca_cli_parse_limits(cmd->name, args->memory_fraction_text, &args->memory_fraction,
 				  args->device_memory_text, args->pytorch_version_text,
 				  &args->device_memory, &args->capacity_set,
-				  &args->pytorch_version))
+				  &args->pytorch_version) ||
+	    !cca_cli_parse_fraction(cmd->name, "--recorded-memory-fraction",
+				    args->recorded_fraction_text, &args->recorded_memory_fraction))
 		return FALSE;
+	/* the recording's cap is the replay's unless another is given */
+	if (args->recorded_memory_fraction > 0 && !args->memory_fraction_text)
+		args->memory_fraction = args->recorded_memory_fraction;
 	if (args->device != CCA_CLI_UNSET &&
 	    !cca_cli_check_int(cmd->name, "--device", args->device, 0, G_MAXINT))
 		return FALSE;
@@ -455,6 +467,7 @@ cca_cli_args_clear(CcaCliArgs *args)
 	g_free(args->settings);
 	g_strfreev(args->configs);
 	g_free(args->memory_fraction_text);
+	g_free(args->recorded_fraction_text);
 	g_free(args->device_memory_text);
 	g_free(args->pytorch_version_text);
 	g_free(args->address_model_text);

@@ -41,21 +41,23 @@ typedef enum {
 
 /* The shared options as parsed, and what cca_cli_parse() derives. */
 typedef struct {
-	char **configs;		    /* --config, NULL-terminated, or NULL */
-	char *memory_fraction_text; /* --memory-fraction, or NULL */
-	char *device_memory_text;   /* --device-memory, or NULL */
-	char *pytorch_version_text; /* --pytorch-version, or NULL */
-	char *address_model_text;   /* --address-model, or NULL */
+	char **configs;		      /* --config, NULL-terminated, or NULL */
+	char *memory_fraction_text;   /* --memory-fraction, or NULL */
+	char *recorded_fraction_text; /* --recorded-memory-fraction, or NULL */
+	char *device_memory_text;     /* --device-memory, or NULL */
+	char *pytorch_version_text;   /* --pytorch-version, or NULL */
+	char *address_model_text;     /* --address-model, or NULL */
 	int device; /* --device; after parsing 0 when absent (-1 with ALL_DEVICES) */
 	int jobs;   /* -j; 0: one thread per core */
 	gboolean whatif, json, keep_going, no_progress;
 	/* derived */
 	guint n_configs;
-	double memory_fraction;	       /* 0: no cap */
-	uint64_t device_memory;	       /* 0: not given */
-	bool capacity_set;	       /* --device-memory given */
-	uint32_t pytorch_version;      /* 0: guess from the trace */
-	CcaAddressModel address_model; /* CCA_ADDRESS_DRIVER unless given */
+	double memory_fraction;		 /* 0: no cap */
+	double recorded_memory_fraction; /* the recording's cap; 0: none given */
+	uint64_t device_memory;		 /* 0: not given */
+	bool capacity_set;		 /* --device-memory given */
+	uint32_t pytorch_version;	 /* 0: guess from the trace */
+	CcaAddressModel address_model;	 /* CCA_ADDRESS_DRIVER unless given */
 	/* filled by cca_cli_load(): settings[i] is configs[i] parsed */
 	CcaSettings *settings;
 	guint n_settings;
