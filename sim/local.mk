@@ -10,10 +10,10 @@ libccasim_a_SOURCES += %D%/policy/allocator.h %D%/policy/allocator.c %D%/policy/
 # device/: the simulated device and the driver address model
 libccasim_a_SOURCES += %D%/device/simdevice.c %D%/device/driverva.h %D%/device/driverva.c
 # replay/: the plan and the one replay
-libccasim_a_SOURCES += %D%/replay/plan.h %D%/replay/plan.c %D%/replay/replay.h %D%/replay/replay.c %D%/replay/rewind.h %D%/replay/rewind.c %D%/replay/addrmap.h
+libccasim_a_SOURCES += %D%/replay/plan.h %D%/replay/plan.c %D%/replay/replay.h %D%/replay/replay.c %D%/replay/rewind.h %D%/replay/rewind.c %D%/replay/addrmap.h %D%/replay/figures.h %D%/replay/figures.c
 # study/: what-if studies and the cost model
 libccasim_a_SOURCES += %D%/study/sweep.h %D%/study/sweep.c %D%/study/fit.h %D%/study/fit.c %D%/study/diff.h %D%/study/diff.c %D%/study/sensitivity.h %D%/study/sensitivity.c %D%/study/calibration.h %D%/study/calibration.c
 # view/: observers of a replay; plot.c draws with cairo
-libccasim_a_SOURCES += %D%/view/explain.h %D%/view/explain.c %D%/view/stepview.h %D%/view/stepview.c %D%/view/timeline.h %D%/view/timeline.c %D%/view/report.h %D%/view/report.c %D%/view/export.h %D%/view/export.c %D%/view/follow.h %D%/view/follow.c %D%/view/pickle_write.h %D%/view/pickle_write.c %D%/view/plot.h %D%/view/plot.c
+libccasim_a_SOURCES += %D%/view/explain.h %D%/view/explain.c %D%/view/stepview.h %D%/view/stepview.c %D%/view/timeline.h %D%/view/timeline.c %D%/view/report.h %D%/view/report.c %D%/view/export.h %D%/view/export.c %D%/view/follow.h %D%/view/follow.c %D%/view/pickle_write.h %D%/view/pickle_write.c %D%/view/plot.h %D%/view/plot.c %D%/view/peak.h %D%/view/peak.c
 # util/: shared helpers
 libccasim_a_SOURCES += %D%/util/text.h %D%/util/text.c %D%/util/json.h %D%/util/json.c %D%/util/size.h %D%/util/size.c %D%/util/outfile.h %D%/util/outfile.c

@@ -108,3 +108,6 @@ EXTRA_DIST += tests/test-newer.sh tests/data/newer-2.14.pickle tests/data/newer-
 # ccasim-record, the recorder (issue 14), against a stand-in torch.
 TESTS += tests/test-record.sh
 EXTRA_DIST += tests/test-record.sh tests/data/fake-torch-record
+# What made the peak, and one definition of each figure (issue 15).
+TESTS += tests/test-peak.sh tests/test-figures.sh
+EXTRA_DIST += tests/test-peak.sh tests/test-figures.sh

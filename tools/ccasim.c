@@ -25,11 +25,15 @@ static const CcaCliCommand commands[] = {
 	{"replay", cca_cmd_replay, "replay a trace through the allocator model", "TRACE",
 	 VIEW | CCA_CLI_ALL_DEVICES | CCA_CLI_CONFIG | CCA_CLI_WHATIF | CCA_CLI_JSON, NULL},
 	{"plot", cca_cmd_plot, "plot memory over time or the segment map (svg, png, pdf, html)",
-	 "TRACE", VIEW | CCA_CLI_CONFIGS,
+	 "TRACE", VIEW | CCA_CLI_CONFIGS | CCA_CLI_JSON,
 	 "What-if allocator settings (PYTORCH_CUDA_ALLOC_CONF syntax); repeat to overlay "
 	 "several"},
 	{"explain", cca_cmd_explain, "explain in plain language why memory was reserved", "TRACE",
 	 VIEW | CCA_CLI_CONFIG, NULL},
+	{"peak", cca_cmd_peak,
+	 "what made the peak: live blocks by stack, annotation and metadata; stranded free "
+	 "memory",
+	 "TRACE", VIEW | CCA_CLI_CONFIG | CCA_CLI_JSON, NULL},
 	{"step", cca_cmd_step, "walk through the allocator's decisions event by event", "TRACE",
 	 VIEW | CCA_CLI_CONFIG, NULL},
 	{"export", cca_cmd_export, "write the simulated run as a PyTorch snapshot or Chrome trace",

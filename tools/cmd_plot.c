@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "commands.h"
+#include "figures.h"
+#include "json.h"
 #include "plot.h"
 #include "report.h"
 #include "size.h"
@@ -144,6 +146,24 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 			cca_cli_print_error("plot", error);
 			g_error_free(error);
 			status = 1;
+		} else if (va->json) {
+			/* the figures the plot draws (its peak label), for machines */
+			json_t *o = json_object(), *a = json_array();
+			json_object_set_new(o, "output", cca_json_string(pa->output));
+			for (guint r = 0; r < n_runs; r++) {
+				json_t *run = json_object();
+				json_object_set_new(run, "label", cca_json_string(labels[r]));
+				json_object_set_new(run, "peak_label_bytes",
+						    cca_json_uint(tls[r].peak_reserved));
+				json_object_set_new(run, "peak_label_event",
+						    cca_json_uint(tls[r].peak_index));
+				json_object_set_new(
+					run, "figures",
+					cca_figures_to_json(&tls[r].figures, &tls[r].result.stats));
+				json_array_append_new(a, run);
+			}
+			json_object_set_new(o, "runs", a);
+			cca_json_print(stdout, o);
 		} else {
 			char a[32];
 			printf("%s: timeline of %" G_GUINT64_FORMAT " events", pa->output,
@@ -220,6 +240,23 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 		cca_cli_print_error("plot", error);
 		g_error_free(error);
 		status = 1;
+	} else if (va->json) {
+		uint64_t reserved = 0, allocated = 0;
+		for (guint i = 0; i < state->len; i++) {
+			const CcaStateSegment *sg = &g_array_index(state, CcaStateSegment, i);
+			reserved += sg->total_size;
+			for (size_t k = 0; k < sg->n_blocks; k++)
+				if (sg->blocks[k].state != CCA_BLOCK_INACTIVE)
+					allocated += sg->blocks[k].size;
+		}
+		json_t *o = json_object();
+		json_object_set_new(o, "output", cca_json_string(pa->output));
+		json_object_set_new(o, "event", cca_json_uint(shown));
+		json_object_set_new(o, "at_reserved_peak", cca_json_bool(at_peak));
+		json_object_set_new(o, "segments", cca_json_uint(state->len));
+		json_object_set_new(o, "reserved", cca_json_uint(reserved));
+		json_object_set_new(o, "allocated", cca_json_uint(allocated));
+		cca_json_print(stdout, o);
 	} else {
 		printf("%s: segment map after event %" G_GUINT64_FORMAT ", %u segments\n",
 		       pa->output, shown, state->len);

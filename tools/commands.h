@@ -16,6 +16,7 @@ int cca_cmd_step(const CcaCliCommand *cmd, int argc, char **argv);
 int cca_cmd_export(const CcaCliCommand *cmd, int argc, char **argv);
 int cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv);
 int cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv);
+int cca_cmd_peak(const CcaCliCommand *cmd, int argc, char **argv);
 int cca_cmd_diff(const CcaCliCommand *cmd, int argc, char **argv);
 int cca_cmd_gpu(const CcaCliCommand *cmd, int argc, char **argv);
 

@@ -1686,6 +1686,20 @@ compare_segments(gconstpointer x, gconstpointer y)
 	return s->address < t->address ? -1 : s->address > t->address;
 }
 
+uint64_t
+cca_allocator_segment_count(const CcaAllocator *a)
+{
+	uint64_t n = 0;
+	for (CcaHandle h = 0; h < a->slab_len; h++) {
+		const CcaBlock *head = B(a, h);
+		/* the first block of a mapped run, as cca_allocator_state() */
+		if (head->live && head->mapped &&
+		    (head->prev == CCA_NIL || !B(a, head->prev)->mapped))
+			n++;
+	}
+	return n;
+}
+
 GArray *
 cca_allocator_state(const CcaAllocator *a)
 {

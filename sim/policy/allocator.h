@@ -258,6 +258,11 @@ typedef struct {
 	size_t n_blocks;
 } CcaStateSegment;
 
+/* How many segments cca_allocator_state() would list now (a mapped run
+ * of an expandable segment is one).  Pure; a walk over the blocks, with
+ * no allocation. */
+uint64_t cca_allocator_segment_count(const CcaAllocator *alloc);
+
 /* Returns the current segments sorted by address, as _snapshot() lists
  * them; free with cca_allocator_state_free(). */
 GArray *cca_allocator_state(const CcaAllocator *alloc);

@@ -605,18 +605,6 @@ cause_begin(Replay *r, uint64_t index, const CcaEvent *ev)
 }
 
 static void
-note_peak(Replay *r)
-{
-	const CcaStats *st = cca_allocator_stats(r->alloc);
-	uint64_t reserved = (uint64_t)st->reserved_bytes[CCA_STAT_ALL].current;
-	if (reserved > r->res->reserved_at_peak ||
-	    (reserved == r->res->reserved_at_peak && r->res->reserved_at_peak == 0)) {
-		r->res->reserved_at_peak = reserved;
-		r->res->allocated_at_peak = (uint64_t)st->allocated_bytes[CCA_STAT_ALL].current;
-	}
-}
-
-static void
 record_unexpected_oom(Replay *r, const CcaEvent *ev)
 {
 	CcaReplayResult *res = r->res;
@@ -650,7 +638,6 @@ replay_alloc(Replay *r, const CcaEvent *ev)
 	 * driver handing the address out again) */
 	replay_late_completions(r);
 	r->have_segment_alloc = false;
-	note_peak(r);
 	if (h == CCA_NIL) {
 		record_unexpected_oom(r, ev);
 		if (!r->opt->keep_going) {
@@ -692,7 +679,6 @@ replay_recorded_oom(Replay *r, const CcaEvent *ev)
 	CcaHandle h = cca_allocator_malloc_in(r->alloc, ev->size, ev->stream, pool);
 	device_set_refuse(r->device, false);
 	replay_late_completions(r);
-	note_peak(r);
 	CcaReplayResult *res = r->res;
 	if (!res->recorded_oom_seen) {
 		res->recorded_oom_seen = true;
@@ -1351,6 +1337,7 @@ replay_loop(Replay *r)
 					    cca_allocator_reserved(r->alloc));
 			break;
 		}
+		cca_figures_observe(&r->res->figures, r->in.position - 1, &ev, r->alloc);
 		if (r->opt->observer)
 			r->opt->observer(r->opt->observer_data, r->in.position - 1, &ev, r->alloc);
 		if (why && !cca_allocator_check_invariants(r->alloc, why))
@@ -1734,6 +1721,8 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 	if (!ok)
 		g_propagate_error(error, r.error);
 	res->stats = *cca_allocator_stats(r.alloc);
+	res->reserved_at_peak = res->figures.reserved_peak.reserved;
+	res->allocated_at_peak = res->figures.reserved_peak.allocated;
 	res->address_ties = cca_allocator_address_ties(r.alloc);
 	res->address_ties_counted = opt->count_address_ties;
 	if (segment_entries)

@@ -40,6 +40,7 @@
 
 #include "allocator.h"
 #include "device.h"
+#include "figures.h"
 #include "settings.h"
 #include "snapshot.h"
 #include "stats.h"
@@ -189,9 +190,11 @@ typedef struct {
 	 * this run */
 	uint64_t address_ties;
 	bool address_ties_counted; /* options->count_address_ties */
-	/* peak bookkeeping */
-	uint64_t reserved_at_peak;  /* = reserved_bytes.all.peak */
-	uint64_t allocated_at_peak; /* allocated bytes when reserved peaked */
+	/* the peak moments (figures.h: the one definition every command
+	 * uses), sampled after each entry the observer hears of */
+	CcaFigures figures;
+	uint64_t reserved_at_peak;  /* = figures.reserved_peak.reserved */
+	uint64_t allocated_at_peak; /* = figures.reserved_peak.allocated */
 	/* OOMs */
 	uint64_t recorded_ooms;	  /* oom entries the trace itself had */
 	uint64_t unexpected_ooms; /* requests that failed only in the model */

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "figures.h"
 #include "json.h"
 #include "size.h"
 
@@ -28,9 +29,9 @@ typedef struct {
 /* Observer of a side's replay: the reserved timeline, and the state at
  * the first entry with the peak reserved bytes. */
 typedef struct {
-	GArray *samples; /* Sample */
-	GArray *state;	 /* CcaStateSegment, from cca_allocator_state() */
-	uint64_t peak;	 /* the most reserved bytes sampled so far */
+	GArray *samples;    /* Sample */
+	GArray *state;	    /* CcaStateSegment, from cca_allocator_state() */
+	CcaFigures figures; /* the peak moments (figures.h) */
 } Timeline;
 
 static void
@@ -38,8 +39,7 @@ timeline_observe(void *data, uint64_t index, const CcaEvent *event, const CcaAll
 {
 	Timeline *t = data;
 	Sample s = {index, cca_allocator_reserved(alloc)};
-	if (t->samples->len == 0 || s.reserved > t->peak) {
-		t->peak = s.reserved;
+	if (cca_figures_observe(&t->figures, index, event, alloc) & CCA_FIGURES_RESERVED_PEAK) {
 		cca_allocator_state_free(t->state);
 		t->state = cca_allocator_state(alloc);
 	}
@@ -53,7 +53,7 @@ diff_side(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaDiffSide *sid
 	  GArray **state, GError **error)
 {
 	CcaReplayOptions o = *opt;
-	Timeline t = {g_array_new(FALSE, FALSE, sizeof(Sample)), NULL, 0};
+	Timeline t = {.samples = g_array_new(FALSE, FALSE, sizeof(Sample))};
 	o.observer = timeline_observe;
 	o.observer_data = &t;
 	*samples = t.samples;
@@ -62,14 +62,11 @@ diff_side(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaDiffSide *sid
 		return FALSE;
 	}
 	side->events_seen = t.samples->len;
-	for (guint i = 0; i < t.samples->len; i++) {
-		const Sample *s = &g_array_index(t.samples, Sample, i);
-		if (i == 0 || s->reserved > side->peak_reserved) {
-			side->peak_reserved = s->reserved;
-			side->peak_event = s->index;
-		}
-		side->final_reserved = s->reserved;
-	}
+	side->peak_reserved = t.figures.reserved_peak.reserved;
+	side->peak_event = t.figures.reserved_peak.index;
+	if (t.samples->len)
+		side->final_reserved =
+			g_array_index(t.samples, Sample, t.samples->len - 1).reserved;
 	*state = t.state ? t.state : g_array_new(FALSE, TRUE, sizeof(CcaStateSegment));
 	for (guint i = 0; i < (*state)->len; i++) {
 		const CcaStateSegment *seg = &g_array_index(*state, CcaStateSegment, i);
@@ -426,6 +423,8 @@ side_json(const char *label, const CcaDiffSide *s)
 	json_object_set_new(o, "peak_live", cca_json_uint(s->peak_live));
 	json_object_set_new(o, "peak_free", cca_json_uint(s->peak_free));
 	json_object_set_new(o, "peak_segments", cca_json_uint(s->peak_segments));
+	json_object_set_new(o, "figures",
+			    cca_figures_to_json(&s->result.figures, &s->result.stats));
 	json_object_set_new(o, "reserved_bytes_peak",
 			    json_integer(st->reserved_bytes[CCA_STAT_ALL].peak));
 	json_object_set_new(o, "num_device_alloc", json_integer(st->num_device_alloc));

@@ -24,6 +24,8 @@
 
 #include <string.h>
 
+#include "figures.h"
+#include "peak.h"
 #include "size.h"
 #include "text.h"
 
@@ -435,6 +437,8 @@ typedef struct {
 	GHashTable *stacks;   /* live block address -> stack id + 1 */
 	GArray *state;	      /* CcaStateSegment at the peak */
 	GArray *state_stacks; /* uint32_t: stack of each block of STATE, in order */
+	CcaFigures figures;   /* the peak moments (figures.h) */
+	CcaPeak *peak;	      /* what made the peak (peak.h), from the same replay */
 } Pass;
 
 static void
@@ -482,9 +486,9 @@ pass_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator
 {
 	Pass *p = data;
 	cca_explain_observe(p->x, index, ev, alloc);
-	uint64_t reserved = cca_allocator_reserved(alloc);
-	if (!p->have_peak || reserved > p->peak_reserved) {
-		p->peak_reserved = reserved;
+	cca_peak_observe(p->peak, index, ev, alloc);
+	if (cca_figures_observe(&p->figures, index, ev, alloc) & CCA_FIGURES_RESERVED_PEAK) {
+		p->peak_reserved = p->figures.reserved_peak.reserved;
 		p->peak_index = index;
 		p->have_peak = true;
 		pass_take_peak(p, alloc);
@@ -496,6 +500,7 @@ pass_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev
 {
 	Pass *p = data;
 	cca_explain_model_event(p->x, cause, trace, ev);
+	cca_peak_model_event(p->peak, cause, trace, ev);
 	if (ev->action == CCA_ACTION_ALLOC) {
 		uint64_t *key = g_new(uint64_t, 1);
 		*key = ev->addr;
@@ -733,6 +738,7 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		.state_stacks = g_array_new(FALSE, FALSE, sizeof(uint32_t)),
 	};
 	pass.x = cca_explain_new(pass_record, &pass);
+	pass.peak = cca_peak_new(snap, options->device);
 	CcaReplayOptions opt = *options;
 	opt.before_request = pass_before;
 	opt.before_request_data = &pass;
@@ -748,9 +754,11 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		g_array_free(pass.records, TRUE);
 		g_array_free(pass.state_stacks, TRUE);
 		cca_allocator_state_free(pass.state);
+		cca_peak_free(pass.peak);
 		return FALSE;
 	}
 	append_summary(out, &res, &pass);
+	cca_figures_append_text(out, &res.figures, &res.stats, "  ");
 
 	guint listed = 0, n_mallocs = 0;
 	for (guint i = 0; i < pass.records->len; i++)
@@ -785,6 +793,9 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 
 	if (pass.have_peak)
 		append_peak(out, snap, &pass, params);
+	g_string_append(out, "\nWhat made the peak (as `ccasim peak` shows it):\n");
+	cca_peak_append_text(out, pass.peak, params->top);
+	cca_peak_free(pass.peak);
 	cca_replay_result_clear(&res);
 	g_array_free(pass.records, TRUE);
 	g_array_free(pass.state_stacks, TRUE);

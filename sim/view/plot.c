@@ -981,8 +981,8 @@ cca_plot_draw_segments(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotSegm
  * --at` shows it (CcaStepAt, stepview.h). */
 typedef struct {
 	CcaStepAt where;
-	bool at_peak; /* AT unknown: the first entry with the most reserved bytes */
-	uint64_t peak;
+	bool at_peak; /* AT unknown: the reserved peak (figures.h) */
+	CcaFigures figures;
 	uint64_t shown;
 	GArray *state;
 	bool done;	/* STATE is the answer */
@@ -1014,11 +1014,9 @@ static void
 plot_capture_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
 {
 	PlotCapture *c = data;
-	if (c->at_peak) { /* as cca_timeline_collect() finds the peak */
-		uint64_t reserved =
-			(uint64_t)cca_allocator_stats(alloc)->reserved_bytes[CCA_STAT_ALL].current;
-		if (!c->state || reserved > c->peak) {
-			c->peak = reserved;
+	if (c->at_peak) { /* the same moment every command names */
+		if (cca_figures_observe(&c->figures, index, ev, alloc) &
+		    CCA_FIGURES_RESERVED_PEAK) {
 			cca_allocator_state_free(c->state);
 			c->state = cca_allocator_state(alloc);
 			c->shown = index;

@@ -9,6 +9,7 @@
 #include "report.h"
 
 #include "calls.h"
+#include "figures.h"
 
 #include "json.h"
 #include "size.h"
@@ -135,8 +136,9 @@ cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *re
 	json_object_set_new(frag, "peak_active_over_peak_reserved",
 			    cca_json_fixed(cca_stats_fragmentation(&res->stats), 6));
 	json_object_set_new(frag, "reserved_unallocated_at_peak",
-			    cca_json_uint(res->reserved_at_peak - res->allocated_at_peak));
+			    cca_json_uint(cca_figures_unallocated_at_reserved_peak(&res->figures)));
 	json_object_set_new(o, "fragmentation", frag);
+	json_object_set_new(o, "figures", cca_figures_to_json(&res->figures, &res->stats));
 	json_t *start = json_null();
 	if (res->start_reconstructed) {
 		start = json_object();
@@ -167,14 +169,14 @@ static void
 row_bytes(GString *out, const char *label, int64_t bytes)
 {
 	char buf[32];
-	g_string_append_printf(out, "  %-28s %16" G_GINT64_FORMAT " B  (%s)\n", label, bytes,
+	g_string_append_printf(out, "  %-32s %16" G_GINT64_FORMAT " B  (%s)\n", label, bytes,
 			       cca_size_format((uint64_t)bytes, buf));
 }
 
 static void
 row_count(GString *out, const char *label, int64_t n)
 {
-	g_string_append_printf(out, "  %-28s %16" G_GINT64_FORMAT "\n", label, n);
+	g_string_append_printf(out, "  %-32s %16" G_GINT64_FORMAT "\n", label, n);
 }
 
 /* A figure a window of a run cannot know: "unknown before the window",
@@ -184,11 +186,11 @@ row_window(GString *out, const char *label, int64_t value, bool bytes)
 {
 	char buf[32];
 	if (bytes)
-		g_string_append_printf(out, "  %-28s unknown before the window (%s within it)\n",
+		g_string_append_printf(out, "  %-32s unknown before the window (%s within it)\n",
 				       label, cca_size_format((uint64_t)value, buf));
 	else
 		g_string_append_printf(
-			out, "  %-28s unknown before the window (%" G_GINT64_FORMAT " within it)\n",
+			out, "  %-32s unknown before the window (%" G_GINT64_FORMAT " within it)\n",
 			label, value);
 }
 
@@ -323,23 +325,37 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 		row_window(out, "OOMs", st->num_ooms, false);
 	} else {
 		row_bytes(out, "peak reserved", st->reserved_bytes[CCA_STAT_ALL].peak);
+		g_string_append_printf(out, "  %-32s %16" G_GUINT64_FORMAT "\n", "  after event",
+				       res->figures.reserved_peak.index);
 		row_bytes(out, "peak allocated", st->allocated_bytes[CCA_STAT_ALL].peak);
+		g_string_append_printf(out, "  %-32s %16" G_GUINT64_FORMAT "\n", "  after event",
+				       res->figures.allocated_peak.index);
 		row_bytes(out, "peak active", st->active_bytes[CCA_STAT_ALL].peak);
 		row_bytes(out, "peak requested", st->requested_bytes[CCA_STAT_ALL].peak);
-		g_string_append_printf(out, "  %-28s %15.2f %%\n", "fragmentation (1-act/res)",
+		g_string_append_printf(out, "  %-32s %15.2f %%\n", "fragmentation (1-act/res)",
 				       100.0 * cca_stats_fragmentation(st));
-		row_bytes(out, "unallocated at reserved peak",
-			  (int64_t)(res->reserved_at_peak - res->allocated_at_peak));
+		uint64_t unallocated = cca_figures_unallocated_at_reserved_peak(&res->figures);
+		g_string_append_printf(
+			out, "  %-32s %16" G_GUINT64_FORMAT " B  (%s, %.2f %% of reserved then)\n",
+			CCA_FIGURES_LABEL_UNALLOCATED, unallocated,
+			cca_size_format(unallocated, buf),
+			res->figures.reserved_peak.reserved
+				? 100.0 * (double)unallocated /
+					  (double)res->figures.reserved_peak.reserved
+				: 0.0);
 		row_count(out, "cudaMalloc (+maps)", st->num_device_alloc);
 		row_count(out, "cudaFree (+unmaps)", st->num_device_free);
-		row_count(out, "segments at peak", st->segment[CCA_STAT_ALL].peak);
+		row_count(out, CCA_FIGURES_LABEL_SEGMENTS_AT_PEAK,
+			  (int64_t)res->figures.reserved_peak.segments);
+		row_count(out, CCA_FIGURES_LABEL_PEAK_SEGMENT_COUNT,
+			  (int64_t)cca_figures_peak_segment_count(st));
 		row_count(out, "alloc retries", st->num_alloc_retries);
 		row_count(out, "OOMs", st->num_ooms);
 	}
 	row_count(out, "empty_cache calls", (int64_t)res->empty_cache_calls);
 	if (res->recorded_calls_applied)
 		g_string_append_printf(out,
-				       "  %-28s %16" G_GUINT64_FORMAT
+				       "  %-32s %16" G_GUINT64_FORMAT
 				       "  (ccasim-record: %" G_GUINT64_FORMAT
 				       " empty_cache, the rest settings, fraction, stats resets)\n",
 				       "recorded calls applied", res->recorded_calls_applied,

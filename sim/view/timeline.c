@@ -18,7 +18,6 @@ typedef struct {
 	bool oom_pending;
 	uint64_t oom_size;
 	int64_t last_index; /* -1 before the first entry */
-	bool have_peak;
 } Collect;
 
 static void
@@ -30,6 +29,7 @@ timeline_reset(CcaTimeline *tl)
 	tl->has_time = false;
 	tl->peak_reserved = 0;
 	tl->peak_index = 0;
+	memset(&tl->figures, 0, sizeof tl->figures);
 }
 
 static void
@@ -39,7 +39,6 @@ collect_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAlloca
 	CcaTimeline *tl = c->tl;
 	if ((int64_t)index <= c->last_index) {
 		timeline_reset(tl);
-		c->have_peak = false;
 	}
 	c->last_index = (int64_t)index;
 	const CcaStats *st = cca_allocator_stats(alloc);
@@ -75,10 +74,9 @@ collect_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAlloca
 			tl->t_max = ev->time_us;
 		tl->has_time = true;
 	}
-	if (!c->have_peak || (uint64_t)v[CCA_SERIES_RESERVED] > tl->peak_reserved) {
-		tl->peak_reserved = (uint64_t)v[CCA_SERIES_RESERVED];
-		tl->peak_index = index;
-		c->have_peak = true;
+	if (cca_figures_observe(&tl->figures, index, ev, alloc) & CCA_FIGURES_RESERVED_PEAK) {
+		tl->peak_reserved = tl->figures.reserved_peak.reserved;
+		tl->peak_index = tl->figures.reserved_peak.index;
 	}
 	if (c->oom_pending) {
 		c->oom_pending = false;

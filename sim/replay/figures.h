@@ -1,0 +1,97 @@
+/* figures.h - the one definition of each headline figure of a replay.
+ *
+ * `replay`, `explain`, `plot`, `diff`, `peak` and the studies all name
+ * the same moments and counts, defined here once (doc/figures.md):
+ *   - the reserved peak: the first trace entry after which the bytes
+ *     reserved are at their maximum over the replay (entries compared
+ *     after the engine has handled each one, as its observer sees them);
+ *   - the allocated peak: likewise for the bytes allocated;
+ *   - unallocated at the reserved peak: reserved - allocated at the
+ *     reserved peak (cached free bytes, pending frees count as allocated);
+ *   - segments at the reserved peak: the segments standing then, as
+ *     _snapshot() lists them (a mapped run of an expandable segment is
+ *     one);
+ *   - peak segment count: PyTorch's segment.all.peak, the most cudaMalloc
+ *     segments ever held at once since the last reset_peak_memory_stats()
+ *     (expandable segments are not counted), which need not be at the
+ *     reserved peak.
+ * The engine keeps one CcaFigures in every CcaReplayResult; a view that
+ * takes the state at a peak feeds its own CcaFigures from its observer
+ * with the same function, so both name the same entry.
+ */
+#ifndef CCA_FIGURES_H
+#define CCA_FIGURES_H
+
+#include <glib.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "allocator.h"
+#include "event.h"
+#include "stats.h"
+
+G_BEGIN_DECLS
+
+/* The model's state after one trace entry. */
+typedef struct {
+	bool seen;	    /* some entry was handled */
+	uint64_t index;	    /* the trace entry */
+	int64_t time_us;    /* its time, CCA_TIME_NONE if absent */
+	uint64_t reserved;  /* bytes reserved then */
+	uint64_t allocated; /* bytes allocated then (pending frees included) */
+	uint64_t active;    /* bytes active then */
+	uint64_t segments;  /* segments standing then (cca_allocator_segment_count()) */
+} CcaMoment;
+
+/* The two peak moments of a replay so far. */
+typedef struct {
+	CcaMoment reserved_peak;
+	CcaMoment allocated_peak;
+} CcaFigures;
+
+/* cca_figures_observe()'s answer: which peaks entry INDEX set. */
+#define CCA_FIGURES_RESERVED_PEAK 1u
+#define CCA_FIGURES_ALLOCATED_PEAK 2u
+
+/* Names the figures carry everywhere (text and doc). */
+#define CCA_FIGURES_LABEL_RESERVED_PEAK "reserved peak"
+#define CCA_FIGURES_LABEL_ALLOCATED_PEAK "allocated peak"
+#define CCA_FIGURES_LABEL_UNALLOCATED "unallocated at the reserved peak"
+#define CCA_FIGURES_LABEL_SEGMENTS_AT_PEAK "segments at the reserved peak"
+#define CCA_FIGURES_LABEL_PEAK_SEGMENT_COUNT "peak segment count"
+
+/* Feeds the state ALLOC has after the engine handled trace entry INDEX
+ * (EVENT): a new maximum of reserved (allocated) bytes, strictly greater
+ * than every earlier entry's, makes INDEX the reserved (allocated) peak.
+ * Call it from an observer, once per entry, in order.  Returns the
+ * CCA_FIGURES_* bits of the peaks INDEX set (0: none), so that a view
+ * takes its copy of the state exactly there.  Costs a walk over the
+ * blocks at a new reserved peak only (at most once per cudaMalloc). */
+unsigned cca_figures_observe(CcaFigures *figures, uint64_t index, const CcaEvent *event,
+			     const CcaAllocator *alloc);
+
+/* Bytes reserved but not allocated at the reserved peak (0 before any
+ * entry). */
+uint64_t cca_figures_unallocated_at_reserved_peak(const CcaFigures *figures);
+
+/* PyTorch's segment.all.peak of STATS: the peak segment count. */
+uint64_t cca_figures_peak_segment_count(const CcaStats *stats);
+
+/* The figures as a new JSON object: "reserved_peak" and "allocated_peak"
+ * (each {"event", "time_us" (null if absent), "reserved", "allocated",
+ * "active"}, "segments" in the reserved peak's, or null before any
+ * entry), "unallocated_at_reserved_peak", "segments_at_reserved_peak",
+ * and "peak_segment_count" from STATS (omitted when STATS is NULL). */
+json_t *cca_figures_to_json(const CcaFigures *figures, const CcaStats *stats);
+
+/* Appends the figures for people, one line each, starting with INDENT:
+ * the two peaks with their entry, the unallocated bytes and the segments
+ * at the reserved peak, and (when STATS is not NULL) the peak segment
+ * count. Bytes are exact, followed by the size in binary units. */
+void cca_figures_append_text(GString *out, const CcaFigures *figures, const CcaStats *stats,
+			     const char *indent);
+
+G_END_DECLS
+
+#endif

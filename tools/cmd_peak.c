@@ -1,0 +1,181 @@
+/* cmd_peak.c - `ccasim peak TRACE`: option parsing and output only. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "figures.h"
+#include "json.h"
+#include "outfile.h"
+#include "peak.h"
+#include "report.h"
+
+/* One run of the command: its replay and what the peak observer kept. */
+typedef struct {
+	CcaReplayResult result;
+	CcaPeak *peak;
+	char *label;
+} PeakRun;
+
+static void
+peak_run_clear(PeakRun *r)
+{
+	cca_replay_result_clear(&r->result);
+	cca_peak_free(r->peak);
+	g_free(r->label);
+}
+
+static gboolean
+peak_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, PeakRun *r)
+{
+	g_autoptr(GError) error = NULL;
+	r->label = cca_report_settings_label(snap, opt);
+	r->peak = cca_peak_collect(snap, opt, &r->result, &error);
+	if (!r->peak)
+		cca_cli_print_error("peak", error);
+	return r->peak != NULL;
+}
+
+static json_t *
+peak_run_json(const char *trace, int device, const PeakRun *r)
+{
+	json_t *o = cca_peak_to_json(r->peak, &r->result.stats);
+	json_object_set_new(o, "trace", cca_json_string(trace));
+	json_object_set_new(o, "device", json_integer(device));
+	json_object_set_new(o, "settings", cca_json_string(r->label));
+	json_object_set_new(o, "whatif", cca_json_bool(r->result.whatif));
+	return o;
+}
+
+static void
+peak_run_text(GString *out, const char *trace, int device, const PeakRun *r, guint top)
+{
+	g_string_append_printf(out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s\n", trace,
+			       device, r->result.events, r->label);
+	cca_figures_append_text(out, &r->result.figures, &r->result.stats, "  ");
+	cca_peak_append_text(out, r->peak, top);
+}
+
+int
+cca_cmd_peak(const CcaCliCommand *cmd, int argc, char **argv)
+{
+	g_auto(CcaCliArgs) args = {0};
+	int top = 10;
+	g_autofree char *under = NULL, *folded = NULL, *moment = NULL;
+	GOptionEntry entries[] = {
+		{"under", 'u', 0, G_OPTION_ARG_STRING, &under,
+		 "Also replay under these settings (PYTORCH_CUDA_ALLOC_CONF syntax) and show what "
+		 "changes",
+		 "SETTINGS"},
+		{"top", 'n', 0, G_OPTION_ARG_INT, &top, "Rows of each list (default 10)", "N"},
+		{"folded", 0, 0, G_OPTION_ARG_FILENAME, &folded,
+		 "Write the live blocks of --moment as folded stacks (flamegraph.pl, speedscope) to "
+		 "FILE ('-': standard output)",
+		 "FILE"},
+		{"moment", 0, 0, G_OPTION_ARG_STRING, &moment,
+		 "The moment --folded writes: reserved (default), allocated or oom (the first)",
+		 "WHICH"},
+		G_OPTION_ENTRY_NULL,
+	};
+	int status = cca_cli_parse(
+		cmd, entries,
+		"What made the peak: at the reserved peak, the allocated peak and every OOM, the\n"
+		"live blocks grouped by call stack, by the record_function annotations open when\n"
+		"each was allocated and by user metadata, largest first (each grouping sums to\n"
+		"the bytes allocated then); the free bytes stranded in each segment (for an OOM,\n"
+		"why they could not serve the request); the request that made each segment.",
+		"The peak moments and counts are those of `ccasim replay` (doc/figures.md).", &args,
+		&argc, &argv);
+	if (status >= 0)
+		return status;
+	if (argc != 2)
+		return cca_cli_usage(cmd, "expected one TRACE (see --help)");
+	if (!cca_cli_check_int("peak", "--top", top, 1, G_MAXINT))
+		return 2;
+	CcaPeakKind kind = CCA_PEAK_RESERVED;
+	if (moment && strcmp(moment, "allocated") == 0)
+		kind = CCA_PEAK_ALLOCATED;
+	else if (moment && strcmp(moment, "oom") == 0)
+		kind = CCA_PEAK_OOM;
+	else if (moment && strcmp(moment, "reserved") != 0)
+		return cca_cli_usage(cmd, "--moment: reserved, allocated or oom, got '%s'", moment);
+	if (moment && !folded)
+		return cca_cli_usage(cmd, "--moment is for --folded");
+	CcaReplayOptions opt;
+	g_autoptr(CcaSnapshot) snap = cca_cli_load(&args, "peak", argv[1], &opt, &status);
+	if (!snap)
+		return status;
+	if (args.n_settings)
+		opt.settings = &args.settings[0];
+	g_auto(CcaSettings) under_settings;
+	cca_settings_init(&under_settings);
+	if (under) {
+		g_autoptr(GError) error = NULL;
+		under_settings.pytorch_version = opt.pytorch_version;
+		if (!cca_settings_parse(&under_settings, under, &error)) {
+			fprintf(stderr, "ccasim peak: --under '%s': %s\n", under, error->message);
+			return 2;
+		}
+	}
+	PeakRun a = {0}, b = {0};
+	int rc = 1;
+	if (!peak_run(snap, &opt, &a))
+		goto out;
+	if (under) {
+		CcaReplayOptions ob = opt;
+		ob.settings = &under_settings;
+		if (!peak_run(snap, &ob, &b))
+			goto out;
+	}
+	const PeakRun *shown = under ? &b : &a;
+	if (folded) {
+		g_autoptr(GString) f = g_string_new(NULL);
+		if (!cca_peak_append_folded(f, shown->peak, kind)) {
+			fprintf(stderr, "ccasim peak: no %s in this replay\n",
+				kind == CCA_PEAK_OOM ? "OOM" : "peak");
+			goto out;
+		}
+		g_autoptr(GError) error = NULL;
+		char *tmp = NULL;
+		FILE *fp = cca_outfile_open(folded, &tmp, &error);
+		if (!fp || !cca_outfile_close(fp, tmp, folded,
+					      fwrite(f->str, 1, f->len, fp) == f->len, &error)) {
+			cca_cli_print_error("peak", error);
+			goto out;
+		}
+		if (strcmp(folded, "-") == 0) {
+			rc = 0;
+			goto out;
+		}
+	}
+	if (args.json) {
+		json_t *o;
+		if (under) {
+			o = json_object();
+			json_object_set_new(o, "a", peak_run_json(argv[1], opt.device, &a));
+			json_object_set_new(o, "b", peak_run_json(argv[1], opt.device, &b));
+			json_object_set_new(o, "changes", cca_peak_changes_to_json(a.peak, b.peak));
+		} else {
+			o = peak_run_json(argv[1], opt.device, &a);
+		}
+		cca_json_print(stdout, o);
+	} else {
+		g_autoptr(GString) out = g_string_new(NULL);
+		if (under) {
+			g_string_append(out, "A: ");
+			peak_run_text(out, argv[1], opt.device, &a, top);
+			g_string_append(out, "\nB: ");
+			peak_run_text(out, argv[1], opt.device, &b, top);
+			cca_peak_append_changes(out, a.peak, b.peak, top);
+		} else {
+			peak_run_text(out, argv[1], opt.device, &a, top);
+		}
+		fputs(out->str, stdout);
+	}
+	rc = 0;
+out:
+	peak_run_clear(&a);
+	peak_run_clear(&b);
+	return rc;
+}
