@@ -256,6 +256,11 @@ torch_one() {
 	}
 	local args=("$trace" -o "$runs/$w.$s.torch.json" --snapshot "$runs/$w.$s.torch.pickle")
 	[ -n "$at" ] && args+=(--empty-cache-at "$at")
+	# the program's calls ccasim-record saw, where ccasim places them
+	if "$ccasim" info --json "$trace" >"$runs/$w.$s.info.json" 2>/dev/null &&
+		grep -q '"kind"' "$runs/$w.$s.info.json"; then
+		args+=(--calls-from "$runs/$w.$s.info.json")
+	fi
 	conf=$(conf_of "$s")
 	[ -n "$conf" ] && args+=(--config "$conf")
 	cap=$(cat "$runs/$w.$s.cap" 2>/dev/null)

@@ -232,6 +232,20 @@ def child(args):
     else:
         route, release_at, pool_keys = plan_pools(trace, snap.get("segments"), args.device)
     empty_cache_at = set(args.empty_cache_at)
+    # the program's calls ccasim-record saw, where ccasim placed them
+    # (`ccasim info --json`: recorded_calls): applied in their order; their
+    # empty_cache() calls are among --empty-cache-at already
+    calls = {}
+    if args.calls_from:
+        with open(args.calls_from) as f:
+            for c in json.load(f).get("recorded_calls", []):
+                if c.get("device", 0) != args.device or c.get("position") is None:
+                    continue
+                if c["kind"] in ("set_allocator_settings", "memory_fraction", "reset_peak",
+                                 "reset_accumulated", "empty_cache"):
+                    calls.setdefault(c["position"], []).append(c)
+                    if c["kind"] == "empty_cache":
+                        empty_cache_at.discard(c["position"])
     dev = args.gpu
     torch.cuda.set_device(dev)
     props = torch.cuda.get_device_properties(dev)
@@ -256,7 +270,8 @@ def child(args):
         recording = True
     live = {}
     pools = {}  # pool key -> torch.cuda.MemPool, while it lives
-    counts = {"empty_cache": 0, "pool_requests": 0, "pools_created": 0, "pools_released": 0}
+    counts = {"empty_cache": 0, "pool_requests": 0, "pools_created": 0, "pools_released": 0,
+              "program_calls": 0}
 
     def alloc(e, key):
         stream = streams[e["stream"]]
@@ -282,6 +297,21 @@ def child(args):
         torch.cuda.empty_cache()
         counts["empty_cache"] += 1
 
+    def program_calls(pos):
+        for c in calls.get(pos, ()):
+            k = c["kind"]
+            if k == "empty_cache":
+                empty_cache()
+            elif k == "set_allocator_settings":
+                torch.cuda.memory._set_allocator_settings(c["settings"])
+            elif k == "memory_fraction":
+                torch.cuda.set_per_process_memory_fraction(c["fraction"], dev)
+            elif k == "reset_peak":
+                torch.cuda.reset_peak_memory_stats(dev)
+            else:
+                torch.cuda.reset_accumulated_memory_stats(dev)
+            counts["program_calls"] += 1
+
     ops = 0
     status = "ok"
     t0 = time.perf_counter()
@@ -289,6 +319,7 @@ def child(args):
         for pos, e in enumerate(trace):
             for key in release_at.get(pos, ()):
                 release(key)
+            program_calls(pos)
             if pos in empty_cache_at:
                 empty_cache()
             action = e["action"]
@@ -300,8 +331,10 @@ def child(args):
                 if ptr is not None:
                     torch.cuda.caching_allocator_delete(ptr)
                     ops += 1
-        for pos in sorted(p for p in empty_cache_at if p >= len(trace)):
-            empty_cache()
+        for pos in sorted(p for p in set(calls) | empty_cache_at if p >= len(trace)):
+            program_calls(pos)
+            if pos in empty_cache_at:
+                empty_cache()
     except torch.OutOfMemoryError as e:
         status = "oom at op %d: %s" % (ops, " ".join(str(e).split())[:240])
     elapsed = time.perf_counter() - t0
@@ -331,6 +364,7 @@ def child(args):
         "driver_used_delta": free0 - free1,
         "empty_cache_at": sorted(empty_cache_at),
         "empty_cache_calls": counts["empty_cache"],
+        "program_calls": counts["program_calls"],
         "private_pools": {
             "routed": not args.no_pools,
             "pools": [pool_name(k) for k in pool_keys],
@@ -376,6 +410,9 @@ def parser():
     p.add_argument("--empty-cache-at", type=positions, default=[], metavar="POS[,POS...]",
                    help="call torch.cuda.empty_cache() before the trace entry at each "
                    "position (0-based, as ccasim's plan gives them)")
+    p.add_argument("--calls-from", metavar="INFO.json",
+                   help="apply the program's recorded calls (settings, fraction, resets, "
+                        "empty_cache) where `ccasim info --json` placed them")
     p.add_argument("--snapshot", metavar="OUT.pickle",
                    help="record the replay's own memory history and dump it here "
                    "(torch.cuda.memory._dump_snapshot)")
@@ -413,6 +450,8 @@ def child_command(args):
         cmd += ["--empty-cache-at", ",".join(str(p) for p in args.empty_cache_at)]
     if args.snapshot:
         cmd += ["--snapshot", args.snapshot]
+    if args.calls_from:
+        cmd += ["--calls-from", os.path.abspath(args.calls_from)]
     if args.no_pools:
         cmd += ["--no-pools"]
     return cmd
