@@ -16,7 +16,8 @@
 
   var META = JSON.parse(document.getElementById('meta').textContent);
   var SERIES = ['reserved', 'allocated', 'active'];
-  var COLOURS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#e377c2', '#17becf', '#7f7f7f', '#bcbd22'];
+  /* a colour per run; red is kept for OOMs and caps */
+  var COLOURS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#7f7f7f'];
   var KIND = ['segment_alloc', 'segment_free', 'segment_map', 'segment_unmap', 'alloc', 'free', 'oom'];
   var app = document.getElementById('app');
 
