@@ -54,6 +54,33 @@ assert "per_process_memory_fraction:0.08" in s["PYTORCH_CUDA_ALLOC_CONF"], s
 	report $? "the what-if export has PyTorch's structure and its settings"
 fi
 
+# a what-if on a smaller device: the cap is recorded (as the fraction of
+# the default device that caps at the same bytes), so the export replays
+# as it ran, statistics for statistics
+out=$scratch/small.pickle
+run 0 "$ccasim" export "$traces/bert.default.pickle.xz" --device-memory 6GiB --keep-going \
+	-o "$out" &&
+	run 0 "$ccasim" replay --json "$traces/bert.default.pickle.xz" --device-memory 6GiB \
+		--keep-going && cp "$scratch/out" "$scratch/small-whatif.json" &&
+	run 0 "$ccasim" replay --json "$out" && cp "$scratch/out" "$scratch/small-export.json"
+report $? "export and replay a what-if on a 6 GiB device"
+checked "$out"
+report $? "replay --check of the 6 GiB export passes"
+if [ "$python" = false ]; then
+	skip "the 6 GiB export replays with the what-if's statistics" "no python3"
+else
+	run 0 "$python" -c '
+import json, sys
+w, e = (json.load(open(p)) for p in sys.argv[1:3])
+assert e["allowed_memory_maximum"] == 6 << 30, e["allowed_memory_maximum"]
+m, n = w["memory_stats"], e["memory_stats"]
+assert m == n, [k for k in m if m[k] != n.get(k)]
+assert e["fragmentation"] == w["fragmentation"]
+assert e["empty_cache_calls"] == 0 and e["recorded_ooms"] == w["oom"]["count"] == 2153
+' "$scratch/small-whatif.json" "$scratch/small-export.json"
+	report $? "the 6 GiB export replays with the what-if's statistics (2153 OOMs)"
+fi
+
 # expandable segments: maps and unmaps, one segment per mapped run
 out=$scratch/exp.pickle
 run 0 "$ccasim" export "$traces/multistream.exp.pickle.xz" -o "$out" &&
@@ -71,15 +98,52 @@ else
 import json, sys
 d = json.load(open(sys.argv[1]))
 ev = d["traceEvents"]
-c = [e for e in ev if e["ph"] == "C" and e["name"] == "memory"]
+c = [e for e in ev if e["ph"] == "C"]
 i = [e for e in ev if e["ph"] == "i" and e["name"] == "cudaMalloc"]
 assert len(i) == 67, len(i)
-assert max(e["args"]["reserved"] for e in c) == 926941184
-assert all(set(e["args"]) == {"reserved", "allocated", "active"} for e in c)
-ts = [e["ts"] for e in c]
-assert ts == sorted(ts) and ts[0] >= 0
+# one counter per series, so that viewers do not stack them
+assert {e["name"] for e in c} == {"reserved", "allocated", "active"}, {e["name"] for e in c}
+assert all(set(e["args"]) == {"bytes"} for e in c)
+assert max(e["args"]["bytes"] for e in c if e["name"] == "reserved") == 926941184
+for name in ("reserved", "allocated", "active"):
+    ts = [e["ts"] for e in c if e["name"] == name]
+    assert ts == sorted(ts) and ts[0] >= 0, name
 ' "$out"
-	report $? "the Chrome trace is JSON with counters and 67 cudaMalloc events"
+	report $? "the Chrome trace has one counter per series and 67 cudaMalloc events"
+fi
+
+# allocations as async b/e pairs with ids, annotations as slices
+out=$scratch/stacks.json
+run 0 "$ccasim" export "$traces/stacks.default.pickle.xz" --format chrome -o "$out"
+report $? "export --format chrome of stacks.default"
+if [ "$python" = false ]; then
+	skip "allocations are b/e pairs, annotations slices" "no python3"
+else
+	run 0 "$python" -c '
+import json, lzma, pickle, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+snap = pickle.load(lzma.open(sys.argv[2]))
+trace = snap["device_traces"][0]
+b = {e["id"]: e for e in ev if e["ph"] == "b"}
+e = {x["id"]: x for x in ev if x["ph"] == "e"}
+allocs = [t for t in trace if t["action"] == "alloc"]
+assert len(b) == len(allocs), (len(b), len(allocs))
+assert set(e) <= set(b) and all(e[i]["ts"] >= b[i]["ts"] for i in e)
+assert all(x["name"] == "allocation" and x["cat"] == "allocation" for x in b.values())
+first = min(b.values(), key=lambda x: x["id"])
+assert first["args"]["size"] == allocs[0]["size"], first
+assert first["args"]["frame"].startswith(allocs[0]["frames"][0]["name"] + " ("), first
+# what is freed in the trace ends; what is live at its end does not
+live = len([s for s in snap["segments"] for k in s["blocks"] if k["state"] == "active_allocated"])
+assert len(b) - len(e) == live, (len(b), len(e), live)
+a = snap["external_annotations"]
+x = [s for s in ev if s["ph"] == "X" and s["cat"] == "annotation"]
+assert len(x) == len([s for s in a if s["stage"] == "START"]) == 1, x
+t0 = trace[0]["time_us"]
+assert x[0]["name"] == a[0]["name"] and x[0]["ts"] == a[0]["time_us"] - t0, x
+assert x[0]["dur"] == a[1]["time_us"] - a[0]["time_us"], x
+' "$out" "$traces/stacks.default.pickle.xz"
+	report $? "allocations are b/e pairs with ids and frames, annotations X slices"
 fi
 
 # an empty_cache() the program called: the segments it releases carry the

@@ -17,8 +17,7 @@ starts_with() {
 	[ "$(od -An -tx1 -N$((${#2} / 2)) "$1" | tr -d ' \n')" = "$2" ]
 }
 
-# svg_ok FILE TEXT: well-formed XML whose root is <svg>.  cairo draws text
-# as glyph outlines, so the titles are checked in the HTML page instead.
+# svg_ok FILE TEXT: well-formed XML whose root is <svg>.
 svg_ok() {
 	[ "$python" = false ] && { grep -q '<svg' "$1"; return; }
 	"$python" -c '
@@ -106,5 +105,74 @@ run 0 "$ccasim" step "$seed" </dev/null && grep -q '^Event 0 of 1870' "$scratch/
 report $? "step without a terminal prints the first event and exits"
 run 2 "$ccasim" step "$seed" --at 1870
 report $? "step --at past the end is a usage error"
+
+# SVG text is text (searchable <text> elements, not glyph outlines); a
+# colour per run; a panel per run when one run dwarfs the others (the
+# max_split_size_mb:20 what-if of multistream reserves 28 times more);
+# every peak label in its axis's unit
+svgtext() {
+	"$python" -c '
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+for t in root.iter("{http://www.w3.org/2000/svg}text"):
+    print(t.text)
+' "$1"
+}
+ms=$traces/multistream.default.pickle.xz
+bert=$traces/bert.default.pickle.xz
+if [ "$python" = false ]; then
+	for t in "SVG text is <text>" "a panel per run" "one panel" "peak labels in the axis unit" \
+		"a colour per run" "segment map words and order agree"; do
+		skip "$t" "no python3"
+	done
+else
+	run 0 "$ccasim" plot "$bert" --config max_split_size_mb:128 -o "$scratch/t.svg" &&
+		svgtext "$scratch/t.svg" >"$scratch/texts" &&
+		grep -qx 'bert.default.pickle.xz: reserved, allocated and active memory (device 0)' \
+			"$scratch/texts" && grep -qx 'what-if max_split_size_mb:128' "$scratch/texts"
+	report $? "SVG text is <text>: the title and the legend are searchable"
+	run 0 "$ccasim" plot "$ms" --config max_split_size_mb:20 --config expandable_segments:True \
+		-o "$scratch/p.svg" && svgtext "$scratch/p.svg" >"$scratch/ptexts" &&
+		[ "$(grep -c '^memory (' "$scratch/ptexts")" -eq 3 ]
+	report $? "a panel per run when one dwarfs the others (three y axes)"
+	[ "$(grep -c '^memory (' "$scratch/texts")" -eq 1 ]
+	report $? "one panel when no run dwarfs another"
+	# each panel's peak label in the unit of the axis drawn just before it
+	awk '/^memory \(/ { u = substr($2, 2, 3) } /^peak [0-9.]+ [KMG]iB$/ { n++; if ($3 != u) bad = 1 }
+		END { exit bad || n != 3 }' "$scratch/ptexts" &&
+		awk '/^memory \(/ { u = substr($2, 2, 3) } /^peak [0-9.]+ [KMG]iB$/ { n++; if ($3 != u) bad = 1 }
+		END { exit bad || n != 2 }' "$scratch/texts" && grep -qx 'peak 1596.00 MiB' "$scratch/ptexts"
+	report $? "peak labels in their axis's unit (1596.00 MiB on a MiB axis, not 1.56 GiB)"
+	run 0 "$ccasim" plot "$bert" --config max_split_size_mb:128 --width 1200 --height 640 \
+		-o "$scratch/t.png" && "$python" -c '
+import sys
+try:
+    import cairo
+except ImportError:
+    sys.exit(77)
+s = cairo.ImageSurface.create_from_png(sys.argv[1])
+assert (s.get_width(), s.get_height()) == (1200, 640)
+data, stride = s.get_data(), s.get_stride()
+seen = set()
+for y in range(0, s.get_height()):
+    row = data[y * stride:(y + 1) * stride]
+    for x in range(0, s.get_width()):
+        b, g, r = row[4 * x], row[4 * x + 1], row[4 * x + 2]
+        seen.add((r, g, b))
+# the recording blue and the first what-if orange, both drawn
+assert (0x1f, 0x77, 0xb4) in seen and (0xff, 0x7f, 0x0e) in seen, "run colours missing"
+' "$scratch/t.png"
+	st=$?
+	if [ $st -eq 77 ]; then skip "a colour per run in the PNG" "no python3-cairo"; else report $st "a colour per run in the PNG (blue recording, orange what-if)"; fi
+	run 0 "$ccasim" plot "$bert" --segments --max-rows 5 -o "$scratch/s.svg" &&
+		svgtext "$scratch/s.svg" >"$scratch/stexts" &&
+		grep -q 'showing the 5 of the 454 segments with the most free space beside live blocks, in address order' \
+			"$scratch/stexts" &&
+		grep '^0x' "$scratch/stexts" | "$python" -c '
+import sys
+a = [int(l.split()[0], 16) for l in sys.stdin]
+assert len(a) == 5 and a == sorted(a), a'
+	report $? "segment map words and order agree (5 rows, in address order)"
+fi
 
 tap_done

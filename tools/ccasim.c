@@ -28,6 +28,11 @@ static const CcaCliCommand commands[] = {
 	 "TRACE", VIEW | CCA_CLI_CONFIGS | CCA_CLI_JSON,
 	 "What-if allocator settings (PYTORCH_CUDA_ALLOC_CONF syntax); repeat to overlay "
 	 "several"},
+	{"view", cca_cmd_view,
+	 "write one offline HTML page: timeline, allocations, segment map, peak", "TRACE",
+	 VIEW | CCA_CLI_CONFIGS,
+	 "What-if allocator settings (PYTORCH_CUDA_ALLOC_CONF syntax); repeat to overlay "
+	 "several"},
 	{"explain", cca_cmd_explain, "explain in plain language why memory was reserved", "TRACE",
 	 VIEW | CCA_CLI_CONFIG, NULL},
 	{"peak", cca_cmd_peak,

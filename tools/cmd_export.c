@@ -28,6 +28,11 @@ export_run(CcaCliArgs *args, const char *trace, const char *output, gboolean chr
 		g_error_free(error);
 		return 1;
 	}
+	if (res.cap_unrecorded)
+		fprintf(stderr,
+			"ccasim export: note: %s records no cap: --device-memory is not below the "
+			"default device's memory, which a replay of the file assumes\n",
+			output);
 	if (chrome)
 		printf("%s: %" G_GUINT64_FORMAT " trace events\n", output, res.entries);
 	else

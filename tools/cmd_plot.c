@@ -285,8 +285,8 @@ cca_cmd_plot(const CcaCliCommand *cmd, int argc, char **argv)
 		{"height", 0, 0, G_OPTION_ARG_INT, &pa.height,
 		 "Timeline height in pixels (default 640)", "PX"},
 		{"max-rows", 0, 0, G_OPTION_ARG_INT, &pa.max_rows,
-		 "Segments drawn in a segment map, those with most free space beside live "
-		 "blocks first (default 120; 0: all)",
+		 "Segments drawn in a segment map: those with the most free space beside live "
+		 "blocks, drawn in address order (default 120; 0: all)",
 		 "N"},
 		{"title", 0, 0, G_OPTION_ARG_STRING, &pa.title, "Title instead of the default",
 		 "TEXT"},

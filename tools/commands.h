@@ -13,6 +13,7 @@ int cca_cmd_replay(const CcaCliCommand *cmd, int argc, char **argv);
 int cca_cmd_plot(const CcaCliCommand *cmd, int argc, char **argv);
 int cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv);
 int cca_cmd_step(const CcaCliCommand *cmd, int argc, char **argv);
+int cca_cmd_view(const CcaCliCommand *cmd, int argc, char **argv);
 int cca_cmd_export(const CcaCliCommand *cmd, int argc, char **argv);
 int cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv);
 int cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv);

@@ -18,6 +18,7 @@
 #include "outfile.h"
 
 #include <errno.h>
+#include <math.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
@@ -415,11 +416,48 @@ write_annotations(Out *o)
 	cca_pickle_write_end(w);
 }
 
+/* The fraction F of the default device (the H200's total memory, which a
+ * replay of the file assumes) whose cap, (uint64_t)(F * total) as the
+ * allocator computes it, is exactly CAP bytes (CAP below that total). */
+static double
+fraction_of_default_device(uint64_t cap)
+{
+	double total = (double)CCA_H200_TOTAL_MEMORY;
+	double f = (double)cap / total;
+	while ((uint64_t)(f * total) < cap)
+		f = nextafter(f, 1.0);
+	while (f > 0.0 && (uint64_t)(f * total) > cap)
+		f = nextafter(f, 0.0);
+	return f;
+}
+
+/* The cap a replay under OPT runs under, as a memory fraction a replay of
+ * the exported file on the default device applies (0: none, or none that
+ * a fraction can say; *UNRECORDED is then set when there was a cap). */
+static double
+recorded_fraction(const CcaReplayOptions *opt, gboolean *unrecorded)
+{
+	*unrecorded = FALSE;
+	if (!opt->capacity_set)
+		return opt->memory_fraction;
+	/* cudaMalloc fails past device_memory; a fraction below 1 caps lower */
+	uint64_t cap = opt->device_memory;
+	if (opt->memory_fraction > 0.0 && opt->memory_fraction < 1.0)
+		cap = (uint64_t)(opt->memory_fraction * (double)opt->device_memory);
+	if (cap == 0 || cap >= CCA_H200_TOTAL_MEMORY) {
+		*unrecorded = TRUE;
+		return 0.0;
+	}
+	return fraction_of_default_device(cap);
+}
+
 /* The settings a replay under OPT uses, and the PYTORCH_CUDA_ALLOC_CONF
- * string to record for them. */
+ * string to record for them: a cap (--memory-fraction, --device-memory)
+ * becomes per_process_memory_fraction of the default device, so that the
+ * file replays as it ran (*UNRECORDED: a cap no fraction can say). */
 static gboolean
 replayed_settings(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaSettings *out,
-		  char **conf, GError **error)
+		  char **conf, gboolean *unrecorded, GError **error)
 {
 	cca_settings_init(out);
 	out->pytorch_version = opt->pytorch_version ? opt->pytorch_version
@@ -428,9 +466,10 @@ replayed_settings(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaSetti
 		cca_settings_copy(out, opt->settings);
 	else if (!cca_settings_from_recorded(out, &snap->settings, error))
 		return FALSE;
-	if (opt->memory_fraction > 0.0) {
+	double fraction = recorded_fraction(opt, unrecorded);
+	if (fraction > 0.0) {
 		out->has_per_process_memory_fraction = true;
-		out->per_process_memory_fraction = opt->memory_fraction;
+		out->per_process_memory_fraction = fraction;
 		*conf = cca_settings_to_string(out);
 	} else if (!opt->settings && snap->settings.present && snap->settings.conf) {
 		*conf = g_strdup(snap->settings.conf);
@@ -466,7 +505,8 @@ cca_export_pickle(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 	CcaSettings settings = {0};
 	char *conf = NULL;
 	if (ok)
-		ok = replayed_settings(snap, options, &settings, &conf, error);
+		ok = replayed_settings(snap, options, &settings, &conf, &result->cap_unrecorded,
+				       error);
 	char *tmp = NULL;
 	FILE *f = ok ? cca_outfile_open(path, &tmp, error) : NULL;
 	if (ok && f) {
@@ -527,14 +567,21 @@ cca_export_pickle(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 
 /* ------------------------------------------------------- chrome trace */
 
+#define CCA_CHROME_COUNTERS 3
+
 typedef struct {
 	FILE *f;
+	const CcaSnapshot *snap;
 	int device;
 	int64_t t0; /* first time_us, CCA_TIME_NONE when the trace has none */
 	uint64_t index;
-	int64_t reserved, allocated, active; /* last written; -1 before */
+	int64_t last[CCA_CHROME_COUNTERS]; /* last written; -1 before */
+	GHashTable *live;		   /* block address -> allocation id */
+	uint64_t next_id;
 	uint64_t written;
 } Chrome;
+
+static const char *const chrome_counter[CCA_CHROME_COUNTERS] = {"reserved", "allocated", "active"};
 
 static int64_t
 chrome_ts(const Chrome *c, int64_t time_us, uint64_t index)
@@ -552,25 +599,82 @@ chrome_emit(FILE *f, json_t *ev)
 	cca_json_print(f, ev);
 }
 
+/* One counter per series: viewers stack the values of one counter's
+ * args, and reserved already contains allocated, which contains active. */
 static void
 chrome_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
 {
 	Chrome *c = data;
 	c->index = index;
 	const CcaStats *st = cca_allocator_stats(alloc);
-	int64_t reserved = st->reserved_bytes[CCA_STAT_ALL].current;
-	int64_t allocated = st->allocated_bytes[CCA_STAT_ALL].current;
-	int64_t active = st->active_bytes[CCA_STAT_ALL].current;
-	if (reserved == c->reserved && allocated == c->allocated && active == c->active)
-		return;
-	c->reserved = reserved;
-	c->allocated = allocated;
-	c->active = active;
-	json_t *args = json_pack("{s:I, s:I, s:I}", "reserved", (json_int_t)reserved, "allocated",
-				 (json_int_t)allocated, "active", (json_int_t)active);
-	chrome_emit(c->f, json_pack("{s:s, s:s, s:I, s:i, s:o}", "name", "memory", "ph", "C", "ts",
-				    (json_int_t)chrome_ts(c, ev->time_us, index), "pid", c->device,
-				    "args", args));
+	int64_t v[CCA_CHROME_COUNTERS] = {
+		st->reserved_bytes[CCA_STAT_ALL].current,
+		st->allocated_bytes[CCA_STAT_ALL].current,
+		st->active_bytes[CCA_STAT_ALL].current,
+	};
+	for (int k = 0; k < CCA_CHROME_COUNTERS; k++) {
+		if (v[k] == c->last[k])
+			continue;
+		c->last[k] = v[k];
+		chrome_emit(c->f,
+			    json_pack("{s:s, s:s, s:I, s:i, s:{s:I}}", "name", chrome_counter[k],
+				      "ph", "C", "ts", (json_int_t)chrome_ts(c, ev->time_us, index),
+				      "pid", c->device, "args", "bytes", (json_int_t)v[k]));
+		c->written++;
+	}
+}
+
+/* The innermost frame of STACK as "name (file:line)", or NULL. */
+static char *
+chrome_frame(const CcaSnapshot *snap, uint32_t stack)
+{
+	if (stack == CCA_ID_NONE || stack >= cca_snapshot_n_stacks(snap))
+		return NULL;
+	uint32_t lo = g_array_index(snap->stack_offsets, uint32_t, stack);
+	uint32_t hi = g_array_index(snap->stack_offsets, uint32_t, stack + 1);
+	if (lo >= hi)
+		return NULL;
+	const CcaFrame *fr = &g_array_index(snap->frames, CcaFrame,
+					    g_array_index(snap->stack_frames, uint32_t, lo));
+	return g_strdup_printf("%s (%s:%d)", cca_snapshot_string(snap, fr->name),
+			       cca_snapshot_string(snap, fr->filename), (int)fr->line);
+}
+
+/* An allocation's life as an async pair: "b" at its alloc, "e" with the
+ * same id when its block is freed (free_completed). */
+static void
+chrome_block(Chrome *c, const CcaEvent *trace, const CcaEvent *ev, uint64_t index, int64_t ts)
+{
+	json_t *e;
+	if (ev->action == CCA_ACTION_ALLOC) {
+		uint64_t id = ++c->next_id;
+		uint64_t *key = g_new(uint64_t, 1);
+		*key = ev->addr;
+		g_hash_table_replace(c->live, key, g_memdup2(&id, sizeof id));
+		json_t *args = json_pack("{s:o, s:o, s:o, s:o}", "addr", cca_json_uint(ev->addr),
+					 "size", cca_json_uint(ev->size), "stream",
+					 cca_json_uint(ev->stream), "event", cca_json_uint(index));
+		if (trace) {
+			g_autofree char *frame = chrome_frame(c->snap, trace->stack);
+			if (frame)
+				json_object_set_new(args, "frame", cca_json_string(frame));
+			const char *meta = cca_snapshot_string(c->snap, trace->user_metadata);
+			if (meta && *meta)
+				json_object_set_new(args, "user_metadata", cca_json_string(meta));
+		}
+		e = json_pack("{s:s, s:s, s:s, s:o, s:I, s:i, s:i, s:o}", "name", "allocation",
+			      "cat", "allocation", "ph", "b", "id", cca_json_uint(id), "ts",
+			      (json_int_t)ts, "pid", c->device, "tid", 0, "args", args);
+	} else {
+		uint64_t *id = g_hash_table_lookup(c->live, &ev->addr);
+		if (!id)
+			return;
+		e = json_pack("{s:s, s:s, s:s, s:o, s:I, s:i, s:i}", "name", "allocation", "cat",
+			      "allocation", "ph", "e", "id", cca_json_uint(*id), "ts",
+			      (json_int_t)ts, "pid", c->device, "tid", 0);
+		g_hash_table_remove(c->live, &ev->addr);
+	}
+	chrome_emit(c->f, e);
 	c->written++;
 }
 
@@ -578,8 +682,15 @@ static void
 chrome_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
 {
 	Chrome *c = data;
+	/* at the time of the entry that caused it */
+	uint64_t index = trace ? cause : c->index;
+	int64_t ts = chrome_ts(c, trace ? trace->time_us : CCA_TIME_NONE, index);
 	const char *name;
 	switch (ev->action) {
+	case CCA_ACTION_ALLOC:
+	case CCA_ACTION_FREE_COMPLETED:
+		chrome_block(c, trace, ev, index, ts);
+		return;
 	case CCA_ACTION_SEGMENT_ALLOC:
 		name = "cudaMalloc";
 		break;
@@ -598,19 +709,89 @@ chrome_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *
 	default:
 		return;
 	}
-	/* at the time of the entry that caused it */
-	uint64_t index = trace ? cause : c->index;
-	int64_t time = trace ? trace->time_us : CCA_TIME_NONE;
 	json_t *args = json_object();
 	json_object_set_new(args, ev->action == CCA_ACTION_OOM ? "device_free" : "addr",
 			    cca_json_uint(ev->addr));
 	json_object_set_new(args, "size", cca_json_uint(ev->size));
 	json_object_set_new(args, "stream", cca_json_uint(ev->stream));
 	json_object_set_new(args, "event", cca_json_uint(index));
-	chrome_emit(c->f, json_pack("{s:s, s:s, s:s, s:I, s:i, s:i, s:o}", "name", name, "ph", "i",
-				    "s", "p", "ts", (json_int_t)chrome_ts(c, time, index), "pid",
-				    c->device, "tid", 0, "args", args));
+	chrome_emit(c->f,
+		    json_pack("{s:s, s:s, s:s, s:I, s:i, s:i, s:o}", "name", name, "ph", "i", "s",
+			      "p", "ts", (json_int_t)ts, "pid", c->device, "tid", 0, "args", args));
 	c->written++;
+}
+
+/* The program's annotations of device C->device (record_function ranges,
+ * optimizer steps) on their own thread: a START and the next END of the
+ * same name make one "X" slice; an END with no START is dropped, a START
+ * with no END lasts to END_TS; other stages are instants.  ccasim-record's
+ * own records ("ccasim:...") are instants too.  Nothing when the trace
+ * has no times (annotations carry times alone). */
+static void
+chrome_annotations(Chrome *c, int64_t end_ts)
+{
+	const CcaSnapshot *snap = c->snap;
+	guint n = snap->annotations ? snap->annotations->len : 0;
+	if (c->t0 == CCA_TIME_NONE || n == 0)
+		return;
+	chrome_emit(c->f,
+		    json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "thread_name", "ph", "M",
+			      "pid", c->device, "tid", 1, "args", "name", "annotations"));
+	/* name id -> stack of open START times */
+	GHashTable *open = g_hash_table_new_full(NULL, NULL, NULL, (GDestroyNotify)g_array_unref);
+	for (guint i = 0; i < n; i++) {
+		const CcaAnnotation *a = &g_array_index(snap->annotations, CcaAnnotation, i);
+		if (a->device != c->device || a->time_us == CCA_TIME_NONE)
+			continue;
+		const char *name = cca_snapshot_string(snap, a->name);
+		const char *stage = cca_snapshot_string(snap, a->stage);
+		int64_t ts = a->time_us - c->t0;
+		gpointer k = GUINT_TO_POINTER(a->name);
+		bool record = g_str_has_prefix(name, "ccasim:");
+		if (!record && strcmp(stage, "START") == 0) {
+			GArray *st = g_hash_table_lookup(open, k);
+			if (!st) {
+				st = g_array_new(FALSE, FALSE, sizeof(int64_t));
+				g_hash_table_insert(open, k, st);
+			}
+			g_array_append_val(st, ts);
+		} else if (!record && strcmp(stage, "END") == 0) {
+			GArray *st = g_hash_table_lookup(open, k);
+			if (!st || st->len == 0)
+				continue;
+			int64_t t = g_array_index(st, int64_t, st->len - 1);
+			g_array_set_size(st, st->len - 1);
+			chrome_emit(c->f,
+				    json_pack("{s:s, s:s, s:s, s:I, s:I, s:i, s:i}", "name", name,
+					      "cat", "annotation", "ph", "X", "ts", (json_int_t)t,
+					      "dur", (json_int_t)MAX(ts - t, 0), "pid", c->device,
+					      "tid", 1));
+			c->written++;
+		} else {
+			chrome_emit(c->f, json_pack("{s:s, s:s, s:s, s:s, s:I, s:i, s:i, s:{s:s}}",
+						    "name", name, "cat", "annotation", "ph", "i",
+						    "s", "t", "ts", (json_int_t)ts, "pid",
+						    c->device, "tid", 1, "args", "stage", stage));
+			c->written++;
+		}
+	}
+	GHashTableIter it;
+	gpointer k, v;
+	g_hash_table_iter_init(&it, open);
+	while (g_hash_table_iter_next(&it, &k, &v)) {
+		GArray *st = v;
+		for (guint j = 0; j < st->len; j++) {
+			int64_t t = g_array_index(st, int64_t, j);
+			chrome_emit(c->f,
+				    json_pack("{s:s, s:s, s:s, s:I, s:I, s:i, s:i}", "name",
+					      cca_snapshot_string(snap, GPOINTER_TO_UINT(k)), "cat",
+					      "annotation", "ph", "X", "ts", (json_int_t)t, "dur",
+					      (json_int_t)MAX(end_ts - t, 0), "pid", c->device,
+					      "tid", 1));
+			c->written++;
+		}
+	}
+	g_hash_table_destroy(open);
 }
 
 gboolean
@@ -636,16 +817,20 @@ cca_export_chrome(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 	for (int d = 0; d < snap->n_devices && ok; d++) {
 		Chrome c = {
 			.f = f,
+			.snap = snap,
 			.device = d,
 			.t0 = CCA_TIME_NONE,
-			.reserved = -1,
-			.allocated = -1,
-			.active = -1,
+			.last = {-1, -1, -1},
+			.live = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free),
 		};
 		g_autoptr(CcaEventCursor) cur = cca_event_cursor_new(snap, d);
-		CcaEvent first;
-		if (cca_event_cursor_next(cur, &first, NULL))
-			c.t0 = first.time_us;
+		CcaEvent ev;
+		int64_t t_last = CCA_TIME_NONE;
+		if (cca_event_cursor_next(cur, &ev, NULL))
+			c.t0 = t_last = ev.time_us;
+		while (c.t0 != CCA_TIME_NONE && cca_event_cursor_next(cur, &ev, NULL))
+			if (ev.time_us != CCA_TIME_NONE)
+				t_last = ev.time_us;
 		g_autofree char *label = g_strdup_printf("GPU %d memory (ccasim)", d);
 		chrome_emit(f, json_pack("{s:s, s:s, s:i, s:{s:s}}", "name", "process_name", "ph",
 					 "M", "pid", d, "args", "name", label));
@@ -658,8 +843,11 @@ cca_export_chrome(const CcaSnapshot *snap, const CcaReplayOptions *options, cons
 		o.on_model_event_data = &c;
 		CcaReplayResult res;
 		ok = cca_replay_run(snap, &o, &res, error);
-		if (ok)
+		if (ok) {
 			cca_replay_result_clear(&res);
+			chrome_annotations(&c, t_last == CCA_TIME_NONE ? 0 : t_last - c.t0);
+		}
+		g_hash_table_destroy(c.live);
 		result->entries += c.written;
 	}
 	fprintf(f, "\n]}\n");

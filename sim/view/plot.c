@@ -35,12 +35,25 @@
 
 /* ----------------------------------------------------------- helpers */
 
+/* The text of an SVG (or HTML) image: cairo's SVG surface writes text as
+ * glyph outlines, which no one can search or copy, so text() appends
+ * <text> elements here instead and cca_plot_write() puts them at the end
+ * of the SVG.  NULL for the other formats, which cairo draws.  One image
+ * is drawn at a time (the CLI draws one per process). */
+static GString *svg_text;
+static const char *cur_family = FONT;
+static double cur_size = 12;
+static bool cur_bold;
+
 static void
 font(cairo_t *cr, double size, bool bold)
 {
 	cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL,
 			       bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
 	cairo_set_font_size(cr, size);
+	cur_family = FONT;
+	cur_size = size;
+	cur_bold = bold;
 }
 
 static void
@@ -48,6 +61,66 @@ mono(cairo_t *cr, double size)
 {
 	cairo_select_font_face(cr, MONO, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
 	cairo_set_font_size(cr, size);
+	cur_family = MONO;
+	cur_size = size;
+	cur_bold = false;
+}
+
+static void
+xml_escape(GString *out, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<':
+			g_string_append(out, "&lt;");
+			break;
+		case '>':
+			g_string_append(out, "&gt;");
+			break;
+		case '&':
+			g_string_append(out, "&amp;");
+			break;
+		case '"':
+			g_string_append(out, "&quot;");
+			break;
+		default:
+			g_string_append_c(out, *s);
+		}
+	}
+}
+
+/* Appends S at (X, Y) in user space as an SVG <text> with the current
+ * font, colour and transformation; ALIGN as text() takes it. */
+static void
+svg_text_append(cairo_t *cr, double x, double y, const char *s, double align)
+{
+	double dx = x, dy = y;
+	cairo_user_to_device(cr, &dx, &dy);
+	cairo_matrix_t m;
+	cairo_get_matrix(cr, &m);
+	double angle = atan2(m.yx, m.xx) * 180 / G_PI;
+	double r = 0, g = 0, b = 0, a = 1;
+	cairo_pattern_get_rgba(cairo_get_source(cr), &r, &g, &b, &a);
+	char num[4][G_ASCII_DTOSTR_BUF_SIZE];
+	g_string_append_printf(svg_text,
+			       "<text x=\"%s\" y=\"%s\" font-family=\"%s\" font-size=\"%s\"%s",
+			       g_ascii_formatd(num[0], sizeof num[0], "%.2f", dx),
+			       g_ascii_formatd(num[1], sizeof num[1], "%.2f", dy), cur_family,
+			       g_ascii_formatd(num[2], sizeof num[2], "%.1f", cur_size),
+			       cur_bold ? " font-weight=\"bold\"" : "");
+	if (align > 0.75)
+		g_string_append(svg_text, " text-anchor=\"end\"");
+	else if (align > 0.25)
+		g_string_append(svg_text, " text-anchor=\"middle\"");
+	if (fabs(angle) > 0.01)
+		g_string_append_printf(svg_text, " transform=\"rotate(%s %s %s)\"",
+				       g_ascii_formatd(num[3], sizeof num[3], "%.1f", angle),
+				       num[0], num[1]);
+	g_string_append_printf(svg_text, " fill=\"#%02x%02x%02x\"", (int)lround(r * 255),
+			       (int)lround(g * 255), (int)lround(b * 255));
+	g_string_append_c(svg_text, '>');
+	xml_escape(svg_text, s);
+	g_string_append(svg_text, "</text>\n");
 }
 
 static double
@@ -63,6 +136,10 @@ text_width(cairo_t *cr, const char *s)
 static void
 text(cairo_t *cr, double x, double y, const char *s, double align)
 {
+	if (svg_text) {
+		svg_text_append(cr, x, y, s, align);
+		return;
+	}
 	cairo_move_to(cr, x - align * text_width(cr, s), y);
 	cairo_show_text(cr, s);
 }
@@ -187,8 +264,11 @@ count_label(char *buf, size_t len, double v)
 
 /* -------------------------------------------------------- timeline */
 
-static const guint32 series_colour[CCA_SERIES_COUNT] = {0x1f77b4, 0xff7f0e, 0x2ca02c};
-static const guint32 whatif_colour[] = {0x9467bd, 0x8c564b, 0xe377c2, 0x17becf, 0xbcbd22, 0x7f7f7f};
+/* One colour per run (the recording first), the series told apart by
+ * their line: reserved solid, allocated wide and pale, active thin and
+ * dotted. */
+static const guint32 run_colour[] = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0x9467bd,
+				     0x8c564b, 0xe377c2, 0x17becf, 0x7f7f7f};
 static const char *const series_name[CCA_SERIES_COUNT] = {"reserved", "allocated", "active"};
 
 typedef struct {
@@ -199,29 +279,31 @@ typedef struct {
 static guint32
 line_colour(guint run, int series)
 {
-	if (run == 0)
-		return series_colour[series];
-	return whatif_colour[(run - 1) % G_N_ELEMENTS(whatif_colour)];
+	(void)series;
+	return run_colour[run % G_N_ELEMENTS(run_colour)];
 }
 
-/* Line style of SERIES in RUN: width and dash. */
+/* The opacity of SERIES's line. */
+static double
+line_alpha(int series)
+{
+	return series == CCA_SERIES_ALLOCATED ? 0.45 : 1.0;
+}
+
+/* Line style of SERIES: width and dash (the same in every run). */
 static void
 line_style(cairo_t *cr, guint run, int series)
 {
-	static const double dash[] = {6, 3}, dot[] = {1.5, 2.5};
-	if (run == 0) {
-		/* active, usually equal to allocated, is drawn thin over a wide
-		 * allocated line: both stay visible, and dense data stays solid */
-		static const double width[CCA_SERIES_COUNT] = {1.8, 2.6, 1.0};
-		cairo_set_line_width(cr, width[series]);
+	static const double dot[] = {2, 2.5};
+	(void)run;
+	/* active, usually equal to allocated, is drawn thin over a wide
+	 * allocated line: both stay visible, and dense data stays solid */
+	static const double width[CCA_SERIES_COUNT] = {1.8, 3.2, 1.0};
+	cairo_set_line_width(cr, width[series]);
+	if (series == CCA_SERIES_ACTIVE)
+		cairo_set_dash(cr, dot, 2, 0);
+	else
 		cairo_set_dash(cr, NULL, 0, 0);
-	} else if (series == CCA_SERIES_RESERVED) {
-		cairo_set_line_width(cr, 1.8);
-		cairo_set_dash(cr, NULL, 0, 0);
-	} else {
-		cairo_set_line_width(cr, 1.2);
-		cairo_set_dash(cr, series == CCA_SERIES_ALLOCATED ? dash : dot, 2, 0);
-	}
 }
 
 static void
@@ -366,12 +448,30 @@ titles(cairo_t *cr, const CcaPlotStyle *style, double *bottom)
 static void
 swatch_line(cairo_t *cr, double x, double y, guint run, int series)
 {
-	rgb(cr, line_colour(run, series));
+	rgba(cr, line_colour(run, series), line_alpha(series));
 	line_style(cr, run, series);
 	cairo_move_to(cr, x, y);
 	cairo_line_to(cr, x + 26, y);
 	cairo_stroke(cr);
 	cairo_set_dash(cr, NULL, 0, 0);
+}
+
+/* Whether the timeline draws a panel per run: when one run's reserved
+ * peak is more than TIMELINE_DWARF times another's, a shared axis would
+ * flatten the smaller runs into a line at the bottom. */
+#define TIMELINE_DWARF 4.0
+static bool
+timeline_split(const CcaPlotRun *runs, guint n_runs)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (guint r = 0; r < n_runs; r++) {
+		uint64_t p = runs[r].tl->peak_reserved;
+		if (p == 0)
+			continue;
+		lo = MIN(lo, p);
+		hi = MAX(hi, p);
+	}
+	return n_runs > 1 && hi > 0 && (double)hi > TIMELINE_DWARF * (double)lo;
 }
 
 void
@@ -384,16 +484,12 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 	double top;
 	titles(cr, style, &top);
 
-	/* ranges */
+	/* the x range, and whether one run dwarfs the others */
 	Frame f = {.style = style};
-	double data_max = 0;
 	uint64_t cap = 0, n_events = 0;
 	int64_t t_min = INT64_MAX, t_max = INT64_MIN;
 	for (guint r = 0; r < n_runs; r++) {
 		const CcaTimeline *tl = runs[r].tl;
-		for (uint32_t i = 0; i < tl->n_buckets; i++)
-			if (tl->buckets[i].n)
-				data_max = MAX(data_max, tl->buckets[i].max[CCA_SERIES_RESERVED]);
 		cap = MAX(cap, tl->allowed_maximum);
 		n_events = MAX(n_events, tl->n_events);
 		if (tl->has_time) {
@@ -401,95 +497,25 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 			t_max = MAX(t_max, tl->t_max);
 		}
 	}
-	bool cap_shown = cap > 0 && (double)cap <= 3.0 * MAX(data_max, 1.0);
-	double ymax = MAX(data_max, cap_shown ? (double)cap : 0.0);
-	if (ymax <= 0)
-		ymax = 1024.0 * 1024;
-	double unit;
-	const char *unit_name;
-	byte_unit(ymax, &unit, &unit_name);
-	double ystep = nice_step(ymax * 1.05 / unit, 6);
-	f.ymax = ceil(ymax * 1.05 / unit / ystep) * ystep * unit;
 	if (style->x_time && t_min <= t_max) {
 		f.t_origin = t_min;
 		f.xmax = MAX((double)(t_max - t_min) / 1e6, 1e-6);
 	} else {
 		f.xmax = MAX((double)n_events, 1.0);
 	}
+	bool split = timeline_split(runs, n_runs);
+	guint n_panels = split ? n_runs : 1;
 
 	/* legend: a row per run plus a row of markers */
 	double legend_rows = n_runs + 1, legend_h = legend_rows * 18 + 8;
 	f.x0 = 84;
 	f.x1 = W - 28;
-	f.y0 = top + 14;
-	f.y1 = H - 46 - legend_h;
-	if (f.y1 - f.y0 < 80)
-		f.y1 = f.y0 + 80;
+	double area_top = top + 14, area_bottom = H - 46 - legend_h, gap = 18;
+	if (area_bottom - area_top < 80.0 * n_panels + gap * (n_panels - 1))
+		area_bottom = area_top + 80.0 * n_panels + gap * (n_panels - 1);
+	double ph = (area_bottom - area_top - gap * (n_panels - 1)) / n_panels;
 
-	/* grid and axes */
-	cairo_set_line_width(cr, 1);
-	font(cr, 11, false);
-	char buf[64];
-	int yd = decimals(ystep);
-	for (double v = 0; v <= f.ymax / unit + ystep * 1e-6; v += ystep) {
-		double y = round(fy(&f, v * unit)) + 0.5;
-		rgb(cr, v == 0 ? 0x404040 : 0xe4e4e4);
-		cairo_move_to(cr, f.x0, y);
-		cairo_line_to(cr, f.x1, y);
-		cairo_stroke(cr);
-		rgb(cr, 0x404040);
-		g_snprintf(buf, sizeof buf, "%.*f", yd, v);
-		text(cr, f.x0 - 6, y + 4, buf, 1);
-	}
-	double xstep = nice_step(f.xmax, 8);
-	int xd = decimals(xstep);
-	for (double v = 0; v <= f.xmax + xstep * 1e-6; v += xstep) {
-		double x = round(fx(&f, v)) + 0.5;
-		rgb(cr, v == 0 ? 0x404040 : 0xe4e4e4);
-		cairo_move_to(cr, x, f.y0);
-		cairo_line_to(cr, x, f.y1);
-		cairo_stroke(cr);
-		rgb(cr, 0x404040);
-		cairo_move_to(cr, x, f.y1);
-		cairo_line_to(cr, x, f.y1 + 4);
-		cairo_stroke(cr);
-		if (style->x_time)
-			g_snprintf(buf, sizeof buf, "%.*f", xd, v);
-		else
-			count_label(buf, sizeof buf, v);
-		text(cr, x, f.y1 + 17, buf, 0.5);
-	}
-	font(cr, 12, false);
-	text(cr, (f.x0 + f.x1) / 2, f.y1 + 36,
-	     style->x_time ? "time since the first event (s)" : "trace event", 0.5);
-	cairo_save(cr);
-	cairo_translate(cr, 22, (f.y0 + f.y1) / 2);
-	cairo_rotate(cr, -G_PI / 2);
-	g_snprintf(buf, sizeof buf, "memory (%s)", unit_name);
-	text(cr, 0, 0, buf, 0.5);
-	cairo_restore(cr);
-
-	/* the cap */
-	char a[32];
-	if (cap_shown) {
-		static const double dash[] = {8, 4};
-		double y = round(fy(&f, (double)cap)) + 0.5;
-		rgb(cr, 0xd62728);
-		cairo_set_line_width(cr, 1.2);
-		cairo_set_dash(cr, dash, 2, 0);
-		cairo_move_to(cr, f.x0, y);
-		cairo_line_to(cr, f.x1, y);
-		cairo_stroke(cr);
-		cairo_set_dash(cr, NULL, 0, 0);
-		font(cr, 11, false);
-		g_snprintf(buf, sizeof buf, "cap %s", cca_size_format(cap, a));
-		text(cr, f.x0 + 6, y - 5, buf, 0);
-	}
-
-	/* series: columns of one pixel; what-ifs first, the reference on top */
-	cairo_save(cr);
-	cairo_rectangle(cr, f.x0 - 1, f.y0 - 4, f.x1 - f.x0 + 2, f.y1 - f.y0 + 5);
-	cairo_clip(cr);
+	/* the columns, once: x alone decides them */
 	int ncols = MAX(1, (int)(f.x1 - f.x0));
 	Col **cols = g_new0(Col *, n_runs * CCA_SERIES_COUNT);
 	for (guint r = 0; r < n_runs; r++) {
@@ -497,61 +523,169 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 			cols[r * CCA_SERIES_COUNT + s] = g_new0(Col, ncols);
 		columns(&f, runs[r].tl, &cols[r * CCA_SERIES_COUNT], ncols);
 	}
-	cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
-	static const int order[CCA_SERIES_COUNT] = {CCA_SERIES_ALLOCATED, CCA_SERIES_ACTIVE,
-						    CCA_SERIES_RESERVED};
-	for (guint k = n_runs; k-- > 0;)
-		for (int i = 0; i < CCA_SERIES_COUNT; i++) {
-			int s = order[i];
-			rgba(cr, line_colour(k, s), k == 0 ? 1.0 : 0.9);
-			line_style(cr, k, s);
-			stroke_series(cr, &f, cols[k * CCA_SERIES_COUNT + s], ncols);
+	char buf[64];
+	bool any_cap_shown = false;
+	double xstep = nice_step(f.xmax, 8);
+	int xd = decimals(xstep);
+	for (guint p = 0; p < n_panels; p++) {
+		guint r0 = split ? p : 0, r1 = split ? p + 1 : n_runs;
+		f.y0 = area_top + p * (ph + gap);
+		f.y1 = f.y0 + ph;
+		double data_max = 0;
+		uint64_t pcap = 0;
+		for (guint r = r0; r < r1; r++) {
+			const CcaTimeline *tl = runs[r].tl;
+			for (uint32_t i = 0; i < tl->n_buckets; i++)
+				if (tl->buckets[i].n)
+					data_max = MAX(data_max,
+						       tl->buckets[i].max[CCA_SERIES_RESERVED]);
+			pcap = MAX(pcap, tl->allowed_maximum);
 		}
-	cairo_set_dash(cr, NULL, 0, 0);
-	/* OOMs: one cross per run, pixel column and 4-pixel band at most */
-	cairo_set_line_width(cr, 1.6);
-	GHashTable *drawn = g_hash_table_new(NULL, NULL);
-	for (guint r = 0; r < n_runs; r++) {
-		const CcaTimeline *tl = runs[r].tl;
-		rgb(cr, 0xd62728);
-		g_hash_table_remove_all(drawn);
-		for (guint i = 0; i < tl->ooms->len; i++) {
-			const CcaTimelineOom *o = &g_array_index(tl->ooms, CcaTimelineOom, i);
-			double x = fx(&f, xval(&f, o->index, o->time_us));
-			double y = fy(&f, (double)o->reserved);
-			guint cell = ((guint)(x / 3) << 12) | (guint)(y / 4);
-			if (!g_hash_table_add(drawn, GUINT_TO_POINTER(cell + 1)))
+		bool cap_shown = pcap > 0 && (double)pcap <= 3.0 * MAX(data_max, 1.0);
+		any_cap_shown |= cap_shown;
+		double ymax = MAX(data_max, cap_shown ? (double)pcap : 0.0);
+		if (ymax <= 0)
+			ymax = 1024.0 * 1024;
+		double unit;
+		const char *unit_name;
+		byte_unit(ymax, &unit, &unit_name);
+		double ystep = nice_step(ymax * 1.05 / unit, split ? 4 : 6);
+		f.ymax = ceil(ymax * 1.05 / unit / ystep) * ystep * unit;
+
+		/* grid and axes */
+		cairo_set_line_width(cr, 1);
+		font(cr, 11, false);
+		int yd = decimals(ystep);
+		for (double v = 0; v <= f.ymax / unit + ystep * 1e-6; v += ystep) {
+			double y = round(fy(&f, v * unit)) + 0.5;
+			rgb(cr, v == 0 ? 0x404040 : 0xe4e4e4);
+			cairo_move_to(cr, f.x0, y);
+			cairo_line_to(cr, f.x1, y);
+			cairo_stroke(cr);
+			rgb(cr, 0x404040);
+			g_snprintf(buf, sizeof buf, "%.*f", yd, v);
+			text(cr, f.x0 - 6, y + 4, buf, 1);
+		}
+		bool last = p + 1 == n_panels;
+		for (double v = 0; v <= f.xmax + xstep * 1e-6; v += xstep) {
+			double x = round(fx(&f, v)) + 0.5;
+			rgb(cr, v == 0 ? 0x404040 : 0xe4e4e4);
+			cairo_move_to(cr, x, f.y0);
+			cairo_line_to(cr, x, f.y1);
+			cairo_stroke(cr);
+			if (!last)
 				continue;
-			draw_cross(cr, x, y, 4);
+			rgb(cr, 0x404040);
+			cairo_move_to(cr, x, f.y1);
+			cairo_line_to(cr, x, f.y1 + 4);
+			cairo_stroke(cr);
+			if (style->x_time)
+				g_snprintf(buf, sizeof buf, "%.*f", xd, v);
+			else
+				count_label(buf, sizeof buf, v);
+			text(cr, x, f.y1 + 17, buf, 0.5);
 		}
-		cairo_stroke(cr);
+		font(cr, 12, false);
+		rgb(cr, 0x404040);
+		if (last)
+			text(cr, (f.x0 + f.x1) / 2, f.y1 + 36,
+			     style->x_time ? "time since the first event (s)" : "trace event", 0.5);
+		cairo_save(cr);
+		cairo_translate(cr, 22, (f.y0 + f.y1) / 2);
+		cairo_rotate(cr, -G_PI / 2);
+		g_snprintf(buf, sizeof buf, "memory (%s)", unit_name);
+		text(cr, 0, 0, buf, 0.5);
+		cairo_restore(cr);
+		if (split) {
+			font(cr, 11, true);
+			rgb(cr, line_colour(p, CCA_SERIES_RESERVED));
+			g_autofree char *label = fit(cr, runs[p].label, 11, f.x1 - f.x0 - 12, true);
+			text(cr, f.x0, f.y0 - 5, label, 0); /* above its panel */
+		}
+
+		/* the cap, in the axis's unit */
+		if (cap_shown) {
+			static const double dash[] = {8, 4};
+			double y = round(fy(&f, (double)pcap)) + 0.5;
+			rgb(cr, 0xd62728);
+			cairo_set_line_width(cr, 1.2);
+			cairo_set_dash(cr, dash, 2, 0);
+			cairo_move_to(cr, f.x0, y);
+			cairo_line_to(cr, f.x1, y);
+			cairo_stroke(cr);
+			cairo_set_dash(cr, NULL, 0, 0);
+			font(cr, 11, false);
+			g_snprintf(buf, sizeof buf, "cap %.2f %s", (double)pcap / unit, unit_name);
+			text(cr, f.x0 + 6, y - 5, buf, 0);
+		}
+
+		/* series: columns of one pixel; what-ifs first, the reference on
+		 * top */
+		cairo_save(cr);
+		cairo_rectangle(cr, f.x0 - 1, f.y0 - 4, f.x1 - f.x0 + 2, f.y1 - f.y0 + 5);
+		cairo_clip(cr);
+		cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+		static const int order[CCA_SERIES_COUNT] = {CCA_SERIES_ALLOCATED, CCA_SERIES_ACTIVE,
+							    CCA_SERIES_RESERVED};
+		for (guint k = r1; k-- > r0;)
+			for (int i = 0; i < CCA_SERIES_COUNT; i++) {
+				int s = order[i];
+				rgba(cr, line_colour(k, s), line_alpha(s));
+				line_style(cr, k, s);
+				stroke_series(cr, &f, cols[k * CCA_SERIES_COUNT + s], ncols);
+			}
+		cairo_set_dash(cr, NULL, 0, 0);
+		/* OOMs: one cross per run, pixel column and 4-pixel band at most */
+		cairo_set_line_width(cr, 1.6);
+		GHashTable *drawn = g_hash_table_new(NULL, NULL);
+		for (guint r = r0; r < r1; r++) {
+			const CcaTimeline *tl = runs[r].tl;
+			rgb(cr, 0xd62728);
+			g_hash_table_remove_all(drawn);
+			for (guint i = 0; i < tl->ooms->len; i++) {
+				const CcaTimelineOom *o =
+					&g_array_index(tl->ooms, CcaTimelineOom, i);
+				double x = fx(&f, xval(&f, o->index, o->time_us));
+				double y = fy(&f, (double)o->reserved);
+				guint cell = ((guint)(x / 3) << 12) | (guint)(y / 4);
+				if (!g_hash_table_add(drawn, GUINT_TO_POINTER(cell + 1)))
+					continue;
+				draw_cross(cr, x, y, 4);
+			}
+			cairo_stroke(cr);
+		}
+		g_hash_table_destroy(drawn);
+		cairo_restore(cr);
+		/* each run's reserved peak, labelled in the axis's unit */
+		font(cr, 11, false);
+		for (guint r = r0; r < r1; r++) {
+			const CcaTimeline *tl = runs[r].tl;
+			if (tl->peak_reserved == 0)
+				continue;
+			/* the peak's x: its bucket's time or index */
+			const CcaTimelineBucket *b =
+				&tl->buckets[tl->n_events
+						     ? tl->peak_index * tl->n_buckets / tl->n_events
+						     : 0];
+			double x = fx(&f, xval(&f, tl->peak_index, b->t_last));
+			double y = fy(&f, (double)tl->peak_reserved);
+			rgb(cr, line_colour(r, CCA_SERIES_RESERVED));
+			cairo_new_sub_path(cr);
+			cairo_arc(cr, x, y, 3.5, 0, 2 * G_PI);
+			cairo_fill(cr);
+			g_snprintf(buf, sizeof buf, "peak %.2f %s",
+				   (double)tl->peak_reserved / unit, unit_name);
+			double tw = text_width(cr, buf);
+			double lx = x + 6 + tw > f.x1 ? x - 6 - tw : x + 6;
+			double ly = y - 6 - 13.0 * (r - r0);
+			if (ly < f.y0 + 10)
+				ly = y + 14 + 13.0 * (r - r0);
+			text(cr, lx, ly, buf, 0);
+		}
 	}
-	g_hash_table_destroy(drawn);
-	cairo_restore(cr);
-	font(cr, 11, false);
-	for (guint r = 0; r < n_runs; r++) {
-		const CcaTimeline *tl = runs[r].tl;
-		if (tl->peak_reserved == 0)
-			continue;
-		/* the peak's x: its bucket's time or index */
-		const CcaTimelineBucket *b =
-			&tl->buckets[tl->n_events ? tl->peak_index * tl->n_buckets / tl->n_events
-						  : 0];
-		double x = fx(&f, xval(&f, tl->peak_index, b->t_last));
-		double y = fy(&f, (double)tl->peak_reserved);
-		rgb(cr, line_colour(r, CCA_SERIES_RESERVED));
-		cairo_new_sub_path(cr);
-		cairo_arc(cr, x, y, 3.5, 0, 2 * G_PI);
-		cairo_fill(cr);
-		g_snprintf(buf, sizeof buf, "peak %s", cca_size_format(tl->peak_reserved, a));
-		double tw = text_width(cr, buf);
-		double lx = x + 6 + tw > f.x1 ? x - 6 - tw : x + 6;
-		double ly = y - 6 - 13.0 * r;
-		if (ly < f.y0 + 10)
-			ly = y + 14 + 13.0 * r;
-		rgb(cr, r == 0 ? 0x202020 : line_colour(r, CCA_SERIES_RESERVED));
-		text(cr, lx, ly, buf, 0);
-	}
+	f.y0 = area_top;
+	f.y1 = area_bottom;
+	char a[32];
 
 	/* legend */
 	double ly = H - legend_h + 4;
@@ -586,7 +720,7 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 		rgb(cr, 0x202020);
 		text(cr, x + 32, y + 4, "OOM", 0);
 		x += 32 + text_width(cr, "OOM") + 22;
-		if (cap_shown || cap) {
+		if (cap) {
 			static const double dash[] = {8, 4};
 			rgb(cr, 0xd62728);
 			cairo_set_line_width(cr, 1.2);
@@ -597,7 +731,8 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 			cairo_set_dash(cr, NULL, 0, 0);
 			rgb(cr, 0x202020);
 			g_snprintf(buf, sizeof buf, "memory-fraction cap %s%s",
-				   cca_size_format(cap, a), cap_shown ? "" : " (off the scale)");
+				   cca_size_format(cap, a),
+				   any_cap_shown ? "" : " (off the scale)");
 			text(cr, x + 32, y + 4, buf, 0);
 			x += 32 + text_width(cr, buf) + 22;
 		}
@@ -785,10 +920,11 @@ cca_plot_draw_segments(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotSegm
 	g_autofree char *totals = fit(cr, buf, 12, W - 40, false);
 	text(cr, W / 2, top + 4, totals, 0.5);
 	if (shown < n) {
-		g_snprintf(buf, sizeof buf,
-			   "(showing %u of the %u segments, those with most free space beside live "
-			   "blocks first; --max-rows shows more)",
-			   shown, n);
+		g_snprintf(
+			buf, sizeof buf,
+			"(showing the %u of the %u segments with the most free space beside live "
+			"blocks, in address order; --max-rows shows more)",
+			shown, n);
 		font(cr, 11, false);
 		rgb(cr, 0x606060);
 		text(cr, W / 2, top + 20, buf, 0.5);
@@ -1198,8 +1334,9 @@ cca_plot_write(const char *path, CcaPlotFormat format, int width, int height, co
 	cairo_surface_t *surface = NULL;
 	GString *svg = NULL, *hover = NULL;
 	switch (format) {
-	case CCA_PLOT_SVG:
-		surface = cairo_svg_surface_create_for_stream(write_file, f, width, height);
+	case CCA_PLOT_SVG: /* the text goes in after cairo's SVG */
+		svg = g_string_new(NULL);
+		surface = cairo_svg_surface_create_for_stream(write_gstring, svg, width, height);
 		break;
 	case CCA_PLOT_HTML:
 		svg = g_string_new(NULL);
@@ -1215,6 +1352,8 @@ cca_plot_write(const char *path, CcaPlotFormat format, int width, int height, co
 	}
 	if (format == CCA_PLOT_SVG || format == CCA_PLOT_HTML)
 		cairo_svg_surface_set_document_unit(surface, CAIRO_SVG_UNIT_PX);
+	if (format == CCA_PLOT_SVG || format == CCA_PLOT_HTML)
+		svg_text = g_string_new(NULL);
 	cairo_t *cr = cairo_create(surface);
 	draw(cr, data, hover);
 	cairo_status_t status = cairo_status(cr);
@@ -1230,6 +1369,16 @@ cca_plot_write(const char *path, CcaPlotFormat format, int width, int height, co
 	 * asked again) */
 	cairo_debug_reset_static_data();
 	FcFini();
+	if (svg_text && svg) {
+		/* the text elements last, over the drawing, before </svg> */
+		const char *end = g_strrstr(svg->str, "</svg>");
+		if (end)
+			g_string_insert(svg, end - svg->str, svg_text->str);
+		g_string_free(svg_text, TRUE);
+		svg_text = NULL;
+	}
+	if (status == CAIRO_STATUS_SUCCESS && format == CCA_PLOT_SVG)
+		fputs(svg->str, f);
 	if (status == CAIRO_STATUS_SUCCESS && format == CCA_PLOT_HTML)
 		write_html(f, title, svg, hover);
 	if (svg)

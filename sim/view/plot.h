@@ -31,7 +31,8 @@ typedef struct {
 /* A segment map: the segments of one state (borrowed CcaStateSegment). */
 typedef struct {
 	const GArray *segments;
-	guint max_rows; /* segments drawn; most free space beside live blocks first */
+	guint max_rows; /* segments drawn: those with the most free space beside live
+			 * blocks, in address order; 0: all */
 } CcaPlotSegments;
 
 /* Replays device OPT->device of SNAP once under OPT (its hooks and
