@@ -49,7 +49,7 @@ run 0 "$ccasim" sweep "$seedfrag" --config max_split_size_mb:128 --csv -j 1 &&
 	head -n 1 "$scratch/out" | grep -q '^rank,settings,origin,recorded,address_sensitive,peak_reserved,peak_reserved_min,peak_reserved_max,' &&
 	[ "$(wc -l <"$scratch/out")" -eq 3 ]
 report $? "sweep --csv: a header and one line per row"
-run 0 "$ccasim" sweep "$seedfrag" --recommend --memory-fraction 0.005 &&
+run 0 "$ccasim" sweep "$seedfrag" --wide --recommend --memory-fraction 0.005 &&
 	grep -q '^recommendation: ' "$scratch/out" && grep -q 'garbage_collection_threshold:0.6' "$scratch/out"
 report $? "sweep --recommend under a cap: the grid has gc rows and a recommendation"
 run 0 "$ccasim" fit --list-gpus && grep -q '^  H200 ' "$scratch/out" &&
