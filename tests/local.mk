@@ -58,8 +58,8 @@ tests_test_diff_SOURCES = tests/test-diff.c tests/testutil.h tests/testutil.c
 tests_test_diff_LDADD = libccasim.a $(CCASIM_LIBS)
 tests_test_calibration_SOURCES = tests/test-calibration.c tests/testutil.h tests/testutil.c
 tests_test_calibration_LDADD = libccasim.a $(CCASIM_LIBS)
-TESTS += tests/test-whatif-cli.sh
-EXTRA_DIST += tests/test-whatif-cli.sh
+TESTS += tests/test-whatif-cli.sh tests/test-tables.sh
+EXTRA_DIST += tests/test-whatif-cli.sh tests/test-tables.sh
 # Views of a replay (issue #8): pickle writer, export, timeline, explain, step.
 check_PROGRAMS += tests/test-views
 TESTS += tests/test-views

@@ -153,23 +153,56 @@ test_gpu_presets(void)
 			      strcmp(k, "estimate") == 0);
 		g_assert_cmpuint(strlen(presets[i].source), >, 10);
 		g_assert_cmpuint(presets[i].total_memory, >, UINT64_C(8) << 30);
-		g_assert_true(cca_fit_gpu_preset_find(presets[i].name) == &presets[i]);
+		g_assert_true(cca_fit_gpu_preset_find(presets[i].name, NULL) == &presets[i]);
 	}
-	g_assert_cmpstr(cca_fit_gpu_preset_find("a100 40gb")->name, ==, "A100-40GB");
-	g_assert_cmpstr(cca_fit_gpu_preset_find("A100")->name, ==, "A100-40GB");
-	g_assert_cmpstr(cca_fit_gpu_preset_find("rtx_4090")->name, ==, "RTX-4090");
-	g_assert_cmpstr(cca_fit_gpu_preset_find("4090")->name, ==, "RTX-4090");
-	g_assert_cmpstr(cca_fit_gpu_preset_find("h100")->name, ==, "H100-80GB");
-	g_assert_cmpstr(cca_fit_gpu_preset_find("L4")->name, ==, "L4");
-	g_assert_cmpstr(cca_fit_gpu_preset_find("l40s")->name, ==, "L40S");
-	g_assert_null(cca_fit_gpu_preset_find("A100-60GB"));
-	g_assert_null(cca_fit_gpu_preset_find(""));
-	const CcaGpuPreset *h200 = cca_fit_gpu_preset_find("H200");
+	const CcaGpuPreset *h200 = cca_fit_gpu_preset_find("H200", NULL);
 	g_assert_cmpuint(h200->total_memory, ==, UINT64_C(150109880320));
 	g_assert_cmpstr(h200->kind, ==, "measured");
 	g_assert_cmpuint(cca_fit_gpu_usable(h200, CCA_GPU_CONTEXT_BYTES), ==,
 			 UINT64_C(150109880320) - (UINT64_C(690) << 20));
 	g_assert_cmpuint(cca_fit_gpu_usable(h200, UINT64_C(1) << 50), ==, 0);
+}
+
+/* A GPU name finds a preset only when it is a preset's name or alias
+ * (without case, ' ', '-', '_'); a shorter name never picks a card: it is
+ * refused in one line that lists the candidates. */
+static const struct {
+	const char *name;
+	const char *found; /* NULL: refused */
+	const char *error; /* the whole message when refused */
+} gpu_name_cases[] = {
+	{"a100 40gb", "A100-40GB", NULL},
+	{"rtx_4090", "RTX-4090", NULL},
+	{"4090", "RTX-4090", NULL},
+	{"h100", "H100-80GB", NULL},
+	{"L4", "L4", NULL},
+	{"l40s", "L40S", NULL},
+	{"A100", NULL, "ambiguous GPU 'A100': it could be A100-80GB, A100-40GB (give one of them)"},
+	{"V100", NULL, "ambiguous GPU 'V100': it could be V100-32GB, V100-16GB (give one of them)"},
+	{"rtx", NULL, "ambiguous GPU 'rtx': it could be RTX-4090, RTX-3090 (give one of them)"},
+	{"L40", NULL, "unknown GPU 'L40': did you mean L40S?"},
+	{"A100-60GB", NULL,
+	 "unknown GPU 'A100-60GB': the presets are H200, H100-80GB, A100-80GB, A100-40GB, L40S, "
+	 "A10G, L4, RTX-4090, RTX-3090, V100-32GB, V100-16GB, T4 (fit --list-gpus)"},
+	{"", NULL,
+	 "unknown GPU '': the presets are H200, H100-80GB, A100-80GB, A100-40GB, L40S, A10G, L4, "
+	 "RTX-4090, RTX-3090, V100-32GB, V100-16GB, T4 (fit --list-gpus)"},
+};
+
+static void
+test_gpu_name(gconstpointer data)
+{
+	guint i = GPOINTER_TO_UINT(data);
+	g_autoptr(GError) error = NULL;
+	const CcaGpuPreset *g = cca_fit_gpu_preset_find(gpu_name_cases[i].name, &error);
+	if (gpu_name_cases[i].found) {
+		g_assert_no_error(error);
+		g_assert_cmpstr(g->name, ==, gpu_name_cases[i].found);
+	} else {
+		g_assert_null(g);
+		g_assert_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE);
+		g_assert_cmpstr(error->message, ==, gpu_name_cases[i].error);
+	}
 }
 
 /* The --gpu answer is a replay at the GPU's usable memory. */
@@ -184,7 +217,7 @@ test_gpu_answer(void)
 	const CcaGpuPreset big = {"big", "", need + CCA_GPU_CONTEXT_BYTES, "estimate", "a test"};
 	const CcaGpuPreset small = {"small", "", need + CCA_GPU_CONTEXT_BYTES - CCA_FIT_STEP,
 				    "estimate", "a test"};
-	const CcaGpuPreset *t4 = cca_fit_gpu_preset_find("T4");
+	const CcaGpuPreset *t4 = cca_fit_gpu_preset_find("T4", NULL);
 	const CcaGpuPreset *gpus[] = {&big, &small, t4};
 	CcaFitOptions opt = {.gpus = gpus, .n_gpus = 3, .context = CCA_GPU_CONTEXT_BYTES};
 	g_autofree CcaFitRow *rows = fit_rows(sweep, &opt);
@@ -267,6 +300,11 @@ main(int argc, char **argv)
 		g_test_add_data_func(path, tc, test_oom);
 	}
 	g_test_add_func("/fit/gpu-presets", test_gpu_presets);
+	for (guint i = 0; i < G_N_ELEMENTS(gpu_name_cases); i++) {
+		g_autofree char *path =
+			g_strdup_printf("/fit/gpu-name/%u-%s", i, gpu_name_cases[i].name);
+		g_test_add_data_func(path, GUINT_TO_POINTER(i), test_gpu_name);
+	}
 	g_test_add_func("/fit/gpu-answer", test_gpu_answer);
 	g_test_add_func("/fit/whatif-rows", test_whatif_rows);
 	int status = g_test_run();

@@ -103,7 +103,7 @@ assert rows[""]["notes"] == []
 assert rows[""]["peak_reserved"] == rows["pinned_num_register_threads:8"]["peak_reserved"]
 EOF
 report $? "sweep --json: a notes array, and each row's own"
-run 0 "$ccasim" sweep --no-progress --config pinned_num_register_threads:8 "$trace" &&
+run 0 "$ccasim" sweep --wide --no-progress --config pinned_num_register_threads:8 "$trace" &&
 	grep -qxF "note: $pinned" "$scratch/out"
 report $? "sweep prints the note"
 "$ccasim" fit --json --no-progress --config pinned_num_register_threads:8 "$trace" \

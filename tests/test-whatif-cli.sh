@@ -49,7 +49,7 @@ run 0 "$ccasim" sweep "$seedfrag" --config max_split_size_mb:128 --csv -j 1 &&
 	head -n 1 "$scratch/out" | grep -q '^rank,settings,origin,recorded,address_sensitive,peak_reserved,peak_reserved_min,peak_reserved_max,' &&
 	[ "$(wc -l <"$scratch/out")" -eq 3 ]
 report $? "sweep --csv: a header and one line per row"
-run 0 "$ccasim" sweep "$seedfrag" --recommend --memory-fraction 0.005 &&
+run 0 "$ccasim" sweep "$seedfrag" --wide --recommend --memory-fraction 0.005 &&
 	grep -q '^recommendation: ' "$scratch/out" && grep -q 'garbage_collection_threshold:0.6' "$scratch/out"
 report $? "sweep --recommend under a cap: the grid has gc rows and a recommendation"
 run 0 "$ccasim" fit --list-gpus && grep -q '^  H200 ' "$scratch/out" &&
@@ -60,6 +60,44 @@ report $? "diff of identical settings reports no difference"
 run 0 "$ccasim" diff "$dyninfer" --config "" --config max_split_size_mb:128 &&
 	grep -q '^first difference: after event' "$scratch/out"
 report $? "diff of two settings names the first difference"
+run 0 "$ccasim" diff "$dyninfer" --config "" --config max_split_size_mb:128 &&
+	! grep -q '^program: \|^warning: \|^annotations: ' "$scratch/out"
+report $? "diff of one trace under two settings says nothing about programs"
+
+# --- diff of two recordings ----------------------------------------------------
+run 0 "$ccasim" diff "$traces/bert.default.pickle.xz" "$traces/bert.ms128.pickle.xz" &&
+	grep -qx 'program: the same: 100.0 % of the allocation requests match by size and stream (A 18501, B 18501 requests)' \
+		"$scratch/out" && ! grep -q '^warning: ' "$scratch/out"
+report $? "diff of two settings of one workload (bert.default, bert.ms128): the same program"
+run 0 "$ccasim" diff "$traces/bert.default.pickle.xz" "$traces/gpt2gen.default.pickle.xz" &&
+	[ "$(grep -c '^warning: ' "$scratch/out")" -eq 1 ] &&
+	grep -q '^warning: the traces look like different programs: only 6.3 % of the allocation requests' \
+		"$scratch/out"
+report $? "diff of two workloads (bert, gpt2gen): one warning line, exit 0"
+run 0 "$ccasim" diff "$traces/bert.default.pickle.xz" "$traces/bert.ms128.pickle.xz" &&
+	grep -qx 'annotations: 12 paired by name (A 12, B 12); reserved first differs at "Optimizer.step#AdamW.step" #1 (event 7289 in A, 7291 in B): A reserves 4.64 GiB, B 4.88 GiB' \
+		"$scratch/out"
+report $? "diff aligns two recordings by their record_function annotations (bert: Optimizer.step)"
+if "$python" -c 'import json' 2>/dev/null; then
+	run 0 "$ccasim" diff --json "$traces/bert.default.pickle.xz" "$traces/bert.ms128.pickle.xz" &&
+		"$python" - "$scratch/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p, m = d["program"], d["annotations"]
+assert p["two_traces"] and p["same_program"] and p["similarity"] == 1.0, p
+assert (m["marks_a"], m["marks_b"], m["paired"]) == (12, 12, 12), m
+f = m["first_difference"]
+assert (f["name"], f["occurrence"], f["event_a"], f["event_b"]) == ("Optimizer.step#AdamW.step", 1, 7289, 7291), f
+assert f["reserved_a"] < f["reserved_b"], f
+PY
+	report $? "diff --json: program similarity and the annotation alignment"
+else
+	skip "diff --json: program similarity and the annotation alignment" "no python3"
+fi
+run 0 "$ccasim" diff "$srcdir/traces/calls-2.11/calls.default.pickle.xz" \
+	"$srcdir/traces/calls-2.11/calls.ms128.pickle.xz" &&
+	! grep -q '^annotations: ' "$scratch/out"
+report $? "ccasim-record's ccasim: annotations are not steps"
 
 # --- a sweep row is `replay --config` ---------------------------------------
 if "$python" -c 'import json' 2>/dev/null; then

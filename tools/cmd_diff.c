@@ -64,7 +64,11 @@ cca_cmd_diff(const CcaCliCommand *cmd, int argc, char **argv)
 		"traces, side by side: the first event after which their reserved memory\n"
 		"differs, and where the difference in the peak comes from (segments by\n"
 		"size, live blocks by requested size).",
-		NULL, &args, &argc, &argv);
+		"Two traces are first compared as programs: the share of allocation\n"
+		"requests that match by size and stream, with a warning below 90 %.\n"
+		"When both hold record_function annotations (ProfilerStep#N,\n"
+		"Optimizer.step; not ccasim-record's), they are paired by name and the\n"
+		"first pair where reserved memory differs is named.  See doc/whatif.md.", &args, &argc, &argv);
 	if (status >= 0)
 		return status;
 	if (argc != 2 && argc != 3)

@@ -25,10 +25,10 @@ resolve_gpus(char **names, const CcaGpuPreset **gpus, guint *n)
 				gpus[(*n)++] = &presets[i];
 			continue;
 		}
-		const CcaGpuPreset *g = cca_fit_gpu_preset_find(*p);
+		g_autoptr(GError) error = NULL;
+		const CcaGpuPreset *g = cca_fit_gpu_preset_find(*p, &error);
 		if (!g) {
-			fprintf(stderr, "ccasim fit: --gpu: unknown GPU '%s' (see --list-gpus)\n",
-				*p);
+			fprintf(stderr, "ccasim fit: --gpu: %s\n", error->message);
 			return FALSE;
 		}
 		if (*n == CCA_FIT_MAX_GPUS) {
@@ -46,7 +46,7 @@ cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv)
 	g_auto(CcaCliArgs) args = {0};
 	g_auto(GStrv) sets = NULL, gpu_names = NULL;
 	g_autofree char *context_text = NULL;
-	gboolean default_grid = FALSE, recorded = FALSE, list_gpus = FALSE;
+	gboolean default_grid = FALSE, recorded = FALSE, list_gpus = FALSE, wide = FALSE;
 	GOptionEntry entries[] = {
 		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
 		 "Fit under each setting of a grid, as for sweep (repeatable)", "KEY=V1,V2,..."},
@@ -57,6 +57,10 @@ cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv)
 		 "Fit only under the trace's recorded settings", NULL},
 		{"gpu", 0, 0, G_OPTION_ARG_STRING_ARRAY, &gpu_names,
 		 "Also say whether it fits on this GPU (a preset, or 'all'; repeatable)", "NAME"},
+		{"wide", 'w', 0, G_OPTION_ARG_NONE, &wide,
+		 "Print every column, whole settings, ranges in the cells and the GPUs' "
+		 "sources (the table fits in 100 columns without it)",
+		 NULL},
 		{"list-gpus", 0, 0, G_OPTION_ARG_NONE, &list_gpus,
 		 "List the GPU presets, their memory and its source, and exit", NULL},
 		{"context", 0, 0, G_OPTION_ARG_STRING, &context_text,
@@ -133,7 +137,7 @@ cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv)
 	}
 	guint n = sweep->rows->len;
 	cca_fit_sort(rows, n);
-	CcaFitReport report = {.trace = argv[1], .options = &opt};
+	CcaFitReport report = {.trace = argv[1], .options = &opt, .wide = wide};
 	g_autoptr(GString) out = g_string_new(NULL);
 	if (args.json) {
 		cca_fit_print_json(sweep, rows, n, &report, out);

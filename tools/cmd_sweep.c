@@ -21,7 +21,7 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 	g_autofree char *calibration = NULL, *goal_name = NULL, *gpu_name = NULL,
 			*context_text = NULL;
 	gboolean default_grid = FALSE, recommend = FALSE, csv = FALSE, all_models = FALSE,
-		 sensitivity = FALSE;
+		 sensitivity = FALSE, wide = FALSE;
 	GOptionEntry entries[] = {
 		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
 		 "Add the rows of a grid: KEY takes each value in turn, other --set keys "
@@ -39,6 +39,10 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		{"recommend", 'r', 0, G_OPTION_ARG_NONE, &recommend,
 		 "Name the best setting for the goal and capacity, and say why", NULL},
 		{"csv", 0, 0, G_OPTION_ARG_NONE, &csv, "Print CSV, one line per row", NULL},
+		{"wide", 'w', 0, G_OPTION_ARG_NONE, &wide,
+		 "Print every column and whole settings, ranges in the cells (the table "
+		 "fits in 100 columns without it)",
+		 NULL},
 		{"address-sensitivity", 0, 0, G_OPTION_ARG_NONE, &sensitivity,
 		 "Also replay each what-if row under the ascending and descending address models "
 		 "and show where figures differ (lo..hi; one replay per row without it)",
@@ -105,11 +109,8 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 			return cca_cli_usage(
 				cmd, "--gpu sets the device memory: leave out --device-memory and "
 				     "--memory-fraction");
-		if (!(gpu = cca_fit_gpu_preset_find(gpu_name))) {
-			fprintf(stderr,
-				"ccasim sweep: --gpu: unknown GPU '%s' (see ccasim fit "
-				"--list-gpus)\n",
-				gpu_name);
+		if (!(gpu = cca_fit_gpu_preset_find(gpu_name, &error))) {
+			fprintf(stderr, "ccasim sweep: --gpu: %s\n", error->message);
 			return 2;
 		}
 		if (context_text) {
@@ -163,7 +164,7 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 	}
 	cca_sweep_sort(sweep, goal);
 	g_autoptr(GString) why = g_string_new(NULL);
-	CcaSweepReport report = {.trace = argv[1], .goal = goal, .options = &opt};
+	CcaSweepReport report = {.trace = argv[1], .goal = goal, .options = &opt, .wide = wide};
 	if (gpu) {
 		report.gpu = gpu->name;
 		report.gpu_total = gpu->total_memory;

@@ -17,9 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event_cursor.h"
 #include "figures.h"
 #include "json.h"
 #include "size.h"
+#include "text.h"
 
 typedef struct {
 	uint64_t index;
@@ -197,6 +199,149 @@ finish_groups(GArray *groups)
 	g_array_sort(groups, compare_groups);
 }
 
+/* ---------------------------------------------------- program, marks */
+
+/* One mark of a trace: a user annotation placed at a trace entry. */
+typedef struct {
+	const char *name; /* the snapshot's string */
+	guint occurrence; /* of NAME, from 1 */
+	uint64_t index;	  /* first entry at or after its time */
+	int64_t time_us;
+} Mark;
+
+static gint
+compare_marks(gconstpointer pa, gconstpointer pb)
+{
+	const Mark *a = pa, *b = pb;
+	return a->time_us < b->time_us ? -1 : a->time_us > b->time_us;
+}
+
+/* One read of device DEVICE of SNAP: the histogram of its allocation
+ * requests by (size, stream number) into HIST (key: a g_strdup'd
+ * "size/stream", value: count), their number, and its marks (Mark, by
+ * time, each placed at an entry). */
+static gboolean
+read_program(const CcaSnapshot *snap, int device, GHashTable *hist, uint64_t *requests,
+	     GArray *marks, GError **error)
+{
+	GHashTable *streams = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+	GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal); /* name -> count */
+	for (guint i = 0; i < snap->annotations->len; i++) {
+		const CcaAnnotation *an = &g_array_index(snap->annotations, CcaAnnotation, i);
+		const char *stage = cca_snapshot_string(snap, an->stage);
+		const char *name = cca_snapshot_string(snap, an->name);
+		if (an->device != device || !stage || strcmp(stage, "START") != 0 || !name ||
+		    g_str_has_prefix(name, "ccasim:") || an->time_us == CCA_TIME_NONE)
+			continue;
+		guint n = GPOINTER_TO_UINT(g_hash_table_lookup(seen, name)) + 1;
+		g_hash_table_insert(seen, (gpointer)name, GUINT_TO_POINTER(n));
+		Mark m = {name, n, 0, an->time_us};
+		g_array_append_val(marks, m);
+	}
+	g_hash_table_destroy(seen);
+	g_array_sort(marks, compare_marks);
+	*requests = 0;
+	g_autoptr(CcaEventCursor) cursor = cca_event_cursor_new(snap, device);
+	CcaEvent ev;
+	uint64_t index = 0;
+	guint next_mark = 0;
+	gboolean ok = TRUE;
+	while ((ok = cca_event_cursor_next(cursor, &ev, error)) && ev.action != CCA_ACTION_COUNT) {
+		for (; next_mark < marks->len && ev.time_us != CCA_TIME_NONE &&
+		       g_array_index(marks, Mark, next_mark).time_us <= ev.time_us;
+		     next_mark++)
+			g_array_index(marks, Mark, next_mark).index = index;
+		index++;
+		if (ev.action != CCA_ACTION_ALLOC)
+			continue;
+		gpointer rank;
+		if (!g_hash_table_lookup_extended(streams, &ev.stream, NULL, &rank)) {
+			uint64_t *key = g_new(uint64_t, 1);
+			*key = ev.stream;
+			rank = GUINT_TO_POINTER(g_hash_table_size(streams));
+			g_hash_table_insert(streams, key, rank);
+		}
+		char *key = g_strdup_printf("%" G_GUINT64_FORMAT "/%u", ev.size,
+					    GPOINTER_TO_UINT(rank));
+		gpointer count = g_hash_table_lookup(hist, key);
+		g_hash_table_replace(hist, key, GSIZE_TO_POINTER(GPOINTER_TO_SIZE(count) + 1));
+		(*requests)++;
+	}
+	for (; next_mark < marks->len; next_mark++) /* after the last entry */
+		g_array_index(marks, Mark, next_mark).index = index;
+	g_hash_table_destroy(streams);
+	return ok || !(error && *error);
+}
+
+/* Reserved bytes carried just before entry INDEX in SAMPLES. */
+static uint64_t
+reserved_before(GArray *samples, uint64_t index)
+{
+	guint lo = 0, hi = samples->len; /* first sample with .index >= INDEX */
+	while (lo < hi) {
+		guint mid = lo + (hi - lo) / 2;
+		if (g_array_index(samples, Sample, mid).index < index)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? g_array_index(samples, Sample, lo - 1).reserved : 0;
+}
+
+/* Fills DIFF's program similarity and mark alignment from the two reads. */
+static gboolean
+compare_programs(CcaDiff *diff, const CcaSnapshot *snap_a, int dev_a, const CcaSnapshot *snap_b,
+		 int dev_b, GArray *sa, GArray *sb, GError **error)
+{
+	GHashTable *ha = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	GHashTable *hb = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	GArray *ma = g_array_new(FALSE, TRUE, sizeof(Mark));
+	GArray *mb = g_array_new(FALSE, TRUE, sizeof(Mark));
+	gboolean ok = read_program(snap_a, dev_a, ha, &diff->requests_a, ma, error) &&
+		      read_program(snap_b, dev_b, hb, &diff->requests_b, mb, error);
+	if (ok) {
+		uint64_t common = 0;
+		GHashTableIter it;
+		gpointer key, value;
+		g_hash_table_iter_init(&it, ha);
+		while (g_hash_table_iter_next(&it, &key, &value))
+			common += MIN(GPOINTER_TO_SIZE(value),
+				      GPOINTER_TO_SIZE(g_hash_table_lookup(hb, key)));
+		uint64_t most = MAX(diff->requests_a, diff->requests_b);
+		diff->similarity = most ? (double)common / (double)most : 1.0;
+		diff->marks_a = ma->len;
+		diff->marks_b = mb->len;
+		for (guint i = 0; i < ma->len; i++) {
+			const Mark *a = &g_array_index(ma, Mark, i);
+			const Mark *b = NULL;
+			for (guint j = 0; j < mb->len && !b; j++) {
+				const Mark *c = &g_array_index(mb, Mark, j);
+				if (c->occurrence == a->occurrence && strcmp(c->name, a->name) == 0)
+					b = c;
+			}
+			if (!b)
+				continue;
+			diff->marks_paired++;
+			uint64_t ra = reserved_before(sa, a->index);
+			uint64_t rb = reserved_before(sb, b->index);
+			if (ra != rb && !diff->mark_differs) {
+				diff->mark_differs = true;
+				diff->mark_name = g_strdup(a->name);
+				diff->mark_occurrence = a->occurrence;
+				diff->mark_event_a = a->index;
+				diff->mark_event_b = b->index;
+				diff->mark_reserved_a = ra;
+				diff->mark_reserved_b = rb;
+			}
+		}
+	}
+	g_hash_table_destroy(ha);
+	g_hash_table_destroy(hb);
+	g_array_free(ma, TRUE);
+	g_array_free(mb, TRUE);
+	return ok;
+}
+
 /* Adds the notes on the settings OPT replays SNAP under (its --config, or
  * the recorded ones) to NOTES. */
 static void
@@ -227,6 +372,11 @@ cca_diff_run(const CcaSnapshot *snap_a, const CcaReplayOptions *opt_a, const Cca
 	GArray *sa = NULL, *sb = NULL, *state_a = NULL, *state_b = NULL;
 	gboolean ok = diff_side(snap_a, opt_a, &diff->a, &sa, &state_a, error) &&
 		      diff_side(snap_b, opt_b, &diff->b, &sb, &state_b, error);
+	diff->two_traces = snap_a != snap_b;
+	diff->similarity = 1.0;
+	if (ok)
+		ok = compare_programs(diff, snap_a, opt_a->device, snap_b, opt_b->device, sa, sb,
+				      error);
 	if (ok) {
 		first_difference(diff, sa, sb);
 		if (diff->differs) {
@@ -265,6 +415,7 @@ cca_diff_clear(CcaDiff *diff)
 		g_array_free(diff->requests, TRUE);
 	if (diff->notes)
 		g_ptr_array_unref(diff->notes);
+	g_free(diff->mark_name);
 	memset(diff, 0, sizeof *diff);
 }
 
@@ -349,6 +500,52 @@ print_groups(GString *out, const GArray *groups, guint top, bool segments)
 		g_string_append_printf(out, "   ... %u more sizes differ\n", groups->len - n);
 }
 
+/* The lines on two traces: how alike their programs are, and the first
+ * annotation at which reserved memory differs. */
+static void
+print_program(GString *out, const CcaDiff *diff)
+{
+	char a[32], b[32];
+	if (!diff->two_traces)
+		return;
+	if (diff->similarity >= CCA_DIFF_SAME_PROGRAM)
+		g_string_append_printf(
+			out,
+			"program: the same: %.1f %% of the allocation requests match "
+			"by size and stream (A %" G_GUINT64_FORMAT ", B %" G_GUINT64_FORMAT
+			" requests)\n",
+			100.0 * diff->similarity, diff->requests_a, diff->requests_b);
+	else
+		g_string_append_printf(
+			out,
+			"warning: the traces look like different programs: only "
+			"%.1f %% of the allocation requests match by size and stream "
+			"(A %" G_GUINT64_FORMAT ", B %" G_GUINT64_FORMAT
+			" requests); events are compared by index\n",
+			100.0 * diff->similarity, diff->requests_a, diff->requests_b);
+	if (diff->marks_paired == 0) {
+		if (diff->marks_a || diff->marks_b)
+			g_string_append_printf(out,
+					       "annotations: none in common (A %u, B %u): events "
+					       "are aligned by index\n",
+					       diff->marks_a, diff->marks_b);
+		return;
+	}
+	g_string_append_printf(out, "annotations: %u paired by name (A %u, B %u); ",
+			       diff->marks_paired, diff->marks_a, diff->marks_b);
+	if (!diff->mark_differs) {
+		g_string_append(out, "reserved memory is the same at each\n");
+		return;
+	}
+	g_autofree char *name = cca_text_display(diff->mark_name, -1, 80);
+	g_string_append_printf(out,
+			       "reserved first differs at \"%s\" #%u (event %" G_GUINT64_FORMAT
+			       " in A, %" G_GUINT64_FORMAT " in B): A reserves %s, B %s\n",
+			       name, diff->mark_occurrence, diff->mark_event_a, diff->mark_event_b,
+			       cca_size_format(diff->mark_reserved_a, a),
+			       cca_size_format(diff->mark_reserved_b, b));
+}
+
 void
 cca_diff_print_text(const CcaDiff *diff, const CcaDiffReport *report, GString *out)
 {
@@ -360,6 +557,7 @@ cca_diff_print_text(const CcaDiff *diff, const CcaDiffReport *report, GString *o
 	for (guint i = 0; diff->notes && i < diff->notes->len; i++)
 		g_string_append_printf(out, "note: %s\n",
 				       (const char *)g_ptr_array_index(diff->notes, i));
+	print_program(out, diff);
 	if (!diff->differs) {
 		g_string_append(out, "\nReserved memory is the same after every event: the two "
 				     "replays do not differ in reserved memory.\n");
@@ -466,5 +664,29 @@ cca_diff_print_json(const CcaDiff *diff, const CcaDiffReport *report, GString *o
 	json_object_set_new(peak, "segments", groups_json(diff->segments, true));
 	json_object_set_new(peak, "requests", groups_json(diff->requests, false));
 	json_object_set_new(o, "peak_difference", peak);
+	json_t *program = json_object();
+	json_object_set_new(program, "two_traces", cca_json_bool(diff->two_traces));
+	json_object_set_new(program, "similarity", json_real(diff->similarity));
+	json_object_set_new(program, "same_program",
+			    cca_json_bool(diff->similarity >= CCA_DIFF_SAME_PROGRAM));
+	json_object_set_new(program, "requests_a", cca_json_uint(diff->requests_a));
+	json_object_set_new(program, "requests_b", cca_json_uint(diff->requests_b));
+	json_object_set_new(o, "program", program);
+	json_t *marks = json_object();
+	json_object_set_new(marks, "marks_a", json_integer(diff->marks_a));
+	json_object_set_new(marks, "marks_b", json_integer(diff->marks_b));
+	json_object_set_new(marks, "paired", json_integer(diff->marks_paired));
+	json_t *md = json_null();
+	if (diff->mark_differs) {
+		md = json_object();
+		json_object_set_new(md, "name", cca_json_string(diff->mark_name));
+		json_object_set_new(md, "occurrence", json_integer(diff->mark_occurrence));
+		json_object_set_new(md, "event_a", cca_json_uint(diff->mark_event_a));
+		json_object_set_new(md, "event_b", cca_json_uint(diff->mark_event_b));
+		json_object_set_new(md, "reserved_a", cca_json_uint(diff->mark_reserved_a));
+		json_object_set_new(md, "reserved_b", cca_json_uint(diff->mark_reserved_b));
+	}
+	json_object_set_new(marks, "first_difference", md);
+	json_object_set_new(o, "annotations", marks);
 	cca_json_append(out, o);
 }

@@ -51,7 +51,30 @@ typedef struct {
 	GArray *segments; /* CcaDiffGroup by segment size, largest |bytes_b - bytes_a| first */
 	GArray *requests; /* CcaDiffGroup by requested size of live blocks, same order */
 	GPtrArray *notes; /* char *: cca_settings_add_notes() of A's and B's settings */
+	/* Two recordings (not one trace under two settings): */
+	bool two_traces;
+	/* how alike their programs are: of the allocation requests, keyed by
+	 * size and stream (streams numbered in order of first use), the share
+	 * both traces make, min(count A, count B) summed over the keys over
+	 * the larger trace's requests; 1 for one trace */
+	double similarity;
+	uint64_t requests_a, requests_b; /* allocation requests of each trace */
+	/* Alignment by annotations: record_function START annotations that
+	 * are not ccasim-record's ("ccasim:..."), such as ProfilerStep#N or
+	 * Optimizer.step, paired by name and occurrence; each placed at the
+	 * first trace entry at or after its time. */
+	guint marks_a, marks_b;			   /* such annotations of each trace */
+	guint marks_paired;			   /* pairs found in both */
+	bool mark_differs;			   /* reserved differs at some pair */
+	char *mark_name;			   /* the first such pair's name (owned) */
+	guint mark_occurrence;			   /* its occurrence of that name, from 1 */
+	uint64_t mark_event_a, mark_event_b;	   /* the entry each is placed at */
+	uint64_t mark_reserved_a, mark_reserved_b; /* reserved just before it */
 } CcaDiff;
+
+/* Below this similarity two traces are said not to be runs of the same
+ * program (diff warns). */
+#define CCA_DIFF_SAME_PROGRAM 0.9
 
 /* Replays device OPT_A->device of SNAP_A under OPT_A and device
  * OPT_B->device of SNAP_B under OPT_B (each twice: once for the reserved
@@ -72,11 +95,17 @@ typedef struct {
 } CcaDiffReport;
 
 /* Appends the comparison for people (a line "note: NOTE" for each of
- * DIFF's notes after the two sides). */
+ * DIFF's notes after the two sides).  Two traces get a line on how alike
+ * their programs are, "warning: ..." below CCA_DIFF_SAME_PROGRAM, and the
+ * first annotation where reserved memory differs when they share
+ * annotations. */
 void cca_diff_print_text(const CcaDiff *diff, const CcaDiffReport *report, GString *out);
 
 /* Appends one JSON object: "a", "b", "notes", "differs", "first_difference",
- * "peak_difference" with "segments" and "requests". */
+ * "peak_difference" with "segments" and "requests", "program" (two_traces,
+ * similarity, same_program, requests_a, requests_b) and "annotations"
+ * (marks_a, marks_b, paired, first_difference: null or {name, occurrence,
+ * event_a, event_b, reserved_a, reserved_b}). */
 void cca_diff_print_json(const CcaDiff *diff, const CcaDiffReport *report, GString *out);
 
 G_END_DECLS

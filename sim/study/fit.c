@@ -24,6 +24,7 @@
 #include "json.h"
 #include "plan.h"
 #include "size.h"
+#include "text.h"
 
 /* X GiB, as PyTorch prints it (two decimals), to the nearest MiB */
 #define GIB(x) ((uint64_t)((x)*1024.0 + 0.5) * CCA_MIB)
@@ -40,7 +41,7 @@ static const CcaGpuPreset presets[] = {
 	{"A100-80GB", "", GIB(79.25), "reported",
 	 "PyTorch OOM messages in levihsu/OOTDiffusion#235 and HiDream-ai/VAREdit#6 (79.14 GiB "
 	 "in lianqi1008/Control-GIC#6: variants differ)"},
-	{"A100-40GB", "a100", GIB(39.50), "reported",
+	{"A100-40GB", "", GIB(39.50), "reported",
 	 "PyTorch OOM message in TianheWu/CoSeR#10 (39.59 GiB in raoyongming/DenseCLIP#52: "
 	 "variants differ)"},
 	{"L40S", "", GIB(44.53), "reported", "PyTorch OOM message in Wan-Video/Wan2.1#205"},
@@ -55,8 +56,7 @@ static const CcaGpuPreset presets[] = {
 	 "PyTorch OOM messages in GaoLii/DSP#10 and xiaoxiangAQ/GAS-Net#7"},
 	{"V100-32GB", "", GIB(31.74), "reported",
 	 "PyTorch OOM messages in liucongg/ChatGLM-Finetuning#73 and haotian-liu/LLaVA#812"},
-	{"V100-16GB", "v100", GIB(15.78), "reported",
-	 "PyTorch OOM message in kchengiva/Shift-GCN#34"},
+	{"V100-16GB", "", GIB(15.78), "reported", "PyTorch OOM message in kchengiva/Shift-GCN#34"},
 	{"T4", "", GIB(14.75), "reported",
 	 "PyTorch OOM messages in hpcaitech/Open-Sora#697 and googlecolab/colabtools#3439"},
 };
@@ -79,23 +79,52 @@ gpu_key(const char *name, size_t len)
 	return g_string_free(k, FALSE);
 }
 
-const CcaGpuPreset *
-cca_fit_gpu_preset_find(const char *name)
+/* PRESET's name or one of its aliases, as gpu_key()s, meets KEY: equal
+ * (EXACT) or beginning with it (!EXACT). */
+static bool
+gpu_matches(const CcaGpuPreset *preset, const char *key, bool exact)
 {
-	g_autofree char *want = gpu_key(name, strlen(name));
-	for (guint i = 0; i < G_N_ELEMENTS(presets); i++) {
-		g_autofree char *k = gpu_key(presets[i].name, strlen(presets[i].name));
-		if (strcmp(k, want) == 0)
-			return &presets[i];
-		for (const char *a = presets[i].aliases; *a;) {
-			const char *end = strchr(a, ',');
+	const char *names[2] = {preset->name, preset->aliases};
+	for (guint n = 0; n < 2; n++)
+		for (const char *a = names[n]; *a;) {
+			const char *end = n ? strchr(a, ',') : NULL;
 			size_t len = end ? (size_t)(end - a) : strlen(a);
-			g_autofree char *ak = gpu_key(a, len);
-			if (strcmp(ak, want) == 0)
-				return &presets[i];
+			g_autofree char *k = gpu_key(a, len);
+			if (exact ? strcmp(k, key) == 0 : g_str_has_prefix(k, key))
+				return true;
 			a += len + (end ? 1 : 0);
 		}
+	return false;
+}
+
+const CcaGpuPreset *
+cca_fit_gpu_preset_find(const char *name, GError **error)
+{
+	g_autofree char *want = gpu_key(name, strlen(name));
+	for (guint i = 0; i < G_N_ELEMENTS(presets); i++)
+		if (gpu_matches(&presets[i], want, true))
+			return &presets[i];
+	g_autoptr(GString) list = g_string_new(NULL);
+	guint n = 0;
+	for (guint i = 0; *want && i < G_N_ELEMENTS(presets); i++)
+		if (gpu_matches(&presets[i], want, false))
+			g_string_append_printf(list, "%s%s", n++ ? ", " : "", presets[i].name);
+	g_autofree char *shown = cca_text_display(name, -1, 64);
+	if (n > 1) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "ambiguous GPU '%s': it could be %s (give one of them)", shown,
+			    list->str);
+		return NULL;
 	}
+	if (n == 1) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "unknown GPU '%s': did you mean %s?", shown, list->str);
+		return NULL;
+	}
+	for (guint i = 0; i < G_N_ELEMENTS(presets); i++)
+		g_string_append_printf(list, "%s%s", i ? ", " : "", presets[i].name);
+	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		    "unknown GPU '%s': the presets are %s (fit --list-gpus)", shown, list->str);
 	return NULL;
 }
 
@@ -428,20 +457,39 @@ mib(uint64_t bytes)
 	return g_strdup_printf("%" G_GUINT64_FORMAT, bytes >> 20);
 }
 
+#define FIT_COLUMN_SETTINGS 1
+#define FIT_COLUMN_ADDRESS 5
+#define FIT_COLUMN_GPU 6 /* the first GPU's */
+
+/* The answer of ROW on GPU number G over its address models: "yes", "no"
+ * or "depends". */
+static const char *
+gpu_answer(const CcaFitRow *f, guint g)
+{
+	bool any_yes = false, any_no = false;
+	for (guint m = 0; m < f->n_runs; m++) {
+		any_yes |= f->runs[m].gpu_fits[g] == 1;
+		any_no |= f->runs[m].gpu_fits[g] != 1;
+	}
+	return any_yes && any_no ? "depends" : any_yes ? "yes" : "no";
+}
+
+/* Column C of row F ranked RANK; with RANGES the fit is "lo..hi" where the
+ * address models disagree. */
 static char *
-fit_cell(const CcaFitRow *f, guint c, guint rank)
+fit_cell(const CcaFitRow *f, guint c, guint rank, bool ranges)
 {
 	const CcaFitRun *r = &f->runs[0];
 	switch (c) {
 	case 0:
 		return g_strdup_printf("%u", rank);
-	case 1:
+	case FIT_COLUMN_SETTINGS:
 		return g_strdup_printf("%s%s", conf_label(f->row->conf),
 				       f->row->recorded ? " (recorded)" : "");
 	case 2:
 		if (!r->found)
 			return g_strdup("> 1 TiB");
-		if (f->lo != f->hi) {
+		if (ranges && f->lo != f->hi) {
 			g_autofree char *a = mib(f->lo), *b = mib(f->hi);
 			return g_strdup_printf("%s..%s", a, b);
 		}
@@ -457,18 +505,108 @@ fit_cell(const CcaFitRow *f, guint c, guint rank)
 		if (r->below_fits)
 			return g_strdup("fits (!)");
 		return g_strdup_printf("OOM at event %" G_GUINT64_FORMAT, r->below.oom_event);
-	case 5:
+	case FIT_COLUMN_ADDRESS:
 		return g_strdup(f->sensitive ? "varies" : "stable");
 	default:
 		break;
 	}
-	guint g = c - 6;
-	bool any_yes = false, any_no = false;
-	for (guint m = 0; m < f->n_runs; m++) {
-		any_yes |= f->runs[m].gpu_fits[g] == 1;
-		any_no |= f->runs[m].gpu_fits[g] != 1;
+	return g_strdup(gpu_answer(f, c - FIT_COLUMN_GPU));
+}
+
+/* The line under row F in the narrow table (NULL when its answers do not
+ * depend on the address model). */
+static char *
+fit_sensitivity_line(const CcaFitRow *f, const CcaFitOptions *o)
+{
+	if (!f->sensitive)
+		return NULL;
+	GString *l = g_string_new("address choice varies:");
+	const char *sep = " ";
+	if (f->lo != f->hi) {
+		g_autofree char *a = mib(f->lo), *b = mib(f->hi);
+		g_string_append_printf(l, " fits in %s..%s MiB", a, b);
+		sep = ", ";
 	}
-	return g_strdup(any_yes && any_no ? "depends" : any_yes ? "yes" : "no");
+	for (guint m = 1; m < f->n_runs; m++)
+		if (f->runs[m].found != f->runs[0].found) {
+			g_string_append_printf(l, "%sno fit under some models", sep);
+			sep = ", ";
+			break;
+		}
+	for (guint g = 0; g < o->n_gpus && g < CCA_FIT_MAX_GPUS; g++)
+		if (strcmp(gpu_answer(f, g), "depends") == 0) {
+			g_string_append_printf(l, "%sfits on %s under some models", sep,
+					       o->gpus[g]->name);
+			sep = ", ";
+		}
+	return g_string_free(l, FALSE);
+}
+
+/* Appends one line of the CELLS of the N_COLS columns, those SHOWN, each
+ * padded to WIDTH. */
+static void
+fit_table_line(GString *out, char *const *cells, const bool *shown, const guint *width,
+	       guint n_cols)
+{
+	g_autoptr(GString) l = g_string_new(NULL);
+	bool first = true;
+	for (guint c = 0; c < n_cols; c++) {
+		if (!shown[c])
+			continue;
+		if (!first)
+			g_string_append(l, "  ");
+		first = false;
+		bool left = c == FIT_COLUMN_SETTINGS || c == 4 || c == FIT_COLUMN_ADDRESS;
+		cca_text_pad(l, cells[c], width[c], !left);
+	}
+	g_strchomp(l->str);
+	g_string_append_printf(out, "%s\n", l->str);
+}
+
+/* The GPU answers as a matrix, a line per GPU and a column per row rank
+ * ("y", "n", "?"), in blocks of ranks that fit CCA_TEXT_COLUMNS. */
+static void
+fit_gpu_matrix(GString *out, const CcaFitRow *rows, guint n, const CcaFitOptions *o)
+{
+	guint name_w = 3;
+	for (guint g = 0; g < o->n_gpus; g++)
+		name_w = MAX(name_w, cca_text_width(o->gpus[g]->name));
+	char usable[32];
+	g_snprintf(usable, sizeof usable, "%u", n);
+	guint rank_w = (guint)strlen(usable);
+	guint lead = 2 + name_w + 2 + 10 + 1; /* "  NAME  USABLE " */
+	guint per_line = MAX(1u, (CCA_TEXT_COLUMNS - lead) / (rank_w + 1));
+	cca_text_wrap(out,
+		      "fits on each GPU (a replay at its usable memory; y: yes, n: no, ?: depends "
+		      "on the address model), by row #:",
+		      CCA_TEXT_COLUMNS, 2);
+	for (guint first = 0; first < n; first += per_line) {
+		guint last = MIN(n, first + per_line);
+		g_autoptr(GString) l = g_string_new("  ");
+		cca_text_pad(l, "GPU", name_w, FALSE);
+		g_string_append(l, "  ");
+		cca_text_pad(l, "usable", 10, TRUE);
+		for (guint r = first; r < last; r++)
+			g_string_append_printf(l, " %*u", (int)rank_w, r + 1);
+		g_string_append_printf(out, "%s\n", l->str);
+		for (guint g = 0; g < o->n_gpus; g++) {
+			g_string_assign(l, "  ");
+			cca_text_pad(l, o->gpus[g]->name, name_w, FALSE);
+			g_string_append(l, "  ");
+			cca_text_pad(
+				l,
+				cca_size_format(cca_fit_gpu_usable(o->gpus[g], o->context), usable),
+				10, TRUE);
+			for (guint r = first; r < last; r++) {
+				const char *a = gpu_answer(&rows[r], g);
+				g_string_append_printf(l, " %*s", (int)rank_w,
+						       a[0] == 'd'   ? "?"
+						       : a[0] == 'y' ? "y"
+								     : "n");
+			}
+			g_string_append_printf(out, "%s\n", l->str);
+		}
+	}
 }
 
 void
@@ -476,87 +614,121 @@ cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 		   const CcaFitReport *report, GString *out)
 {
 	const CcaFitOptions *o = report->options;
-	guint n_cols = 6 + o->n_gpus;
-	const char *head[6] = {"#",	     "settings",      "fits in MiB", "peak reserved MiB",
-			       "2 MiB less", "address choice"};
+	bool wide = report->wide;
+	guint n_cols = FIT_COLUMN_GPU + o->n_gpus;
+	const char *head[FIT_COLUMN_GPU] = {"#",	   "settings",
+					    "fits in MiB", "peak reserved MiB",
+					    "2 MiB less",  "address choice"};
 	guint *width = g_new0(guint, n_cols);
-	char **heads = g_new0(char *, n_cols);
+	bool *shown = g_new0(bool, n_cols);
+	char **heads = g_new0(char *, n_cols + 1);
 	for (guint c = 0; c < n_cols; c++) {
-		heads[c] = c < 6 ? g_strdup(head[c]) : g_strdup(o->gpus[c - 6]->name);
-		width[c] = (guint)strlen(heads[c]);
+		heads[c] = c < FIT_COLUMN_GPU ? g_strdup(head[c])
+					      : g_strdup(o->gpus[c - FIT_COLUMN_GPU]->name);
+		width[c] = cca_text_width(heads[c]);
+		shown[c] = wide || c != FIT_COLUMN_ADDRESS;
 	}
 	char ***cells = g_new0(char **, n);
 	for (guint r = 0; r < n; r++) {
-		cells[r] = g_new0(char *, n_cols);
+		cells[r] = g_new0(char *, n_cols + 1);
 		for (guint c = 0; c < n_cols; c++) {
-			cells[r][c] = fit_cell(&rows[r], c, r + 1);
-			width[c] = MAX(width[c], (guint)g_utf8_strlen(cells[r][c], -1));
+			cells[r][c] = fit_cell(&rows[r], c, r + 1, wide);
+			width[c] = MAX(width[c], cca_text_width(cells[r][c]));
 		}
 	}
-	g_string_append_printf(out,
-			       "%s, device %d: the smallest device memory (to 2 MiB) at which the "
-			       "trace runs without OOM;\n"
-			       "each answer is a replay that fits, and 2 MiB less is a replay "
-			       "that runs out of memory\n",
-			       report->trace, sweep->device);
-	for (guint r = 0; r <= n; r++) {
-		GString *l = g_string_new(NULL);
-		for (guint c = 0; c < n_cols; c++) {
-			const char *s = r == 0 ? heads[c] : cells[r - 1][c];
-			bool left = c == 1 || c == 4 || c == 5;
-			guint len = (guint)g_utf8_strlen(s, -1);
-			if (c)
-				g_string_append(l, "  ");
-			if (!left)
-				for (guint i = len; i < width[c]; i++)
-					g_string_append_c(l, ' ');
-			g_string_append(l, s);
-			if (left)
-				for (guint i = len; i < width[c]; i++)
-					g_string_append_c(l, ' ');
-		}
-		g_strchomp(l->str);
-		g_string_append_printf(out, "%s\n", l->str);
-		g_string_free(l, TRUE);
-	}
-	for (guint r = 0; r < n; r++) {
+	bool matrix = false;
+	if (!wide) {
+		/* the settings take what the other columns leave; GPU columns
+		 * that would leave them less than 24 go to a matrix below */
+		guint others = 0, gpus = 0;
 		for (guint c = 0; c < n_cols; c++)
-			g_free(cells[r][c]);
-		g_free(cells[r]);
+			if (shown[c] && c != FIT_COLUMN_SETTINGS)
+				*(c < FIT_COLUMN_GPU ? &others : &gpus) += width[c] + 2;
+		guint want = MIN(width[FIT_COLUMN_SETTINGS], 24);
+		if (o->n_gpus && others + gpus + want > CCA_TEXT_COLUMNS) {
+			matrix = true;
+			for (guint c = FIT_COLUMN_GPU; c < n_cols; c++)
+				shown[c] = false;
+		} else {
+			others += gpus;
+		}
+		guint room = others + 12 < CCA_TEXT_COLUMNS ? CCA_TEXT_COLUMNS - others : 12;
+		if (width[FIT_COLUMN_SETTINGS] > room) {
+			width[FIT_COLUMN_SETTINGS] = room;
+			for (guint r = 0; r <= n; r++) {
+				char **p = r < n ? &cells[r][FIT_COLUMN_SETTINGS]
+						 : &heads[FIT_COLUMN_SETTINGS];
+				char *cut = cca_text_ellipsize(*p, room);
+				g_free(*p);
+				*p = cut;
+			}
+		}
+	}
+	g_autoptr(GString) p = g_string_new(NULL);
+	g_string_append_printf(p,
+			       "%s, device %d: the smallest device memory (to 2 MiB) at which the "
+			       "trace runs without OOM; each answer is a replay that fits, and 2 "
+			       "MiB less is a replay that runs out of memory",
+			       report->trace, sweep->device);
+	cca_text_wrap(out, p->str, wide ? G_MAXUINT : CCA_TEXT_COLUMNS, 2);
+	fit_table_line(out, heads, shown, width, n_cols);
+	for (guint r = 0; r < n; r++) {
+		fit_table_line(out, cells[r], shown, width, n_cols);
+		g_autofree char *line = wide ? NULL : fit_sensitivity_line(&rows[r], o);
+		if (line) {
+			g_string_assign(p, "");
+			for (guint i = 0; i < width[0] + 2; i++)
+				g_string_append_c(p, ' ');
+			g_string_append(p, line);
+			cca_text_wrap(out, p->str, CCA_TEXT_COLUMNS, width[0] + 4);
+		}
+		g_strfreev(cells[r]);
 	}
 	g_free(cells);
-	for (guint c = 0; c < n_cols; c++)
-		g_free(heads[c]);
-	g_free(heads);
+	g_strfreev(heads);
 	g_free(width);
+	g_free(shown);
 	guint n_models;
 	const CcaAddressModel *models = cca_sweep_address_models(&n_models);
-	g_string_append(out, "address choice: each row is searched with each address model (");
+	g_string_assign(p, "address choice: each row is searched with each address model (");
 	for (guint m = 0; m < n_models; m++)
-		g_string_append_printf(out, "%s%s", m ? ", " : "",
+		g_string_append_printf(p, "%s%s", m ? ", " : "",
 				       cca_simdevice_address_model_name(models[m]));
-	g_string_append(out, "; the recorded settings first with the trace's own addresses, as "
-			     "replay --device-memory does); the first is shown, lo..hi is the "
-			     "range where they differ.\n");
+	g_string_append_printf(p,
+			       "; the recorded settings first with the trace's own addresses, as "
+			       "replay --device-memory does); the first is shown, lo..hi is the "
+			       "range where they differ%s.",
+			       wide ? ""
+				    : ", on a line under the row; rows without one are stable");
+	cca_text_wrap(out, p->str, wide ? G_MAXUINT : CCA_TEXT_COLUMNS, 2);
 	if (o->n_gpus) {
 		char a[32], b[32], c[32];
-		g_string_append_printf(
-			out,
-			"GPU columns: a replay with the GPU's total memory less %s outside "
-			"the caching allocator (the CUDA context and libraries; %s):\n",
-			cca_size_format(o->context, c),
-			o->context_source ? o->context_source : CCA_GPU_CONTEXT_SOURCE);
-		for (guint g = 0; g < o->n_gpus; g++)
+		g_string_printf(p,
+				"GPU %s: a replay with the GPU's total memory less %s outside "
+				"the caching allocator (the CUDA context and libraries; %s)%s",
+				matrix ? "answers" : "columns", cca_size_format(o->context, c),
+				o->context_source ? o->context_source : CCA_GPU_CONTEXT_SOURCE,
+				wide ? ":" : "; sources of the figures: fit --list-gpus.");
+		cca_text_wrap(out, p->str, wide ? G_MAXUINT : CCA_TEXT_COLUMNS, 2);
+		for (guint g = 0; wide && g < o->n_gpus; g++)
 			g_string_append_printf(
 				out, "  %-10s %s total, %s usable (%s: %s)\n", o->gpus[g]->name,
 				cca_size_format(o->gpus[g]->total_memory, a),
 				cca_size_format(cca_fit_gpu_usable(o->gpus[g], o->context), b),
 				o->gpus[g]->kind, o->gpus[g]->source);
 	}
+	if (matrix)
+		fit_gpu_matrix(out, rows, n, o);
+	if (!wide)
+		cca_text_wrap(out,
+			      "--wide shows every column, whole settings and the GPUs' sources; "
+			      "--json too.",
+			      CCA_TEXT_COLUMNS, 2);
 	g_autoptr(GPtrArray) notes = cca_sweep_notes(sweep);
-	for (guint i = 0; i < notes->len; i++)
-		g_string_append_printf(out, "note: %s\n",
-				       (const char *)g_ptr_array_index(notes, i));
+	for (guint i = 0; i < notes->len; i++) {
+		g_string_printf(p, "note: %s", (const char *)g_ptr_array_index(notes, i));
+		cca_text_wrap(out, p->str, wide ? G_MAXUINT : CCA_TEXT_COLUMNS, 2);
+	}
 }
 
 static json_t *

@@ -41,9 +41,13 @@ typedef struct {
 /* The presets, in a fixed order; stores their number in *N. */
 const CcaGpuPreset *cca_fit_gpu_presets(guint *n);
 
-/* The preset called NAME (or one of its aliases), compared without case,
- * spaces, '-' and '_' ("a100 40gb" finds "A100-40GB"); NULL if none. */
-const CcaGpuPreset *cca_fit_gpu_preset_find(const char *name);
+/* The preset called exactly NAME (or one of its aliases), compared
+ * without case, spaces, '-' and '_' ("a100 40gb" finds "A100-40GB").
+ * Otherwise NULL with ERROR (G_OPTION_ERROR_BAD_VALUE), one line: NAME
+ * beginning several preset names is ambiguous and they are listed
+ * ("A100": A100-80GB, A100-40GB); beginning one, that one is suggested;
+ * else every preset is listed.  A shorter name never picks a card. */
+const CcaGpuPreset *cca_fit_gpu_preset_find(const char *name, GError **error);
 
 /* The memory the recording held outside the caching allocator (CUDA
  * context, NCCL, cuBLAS workspaces), when ccasim-record sampled it on
@@ -106,10 +110,17 @@ void cca_fit_sort(CcaFitRow *rows, guint n);
 typedef struct {
 	const char *trace;
 	const CcaFitOptions *options;
+	/* every column (address choice), whole settings, lo..hi in the cells
+	 * and the GPUs' sources; without it the table fits in
+	 * CCA_TEXT_COLUMNS: long settings end in "...", ranges go to a line
+	 * under their row, and GPU columns that do not fit become a matrix
+	 * under the table */
+	bool wide;
 } CcaFitReport;
 
-/* Appends N fit rows as an aligned table, then the GPU figures used and
- * a line "note: NOTE" for each of cca_sweep_notes(). */
+/* Appends N fit rows as an aligned table (see CcaFitReport.wide), then
+ * the GPU figures used and a line "note: NOTE" for each of
+ * cca_sweep_notes(); prose is wrapped to CCA_TEXT_COLUMNS. */
 void cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 			const CcaFitReport *report, GString *out);
 

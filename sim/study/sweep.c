@@ -22,6 +22,7 @@
 #include "json.h"
 #include "plan.h"
 #include "size.h"
+#include "text.h"
 
 /* The address models of a what-if row, primary first: the driver's
  * placement (replay's default, so a row equals `ccasim replay --config`),
@@ -880,15 +881,48 @@ cell_value(GString *out, double v, CellKind kind)
 	}
 }
 
-/* The cell of FIGURE of ROW: the primary value, or "lo..hi" when the
- * address models disagree. */
+static const struct {
+	const char *head1, *head2;
+	int figure; /* -1: not a figure */
+	CellKind kind;
+	bool wide_only;	  /* shown with --wide only */
+	const char *name; /* in a sensitivity line */
+} columns[] = {
+	{"#", "", -1, CELL_COUNT, false, NULL},
+	{"settings", "PYTORCH_CUDA_ALLOC_CONF", -1, CELL_COUNT, false, NULL},
+	{"reserved", "peak MiB", CCA_SWEEP_FIG_PEAK_RESERVED, CELL_MIB, false, "reserved"},
+	{"allocated", "peak MiB", CCA_SWEEP_FIG_PEAK_ALLOCATED, CELL_MIB, false, "allocated"},
+	{"frag", "%", CCA_SWEEP_FIG_FRAGMENTATION, CELL_PERCENT, false, "frag %"},
+	{"unalloc", "at peak MiB", CCA_SWEEP_FIG_UNALLOCATED_AT_PEAK, CELL_MIB, true,
+	 "unalloc at peak"},
+	{"cuda", "Malloc", CCA_SWEEP_FIG_MALLOCS, CELL_COUNT, false, "cudaMalloc"},
+	{"cuda", "Free", CCA_SWEEP_FIG_FREES, CELL_COUNT, false, "cudaFree"},
+	{"alloc", "retries", CCA_SWEEP_FIG_RETRIES, CELL_COUNT, false, "retries"},
+	{"OOM", "", CCA_SWEEP_FIG_OOM, CELL_COUNT, false, "OOM"},
+	{"alloc", "time ms", CCA_SWEEP_FIG_TIME_US, CELL_MS, false, "time ms"},
+	{"address", "choice", -1, CELL_COUNT, true, NULL},
+};
+
+#define N_COLUMNS G_N_ELEMENTS(columns)
+#define COLUMN_SETTINGS 1
+
+/* FIGURE's value differs between ROW's address models, as printed. */
+static bool
+ranged(const CcaSweepRow *row, CcaSweepFigure f, CellKind kind)
+{
+	g_autoptr(GString) lo = g_string_new(NULL), hi = g_string_new(NULL);
+	cell_value(lo, row->lo[f], kind);
+	cell_value(hi, row->hi[f], kind);
+	return strcmp(lo->str, hi->str) != 0;
+}
+
+/* The cell of FIGURE of ROW: the primary value, or with RANGES "lo..hi"
+ * when the address models disagree. */
 static char *
-cell(const CcaSweepRow *row, CcaSweepFigure f, CellKind kind)
+cell(const CcaSweepRow *row, CcaSweepFigure f, CellKind kind, bool ranges)
 {
 	GString *out = g_string_new(NULL);
-	bool ranged =
-		row->hi[f] - row->lo[f] > (f == CCA_SWEEP_FIG_TIME_US ? 1e-6 * row->hi[f] : 0.0);
-	if (ranged) {
+	if (ranges && ranged(row, f, kind)) {
 		cell_value(out, row->lo[f], kind);
 		g_string_append(out, "..");
 		cell_value(out, row->hi[f], kind);
@@ -898,34 +932,13 @@ cell(const CcaSweepRow *row, CcaSweepFigure f, CellKind kind)
 	return g_string_free(out, FALSE);
 }
 
-static const struct {
-	const char *head1, *head2;
-	int figure; /* -1: not a figure */
-	CellKind kind;
-} columns[] = {
-	{"#", "", -1, CELL_COUNT},
-	{"settings", "PYTORCH_CUDA_ALLOC_CONF", -1, CELL_COUNT},
-	{"reserved", "peak MiB", CCA_SWEEP_FIG_PEAK_RESERVED, CELL_MIB},
-	{"allocated", "peak MiB", CCA_SWEEP_FIG_PEAK_ALLOCATED, CELL_MIB},
-	{"frag", "1-act/res %", CCA_SWEEP_FIG_FRAGMENTATION, CELL_PERCENT},
-	{"unalloc", "at peak MiB", CCA_SWEEP_FIG_UNALLOCATED_AT_PEAK, CELL_MIB},
-	{"cuda", "Malloc", CCA_SWEEP_FIG_MALLOCS, CELL_COUNT},
-	{"cuda", "Free", CCA_SWEEP_FIG_FREES, CELL_COUNT},
-	{"alloc", "retries", CCA_SWEEP_FIG_RETRIES, CELL_COUNT},
-	{"OOM", "", CCA_SWEEP_FIG_OOM, CELL_COUNT},
-	{"alloc", "time ms", CCA_SWEEP_FIG_TIME_US, CELL_MS},
-	{"address", "choice", -1, CELL_COUNT},
-};
-
-#define N_COLUMNS G_N_ELEMENTS(columns)
-
 static char *
-row_cell(const CcaSweepRow *row, guint rank, guint c)
+row_cell(const CcaSweepRow *row, guint rank, guint c, bool ranges)
 {
 	switch (c) {
 	case 0:
 		return g_strdup_printf("%u", rank);
-	case 1:
+	case COLUMN_SETTINGS:
 		if (g_str_has_prefix(row->origin, "trace: "))
 			return g_strdup_printf("%s (%s)", conf_label(row->conf), row->origin + 7);
 		return g_strdup_printf("%s%s", conf_label(row->conf),
@@ -943,20 +956,32 @@ row_cell(const CcaSweepRow *row, guint rank, guint c)
 			return g_strdup("depends");
 		return g_strdup(row->runs[0].value[CCA_SWEEP_FIG_OOM] ? "yes" : "no");
 	}
-	return cell(row, (CcaSweepFigure)columns[c].figure, columns[c].kind);
+	return cell(row, (CcaSweepFigure)columns[c].figure, columns[c].kind, ranges);
 }
 
-static void
-append_padded(GString *out, const char *s, guint width, bool left)
+/* The sensitivity line of ROW (NULL when no figure depends on the
+ * address model): each figure that differs, with its range. */
+static char *
+sensitivity_line(const CcaSweepRow *row)
 {
-	guint len = (guint)g_utf8_strlen(s, -1);
-	if (!left)
-		for (guint i = len; i < width; i++)
-			g_string_append_c(out, ' ');
-	g_string_append(out, s);
-	if (left)
-		for (guint i = len; i < width; i++)
-			g_string_append_c(out, ' ');
+	if (!row->address_checked || !row->sensitive)
+		return NULL;
+	GString *l = g_string_new("address choice varies:");
+	bool any = false;
+	for (guint c = 0; c < N_COLUMNS; c++) {
+		int f = columns[c].figure;
+		if (f < 0 || f == CCA_SWEEP_FIG_OOM ||
+		    !ranged(row, (CcaSweepFigure)f, columns[c].kind))
+			continue;
+		g_autofree char *v = cell(row, (CcaSweepFigure)f, columns[c].kind, true);
+		g_string_append_printf(l, "%s %s %s", any ? "," : "", columns[c].name, v);
+		any = true;
+	}
+	if (row->lo[CCA_SWEEP_FIG_OOM] != row->hi[CCA_SWEEP_FIG_OOM])
+		g_string_append_printf(l, "%s OOM under some models", any ? "," : "");
+	else if (!any)
+		g_string_append(l, " in figures within rounding");
+	return g_string_free(l, FALSE);
 }
 
 GPtrArray *
@@ -969,13 +994,23 @@ cca_sweep_notes(const CcaSweep *sweep)
 	return notes;
 }
 
+/* Appends the paragraph TEXT, wrapped to the terminal's width unless
+ * WIDE. */
+static void
+append_paragraph(GString *out, const char *text, bool wide)
+{
+	cca_text_wrap(out, text, wide ? G_MAXUINT : CCA_TEXT_COLUMNS, 2);
+}
+
 static void
 append_context(GString *out, const CcaSweep *sweep, const CcaSweepReport *report)
 {
 	const CcaSweepOptions *o = report->options;
+	bool wide = report->wide;
 	char a[32], b[32];
 	uint64_t total = o->device_memory ? o->device_memory : CCA_H200_TOTAL_MEMORY;
-	g_string_append_printf(out,
+	g_autoptr(GString) p = g_string_new(NULL);
+	g_string_append_printf(p,
 			       "%s, device %d: %" G_GUINT64_FORMAT " events, %u settings, "
 			       "PyTorch %u.%u rules, best first by %s",
 			       report->trace, sweep->device, sweep->snap->n_events[sweep->device],
@@ -983,100 +1018,158 @@ append_context(GString *out, const CcaSweep *sweep, const CcaSweepReport *report
 			       sweep->pytorch_version % 100, cca_sweep_goal_name(report->goal));
 	if (o->memory_fraction > 0)
 		g_string_append_printf(
-			out, ", cap %s (memory fraction %g of %s)",
+			p, ", cap %s (memory fraction %g of %s)",
 			cca_size_format((uint64_t)(o->memory_fraction * (double)total), a),
 			o->memory_fraction, cca_size_format(total, b));
 	else if (o->capacity_set)
-		g_string_append_printf(out, ", device memory %s", cca_size_format(total, a));
-	g_string_append(out, "\n");
+		g_string_append_printf(p, ", device memory %s", cca_size_format(total, a));
+	append_paragraph(out, p->str, wide);
 	if (report->gpu) {
 		char c[32];
-		g_string_append_printf(out,
+		g_string_truncate(p, 0);
+		g_string_append_printf(p,
 				       "GPU %s: %s total less %s outside the caching allocator "
-				       "(%s) leaves %s to reserve\n",
+				       "(%s) leaves %s to reserve",
 				       report->gpu, cca_size_format(report->gpu_total, a),
 				       cca_size_format(report->context, b), report->context_source,
 				       cca_size_format(total, c));
+		append_paragraph(out, p->str, wide);
 	}
+}
+
+/* Appends one table line of the cells CELLS of the columns SHOWN, each
+ * padded to WIDTH. */
+static void
+append_table_line(GString *out, char *const *cells, const bool *shown, const guint *width)
+{
+	g_autoptr(GString) l = g_string_new(NULL);
+	bool first = true;
+	for (guint c = 0; c < N_COLUMNS; c++) {
+		if (!shown[c])
+			continue;
+		if (!first)
+			g_string_append(l, "  ");
+		first = false;
+		cca_text_pad(l, cells[c], width[c], c != COLUMN_SETTINGS && c != N_COLUMNS - 1);
+	}
+	g_strchomp(l->str);
+	g_string_append_printf(out, "%s\n", l->str);
 }
 
 void
 cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, GString *out)
 {
 	append_context(out, sweep, report);
+	bool wide = report->wide;
 	guint n = sweep->rows->len;
-	char ***cells = g_new0(char **, n);
+	bool shown[N_COLUMNS];
 	guint width[N_COLUMNS];
-	for (guint c = 0; c < N_COLUMNS; c++)
+	char *heads[2][N_COLUMNS];
+	for (guint c = 0; c < N_COLUMNS; c++) {
+		shown[c] = wide || !columns[c].wide_only;
+		heads[0][c] = g_strdup(columns[c].head1);
+		heads[1][c] = g_strdup(columns[c].head2);
 		width[c] = MAX(strlen(columns[c].head1), strlen(columns[c].head2));
+	}
+	char ***cells = g_new0(char **, n);
 	for (guint r = 0; r < n; r++) {
 		cells[r] = g_new0(char *, N_COLUMNS);
 		for (guint c = 0; c < N_COLUMNS; c++) {
-			cells[r][c] = row_cell(g_ptr_array_index(sweep->rows, r), r + 1, c);
-			width[c] = MAX(width[c], (guint)g_utf8_strlen(cells[r][c], -1));
+			cells[r][c] = row_cell(g_ptr_array_index(sweep->rows, r), r + 1, c, wide);
+			width[c] = MAX(width[c], cca_text_width(cells[r][c]));
 		}
 	}
-	for (int line = 0; line < 2; line++) {
-		GString *l = g_string_new(NULL);
-		for (guint c = 0; c < N_COLUMNS; c++) {
-			if (c)
-				g_string_append(l, "  ");
-			append_padded(l, line ? columns[c].head2 : columns[c].head1, width[c],
-				      c == 1 || c == N_COLUMNS - 1);
+	if (!wide) {
+		/* the settings take what the other columns leave of the line */
+		guint others = 0;
+		for (guint c = 0; c < N_COLUMNS; c++)
+			if (shown[c] && c != COLUMN_SETTINGS)
+				others += width[c] + 2;
+		guint room = others + 12 < CCA_TEXT_COLUMNS ? CCA_TEXT_COLUMNS - others : 12;
+		if (width[COLUMN_SETTINGS] > room) {
+			width[COLUMN_SETTINGS] = room;
+			for (guint r = 0; r <= n + 1; r++) {
+				char **p = r < n ? &cells[r][COLUMN_SETTINGS]
+						 : &heads[r - n][COLUMN_SETTINGS];
+				char *cut = cca_text_ellipsize(*p, room);
+				g_free(*p);
+				*p = cut;
+			}
 		}
-		g_strchomp(l->str);
-		g_string_append_printf(out, "%s\n", l->str);
-		g_string_free(l, TRUE);
 	}
+	append_table_line(out, heads[0], shown, width);
+	append_table_line(out, heads[1], shown, width);
 	for (guint r = 0; r < n; r++) {
-		GString *l = g_string_new(NULL);
-		for (guint c = 0; c < N_COLUMNS; c++) {
-			if (c)
-				g_string_append(l, "  ");
-			append_padded(l, cells[r][c], width[c], c == 1 || c == N_COLUMNS - 1);
-			g_free(cells[r][c]);
+		append_table_line(out, cells[r], shown, width);
+		g_autofree char *line =
+			wide ? NULL : sensitivity_line(g_ptr_array_index(sweep->rows, r));
+		if (line) {
+			g_autoptr(GString) l = g_string_new(NULL);
+			guint indent = width[0] + 2;
+			for (guint i = 0; i < indent; i++)
+				g_string_append_c(l, ' ');
+			g_string_append(l, line);
+			cca_text_wrap(out, l->str, CCA_TEXT_COLUMNS, indent + 2);
 		}
-		g_strchomp(l->str);
-		g_string_append_printf(out, "%s\n", l->str);
-		g_string_free(l, TRUE);
-		g_free(cells[r]);
+		g_strfreev(cells[r]);
 	}
 	g_free(cells);
+	for (guint c = 0; c < N_COLUMNS; c++) {
+		g_free(heads[0][c]);
+		g_free(heads[1][c]);
+	}
 	guint n_models;
 	const CcaAddressModel *models = cca_sweep_address_models(&n_models);
+	g_autoptr(GString) p = g_string_new(NULL);
 	if (!report->options->address_sensitivity) {
 		g_string_append_printf(
-			out,
+			p,
 			"address choice: one replay per row, what-if rows with the %s address "
 			"model, the recorded settings with the trace's own addresses; "
 			"--address-sensitivity also replays each what-if row under the other "
-			"models and shows where figures differ (lo..hi).\n",
+			"models and shows where figures differ (lo..hi).",
 			cca_simdevice_address_model_name(models[0]));
 	} else {
 		g_string_append(
-			out, "address choice: what-if rows are replayed with each address model (");
+			p, "address choice: what-if rows are replayed with each address model (");
 		for (guint m = 0; m < n_models; m++)
-			g_string_append_printf(out, "%s%s%s", m ? ", " : "",
+			g_string_append_printf(p, "%s%s%s", m ? ", " : "",
 					       cca_simdevice_address_model_name(models[m]),
 					       m ? "" : ", shown");
-		g_string_append(
-			out, "), the recorded settings with the trace's own addresses (and each "
-			     "model too if the cap changes their run); lo..hi is the range where "
-			     "they differ.\n");
-	}
-	if (report->options->calibration)
 		g_string_append_printf(
-			out,
+			p,
+			"), the recorded settings with the trace's own addresses (and each "
+			"model too if the cap changes their run); lo..hi is the range where "
+			"they differ%s.",
+			wide ? "" : ", on a line under the row; rows without one are stable");
+	}
+	append_paragraph(out, p->str, wide);
+	if (!wide)
+		append_paragraph(out,
+				 "--wide shows every column (unalloc at peak, address "
+				 "choice) and whole settings; --csv and --json too.",
+				 false);
+	if (report->options->calibration) {
+		g_string_truncate(p, 0);
+		g_string_append_printf(
+			p,
 			"alloc time: cudaMalloc/cudaFree by size from %s, %.0f us per "
-			"synchronisation%s (doc/cost-model.md).\n",
+			"synchronisation%s (doc/cost-model.md).",
 			report->options->calibration->source, report->options->calibration->sync_us,
 			report->options->calibration->sync_measured ? "" : " (assumed)");
+		append_paragraph(out, p->str, wide);
+	}
 	g_autoptr(GPtrArray) notes = cca_sweep_notes(sweep);
-	for (guint i = 0; i < notes->len; i++)
-		g_string_append_printf(out, "note: %s\n",
-				       (const char *)g_ptr_array_index(notes, i));
-	if (report->why)
-		g_string_append_printf(out, "\nrecommendation: %s\n", report->why);
+	for (guint i = 0; i < notes->len; i++) {
+		g_autofree char *note =
+			g_strdup_printf("note: %s", (const char *)g_ptr_array_index(notes, i));
+		append_paragraph(out, note, wide);
+	}
+	if (report->why) {
+		g_autofree char *why = g_strdup_printf("recommendation: %s", report->why);
+		g_string_append_c(out, '\n');
+		append_paragraph(out, why, wide);
+	}
 }
 
 /* A double in JSON/CSV: locale-independent. */

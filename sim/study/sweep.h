@@ -225,10 +225,16 @@ typedef struct {
 	 * allocator subtracted from its total comes from (NULL otherwise) */
 	const char *gpu, *context_source;
 	uint64_t gpu_total, context;
+	/* every column (unalloc at peak, address choice), whole settings and
+	 * lo..hi ranges in the cells; without it the table fits in
+	 * CCA_TEXT_COLUMNS, long settings end in "..." and the ranges go to a
+	 * line under their row */
+	bool wide;
 } CcaSweepReport;
 
-/* Appends the rows (in their current order) as an aligned table, then a
- * line "note: NOTE" for each of cca_sweep_notes(). */
+/* Appends the rows (in their current order) as an aligned table (see
+ * CcaSweepReport.wide), then a line "note: NOTE" for each of
+ * cca_sweep_notes(); prose is wrapped to CCA_TEXT_COLUMNS. */
 void cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, GString *out);
 
 /* Appends one JSON object: the run's context, "notes" (cca_sweep_notes()),

@@ -72,3 +72,72 @@ cca_text_display(const char *s, gssize len, gsize max)
 	}
 	return g_string_free(out, FALSE);
 }
+
+guint
+cca_text_width(const char *s)
+{
+	return (guint)g_utf8_strlen(s, -1);
+}
+
+char *
+cca_text_ellipsize(const char *s, guint width)
+{
+	if (cca_text_width(s) <= width || width < 3)
+		return g_strdup(s);
+	const char *end = g_utf8_offset_to_pointer(s, width - 3);
+	GString *out = g_string_new_len(s, end - s);
+	g_string_append(out, "...");
+	return g_string_free(out, FALSE);
+}
+
+void
+cca_text_pad(GString *out, const char *s, guint width, gboolean right_align)
+{
+	guint len = cca_text_width(s);
+	if (right_align)
+		for (guint i = len; i < width; i++)
+			g_string_append_c(out, ' ');
+	g_string_append(out, s);
+	if (!right_align)
+		for (guint i = len; i < width; i++)
+			g_string_append_c(out, ' ');
+}
+
+void
+cca_text_wrap(GString *out, const char *text, guint width, guint indent)
+{
+	guint col = 0;		  /* columns on the current line */
+	gboolean at_start = TRUE; /* nothing but the indent on the line yet */
+	const char *p = text;
+	while (*p == ' ') { /* the first line's own indent */
+		g_string_append_c(out, ' ');
+		col++;
+		p++;
+	}
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		const char *end = strchr(p, ' ');
+		if (!end)
+			end = p + strlen(p);
+		guint len = (guint)g_utf8_strlen(p, end - p);
+		if (!at_start && col + 1 + len > width) {
+			g_string_append_c(out, '\n');
+			for (guint i = 0; i < indent; i++)
+				g_string_append_c(out, ' ');
+			col = indent;
+			at_start = TRUE;
+		}
+		if (!at_start) {
+			g_string_append_c(out, ' ');
+			col++;
+		}
+		g_string_append_len(out, p, end - p);
+		col += len;
+		at_start = FALSE;
+		p = end;
+	}
+	g_string_append_c(out, '\n');
+}

@@ -20,6 +20,29 @@ G_BEGIN_DECLS
  * in time linear in min(LEN, MAX). */
 char *cca_text_display(const char *s, gssize len, gsize max);
 
+/* The width of a terminal that tables and prose are laid out for by
+ * default (sweep, fit): 100 columns. */
+#define CCA_TEXT_COLUMNS 100
+
+/* Columns S takes on a terminal: its UTF-8 characters. */
+guint cca_text_width(const char *s);
+
+/* Returns a new string: S when it takes at most WIDTH columns (WIDTH >= 3),
+ * else its first WIDTH - 3 characters and "...". */
+char *cca_text_ellipsize(const char *s, guint width);
+
+/* Appends S to OUT padded with spaces to WIDTH columns, on the left when
+ * RIGHT_ALIGN (numbers), else on the right; S wider than WIDTH is appended
+ * whole. */
+void cca_text_pad(GString *out, const char *s, guint width, gboolean right_align);
+
+/* Appends TEXT (one paragraph: no newline inside) to OUT as lines of at
+ * most WIDTH columns, broken at spaces, each ended by a newline; the
+ * first line keeps TEXT's leading spaces, the others start with INDENT
+ * spaces.  A word longer than a line
+ * stays whole on a line of its own (the only way a line exceeds WIDTH). */
+void cca_text_wrap(GString *out, const char *text, guint width, guint indent);
+
 G_END_DECLS
 
 #endif

@@ -1,0 +1,80 @@
+#!/bin/sh
+# test-tables.sh - `sweep` and `fit` tables on a terminal (TAP): every line
+# of their default output fits in 100 columns on the bundled traces, with
+# and without --gpu all and --address-sensitivity; --wide keeps every column
+# and whole settings; a GPU name is a preset's or is refused in one line
+# that lists the candidates (exit 2).  Needs $CCASIM and $top_srcdir.
+set -u
+
+srcdir=${top_srcdir:-.}
+. "$srcdir/tests/tap.sh"
+
+# widest FILE: the widest line of FILE, in characters
+widest() {
+	LC_ALL=C.UTF-8 awk '{ if (length($0) > w) w = length($0) } END { print w + 0 }' "$1"
+}
+
+# --- 100 columns by default ---------------------------------------------------
+for t in "$traces/seedfrag.default" "$traces/dyninfer.default" "$traces/multistream.cap" \
+	"$srcdir/traces/calls-2.11/calls.ms64rp2"; do
+	name=$(basename "$t")
+	for args in "sweep" "sweep --address-sensitivity" "sweep --gpu H200" \
+		"sweep --recommend --memory-fraction 0.5" "fit" "fit --gpu all" \
+		"fit --gpu H200 --gpu T4"; do
+		# shellcheck disable=SC2086 # ARGS are words
+		run 0 "$ccasim" $args --no-progress "$t.pickle.xz" &&
+			w=$(widest "$scratch/out") && [ "$w" -le 100 ] ||
+			echo "# $name $args: a line of ${w:-?} columns"
+		report $? "$args $name: every line fits in 100 columns"
+	done
+done
+
+# --- the narrow view says what it leaves out ------------------------------------
+bert=$traces/bert.default.pickle.xz
+run 0 "$ccasim" sweep --no-progress --address-sensitivity "$bert" &&
+	grep -q '^ 2  roundup_power2_divisions:16 ' "$scratch/out" &&
+	grep -qx '    address choice varies: reserved 11620.0..11720.0, allocated 10956.6..10957.1, frag % 5.71..6.51,' \
+		"$scratch/out" &&
+	grep -q '^12  max_split_size_mb:512,expand[a-z_]*\.\.\. ' "$scratch/out"
+report $? "sweep --address-sensitivity: ranges on a line under the row, long settings end in ..."
+
+# --- --wide keeps every column ---------------------------------------------------
+run 0 "$ccasim" sweep --wide --no-progress --address-sensitivity "$bert" &&
+	grep -q '^ #  settings  *reserved  *allocated  *frag  *unalloc  *cuda  *cuda  *alloc  *OOM  *alloc  *address$' \
+		"$scratch/out" &&
+	grep -q '^12  max_split_size_mb:512,expandable_segments:True  ' "$scratch/out" &&
+	grep -q '^ 2  roundup_power2_divisions:16  *11620.0\.\.11720.0  ' "$scratch/out" &&
+	! grep -q 'address choice varies' "$scratch/out"
+report $? "sweep --wide: every column, whole settings, ranges in the cells"
+run 0 "$ccasim" fit --wide --no-progress --gpu all "$traces/seedfrag.default.pickle.xz" &&
+	grep -q '^ #  settings .* fits in MiB  peak reserved MiB  2 MiB less  *address choice  H200  H100-80GB  A100-80GB  A100-40GB  L40S  A10G  *L4  RTX-4090  RTX-3090  V100-32GB  V100-16GB  *T4$' \
+		"$scratch/out" &&
+	grep -q '^  H200 .*measured: ' "$scratch/out"
+report $? "fit --wide --gpu all: every column, a column per GPU, the GPUs' sources"
+run 0 "$ccasim" fit --no-progress --gpu all "$traces/seedfrag.default.pickle.xz" &&
+	grep -q '^  GPU  *usable  *1  *2 ' "$scratch/out" &&
+	grep -q '^  A100-40GB  *38.83 GiB  *y ' "$scratch/out"
+report $? "fit --gpu all: the GPU answers as a matrix under the table"
+
+# --- GPU names: exact, or refused with the candidates --------------------------------
+# NAME|WHAT stderr says (a fixed string)
+while IFS='|' read -r gpu says; do
+	for cmd in fit sweep; do
+		run 2 "$ccasim" "$cmd" --no-progress --gpu "$gpu" "$traces/seedfrag.default.pickle.xz" &&
+			one_line && grep -qF "ccasim $cmd: --gpu: $says" "$scratch/err" &&
+			[ ! -s "$scratch/out" ]
+		report $? "$cmd --gpu '$gpu' is refused: $says"
+	done
+done <<'EOF'
+A100|ambiguous GPU 'A100': it could be A100-80GB, A100-40GB (give one of them)
+V100|ambiguous GPU 'V100': it could be V100-32GB, V100-16GB (give one of them)
+RTX|ambiguous GPU 'RTX': it could be RTX-4090, RTX-3090 (give one of them)
+L40|unknown GPU 'L40': did you mean L40S?
+H300|unknown GPU 'H300': the presets are H200, H100-80GB, A100-80GB, A100-40GB, L40S,
+EOF
+for gpu in A100-40GB "a100 80gb" h100 4090 L4; do
+	run 0 "$ccasim" fit --no-progress --gpu "$gpu" "$traces/seedfrag.default.pickle.xz"
+	report $? "fit --gpu '$gpu' names one preset"
+done
+
+tap_done
