@@ -17,6 +17,7 @@ int cca_cmd_export(const CcaCliCommand *cmd, int argc, char **argv);
 int cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv);
 int cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv);
 int cca_cmd_diff(const CcaCliCommand *cmd, int argc, char **argv);
+int cca_cmd_fleet(const CcaCliCommand *cmd, int argc, char **argv);
 int cca_cmd_gpu(const CcaCliCommand *cmd, int argc, char **argv);
 
 #endif
