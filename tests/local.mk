@@ -108,3 +108,6 @@ EXTRA_DIST += tests/test-newer.sh tests/data/newer-2.14.pickle tests/data/newer-
 # ccasim-record, the recorder (issue 14), against a stand-in torch.
 TESTS += tests/test-record.sh
 EXTRA_DIST += tests/test-record.sh tests/data/fake-torch-record
+# Fleets of snapshots x settings, sharded (issue 18).
+TESTS += tests/test-fleet.sh
+EXTRA_DIST += tests/test-fleet.sh

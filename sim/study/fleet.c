@@ -1223,11 +1223,11 @@ own_words(json_t *dev)
 	json_t *cap = json_object_get(dev, "cap");
 	char a[32];
 	GString *s = g_string_new(gpu ? gpu : "?");
-	if (json_is_integer(cap))
-		g_string_append_printf(s, " capped at %s",
-				       cca_size_format((uint64_t)json_integer_value(cap), a));
 	if (source && g_str_has_prefix(source, "assumed"))
 		g_string_append(s, " (assumed)");
+	if (json_is_integer(cap))
+		g_string_append_printf(s, ", cap %s",
+				       cca_size_format((uint64_t)json_integer_value(cap), a));
 	return g_string_free(s, FALSE);
 }
 
@@ -1464,15 +1464,15 @@ cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out)
 	if (r.unsaved) {
 		g_string_append(out, "\nJobs no setting saves, with the smallest card that "
 				     "would (fit's GPU presets, no cap)\n");
-		g_string_append_printf(out, "%-50s %-26s %-12s %s\n", "job", "own device",
+		g_string_append_printf(out, "%-50s %-34s %-12s %s\n", "job", "own device",
 				       "smallest card", "with setting");
 		for (guint j = 0; j < r.jobs->len; j++) {
 			MJob *job = g_ptr_array_index(r.jobs, j);
 			if (!job->base || job->best)
 				continue;
-			g_string_append_printf(out, "%-50s %-26s %-12s %s\n", job->name, job->own,
+			g_string_append_printf(out, "%-50s %-34s %-12s %s\n", job->name, job->own,
 					       job->card ? job->card->smallest->name
-							 : "none: no preset",
+							 : "none of the presets",
 					       job->card ? setting_words(job->card->setting) : "-");
 		}
 	}
@@ -1483,7 +1483,7 @@ cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out)
 	}
 	g_string_append(out, "\nBest setting per job (least peak reserved among the settings "
 			     "that fit its own device)\n");
-	g_string_append_printf(out, "%-50s %-26s %-12s %-40s %12s %12s\n", "job", "own device",
+	g_string_append_printf(out, "%-50s %-34s %-12s %-40s %12s %12s\n", "job", "own device",
 			       "own result", "best setting", "own peak", "best peak");
 	for (guint j = 0; j < r.jobs->len; j++) {
 		MJob *job = g_ptr_array_index(r.jobs, j);
@@ -1496,7 +1496,7 @@ cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out)
 		const char *best = !job->best		    ? "none fits"
 				   : job->best == job->base ? "its own"
 							    : setting_words(job->best->setting);
-		g_string_append_printf(out, "%-50s %-26s %-12s %-40s %12s %12s\n", job->name,
+		g_string_append_printf(out, "%-50s %-34s %-12s %-40s %12s %12s\n", job->name,
 				       job->own, own_result, best,
 				       job->base->fits ? cca_size_format(job->base->peak, a) : "-",
 				       job->best ? cca_size_format(job->best->peak, c) : "-");
