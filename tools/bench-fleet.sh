@@ -48,6 +48,7 @@ while [ $i -le "$synth" ]; do
 	i=$((i + 1))
 done
 
+echo "fleet: load average before the runs: $(cut -d" " -f1-3 /proc/loadavg) on $(getconf _NPROCESSORS_ONLN) cores (others busy the cores: figures drop)"
 for j in 1 2; do
 	t0=$(date +%s%N)
 	"$ccasim" fleet run "$m" "$scratch/cuts" "$scratch/synth" --out "$scratch/run$j" -j $j --no-progress 2>"$scratch/err$j"

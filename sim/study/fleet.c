@@ -245,7 +245,7 @@ cca_fleet_identify(const char *path, uint64_t *size, char sha256[65], GError **e
 	}
 	g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
 	enum {
-		CHUNK = 1 << 20
+		CHUNK = 4 * CCA_MIB
 	};
 	g_autofree guchar *buf = g_malloc(CHUNK);
 	uint64_t total = 0;
@@ -1009,6 +1009,51 @@ cca_fleet_run(const GPtrArray *jobs, const CcaFleetOptions *options, const char 
 	if (s.write_failed) {
 		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(s.write_errno), "%s: %s",
 			    own_path, g_strerror(s.write_errno));
+		return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean
+cca_fleet_append(const char *dir, const CcaFleetOptions *options, const char *name,
+		 const char *rows, gsize len, GError **error)
+{
+	bool name_ok = *name != '\0';
+	for (const char *c = name; *c; c++)
+		name_ok &= g_ascii_isalnum(*c) || *c == '-' || *c == '_';
+	if (!name_ok || (len && rows[len - 1] != '\n')) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    !name_ok ? "bad rows file name '%s' (letters, digits, - and _)"
+				     : "%s: the rows do not end with a newline",
+			    name);
+		return FALSE;
+	}
+	if (g_mkdir_with_parents(dir, 0777) != 0) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "%s: %s", dir,
+			    g_strerror(errno));
+		return FALSE;
+	}
+	g_autofree char *desc = cca_fleet_options_describe(options);
+	if (!settle_options(dir, desc, error))
+		return FALSE;
+	g_autofree char *file = g_strconcat(FLEET_ROWS_PREFIX, name, FLEET_ROWS_SUFFIX, NULL);
+	g_autofree char *path = g_build_filename(dir, file, NULL);
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+	bool ok = fd >= 0;
+	for (gsize pos = 0; ok && pos < len;) {
+		const char *nl = memchr(rows + pos, '\n', len - pos);
+		gsize l = (gsize)(nl - (rows + pos)) + 1;
+		ok = write_all(fd, rows + pos, l);
+		pos += l;
+	}
+	int e = errno;
+	if (fd >= 0 && close(fd) != 0 && ok) {
+		ok = false;
+		e = errno;
+	}
+	if (!ok) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "%s: %s", path,
+			    g_strerror(e));
 		return FALSE;
 	}
 	return TRUE;

@@ -148,6 +148,16 @@ gboolean cca_fleet_run(const GPtrArray *jobs, const CcaFleetOptions *options, co
 		       guint index, guint count, guint threads, CcaFleetProgress progress,
 		       void *progress_data, CcaFleetStats *stats, GError **error);
 
+/* Appends LEN bytes of ROWS (whole lines of cca_fleet_job_run()) to
+ * DIR/rows.NAME.jsonl, one write(2) a line under O_APPEND, after writing or
+ * checking DIR/fleet.json against OPTIONS as cca_fleet_run() does: for
+ * callers that run jobs elsewhere (a Dask or Ray map) and collect their
+ * rows into a run folder `fleet merge` reads.  NAME: letters, digits, '-'
+ * and '_'.  FALSE with ERROR on I/O errors, a bad NAME, rows that do not
+ * end in '\n', or a folder of other options. */
+gboolean cca_fleet_append(const char *dir, const CcaFleetOptions *options, const char *name,
+			  const char *rows, gsize len, GError **error);
+
 /* --------------------------------------------------------------- merge */
 
 typedef struct CcaFleetMerge CcaFleetMerge;
