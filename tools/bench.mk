@@ -9,3 +9,4 @@ bench: ccasim$(EXEEXT)
 	    $(SHELL) "$$script" || fail=1; \
 	done; exit $$fail
 EXTRA_DIST += tools/bench-sweep.sh tools/bench-big.sh tools/bench-engine.sh
+EXTRA_DIST += tools/bench-fleet.sh

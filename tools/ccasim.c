@@ -53,6 +53,8 @@ static const CcaCliCommand commands[] = {
 	 "TRACE [TRACE_B]", WHATIF_STUDY | CCA_CLI_LIMITS | CCA_CLI_CONFIGS | CCA_CLI_WHATIF,
 	 "Settings of A, then of B (PYTORCH_CUDA_ALLOC_CONF syntax; once: of B with one trace, "
 	 "of both with two)"},
+	{"fleet", cca_cmd_fleet, "replay many snapshots x settings, sharded; merge a report",
+	 "run|merge", 0, NULL},
 	{"gpu", cca_cmd_gpu, "replay on a CUDA GPU against the simulation; calibrate", "COMMAND", 0,
 	 NULL},
 };

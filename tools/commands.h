@@ -19,6 +19,7 @@ int cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv);
 int cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv);
 int cca_cmd_peak(const CcaCliCommand *cmd, int argc, char **argv);
 int cca_cmd_diff(const CcaCliCommand *cmd, int argc, char **argv);
+int cca_cmd_fleet(const CcaCliCommand *cmd, int argc, char **argv);
 int cca_cmd_gpu(const CcaCliCommand *cmd, int argc, char **argv);
 
 #endif

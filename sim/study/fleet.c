@@ -1,0 +1,1651 @@
+/* fleet.c - a fleet of snapshots under a grid of settings: jobs, shards,
+ * rows, run directories and the merged report (fleet.h).
+ *
+ * Model: a job is one snapshot on its own device.  Each device of the
+ * snapshot with trace entries is swept (sweep.c, the same rows and
+ * replays as `ccasim sweep`) under the job's own limit; every sweep row
+ * becomes one JSON Lines row.  Nothing here replays by itself: the rows'
+ * figures are cca_sweep_replay()'s.
+ *
+ * Invariants: a row's text depends only on the job, the options and the
+ * snapshot's bytes (not on threads, shards or time), so a re-run writes
+ * the same text and a merge can keep a row once by its key; the report is
+ * computed from rows sorted by key, so it depends only on the set of rows.
+ */
+#include "config.h"
+
+#include "fleet.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "calls.h"
+#include "device.h"
+#include "input.h"
+#include "json.h"
+#include "size.h"
+#include "snapshot.h"
+#include "sweep.h"
+
+#define FLEET_ROWS_PREFIX "rows."
+#define FLEET_ROWS_SUFFIX ".jsonl"
+#define FLEET_OPTIONS_FILE "fleet.json"
+
+/* ---------------------------------------------------------------- jobs */
+
+void
+cca_fleet_job_free(CcaFleetJob *job)
+{
+	if (!job)
+		return;
+	g_free(job->path);
+	g_free(job->gpu);
+	g_free(job);
+}
+
+static void
+job_free(gpointer p)
+{
+	cca_fleet_job_free(p);
+}
+
+/* Names that are snapshots when met inside a folder. */
+static bool
+is_snapshot_name(const char *name)
+{
+	static const char *const kinds[] = {".pickle", ".pkl", ".msgpack", ".mp"};
+	static const char *const packs[] = {"", ".xz", ".gz"};
+	for (guint k = 0; k < G_N_ELEMENTS(kinds); k++)
+		for (guint p = 0; p < G_N_ELEMENTS(packs); p++) {
+			g_autofree char *end = g_strconcat(kinds[k], packs[p], NULL);
+			if (g_str_has_suffix(name, end))
+				return true;
+		}
+	return false;
+}
+
+static bool
+is_manifest_name(const char *name)
+{
+	return g_str_has_suffix(name, ".manifest") || g_str_has_suffix(name, ".list");
+}
+
+static CcaFleetJob *
+job_new(const char *path)
+{
+	CcaFleetJob *job = g_new0(CcaFleetJob, 1);
+	job->path = g_strdup(path);
+	return job;
+}
+
+static gboolean
+add_folder(const char *dir, GPtrArray *jobs, guint depth, GError **error)
+{
+	if (depth > 64) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_LOOP, "%s: folders nested too deep",
+			    dir);
+		return FALSE;
+	}
+	g_autoptr(GDir) d = g_dir_open(dir, 0, error);
+	if (!d)
+		return FALSE;
+	const char *name;
+	while ((name = g_dir_read_name(d))) {
+		g_autofree char *path = g_build_filename(dir, name, NULL);
+		GStatBuf st;
+		if (g_stat(path, &st) != 0)
+			continue; /* a dangling link */
+		if (S_ISDIR(st.st_mode)) {
+			if (!add_folder(path, jobs, depth + 1, error))
+				return FALSE;
+		} else if (S_ISREG(st.st_mode) && is_snapshot_name(name)) {
+			g_ptr_array_add(jobs, job_new(path));
+		}
+	}
+	return TRUE;
+}
+
+static gboolean
+add_manifest(const char *manifest, GPtrArray *jobs, GError **error)
+{
+	g_autofree char *text = NULL;
+	gsize len;
+	if (!g_file_get_contents(manifest, &text, &len, error))
+		return FALSE;
+	if (memchr(text, '\0', len)) {
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+			    "%s: not a manifest (it holds NUL bytes)", manifest);
+		return FALSE;
+	}
+	g_autofree char *base = g_path_get_dirname(manifest);
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	for (guint i = 0; lines[i]; i++) {
+		char *hash = strchr(lines[i], '#');
+		if (hash)
+			*hash = '\0';
+		g_auto(GStrv) words = g_strsplit_set(g_strstrip(lines[i]), " \t", -1);
+		if (!words[0] || !*words[0])
+			continue;
+		CcaFleetJob *job = g_new0(CcaFleetJob, 1);
+		job->path = g_path_is_absolute(words[0]) ? g_strdup(words[0])
+							 : g_build_filename(base, words[0], NULL);
+		g_ptr_array_add(jobs, job);
+		for (guint w = 1; words[w]; w++) {
+			const char *word = words[w];
+			GError *local = NULL;
+			if (!*word)
+				continue;
+			if (g_str_has_prefix(word, "gpu=")) {
+				if (!cca_fit_gpu_preset_find(word + 4)) {
+					g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+						    "%s:%u: unknown GPU '%s' (see ccasim fit "
+						    "--list-gpus)",
+						    manifest, i + 1, word + 4);
+					return FALSE;
+				}
+				g_free(job->gpu);
+				job->gpu = g_strdup(word + 4);
+			} else if (g_str_has_prefix(word, "cap=")) {
+				if (!cca_size_parse(word + 4, "cap", &job->cap, &local) ||
+				    job->cap == 0) {
+					g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+						    "%s:%u: cap=%s: %s", manifest, i + 1, word + 4,
+						    local ? local->message : "must be above 0");
+					g_clear_error(&local);
+					return FALSE;
+				}
+			} else if (g_str_has_prefix(word, "fraction=")) {
+				char *end;
+				double f = g_ascii_strtod(word + 9, &end);
+				if (*end || !(f > 0 && f <= 1)) {
+					g_set_error(
+						error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+						"%s:%u: fraction=%s: must be a number in (0, 1]",
+						manifest, i + 1, word + 9);
+					return FALSE;
+				}
+				job->fraction = f;
+			} else {
+				g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+					    "%s:%u: unknown field '%s' (gpu=NAME, cap=SIZE, "
+					    "fraction=F)",
+					    manifest, i + 1, word);
+				return FALSE;
+			}
+		}
+		if (job->cap && job->fraction) {
+			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+				    "%s:%u: give cap= or fraction=, not both", manifest, i + 1);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+static gint
+job_compare(gconstpointer a, gconstpointer b)
+{
+	const CcaFleetJob *x = *(CcaFleetJob *const *)a, *y = *(CcaFleetJob *const *)b;
+	return strcmp(x->path, y->path);
+}
+
+gboolean
+cca_fleet_inputs(const char *const *inputs, guint n_inputs, GPtrArray *jobs, GError **error)
+{
+	g_autoptr(GPtrArray) found = g_ptr_array_new_with_free_func(job_free);
+	for (guint i = 0; i < n_inputs; i++) {
+		const char *in = inputs[i];
+		GStatBuf st;
+		if (g_stat(in, &st) != 0) {
+			g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "%s: %s",
+				    in, g_strerror(errno));
+			return FALSE;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			if (!add_folder(in, found, 0, error))
+				return FALSE;
+		} else if (is_manifest_name(in)) {
+			if (!add_manifest(in, found, error))
+				return FALSE;
+		} else {
+			g_ptr_array_add(found, job_new(in));
+		}
+	}
+	/* stable by path: the first entry of a path wins */
+	g_ptr_array_sort(found, job_compare);
+	const char *last = NULL;
+	for (guint i = 0; i < found->len; i++) {
+		CcaFleetJob *job = g_ptr_array_index(found, i);
+		if (last && strcmp(job->path, last) == 0)
+			continue;
+		last = job->path;
+		g_ptr_array_index(found, i) = NULL;
+		g_ptr_array_add(jobs, job);
+	}
+	return TRUE;
+}
+
+/* ------------------------------------------------------------ identity */
+
+gboolean
+cca_fleet_identify(const char *path, uint64_t *size, char sha256[65], GError **error)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "%s: %s", path,
+			    g_strerror(errno));
+		return FALSE;
+	}
+	g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
+	enum {
+		CHUNK = 4 * CCA_MIB
+	};
+	g_autofree guchar *buf = g_malloc(CHUNK);
+	uint64_t total = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf, CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e),
+				    "%s: offset %" G_GUINT64_FORMAT ": %s", path, total,
+				    g_strerror(e));
+			close(fd);
+			return FALSE;
+		}
+		if (n == 0)
+			break;
+		g_checksum_update(sum, buf, (gssize)n);
+		total += (uint64_t)n;
+	}
+	close(fd);
+	*size = total;
+	g_strlcpy(sha256, g_checksum_get_string(sum), 65);
+	return TRUE;
+}
+
+guint
+cca_fleet_shard_of(const char *sha256, guint n)
+{
+	uint64_t v = 0;
+	for (guint i = 0; i < 16 && g_ascii_isxdigit(sha256[i]); i++)
+		v = v << 4 | (uint64_t)g_ascii_xdigit_value(sha256[i]);
+	return n ? (guint)(v % n) : 0;
+}
+
+static gboolean
+parse_uint(const char *text, guint64 max, guint64 *out)
+{
+	return text && *text && g_ascii_string_to_unsigned(text, 10, 0, max, out, NULL);
+}
+
+gboolean
+cca_fleet_shard_parse(const char *text, guint *index, guint *count, GError **error)
+{
+	const char *slash = strchr(text, '/');
+	g_autofree char *i_text = slash ? g_strndup(text, (gsize)(slash - text)) : NULL;
+	guint64 i, n;
+	if (!slash || !parse_uint(i_text, G_MAXUINT32, &i) ||
+	    !parse_uint(slash + 1, G_MAXUINT32, &n) || n == 0 || i >= n) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--shard: expected I/N with 0 <= I < N, got '%s'", text);
+		return FALSE;
+	}
+	*index = (guint)i;
+	*count = (guint)n;
+	return TRUE;
+}
+
+gboolean
+cca_fleet_shard_from_env(const char *const *env, guint shards, guint *index, guint *count,
+			 const char **source, GError **error)
+{
+	g_auto(GStrv) own = env ? NULL : g_get_environ();
+	const char *const *e = env ? env : (const char *const *)own;
+	const char *slurm_id = g_environ_getenv((char **)e, "SLURM_ARRAY_TASK_ID");
+	const char *k8s = g_environ_getenv((char **)e, "JOB_COMPLETION_INDEX");
+	static const struct {
+		const char *rank, *size;
+	} mpi[] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}, {"PMI_RANK", "PMI_SIZE"}};
+	guint64 i, n;
+	*index = 0;
+	*count = 1;
+	*source = "none";
+	if (slurm_id) {
+		const char *cnt = g_environ_getenv((char **)e, "SLURM_ARRAY_TASK_COUNT");
+		const char *min = g_environ_getenv((char **)e, "SLURM_ARRAY_TASK_MIN");
+		const char *step = g_environ_getenv((char **)e, "SLURM_ARRAY_TASK_STEP");
+		guint64 lo = 0, st = 1;
+		if (!parse_uint(slurm_id, G_MAXUINT32, &i) || !parse_uint(cnt, G_MAXUINT32, &n) ||
+		    n == 0 || (min && !parse_uint(min, G_MAXUINT32, &lo)) ||
+		    (step && (!parse_uint(step, G_MAXUINT32, &st) || st == 0)) || i < lo ||
+		    (i - lo) % st || (i - lo) / st >= n) {
+			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+				    "SLURM_ARRAY_TASK_ID=%s with SLURM_ARRAY_TASK_COUNT=%s, "
+				    "SLURM_ARRAY_TASK_MIN=%s, SLURM_ARRAY_TASK_STEP=%s names no "
+				    "shard (an array 0-N or a range with one step is needed)",
+				    slurm_id, cnt ? cnt : "(unset)", min ? min : "(unset)",
+				    step ? step : "(unset)");
+			return FALSE;
+		}
+		*index = (guint)((i - lo) / st);
+		*count = (guint)n;
+		*source = "SLURM_ARRAY_TASK_ID";
+		return TRUE;
+	}
+	if (k8s) {
+		if (shards == 0) {
+			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+				    "JOB_COMPLETION_INDEX=%s is set but not the number of shards: "
+				    "pass --shards N (the Job's completions)",
+				    k8s);
+			return FALSE;
+		}
+		if (!parse_uint(k8s, G_MAXUINT32, &i) || i >= shards) {
+			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+				    "JOB_COMPLETION_INDEX=%s: must be below --shards %u", k8s,
+				    shards);
+			return FALSE;
+		}
+		*index = (guint)i;
+		*count = shards;
+		*source = "JOB_COMPLETION_INDEX";
+		return TRUE;
+	}
+	for (guint m = 0; m < G_N_ELEMENTS(mpi); m++) {
+		const char *r = g_environ_getenv((char **)e, mpi[m].rank);
+		const char *s = g_environ_getenv((char **)e, mpi[m].size);
+		if (!r)
+			continue;
+		if (!parse_uint(r, G_MAXUINT32, &i) || !parse_uint(s, G_MAXUINT32, &n) || n == 0 ||
+		    i >= n) {
+			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+				    "%s=%s with %s=%s names no shard", mpi[m].rank, r, mpi[m].size,
+				    s ? s : "(unset)");
+			return FALSE;
+		}
+		*index = (guint)i;
+		*count = (guint)n;
+		*source = mpi[m].rank;
+		return TRUE;
+	}
+	if (shards > 1) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--shards %u without JOB_COMPLETION_INDEX: say which shard with "
+			    "--shard I/%u",
+			    shards, shards);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* ------------------------------------------------------------- options */
+
+/* A sweep of SNAP's DEVICE with the grid of OPTIONS. */
+static CcaSweep *
+build_grid(const CcaSnapshot *snap, int device, const CcaFleetOptions *options, GError **error)
+{
+	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, device, options->pytorch_version, error);
+	if (!sweep)
+		return NULL;
+	for (const char *const *c = options->configs; c && *c; c++)
+		if (!cca_sweep_add_config(sweep, *c, "--config", error)) {
+			g_prefix_error(error, "--config %s: ", *c);
+			return NULL;
+		}
+	guint n_sets = options->sets ? g_strv_length((char **)options->sets) : 0;
+	if (!cca_sweep_add_sets(sweep, options->sets, n_sets, error))
+		return NULL;
+	/* every job runs under a limit, so the cap rows belong to the grid */
+	if (options->default_grid && !cca_sweep_add_default_grid(sweep, true, error))
+		return NULL;
+	return g_steal_pointer(&sweep);
+}
+
+gboolean
+cca_fleet_options_check(const CcaFleetOptions *options, GError **error)
+{
+	if (options->gpu && !cca_fit_gpu_preset_find(options->gpu)) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--gpu: unknown GPU '%s' (see ccasim fit --list-gpus)", options->gpu);
+		return FALSE;
+	}
+	if (options->gpu && options->device_memory) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--gpu sets the device memory: leave out --device-memory");
+		return FALSE;
+	}
+	/* the grid must parse: try it on an empty snapshot */
+	g_autoptr(CcaSnapshot) empty = cca_snapshot_new();
+	empty->n_devices = 1;
+	empty->n_events = g_new0(uint64_t, 1);
+	empty->events = g_new0(GArray *, 1);
+	empty->events[0] = g_array_new(FALSE, FALSE, sizeof(CcaEvent));
+	CcaFleetOptions o = *options;
+	o.default_grid = false;
+	g_autoptr(CcaSweep) sweep = build_grid(empty, 0, &o, error);
+	return sweep != NULL;
+}
+
+char *
+cca_fleet_options_describe(const CcaFleetOptions *options)
+{
+	json_t *doc = json_object();
+	json_object_set_new(doc, "format", json_string("ccasim fleet 1"));
+	json_t *configs = json_array(), *sets = json_array();
+	for (const char *const *c = options->configs; c && *c; c++)
+		json_array_append_new(configs, cca_json_string(*c));
+	for (const char *const *s = options->sets; s && *s; s++)
+		json_array_append_new(sets, cca_json_string(*s));
+	json_object_set_new(doc, "configs", configs);
+	json_object_set_new(doc, "sets", sets);
+	json_object_set_new(doc, "default_grid", json_boolean(options->default_grid));
+	json_object_set_new(doc, "pytorch_version",
+			    options->pytorch_version ? json_integer(options->pytorch_version)
+						     : json_null());
+	json_object_set_new(doc, "gpu", options->gpu ? cca_json_string(options->gpu) : json_null());
+	json_object_set_new(doc, "memory_fraction", cca_json_real(options->memory_fraction));
+	json_object_set_new(doc, "device_memory", cca_json_uint(options->device_memory));
+	json_object_set_new(doc, "time_model", json_boolean(options->calibration != NULL));
+	char *text = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	char *out = g_strconcat(text, "\n", NULL);
+	free(text);
+	return out;
+}
+
+/* --------------------------------------------------------- own device */
+
+/* The device a job ran on, and the sweep options that replay it there. */
+typedef struct {
+	char *gpu;	    /* a preset's name, or a phrase */
+	const char *source; /* where the device comes from */
+	uint64_t total;	    /* the GPU's memory */
+	uint64_t context;   /* memory outside the allocator */
+	uint64_t cap;	    /* 0: none */
+	uint64_t limit;	    /* what the allocator may reserve */
+	CcaSweepOptions opt;
+} OwnDevice;
+
+/* The total memory ccasim-record saw on DEVICE of SNAP; FALSE if none. */
+static gboolean
+recorded_total(const CcaSnapshot *snap, int device, uint64_t *total, GError **error)
+{
+	if (!cca_calls_present(snap, device))
+		return FALSE;
+	g_autoptr(CcaCalls) calls = cca_calls_parse(snap, device, error);
+	if (!calls)
+		return FALSE;
+	static const CcaSampleWhen order[] = {CCA_SAMPLE_PEAK, CCA_SAMPLE_DUMP, CCA_SAMPLE_START};
+	for (guint i = 0; i < G_N_ELEMENTS(order); i++) {
+		const CcaCall *s = cca_calls_sample(calls, order[i]);
+		if (s && s->total) {
+			*total = s->total;
+			return TRUE;
+		}
+	}
+	return FALSE;
+}
+
+static gboolean
+own_device(const CcaFleetJob *job, const CcaFleetOptions *options, const CcaSnapshot *snap,
+	   int device, OwnDevice *own, GError **error)
+{
+	memset(own, 0, sizeof *own);
+	const char *ctx_source = NULL;
+	own->context = CCA_GPU_CONTEXT_BYTES;
+	if (!cca_fit_recorded_context(snap, device, &own->context, &ctx_source, error) && *error)
+		return FALSE;
+	const char *gpu_name = job->gpu ? job->gpu : options->gpu;
+	uint64_t rec_total = 0;
+	if (gpu_name) {
+		const CcaGpuPreset *p = cca_fit_gpu_preset_find(gpu_name);
+		own->gpu = g_strdup(p->name);
+		own->total = p->total_memory;
+		own->source = job->gpu ? "manifest" : "--gpu";
+	} else if (recorded_total(snap, device, &rec_total, error)) {
+		guint n;
+		const CcaGpuPreset *p = cca_fit_gpu_presets(&n);
+		own->gpu = g_strdup("recorded GPU");
+		for (guint i = 0; i < n; i++)
+			if (p[i].total_memory == rec_total) {
+				g_free(own->gpu);
+				own->gpu = g_strdup(p[i].name);
+				break;
+			}
+		own->total = rec_total;
+		own->source = "recorded by ccasim-record";
+	} else if (*error) {
+		return FALSE;
+	} else if (options->device_memory) {
+		own->gpu = g_strdup("--device-memory");
+		own->total = options->device_memory;
+		own->context = 0;
+		own->source = "--device-memory";
+	} else {
+		own->gpu = g_strdup("H200");
+		own->total = CCA_H200_TOTAL_MEMORY;
+		own->source = "assumed (no GPU in the manifest, the options or the snapshot)";
+	}
+	double fraction = job->fraction > 0 ? job->fraction : 0;
+	if (job->cap)
+		own->cap = job->cap;
+	else if (fraction == 0 && !job->gpu && options->memory_fraction > 0)
+		fraction = options->memory_fraction;
+	if (fraction > 0)
+		own->cap = (uint64_t)(fraction * (double)own->total);
+	uint64_t usable = own->total > own->context ? own->total - own->context : 0;
+	own->opt.calibration = options->calibration;
+	own->opt.threads = 1;
+	if (own->cap && own->cap < usable) {
+		/* as set_per_process_memory_fraction(): a fraction of the total */
+		own->opt.device_memory = own->total;
+		own->opt.memory_fraction =
+			fraction > 0 ? fraction : (double)own->cap / (double)own->total;
+		own->limit = own->cap;
+	} else {
+		own->cap = 0;
+		own->opt.device_memory = usable;
+		own->opt.capacity_set = true;
+		own->limit = usable;
+	}
+	if (own->limit == 0) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "the memory outside the allocator fills the whole %s", own->gpu);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* -------------------------------------------------------------- rows */
+
+static void
+append_row(GString *out, json_t *row)
+{
+	char *text = json_dumps(row, JSON_COMPACT);
+	g_string_append(out, text);
+	g_string_append_c(out, '\n');
+	free(text);
+}
+
+static json_t *
+identity(const CcaFleetJob *job, bool known, uint64_t size, const char *sha)
+{
+	json_t *row = json_object();
+	json_object_set_new(row, "path", cca_json_string(job->path));
+	json_object_set_new(row, "size", known ? cca_json_uint(size) : json_null());
+	json_object_set_new(row, "sha256", known ? cca_json_string(sha) : json_null());
+	return row;
+}
+
+static void
+error_row(const CcaFleetJob *job, bool known, uint64_t size, const char *sha, const char *message,
+	  GHashTable *done, GString *out)
+{
+	json_t *row = identity(job, known, size, sha);
+	json_object_set_new(row, "rows", json_integer(1));
+	json_object_set_new(row, "device", json_null());
+	json_object_set_new(row, "error", cca_json_string(message));
+	g_autofree char *key = g_strdup_printf("%s\n%s\nerror", job->path, known ? sha : "");
+	if (!done || !g_hash_table_contains(done, key))
+		append_row(out, row);
+	json_decref(row);
+}
+
+/* The smallest preset on which ROW runs without OOM, or NULL. */
+static const CcaGpuPreset *
+smallest_gpu(const CcaSweep *sweep, const CcaSweepRow *row, const OwnDevice *own,
+	     const CcaGpuPreset *const *order, guint n, GError **error)
+{
+	for (guint i = 0; i < n; i++) {
+		uint64_t usable = cca_fit_gpu_usable(order[i], own->context);
+		if (usable == 0)
+			continue;
+		CcaSweepOptions o = own->opt;
+		o.memory_fraction = 0;
+		o.device_memory = usable;
+		o.capacity_set = true;
+		CcaSweepRun run;
+		guint nm;
+		const CcaAddressModel *models = cca_sweep_address_models(&nm);
+		if (!cca_sweep_replay(sweep, row, &o,
+				      row->recorded ? CCA_ADDRESS_RECORDED : models[0], &run,
+				      error))
+			return NULL;
+		if (run.value[CCA_SWEEP_FIG_OOM] == 0)
+			return order[i];
+	}
+	return NULL;
+}
+
+static gint
+preset_by_total(gconstpointer a, gconstpointer b)
+{
+	const CcaGpuPreset *x = *(const CcaGpuPreset *const *)a,
+			   *y = *(const CcaGpuPreset *const *)b;
+	return x->total_memory < y->total_memory ? -1 : x->total_memory > y->total_memory;
+}
+
+/* Sweeps DEVICE of SNAP for JOB into ROWS (json_t objects). */
+static gboolean
+sweep_device(const CcaFleetJob *job, const CcaFleetOptions *options, const CcaSnapshot *snap,
+	     int device, GPtrArray *rows, GError **error)
+{
+	OwnDevice own;
+	if (!own_device(job, options, snap, device, &own, error)) {
+		g_free(own.gpu);
+		return FALSE;
+	}
+	g_autofree char *gpu = own.gpu;
+	g_autoptr(CcaSweep) sweep = build_grid(snap, device, options, error);
+	if (!sweep || !cca_sweep_run(sweep, &own.opt, error))
+		return FALSE;
+	bool any_fits = false;
+	for (guint r = 0; r < sweep->rows->len; r++) {
+		const CcaSweepRow *row = g_ptr_array_index(sweep->rows, r);
+		any_fits |= row->runs[0].value[CCA_SWEEP_FIG_OOM] == 0;
+	}
+	guint n_presets;
+	const CcaGpuPreset *presets = cca_fit_gpu_presets(&n_presets);
+	g_autofree const CcaGpuPreset **order = g_new(const CcaGpuPreset *, n_presets);
+	for (guint i = 0; i < n_presets; i++)
+		order[i] = &presets[i];
+	qsort(order, n_presets, sizeof *order, preset_by_total);
+	for (guint r = 0; r < sweep->rows->len; r++) {
+		const CcaSweepRow *row = g_ptr_array_index(sweep->rows, r);
+		const CcaSweepRun *run = &row->runs[0];
+		bool fits = run->value[CCA_SWEEP_FIG_OOM] == 0;
+		json_t *o = json_object();
+		json_object_set_new(o, "device", json_integer(device));
+		json_object_set_new(o, "setting", cca_json_string(row->conf));
+		json_object_set_new(o, "origin", cca_json_string(row->origin));
+		json_object_set_new(o, "recorded", json_boolean(row->recorded));
+		json_t *dev = json_object();
+		json_object_set_new(dev, "gpu", cca_json_string(own.gpu));
+		json_object_set_new(dev, "total", cca_json_uint(own.total));
+		json_object_set_new(dev, "cap", own.cap ? cca_json_uint(own.cap) : json_null());
+		json_object_set_new(dev, "limit", cca_json_uint(own.limit));
+		json_object_set_new(dev, "source", cca_json_string(own.source));
+		json_object_set_new(o, "own_device", dev);
+		json_object_set_new(o, "fits", json_boolean(fits));
+		json_object_set_new(o, "oom_event",
+				    fits ? json_null() : cca_json_uint(run->oom_event));
+		for (guint f = 0; f < CCA_SWEEP_FIG_COUNT; f++) {
+			if (f == CCA_SWEEP_FIG_OOM)
+				continue;
+			double v = run->value[f];
+			json_object_set_new(o, cca_sweep_figure_name((CcaSweepFigure)f),
+					    f == CCA_SWEEP_FIG_FRAGMENTATION
+						    ? cca_json_fixed(v, 6)
+						    : cca_json_uint((uint64_t)v));
+		}
+		json_object_set_new(o, "events", cca_json_uint(run->events));
+		if (!any_fits && !fits) {
+			const CcaGpuPreset *p =
+				smallest_gpu(sweep, row, &own, order, n_presets, error);
+			if (!p && *error) {
+				json_decref(o);
+				return FALSE;
+			}
+			json_object_set_new(o, "smallest_gpu",
+					    p ? cca_json_string(p->name) : json_null());
+		}
+		g_ptr_array_add(rows, o);
+	}
+	return TRUE;
+}
+
+void
+cca_fleet_job_run(const CcaFleetJob *job, const CcaFleetOptions *options, GHashTable *done,
+		  GString *out)
+{
+	uint64_t size = 0;
+	char sha[65] = "";
+	GError *error = NULL;
+	if (!cca_fleet_identify(job->path, &size, sha, &error)) {
+		error_row(job, false, 0, NULL, error->message, done, out);
+		g_error_free(error);
+		return;
+	}
+	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(job->path, &error);
+	g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify)json_decref);
+	for (int d = 0; snap && d < snap->n_devices && !error; d++)
+		if (snap->n_events[d] > 0)
+			sweep_device(job, options, snap, d, rows, &error);
+	if (!error && rows->len == 0)
+		g_set_error(&error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_NOT_SNAPSHOT,
+			    "%s: the snapshot has no trace entries to replay (record it after "
+			    "torch.cuda.memory._record_memory_history())",
+			    job->path);
+	if (error) {
+		g_autofree char *msg =
+			g_str_has_prefix(error->message, job->path)
+				? g_strdup(error->message)
+				: g_strdup_printf("%s: %s", job->path, error->message);
+		error_row(job, true, size, sha, msg, done, out);
+		g_error_free(error);
+		return;
+	}
+	for (guint i = 0; i < rows->len; i++) {
+		json_t *o = g_ptr_array_index(rows, i);
+		g_autofree char *key =
+			g_strdup_printf("%s\n%s\n%d\n%s", job->path, sha,
+					(int)json_integer_value(json_object_get(o, "device")),
+					json_string_value(json_object_get(o, "setting")));
+		if (done && g_hash_table_contains(done, key))
+			continue;
+		json_t *row = identity(job, true, size, sha);
+		json_object_set_new(row, "rows", json_integer(rows->len));
+		json_object_update(row, o);
+		append_row(out, row);
+		json_decref(row);
+	}
+}
+
+char *
+cca_fleet_row_key(const char *line, gsize len, char **job_key, guint *job_rows, GError **error)
+{
+	json_error_t je;
+	json_t *row = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
+	const char *path = NULL, *sha = NULL, *setting = NULL;
+	json_t *device = NULL, *rows = NULL;
+	if (row && json_is_object(row)) {
+		path = json_string_value(json_object_get(row, "path"));
+		sha = json_string_value(json_object_get(row, "sha256"));
+		setting = json_string_value(json_object_get(row, "setting"));
+		device = json_object_get(row, "device");
+		rows = json_object_get(row, "rows");
+	}
+	bool is_error = row && json_object_get(row, "error");
+	if (!row || !path || !json_is_integer(rows) || json_integer_value(rows) < 1 ||
+	    (!is_error && (!sha || !setting || !json_is_integer(device)))) {
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT, "%s",
+			    row ? "not a fleet row (path, sha256, rows, device, setting)"
+				: je.text);
+		json_decref(row);
+		return NULL;
+	}
+	char *key = is_error ? g_strdup_printf("%s\n%s\nerror", path, sha ? sha : "")
+			     : g_strdup_printf("%s\n%s\n%" JSON_INTEGER_FORMAT "\n%s", path, sha,
+					       json_integer_value(device), setting);
+	if (job_key)
+		*job_key = g_strdup_printf("%s\n%s", path, sha ? sha : "");
+	if (job_rows)
+		*job_rows = (guint)MIN(json_integer_value(rows), G_MAXUINT);
+	json_decref(row);
+	return key;
+}
+
+/* ---------------------------------------------------------- run folder */
+
+/* Reads FILE's rows into DONE (key set) and JOB_DONE (job key -> rows
+ * seen), counting them in *N.  With TRUNCATE, a torn last line is cut off
+ * the file (it is this process's own file); otherwise skipped. */
+static gboolean
+read_rows(const char *file, GHashTable *done, GHashTable *job_total, GHashTable *job_seen,
+	  bool truncate_torn, guint64 *n, GError **error)
+{
+	g_autofree char *text = NULL;
+	gsize len;
+	if (!g_file_get_contents(file, &text, &len, error))
+		return FALSE;
+	gsize end = len;
+	while (end > 0 && text[end - 1] != '\n')
+		end--;
+	if (end < len && truncate_torn && truncate(file, (off_t)end) != 0) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "%s: %s", file,
+			    g_strerror(errno));
+		return FALSE;
+	}
+	gsize pos = 0;
+	guint lineno = 0;
+	while (pos < end) {
+		const char *nl = memchr(text + pos, '\n', end - pos);
+		gsize l = (gsize)(nl - (text + pos));
+		lineno++;
+		char *job_key = NULL;
+		guint rows = 0;
+		GError *local = NULL;
+		char *key = cca_fleet_row_key(text + pos, l, &job_key, &rows, &local);
+		if (!key) {
+			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT, "%s:%u: %s",
+				    file, lineno, local->message);
+			g_error_free(local);
+			return FALSE;
+		}
+		if (!g_hash_table_contains(done, key)) {
+			g_hash_table_add(done, key);
+			(*n)++;
+			g_hash_table_insert(job_total, g_strdup(job_key), GUINT_TO_POINTER(rows));
+			guint seen = GPOINTER_TO_UINT(g_hash_table_lookup(job_seen, job_key));
+			g_hash_table_insert(job_seen, job_key, GUINT_TO_POINTER(seen + 1));
+		} else {
+			g_free(key);
+			g_free(job_key);
+		}
+		pos += l + 1;
+	}
+	return TRUE;
+}
+
+static gboolean
+write_all(int fd, const char *buf, gsize len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return FALSE;
+		buf += n;
+		len -= (gsize)n;
+	}
+	return TRUE;
+}
+
+/* Writes DIR/fleet.json with TEXT, or checks that the one there equals it. */
+static gboolean
+settle_options(const char *dir, const char *text, GError **error)
+{
+	g_autofree char *path = g_build_filename(dir, FLEET_OPTIONS_FILE, NULL);
+	g_autofree char *have = NULL;
+	if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+		/* shards may race here: each writes its own file and renames it */
+		g_autofree char *tmp = g_strdup_printf("%s.%d.tmp", path, (int)getpid());
+		if (!g_file_set_contents(tmp, text, -1, error))
+			return FALSE;
+		if (rename(tmp, path) != 0) {
+			g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "%s: %s",
+				    path, g_strerror(errno));
+			unlink(tmp);
+			return FALSE;
+		}
+	}
+	if (!g_file_get_contents(path, &have, NULL, error))
+		return FALSE;
+	if (strcmp(have, text) != 0) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s holds a run with other options (%s): use another --out, or the "
+			    "same grid and devices",
+			    path, g_strchomp(g_strdup(have)));
+		return FALSE;
+	}
+	return TRUE;
+}
+
+typedef struct {
+	const GPtrArray *jobs; /* the shard's */
+	const CcaFleetOptions *options;
+	GHashTable *done;
+	int fd;
+	GMutex lock;
+	guint64 rows;
+	guint errors;
+	bool write_failed;
+	int write_errno;
+} RunState;
+
+static void
+run_one(void *data, guint i)
+{
+	RunState *s = data;
+	g_autoptr(GString) out = g_string_new(NULL);
+	cca_fleet_job_run(g_ptr_array_index(s->jobs, i), s->options, s->done, out);
+	guint64 rows = 0;
+	guint errors = 0;
+	bool ok = true;
+	int e = 0;
+	for (gsize pos = 0; pos < out->len && ok;) {
+		const char *nl = memchr(out->str + pos, '\n', out->len - pos);
+		gsize l = (gsize)(nl - (out->str + pos)) + 1;
+		/* one write(2) a line under O_APPEND: lines never interleave */
+		ok = write_all(s->fd, out->str + pos, l);
+		e = errno;
+		if (g_strstr_len(out->str + pos, (gssize)l, "\"error\":"))
+			errors++;
+		rows++;
+		pos += l;
+	}
+	g_mutex_lock(&s->lock);
+	s->rows += rows;
+	s->errors += errors;
+	if (!ok && !s->write_failed) {
+		s->write_failed = true;
+		s->write_errno = e;
+	}
+	g_mutex_unlock(&s->lock);
+}
+
+gboolean
+cca_fleet_run(const GPtrArray *jobs, const CcaFleetOptions *options, const char *dir, guint index,
+	      guint count, guint threads, CcaFleetProgress progress, void *progress_data,
+	      CcaFleetStats *stats, GError **error)
+{
+	memset(stats, 0, sizeof *stats);
+	if (g_mkdir_with_parents(dir, 0777) != 0) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "%s: %s", dir,
+			    g_strerror(errno));
+		return FALSE;
+	}
+	g_autofree char *desc = cca_fleet_options_describe(options);
+	if (!settle_options(dir, desc, error))
+		return FALSE;
+	g_autofree char *own_name =
+		g_strdup_printf(FLEET_ROWS_PREFIX "%u-of-%u" FLEET_ROWS_SUFFIX, index, count);
+	g_autofree char *own_path = g_build_filename(dir, own_name, NULL);
+	g_autoptr(GHashTable) done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GHashTable) job_total =
+		g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GHashTable) job_seen =
+		g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	{
+		g_autoptr(GDir) d = g_dir_open(dir, 0, error);
+		if (!d)
+			return FALSE;
+		g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+		const char *name;
+		while ((name = g_dir_read_name(d)))
+			if (g_str_has_suffix(name, FLEET_ROWS_SUFFIX))
+				g_ptr_array_add(names, g_strdup(name));
+		for (guint i = 0; i < names->len; i++) {
+			const char *n = g_ptr_array_index(names, i);
+			g_autofree char *path = g_build_filename(dir, n, NULL);
+			if (!read_rows(path, done, job_total, job_seen, strcmp(n, own_name) == 0,
+				       &stats->done, error))
+				return FALSE;
+		}
+	}
+	/* the shard's jobs that are not complete in DIR */
+	g_autoptr(GPtrArray) mine = g_ptr_array_new();
+	for (guint i = 0; i < jobs->len; i++) {
+		const CcaFleetJob *job = g_ptr_array_index(jobs, i);
+		uint64_t size;
+		char sha[65] = "";
+		GError *local = NULL;
+		bool known = cca_fleet_identify(job->path, &size, sha, &local);
+		g_clear_error(&local);
+		/* an unreadable file goes by its path's hash */
+		g_autofree char *path_sha =
+			known ? NULL
+			      : g_compute_checksum_for_string(G_CHECKSUM_SHA256, job->path, -1);
+		if (cca_fleet_shard_of(known ? sha : path_sha, count) != index)
+			continue;
+		stats->jobs++;
+		g_autofree char *job_key = g_strdup_printf("%s\n%s", job->path, sha);
+		gpointer total;
+		if (g_hash_table_lookup_extended(job_total, job_key, NULL, &total) &&
+		    GPOINTER_TO_UINT(g_hash_table_lookup(job_seen, job_key)) >=
+			    GPOINTER_TO_UINT(total)) {
+			stats->skipped++;
+			continue;
+		}
+		g_ptr_array_add(mine, (gpointer)job);
+	}
+	int fd = open(own_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "%s: %s", own_path,
+			    g_strerror(errno));
+		return FALSE;
+	}
+	RunState s = {.jobs = mine, .options = options, .done = done, .fd = fd};
+	g_mutex_init(&s.lock);
+	cca_sweep_parallel(mine->len, threads, run_one, &s, (CcaSweepProgress)progress,
+			   progress_data);
+	g_mutex_clear(&s.lock);
+	stats->rows = s.rows;
+	stats->errors = s.errors;
+	if (close(fd) != 0 && !s.write_failed) {
+		s.write_failed = true;
+		s.write_errno = errno;
+	}
+	if (s.write_failed) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(s.write_errno), "%s: %s",
+			    own_path, g_strerror(s.write_errno));
+		return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean
+cca_fleet_append(const char *dir, const CcaFleetOptions *options, const char *name,
+		 const char *rows, gsize len, GError **error)
+{
+	bool name_ok = *name != '\0';
+	for (const char *c = name; *c; c++)
+		name_ok &= g_ascii_isalnum(*c) || *c == '-' || *c == '_';
+	if (!name_ok || (len && rows[len - 1] != '\n')) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    !name_ok ? "bad rows file name '%s' (letters, digits, - and _)"
+				     : "%s: the rows do not end with a newline",
+			    name);
+		return FALSE;
+	}
+	if (g_mkdir_with_parents(dir, 0777) != 0) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "%s: %s", dir,
+			    g_strerror(errno));
+		return FALSE;
+	}
+	g_autofree char *desc = cca_fleet_options_describe(options);
+	if (!settle_options(dir, desc, error))
+		return FALSE;
+	g_autofree char *file = g_strconcat(FLEET_ROWS_PREFIX, name, FLEET_ROWS_SUFFIX, NULL);
+	g_autofree char *path = g_build_filename(dir, file, NULL);
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+	bool ok = fd >= 0;
+	for (gsize pos = 0; ok && pos < len;) {
+		const char *nl = memchr(rows + pos, '\n', len - pos);
+		gsize l = (gsize)(nl - (rows + pos)) + 1;
+		ok = write_all(fd, rows + pos, l);
+		pos += l;
+	}
+	int e = errno;
+	if (fd >= 0 && close(fd) != 0 && ok) {
+		ok = false;
+		e = errno;
+	}
+	if (!ok) {
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "%s: %s", path,
+			    g_strerror(e));
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* --------------------------------------------------------------- merge */
+
+struct CcaFleetMerge {
+	GHashTable *rows;     /* key -> the row's text, owned */
+	char *options;	      /* fleet.json of the first folder added */
+	char *options_source; /* its folder */
+};
+
+CcaFleetMerge *
+cca_fleet_merge_new(void)
+{
+	CcaFleetMerge *m = g_new0(CcaFleetMerge, 1);
+	m->rows = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	return m;
+}
+
+void
+cca_fleet_merge_free(CcaFleetMerge *merge)
+{
+	if (!merge)
+		return;
+	g_hash_table_unref(merge->rows);
+	g_free(merge->options);
+	g_free(merge->options_source);
+	g_free(merge);
+}
+
+gboolean
+cca_fleet_merge_add(CcaFleetMerge *merge, const char *line, gsize len, const char *name,
+		    guint lineno, GError **error)
+{
+	GError *local = NULL;
+	char *key = cca_fleet_row_key(line, len, NULL, NULL, &local);
+	if (!key) {
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT, "%s:%u: %s", name,
+			    lineno, local->message);
+		g_error_free(local);
+		return FALSE;
+	}
+	const char *have = g_hash_table_lookup(merge->rows, key);
+	char *text = g_strndup(line, len);
+	if (have && strcmp(have, text) <= 0) {
+		g_free(key);
+		g_free(text);
+		return TRUE;
+	}
+	g_hash_table_replace(merge->rows, key, text);
+	return TRUE;
+}
+
+gboolean
+cca_fleet_merge_add_dir(CcaFleetMerge *merge, const char *dir, GError **error)
+{
+	g_autofree char *opt_path = g_build_filename(dir, FLEET_OPTIONS_FILE, NULL);
+	g_autofree char *opts = NULL;
+	if (!g_file_get_contents(opt_path, &opts, NULL, error)) {
+		g_prefix_error(error, "not a fleet run folder: ");
+		return FALSE;
+	}
+	if (!merge->options) {
+		merge->options = g_steal_pointer(&opts);
+		merge->options_source = g_strdup(dir);
+	} else if (strcmp(merge->options, opts) != 0) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "%s ran other options than %s (their fleet.json differ): merge runs "
+			    "of one grid",
+			    dir, merge->options_source);
+		return FALSE;
+	}
+	g_autoptr(GDir) d = g_dir_open(dir, 0, error);
+	if (!d)
+		return FALSE;
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	const char *name;
+	while ((name = g_dir_read_name(d)))
+		if (g_str_has_suffix(name, FLEET_ROWS_SUFFIX))
+			g_ptr_array_add(names, g_strdup(name));
+	for (guint i = 0; i < names->len; i++) {
+		g_autofree char *path = g_build_filename(dir, g_ptr_array_index(names, i), NULL);
+		g_autofree char *text = NULL;
+		gsize len;
+		if (!g_file_get_contents(path, &text, &len, error))
+			return FALSE;
+		gsize pos = 0;
+		guint lineno = 0;
+		for (;;) {
+			const char *nl = memchr(text + pos, '\n', len - pos);
+			if (!nl)
+				break; /* a torn last line: its job is incomplete */
+			lineno++;
+			if (!cca_fleet_merge_add(merge, text + pos, (gsize)(nl - (text + pos)),
+						 path, lineno, error))
+				return FALSE;
+			pos = (gsize)(nl - text) + 1;
+		}
+	}
+	return TRUE;
+}
+
+/* One parsed row of the report. */
+typedef struct {
+	char *setting;		      /* canonical settings string */
+	bool recorded;		      /* the job's own settings */
+	bool fits;		      /* no OOM on the job's own device */
+	uint64_t peak;		      /* peak reserved bytes (up to the OOM when !fits) */
+	uint64_t oom_event;	      /* where it ran out, when !fits */
+	const CcaGpuPreset *smallest; /* smallest card that fits, when asked */
+} MRow;
+
+typedef struct {
+	char *name; /* path, with " device N" when N > 0 */
+	char *own;  /* its own device, in words */
+	uint64_t limit;
+	GArray *rows; /* MRow, by setting */
+	MRow *base;   /* the recorded row */
+	MRow *best;   /* least peak reserved among rows that fit, or NULL */
+	MRow *card;   /* with no row fitting: the row of the smallest card, or NULL */
+} MJob;
+
+typedef struct {
+	char *setting;
+	guint jobs, oom, saves, breaks;
+	GArray *saved; /* int64_t: base peak - peak, over jobs that fit both ways */
+	int64_t saved_total, saved_median;
+	bool all_jobs; /* ran on every job */
+} MSetting;
+
+typedef struct {
+	GPtrArray *jobs;     /* MJob*, by name */
+	GPtrArray *settings; /* MSetting*, best first */
+	GPtrArray *errors;   /* char* "path: message", sorted */
+	guint snapshots;     /* distinct snapshots replayed */
+	guint base_oom;	     /* jobs whose own settings OOM */
+	guint rescued;	     /* of those, jobs some setting fits */
+	guint unsaved;	     /* jobs no setting fits */
+	MSetting *answer;    /* the setting to use fleet-wide, or NULL */
+} MReport;
+
+static void
+mjob_free(gpointer p)
+{
+	MJob *j = p;
+	for (guint i = 0; i < j->rows->len; i++)
+		g_free(g_array_index(j->rows, MRow, i).setting);
+	g_array_free(j->rows, TRUE);
+	g_free(j->name);
+	g_free(j->own);
+	g_free(j);
+}
+
+static void
+msetting_free(gpointer p)
+{
+	MSetting *s = p;
+	g_free(s->setting);
+	g_array_free(s->saved, TRUE);
+	g_free(s);
+}
+
+static void
+report_clear(MReport *r)
+{
+	g_ptr_array_unref(r->jobs);
+	g_ptr_array_unref(r->settings);
+	g_ptr_array_unref(r->errors);
+}
+
+static gint
+str_ptr_compare(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static gint
+mjob_compare(gconstpointer a, gconstpointer b)
+{
+	return strcmp((*(MJob *const *)a)->name, (*(MJob *const *)b)->name);
+}
+
+static gint
+int64_compare(gconstpointer a, gconstpointer b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Settings best first: on every job before on some, fewest OOMs, most
+ * reserved memory saved, then by name. */
+static gint
+msetting_compare(gconstpointer a, gconstpointer b)
+{
+	const MSetting *x = *(MSetting *const *)a, *y = *(MSetting *const *)b;
+	if (x->all_jobs != y->all_jobs)
+		return x->all_jobs ? -1 : 1;
+	if (x->jobs - x->oom != y->jobs - y->oom)
+		return x->jobs - x->oom > y->jobs - y->oom ? -1 : 1;
+	if (x->saved_total != y->saved_total)
+		return x->saved_total > y->saved_total ? -1 : 1;
+	return strcmp(x->setting, y->setting);
+}
+
+static char *
+own_words(json_t *dev)
+{
+	const char *gpu = json_string_value(json_object_get(dev, "gpu"));
+	const char *source = json_string_value(json_object_get(dev, "source"));
+	json_t *cap = json_object_get(dev, "cap");
+	char a[32];
+	GString *s = g_string_new(gpu ? gpu : "?");
+	if (source && g_str_has_prefix(source, "assumed"))
+		g_string_append(s, " (assumed)");
+	if (json_is_integer(cap))
+		g_string_append_printf(s, ", cap %s",
+				       cca_size_format((uint64_t)json_integer_value(cap), a));
+	return g_string_free(s, FALSE);
+}
+
+static uint64_t
+juint(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v)
+							       : 0;
+}
+
+/* A better best row: fits, less peak reserved, the job's own settings on
+ * a tie, then by name. */
+static bool
+row_better(const MRow *a, const MRow *b)
+{
+	if (!b)
+		return true;
+	if (a->peak != b->peak)
+		return a->peak < b->peak;
+	if (a->recorded != b->recorded)
+		return a->recorded;
+	return strcmp(a->setting, b->setting) < 0;
+}
+
+static void
+report_build(CcaFleetMerge *m, MReport *r)
+{
+	memset(r, 0, sizeof *r);
+	r->jobs = g_ptr_array_new_with_free_func(mjob_free);
+	r->settings = g_ptr_array_new_with_free_func(msetting_free);
+	r->errors = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GHashTable) jobs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	/* rows in key order: everything below is then independent of input order */
+	g_autofree gpointer *keys = g_hash_table_get_keys_as_array(m->rows, NULL);
+	guint n_keys = g_hash_table_size(m->rows);
+	qsort(keys, n_keys, sizeof *keys, str_ptr_compare);
+	for (guint k = 0; k < n_keys; k++) {
+		json_t *row = json_loads(g_hash_table_lookup(m->rows, keys[k]), 0, NULL);
+		const char *path = json_string_value(json_object_get(row, "path"));
+		const char *err = json_string_value(json_object_get(row, "error"));
+		if (err) {
+			g_ptr_array_add(r->errors, g_strdup(err));
+			json_decref(row);
+			continue;
+		}
+		const char *sha = json_string_value(json_object_get(row, "sha256"));
+		json_int_t device = json_integer_value(json_object_get(row, "device"));
+		g_autofree char *jk =
+			g_strdup_printf("%s\n%s\n%" JSON_INTEGER_FORMAT, path, sha, device);
+		MJob *job = g_hash_table_lookup(jobs, jk);
+		if (!job) {
+			job = g_new0(MJob, 1);
+			job->name = device ? g_strdup_printf("%s device %" JSON_INTEGER_FORMAT,
+							     path, device)
+					   : g_strdup(path);
+			job->own = own_words(json_object_get(row, "own_device"));
+			job->limit = juint(json_object_get(row, "own_device"), "limit");
+			job->rows = g_array_new(FALSE, TRUE, sizeof(MRow));
+			g_hash_table_insert(jobs, g_strdup(jk), job);
+			g_ptr_array_add(r->jobs, job);
+		}
+		MRow mr = {0};
+		mr.setting = g_strdup(json_string_value(json_object_get(row, "setting")));
+		mr.recorded = json_is_true(json_object_get(row, "recorded"));
+		mr.fits = json_is_true(json_object_get(row, "fits"));
+		mr.peak = juint(row, "peak_reserved");
+		mr.oom_event = juint(row, "oom_event");
+		const char *gpu = json_string_value(json_object_get(row, "smallest_gpu"));
+		mr.smallest = gpu ? cca_fit_gpu_preset_find(gpu) : NULL;
+		g_array_append_val(job->rows, mr);
+		json_decref(row);
+	}
+	g_ptr_array_sort(r->jobs, mjob_compare);
+	g_ptr_array_sort(r->errors, str_ptr_compare);
+	g_autoptr(GHashTable) snaps = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GHashTable) settings = g_hash_table_new(g_str_hash, g_str_equal);
+	for (guint j = 0; j < r->jobs->len; j++) {
+		MJob *job = g_ptr_array_index(r->jobs, j);
+		g_hash_table_add(snaps, g_strdup(job->name));
+		for (guint i = 0; i < job->rows->len; i++) {
+			MRow *row = &g_array_index(job->rows, MRow, i);
+			if (row->recorded)
+				job->base = row;
+			if (row->fits && row_better(row, job->best))
+				job->best = row;
+			if (!row->fits && row->smallest &&
+			    (!job->card ||
+			     row->smallest->total_memory < job->card->smallest->total_memory ||
+			     (row->smallest->total_memory == job->card->smallest->total_memory &&
+			      row_better(row, job->card))))
+				job->card = row;
+		}
+		if (!job->base)
+			continue; /* an incomplete job: its recorded row is missing */
+		if (!job->base->fits) {
+			r->base_oom++;
+			if (job->best)
+				r->rescued++;
+		}
+		if (!job->best)
+			r->unsaved++;
+		for (guint i = 0; i < job->rows->len; i++) {
+			MRow *row = &g_array_index(job->rows, MRow, i);
+			MSetting *s = g_hash_table_lookup(settings, row->setting);
+			if (!s) {
+				s = g_new0(MSetting, 1);
+				s->setting = g_strdup(row->setting);
+				s->saved = g_array_new(FALSE, FALSE, sizeof(int64_t));
+				g_hash_table_insert(settings, s->setting, s);
+				g_ptr_array_add(r->settings, s);
+			}
+			s->jobs++;
+			s->oom += !row->fits;
+			s->saves += !job->base->fits && row->fits;
+			s->breaks += job->base->fits && !row->fits;
+			if (job->base->fits && row->fits) {
+				int64_t d = (int64_t)job->base->peak - (int64_t)row->peak;
+				g_array_append_val(s->saved, d);
+				s->saved_total += d;
+			}
+		}
+	}
+	guint complete = 0;
+	for (guint j = 0; j < r->jobs->len; j++)
+		complete += ((MJob *)g_ptr_array_index(r->jobs, j))->base != NULL;
+	r->snapshots = g_hash_table_size(snaps);
+	for (guint i = 0; i < r->settings->len; i++) {
+		MSetting *s = g_ptr_array_index(r->settings, i);
+		s->all_jobs = s->jobs == complete;
+		g_array_sort(s->saved, int64_compare);
+		if (s->saved->len)
+			s->saved_median = g_array_index(s->saved, int64_t, (s->saved->len - 1) / 2);
+	}
+	g_ptr_array_sort(r->settings, msetting_compare);
+	if (r->settings->len) {
+		MSetting *best = g_ptr_array_index(r->settings, 0);
+		guint base_fits = complete - r->base_oom;
+		if (best->all_jobs &&
+		    (best->jobs - best->oom > base_fits ||
+		     (best->jobs - best->oom == base_fits && best->saved_total > 0)))
+			r->answer = best;
+	}
+}
+
+static const char *
+setting_words(const char *conf)
+{
+	return *conf ? conf : "(PyTorch defaults)";
+}
+
+/* Formats a signed byte count. */
+static const char *
+signed_size(int64_t v, char buf[40])
+{
+	char a[32];
+	cca_size_format(v < 0 ? (uint64_t)-v : (uint64_t)v, a);
+	g_snprintf(buf, 40, "%s%s", v < 0 ? "-" : "", a);
+	return buf;
+}
+
+void
+cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out)
+{
+	MReport r;
+	report_build(merge, &r);
+	char a[40], b[40], c[40];
+	guint complete = 0;
+	for (guint j = 0; j < r.jobs->len; j++)
+		complete += ((MJob *)g_ptr_array_index(r.jobs, j))->base != NULL;
+	g_string_append_printf(out,
+			       "Fleet: %u jobs replayed under %u settings on their own devices; "
+			       "%u snapshots could not be replayed.\n",
+			       complete, r.settings->len, r.errors->len);
+	g_string_append_printf(out,
+			       "Under the settings they ran with, %u of the %u jobs run out of "
+			       "memory on their own device.\n\n",
+			       r.base_oom, complete);
+	if (r.answer) {
+		MSetting *s = r.answer;
+		g_string_append_printf(out, "Answer: set PYTORCH_ALLOC_CONF=%s on every job",
+				       *s->setting ? s->setting : "\"\" (PyTorch's defaults)");
+		g_string_append_printf(out, ": it saves %u of the %u jobs that ran out of memory",
+				       s->saves, r.base_oom);
+		if (s->breaks)
+			g_string_append_printf(out, " but makes %u that fit run out", s->breaks);
+		else
+			g_string_append(out, " and makes none that fit run out");
+		g_string_append_printf(
+			out,
+			";\nreserved memory at the peak changes by %s in total (median %s a job) "
+			"over the %u jobs that fit both ways (positive: saved).\n",
+			signed_size(s->saved_total, a), signed_size(s->saved_median, b),
+			s->saved->len);
+	} else {
+		g_string_append(out, "Answer: no single setting does better than each job's own "
+				     "settings on every job.\n");
+	}
+	g_string_append_printf(out,
+			       "Choosing per job (below), the best settings save %u of the %u "
+			       "jobs that ran out of memory.\n",
+			       r.rescued, r.base_oom);
+	if (r.unsaved)
+		g_string_append_printf(out,
+				       "%u jobs fit under no setting: they need a bigger card "
+				       "(below).\n",
+				       r.unsaved);
+	g_string_append(out, "\nSettings, best first (oom: jobs that run out of memory on "
+			     "their own device; saves/breaks: against the job's own settings; "
+			     "saved: peak reserved memory saved over jobs that fit both ways)\n");
+	g_string_append_printf(out, "%-58s %6s %6s %6s %6s %13s %13s\n", "setting", "jobs", "oom",
+			       "saves", "breaks", "saved total", "saved median");
+	g_string_append_printf(out, "%-58s %6u %6u %6s %6s %13s %13s\n",
+			       "(each job's own settings)", complete, r.base_oom, "-", "-", "-",
+			       "-");
+	guint partial = 0;
+	for (guint i = 0; i < r.settings->len; i++) {
+		MSetting *s = g_ptr_array_index(r.settings, i);
+		if (!s->all_jobs) {
+			partial++;
+			continue;
+		}
+		g_string_append_printf(out, "%-58s %6u %6u %6u %6u %13s %13s\n",
+				       setting_words(s->setting), s->jobs, s->oom, s->saves,
+				       s->breaks, signed_size(s->saved_total, a),
+				       signed_size(s->saved_median, b));
+	}
+	if (partial)
+		g_string_append_printf(
+			out,
+			"(%u more settings ran on some jobs only: values taken from "
+			"each trace's requests, and jobs' own settings; see --json)\n",
+			partial);
+	if (r.unsaved) {
+		g_string_append(out, "\nJobs no setting saves, with the smallest card that "
+				     "would (fit's GPU presets, no cap)\n");
+		g_string_append_printf(out, "%-50s %-34s %-12s %s\n", "job", "own device",
+				       "smallest card", "with setting");
+		for (guint j = 0; j < r.jobs->len; j++) {
+			MJob *job = g_ptr_array_index(r.jobs, j);
+			if (!job->base || job->best)
+				continue;
+			g_string_append_printf(out, "%-50s %-34s %-12s %s\n", job->name, job->own,
+					       job->card ? job->card->smallest->name
+							 : "none of the presets",
+					       job->card ? setting_words(job->card->setting) : "-");
+		}
+	}
+	if (r.errors->len) {
+		g_string_append(out, "\nSnapshots that could not be replayed\n");
+		for (guint i = 0; i < r.errors->len; i++)
+			g_string_append_printf(out, "%s\n", (char *)g_ptr_array_index(r.errors, i));
+	}
+	g_string_append(out, "\nBest setting per job (least peak reserved among the settings "
+			     "that fit its own device)\n");
+	g_string_append_printf(out, "%-50s %-34s %-12s %-40s %12s %12s\n", "job", "own device",
+			       "own result", "best setting", "own peak", "best peak");
+	for (guint j = 0; j < r.jobs->len; j++) {
+		MJob *job = g_ptr_array_index(r.jobs, j);
+		if (!job->base)
+			continue;
+		g_autofree char *own_result = job->base->fits
+						      ? g_strdup("fits")
+						      : g_strdup_printf("OOM at %" G_GUINT64_FORMAT,
+									job->base->oom_event);
+		const char *best = !job->best		    ? "none fits"
+				   : job->best == job->base ? "its own"
+							    : setting_words(job->best->setting);
+		g_string_append_printf(out, "%-50s %-34s %-12s %-40s %12s %12s\n", job->name,
+				       job->own, own_result, best,
+				       job->base->fits ? cca_size_format(job->base->peak, a) : "-",
+				       job->best ? cca_size_format(job->best->peak, c) : "-");
+	}
+	report_clear(&r);
+}
+
+static json_t *
+setting_json(const MSetting *s)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "setting", cca_json_string(s->setting));
+	json_object_set_new(o, "jobs", json_integer(s->jobs));
+	json_object_set_new(o, "all_jobs", json_boolean(s->all_jobs));
+	json_object_set_new(o, "oom", json_integer(s->oom));
+	json_object_set_new(o, "saves", json_integer(s->saves));
+	json_object_set_new(o, "breaks", json_integer(s->breaks));
+	json_object_set_new(o, "fit_both", json_integer(s->saved->len));
+	json_object_set_new(o, "saved_total", json_integer(s->saved_total));
+	json_object_set_new(o, "saved_median", json_integer(s->saved_median));
+	return o;
+}
+
+void
+cca_fleet_merge_print_json(CcaFleetMerge *merge, GString *out)
+{
+	MReport r;
+	report_build(merge, &r);
+	json_t *doc = json_object();
+	guint complete = 0;
+	for (guint j = 0; j < r.jobs->len; j++)
+		complete += ((MJob *)g_ptr_array_index(r.jobs, j))->base != NULL;
+	json_object_set_new(doc, "jobs_replayed", json_integer(complete));
+	json_object_set_new(doc, "snapshots_failed", json_integer(r.errors->len));
+	json_object_set_new(doc, "own_settings_oom", json_integer(r.base_oom));
+	json_object_set_new(doc, "saved_by_best_per_job", json_integer(r.rescued));
+	json_object_set_new(doc, "saved_by_none", json_integer(r.unsaved));
+	json_object_set_new(doc, "answer", r.answer ? setting_json(r.answer) : json_null());
+	json_t *settings = json_array();
+	for (guint i = 0; i < r.settings->len; i++)
+		json_array_append_new(settings, setting_json(g_ptr_array_index(r.settings, i)));
+	json_object_set_new(doc, "settings", settings);
+	json_t *jobs = json_array();
+	for (guint j = 0; j < r.jobs->len; j++) {
+		MJob *job = g_ptr_array_index(r.jobs, j);
+		if (!job->base)
+			continue;
+		json_t *o = json_object();
+		json_object_set_new(o, "job", cca_json_string(job->name));
+		json_object_set_new(o, "own_device", cca_json_string(job->own));
+		json_object_set_new(o, "limit", cca_json_uint(job->limit));
+		json_object_set_new(o, "own_setting", cca_json_string(job->base->setting));
+		json_object_set_new(o, "own_fits", json_boolean(job->base->fits));
+		json_object_set_new(o, "own_peak_reserved", cca_json_uint(job->base->peak));
+		json_object_set_new(o, "best_setting",
+				    job->best ? cca_json_string(job->best->setting) : json_null());
+		json_object_set_new(o, "best_peak_reserved",
+				    job->best ? cca_json_uint(job->best->peak) : json_null());
+		json_object_set_new(o, "smallest_gpu",
+				    job->card ? cca_json_string(job->card->smallest->name)
+					      : json_null());
+		json_object_set_new(o, "smallest_gpu_setting",
+				    job->card ? cca_json_string(job->card->setting) : json_null());
+		json_array_append_new(jobs, o);
+	}
+	json_object_set_new(doc, "jobs", jobs);
+	json_object_set_new(doc, "errors", cca_json_strings(r.errors));
+	cca_json_append_indented(out, doc, 2); /* releases DOC */
+	g_string_append_c(out, '\n');
+	report_clear(&r);
+}
+
+/* Appends S as a CSV field (quoted when it holds a comma or a quote). */
+static void
+csv_field(GString *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		g_string_append(out, s);
+		return;
+	}
+	g_string_append_c(out, '"');
+	for (; *s; s++) {
+		if (*s == '"')
+			g_string_append_c(out, '"');
+		g_string_append_c(out, *s);
+	}
+	g_string_append_c(out, '"');
+}
+
+void
+cca_fleet_merge_print_csv(CcaFleetMerge *merge, GString *out)
+{
+	MReport r;
+	report_build(merge, &r);
+	g_string_append(out, "rank,setting,jobs,all_jobs,oom,saves,breaks,fit_both,saved_total,"
+			     "saved_median\n");
+	for (guint i = 0; i < r.settings->len; i++) {
+		MSetting *s = g_ptr_array_index(r.settings, i);
+		g_string_append_printf(out, "%u,", i + 1);
+		csv_field(out, s->setting);
+		g_string_append_printf(
+			out, ",%u,%s,%u,%u,%u,%u,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT "\n",
+			s->jobs, s->all_jobs ? "true" : "false", s->oom, s->saves, s->breaks,
+			s->saved->len, s->saved_total, s->saved_median);
+	}
+	report_clear(&r);
+}

@@ -1,0 +1,198 @@
+/* fleet.h - many snapshots x a grid of settings, sharded over the engines
+ * teams already run (Slurm arrays, Kubernetes Indexed Jobs, MPI, Dask).
+ *
+ * A fleet is a list of jobs: one snapshot each, with the job's own device
+ * (a GPU preset or a cap, from a manifest, the command line, ccasim-record's
+ * records, or the H200 assumed).  Each snapshot is read once and replayed
+ * under every setting of a sweep grid (sweep.h) on the job's own device;
+ * each (snapshot, device, setting) gives one JSON Lines row holding the
+ * sweep's figures, the snapshot's identity (path, size, SHA-256 of its
+ * bytes) and whether the run fits its own device.  A snapshot that cannot
+ * be read or replayed gives one error row instead.
+ *
+ * Rows are the unit of resumption and of merging: a run directory holds
+ * fleet.json (the options every shard must share) and rows.I-of-N.jsonl
+ * files, appended one write(2) per line with O_APPEND; a re-run skips the
+ * rows already there, and a merge reads every row file of any number of
+ * directories, keeps each row once and prints a report that depends only
+ * on the set of rows, never on how they were sharded, threaded or resumed.
+ *
+ * Shards split the jobs by the snapshot's content hash (the first 8 bytes
+ * of its SHA-256, modulo N), so any N covers each snapshot exactly once
+ * and a copy of a snapshot under another name lands on the same shard.
+ *
+ * The per-snapshot entry point, cca_fleet_job_run(), is what a language
+ * binding maps over files (Dask, Ray): it returns the job's rows as text.
+ */
+#ifndef CCA_FLEET_H
+#define CCA_FLEET_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "calibration.h"
+#include "fit.h"
+
+G_BEGIN_DECLS
+
+/* One job: a snapshot and what the manifest says of its device. */
+typedef struct {
+	char *path;	 /* the snapshot, as given or resolved against the manifest's folder */
+	char *gpu;	 /* manifest gpu=NAME (a preset of fit --list-gpus), or NULL */
+	uint64_t cap;	 /* manifest cap=BYTES: what the allocator may reserve; 0: none */
+	double fraction; /* manifest fraction=F (set_per_process_memory_fraction); 0: none */
+} CcaFleetJob;
+
+/* Frees JOB and its strings; NULL allowed. */
+void cca_fleet_job_free(CcaFleetJob *job);
+
+/* Expands N_INPUTS INPUTS into JOBS (CcaFleetJob*, appended, owned by the
+ * array's free function cca_fleet_job_free): a folder is searched
+ * recursively for snapshot files (names ending .pickle, .pkl, .msgpack or
+ * .mp, optionally followed by .xz or .gz); a file named *.manifest or
+ * *.list is a manifest: one job a line, "PATH [gpu=NAME] [cap=SIZE]
+ * [fraction=F]", '#' comments and blank lines ignored, PATH relative to the
+ * manifest's folder; any other file is a snapshot.  Jobs come sorted by
+ * path, duplicates (same path) once, the first manifest entry winning.
+ * Returns FALSE with ERROR naming the input (and the manifest's line) for
+ * a missing input, an unreadable folder, a bad manifest line or an
+ * unknown GPU. */
+gboolean cca_fleet_inputs(const char *const *inputs, guint n_inputs, GPtrArray *jobs,
+			  GError **error);
+
+/* The identity of a snapshot file: its size and the SHA-256 of its bytes
+ * (lowercase hex).  FALSE with ERROR ("PATH: ...") when it cannot be read. */
+gboolean cca_fleet_identify(const char *path, uint64_t *size, char sha256[65], GError **error);
+
+/* The shard, in [0, N), of a snapshot whose SHA-256 is SHA256 (hex). */
+guint cca_fleet_shard_of(const char *sha256, guint n);
+
+/* Parses "I/N" (0 <= I < N) into *INDEX and *COUNT; FALSE with ERROR. */
+gboolean cca_fleet_shard_parse(const char *text, guint *index, guint *count, GError **error);
+
+/* The shard of this process from the environment ENV (g_get_environ()
+ * form, NULL: the process's): Slurm job arrays (SLURM_ARRAY_TASK_ID,
+ * SLURM_ARRAY_TASK_COUNT, SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_STEP),
+ * a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, with the count
+ * SHARDS > 0 given once on the command line), Open MPI
+ * (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE) and PMI launchers (MPICH's
+ * Hydra, srun: PMI_RANK, PMI_SIZE), in that order.  Sets *INDEX, *COUNT
+ * and *SOURCE (static: the variable used; "none" and 0/1 when no engine
+ * is found).  FALSE with ERROR when a variable is malformed or out of
+ * range, or JOB_COMPLETION_INDEX comes without SHARDS. */
+gboolean cca_fleet_shard_from_env(const char *const *env, guint shards, guint *index, guint *count,
+				  const char **source, GError **error);
+
+/* How every job of a fleet is replayed (the same for all shards). */
+typedef struct {
+	const char *const *configs; /* --config rows, NULL-terminated, or NULL */
+	const char *const *sets;    /* --set specifications, NULL-terminated, or NULL */
+	bool default_grid;	    /* add sweep's default grid (with the cap rows) */
+	uint32_t pytorch_version;   /* 0: guessed per snapshot */
+	/* the device of a job whose manifest line names none: */
+	const char *gpu;			/* a preset name, or NULL */
+	double memory_fraction;			/* 0: none */
+	uint64_t device_memory;			/* 0: none */
+	const CcaCalibrationTable *calibration; /* NULL: time_us stays 0 */
+} CcaFleetOptions;
+
+/* Checks OPTIONS (a known --gpu, a grid that parses) before any job runs.
+ * FALSE with ERROR. */
+gboolean cca_fleet_options_check(const CcaFleetOptions *options, GError **error);
+
+/* The canonical text of OPTIONS (one JSON object and a newline) that
+ * fleet.json holds: shards and re-runs of one directory must agree on it.
+ * Free with g_free(). */
+char *cca_fleet_options_describe(const CcaFleetOptions *options);
+
+/* Runs JOB: identifies its snapshot, loads it once, and for each device
+ * with trace entries replays every setting of the grid on the job's own
+ * device (sweep.h; one address model, one thread: callers run jobs in
+ * parallel), then, for a device where no setting fits, replays the
+ * settings on each GPU preset, smallest first, until one fits.  Appends
+ * the job's rows to OUT, one JSON object and '\n' each, skipping those
+ * whose key (cca_fleet_row_key()) is in DONE (may be NULL).  Bad input
+ * never fails: it becomes one error row.  Thread-safe. */
+void cca_fleet_job_run(const CcaFleetJob *job, const CcaFleetOptions *options, GHashTable *done,
+		       GString *out);
+
+/* The key of one row of text LINE (LEN bytes, no '\n'): "PATH\nSHA\nDEVICE\n
+ * SETTING" (DEVICE "error" for an error row), and in *JOB_KEY (may be
+ * NULL) "PATH\nSHA" with *JOB_ROWS the rows its job has in all.  Returns a
+ * new string, or NULL with ERROR when LINE is not a fleet row. */
+char *cca_fleet_row_key(const char *line, gsize len, char **job_key, guint *job_rows,
+			GError **error);
+
+/* What a run of a shard did. */
+typedef struct {
+	guint jobs;    /* jobs of the shard */
+	guint skipped; /* jobs whose rows were all there already */
+	guint64 rows;  /* rows written now */
+	guint errors;  /* error rows written now */
+	guint64 done;  /* rows found in the directory at the start */
+} CcaFleetStats;
+
+/* Called after each job, serialised: DONE of TOTAL jobs finished. */
+typedef void (*CcaFleetProgress)(void *data, guint done, guint total);
+
+/* Runs shard INDEX of COUNT of JOBS (CcaFleetJob*) into directory DIR
+ * (created if needed): writes or checks DIR/fleet.json against OPTIONS,
+ * reads the rows of every DIR/...jsonl file (a torn last line of this shard's
+ * own file is cut off), then runs the shard's jobs not complete there on
+ * THREADS threads (0: one per core), appending each row to
+ * DIR/rows.INDEX-of-COUNT.jsonl with one write(2) under O_APPEND.  Fills
+ * STATS.  FALSE with ERROR on I/O errors or when DIR holds a run with
+ * other options; bad snapshots are error rows, not errors. */
+gboolean cca_fleet_run(const GPtrArray *jobs, const CcaFleetOptions *options, const char *dir,
+		       guint index, guint count, guint threads, CcaFleetProgress progress,
+		       void *progress_data, CcaFleetStats *stats, GError **error);
+
+/* Appends LEN bytes of ROWS (whole lines of cca_fleet_job_run()) to
+ * DIR/rows.NAME.jsonl, one write(2) a line under O_APPEND, after writing or
+ * checking DIR/fleet.json against OPTIONS as cca_fleet_run() does: for
+ * callers that run jobs elsewhere (a Dask or Ray map) and collect their
+ * rows into a run folder `fleet merge` reads.  NAME: letters, digits, '-'
+ * and '_'.  FALSE with ERROR on I/O errors, a bad NAME, rows that do not
+ * end in '\n', or a folder of other options. */
+gboolean cca_fleet_append(const char *dir, const CcaFleetOptions *options, const char *name,
+			  const char *rows, gsize len, GError **error);
+
+/* --------------------------------------------------------------- merge */
+
+typedef struct CcaFleetMerge CcaFleetMerge;
+
+/* An empty merge. */
+CcaFleetMerge *cca_fleet_merge_new(void);
+
+void cca_fleet_merge_free(CcaFleetMerge *merge);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CcaFleetMerge, cca_fleet_merge_free)
+
+/* Adds one row (LINE, LEN bytes, no '\n'; NAME and LINENO name it in
+ * errors).  A row whose key is already there is kept once (the smaller
+ * text wins, so the order rows come in does not matter).  FALSE with
+ * ERROR ("NAME:LINENO: ...") when LINE is not a fleet row. */
+gboolean cca_fleet_merge_add(CcaFleetMerge *merge, const char *line, gsize len, const char *name,
+			     guint lineno, GError **error);
+
+/* Adds every row of run directory DIR (DIR/fleet.json, each DIR/...jsonl; a
+ * last line without '\n', torn by a kill, is left out).  FALSE with ERROR
+ * on I/O errors, a bad row, or a fleet.json that differs from that of a
+ * directory added before. */
+gboolean cca_fleet_merge_add_dir(CcaFleetMerge *merge, const char *dir, GError **error);
+
+/* The report on the rows added: what to set fleet-wide and what it saves,
+ * the settings best first, the best setting per job, the jobs no setting
+ * saves with the smallest card that would, and the unreadable snapshots.
+ * Depends only on the set of rows added. */
+void cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out);
+
+/* The same as one JSON object ("answer", "settings", "jobs", "errors"). */
+void cca_fleet_merge_print_json(CcaFleetMerge *merge, GString *out);
+
+/* The settings table as CSV: a header line, then one line per setting. */
+void cca_fleet_merge_print_csv(CcaFleetMerge *merge, GString *out);
+
+G_END_DECLS
+
+#endif
