@@ -143,11 +143,11 @@ add_manifest(const char *manifest, GPtrArray *jobs, GError **error)
 			if (!*word)
 				continue;
 			if (g_str_has_prefix(word, "gpu=")) {
-				if (!cca_fit_gpu_preset_find(word + 4)) {
+				GError *why = NULL;
+				if (!cca_fit_gpu_preset_find(word + 4, &why)) {
 					g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-						    "%s:%u: unknown GPU '%s' (see ccasim fit "
-						    "--list-gpus)",
-						    manifest, i + 1, word + 4);
+						    "%s:%u: %s", manifest, i + 1, why->message);
+					g_error_free(why);
 					return FALSE;
 				}
 				g_free(job->gpu);
@@ -413,9 +413,11 @@ build_grid(const CcaSnapshot *snap, int device, const CcaFleetOptions *options, 
 gboolean
 cca_fleet_options_check(const CcaFleetOptions *options, GError **error)
 {
-	if (options->gpu && !cca_fit_gpu_preset_find(options->gpu)) {
-		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "--gpu: unknown GPU '%s' (see ccasim fit --list-gpus)", options->gpu);
+	GError *why = NULL;
+	if (options->gpu && !cca_fit_gpu_preset_find(options->gpu, &why)) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--gpu: %s",
+			    why->message);
+		g_error_free(why);
 		return FALSE;
 	}
 	if (options->gpu && options->device_memory) {
@@ -507,7 +509,7 @@ own_device(const CcaFleetJob *job, const CcaFleetOptions *options, const CcaSnap
 	const char *gpu_name = job->gpu ? job->gpu : options->gpu;
 	uint64_t rec_total = 0;
 	if (gpu_name) {
-		const CcaGpuPreset *p = cca_fit_gpu_preset_find(gpu_name);
+		const CcaGpuPreset *p = cca_fit_gpu_preset_find(gpu_name, NULL); /* checked */
 		own->gpu = g_strdup(p->name);
 		own->total = p->total_memory;
 		own->source = job->gpu ? "manifest" : "--gpu";
@@ -1342,7 +1344,7 @@ report_build(CcaFleetMerge *m, MReport *r)
 		mr.peak = juint(row, "peak_reserved");
 		mr.oom_event = juint(row, "oom_event");
 		const char *gpu = json_string_value(json_object_get(row, "smallest_gpu"));
-		mr.smallest = gpu ? cca_fit_gpu_preset_find(gpu) : NULL;
+		mr.smallest = gpu ? cca_fit_gpu_preset_find(gpu, NULL) : NULL;
 		g_array_append_val(job->rows, mr);
 		json_decref(row);
 	}
