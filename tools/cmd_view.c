@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "peak.h"
 #include "htmlview.h"
 #include "report.h"
 #include "size.h"
@@ -31,7 +32,9 @@ cca_cmd_view(const CcaCliCommand *cmd, int argc, char **argv)
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
 		 "The page to write (.html; required)", "FILE"},
 		{"peak", 0, 0, G_OPTION_ARG_FILENAME, &peak_path,
-		 "Show this peak attribution (a JSON object, `ccasim peak --json`)", "FILE"},
+		 "Show this peak attribution (a JSON object, `ccasim peak --json`; default: the "
+		 "recorded run's, computed here)",
+		 "FILE"},
 		{"title", 0, 0, G_OPTION_ARG_STRING, &title, "Title instead of the default",
 		 "TEXT"},
 		G_OPTION_ENTRY_NULL,
@@ -62,6 +65,22 @@ cca_cmd_view(const CcaCliCommand *cmd, int argc, char **argv)
 	g_autoptr(CcaSnapshot) snap = cca_cli_load(&va, "view", argv[1], &opt, &status);
 	if (!snap)
 		return status;
+	if (!peak_json) {
+		/* the peak attribution of the recorded run (one replay of its own;
+		 * the page's replays do not keep the live blocks' origins) */
+		CcaReplayResult pres;
+		GError *perr = NULL;
+		g_autoptr(CcaPeak) peak = cca_peak_collect(snap, &opt, &pres, &perr);
+		if (!peak) {
+			cca_cli_print_error("view", perr);
+			g_error_free(perr);
+			return 1;
+		}
+		json_t *o = cca_peak_to_json(peak, &pres.stats);
+		peak_json = json_dumps(o, JSON_COMPACT);
+		json_decref(o);
+		cca_replay_result_clear(&pres);
+	}
 	guint n_runs = 1 + va.n_settings;
 	CcaHtmlviewRun runs[VIEW_MAX_RUNS];
 	char *labels[VIEW_MAX_RUNS] = {0};
