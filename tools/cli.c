@@ -120,6 +120,7 @@ cca_cli_load(CcaCliArgs *args, const char *cmd, const char *path, CcaReplayOptio
 	GError *error = NULL;
 	cca_replay_options_init(opt);
 	opt->memory_fraction = args->memory_fraction;
+	opt->recorded_memory_fraction = args->recorded_fraction;
 	opt->device_memory = args->device_memory;
 	opt->capacity_set = args->capacity_set;
 	opt->pytorch_version = args->pytorch_version;
@@ -260,6 +261,11 @@ cca_cli_add_groups(GOptionContext *octx, const CcaCliCommand *cmd, CcaCliArgs *a
 	const GOptionEntry limits[] = {
 		{"memory-fraction", 0, 0, G_OPTION_ARG_STRING, &args->memory_fraction_text,
 		 "set_per_process_memory_fraction(F) of the device memory: the cap", "F"},
+		{"recorded-memory-fraction", 0, 0, G_OPTION_ARG_STRING,
+		 &args->recorded_fraction_text,
+		 "The cap the recording ran under, which PyTorch does not record (the default "
+		 "of --memory-fraction): the replay then follows the recording",
+		 "F"},
 		{"device-memory", 0, 0, G_OPTION_ARG_STRING, &args->device_memory_text,
 		 "Device memory (e.g. 80GB, 24GiB); alone, cudaMalloc fails past it", "BYTES"},
 		G_OPTION_ENTRY_NULL,
@@ -352,6 +358,12 @@ cca_cli_check(const CcaCliCommand *cmd, CcaCliArgs *args)
 				  &args->device_memory, &args->capacity_set,
 				  &args->pytorch_version))
 		return FALSE;
+	if (!cca_cli_parse_fraction(cmd->name, "--recorded-memory-fraction",
+				    args->recorded_fraction_text, &args->recorded_fraction))
+		return FALSE;
+	/* a cap that is the recording's is the replay's unless told otherwise */
+	if (args->recorded_fraction_text && !args->memory_fraction_text)
+		args->memory_fraction = args->recorded_fraction;
 	if (args->device != CCA_CLI_UNSET &&
 	    !cca_cli_check_int(cmd->name, "--device", args->device, 0, G_MAXINT))
 		return FALSE;
@@ -455,6 +467,7 @@ cca_cli_args_clear(CcaCliArgs *args)
 	g_free(args->settings);
 	g_strfreev(args->configs);
 	g_free(args->memory_fraction_text);
+	g_free(args->recorded_fraction_text);
 	g_free(args->device_memory_text);
 	g_free(args->pytorch_version_text);
 	g_free(args->address_model_text);

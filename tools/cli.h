@@ -28,7 +28,8 @@ G_BEGIN_DECLS
 typedef enum {
 	CCA_CLI_INPUT = 1 << 0,	       /* --max-input-size, --max-inflate-ratio */
 	CCA_CLI_DEVICE = 1 << 1,       /* --device N: which device of the trace */
-	CCA_CLI_LIMITS = 1 << 2,       /* --memory-fraction F, --device-memory BYTES */
+	CCA_CLI_LIMITS = 1 << 2,       /* --memory-fraction F, --recorded-memory-fraction F,
+					  --device-memory BYTES */
 	CCA_CLI_CONFIG = 1 << 3,       /* --config STRING, once */
 	CCA_CLI_CONFIGS = 1 << 4,      /* --config STRING, repeatable */
 	CCA_CLI_WHATIF = 1 << 5,       /* --whatif, --address-model MODEL */
@@ -41,17 +42,19 @@ typedef enum {
 
 /* The shared options as parsed, and what cca_cli_parse() derives. */
 typedef struct {
-	char **configs;		    /* --config, NULL-terminated, or NULL */
-	char *memory_fraction_text; /* --memory-fraction, or NULL */
-	char *device_memory_text;   /* --device-memory, or NULL */
-	char *pytorch_version_text; /* --pytorch-version, or NULL */
-	char *address_model_text;   /* --address-model, or NULL */
+	char **configs;		      /* --config, NULL-terminated, or NULL */
+	char *memory_fraction_text;   /* --memory-fraction, or NULL */
+	char *recorded_fraction_text; /* --recorded-memory-fraction, or NULL */
+	char *device_memory_text;     /* --device-memory, or NULL */
+	char *pytorch_version_text;   /* --pytorch-version, or NULL */
+	char *address_model_text;     /* --address-model, or NULL */
 	int device; /* --device; after parsing 0 when absent (-1 with ALL_DEVICES) */
 	int jobs;   /* -j; 0: one thread per core */
 	gboolean whatif, json, keep_going, no_progress;
 	/* derived */
 	guint n_configs;
 	double memory_fraction;	       /* 0: no cap */
+	double recorded_fraction;      /* the recording's cap; 0: unknown */
 	uint64_t device_memory;	       /* 0: not given */
 	bool capacity_set;	       /* --device-memory given */
 	uint32_t pytorch_version;      /* 0: guess from the trace */
