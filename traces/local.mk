@@ -1,3 +1,5 @@
 # traces/: small real fixtures recorded by torch 2.11 on an H200.
 EXTRA_DIST += traces/pytorch-2.11 traces/driver-probe traces/patterns-2.11 traces/calls-2.11
 EXTRA_DIST += traces/h200-calibration.json
+# lab programs (doc/lab.md), each run by tests/test-teach.sh
+EXTRA_DIST += traces/lab

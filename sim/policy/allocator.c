@@ -1936,4 +1936,13 @@ cca_allocator_explain_request(const CcaAllocator *a, uint64_t orig_size, uint64_
 		if (it != CCA_NIL && why->candidate_size == 0)
 			why->candidate_size = B(a, it)->size;
 	}
+	/* the candidates best fit chose among */
+	for (CcaHandle h = cca_tree_first(&p.pool->blocks, a->slab); h != CCA_NIL;
+	     h = cca_tree_next(a->slab, h)) {
+		const CcaBlock *b = B(a, h);
+		if (b->stream != stream || b->size < p.size)
+			continue;
+		why->fitting_blocks++;
+		why->same_size += b->size == why->candidate_size;
+	}
 }

@@ -290,6 +290,8 @@ typedef struct {
 	bool expandable;	 /* expandable_segments is on */
 	CcaWhyKind kind;	 /* CCA_WHY_FITS: served from the cache */
 	uint64_t candidate_size; /* first free block >= size on the stream, 0 if none */
+	uint32_t fitting_blocks; /* free blocks of the pool on the stream >= size */
+	uint32_t same_size;	 /* of them, those of candidate_size (address decides) */
 	uint64_t max_split_size; /* UINT64_MAX when unlimited */
 	uint64_t max_non_split_rounding;
 	uint64_t largest_free_stream; /* largest free block of the pool on the stream */

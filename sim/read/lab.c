@@ -78,6 +78,7 @@ lab_start(Lab *lab)
 	if (!lab->have_settings)
 		cca_settings_init(&lab->settings);
 	CcaSimDeviceConfig dc = {.total_memory = CCA_H200_TOTAL_MEMORY,
+				 .capacity = CCA_H200_TOTAL_MEMORY,
 				 .address_model = CCA_ADDRESS_DRIVER};
 	lab->device = cca_simdevice_new(&dc);
 	CcaLimits limits = {0};
@@ -164,9 +165,10 @@ lab_alloc(Lab *lab, char **w, guint n, GError **error)
 	for (uint64_t i = 0; i < count; i++) {
 		CcaHandle h = cca_allocator_malloc(lab->alloc, size, lab->stream);
 		if (h == CCA_NIL)
-			return lab_fail(lab, error,
-					"tensor %u (%s bytes) does not fit on the simulated H200",
-					lab->tensors->len + 1, w[1]);
+			return lab_fail(
+				lab, error,
+				"tensor %u (%s) does not fit on the simulated H200 (139.80 GiB)",
+				lab->tensors->len + 1, w[1]);
 		g_array_append_val(lab->tensors, h);
 	}
 	return TRUE;

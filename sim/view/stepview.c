@@ -337,6 +337,18 @@ describe_fit(GString *out, const Step *s)
 		" that holds it (best fit) has %s.\n",
 		sz(w->size, a), w->small_pool ? "small" : "large", w->stream,
 		sz(w->candidate_size, b));
+	if (w->fitting_blocks > 1 && w->same_size > 1)
+		g_string_append_printf(
+			out,
+			"  %u free blocks there could hold it; %u of them have that size, "
+			"and the one at the lowest address wins (the free set is ordered "
+			"by stream, size, address).\n",
+			w->fitting_blocks, w->same_size);
+	else if (w->fitting_blocks > 1)
+		g_string_append_printf(out,
+				       "  %u free blocks there could hold it; best fit takes the "
+				       "smallest.\n",
+				       w->fitting_blocks);
 	if (blk && blk->size < w->candidate_size)
 		g_string_append_printf(
 			out,
