@@ -146,7 +146,7 @@ batch.lab      expandable_segments:True  260 260 8x31 MiB = 248 MiB in 13 pages 
 maxsplit.lab   -                         400 400 the 200 MiB block split by 3x50 MiB, so a new 200 MiB
 maxsplit.lab   max_split_size_mb:128     350 350 3x50 MiB segments of their own, the 200 MiB block reused
 bestfit.lab    -                         112 112 12+30+30+40 MiB segments; 25 MiB reuses a 30 MiB one
-expandable.lab -                          60   0 60 MiB mapped in 3 pages, all unmapped by empty_cache
+expandable.lab -                          60  40 60 MiB in 3 pages, unmapped by empty_cache; 30 MiB maps 2 again
 streams.lab    -                          32  32 a 16 MiB block cached on stream 0 does not serve stream 1
 EOF
 if [ "$python" = false ]; then :; fi

@@ -97,14 +97,14 @@ lab_size(const Lab *lab, const char *text, uint64_t *out, GError **error)
 	} units[] = {
 		{"", 1},
 		{"B", 1},
-		{"K", 1024.0},
-		{"KiB", 1024.0},
+		{"K", (double)CCA_KIB},
+		{"KiB", (double)CCA_KIB},
 		{"KB", 1e3},
-		{"M", 1048576.0},
-		{"MiB", 1048576.0},
+		{"M", (double)CCA_MIB},
+		{"MiB", (double)CCA_MIB},
 		{"MB", 1e6},
-		{"G", 1073741824.0},
-		{"GiB", 1073741824.0},
+		{"G", (double)CCA_GIB},
+		{"GiB", (double)CCA_GIB},
 		{"GB", 1e9},
 	};
 	char *end = NULL;

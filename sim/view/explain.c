@@ -417,13 +417,20 @@ cca_explain_append_cascade(GString *out, const CcaRequestRecord *r, const char *
 		g_string_append_printf(
 			out,
 			"%s  %d. garbage_collect_cached_blocks: reserved %s is past the threshold "
-			"(%s), so it released %u unsplit large-pool block%s (%s) whose age (calls "
-			"since it was freed) was at least the average, pass after pass, until %s "
+			"(%s), so it released %u unsplit large-pool block%s (%s) whose age (the large "
+			"pool's lookups since it was freed) was at least the average, pass after pass, until %s "
 			"was reclaimed or none was left; never split blocks, never the small "
 			"pool.\n",
 			indent, n++, sz(k->gc_reserved_before, a), sz(k->gc_threshold, b),
 			k->gc_released, k->gc_released == 1 ? "" : "s", sz(k->gc_released_bytes, c),
 			sz(k->gc_reserved_before - k->gc_threshold, d));
+	if (k->first_ok && w->expandable) {
+		g_string_append_printf(out,
+				       "%s  %d. alloc_block: mapped %s of pages onto the stream's "
+				       "reservation (num_device_alloc + 1).\n",
+				       indent, n, sz(r->segment_bytes, a));
+		return;
+	}
 	if (k->first_ok) {
 		g_string_append_printf(
 			out,

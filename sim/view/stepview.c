@@ -315,9 +315,13 @@ describe_free(GString *out, const Step *s)
 			       seg->is_small ? "small" : "large", seg->stream, sz(blk->size, a),
 			       sz(seg->total_size, b));
 	if (seg->n_blocks == 1)
-		g_string_append(out, "  The whole segment is free again: empty_cache(), garbage "
-				     "collection or an allocation that runs out can return it to "
-				     "the device.\n");
+		g_string_append(
+			out, seg->is_small
+				     ? "  The whole segment is free again: empty_cache() or an "
+				       "allocation that runs out can return it to the device.\n"
+				     : "  The whole segment is free again: empty_cache(), garbage "
+				       "collection or an allocation that runs out can return it to "
+				       "the device.\n");
 	else
 		g_string_append(out, "  The segment still holds live blocks, so this free space "
 				     "can only serve requests that fit in it (fragmentation).\n");
