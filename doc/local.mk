@@ -7,8 +7,10 @@ EXTRA_DIST += doc/private-pools.md
 EXTRA_DIST += doc/whatif.md doc/cost-model.md
 # The allocator tutorial (issue #8); tests/test-tutorial.sh regenerates its
 # numbers and figures.
-EXTRA_DIST += doc/tutorial.md doc/tutorial-figures/seedfrag-timeline.svg \
+EXTRA_DIST += doc/tutorial.md doc/tutorial-figures/seedfrag-timeline.svg doc/tutorial-figures/stranded.svg \
 	doc/tutorial-figures/seedfrag-segments.svg doc/tutorial-figures/dyninfer-cap.svg \
 	doc/tutorial-figures/dyninfer-expandable.svg
 EXTRA_DIST += doc/recording.md doc/figures.md
 EXTRA_DIST += doc/fleet.md
+# the lab format (issue 16)
+EXTRA_DIST += doc/lab.md

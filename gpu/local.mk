@@ -19,3 +19,5 @@ EXTRA_DIST += doc/validation.md
 dist_noinst_SCRIPTS += tools/torch_replay.py tools/validation-table.py tools/patterns-eval.py gpu/capture-patterns.py
 # ccasim-record on the device (issue 14): its checks and its cost.
 dist_noinst_SCRIPTS += gpu/record-check.py gpu/record-overhead.py
+# the lab programs run with PyTorch itself (issue 16)
+dist_noinst_SCRIPTS += gpu/lab-check.py

@@ -69,6 +69,9 @@ TESTS += tests/test-export.sh tests/test-plot.sh tests/test-view.sh
 EXTRA_DIST += tests/test-export.sh tests/test-plot.sh tests/test-view.sh tests/compare-snapshot.py
 TESTS += tests/test-tutorial.sh
 EXTRA_DIST += tests/test-tutorial.sh
+# what explain and step teach, and the lab programs (issue 16)
+TESTS += tests/test-teach.sh
+EXTRA_DIST += tests/test-teach.sh
 check_PROGRAMS += tests/test-text
 TESTS += tests/test-text
 tests_test_text_SOURCES = tests/test-text.c tests/testutil.h tests/testutil.c

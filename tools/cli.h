@@ -28,7 +28,8 @@ G_BEGIN_DECLS
 typedef enum {
 	CCA_CLI_INPUT = 1 << 0,	       /* --max-input-size, --max-inflate-ratio */
 	CCA_CLI_DEVICE = 1 << 1,       /* --device N: which device of the trace */
-	CCA_CLI_LIMITS = 1 << 2,       /* --memory-fraction F, --device-memory BYTES */
+	CCA_CLI_LIMITS = 1 << 2,       /* --memory-fraction F, --recorded-memory-fraction F,
+					  --device-memory BYTES */
 	CCA_CLI_CONFIG = 1 << 3,       /* --config STRING, once */
 	CCA_CLI_CONFIGS = 1 << 4,      /* --config STRING, repeatable */
 	CCA_CLI_WHATIF = 1 << 5,       /* --whatif, --address-model MODEL */

@@ -12,11 +12,17 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 {
 	g_auto(CcaCliArgs) args = {0};
 	int limit = 20, top = 8;
+	gint64 event = -1;
 	GOptionEntry entries[] = {
 		{"limit", 'n', 0, G_OPTION_ARG_INT, &limit,
 		 "cudaMalloc calls and OOMs explained one by one (default 20; 0: all)", "N"},
 		{"top", 0, 0, G_OPTION_ARG_INT, &top,
 		 "Rows of each ranking at the reserved peak (default 8)", "N"},
+		{"event", 'e', 0, G_OPTION_ARG_INT64, &event,
+		 "Explain only this trace entry's request, stage by stage (free-block search, "
+		 "garbage collection, cudaMalloc, oversize release, synchronize and release "
+		 "all, retry, OOM)",
+		 "N"},
 		G_OPTION_ENTRY_NULL,
 	};
 	int status = cca_cli_parse(
@@ -31,7 +37,8 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 	if (argc != 2)
 		return cca_cli_usage(cmd, "expected one TRACE (see --help)");
 	if (!cca_cli_check_int("explain", "--limit", limit, 0, G_MAXINT) ||
-	    !cca_cli_check_int("explain", "--top", top, 1, G_MAXINT))
+	    !cca_cli_check_int("explain", "--top", top, 1, G_MAXINT) ||
+	    (event != -1 && !cca_cli_check_int("explain", "--event", event, 0, G_MAXINT64)))
 		return 2;
 	CcaReplayOptions opt;
 	g_autoptr(CcaSnapshot) snap = cca_cli_load(&args, "explain", argv[1], &opt, &status);
@@ -45,7 +52,17 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 		out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s, PyTorch %u.%u rules\n",
 		argv[1], opt.device, snap->n_events[opt.device], label, opt.pytorch_version / 100,
 		opt.pytorch_version % 100);
-	CcaExplainParams params = {.limit = (guint)limit, .top = (guint)top};
+	if (event >= 0 && (uint64_t)event >= snap->n_events[opt.device]) {
+		fprintf(stderr,
+			"ccasim explain: --event: the trace has %" G_GUINT64_FORMAT
+			" events on device %d, got %" G_GINT64_FORMAT "\n",
+			snap->n_events[opt.device], opt.device, event);
+		return 2;
+	}
+	CcaExplainParams params = {.limit = (guint)limit,
+				   .top = (guint)top,
+				   .one_event = event >= 0,
+				   .event = event >= 0 ? (uint64_t)event : 0};
 	g_autoptr(GError) error = NULL;
 	if (!cca_explain_run(snap, &opt, &params, out, &error)) {
 		cca_cli_print_error("explain", error);

@@ -18,6 +18,7 @@
 
 #include "calls.h"
 #include "commands.h"
+#include "lab.h"
 #include "settings.h"
 #include "json.h"
 #include "size.h"
@@ -206,9 +207,10 @@ cca_info_print_json(const CcaInfo *info)
 	json_t *o = json_object(), *devices = json_array();
 
 	json_object_set_new(o, "file", cca_json_string(info->file));
-	json_object_set_new(
-		o, "format",
-		cca_json_string(snap->format == CCA_FORMAT_MSGPACK ? "msgpack" : "pickle"));
+	json_object_set_new(o, "format",
+			    cca_json_string(snap->format == CCA_FORMAT_MSGPACK ? "msgpack"
+					    : snap->format == CCA_FORMAT_LAB   ? "lab"
+									       : "pickle"));
 	json_object_set_new(o, "source", cca_json_string(cca_trace_origin(snap)));
 	json_object_set_new(o, "pickle_protocol", json_integer(snap->pickle_protocol));
 	for (int d = 0; d < snap->n_devices; d++)
@@ -408,6 +410,8 @@ cca_info_print_human(const CcaInfo *info)
 	printf("%s\n", info->file);
 	if (snap->format == CCA_FORMAT_MSGPACK)
 		printf("format: msgpack (%s version %d)", CCA_TRACE_FORMAT, CCA_TRACE_VERSION);
+	else if (snap->format == CCA_FORMAT_LAB)
+		printf("format: lab program (run through the model: %s)", CCA_LAB_MAGIC);
 	else
 		printf("format: pickle");
 	if (snap->pickle_protocol > 0)

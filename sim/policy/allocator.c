@@ -68,6 +68,12 @@ struct CcaAllocator {
 	uint64_t address_ties;
 	bool count_ties;    /* cca_allocator_count_address_ties() */
 	uint32_t emit_mask; /* cca_allocator_emit_only() */
+	uint64_t n_mallocs; /* malloc calls so far */
+	/* what the last malloc did, stage by stage (cca_allocator_last_cascade()) */
+	CcaCascade cascade;
+	uint32_t released_n;	 /* segment_free/unmap so far, for the stages */
+	uint64_t released_bytes; /* their bytes */
+	bool refused_by_cap;	 /* the last alloc_block failed at the cap */
 };
 
 /* Everything one malloc() works with (AllocParams). */
@@ -400,6 +406,8 @@ release_block(CcaAllocator *a, CcaHandle h)
 	uint64_t ptr = b->ptr, size = b->size, stream = b->stream;
 	bool is_small = b->is_small;
 	a->stats.num_device_free++;
+	a->released_n++;
+	a->released_bytes += size;
 	emit(a, CCA_ACTION_SEGMENT_FREE, ptr, size, stream);
 	a->device->ops->segment_free(a->device, ptr, size);
 	a->total_reserved -= size;
@@ -732,6 +740,8 @@ unmap_block(CcaAllocator *a, CcaHandle h)
 	cca_stat_array_update(a->stats.reserved_bytes, stat_type(is_small),
 			      -(int64_t)unmapped_size);
 	a->stats.num_device_free++;
+	a->released_n++;
+	a->released_bytes += unmapped_size;
 	emit(a, CCA_ACTION_SEGMENT_UNMAP, unmapped_ptr, unmapped_size, stream);
 }
 
@@ -1007,7 +1017,8 @@ alloc_block(CcaAllocator *a, AllocParams *p, bool is_retry)
 {
 	if (is_retry)
 		a->stats.num_alloc_retries++;
-	if (over_cap(a, p->alloc_size))
+	a->refused_by_cap = over_cap(a, p->alloc_size);
+	if (a->refused_by_cap)
 		return false;
 	if (a->settings.expandable_segments) {
 		p->block = try_allocate_expandable_block(a, p);
@@ -1029,6 +1040,28 @@ alloc_block(CcaAllocator *a, AllocParams *p, bool is_retry)
 }
 
 /* ------------------------------------------------------- malloc (§3, §4) */
+
+/* The releases of one stage of the cascade: counted from here to
+ * cascade_stage_end(). */
+static void
+cascade_stage_begin(CcaAllocator *a)
+{
+	a->released_n = 0;
+	a->released_bytes = 0;
+}
+
+static void
+cascade_stage_end(const CcaAllocator *a, uint32_t *n, uint64_t *bytes)
+{
+	*n = a->released_n;
+	*bytes = a->released_bytes;
+}
+
+const CcaCascade *
+cca_allocator_last_cascade(const CcaAllocator *a)
+{
+	return &a->cascade;
+}
 
 static bool
 should_split(const CcaAllocator *a, CcaHandle h, uint64_t size)
@@ -1117,22 +1150,56 @@ cca_allocator_malloc_in(CcaAllocator *a, uint64_t orig_size, uint64_t stream, ui
 {
 	AllocParams p;
 	init_params_in(a, &p, orig_size, stream, mempool < a->n_mempools ? mempool : 0);
+	CcaCascade *c = &a->cascade;
+	memset(c, 0, sizeof *c);
+	c->serial = ++a->n_mallocs;
+	c->orig_size = orig_size;
+	c->alloc_size = p.alloc_size;
 	bool found = get_free_block(a, &p);
+	c->cache_hit = found;
 	if (!found) {
-		if (gc_enabled(a))
+		if (gc_enabled(a)) {
+			/* the threshold it measured reserved memory against, before it ran */
+			c->gc_ran = true;
+			c->gc_threshold = (uint64_t)(a->settings.garbage_collection_threshold *
+						     (double)a->allowed_maximum);
+			c->gc_reserved_before = a->total_reserved;
+			cascade_stage_begin(a);
 			garbage_collect_cached_blocks(a);
+			cascade_stage_end(a, &c->gc_released, &c->gc_released_bytes);
+		}
 		/* a request to a private pool is made while a capture or a
 		 * use_mem_pool region is underway, and then PyTorch skips the
 		 * release of every cached block and its retry */
 		bool capturing = p.pool != &a->pools[0] && p.pool != &a->pools[1];
-		found = alloc_block(a, &p, false) ||
-			(release_available_cached_blocks(a, &p) && alloc_block(a, &p, false)) ||
-			(!capturing && release_cached_blocks(a) && alloc_block(a, &p, true));
+		c->first_ok = found = alloc_block(a, &p, false);
+		c->first_refused_by_cap = !found && a->refused_by_cap;
+		if (!found && a->settings.max_split_size != UINT64_MAX) {
+			c->oversize_ran = true;
+			cascade_stage_begin(a);
+			bool enough = release_available_cached_blocks(a, &p);
+			cascade_stage_end(a, &c->oversize_released, &c->oversize_released_bytes);
+			if (enough) {
+				c->oversize_alloc_tried = true;
+				c->oversize_alloc_ok = found = alloc_block(a, &p, false);
+			}
+		}
+		if (!found && !capturing) {
+			c->release_all_ran = true;
+			c->synced = a->pending->len;
+			cascade_stage_begin(a);
+			release_cached_blocks(a);
+			cascade_stage_end(a, &c->release_all_released, &c->release_all_bytes);
+			c->retry_ok = found = alloc_block(a, &p, true);
+			c->retry_refused_by_cap = !found && a->refused_by_cap;
+		}
+		c->capturing = capturing;
 	}
 	CcaHandle h = CCA_NIL;
 	if (found) {
 		h = alloc_found_block(a, &p);
 	} else {
+		c->oom = true;
 		a->stats.num_ooms++;
 		emit(a, CCA_ACTION_OOM, a->device->ops->free_memory(a->device), p.size, stream);
 	}
@@ -1915,5 +1982,14 @@ cca_allocator_explain_request(const CcaAllocator *a, uint64_t orig_size, uint64_
 			it = find_free_block(a, p.pool, p.size, stream);
 		if (it != CCA_NIL && why->candidate_size == 0)
 			why->candidate_size = B(a, it)->size;
+	}
+	/* the candidates best fit chose among */
+	for (CcaHandle h = cca_tree_first(&p.pool->blocks, a->slab); h != CCA_NIL;
+	     h = cca_tree_next(a->slab, h)) {
+		const CcaBlock *b = B(a, h);
+		if (b->stream != stream || b->size < p.size)
+			continue;
+		why->fitting_blocks++;
+		why->same_size += b->size == why->candidate_size;
 	}
 }

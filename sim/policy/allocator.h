@@ -301,6 +301,8 @@ typedef struct {
 	bool expandable;	 /* expandable_segments is on */
 	CcaWhyKind kind;	 /* CCA_WHY_FITS: served from the cache */
 	uint64_t candidate_size; /* first free block >= size on the stream, 0 if none */
+	uint32_t fitting_blocks; /* free blocks of the pool on the stream >= size */
+	uint32_t same_size;	 /* of them, those of candidate_size (address decides) */
 	uint64_t max_split_size; /* UINT64_MAX when unlimited */
 	uint64_t max_non_split_rounding;
 	uint64_t largest_free_stream; /* largest free block of the pool on the stream */
@@ -325,6 +327,47 @@ typedef struct {
  * Pure: changes nothing.  Costs a walk over the free blocks. */
 void cca_allocator_explain_request(const CcaAllocator *alloc, uint64_t orig_size, uint64_t stream,
 				   CcaRequestWhy *why);
+
+/* What one malloc did, stage by stage, in the order of PyTorch's
+ * DeviceCachingAllocator::malloc: get_free_block (a cache hit ends it),
+ * garbage_collect_cached_blocks (only with a garbage_collection_threshold
+ * under a memory fraction), alloc_block (cudaMalloc or a page map),
+ * release_available_cached_blocks (only with max_split_size) and
+ * alloc_block again, release_cached_blocks (synchronize_and_free_events,
+ * then every whole free segment) and alloc_block(isRetry), the OOM.  A
+ * stage that did not run has its flag false and its counts 0.  Bytes are
+ * device bytes; releases count segment_free and segment_unmap entries. */
+typedef struct {
+	uint64_t serial;	     /* 1 for the allocator's first malloc, then +1 each */
+	uint64_t orig_size;	     /* the request */
+	uint64_t alloc_size;	     /* bytes the new segment (or mapping) would take */
+	bool cache_hit;		     /* get_free_block found a block: nothing else ran */
+	bool gc_ran;		     /* garbage_collect_cached_blocks was called */
+	uint64_t gc_threshold;	     /* threshold x allowed maximum, bytes */
+	uint64_t gc_reserved_before; /* reserved bytes it measured */
+	uint32_t gc_released;	     /* unsplit large-pool blocks it released */
+	uint64_t gc_released_bytes;
+	bool first_ok;		   /* the first alloc_block succeeded */
+	bool first_refused_by_cap; /* it failed at the memory fraction (else the device) */
+	bool oversize_ran;	   /* release_available_cached_blocks was called */
+	uint32_t oversize_released;
+	uint64_t oversize_released_bytes;
+	bool oversize_alloc_tried; /* it freed enough, so alloc_block ran again */
+	bool oversize_alloc_ok;
+	bool capturing;	      /* a private pool's request: no release_cached_blocks */
+	bool release_all_ran; /* release_cached_blocks was called */
+	uint32_t synced;      /* pending frees its synchronisation completed */
+	uint32_t release_all_released;
+	uint64_t release_all_bytes;
+	bool retry_ok;		   /* alloc_block(isRetry) succeeded (num_alloc_retries + 1) */
+	bool retry_refused_by_cap; /* the retry failed at the memory fraction */
+	bool oom;		   /* every stage failed: an oom entry, num_ooms + 1 */
+} CcaCascade;
+
+/* What the last cca_allocator_malloc() (or _malloc_in()) did, stage by
+ * stage (borrowed; overwritten by the next malloc).  All zero before the
+ * first. */
+const CcaCascade *cca_allocator_last_cascade(const CcaAllocator *alloc);
 
 G_END_DECLS
 

@@ -36,6 +36,7 @@
 #include <zlib.h>
 
 #include "input.h"
+#include "lab.h"
 #include "size.h"
 #include "snapshot.h"
 #include "trace.h"
@@ -87,7 +88,7 @@ cca_input_check_magic(const unsigned char *data, size_t len, const char *path, G
 			    data[1]);
 		return FALSE;
 	}
-	if (cca_trace_sniff(data, len))
+	if (cca_trace_sniff(data, len) || cca_lab_sniff(data, len))
 		return TRUE;
 	/* Protocols 0 and 1 have no PROTO opcode: a dict or list starts
 	 * them (EMPTY_DICT, EMPTY_LIST, or MARK then DICT/LIST). */

@@ -15,6 +15,7 @@
 
 #include "input.h"
 #include "snapshot.h"
+#include "lab.h"
 #include "trace.h"
 
 /* A key of the intern index; `s` points just past the struct for stored
@@ -265,6 +266,13 @@ snapshot_load(const char *path, gboolean compact, GError **error)
 			    path);
 		cca_input_clear(&input);
 		return NULL;
+	}
+	if (cca_lab_sniff(input.data, input.len)) {
+		CcaSnapshot *snap = cca_lab_load(input.data, input.len, path, error);
+		if (snap)
+			snap->format = CCA_FORMAT_LAB;
+		cca_input_clear(&input);
+		return snap;
 	}
 	if (input.data[0] == 0x80) {
 		CcaSnapshot *snap = cca_snapshot_pickle_load_with(

@@ -111,6 +111,7 @@ typedef struct {
 typedef enum {
 	CCA_FORMAT_PICKLE = 0,
 	CCA_FORMAT_MSGPACK,
+	CCA_FORMAT_LAB, /* a lab program run through the model (lab.h) */
 } CcaFormat;
 
 typedef struct CcaSnapshot CcaSnapshot;

@@ -35,6 +35,7 @@ struct CcaExplainer {
 	CcaRequestRecord cur; /* the request being handled */
 	bool have_cur;
 	int64_t retries_before;
+	uint64_t serial_before; /* the allocator's last malloc before the request */
 	/* an empty_cache() since the last request: its cause and releases,
 	 * which go to the next request when it is an alloc or oom */
 	uint64_t emptying;
@@ -100,6 +101,7 @@ cca_explain_before(CcaExplainer *x, uint64_t index, const CcaEvent *event,
 	cca_allocator_explain_request(alloc, event->size, event->stream, &x->cur.why);
 	x->cur.why_valid = true;
 	x->retries_before = cca_allocator_stats(alloc)->num_alloc_retries;
+	x->serial_before = cca_allocator_last_cascade(alloc)->serial;
 }
 
 void
@@ -109,6 +111,11 @@ cca_explain_observe(CcaExplainer *x, uint64_t index, const CcaEvent *event,
 	if (!x->have_cur || x->cur.index != index)
 		return;
 	x->cur.retries = cca_allocator_stats(alloc)->num_alloc_retries - x->retries_before;
+	const CcaCascade *c = cca_allocator_last_cascade(alloc);
+	/* exactly one malloc ran for the request: its stages are the record's */
+	x->cur.cascade_valid = c->serial == x->serial_before + 1;
+	if (x->cur.cascade_valid)
+		x->cur.cascade = *c;
 	if (x->fn)
 		x->fn(x->data, &x->cur, alloc);
 	x->have_cur = false;
@@ -324,6 +331,179 @@ explain_oom(GString *out, const CcaRequestRecord *r, const char *indent)
 				       sz(w->size, b));
 }
 
+/* Why the cudaMalloc (or page map) of R's malloc was refused. */
+static const char *
+refusal(const CcaRequestRecord *r, bool by_cap)
+{
+	if (by_cap)
+		return "would pass the memory-fraction cap";
+	if (r->why.expandable)
+		return "(a page map) found the device full";
+	return "found the device full";
+}
+
+/* The releases of a request that got its memory, by the stage that made
+ * them (the compact account of `explain`'s list). */
+static void
+explain_releases(GString *out, const CcaRequestRecord *r, const char *indent)
+{
+	char a[32], b[32], c[32];
+	const CcaCascade *k = &r->cascade;
+	if (!r->cascade_valid) {
+		g_string_append_printf(out, "%sThe allocator released %u cached segment%s (%s).\n",
+				       indent, r->releases, r->releases == 1 ? "" : "s",
+				       sz(r->released_bytes, a));
+		return;
+	}
+	if (k->gc_released)
+		g_string_append_printf(
+			out,
+			"%sGarbage collection (garbage_collect_cached_blocks) first released %u "
+			"unsplit large-pool block%s (%s): reserved memory (%s) was past "
+			"garbage_collection_threshold of the cap (%s).\n",
+			indent, k->gc_released, k->gc_released == 1 ? "" : "s",
+			sz(k->gc_released_bytes, a), sz(k->gc_reserved_before, b),
+			sz(k->gc_threshold, c));
+	if (k->oversize_released)
+		g_string_append_printf(
+			out,
+			"%sThe first cudaMalloc %s, so release_available_cached_blocks released %u "
+			"cached block%s of max_split_size or more (%s) and tried again.\n",
+			indent, refusal(r, k->first_refused_by_cap), k->oversize_released,
+			k->oversize_released == 1 ? "" : "s", sz(k->oversize_released_bytes, a));
+	if (k->release_all_ran)
+		g_string_append_printf(
+			out,
+			"%sThe cudaMalloc %s, so release_cached_blocks synchronized the streams and "
+			"released every wholly free cached segment (%u, %s), then tried once more "
+			"(num_alloc_retries).\n",
+			indent, refusal(r, k->first_refused_by_cap), k->release_all_released,
+			sz(k->release_all_bytes, a));
+}
+
+void
+cca_explain_append_cascade(GString *out, const CcaRequestRecord *r, const char *indent)
+{
+	char a[32], b[32], c[32], d[32];
+	if (!r->cascade_valid)
+		return;
+	const CcaCascade *k = &r->cascade;
+	const CcaRequestWhy *w = &r->why;
+	const char *map = w->expandable ? "map" : "cudaMalloc";
+	int n = 1;
+	g_string_append_printf(out, "%sStage by stage (DeviceCachingAllocator::malloc):\n", indent);
+	if (k->cache_hit) {
+		g_string_append_printf(out,
+				       "%s  %d. get_free_block: a cached block serves it; nothing "
+				       "else runs.\n",
+				       indent, n);
+		return;
+	}
+	g_string_append_printf(out,
+			       "%s  %d. get_free_block: no cached block of the %s pool on stream "
+			       "%" G_GUINT64_FORMAT " serves it.\n",
+			       indent, n++, pool_name(w->small_pool), w->stream);
+	if (!k->gc_ran)
+		g_string_append_printf(
+			out,
+			"%s  %d. garbage_collect_cached_blocks: skipped (it runs only "
+			"with garbage_collection_threshold under a memory fraction).\n",
+			indent, n++);
+	else if (k->gc_reserved_before <= k->gc_threshold)
+		g_string_append_printf(
+			out,
+			"%s  %d. garbage_collect_cached_blocks: nothing to do, reserved "
+			"%s is within the threshold (%s).\n",
+			indent, n++, sz(k->gc_reserved_before, a), sz(k->gc_threshold, b));
+	else
+		g_string_append_printf(
+			out,
+			"%s  %d. garbage_collect_cached_blocks: reserved %s is past the threshold "
+			"(%s), so it released %u unsplit large-pool block%s (%s) whose age (the large "
+			"pool's lookups since it was freed) was at least the average, pass after pass, until %s "
+			"was reclaimed or none was left; never split blocks, never the small "
+			"pool.\n",
+			indent, n++, sz(k->gc_reserved_before, a), sz(k->gc_threshold, b),
+			k->gc_released, k->gc_released == 1 ? "" : "s", sz(k->gc_released_bytes, c),
+			sz(k->gc_reserved_before - k->gc_threshold, d));
+	if (k->first_ok && w->expandable) {
+		g_string_append_printf(out,
+				       "%s  %d. alloc_block: mapped %s of pages onto the stream's "
+				       "reservation (num_device_alloc + 1).\n",
+				       indent, n, sz(r->segment_bytes, a));
+		return;
+	}
+	if (k->first_ok) {
+		g_string_append_printf(
+			out,
+			"%s  %d. alloc_block: %s of %s succeeded (num_device_alloc + "
+			"1).\n",
+			indent, n, map, sz(k->alloc_size, a));
+		return;
+	}
+	g_string_append_printf(out, "%s  %d. alloc_block: %s of %s refused: it %s.\n", indent, n++,
+			       map, sz(k->alloc_size, a), refusal(r, k->first_refused_by_cap));
+	if (!k->oversize_ran)
+		g_string_append_printf(out,
+				       "%s  %d. release_available_cached_blocks: skipped (it runs "
+				       "only with max_split_size_mb).\n",
+				       indent, n++);
+	else {
+		g_string_append_printf(
+			out,
+			"%s  %d. release_available_cached_blocks: %s (max_split_size %s): "
+			"released %u (%s)%s.\n",
+			indent, n++,
+			k->oversize_released == 1 && k->oversize_released_bytes >= w->size
+				? "the smallest cached block of the stream at least as large as "
+				  "the request and at least max_split_size"
+				: "no single cached block of max_split_size or more was as large "
+				  "as the request, so the largest ones, largest first, until the "
+				  "request's size was freed",
+			sz(w->max_split_size, a), k->oversize_released,
+			sz(k->oversize_released_bytes, b),
+			k->oversize_alloc_tried ? "" : "; not enough, so no second cudaMalloc");
+		if (k->oversize_alloc_tried) {
+			if (k->oversize_alloc_ok) {
+				g_string_append_printf(
+					out, "%s  %d. alloc_block again: succeeded.\n", indent, n);
+				return;
+			}
+			g_string_append_printf(out, "%s  %d. alloc_block again: refused.\n", indent,
+					       n++);
+		}
+	}
+	if (!k->release_all_ran) {
+		g_string_append_printf(out,
+				       "%s  %d. release_cached_blocks: skipped (a request of a "
+				       "private pool during a capture or use_mem_pool).\n",
+				       indent, n++);
+	} else {
+		g_string_append_printf(
+			out,
+			"%s  %d. release_cached_blocks: synchronize_and_free_events completed %u "
+			"pending free%s (num_sync_all_streams + 1), then every wholly free cached "
+			"segment of every stream was released: %u (%s).\n",
+			indent, n++, k->synced, k->synced == 1 ? "" : "s", k->release_all_released,
+			sz(k->release_all_bytes, a));
+		if (k->retry_ok) {
+			g_string_append_printf(out,
+					       "%s  %d. alloc_block(isRetry): succeeded "
+					       "(num_alloc_retries + 1).\n",
+					       indent, n);
+			return;
+		}
+		g_string_append_printf(out,
+				       "%s  %d. alloc_block(isRetry): refused again "
+				       "(num_alloc_retries + 1): it %s.\n",
+				       indent, n++, refusal(r, k->retry_refused_by_cap));
+	}
+	g_string_append_printf(out,
+			       "%s  %d. out of memory: an oom entry, num_ooms + 1, "
+			       "OutOfMemoryError.\n",
+			       indent, n);
+}
+
 void
 cca_explain_append_request(GString *out, const CcaRequestRecord *r, const char *indent)
 {
@@ -354,19 +534,8 @@ cca_explain_append_request(GString *out, const CcaRequestRecord *r, const char *
 			       pool_name(w->small_pool),
 			       w->small_pool ? "blocks up to 1 MiB" : "blocks over 1 MiB");
 	explain_miss(out, r, more);
-	if (r->releases && !r->oom) {
-		const char *cause = w->over_cap		? "would pass the memory-fraction cap"
-				    : w->device_refuses ? "found the device full"
-							: "was preceded by garbage collection";
-		const char *which = r->retries ? "every wholly free cached segment"
-				    : w->max_split_size != UINT64_MAX
-					    ? "cached segments of max_split_size or more"
-					    : "cached segments";
-		g_string_append_printf(out,
-				       "%sThe first cudaMalloc %s, so the allocator released %s "
-				       "(%u, %s) and tried again.\n",
-				       more, cause, which, r->releases, sz(r->released_bytes, a));
-	}
+	if (r->releases && !r->oom)
+		explain_releases(out, r, more);
 	if (r->oom)
 		explain_oom(out, r, more);
 	else if (r->segments)
@@ -439,6 +608,9 @@ typedef struct {
 	GArray *state_stacks; /* uint32_t: stack of each block of STATE, in order */
 	CcaFigures figures;   /* the peak moments (figures.h) */
 	CcaPeak *peak;	      /* what made the peak (peak.h), from the same replay */
+	const CcaExplainParams *params;
+	CcaRequestRecord asked; /* request params->event, with one_event */
+	bool have_asked;
 } Pass;
 
 static void
@@ -446,6 +618,10 @@ pass_record(void *data, const CcaRequestRecord *r, const CcaAllocator *alloc)
 {
 	Pass *p = data;
 	p->requests++;
+	if (p->params->one_event && r->index == p->params->event) {
+		p->asked = *r;
+		p->have_asked = true;
+	}
 	if (r->segments == 0 && !r->oom)
 		return;
 	g_array_append_val(p->records, *r);
@@ -736,6 +912,7 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		.records = g_array_new(FALSE, FALSE, sizeof(CcaRequestRecord)),
 		.stacks = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL),
 		.state_stacks = g_array_new(FALSE, FALSE, sizeof(uint32_t)),
+		.params = params,
 	};
 	pass.x = cca_explain_new(pass_record, &pass);
 	pass.peak = cca_peak_new(snap, options->device);
@@ -756,6 +933,30 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		cca_allocator_state_free(pass.state);
 		cca_peak_free(pass.peak);
 		return FALSE;
+	}
+	if (params->one_event) {
+		if (pass.have_asked) {
+			cca_explain_append_request(out, &pass.asked, "");
+			cca_explain_append_cascade(out, &pass.asked, "");
+		} else if (res.stopped_by_oom && params->event > res.oom_event) {
+			g_string_append_printf(
+				out,
+				"The replay stopped at the OOM of event %" G_GUINT64_FORMAT
+				", before event %" G_GUINT64_FORMAT " (--keep-going goes on).\n",
+				res.oom_event, params->event);
+		} else {
+			g_string_append_printf(
+				out,
+				"Event %" G_GUINT64_FORMAT
+				" is no request (alloc or oom entry): `ccasim step --at "
+				"%" G_GUINT64_FORMAT "` shows what it did.\n",
+				params->event, params->event);
+		}
+		cca_replay_result_clear(&res);
+		g_array_free(pass.records, TRUE);
+		g_array_free(pass.state_stacks, TRUE);
+		cca_allocator_state_free(pass.state);
+		return TRUE;
 	}
 	append_summary(out, &res, &pass);
 	cca_figures_append_text(out, &res.figures, &res.stats, "  ");

@@ -33,9 +33,11 @@ typedef struct {
 	uint64_t released_bytes;
 	uint32_t emptied; /* segment_free/unmap of an empty_cache() just before it */
 	uint64_t emptied_bytes;
-	int64_t retries;  /* num_alloc_retries it added */
-	bool oom;	  /* the model recorded an oom for it */
-	uint64_t address; /* the block it got; 0 after an oom */
+	int64_t retries;    /* num_alloc_retries it added */
+	bool oom;	    /* the model recorded an oom for it */
+	uint64_t address;   /* the block it got; 0 after an oom */
+	CcaCascade cascade; /* what its malloc did, stage by stage */
+	bool cascade_valid; /* the model ran a malloc for it */
 } CcaRequestRecord;
 
 /* Receives each finished request record, with the allocator state right
@@ -74,6 +76,15 @@ void cca_explain_model_event(CcaExplainer *explainer, uint64_t cause, const CcaE
  * INDENT. */
 void cca_explain_append_request(GString *out, const CcaRequestRecord *record, const char *indent);
 
+/* Appends the stages of RECORD's malloc one per line, in PyTorch's
+ * order (get_free_block, garbage_collect_cached_blocks, cudaMalloc,
+ * release_available_cached_blocks, release_cached_blocks with its
+ * synchronisation, the retry, the OOM), each with what it released and
+ * why, and the memory_stats() key that counts it; stages that did not
+ * run say why.  Nothing when the record has no cascade (no malloc ran).
+ * Each line starts with INDENT. */
+void cca_explain_append_cascade(GString *out, const CcaRequestRecord *record, const char *indent);
+
 /* Appends a one-line description of stack STACK of SNAP: the first frame
  * outside torch's own files (the call site) and the innermost frame, or
  * "(no frames)". */
@@ -81,12 +92,17 @@ void cca_explain_append_stack(GString *out, const CcaSnapshot *snap, uint32_t st
 
 /* What `ccasim explain` shows. */
 typedef struct {
-	guint limit; /* cudaMalloc calls listed one by one; 0: all */
-	guint top;   /* rows of each ranking at the peak */
+	guint limit;	/* cudaMalloc calls listed one by one; 0: all */
+	guint top;	/* rows of each ranking at the peak */
+	bool one_event; /* explain only trace entry EVENT, stage by stage */
+	uint64_t event;
 } CcaExplainParams;
 
 /* Replays device OPTIONS->device of SNAP once (taking the state at each
- * new reserved peak) and appends the report to OUT: a summary
+ * new reserved peak) and appends the report to OUT; with
+ * PARAMS->one_event, only the account of request PARAMS->event and its
+ * stages (cca_explain_append_cascade()), or a line saying the entry is
+ * no request.  Otherwise: a summary
  * of the run, every cudaMalloc with its reason (up to PARAMS->limit),
  * every OOM with its reason, and at the reserved peak the free memory
  * split into stranded/cached/rounding and the request sizes and call

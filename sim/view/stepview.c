@@ -315,8 +315,13 @@ describe_free(GString *out, const Step *s)
 			       seg->is_small ? "small" : "large", seg->stream, sz(blk->size, a),
 			       sz(seg->total_size, b));
 	if (seg->n_blocks == 1)
-		g_string_append(out, "  The whole segment is free again: empty_cache() (or an "
-				     "allocation that runs out) can return it to the device.\n");
+		g_string_append(
+			out, seg->is_small
+				     ? "  The whole segment is free again: empty_cache() or an "
+				       "allocation that runs out can return it to the device.\n"
+				     : "  The whole segment is free again: empty_cache(), garbage "
+				       "collection or an allocation that runs out can return it to "
+				       "the device.\n");
 	else
 		g_string_append(out, "  The segment still holds live blocks, so this free space "
 				     "can only serve requests that fit in it (fragmentation).\n");
@@ -336,6 +341,18 @@ describe_fit(GString *out, const Step *s)
 		" that holds it (best fit) has %s.\n",
 		sz(w->size, a), w->small_pool ? "small" : "large", w->stream,
 		sz(w->candidate_size, b));
+	if (w->fitting_blocks > 1 && w->same_size > 1)
+		g_string_append_printf(
+			out,
+			"  %u free blocks there could hold it; %u of them have that size, "
+			"and the one at the lowest address wins (the free set is ordered "
+			"by stream, size, address).\n",
+			w->fitting_blocks, w->same_size);
+	else if (w->fitting_blocks > 1)
+		g_string_append_printf(out,
+				       "  %u free blocks there could hold it; best fit takes the "
+				       "smallest.\n",
+				       w->fitting_blocks);
 	if (blk && blk->size < w->candidate_size)
 		g_string_append_printf(
 			out,
@@ -363,6 +380,7 @@ describe_decision(GString *out, const Step *s, const CcaReplayResult *res)
 			g_string_append(out, "  (the request was skipped after an earlier OOM)\n");
 		} else if (s->record.segments || s->record.oom) {
 			cca_explain_append_request(out, &s->record, "  ");
+			cca_explain_append_cascade(out, &s->record, "  ");
 		} else {
 			describe_fit(out, s);
 		}
@@ -395,6 +413,25 @@ describe_decision(GString *out, const Step *s, const CcaReplayResult *res)
 					       cca_event_action_name(m->action), sz(m->size, a));
 		}
 		g_string_append_c(out, '\n');
+	}
+}
+
+/* In a what-if the trace's addresses are the recorded run's: names the
+ * model's own address for ASKED when it differs. */
+static void
+describe_model_address(GString *out, const Step *s, const CcaEvent *asked)
+{
+	for (guint i = 0; i < s->events->len; i++) {
+		const CcaEvent *m = &g_array_index(s->events, CcaEvent, i);
+		if (m->action != asked->action || m->action == CCA_ACTION_OOM)
+			continue;
+		if (m->addr != asked->addr)
+			g_string_append_printf(
+				out,
+				"  (that address is the recorded run's; in this what-if "
+				"the model's block is at 0x%" G_GINT64_MODIFIER "x)\n",
+				m->addr);
+		return;
 	}
 }
 
@@ -509,8 +546,8 @@ describe_state(GString *out, const Step *s, const CcaStepParams *params)
 	guint width = params->bar_width >= 8 ? params->bar_width : 8;
 	guint limit = params->max_segments ? params->max_segments : G_MAXUINT;
 	g_string_append_printf(
-		out, "Segments (address order; '#' allocated, 'p' pending free, '.' free; "
-		     "* touched by this entry):\n");
+		out, "Segments (* touched by this entry, listed first; then address order; "
+		     "'#' allocated, 'p' pending free, '.' free):\n");
 	guint shown = 0, hidden = 0;
 	for (int pass = 0; pass < 2; pass++)
 		for (guint i = 0; i < s->state->len; i++) {
@@ -610,6 +647,8 @@ cca_stepview_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
 			g_string_append_printf(out, ", t = %.6f s",
 					       (double)(asked.time_us - first.time_us) / 1e6);
 		g_string_append_c(out, '\n');
+		if (s.state && res.whatif && s.shown == params->at)
+			describe_model_address(out, &s, &asked);
 		if (asked.stack != CCA_ID_NONE) {
 			g_string_append(out, "  from ");
 			cca_explain_append_stack(out, snap, asked.stack);

@@ -1,0 +1,397 @@
+/* lab.c - a lab program read as a trace (lab.h, doc/lab.md).
+ *
+ * One pass over the lines: each command drives the allocator model
+ * directly (alloc -> malloc, free -> free, empty_cache), and the model's
+ * emit callback appends the entries it records to the snapshot's one
+ * device.  Tensors are numbered from 1 in the order they are allocated;
+ * a number names the same tensor for the whole program.
+ *
+ * Invariants: a live tensor has a block in the model; a freed one has
+ * none (CCA_NIL) and cannot be freed again.
+ */
+#include "config.h"
+
+#include "lab.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocator.h"
+#include "device.h"
+#include "settings.h"
+#include "size.h"
+
+/* Tensors one lab may allocate, and the largest request: a lab is a
+ * classroom experiment, not a workload. */
+#define LAB_MAX_TENSORS 1000000u
+#define LAB_MAX_REQUEST (UINT64_C(1) << 40)
+
+typedef struct {
+	const char *name;
+	guint line;
+	CcaSnapshot *snap;
+	GArray *events;	 /* CcaEvent, the model's entries */
+	GArray *tensors; /* CcaHandle per tensor number - 1; CCA_NIL once freed */
+	CcaSettings settings;
+	bool have_settings;
+	char *conf;
+	CcaAllocator *alloc;
+	CcaDevice *device;
+	uint64_t stream;
+} Lab;
+
+bool
+cca_lab_sniff(const unsigned char *data, size_t len)
+{
+	size_t n = strlen(CCA_LAB_MAGIC);
+	return len >= n && memcmp(data, CCA_LAB_MAGIC, n) == 0 &&
+	       (len == n || data[n] == '\n' || data[n] == '\r' || data[n] == ' ');
+}
+
+static gboolean G_GNUC_PRINTF(3, 4) lab_fail(const Lab *lab, GError **error, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT, "%s: line %u: %s", lab->name,
+		    lab->line, msg);
+	return FALSE;
+}
+
+static void
+lab_record(void *data, const CcaEvent *event)
+{
+	Lab *lab = data;
+	CcaEvent ev = *event;
+	ev.time_us = (int64_t)lab->events->len; /* one microsecond an entry */
+	g_array_append_val(lab->events, ev);
+}
+
+/* The model, made at the first command that needs it (after `settings`). */
+static void
+lab_start(Lab *lab)
+{
+	if (lab->alloc)
+		return;
+	if (!lab->have_settings)
+		cca_settings_init(&lab->settings);
+	CcaSimDeviceConfig dc = {.total_memory = CCA_H200_TOTAL_MEMORY,
+				 .capacity = CCA_H200_TOTAL_MEMORY,
+				 .address_model = CCA_ADDRESS_DRIVER};
+	lab->device = cca_simdevice_new(&dc);
+	CcaLimits limits = {0};
+	lab->alloc = cca_allocator_new(&lab->settings, &limits, lab->device, lab_record, lab);
+}
+
+/* A size: a number (decimals allowed) with an optional unit; K, M, G and
+ * their KiB, MiB, GiB forms are powers of 1024, KB, MB, GB powers of
+ * 1000, B or none bytes. */
+static gboolean
+lab_size(const Lab *lab, const char *text, uint64_t *out, GError **error)
+{
+	static const struct {
+		const char *unit;
+		double scale;
+	} units[] = {
+		{"", 1},
+		{"B", 1},
+		{"K", (double)CCA_KIB},
+		{"KiB", (double)CCA_KIB},
+		{"KB", 1e3},
+		{"M", (double)CCA_MIB},
+		{"MiB", (double)CCA_MIB},
+		{"MB", 1e6},
+		{"G", (double)CCA_GIB},
+		{"GiB", (double)CCA_GIB},
+		{"GB", 1e9},
+	};
+	char *end = NULL;
+	errno = 0;
+	if (!g_ascii_isdigit(text[0]))
+		return lab_fail(lab, error, "'%s' is no size (e.g. 512, 1.5M, 16MiB, 2G)", text);
+	double v = g_ascii_strtod(text, &end);
+	for (guint i = 0; i < G_N_ELEMENTS(units); i++) {
+		if (g_ascii_strcasecmp(end, units[i].unit) != 0)
+			continue;
+		double bytes = v * units[i].scale;
+		if (errno || !(bytes >= 1) || bytes > (double)LAB_MAX_REQUEST)
+			return lab_fail(lab, error, "size '%s': must be 1 byte to 1 TiB", text);
+		*out = (uint64_t)bytes;
+		if ((double)*out != bytes)
+			return lab_fail(lab, error, "size '%s' is not a whole number of bytes",
+					text);
+		return TRUE;
+	}
+	return lab_fail(lab, error,
+			"size '%s': unknown unit (B, K, M, G, KiB, MiB, GiB, KB, MB, GB)", text);
+}
+
+static gboolean
+lab_uint(const Lab *lab, const char *text, const char *what, uint64_t max, uint64_t *out,
+	 GError **error)
+{
+	char *end = NULL;
+	errno = 0;
+	if (!g_ascii_isdigit(text[0]))
+		return lab_fail(lab, error, "%s '%s' is no number", what, text);
+	guint64 v = g_ascii_strtoull(text, &end, 10);
+	if (errno || *end != '\0' || v > max)
+		return lab_fail(lab, error, "%s '%s': expected a number up to %" G_GUINT64_FORMAT,
+				what, text, max);
+	*out = v;
+	return TRUE;
+}
+
+static gboolean
+lab_alloc(Lab *lab, char **w, guint n, GError **error)
+{
+	uint64_t size = 0, count = 1;
+	if (n < 2 || n > 3)
+		return lab_fail(lab, error, "expected 'alloc SIZE' or 'alloc SIZE xN'");
+	if (!lab_size(lab, w[1], &size, error))
+		return FALSE;
+	if (n == 3) {
+		if (w[2][0] != 'x')
+			return lab_fail(lab, error,
+					"expected xN (a count) after the size, got '%s'", w[2]);
+		if (!lab_uint(lab, w[2] + 1, "count", LAB_MAX_TENSORS, &count, error))
+			return FALSE;
+	}
+	if (lab->tensors->len + count > LAB_MAX_TENSORS)
+		return lab_fail(lab, error, "more than %u tensors", LAB_MAX_TENSORS);
+	lab_start(lab);
+	for (uint64_t i = 0; i < count; i++) {
+		CcaHandle h = cca_allocator_malloc(lab->alloc, size, lab->stream);
+		if (h == CCA_NIL)
+			return lab_fail(
+				lab, error,
+				"tensor %u (%s) does not fit on the simulated H200 (139.80 GiB)",
+				lab->tensors->len + 1, w[1]);
+		g_array_append_val(lab->tensors, h);
+	}
+	return TRUE;
+}
+
+static gboolean
+lab_free_one(Lab *lab, uint64_t k, GError **error)
+{
+	if (k == 0 || k > lab->tensors->len)
+		return lab_fail(lab, error, "no tensor %" G_GUINT64_FORMAT " (%u allocated so far)",
+				k, lab->tensors->len);
+	CcaHandle *h = &g_array_index(lab->tensors, CcaHandle, k - 1);
+	if (*h == CCA_NIL)
+		return lab_fail(lab, error, "tensor %" G_GUINT64_FORMAT " is already free", k);
+	cca_allocator_free_block(lab->alloc, *h, false);
+	*h = CCA_NIL;
+	return TRUE;
+}
+
+/* free all | free last [N] | free LIST (N or A-B, comma-separated). */
+static gboolean
+lab_free(Lab *lab, char **w, guint n, GError **error)
+{
+	if (n < 2)
+		return lab_fail(lab, error, "expected 'free all', 'free last [N]' or 'free 1,3-5'");
+	lab_start(lab);
+	if (strcmp(w[1], "all") == 0 && n == 2) {
+		for (guint k = 1; k <= lab->tensors->len; k++)
+			if (g_array_index(lab->tensors, CcaHandle, k - 1) != CCA_NIL &&
+			    !lab_free_one(lab, k, error))
+				return FALSE;
+		return TRUE;
+	}
+	if (strcmp(w[1], "last") == 0 && n <= 3) {
+		uint64_t count = 1;
+		if (n == 3 && !lab_uint(lab, w[2], "count", LAB_MAX_TENSORS, &count, error))
+			return FALSE;
+		for (guint k = lab->tensors->len; k > 0 && count > 0; k--)
+			if (g_array_index(lab->tensors, CcaHandle, k - 1) != CCA_NIL) {
+				if (!lab_free_one(lab, k, error))
+					return FALSE;
+				count--;
+			}
+		return TRUE;
+	}
+	if (n != 2)
+		return lab_fail(lab, error, "expected one list of tensors, e.g. 'free 1,3-5'");
+	g_auto(GStrv) items = g_strsplit(w[1], ",", -1);
+	for (guint i = 0; items[i]; i++) {
+		char *dash = strchr(items[i], '-');
+		uint64_t lo, hi;
+		if (dash)
+			*dash = '\0';
+		if (!lab_uint(lab, items[i], "tensor", LAB_MAX_TENSORS, &lo, error))
+			return FALSE;
+		hi = lo;
+		if (dash && !lab_uint(lab, dash + 1, "tensor", LAB_MAX_TENSORS, &hi, error))
+			return FALSE;
+		if (hi < lo)
+			return lab_fail(lab, error,
+					"range %" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT
+					" runs backwards",
+					lo, hi);
+		for (uint64_t k = lo; k <= hi; k++)
+			if (!lab_free_one(lab, k, error))
+				return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean
+lab_line(Lab *lab, char *text, GError **error)
+{
+	char *hash = strchr(text, '#');
+	if (hash)
+		*hash = '\0';
+	g_strstrip(text);
+	if (*text == '\0')
+		return TRUE;
+	g_auto(GStrv) w = g_regex_split_simple("[ \t]+", text, 0, 0);
+	guint n = g_strv_length(w);
+	if (strcmp(w[0], "alloc") == 0)
+		return lab_alloc(lab, w, n, error);
+	if (strcmp(w[0], "free") == 0)
+		return lab_free(lab, w, n, error);
+	if (strcmp(w[0], "stream") == 0) {
+		if (n != 2)
+			return lab_fail(lab, error, "expected 'stream N'");
+		return lab_uint(lab, w[1], "stream", G_MAXINT64, &lab->stream, error);
+	}
+	if (strcmp(w[0], "empty_cache") == 0) {
+		if (n != 1)
+			return lab_fail(lab, error, "empty_cache takes nothing");
+		lab_start(lab);
+		cca_allocator_empty_cache(lab->alloc);
+		return TRUE;
+	}
+	if (strcmp(w[0], "settings") == 0) {
+		if (n != 2)
+			return lab_fail(lab, error,
+					"expected 'settings KEY:VALUE,...' (no spaces)");
+		if (lab->have_settings || lab->alloc)
+			return lab_fail(lab, error, "settings come once, before any other command");
+		GError *local = NULL;
+		cca_settings_init(&lab->settings);
+		lab->have_settings = true;
+		if (!cca_settings_parse(&lab->settings, w[1], &local)) {
+			lab_fail(lab, error, "settings: %s", local->message);
+			g_error_free(local);
+			return FALSE;
+		}
+		lab->conf = g_strdup(w[1]);
+		return TRUE;
+	}
+	g_autofree char *shown = g_strescape(w[0], NULL);
+	return lab_fail(lab, error,
+			"unknown command '%.40s' (alloc, free, stream, empty_cache, settings)",
+			shown);
+}
+
+/* The lab's settings as a recording's allocator_settings. */
+static void
+lab_settings(Lab *lab)
+{
+	CcaRecordedSettings *r = &lab->snap->settings;
+	const CcaSettings *s = &lab->settings;
+	r->present = true;
+	r->conf = g_strdup(lab->conf ? lab->conf : "");
+	r->max_split_size = s->max_split_size == UINT64_MAX ? -1 : (int64_t)s->max_split_size;
+	r->garbage_collection_threshold = s->garbage_collection_threshold;
+	r->expandable_segments = s->expandable_segments;
+	r->pinned_num_register_threads = s->pinned_num_register_threads;
+	r->release_lock_on_cudamalloc = s->release_lock_on_cudamalloc;
+	r->pinned_use_cuda_host_register = s->pinned_use_cuda_host_register;
+	/* a key 2.11 writes: the replay guesses 2.11's rules, the model's own */
+	r->has_graph_capture_record_stream_reuse = true;
+	r->graph_capture_record_stream_reuse = s->graph_capture_record_stream_reuse;
+	memcpy(r->roundup_power2_divisions, s->roundup_power2_divisions,
+	       sizeof r->roundup_power2_divisions);
+}
+
+/* The model's final state as the snapshot's segments. */
+static void
+lab_final_state(Lab *lab)
+{
+	CcaSnapshot *snap = lab->snap;
+	GArray *state = cca_allocator_state(lab->alloc);
+	for (guint i = 0; i < state->len; i++) {
+		const CcaStateSegment *m = &g_array_index(state, CcaStateSegment, i);
+		CcaSnapSegment seg = {.address = m->address,
+				      .total_size = m->total_size,
+				      .stream = m->stream,
+				      .is_small = m->is_small,
+				      .is_expandable = m->is_expandable,
+				      .first_block = snap->blocks->len,
+				      .n_blocks = (uint32_t)m->n_blocks};
+		for (size_t b = 0; b < m->n_blocks; b++) {
+			const CcaStateBlock *x = &m->blocks[b];
+			CcaSnapBlock sb = {.address = x->address,
+					   .size = x->size,
+					   .requested_size = x->requested_size,
+					   .state = x->state};
+			if (x->state != CCA_BLOCK_INACTIVE) {
+				seg.allocated_size += x->size;
+				seg.active_size += x->size;
+				seg.requested_size += x->requested_size;
+			}
+			g_array_append_val(snap->blocks, sb);
+		}
+		g_array_append_val(snap->segments, seg);
+	}
+	cca_allocator_state_free(state);
+}
+
+CcaSnapshot *
+cca_lab_load(const unsigned char *data, size_t len, const char *name, GError **error)
+{
+	Lab lab = {.name = name};
+	lab.snap = cca_snapshot_new();
+	lab.snap->source = g_strdup(name);
+	lab.events = g_array_new(FALSE, FALSE, sizeof(CcaEvent));
+	lab.tensors = g_array_new(FALSE, FALSE, sizeof(CcaHandle));
+	gboolean ok = TRUE;
+	if (memchr(data, '\0', len) != NULL) {
+		lab.line = 1;
+		for (size_t i = 0; i < len && data[i]; i++)
+			lab.line += data[i] == '\n';
+		ok = lab_fail(&lab, error, "a NUL byte: a lab is text");
+	}
+	size_t pos = 0;
+	while (ok && pos < len) {
+		const unsigned char *nl = memchr(data + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - data) : len;
+		lab.line++;
+		g_autofree char *text = g_strndup((const char *)data + pos, end - pos);
+		if (!g_utf8_validate(text, -1, NULL))
+			ok = lab_fail(&lab, error, "not UTF-8 text");
+		else
+			ok = lab_line(&lab, text, error);
+		pos = end + 1;
+	}
+	if (ok) {
+		lab_start(&lab); /* an empty program records nothing */
+		lab_settings(&lab);
+		lab_final_state(&lab);
+		lab.snap->n_devices = 1;
+		lab.snap->events = g_new0(GArray *, 1);
+		lab.snap->n_events = g_new0(uint64_t, 1);
+		lab.snap->n_events[0] = lab.events->len;
+		lab.snap->events[0] = g_steal_pointer(&lab.events);
+	}
+	if (lab.alloc)
+		cca_allocator_free(lab.alloc);
+	cca_device_free(lab.device);
+	if (lab.have_settings || lab.alloc)
+		cca_settings_clear(&lab.settings);
+	g_free(lab.conf);
+	g_array_free(lab.tensors, TRUE);
+	if (lab.events)
+		g_array_free(lab.events, TRUE);
+	if (!ok) {
+		cca_snapshot_free(lab.snap);
+		return NULL;
+	}
+	return lab.snap;
+}
