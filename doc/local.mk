@@ -11,3 +11,4 @@ EXTRA_DIST += doc/tutorial.md doc/tutorial-figures/seedfrag-timeline.svg \
 	doc/tutorial-figures/seedfrag-segments.svg doc/tutorial-figures/dyninfer-cap.svg \
 	doc/tutorial-figures/dyninfer-expandable.svg
 EXTRA_DIST += doc/recording.md
+EXTRA_DIST += doc/ccasim.ipynb doc/python.md

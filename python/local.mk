@@ -16,3 +16,15 @@ python_ccasim_so_LDADD = libccasim_pic.a $(CCASIM_LIBS)
 pyexec_DATA = %D%/ccasim.pyi
 endif
 EXTRA_DIST += %D%/ccasim.pyi %D%/ccasim.c
+
+# The module's tests (TAP from Python), run by the interpreter configure
+# found, the module imported from the build tree.
+PY_TESTS = %D%/tests/test-cli-equal.py %D%/tests/test-dict.py %D%/tests/test-rss.py \
+	%D%/tests/test-notebook.py
+EXTRA_DIST += $(PY_TESTS) %D%/tests/taputil.py
+if ENABLE_PYTHON
+TESTS += $(PY_TESTS)
+endif
+PY_LOG_DRIVER = $(LOG_DRIVER)
+PY_LOG_COMPILER = env PYTHONPATH='$(abs_top_builddir)/python:$(abs_top_srcdir)/python/tests' \
+	PYTHONDONTWRITEBYTECODE=1 $(PYTHON)
