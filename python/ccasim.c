@@ -1007,6 +1007,7 @@ run_replay(Trace *t, const ReplaySpec *spec, uint32_t buckets, PyObject **doc_ou
 	const CcaSnapshot *snap = t->snap;
 	gboolean want_doc = doc_out != NULL;
 	Py_BEGIN_ALLOW_THREADS;
+	gint64 start = g_get_monotonic_time();
 	/* planned here as `ccasim replay` plans, so that the report shows the plan */
 	CcaPlan *plan =
 		cca_plan_new_unread(snap, opt.device, opt.pytorch_version, opt.rewind, &error);
@@ -1020,6 +1021,9 @@ run_replay(Trace *t, const ReplaySpec *spec, uint32_t buckets, PyObject **doc_ou
 		ok = cca_timeline_collect(snap, &planned, buckets, &tl, &error);
 	else
 		ok = cca_replay_run(snap, &planned, &result, &error);
+	if (g_getenv("CCASIM_TIMING")) /* for benchmarks: the span the CLI times */
+		fprintf(stderr, "timing: replay of device %d: %.6f s\n", opt.device,
+			(double)(g_get_monotonic_time() - start) / 1e6);
 	if (ok && want_doc) {
 		CcaSettings recorded;
 		cca_settings_init(&recorded);

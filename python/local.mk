@@ -26,5 +26,8 @@ if ENABLE_PYTHON
 TESTS += $(PY_TESTS)
 endif
 PY_LOG_DRIVER = $(LOG_DRIVER)
-PY_LOG_COMPILER = env PYTHONPATH='$(abs_top_builddir)/python:$(abs_top_srcdir)/python/tests' \
+PY_LOG_COMPILER = env $(PY_SAN_ENV) PYTHONPATH='$(abs_top_builddir)/python:$(abs_top_srcdir)/python/tests' \
 	PYTHONDONTWRITEBYTECODE=1 $(PYTHON)
+
+# pip install --no-build-isolation . (from a checkout or the tarball)
+EXTRA_DIST += pyproject.toml setup.py %D%/ccasim_record_main.py

@@ -8,4 +8,4 @@ bench: ccasim$(EXEEXT)
 	  CCASIM='$(abs_top_builddir)/ccasim$(EXEEXT)' top_srcdir='$(abs_top_srcdir)' \
 	    $(SHELL) "$$script" || fail=1; \
 	done; exit $$fail
-EXTRA_DIST += tools/bench-sweep.sh tools/bench-big.sh tools/bench-engine.sh
+EXTRA_DIST += tools/bench-sweep.sh tools/bench-big.sh tools/bench-engine.sh tools/bench-python.sh
