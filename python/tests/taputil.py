@@ -46,3 +46,11 @@ def bundled_traces():
             if ".pickle" in f or ".msgpack" in f:
                 out.append(os.path.join(d, f))
     return sorted(out)
+
+
+def cli_env():
+    """The environment for running the ccasim CLI: without the sanitizer
+    runtime preloaded for Python (a sanitized CLI links its own)."""
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    return env

@@ -21,7 +21,7 @@ cli = taputil.ccasim_cli()
 
 def run_cli(args):
     p = subprocess.run([cli] + args + ["--no-progress"] if args[0] in ("sweep", "fit") else [cli] + args,
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=taputil.cli_env())
     return p.returncode, p.stdout, p.stderr
 
 
