@@ -14,3 +14,4 @@ EXTRA_DIST += doc/recording.md doc/figures.md
 EXTRA_DIST += doc/fleet.md
 # the lab format (issue 16)
 EXTRA_DIST += doc/lab.md
+EXTRA_DIST += doc/ccasim.ipynb doc/python.md

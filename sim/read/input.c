@@ -624,6 +624,29 @@ cca_input_open(CcaInput *input, const char *path, GError **error)
 	return ok;
 }
 
+gboolean
+cca_input_open_memory(CcaInput *input, const unsigned char *data, size_t len, const char *name,
+		      GError **error)
+{
+	memset(input, 0, sizeof *input);
+	input->path = g_strdup(name);
+	if ((uint64_t)len > input_max_size) {
+		char limit[32];
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
+			    "%s: the input is larger than %s", name,
+			    cca_size_format(input_max_size, limit));
+		g_clear_pointer(&input->path, g_free);
+		return FALSE;
+	}
+	/* all of the bytes are there from the start: a source with no
+	 * descriptor, already at its end */
+	InputSource src = {.fd = -1, .p = data, .n = len, .eof = TRUE, .path = input->path};
+	gboolean ok = input_stream(&src, input, error);
+	if (!ok)
+		cca_input_clear(input);
+	return ok;
+}
+
 /* cca_input_advance() keeps this much behind the reader mapped, and gives
  * pages back this much at a time. */
 #define CCA_INPUT_WINDOW ((size_t)CCA_MIB)

@@ -72,6 +72,13 @@ gboolean cca_input_check_magic(const unsigned char *data, size_t len, const char
  * truncated. */
 gboolean cca_input_open(CcaInput *input, const char *path, GError **error);
 
+/* cca_input_open() for the LEN bytes at DATA (a buffer the caller keeps
+ * until the call returns), NAME standing for the path in messages: xz and
+ * gzip are decompressed, everything goes through the same limits and
+ * magic checks as a pipe, and INPUT ends up owning a copy. */
+gboolean cca_input_open_memory(CcaInput *input, const unsigned char *data, size_t len,
+			       const char *name, GError **error);
+
 /* Tells INPUT that its reader has got to byte POS and will seldom look
  * back: for a mapped file, the pages more than a mebibyte or two before
  * POS leave the process's memory (the kernel reads them back from the

@@ -1906,6 +1906,53 @@ cca_pickle_parse_progress(const unsigned char *data, size_t len, const char *nam
 	return pickle;
 }
 
+/* ------------------------------------------------------------ building */
+
+CcaPickle *
+cca_pickle_build_new(void)
+{
+	CcaPickle *pickle = g_new0(CcaPickle, 1);
+	pickle->protocol = 0;
+	return pickle;
+}
+
+CcaPickleValue *
+cca_pickle_build_node(CcaPickle *pickle, CcaPickleType type, uint32_t len)
+{
+	pickle->n_nodes++;
+	if (type == CCA_PICKLE_LIST || type == CCA_PICKLE_TUPLE || type == CCA_PICKLE_DICT) {
+		PickleContainer *c = pickle_arena_alloc(&pickle->arena, sizeof *c);
+		size_t slots = type == CCA_PICKLE_DICT ? 2 * (size_t)len : len;
+		*c = (PickleContainer){
+			.value = {.type = type, .len = len}, .cap = len, .offset = (size_t)-1};
+		c->value.items =
+			slots ? pickle_arena_alloc(&pickle->arena, slots * sizeof(CcaPickleValue *))
+			      : NULL;
+		for (size_t i = 0; i < slots; i++)
+			c->value.items[i] = NULL;
+		pickle->n_nodes += slots;
+		return &c->value;
+	}
+	CcaPickleValue *v = pickle_arena_alloc(&pickle->arena, sizeof *v);
+	*v = (CcaPickleValue){.type = type, .len = len};
+	return v;
+}
+
+const char *
+cca_pickle_build_bytes(CcaPickle *pickle, const char *s, size_t len)
+{
+	char *copy = pickle_arena_alloc(&pickle->arena, len + 1);
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	return copy;
+}
+
+void
+cca_pickle_build_set_root(CcaPickle *pickle, const CcaPickleValue *root)
+{
+	pickle->root = root;
+}
+
 void
 cca_pickle_free(CcaPickle *pickle)
 {

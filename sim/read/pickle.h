@@ -133,6 +133,24 @@ CcaPickle *cca_pickle_parse_progress(const unsigned char *data, size_t len, cons
 				     CcaPickleProgress progress, void *progress_user,
 				     GError **error);
 
+/* A value graph made by hand rather than parsed (the Python module walks
+ * a snapshot dict into one): an empty CcaPickle with no root, protocol 0.
+ * Its containers have no offset (cca_pickle_offset() gives (size_t)-1). */
+CcaPickle *cca_pickle_build_new(void);
+
+/* A new node of PICKLE of TYPE: LEN is a str's byte count (set `s` with
+ * cca_pickle_build_bytes()) or a container's item count (pairs for a
+ * dict), whose items[] (2 * LEN for a dict) start NULL and must all be
+ * set before the graph is read.  cca_pickle_n_nodes() then counts every
+ * node and every item slot: the work a walk of the graph may take. */
+CcaPickleValue *cca_pickle_build_node(CcaPickle *pickle, CcaPickleType type, uint32_t len);
+
+/* A copy of the LEN bytes at S in PICKLE's arena (NUL-terminated). */
+const char *cca_pickle_build_bytes(CcaPickle *pickle, const char *s, size_t len);
+
+/* Makes ROOT (a node of PICKLE) the value cca_pickle_root() returns. */
+void cca_pickle_build_set_root(CcaPickle *pickle, const CcaPickleValue *root);
+
 /* Frees PICKLE and its whole graph; NULL is allowed. */
 void cca_pickle_free(CcaPickle *pickle);
 

@@ -255,12 +255,11 @@ snapshot_advance(void *user, size_t pos)
 	cca_input_advance(user, pos);
 }
 
+/* Reads the snapshot in INPUT (opened from PATH), which it clears. */
 static CcaSnapshot *
-snapshot_load(const char *path, gboolean compact, GError **error)
+snapshot_read(CcaInput *in, const char *path, gboolean compact, GError **error)
 {
-	CcaInput input;
-	if (!cca_input_open(&input, path, error))
-		return NULL;
+	CcaInput input = *in;
 	if (input.len == 0) {
 		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_TRUNCATED, "%s: empty file",
 			    path);
@@ -288,6 +287,24 @@ snapshot_load(const char *path, gboolean compact, GError **error)
 			    input.data[0]);
 	cca_input_clear(&input);
 	return NULL;
+}
+
+static CcaSnapshot *
+snapshot_load(const char *path, gboolean compact, GError **error)
+{
+	CcaInput input;
+	if (!cca_input_open(&input, path, error))
+		return NULL;
+	return snapshot_read(&input, path, compact, error);
+}
+
+CcaSnapshot *
+cca_snapshot_load_memory(const unsigned char *data, size_t len, const char *name, GError **error)
+{
+	CcaInput input;
+	if (!cca_input_open_memory(&input, data, len, name, error))
+		return NULL;
+	return snapshot_read(&input, name, FALSE, error);
 }
 
 CcaSnapshot *

@@ -22,6 +22,8 @@
 #include "input.h"
 #include "pytorch.h"
 
+typedef struct CcaPickle CcaPickle;
+
 G_BEGIN_DECLS
 
 /* One block of a final segment, in address order. */
@@ -156,6 +158,20 @@ struct CcaSnapshot {
  * name).  Returns a new snapshot or NULL with ERROR set to a one-line
  * message naming the file and the byte offset of the problem. */
 CcaSnapshot *cca_snapshot_load(const char *path, GError **error);
+
+/* cca_snapshot_load() of the LEN bytes at DATA (only read during the
+ * call) instead of a file, NAME standing for the path in messages. */
+CcaSnapshot *cca_snapshot_load_memory(const unsigned char *data, size_t len, const char *name,
+				      GError **error);
+
+/* Builds a snapshot from the value graph PICKLE (made with
+ * cca_pickle_build_new(), a snapshot dict as torch.cuda.memory._snapshot()
+ * returns it), with every check cca_snapshot_pickle_load() makes; NAME
+ * names it in messages ("NAME: device_traces[0][5]: ...", no offset).
+ * The walk is bounded by cca_pickle_n_nodes() as a pickle's is by its
+ * size, so shared containers and cycles cannot blow it up. */
+CcaSnapshot *cca_snapshot_pickle_load_value(const CcaPickle *pickle, const char *name,
+					    GError **error);
 
 /* Builds a snapshot from the LEN bytes of a PyTorch memory-snapshot
  * pickle at DATA (protocol 2..5, any schema from torch 2.0 to 2.11, and

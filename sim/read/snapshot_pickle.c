@@ -1778,6 +1778,24 @@ conv_load(const unsigned char *data, size_t len, const char *name, gboolean stre
 }
 
 CcaSnapshot *
+cca_snapshot_pickle_load_value(const CcaPickle *pickle, const char *name, GError **error)
+{
+	const CcaPickleValue *root = cca_pickle_root(pickle);
+	g_return_val_if_fail(root != NULL, NULL);
+	g_autoptr(CcaSnapshot) snap = cca_snapshot_new();
+	Conv c;
+	/* the budget of a pickle of one byte per node and item slot */
+	conv_init(&c, snap, name, cca_pickle_n_nodes(pickle), error);
+	snap->format = CCA_FORMAT_PICKLE;
+	snap->source = g_strdup(name);
+	snap->pickle_protocol = 0;
+	conv_alloc_devices(&c, snap, root);
+	gboolean ok = conv_root(&c, root);
+	conv_clear(&c);
+	return ok ? g_steal_pointer(&snap) : NULL;
+}
+
+CcaSnapshot *
 cca_snapshot_pickle_load_full(const unsigned char *data, size_t len, const char *name,
 			      gboolean stream, GError **error)
 {

@@ -747,9 +747,8 @@ run_json(const CcaSweepRun *run, uint64_t capacity)
 	return o;
 }
 
-void
-cca_fit_print_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
-		   const CcaFitReport *report, GString *out)
+json_t *
+cca_fit_to_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n, const CcaFitReport *report)
 {
 	const CcaFitOptions *o = report->options;
 	json_t *doc = json_object();
@@ -810,7 +809,14 @@ cca_fit_print_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 		json_array_append_new(list, row);
 	}
 	json_object_set_new(doc, "rows", list);
-	cca_json_append(out, doc);
+	return doc;
+}
+
+void
+cca_fit_print_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
+		   const CcaFitReport *report, GString *out)
+{
+	cca_json_append(out, cca_fit_to_json(sweep, rows, n, report));
 }
 
 void

@@ -129,6 +129,11 @@ void cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 void cca_fit_print_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 			const CcaFitReport *report, GString *out);
 
+/* The object cca_fit_print_json() appends, as a new JSON value (the
+ * caller owns the reference). */
+json_t *cca_fit_to_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
+			const CcaFitReport *report);
+
 /* Appends the preset table (name, total memory, usable memory after
  * CONTEXT, kind, source) as text. */
 void cca_fit_gpu_presets_print(uint64_t context, GString *out);

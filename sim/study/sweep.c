@@ -1252,8 +1252,8 @@ row_json(const CcaSweepRow *row, guint rank)
 	return o;
 }
 
-void
-cca_sweep_print_json(const CcaSweep *sweep, const CcaSweepReport *report, GString *out)
+json_t *
+cca_sweep_to_json(const CcaSweep *sweep, const CcaSweepReport *report)
 {
 	const CcaSweepOptions *o = report->options;
 	g_autofree char *version = g_strdup_printf("%u.%u", sweep->pytorch_version / 100,
@@ -1306,7 +1306,13 @@ cca_sweep_print_json(const CcaSweep *sweep, const CcaSweepReport *report, GStrin
 		json_object_set_new(rec, "why", cca_json_string(report->why));
 	}
 	json_object_set_new(doc, "recommendation", rec);
-	cca_json_append(out, doc);
+	return doc;
+}
+
+void
+cca_sweep_print_json(const CcaSweep *sweep, const CcaSweepReport *report, GString *out)
+{
+	cca_json_append(out, cca_sweep_to_json(sweep, report));
 }
 
 static void

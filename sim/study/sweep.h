@@ -11,6 +11,7 @@
 #define CCA_SWEEP_H
 
 #include <glib.h>
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -242,6 +243,10 @@ void cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, G
  * with its "_range" [min, max] or null) and "recommendation" (null or
  * {"settings", "why"}). */
 void cca_sweep_print_json(const CcaSweep *sweep, const CcaSweepReport *report, GString *out);
+
+/* The object cca_sweep_print_json() appends, as a new JSON value (the
+ * caller owns the reference): the Python module hands it out as a dict. */
+json_t *cca_sweep_to_json(const CcaSweep *sweep, const CcaSweepReport *report);
 
 /* Appends CSV: a header line, then one line per row: rank, settings,
  * origin, recorded, address_sensitive, then per figure its value, min and

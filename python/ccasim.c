@@ -1,0 +1,1744 @@
+/* ccasim.c - the `ccasim` Python module: the simulator from Python.
+ *
+ * A thin layer over libccasim, with nothing of its own to decide: a trace
+ * is loaded by the readers of sim/read (a path or bytes through
+ * cca_snapshot_load_memory(), a dict that torch.cuda.memory._snapshot()
+ * returns walked into a value graph that snapshot_pickle.c converts with
+ * every check it makes on a pickle); replays, sweeps, fits and explain
+ * run the functions the CLI runs, and every result is the JSON value the
+ * CLI prints with --json, handed out as Python dicts, lists, ints, floats
+ * and strs.  The timeline of a replay comes as int64 buffers (the buffer
+ * protocol), which numpy takes without a copy.
+ *
+ * Invariants: Python objects are touched only with the GIL held; the
+ * replays, the studies and the file reads run with it released, on a
+ * snapshot nobody writes after its load, so several threads may replay
+ * one trace at once.  No Python code runs during the walk of a dict
+ * (exact type checks, PyDict_Next, no __eq__, __hash__ or __index__), and
+ * every container walked is kept alive until the walk ends.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "calibration.h"
+#include "explain.h"
+#include "fit.h"
+#include "input.h"
+#include "json.h"
+#include "pickle.h"
+#include "plan.h"
+#include "replay.h"
+#include "report.h"
+#include "settings.h"
+#include "size.h"
+#include "snapshot.h"
+#include "sweep.h"
+#include "timeline.h"
+
+/* ------------------------------------------------------------ errors */
+
+static PyObject *ccasim_error, *trace_error, *config_error;
+
+/* Raises TraceError for ERROR (a CCA_INPUT_ERROR or other load error of
+ * NAME): the message, with `file` NAME and `offset` the byte offset the
+ * message names (None when it names none, as for a dict). */
+static void
+raise_trace_error(const char *name, const GError *error)
+{
+	const char *msg = error ? error->message : "unknown error";
+	PyObject *offset = Py_None;
+	Py_INCREF(offset);
+	const char *at = strstr(msg, ": offset ");
+	if (at != NULL) {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(at + 9, &end, 10);
+		if (errno == 0 && end != at + 9 && *end == ':') {
+			Py_DECREF(offset);
+			offset = PyLong_FromUnsignedLongLong(v);
+		}
+	}
+	PyObject *exc = PyObject_CallFunction(trace_error, "s", msg);
+	if (exc != NULL && offset != NULL) {
+		PyObject *file = PyUnicode_DecodeFSDefault(name);
+		if (file == NULL || PyObject_SetAttrString(exc, "file", file) < 0 ||
+		    PyObject_SetAttrString(exc, "offset", offset) < 0) {
+			Py_XDECREF(file);
+			Py_DECREF(exc);
+			Py_DECREF(offset);
+			return;
+		}
+		Py_DECREF(file);
+		PyErr_SetObject(trace_error, exc);
+	}
+	Py_XDECREF(exc);
+	Py_XDECREF(offset);
+}
+
+/* Raises ConfigError MESSAGE with `key` KEY (NULL: None). */
+static void
+raise_config_error(const char *key, const char *message)
+{
+	PyObject *exc = PyObject_CallFunction(config_error, "s", message);
+	if (exc == NULL)
+		return;
+	PyObject *k = key ? PyUnicode_DecodeUTF8(key, (Py_ssize_t)strlen(key), "replace") : Py_None;
+	if (k == NULL) {
+		Py_DECREF(exc);
+		return;
+	}
+	if (!key)
+		Py_INCREF(k);
+	if (PyObject_SetAttrString(exc, "key", k) == 0)
+		PyErr_SetObject(config_error, exc);
+	Py_DECREF(k);
+	Py_DECREF(exc);
+}
+
+/* The key of the item of CONF (PYTORCH_CUDA_ALLOC_CONF syntax) that the
+ * settings parser refused with MESSAGE: CONF is cut at its top-level
+ * commas (those inside [...] belong to a value) and its prefixes are
+ * parsed, so the parser alone decides: the last item of the first prefix
+ * refused with MESSAGE, else of the first prefix refused at all.  Free
+ * with g_free(); NULL when no prefix is refused (the keys conflict as a
+ * whole). */
+static char *
+config_bad_key(const char *conf, uint32_t version, const char *message)
+{
+	size_t n = strlen(conf);
+	int depth = 0;
+	size_t start = 0;
+	char *first = NULL;
+	for (size_t i = 0; i <= n; i++) {
+		char ch = i < n ? conf[i] : ',';
+		if (ch == '[')
+			depth++;
+		else if (ch == ']' && depth > 0)
+			depth--;
+		if (ch != ',' || depth > 0)
+			continue;
+		g_autofree char *prefix = g_strndup(conf, i);
+		CcaSettings s;
+		cca_settings_init(&s);
+		s.pytorch_version = version;
+		GError *error = NULL;
+		gboolean ok = cca_settings_parse(&s, prefix, &error);
+		cca_settings_clear(&s);
+		if (!ok) {
+			g_autofree char *item = g_strndup(conf + start, i - start);
+			char *colon = strchr(item, ':');
+			if (colon)
+				*colon = '\0';
+			gboolean same = strcmp(error->message, message) == 0;
+			g_error_free(error);
+			if (same) {
+				g_free(first);
+				return g_strdup(g_strstrip(item));
+			}
+			if (!first)
+				first = g_strdup(g_strstrip(item));
+		}
+		start = i + 1;
+	}
+	return first;
+}
+
+/* ------------------------------------------------------------ JSON -> Python */
+
+/* The Python value of V: dicts, lists, int, float, str, bool, None. */
+static PyObject *
+from_json(json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		PyObject *d = PyDict_New();
+		const char *key;
+		json_t *item;
+		if (d == NULL)
+			return NULL;
+		json_object_foreach(v, key, item)
+		{
+			PyObject *pv = from_json(item);
+			if (pv == NULL || PyDict_SetItemString(d, key, pv) < 0) {
+				Py_XDECREF(pv);
+				Py_DECREF(d);
+				return NULL;
+			}
+			Py_DECREF(pv);
+		}
+		return d;
+	}
+	case JSON_ARRAY: {
+		size_t n = json_array_size(v);
+		PyObject *l = PyList_New((Py_ssize_t)n);
+		for (size_t i = 0; l != NULL && i < n; i++) {
+			PyObject *pv = from_json(json_array_get(v, i));
+			if (pv == NULL) {
+				Py_DECREF(l);
+				return NULL;
+			}
+			PyList_SET_ITEM(l, (Py_ssize_t)i, pv);
+		}
+		return l;
+	}
+	case JSON_STRING:
+		return PyUnicode_DecodeUTF8(json_string_value(v), (Py_ssize_t)json_string_length(v),
+					    "replace");
+	case JSON_INTEGER:
+		return PyLong_FromLongLong(json_integer_value(v));
+	case JSON_REAL:
+		return PyFloat_FromDouble(json_real_value(v));
+	case JSON_TRUE:
+		Py_RETURN_TRUE;
+	case JSON_FALSE:
+		Py_RETURN_FALSE;
+	case JSON_NULL:
+		break;
+	}
+	Py_RETURN_NONE;
+}
+
+/* from_json() of DOC, which it releases (NULL: MemoryError). */
+static PyObject *
+from_json_steal(json_t *doc)
+{
+	if (doc == NULL)
+		return PyErr_NoMemory();
+	PyObject *r = from_json(doc);
+	json_decref(doc);
+	return r;
+}
+
+/* ------------------------------------------------------------ Python -> value graph */
+
+/* One step of the path to the value being walked, for messages. */
+typedef struct {
+	PyObject *key; /* a dict key (borrowed), or NULL */
+	Py_ssize_t index;
+} WalkStep;
+
+#define WALK_MAX_DEPTH 512
+
+typedef struct {
+	CcaPickle *pickle;
+	CcaPickleNodeMap seen; /* PyObject* of a container or str -> its node */
+	PyObject *keep;	       /* list: every container and str walked, kept alive */
+	WalkStep path[WALK_MAX_DEPTH];
+	int depth;
+	const char *name;
+} Walk;
+
+/* Raises TraceError "NAME: snapshot['k'][3]: WHAT" at the walk's place. */
+static void
+walk_fail(Walk *w, const char *what)
+{
+	GString *s = g_string_new(NULL);
+	g_string_append_printf(s, "%s: snapshot", w->name);
+	for (int i = 0; i < w->depth; i++) {
+		PyObject *key = w->path[i].key;
+		if (key == NULL) {
+			g_string_append_printf(s, "[%zd]", w->path[i].index);
+		} else if (PyUnicode_Check(key)) {
+			Py_ssize_t n;
+			const char *u = PyUnicode_AsUTF8AndSize(key, &n);
+			if (u == NULL) {
+				PyErr_Clear();
+				g_string_append(s, "[<str>]");
+			} else {
+				g_autofree char *shown = g_strndup(u, (gsize)MIN(n, 64));
+				g_string_append_printf(s, "['%s']", shown);
+			}
+		} else {
+			g_string_append_printf(s, "[<%s key>]", Py_TYPE(key)->tp_name);
+		}
+	}
+	g_string_append_printf(s, ": %s", what);
+	GError *error = g_error_new_literal(CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT, s->str);
+	raise_trace_error(w->name, error);
+	g_error_free(error);
+	g_string_free(s, TRUE);
+}
+
+static CcaPickleValue *walk_value(Walk *w, PyObject *o);
+
+/* Keeps O alive for the walk and remembers NODE as its node. */
+static gboolean
+walk_remember(Walk *w, PyObject *o, CcaPickleValue *node)
+{
+	if (PyList_Append(w->keep, o) < 0)
+		return FALSE;
+	cca_pickle_node_map_put(&w->seen, o, (uintptr_t)node);
+	return TRUE;
+}
+
+static CcaPickleValue *
+walk_container(Walk *w, PyObject *o)
+{
+	CcaPickleType type = PyDict_Check(o)   ? CCA_PICKLE_DICT
+			     : PyList_Check(o) ? CCA_PICKLE_LIST
+					       : CCA_PICKLE_TUPLE;
+	Py_ssize_t n = type == CCA_PICKLE_DICT	 ? PyDict_GET_SIZE(o)
+		       : type == CCA_PICKLE_LIST ? PyList_GET_SIZE(o)
+						 : PyTuple_GET_SIZE(o);
+	if ((uint64_t)n > UINT32_MAX) {
+		walk_fail(w, "a container of more than 2^32 items");
+		return NULL;
+	}
+	if (w->depth >= WALK_MAX_DEPTH) {
+		walk_fail(w, "containers nested too deeply for a snapshot");
+		return NULL;
+	}
+	CcaPickleValue *node = cca_pickle_build_node(w->pickle, type, (uint32_t)n);
+	if (!walk_remember(w, o, node)) /* before the items: a cycle finds it */
+		return NULL;
+	WalkStep *step = &w->path[w->depth++];
+	*step = (WalkStep){NULL, 0};
+	gboolean ok = TRUE;
+	if (type == CCA_PICKLE_DICT) {
+		Py_ssize_t pos = 0, i = 0;
+		PyObject *k, *v;
+		while (ok && i < n && PyDict_Next(o, &pos, &k, &v)) {
+			/* the key is walked with the path of its dict */
+			step->key = NULL;
+			step->index = i;
+			w->depth--;
+			CcaPickleValue *kn = walk_value(w, k);
+			w->depth++;
+			step->key = k;
+			CcaPickleValue *vn = kn ? walk_value(w, v) : NULL;
+			ok = kn && vn;
+			if (ok) {
+				node->items[2 * i] = kn;
+				node->items[2 * i + 1] = vn;
+			}
+			i++;
+		}
+		if (ok && i != n) {
+			walk_fail(w, "a dict that changed size while it was read");
+			ok = FALSE;
+		}
+	} else {
+		for (Py_ssize_t i = 0; ok && i < n; i++) {
+			step->index = i;
+			Py_ssize_t now = type == CCA_PICKLE_LIST ? PyList_GET_SIZE(o) : n;
+			if (i >= now) {
+				walk_fail(w, "a list that changed size while it was read");
+				ok = FALSE;
+				break;
+			}
+			PyObject *item = type == CCA_PICKLE_LIST ? PyList_GET_ITEM(o, i)
+								 : PyTuple_GET_ITEM(o, i);
+			Py_INCREF(item);
+			CcaPickleValue *in = walk_value(w, item);
+			Py_DECREF(item);
+			if (in)
+				node->items[i] = in;
+			ok = in != NULL;
+		}
+	}
+	w->depth--;
+	return ok ? node : NULL;
+}
+
+/* The node of O: None, bool, int (64 bits), float, str, list, tuple and
+ * dict (their subclasses too, read as the base type, no method called);
+ * anything else raises TraceError. */
+static CcaPickleValue *
+walk_value(Walk *w, PyObject *o)
+{
+	uintptr_t known;
+	if (cca_pickle_node_map_get(&w->seen, o, &known))
+		return (CcaPickleValue *)known;
+	if (o == Py_None)
+		return cca_pickle_build_node(w->pickle, CCA_PICKLE_NONE, 0);
+	if (PyBool_Check(o)) {
+		CcaPickleValue *v = cca_pickle_build_node(w->pickle, CCA_PICKLE_BOOL, 0);
+		v->b = o == Py_True;
+		return v;
+	}
+	if (PyLong_Check(o)) {
+		int overflow = 0;
+		long long i = PyLong_AsLongLongAndOverflow(o, &overflow);
+		if (overflow == 0 && !(i == -1 && PyErr_Occurred())) {
+			CcaPickleValue *v = cca_pickle_build_node(w->pickle, CCA_PICKLE_INT, 0);
+			v->i = i;
+			return v;
+		}
+		PyErr_Clear();
+		if (overflow > 0) {
+			unsigned long long u = PyLong_AsUnsignedLongLong(o);
+			if (!(u == (unsigned long long)-1 && PyErr_Occurred())) {
+				CcaPickleValue *v =
+					cca_pickle_build_node(w->pickle, CCA_PICKLE_UINT, 0);
+				v->u = u;
+				return v;
+			}
+			PyErr_Clear();
+		}
+		walk_fail(w, "an int beyond 64 bits");
+		return NULL;
+	}
+	if (PyFloat_Check(o)) {
+		CcaPickleValue *v = cca_pickle_build_node(w->pickle, CCA_PICKLE_FLOAT, 0);
+		v->f = PyFloat_AS_DOUBLE(o);
+		return v;
+	}
+	if (PyUnicode_Check(o)) {
+		Py_ssize_t n;
+		const char *u = PyUnicode_AsUTF8AndSize(o, &n);
+		if (u == NULL) {
+			PyErr_Clear();
+			walk_fail(w, "a str that is not valid UTF-8 (lone surrogates)");
+			return NULL;
+		}
+		if ((uint64_t)n > UINT32_MAX) {
+			walk_fail(w, "a str longer than 4 GiB");
+			return NULL;
+		}
+		CcaPickleValue *v = cca_pickle_build_node(w->pickle, CCA_PICKLE_STR, (uint32_t)n);
+		v->s = cca_pickle_build_bytes(w->pickle, u, (size_t)n);
+		/* the same str object is the same node: a dict's keys then
+		 * match by identity, as a pickle's memoized keys do */
+		return walk_remember(w, o, v) ? v : NULL;
+	}
+	if (PyDict_Check(o) || PyList_Check(o) || PyTuple_Check(o))
+		return walk_container(w, o);
+	g_autofree char *what =
+		g_strdup_printf("a %.64s, not a value a snapshot holds (None, bool, int, float, "
+				"str, list, tuple, dict)",
+				Py_TYPE(o)->tp_name);
+	walk_fail(w, what);
+	return NULL;
+}
+
+/* The snapshot of the dict (or bare list of segments) ROOT, named NAME. */
+static CcaSnapshot *
+snapshot_from_object(PyObject *root, const char *name)
+{
+	Walk *w = g_new0(Walk, 1);
+	w->pickle = cca_pickle_build_new();
+	w->name = name;
+	w->keep = PyList_New(0);
+	CcaSnapshot *snap = NULL;
+	CcaPickleValue *node = w->keep ? walk_value(w, root) : NULL;
+	Py_CLEAR(w->keep);
+	cca_pickle_node_map_clear(&w->seen);
+	if (node != NULL) {
+		cca_pickle_build_set_root(w->pickle, node);
+		GError *error = NULL;
+		CcaPickle *pickle = w->pickle;
+		Py_BEGIN_ALLOW_THREADS;
+		snap = cca_snapshot_pickle_load_value(pickle, name, &error);
+		Py_END_ALLOW_THREADS;
+		if (snap == NULL) {
+			raise_trace_error(name, error);
+			g_error_free(error);
+		}
+	}
+	cca_pickle_free(w->pickle);
+	g_free(w);
+	return snap;
+}
+
+/* ------------------------------------------------------------ buffers */
+
+/* An int64 column of a timeline: an immutable buffer of N values that
+ * numpy.asarray() and memoryview() take without copying. */
+typedef struct {
+	PyObject_HEAD int64_t *data;
+	Py_ssize_t n;
+	Py_ssize_t exports;
+} Column;
+
+static int
+column_getbuffer(PyObject *self, Py_buffer *view, int flags)
+{
+	Column *c = (Column *)self;
+	if (PyBuffer_FillInfo(view, self, c->data, c->n * (Py_ssize_t)sizeof(int64_t), 1, flags) <
+	    0)
+		return -1;
+	view->itemsize = sizeof(int64_t);
+	if (flags & PyBUF_FORMAT)
+		view->format = "q";
+	if (flags & PyBUF_ND) {
+		view->ndim = 1;
+		view->shape = &c->n;
+	}
+	if ((flags & PyBUF_STRIDES) == PyBUF_STRIDES)
+		view->strides = &view->itemsize;
+	c->exports++;
+	return 0;
+}
+
+static void
+column_releasebuffer(PyObject *self, Py_buffer *view)
+{
+	((Column *)self)->exports--;
+}
+
+static void
+column_dealloc(PyObject *self)
+{
+	g_free(((Column *)self)->data);
+	Py_TYPE(self)->tp_free(self);
+}
+
+static Py_ssize_t
+column_len(PyObject *self)
+{
+	return ((Column *)self)->n;
+}
+
+static PyObject *
+column_item(PyObject *self, Py_ssize_t i)
+{
+	Column *c = (Column *)self;
+	if (i < 0 || i >= c->n) {
+		PyErr_SetString(PyExc_IndexError, "column index out of range");
+		return NULL;
+	}
+	return PyLong_FromLongLong(c->data[i]);
+}
+
+static PyBufferProcs column_as_buffer = {column_getbuffer, column_releasebuffer};
+static PySequenceMethods column_as_sequence = {.sq_length = column_len, .sq_item = column_item};
+
+static PyTypeObject column_type = {
+	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ccasim.Column",
+	.tp_basicsize = sizeof(Column),
+	.tp_dealloc = column_dealloc,
+	.tp_as_buffer = &column_as_buffer,
+	.tp_as_sequence = &column_as_sequence,
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = "An int64 column of a timeline (buffer protocol, format 'q'): "
+		  "numpy.asarray(column) takes it without a copy.",
+};
+
+/* A new column that owns DATA (g_malloc'd, N values). */
+static PyObject *
+column_new(int64_t *data, Py_ssize_t n)
+{
+	Column *c = PyObject_New(Column, &column_type);
+	if (c == NULL) {
+		g_free(data);
+		return NULL;
+	}
+	c->data = data;
+	c->n = n;
+	c->exports = 0;
+	return (PyObject *)c;
+}
+
+/* ------------------------------------------------------------ options */
+
+/* The limits and settings of a replaying call, checked as the CLI checks
+ * them (ConfigError naming the argument or the key). */
+typedef struct {
+	const char *config; /* NULL: recorded */
+	double memory_fraction;
+	uint64_t device_memory;
+	bool capacity_set;
+	int device;
+	uint32_t pytorch_version;
+} CallArgs;
+
+/* Reads MEMORY_FRACTION, DEVICE_MEMORY (int bytes or a size string) and
+ * PYTORCH_VERSION (None or "X.Y") into A. */
+static gboolean
+parse_limits(PyObject *memory_fraction, PyObject *device_memory, PyObject *pytorch_version,
+	     CallArgs *a)
+{
+	if (memory_fraction != NULL && memory_fraction != Py_None) {
+		double f = PyFloat_AsDouble(memory_fraction);
+		if (f == -1.0 && PyErr_Occurred()) {
+			PyErr_Clear();
+			raise_config_error("memory_fraction", "memory_fraction: must be a number");
+			return FALSE;
+		}
+		if (!isfinite(f) || f <= 0 || f > 1) {
+			raise_config_error("memory_fraction",
+					   "memory_fraction: must be a number in (0, 1]");
+			return FALSE;
+		}
+		a->memory_fraction = f;
+	}
+	if (device_memory != NULL && device_memory != Py_None) {
+		uint64_t bytes = 0;
+		if (PyUnicode_Check(device_memory)) {
+			const char *text = PyUnicode_AsUTF8(device_memory);
+			GError *error = NULL;
+			if (text == NULL)
+				return FALSE;
+			if (!cca_size_parse(text, "device_memory", &bytes, &error)) {
+				raise_config_error("device_memory", error->message);
+				g_error_free(error);
+				return FALSE;
+			}
+		} else if (PyLong_Check(device_memory)) {
+			bytes = PyLong_AsUnsignedLongLong(device_memory);
+			if (PyErr_Occurred()) {
+				PyErr_Clear();
+				raise_config_error("device_memory",
+						   "device_memory: must be a byte count above 0");
+				return FALSE;
+			}
+		} else {
+			raise_config_error("device_memory",
+					   "device_memory: must be an int (bytes) or a size string "
+					   "such as '80GiB'");
+			return FALSE;
+		}
+		if (bytes == 0) {
+			raise_config_error("device_memory", "device_memory: must be above 0");
+			return FALSE;
+		}
+		a->device_memory = bytes;
+		a->capacity_set = true;
+	}
+	if (pytorch_version != NULL && pytorch_version != Py_None) {
+		const char *text =
+			PyUnicode_Check(pytorch_version) ? PyUnicode_AsUTF8(pytorch_version) : NULL;
+		GError *error = NULL;
+		if (text == NULL) {
+			PyErr_Clear();
+			raise_config_error("pytorch_version",
+					   "pytorch_version: must be a str 'X.Y'");
+			return FALSE;
+		}
+		if (!cca_settings_pytorch_version_parse(text, &a->pytorch_version, &error)) {
+			raise_config_error("pytorch_version", error->message);
+			g_error_free(error);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+/* The strs of SEQ (None: NULL) as a NULL-terminated vector (g_strfreev()),
+ * in *OUT; WHAT names the argument.  A single str is one item. */
+static gboolean
+parse_strv(PyObject *seq, const char *what, char ***out)
+{
+	*out = NULL;
+	if (seq == NULL || seq == Py_None)
+		return TRUE;
+	PyObject *fast = PyUnicode_Check(seq) ? PyTuple_Pack(1, seq)
+					      : PySequence_Fast(seq, "a sequence of str");
+	if (fast == NULL) {
+		PyErr_Clear();
+		g_autofree char *m = g_strdup_printf("%s: must be a str or a list of str", what);
+		raise_config_error(what, m);
+		return FALSE;
+	}
+	Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+	char **v = g_new0(char *, n + 1);
+	for (Py_ssize_t i = 0; i < n; i++) {
+		PyObject *item = PySequence_Fast_GET_ITEM(fast, i);
+		const char *s = PyUnicode_Check(item) ? PyUnicode_AsUTF8(item) : NULL;
+		if (s == NULL) {
+			PyErr_Clear();
+			g_strfreev(v);
+			Py_DECREF(fast);
+			g_autofree char *m =
+				g_strdup_printf("%s: must be a str or a list of str", what);
+			raise_config_error(what, m);
+			return FALSE;
+		}
+		v[i] = g_strdup(s);
+	}
+	Py_DECREF(fast);
+	*out = v;
+	return TRUE;
+}
+
+/* ------------------------------------------------------------ Trace */
+
+typedef struct {
+	PyObject_HEAD CcaSnapshot *snap;
+	char *name;
+} Trace;
+
+static PyTypeObject trace_type;
+
+static void
+trace_dealloc(PyObject *self)
+{
+	Trace *t = (Trace *)self;
+	cca_snapshot_free(t->snap);
+	g_free(t->name);
+	Py_TYPE(self)->tp_free(self);
+}
+
+/* Checks DEVICE against T as the CLI does: TraceError for a snapshot
+ * without trace entries, ConfigError("device") for a device it lacks. */
+static gboolean
+check_device(Trace *t, int device)
+{
+	if (t->snap->n_devices == 0) {
+		g_autofree char *m = g_strdup_printf(
+			"%s: the snapshot has segments but no trace entries (device_traces), so "
+			"there is nothing to replay: record it after "
+			"torch.cuda.memory._record_memory_history()",
+			t->name);
+		GError *e = g_error_new_literal(CCA_INPUT_ERROR, CCA_INPUT_ERROR_NOT_SNAPSHOT, m);
+		raise_trace_error(t->name, e);
+		g_error_free(e);
+		return FALSE;
+	}
+	if (device < 0 || device >= t->snap->n_devices) {
+		g_autofree char *m = g_strdup_printf("%s: no device %d (the trace has %d)", t->name,
+						     device, t->snap->n_devices);
+		raise_config_error("device", m);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* Parses CONF into SETTINGS under VERSION; ConfigError with the key. */
+static gboolean
+parse_config(const char *conf, uint32_t version, CcaSettings *settings)
+{
+	GError *error = NULL;
+	cca_settings_init(settings);
+	settings->pytorch_version = version;
+	if (cca_settings_parse(settings, conf, &error))
+		return TRUE;
+	g_autofree char *key = config_bad_key(conf, version, error->message);
+	g_autofree char *m = g_strdup_printf("config '%s': %s", conf, error->message);
+	raise_config_error(key, m);
+	g_error_free(error);
+	cca_settings_clear(settings);
+	return FALSE;
+}
+
+
+/* The timeline TL as a dict of columns (one entry per bucket). */
+static PyObject *
+timeline_dict(const CcaTimeline *tl)
+{
+	static const char *const series[CCA_SERIES_COUNT] = {"reserved", "allocated", "active"};
+	PyObject *d = PyDict_New();
+	if (d == NULL)
+		return NULL;
+	uint32_t n = 0;
+	for (uint32_t b = 0; b < tl->n_buckets; b++)
+		n += tl->buckets[b].n > 0;
+	/* columns: index_first, index_last, time_first_us, time_last_us, then
+	 * SERIES_{first,last,min,max} */
+	enum {
+		NCOL = 4 + 4 * CCA_SERIES_COUNT
+	};
+	int64_t *cols[NCOL];
+	for (int c = 0; c < NCOL; c++)
+		cols[c] = g_new(int64_t, MAX(n, 1));
+	uint32_t r = 0;
+	for (uint32_t b = 0; b < tl->n_buckets; b++) {
+		const CcaTimelineBucket *k = &tl->buckets[b];
+		if (k->n == 0)
+			continue;
+		cols[0][r] = (int64_t)k->i_first;
+		cols[1][r] = (int64_t)k->i_last;
+		cols[2][r] = k->t_first;
+		cols[3][r] = k->t_last;
+		for (int s = 0; s < CCA_SERIES_COUNT; s++) {
+			cols[4 + 4 * s][r] = k->first[s];
+			cols[5 + 4 * s][r] = k->last[s];
+			cols[6 + 4 * s][r] = k->min[s];
+			cols[7 + 4 * s][r] = k->max[s];
+		}
+		r++;
+	}
+	const char *fixed[4] = {"index_first", "index_last", "time_first_us", "time_last_us"};
+	gboolean ok = TRUE;
+	for (int c = 0; c < NCOL; c++) {
+		g_autofree char *name =
+			c < 4 ? g_strdup(fixed[c])
+			      : g_strdup_printf("%s_%s", series[(c - 4) / 4],
+						(const char *[]){"first", "last", "min",
+								 "max"}[(c - 4) % 4]);
+		PyObject *col = ok ? column_new(cols[c], n) : NULL;
+		if (!ok)
+			g_free(cols[c]);
+		if (ok && (col == NULL || PyDict_SetItemString(d, name, col) < 0))
+			ok = FALSE;
+		Py_XDECREF(col);
+	}
+	PyObject *ooms = ok ? PyList_New(0) : NULL;
+	for (guint i = 0; ooms != NULL && tl->ooms && i < tl->ooms->len; i++) {
+		const CcaTimelineOom *o = &g_array_index(tl->ooms, CcaTimelineOom, i);
+		PyObject *od = Py_BuildValue(
+			"{s:K,s:L,s:K,s:K,s:O}", "index", (unsigned long long)o->index, "time_us",
+			(long long)o->time_us, "reserved", (unsigned long long)o->reserved, "size",
+			(unsigned long long)o->size, "recorded", o->recorded ? Py_True : Py_False);
+		if (od == NULL || PyList_Append(ooms, od) < 0)
+			Py_CLEAR(ooms);
+		Py_XDECREF(od);
+	}
+	if (ooms == NULL || PyDict_SetItemString(d, "ooms", ooms) < 0) {
+		Py_XDECREF(ooms);
+		Py_DECREF(d);
+		return NULL;
+	}
+	Py_DECREF(ooms);
+	PyObject *scalars = Py_BuildValue(
+		"{s:K,s:I,s:O,s:L,s:L,s:K,s:K,s:K}", "n_events", (unsigned long long)tl->n_events,
+		"n_buckets", (unsigned)n, "has_time", tl->has_time ? Py_True : Py_False, "t_min",
+		(long long)tl->t_min, "t_max", (long long)tl->t_max, "peak_reserved",
+		(unsigned long long)tl->peak_reserved, "peak_index",
+		(unsigned long long)tl->peak_index, "allowed_maximum",
+		(unsigned long long)tl->allowed_maximum);
+	if (scalars == NULL || PyDict_Update(d, scalars) < 0) {
+		Py_XDECREF(scalars);
+		Py_DECREF(d);
+		return NULL;
+	}
+	Py_DECREF(scalars);
+	return d;
+}
+
+/* What one replay call asked for, kept by its result for the timeline. */
+typedef struct {
+	CallArgs args;
+	char *config; /* owned copy of args.config */
+	bool check, keep_going, whatif;
+} ReplaySpec;
+
+/* The Replay result. */
+typedef struct {
+	PyObject_HEAD PyObject *report; /* dict: the CLI's --json */
+	PyObject *timeline;		/* dict, None, or NULL until asked for */
+	PyObject *trace;		/* the Trace, for a timeline asked for later */
+	ReplaySpec spec;
+} Replay;
+
+static PyTypeObject replay_type;
+
+static void
+replay_dealloc(PyObject *self)
+{
+	Replay *r = (Replay *)self;
+	Py_XDECREF(r->report);
+	Py_XDECREF(r->timeline);
+	Py_XDECREF(r->trace);
+	g_free(r->spec.config);
+	Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *replay_timeline(PyObject *self, void *c);
+
+static PyObject *
+replay_get(Replay *r, const char *key)
+{
+	PyObject *v = PyDict_GetItemString(r->report, key);
+	if (v == NULL)
+		Py_RETURN_NONE;
+	Py_INCREF(v);
+	return v;
+}
+
+static PyObject *
+replay_stat(Replay *r, const char *key)
+{
+	PyObject *stats = PyDict_GetItemString(r->report, "memory_stats");
+	PyObject *v = stats && PyDict_Check(stats) ? PyDict_GetItemString(stats, key) : NULL;
+	if (v == NULL)
+		Py_RETURN_NONE;
+	Py_INCREF(v);
+	return v;
+}
+
+static PyObject *
+replay_memory_stats(PyObject *self, void *c)
+{
+	return replay_get((Replay *)self, "memory_stats");
+}
+static PyObject *
+replay_oom(PyObject *self, void *c)
+{
+	return replay_get((Replay *)self, "oom");
+}
+static PyObject *
+replay_events(PyObject *self, void *c)
+{
+	return replay_get((Replay *)self, "events");
+}
+static PyObject *
+replay_whatif(PyObject *self, void *c)
+{
+	return replay_get((Replay *)self, "whatif");
+}
+static PyObject *
+replay_fragmentation(PyObject *self, void *c)
+{
+	return replay_get((Replay *)self, "fragmentation");
+}
+static PyObject *
+replay_check(PyObject *self, void *c)
+{
+	return replay_get((Replay *)self, "check");
+}
+static PyObject *
+replay_peak_reserved(PyObject *self, void *c)
+{
+	return replay_stat((Replay *)self, "reserved_bytes.all.peak");
+}
+static PyObject *
+replay_peak_allocated(PyObject *self, void *c)
+{
+	return replay_stat((Replay *)self, "allocated_bytes.all.peak");
+}
+static PyObject *
+replay_num_ooms(PyObject *self, void *c)
+{
+	return replay_stat((Replay *)self, "num_ooms");
+}
+static PyObject *
+replay_num_mallocs(PyObject *self, void *c)
+{
+	return replay_stat((Replay *)self, "num_device_alloc");
+}
+
+static PyGetSetDef replay_getset[] = {
+	{"memory_stats", replay_memory_stats, NULL,
+	 "dict: torch.cuda.memory_stats() at the end of the replay (all 122 keys)", NULL},
+	{"oom", replay_oom, NULL, "None, or a dict describing the first unexpected OOM", NULL},
+	{"events", replay_events, NULL, "int: trace entries replayed", NULL},
+	{"whatif", replay_whatif, NULL, "bool: the replay was a what-if", NULL},
+	{"fragmentation", replay_fragmentation, NULL, "dict: fragmentation figures", NULL},
+	{"check", replay_check, NULL, "None, or the result of check=True (a dict)", NULL},
+	{"peak_reserved", replay_peak_reserved, NULL, "int: reserved_bytes.all.peak", NULL},
+	{"peak_allocated", replay_peak_allocated, NULL, "int: allocated_bytes.all.peak", NULL},
+	{"num_ooms", replay_num_ooms, NULL, "int: num_ooms", NULL},
+	{"num_device_alloc", replay_num_mallocs, NULL, "int: cudaMalloc calls and maps", NULL},
+	{"timeline", replay_timeline, NULL,
+	 "dict: int64 columns, one row per bucket of consecutive trace entries (index_first, "
+	 "index_last, time_first_us, time_last_us, then reserved_, allocated_ and active_ "
+	 "first, last, min and max, in bytes), 'ooms' (a list of dicts) and scalars "
+	 "(n_events, peak_reserved, peak_index, ...).  Collected in the replay itself when "
+	 "replay(timeline=N) asked for it, else by one more replay (1000 buckets) the first "
+	 "time it is read; None with timeline=0.",
+	 NULL},
+	{NULL},
+};
+
+static PyMemberDef replay_members[] = {
+	{"report", T_OBJECT_EX, offsetof(Replay, report), READONLY,
+	 "dict: everything `ccasim replay --json` prints for this call"},
+	{NULL},
+};
+
+static PyObject *
+replay_repr(PyObject *self)
+{
+	Replay *r = (Replay *)self;
+	PyObject *peak = replay_stat(r, "reserved_bytes.all.peak");
+	PyObject *oom = replay_get(r, "oom");
+	PyObject *s = PyUnicode_FromFormat("<ccasim.Replay peak_reserved=%R oom=%s>", peak,
+					   oom == Py_None ? "None" : "yes");
+	Py_XDECREF(peak);
+	Py_XDECREF(oom);
+	return s;
+}
+
+static PyTypeObject replay_type = {
+	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ccasim.Replay",
+	.tp_basicsize = sizeof(Replay),
+	.tp_dealloc = replay_dealloc,
+	.tp_repr = replay_repr,
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = "The result of Trace.replay(): report (the CLI's --json as a dict), "
+		  "memory_stats, oom, summary figures and the timeline.",
+	.tp_getset = replay_getset,
+	.tp_members = replay_members,
+};
+
+/* Fills OPT for a replay of T with A and CONFIG; FALSE with a Python error. */
+static gboolean
+replay_options(Trace *t, const CallArgs *a, CcaReplayOptions *opt, CcaSettings *settings,
+	       bool *has_settings)
+{
+	cca_replay_options_init(opt);
+	opt->memory_fraction = a->memory_fraction;
+	opt->device_memory = a->device_memory;
+	opt->capacity_set = a->capacity_set;
+	opt->pytorch_version =
+		a->pytorch_version ? a->pytorch_version : cca_replay_guess_pytorch_version(t->snap);
+	opt->device = a->device;
+	*has_settings = false;
+	if (!check_device(t, a->device))
+		return FALSE;
+	if (a->config != NULL) {
+		if (!parse_config(a->config, opt->pytorch_version, settings))
+			return FALSE;
+		*has_settings = true;
+		opt->settings = settings;
+	}
+	return TRUE;
+}
+
+/* Runs the replay SPEC of T, with a timeline of BUCKETS buckets (0:
+ * none) collected by the same replay: the report in *DOC (NULL: not
+ * wanted) and the timeline in *TIMELINE.  FALSE with a Python error. */
+static gboolean
+run_replay(Trace *t, const ReplaySpec *spec, uint32_t buckets, PyObject **doc_out,
+	   PyObject **timeline_out)
+{
+	CcaReplayOptions opt;
+	CcaSettings settings;
+	bool has_settings;
+	if (!replay_options(t, &spec->args, &opt, &settings, &has_settings))
+		return FALSE;
+	opt.check = spec->check;
+	opt.keep_going = spec->keep_going;
+	opt.force_whatif = spec->whatif;
+
+	GError *error = NULL;
+	json_t *doc = NULL;
+	CcaTimeline tl;
+	memset(&tl, 0, sizeof tl);
+	gboolean ok;
+	const CcaSnapshot *snap = t->snap;
+	gboolean want_doc = doc_out != NULL;
+	Py_BEGIN_ALLOW_THREADS;
+	gint64 start = g_get_monotonic_time();
+	/* planned here as `ccasim replay` plans, so that the report shows the plan */
+	CcaPlan *plan =
+		cca_plan_new_unread(snap, opt.device, opt.pytorch_version, opt.rewind, &error);
+	CcaReplayOptions planned = opt;
+	planned.plan = plan;
+	CcaReplayResult result;
+	memset(&result, 0, sizeof result);
+	if (plan == NULL)
+		ok = FALSE;
+	else if (buckets > 0)
+		ok = cca_timeline_collect(snap, &planned, buckets, &tl, &error);
+	else
+		ok = cca_replay_run(snap, &planned, &result, &error);
+	if (g_getenv("CCASIM_TIMING")) /* for benchmarks: the span the CLI times */
+		fprintf(stderr, "timing: replay of device %d: %.6f s\n", opt.device,
+			(double)(g_get_monotonic_time() - start) / 1e6);
+	if (ok && want_doc) {
+		CcaSettings recorded;
+		cca_settings_init(&recorded);
+		recorded.pytorch_version = opt.pytorch_version;
+		cca_settings_from_recorded(&recorded, &snap->settings, NULL);
+		CcaReportContext ctx = {
+			.trace = snap->source,
+			.device = opt.device,
+			.settings = opt.settings ? opt.settings : &recorded,
+			.memory_fraction = opt.memory_fraction,
+			.device_memory =
+				opt.device_memory ? opt.device_memory : CCA_H200_TOTAL_MEMORY,
+			.device_memory_set = opt.capacity_set,
+			.snap = snap,
+		};
+		doc = cca_report_replay_to_json(&ctx, buckets > 0 ? &tl.result : &result);
+		json_object_set_new(doc, "plan", cca_plan_to_json(plan));
+		cca_settings_clear(&recorded);
+	}
+	cca_replay_result_clear(&result);
+	cca_plan_free(plan);
+	Py_END_ALLOW_THREADS;
+	if (has_settings)
+		cca_settings_clear(&settings);
+	if (!ok) {
+		raise_trace_error(t->name, error);
+		g_error_free(error);
+		return FALSE;
+	}
+	if (want_doc && !(*doc_out = from_json_steal(doc))) {
+		cca_timeline_clear(&tl);
+		return FALSE;
+	}
+	if (buckets > 0) {
+		*timeline_out = timeline_dict(&tl);
+		cca_timeline_clear(&tl);
+		if (*timeline_out == NULL) {
+			if (want_doc)
+				Py_CLEAR(*doc_out);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+static PyObject *
+replay_timeline(PyObject *self, void *c)
+{
+	Replay *r = (Replay *)self;
+	if (r->timeline == NULL) {
+		PyObject *tl = NULL;
+		if (!run_replay((Trace *)r->trace, &r->spec, 1000, NULL, &tl))
+			return NULL;
+		if (r->timeline == NULL) /* another thread may have been first */
+			r->timeline = tl;
+		else
+			Py_DECREF(tl);
+	}
+	Py_INCREF(r->timeline);
+	return r->timeline;
+}
+
+static PyObject *
+trace_replay(PyObject *self, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {
+		"config",	   "memory_fraction", "device_memory", "device",   "check",
+		"pytorch_version", "whatif",	      "keep_going",    "timeline", NULL};
+	Trace *t = (Trace *)self;
+	const char *config = NULL;
+	PyObject *fraction = NULL, *memory = NULL, *version = NULL, *timeline = Py_None;
+	int device = 0, check = 0, whatif = 0, keep_going = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|zOOipOppO:replay", kwlist, &config,
+					 &fraction, &memory, &device, &check, &version, &whatif,
+					 &keep_going, &timeline))
+		return NULL;
+	long buckets = -1; /* the timeline when asked for */
+	if (timeline != Py_None) {
+		buckets = PyLong_Check(timeline) ? PyLong_AsLong(timeline) : -2;
+		if (buckets < 0 || buckets > 10000000) {
+			PyErr_Clear();
+			raise_config_error("timeline", "timeline: None, or a bucket count in "
+						       "[0, 10000000]");
+			return NULL;
+		}
+	}
+	ReplaySpec spec = {.args = {.config = config, .device = device},
+			   .check = check,
+			   .keep_going = keep_going,
+			   .whatif = whatif};
+	if (!parse_limits(fraction, memory, version, &spec.args))
+		return NULL;
+	PyObject *report = NULL, *tl = NULL;
+	if (!run_replay(t, &spec, buckets > 0 ? (uint32_t)buckets : 0, &report, &tl))
+		return NULL;
+	Replay *r = PyObject_New(Replay, &replay_type);
+	if (r == NULL) {
+		Py_DECREF(report);
+		Py_XDECREF(tl);
+		return NULL;
+	}
+	r->report = report;
+	r->timeline = buckets == 0 ? Py_NewRef(Py_None) : tl;
+	r->trace = Py_NewRef(self);
+	r->spec = spec;
+	r->spec.config = g_strdup(config);
+	r->spec.args.config = r->spec.config;
+	return (PyObject *)r;
+}
+
+/* The sweep of T for a study: configs, sets, the default grid. */
+static CcaSweep *
+build_sweep(Trace *t, const CallArgs *a, char **configs, char **sets, gboolean default_grid)
+{
+	GError *error = NULL;
+	if (!check_device(t, a->device))
+		return NULL;
+	CcaSweep *sweep = cca_sweep_new(t->snap, a->device, a->pytorch_version, &error);
+	if (!sweep) {
+		raise_trace_error(t->name, error);
+		g_error_free(error);
+		return NULL;
+	}
+	for (char **p = configs; p && *p; p++)
+		if (!cca_sweep_add_config(sweep, *p, "--config", &error)) {
+			g_autofree char *key =
+				config_bad_key(*p, sweep->pytorch_version, error->message);
+			g_autofree char *m = g_strdup_printf("config '%s': %s", *p, error->message);
+			raise_config_error(key, m);
+			g_error_free(error);
+			cca_sweep_free(sweep);
+			return NULL;
+		}
+	guint n_sets = sets ? g_strv_length(sets) : 0;
+	if (!cca_sweep_add_sets(sweep, (const char *const *)sets, n_sets, &error)) {
+		raise_config_error("sets", error->message);
+		g_error_free(error);
+		cca_sweep_free(sweep);
+		return NULL;
+	}
+	gboolean ok = TRUE;
+	if (default_grid) {
+		bool capped = a->memory_fraction > 0;
+		Py_BEGIN_ALLOW_THREADS;
+		ok = cca_sweep_add_default_grid(sweep, capped, &error);
+		Py_END_ALLOW_THREADS;
+	}
+	if (!ok) {
+		raise_trace_error(t->name, error);
+		g_error_free(error);
+		cca_sweep_free(sweep);
+		return NULL;
+	}
+	return sweep;
+}
+
+/* The dict DOC or its "rows" (FULL false), which it releases. */
+static PyObject *
+study_result(json_t *doc, int full)
+{
+	if (!full) {
+		json_t *rows = json_incref(json_object_get(doc, "rows"));
+		json_decref(doc);
+		doc = rows;
+	}
+	return from_json_steal(doc);
+}
+
+/* "the memory outside the allocator" of a GPU preset for T, as the CLI's
+ * --context does: CONTEXT (bytes or a size) or the recorded one, else the
+ * preset's. */
+static gboolean
+gpu_context(Trace *t, int device, PyObject *context, uint64_t *bytes, const char **source)
+{
+	*bytes = CCA_GPU_CONTEXT_BYTES;
+	*source = CCA_GPU_CONTEXT_SOURCE;
+	if (context != NULL && context != Py_None) {
+		CallArgs tmp = {0};
+		if (!parse_limits(NULL, context, NULL, &tmp)) {
+			PyObject *type, *value, *tb;
+			PyErr_Fetch(&type, &value, &tb);
+			Py_XDECREF(type);
+			Py_XDECREF(value);
+			Py_XDECREF(tb);
+			raise_config_error("context",
+					   "context: must be an int (bytes) above 0 or a "
+					   "size string");
+			return FALSE;
+		}
+		*bytes = tmp.device_memory;
+		*source = "given with --context";
+		return TRUE;
+	}
+	GError *error = NULL;
+	if (!cca_fit_recorded_context(t->snap, device, bytes, source, &error) && error) {
+		raise_trace_error(t->name, error);
+		g_error_free(error);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static PyObject *
+trace_sweep(PyObject *self, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {"configs",
+				 "sets",
+				 "default_grid",
+				 "goal",
+				 "recommend",
+				 "memory_fraction",
+				 "device_memory",
+				 "device",
+				 "pytorch_version",
+				 "jobs",
+				 "address_sensitivity",
+				 "all_address_models",
+				 "calibration",
+				 "gpu",
+				 "context",
+				 "full",
+				 NULL};
+	Trace *t = (Trace *)self;
+	PyObject *configs_o = NULL, *sets_o = NULL, *default_o = Py_None, *fraction = NULL,
+		 *memory = NULL, *version = NULL, *context = NULL;
+	const char *goal_name = NULL, *calibration = NULL, *gpu_name = NULL;
+	int recommend = 0, device = 0, jobs = 0, sensitivity = 0, all_models = 0, full = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OOOzpOOiOippzzOp:sweep", kwlist, &configs_o,
+					 &sets_o, &default_o, &goal_name, &recommend, &fraction,
+					 &memory, &device, &version, &jobs, &sensitivity,
+					 &all_models, &calibration, &gpu_name, &context, &full))
+		return NULL;
+	CallArgs a = {.device = device};
+	if (!parse_limits(fraction, memory, version, &a))
+		return NULL;
+	if (jobs < 0) {
+		raise_config_error("jobs", "jobs: must be 0 (one thread per core) or more");
+		return NULL;
+	}
+	GError *error = NULL;
+	CcaGoal goal = CCA_GOAL_RESERVED;
+	if (goal_name && !cca_sweep_goal_parse(goal_name, &goal, &error)) {
+		raise_config_error("goal", error->message);
+		g_error_free(error);
+		return NULL;
+	}
+	g_auto(GStrv) configs = NULL;
+	g_auto(GStrv) sets = NULL;
+	if (!parse_strv(configs_o, "configs", &configs) || !parse_strv(sets_o, "sets", &sets))
+		return NULL;
+	int default_grid = default_o == Py_None ? (!configs && !sets) : PyObject_IsTrue(default_o);
+	if (default_grid < 0)
+		return NULL;
+	const CcaGpuPreset *gpu = NULL;
+	uint64_t ctx_bytes = 0;
+	const char *ctx_source = NULL;
+	if (context != NULL && context != Py_None && !gpu_name) {
+		raise_config_error("context", "context needs gpu");
+		return NULL;
+	}
+	if (gpu_name) {
+		if (a.memory_fraction > 0 || a.capacity_set) {
+			raise_config_error("gpu", "gpu sets the device memory: leave out "
+						  "device_memory and memory_fraction");
+			return NULL;
+		}
+		if (!(gpu = cca_fit_gpu_preset_find(gpu_name))) {
+			g_autofree char *m = g_strdup_printf(
+				"gpu: unknown GPU '%s' (see ccasim.gpu_presets())", gpu_name);
+			raise_config_error("gpu", m);
+			return NULL;
+		}
+		if (!gpu_context(t, device, context, &ctx_bytes, &ctx_source))
+			return NULL;
+		uint64_t usable = cca_fit_gpu_usable(gpu, ctx_bytes);
+		if (usable == 0) {
+			raise_config_error("context", "the memory outside the allocator fills the "
+						      "whole GPU");
+			return NULL;
+		}
+		a.device_memory = usable;
+		a.capacity_set = true;
+	}
+	CcaCalibrationTable *cal = calibration ? cca_calibration_load(calibration, &error)
+					       : cca_calibration_new_h200();
+	if (!cal) {
+		g_autofree char *m = g_strdup_printf("calibration: %s", error->message);
+		raise_config_error("calibration", m);
+		g_error_free(error);
+		return NULL;
+	}
+	CcaSweep *sweep = build_sweep(t, &a, configs, sets, default_grid);
+	if (!sweep) {
+		cca_calibration_free(cal);
+		return NULL;
+	}
+	CcaSweepOptions opt = {
+		.memory_fraction = a.memory_fraction,
+		.device_memory = a.device_memory,
+		.capacity_set = a.capacity_set,
+		.calibration = cal,
+		.threads = (guint)jobs,
+		.all_address_models = all_models,
+		.address_sensitivity = sensitivity || all_models,
+	};
+	json_t *doc = NULL;
+	gboolean ok;
+	Py_BEGIN_ALLOW_THREADS;
+	ok = cca_sweep_run(sweep, &opt, &error);
+	if (ok) {
+		cca_sweep_sort(sweep, goal);
+		GString *why = g_string_new(NULL);
+		CcaSweepReport report = {.trace = t->snap->source, .goal = goal, .options = &opt};
+		if (gpu) {
+			report.gpu = gpu->name;
+			report.gpu_total = gpu->total_memory;
+			report.context = ctx_bytes;
+			report.context_source = ctx_source;
+		}
+		if (recommend) {
+			report.recommended = cca_sweep_recommend(sweep, goal, &opt, why);
+			report.why = why->str;
+		}
+		doc = cca_sweep_to_json(sweep, &report);
+		g_string_free(why, TRUE);
+	}
+	cca_sweep_free(sweep);
+	cca_calibration_free(cal);
+	Py_END_ALLOW_THREADS;
+	if (!ok) {
+		raise_trace_error(t->name, error);
+		g_error_free(error);
+		return NULL;
+	}
+	return study_result(doc, full);
+}
+
+static PyObject *
+trace_fit(PyObject *self, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {
+		"configs", "sets",   "default_grid",	"recorded", "gpus",
+		"context", "device", "pytorch_version", "jobs",	    "memory_fraction",
+		"full",	   NULL};
+	Trace *t = (Trace *)self;
+	PyObject *configs_o = NULL, *sets_o = NULL, *default_o = Py_None, *gpus_o = NULL,
+		 *context = NULL, *version = NULL, *fraction = NULL;
+	int recorded = 0, device = 0, jobs = 0, full = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OOOpOOiOiOp:fit", kwlist, &configs_o,
+					 &sets_o, &default_o, &recorded, &gpus_o, &context, &device,
+					 &version, &jobs, &fraction, &full))
+		return NULL;
+	CallArgs a = {.device = device};
+	if (!parse_limits(fraction, NULL, version, &a))
+		return NULL;
+	if (jobs < 0) {
+		raise_config_error("jobs", "jobs: must be 0 (one thread per core) or more");
+		return NULL;
+	}
+	g_auto(GStrv) configs = NULL;
+	g_auto(GStrv) sets = NULL;
+	g_auto(GStrv) gpu_names = NULL;
+	if (!parse_strv(configs_o, "configs", &configs) || !parse_strv(sets_o, "sets", &sets) ||
+	    !parse_strv(gpus_o, "gpus", &gpu_names))
+		return NULL;
+	const CcaGpuPreset *gpus[CCA_FIT_MAX_GPUS];
+	guint n_gpus = 0, n_presets;
+	const CcaGpuPreset *presets = cca_fit_gpu_presets(&n_presets);
+	for (char **p = gpu_names; p && *p; p++) {
+		if (g_ascii_strcasecmp(*p, "all") == 0) {
+			for (guint i = 0; i < n_presets && n_gpus < CCA_FIT_MAX_GPUS; i++)
+				gpus[n_gpus++] = &presets[i];
+			continue;
+		}
+		const CcaGpuPreset *g = cca_fit_gpu_preset_find(*p);
+		if (!g || n_gpus == CCA_FIT_MAX_GPUS) {
+			g_autofree char *m =
+				g ? g_strdup_printf("gpus: at most %d GPUs", CCA_FIT_MAX_GPUS)
+				  : g_strdup_printf("gpus: unknown GPU '%s'", *p);
+			raise_config_error("gpus", m);
+			return NULL;
+		}
+		gpus[n_gpus++] = g;
+	}
+	int chosen = configs || sets || recorded;
+	int default_grid = default_o == Py_None ? !chosen : PyObject_IsTrue(default_o);
+	if (default_grid < 0)
+		return NULL;
+	uint64_t ctx_bytes;
+	const char *ctx_source;
+	if (!gpu_context(t, device, context, &ctx_bytes, &ctx_source))
+		return NULL;
+	if (context == NULL || context == Py_None)
+		ctx_source = ctx_source && strcmp(ctx_source, CCA_GPU_CONTEXT_SOURCE) != 0
+				     ? ctx_source
+				     : NULL;
+	CcaSweep *sweep = build_sweep(t, &a, configs, sets, default_grid);
+	if (!sweep)
+		return NULL;
+	CcaFitOptions opt = {
+		.threads = (guint)jobs,
+		.gpus = gpus,
+		.n_gpus = n_gpus,
+		.context = ctx_bytes,
+		.context_source = ctx_source,
+	};
+	GError *error = NULL;
+	json_t *doc = NULL;
+	CcaFitRow *rows;
+	Py_BEGIN_ALLOW_THREADS;
+	rows = cca_fit_run(sweep, &opt, &error);
+	if (rows) {
+		guint n = sweep->rows->len;
+		cca_fit_sort(rows, n);
+		CcaFitReport report = {.trace = t->snap->source, .options = &opt};
+		doc = cca_fit_to_json(sweep, rows, n, &report);
+	}
+	g_free(rows);
+	cca_sweep_free(sweep);
+	Py_END_ALLOW_THREADS;
+	if (!doc) {
+		raise_trace_error(t->name, error);
+		g_error_free(error);
+		return NULL;
+	}
+	return study_result(doc, full);
+}
+
+static PyObject *
+trace_explain(PyObject *self, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {"config",	    "memory_fraction", "device_memory", "device",
+				 "pytorch_version", "limit",	       "top",		NULL};
+	Trace *t = (Trace *)self;
+	const char *config = NULL;
+	PyObject *fraction = NULL, *memory = NULL, *version = NULL;
+	int device = 0, limit = 20, top = 8;
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|zOOiOii:explain", kwlist, &config, &fraction,
+					 &memory, &device, &version, &limit, &top))
+		return NULL;
+	if (limit < 0 || top < 1) {
+		raise_config_error(limit < 0 ? "limit" : "top",
+				   limit < 0 ? "limit: must be 0 (all) or more"
+					     : "top: must be 1 or more");
+		return NULL;
+	}
+	CallArgs a = {.config = config, .device = device};
+	if (!parse_limits(fraction, memory, version, &a))
+		return NULL;
+	CcaReplayOptions opt;
+	CcaSettings settings;
+	bool has_settings;
+	if (!replay_options(t, &a, &opt, &settings, &has_settings))
+		return NULL;
+	GError *error = NULL;
+	GString *out = g_string_new(NULL);
+	gboolean ok;
+	const CcaSnapshot *snap = t->snap;
+	Py_BEGIN_ALLOW_THREADS;
+	char *label = cca_report_settings_label(snap, &opt);
+	g_string_append_printf(
+		out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s, PyTorch %u.%u rules\n",
+		snap->source, opt.device, snap->n_events[opt.device], label,
+		opt.pytorch_version / 100, opt.pytorch_version % 100);
+	g_free(label);
+	CcaExplainParams params = {.limit = (guint)limit, .top = (guint)top};
+	ok = cca_explain_run(snap, &opt, &params, out, &error);
+	Py_END_ALLOW_THREADS;
+	if (has_settings)
+		cca_settings_clear(&settings);
+	if (!ok) {
+		g_string_free(out, TRUE);
+		raise_trace_error(t->name, error);
+		g_error_free(error);
+		return NULL;
+	}
+	PyObject *s = PyUnicode_DecodeUTF8(out->str, (Py_ssize_t)out->len, "replace");
+	g_string_free(out, TRUE);
+	return s;
+}
+
+static PyObject *
+trace_get_source(PyObject *self, void *c)
+{
+	return PyUnicode_DecodeFSDefault(((Trace *)self)->snap->source);
+}
+
+static PyObject *
+trace_get_devices(PyObject *self, void *c)
+{
+	return PyLong_FromLong(((Trace *)self)->snap->n_devices);
+}
+
+static PyObject *
+trace_get_events(PyObject *self, void *c)
+{
+	const CcaSnapshot *s = ((Trace *)self)->snap;
+	PyObject *l = PyList_New(s->n_devices);
+	for (int d = 0; l && d < s->n_devices; d++) {
+		PyObject *v = PyLong_FromUnsignedLongLong(s->n_events[d]);
+		if (!v) {
+			Py_CLEAR(l);
+			break;
+		}
+		PyList_SET_ITEM(l, d, v);
+	}
+	return l;
+}
+
+static PyObject *
+trace_get_version(PyObject *self, void *c)
+{
+	uint32_t v = cca_replay_guess_pytorch_version(((Trace *)self)->snap);
+	return PyUnicode_FromFormat("%u.%u", v / 100, v % 100);
+}
+
+static PyObject *
+trace_repr(PyObject *self)
+{
+	const CcaSnapshot *s = ((Trace *)self)->snap;
+	return PyUnicode_FromFormat("<ccasim.Trace %s: %d device(s)>", s->source, s->n_devices);
+}
+
+static PyGetSetDef trace_getset[] = {
+	{"source", trace_get_source, NULL, "str: the path (or name) the trace was loaded from",
+	 NULL},
+	{"devices", trace_get_devices, NULL, "int: devices with a trace", NULL},
+	{"events", trace_get_events, NULL, "list of int: trace entries per device", NULL},
+	{"pytorch_version", trace_get_version, NULL,
+	 "str: the PyTorch release whose rules replay it by default ('2.11')", NULL},
+	{NULL},
+};
+
+static PyMethodDef trace_methods[] = {
+	{"replay", (PyCFunction)(void (*)(void))trace_replay, METH_VARARGS | METH_KEYWORDS,
+	 "replay(config=None, memory_fraction=None, device_memory=None, device=0, check=False,\n"
+	 "       pytorch_version=None, whatif=False, keep_going=False, timeline=1000) -> Replay\n\n"
+	 "Replays one device as `ccasim replay --json` does: config is a\n"
+	 "PYTORCH_CUDA_ALLOC_CONF string (None: the recorded settings), memory_fraction a\n"
+	 "cap in (0, 1], device_memory bytes (int) or a size ('80GiB').  timeline: buckets\n"
+	 "of the timeline collected in the same replay (0: none).  The GIL is released\n"
+	 "while it runs.  Raises TraceError on bad input, ConfigError on a bad argument."},
+	{"sweep", (PyCFunction)(void (*)(void))trace_sweep, METH_VARARGS | METH_KEYWORDS,
+	 "sweep(configs=None, sets=None, default_grid=None, goal='reserved', recommend=False,\n"
+	 "      memory_fraction=None, device_memory=None, device=0, pytorch_version=None,\n"
+	 "      jobs=0, address_sensitivity=False, all_address_models=False,\n"
+	 "      calibration=None, gpu=None, context=None, full=False) -> list of dict\n\n"
+	 "`ccasim sweep --json`: one row per setting, best first (configs: strs like\n"
+	 "--config, sets: 'KEY=V1,V2' like --set; the default grid without either).\n"
+	 "Returns the rows, or with full=True the whole document (notes,\n"
+	 "recommendation, ...).  pandas.DataFrame(rows) takes the rows as they are."},
+	{"fit", (PyCFunction)(void (*)(void))trace_fit, METH_VARARGS | METH_KEYWORDS,
+	 "fit(configs=None, sets=None, default_grid=None, recorded=False, gpus=None,\n"
+	 "    context=None, device=0, pytorch_version=None, jobs=0, memory_fraction=None,\n"
+	 "    full=False) -> list of dict\n\n"
+	 "`ccasim fit --json`: the smallest device memory (to 2 MiB) each setting runs\n"
+	 "in without OOM; gpus names presets ('A100-40GB', 'all')."},
+	{"explain", (PyCFunction)(void (*)(void))trace_explain, METH_VARARGS | METH_KEYWORDS,
+	 "explain(config=None, memory_fraction=None, device_memory=None, device=0,\n"
+	 "        pytorch_version=None, limit=20, top=8) -> str\n\n"
+	 "`ccasim explain`: why each cudaMalloc and OOM happened, in plain language."},
+	{NULL},
+};
+
+static PyTypeObject trace_type = {
+	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ccasim.Trace",
+	.tp_basicsize = sizeof(Trace),
+	.tp_dealloc = trace_dealloc,
+	.tp_repr = trace_repr,
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = "A loaded memory snapshot or ccasim trace (ccasim.load()); immutable, "
+		  "safe to replay from several threads at once.",
+	.tp_methods = trace_methods,
+	.tp_getset = trace_getset,
+};
+
+/* ------------------------------------------------------------ module */
+
+static PyObject *
+ccasim_load(PyObject *module, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {"source", "name", NULL};
+	PyObject *source;
+	const char *name_arg = NULL;
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|z:load", kwlist, &source, &name_arg))
+		return NULL;
+	CcaSnapshot *snap = NULL;
+	char *name = NULL;
+	GError *error = NULL;
+	if (PyDict_Check(source) || PyList_Check(source)) {
+		name = g_strdup(name_arg ? name_arg : "<dict>");
+		snap = snapshot_from_object(source, name);
+		if (!snap) {
+			g_free(name);
+			return NULL;
+		}
+	} else if (PyBytes_Check(source) || PyByteArray_Check(source) ||
+		   PyObject_CheckBuffer(source)) {
+		Py_buffer view;
+		if (PyObject_GetBuffer(source, &view, PyBUF_SIMPLE) < 0)
+			return NULL;
+		name = g_strdup(name_arg ? name_arg : "<bytes>");
+		Py_BEGIN_ALLOW_THREADS;
+		snap = cca_snapshot_load_memory(view.buf, (size_t)view.len, name, &error);
+		Py_END_ALLOW_THREADS;
+		PyBuffer_Release(&view);
+	} else {
+		PyObject *path = NULL;
+		if (!PyUnicode_FSConverter(source, &path)) {
+			PyErr_Clear();
+			PyErr_Format(PyExc_TypeError,
+				     "load(): source must be a path, bytes, or the dict "
+				     "torch.cuda.memory._snapshot() returns, not %.64s",
+				     Py_TYPE(source)->tp_name);
+			return NULL;
+		}
+		name = g_strdup(PyBytes_AS_STRING(path));
+		Py_DECREF(path);
+		Py_BEGIN_ALLOW_THREADS;
+		snap = cca_snapshot_load(name, &error);
+		Py_END_ALLOW_THREADS;
+	}
+	if (!snap) {
+		raise_trace_error(name, error);
+		g_clear_error(&error);
+		g_free(name);
+		return NULL;
+	}
+	Trace *t = PyObject_New(Trace, &trace_type);
+	if (t == NULL) {
+		cca_snapshot_free(snap);
+		g_free(name);
+		return NULL;
+	}
+	t->snap = snap;
+	t->name = name;
+	return (PyObject *)t;
+}
+
+static PyObject *
+ccasim_gpu_presets(PyObject *module, PyObject *unused)
+{
+	guint n;
+	const CcaGpuPreset *p = cca_fit_gpu_presets(&n);
+	PyObject *l = PyList_New(0);
+	for (guint i = 0; l && i < n; i++) {
+		PyObject *d = Py_BuildValue("{s:s,s:s,s:K,s:s,s:s}", "name", p[i].name, "aliases",
+					    p[i].aliases ? p[i].aliases : "", "total_memory",
+					    (unsigned long long)p[i].total_memory, "kind",
+					    p[i].kind, "source", p[i].source);
+		if (!d || PyList_Append(l, d) < 0)
+			Py_CLEAR(l);
+		Py_XDECREF(d);
+	}
+	return l;
+}
+
+static PyMethodDef ccasim_methods[] = {
+	{"load", (PyCFunction)(void (*)(void))ccasim_load, METH_VARARGS | METH_KEYWORDS,
+	 "load(source, name=None) -> Trace\n\n"
+	 "Loads a PyTorch memory snapshot: a path (pickle or ccasim msgpack trace, plain,\n"
+	 "xz or gzip), bytes of one, or the dict torch.cuda.memory._snapshot() returns\n"
+	 "(walked in C, nothing unpickled or executed).  name replaces the path in\n"
+	 "messages.  Raises TraceError (with .file and .offset) on bad input."},
+	{"gpu_presets", ccasim_gpu_presets, METH_NOARGS,
+	 "gpu_presets() -> list of dict: the GPUs fit(gpus=...) and sweep(gpu=...) know."},
+	{NULL},
+};
+
+static struct PyModuleDef ccasim_module = {
+	PyModuleDef_HEAD_INIT,
+	.m_name = "ccasim",
+	.m_doc = "ccasim: PyTorch's CUDA caching allocator, simulated.\n\n"
+		 "    import ccasim\n"
+		 "    trace = ccasim.load('snapshot.pickle')   # or the dict of _snapshot()\n"
+		 "    print(trace.replay(config='expandable_segments:True').peak_reserved)\n\n"
+		 "Every result equals what the ccasim CLI prints with --json for the same call.",
+	.m_size = -1,
+	.m_methods = ccasim_methods,
+};
+
+/* The module's entry point, the one symbol it exports. */
+PyMODINIT_FUNC PyInit_ccasim(void);
+
+PyMODINIT_FUNC
+PyInit_ccasim(void)
+{
+	if (PyType_Ready(&column_type) < 0 || PyType_Ready(&replay_type) < 0 ||
+	    PyType_Ready(&trace_type) < 0)
+		return NULL;
+	PyObject *m = PyModule_Create(&ccasim_module);
+	if (m == NULL)
+		return NULL;
+	ccasim_error = PyErr_NewExceptionWithDoc("ccasim.Error", "Base class of ccasim's errors.",
+						 PyExc_ValueError, NULL);
+	trace_error = PyErr_NewExceptionWithDoc(
+		"ccasim.TraceError",
+		"A trace or snapshot that cannot be read: .file names it, .offset is the byte "
+		"offset of the problem (None when there is none, as for a dict).",
+		ccasim_error, NULL);
+	config_error = PyErr_NewExceptionWithDoc(
+		"ccasim.ConfigError",
+		"A bad setting or argument: .key names the allocator key or argument at fault "
+		"(None when the settings conflict as a whole).",
+		ccasim_error, NULL);
+	if (!ccasim_error || !trace_error || !config_error ||
+	    PyModule_AddObjectRef(m, "Error", ccasim_error) < 0 ||
+	    PyModule_AddObjectRef(m, "TraceError", trace_error) < 0 ||
+	    PyModule_AddObjectRef(m, "ConfigError", config_error) < 0 ||
+	    PyModule_AddObjectRef(m, "Trace", (PyObject *)&trace_type) < 0 ||
+	    PyModule_AddObjectRef(m, "Replay", (PyObject *)&replay_type) < 0 ||
+	    PyModule_AddObjectRef(m, "Column", (PyObject *)&column_type) < 0 ||
+	    PyModule_AddStringConstant(m, "__version__", PACKAGE_VERSION) < 0) {
+		Py_DECREF(m);
+		return NULL;
+	}
+	return m;
+}

@@ -1,0 +1,33 @@
+# python/: the `ccasim` Python module (issue 17), built with --enable-python.
+# The module links a second, position-independent build of libccasim
+# (the CLI keeps its non-PIC one); symbols stay hidden, so the module
+# exports PyInit_ccasim alone.  Tests import it from the build tree
+# (PYTHONPATH=$(abs_top_builddir)/python).
+if ENABLE_PYTHON
+noinst_LIBRARIES += libccasim_pic.a
+libccasim_pic_a_SOURCES = $(libccasim_a_SOURCES)
+libccasim_pic_a_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden -fno-semantic-interposition
+pyexec_PROGRAMS = python/ccasim.so
+python_ccasim_so_SOURCES = %D%/ccasim.c
+python_ccasim_so_CPPFLAGS = $(AM_CPPFLAGS) $(PYTHON_CFLAGS)
+python_ccasim_so_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden
+python_ccasim_so_LDFLAGS = -shared
+python_ccasim_so_LDADD = libccasim_pic.a $(CCASIM_LIBS)
+pyexec_DATA = %D%/ccasim.pyi
+endif
+EXTRA_DIST += %D%/ccasim.pyi %D%/ccasim.c
+
+# The module's tests (TAP from Python), run by the interpreter configure
+# found, the module imported from the build tree.
+PY_TESTS = %D%/tests/test-cli-equal.py %D%/tests/test-dict.py %D%/tests/test-rss.py \
+	%D%/tests/test-notebook.py
+EXTRA_DIST += $(PY_TESTS) %D%/tests/taputil.py
+if ENABLE_PYTHON
+TESTS += $(PY_TESTS)
+endif
+PY_LOG_DRIVER = $(LOG_DRIVER)
+PY_LOG_COMPILER = env $(PY_SAN_ENV) PYTHONPATH='$(abs_top_builddir)/python:$(abs_top_srcdir)/python/tests' \
+	PYTHONDONTWRITEBYTECODE=1 $(PYTHON)
+
+# pip install --no-build-isolation . (from a checkout or the tarball)
+EXTRA_DIST += pyproject.toml setup.py %D%/ccasim_record_main.py

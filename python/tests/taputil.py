@@ -1,0 +1,56 @@
+"""taputil - the TAP output of the Python module's tests (tap-driver.sh reads it)."""
+import os
+import sys
+
+_n = 0
+_failed = 0
+
+
+def ok(cond, name, detail=None):
+    """One TAP result; DETAIL (str) is printed as a diagnostic when COND fails."""
+    global _n, _failed
+    _n += 1
+    if not cond:
+        _failed += 1
+        if detail:
+            for line in str(detail).splitlines()[:40]:
+                print("# " + line)
+    print("%s %d - %s" % ("ok" if cond else "not ok", _n, name))
+    sys.stdout.flush()
+
+
+def skip_all(why):
+    print("1..0 # SKIP %s" % why)
+    sys.exit(0)
+
+
+def done():
+    print("1..%d" % _n)
+    sys.exit(1 if _failed else 0)
+
+
+def srcdir():
+    return os.environ.get("top_srcdir") or os.path.join(os.path.dirname(__file__), "..", "..")
+
+
+def ccasim_cli():
+    return os.environ.get("CCASIM") or os.path.join(os.environ.get("top_builddir", "."), "ccasim")
+
+
+def bundled_traces():
+    """Every trace under traces/ (pickles and ccasim traces), sorted."""
+    out = []
+    root = os.path.join(srcdir(), "traces")
+    for d, _, files in os.walk(root):
+        for f in files:
+            if ".pickle" in f or ".msgpack" in f:
+                out.append(os.path.join(d, f))
+    return sorted(out)
+
+
+def cli_env():
+    """The environment for running the ccasim CLI: without the sanitizer
+    runtime preloaded for Python (a sanitized CLI links its own)."""
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    return env
