@@ -1290,9 +1290,10 @@ trace_sweep(PyObject *self, PyObject *args, PyObject *kwds)
 						  "device_memory and memory_fraction");
 			return NULL;
 		}
-		if (!(gpu = cca_fit_gpu_preset_find(gpu_name))) {
-			g_autofree char *m = g_strdup_printf(
-				"gpu: unknown GPU '%s' (see ccasim.gpu_presets())", gpu_name);
+		GError *why = NULL;
+		if (!(gpu = cca_fit_gpu_preset_find(gpu_name, &why))) {
+			g_autofree char *m = g_strdup_printf("gpu: %s", why->message);
+			g_error_free(why);
 			raise_config_error("gpu", m);
 			return NULL;
 		}
@@ -1398,11 +1399,13 @@ trace_fit(PyObject *self, PyObject *args, PyObject *kwds)
 				gpus[n_gpus++] = &presets[i];
 			continue;
 		}
-		const CcaGpuPreset *g = cca_fit_gpu_preset_find(*p);
+		GError *why = NULL;
+		const CcaGpuPreset *g = cca_fit_gpu_preset_find(*p, &why);
 		if (!g || n_gpus == CCA_FIT_MAX_GPUS) {
 			g_autofree char *m =
 				g ? g_strdup_printf("gpus: at most %d GPUs", CCA_FIT_MAX_GPUS)
-				  : g_strdup_printf("gpus: unknown GPU '%s'", *p);
+				  : g_strdup_printf("gpus: %s", why->message);
+			g_clear_error(&why);
 			raise_config_error("gpus", m);
 			return NULL;
 		}
