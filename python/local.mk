@@ -13,6 +13,8 @@ python_ccasim_so_CPPFLAGS = $(AM_CPPFLAGS) $(PYTHON_CFLAGS)
 python_ccasim_so_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden
 python_ccasim_so_LDFLAGS = -shared
 python_ccasim_so_LDADD = libccasim_pic.a $(CCASIM_LIBS)
+# the generated headers, also when only the module is built
+sim/view/libccasim_pic_a-htmlview.$(OBJEXT): htmlview-js.h htmlview-css.h
 pyexec_DATA = %D%/ccasim.pyi
 endif
 EXTRA_DIST += %D%/ccasim.pyi %D%/ccasim.c

@@ -21,6 +21,9 @@ libccasim_a_SOURCES += %D%/util/text.h %D%/util/text.c %D%/util/json.h %D%/util/
 # files and turned into C string literals at build time.
 nodist_libccasim_a_SOURCES = htmlview-js.h htmlview-css.h
 BUILT_SOURCES = htmlview-js.h htmlview-css.h
+# (also for a build of one target, which BUILT_SOURCES does not cover:
+# .ci/run's static GPU build makes `ccasim` alone)
+%D%/view/htmlview.$(OBJEXT): htmlview-js.h htmlview-css.h
 CLEANFILES += htmlview-js.h htmlview-css.h
 EXTRA_DIST += %D%/view/htmlview.js %D%/view/htmlview.css
 htmlview-js.h: $(srcdir)/%D%/view/htmlview.js
