@@ -121,3 +121,6 @@ check_PROGRAMS += tests/test-fleet
 TESTS += tests/test-fleet
 tests_test_fleet_SOURCES = tests/test-fleet.c tests/testutil.h tests/testutil.c
 tests_test_fleet_LDADD = libccasim.a $(CCASIM_LIBS)
+# the lab programs against PyTorch on the H200 (issue 16)
+TESTS += tests/test-lab-device.sh
+EXTRA_DIST += tests/test-lab-device.sh

@@ -69,6 +69,26 @@ lab_record(void *data, const CcaEvent *event)
 	g_array_append_val(lab->events, ev);
 }
 
+/* Appends the ccasim-record annotation "ccasim:KIND" with the model's
+ * counts now (calls.h) and the fields EXTRA (" k=v ...", or ""). */
+static void
+lab_call(Lab *lab, const char *kind, const char *extra)
+{
+	const CcaStats *st = cca_allocator_stats(lab->alloc);
+	g_autofree char *name =
+		g_strdup_printf("ccasim:%s allocs=%" G_GINT64_FORMAT " frees=%" G_GINT64_FORMAT
+				" ooms=%" G_GINT64_FORMAT "%s",
+				kind, st->allocation[CCA_STAT_ALL].allocated,
+				st->allocation[CCA_STAT_ALL].freed, st->num_ooms, extra);
+	CcaAnnotation a = {
+		.stage = cca_snapshot_intern(lab->snap, "START", 5),
+		.name = cca_snapshot_intern(lab->snap, name, strlen(name)),
+		.device = 0,
+		.time_us = 0,
+	};
+	g_array_append_val(lab->snap->annotations, a);
+}
+
 /* The model, made at the first command that needs it (after `settings`). */
 static void
 lab_start(Lab *lab)
@@ -263,6 +283,9 @@ lab_line(Lab *lab, char *text, GError **error)
 		if (n != 1)
 			return lab_fail(lab, error, "empty_cache takes nothing");
 		lab_start(lab);
+		/* recorded as ccasim-record would: a call that may free nothing
+		 * leaves no entry, and replays apply it where it was made */
+		lab_call(lab, "empty_cache", "");
 		cca_allocator_empty_cache(lab->alloc);
 		return TRUE;
 	}
@@ -372,6 +395,8 @@ cca_lab_load(const unsigned char *data, size_t len, const char *name, GError **e
 	}
 	if (ok) {
 		lab_start(&lab); /* an empty program records nothing */
+		if (lab.snap->annotations->len)
+			lab_call(&lab, "dump", " reason=lab");
 		lab_settings(&lab);
 		lab_final_state(&lab);
 		lab.snap->n_devices = 1;
