@@ -295,6 +295,17 @@ replay_ok(CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayResult *res)
 	g_assert_no_error(error);
 }
 
+/* Replays SNAP under its recorded settings with --check, which passes. */
+static void
+replay_checked(CcaSnapshot *snap, CcaReplayResult *res)
+{
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.check = true;
+	replay_ok(snap, &opt, res);
+	g_assert_true(res->check_passed);
+}
+
 /* The recorded call explains its release: --check passes, the call is
  * counted once (not once more as a found empty_cache). */
 static void
@@ -305,12 +316,8 @@ test_empty_cache_recorded(void)
 	g_autoptr(CcaSnapshot) snap = snapshot_with(empty_cache_trace(TRUE), names);
 	const CcaSnapBlock final[] = {LIVE(S1, 20 * MB)};
 	final_segment(snap, S1, 20 * MB, final, 1);
-	CcaReplayOptions opt;
-	cca_replay_options_init(&opt);
-	opt.check = true;
 	CcaReplayResult res;
-	replay_ok(snap, &opt, &res);
-	g_assert_true(res.check_passed);
+	replay_checked(snap, &res);
 	g_assert_cmpuint(res.empty_cache_calls, ==, 1);
 	g_assert_cmpuint(res.recorded_empty_cache_calls, ==, 1);
 	g_assert_cmpint(res.stats.num_sync_all_streams, ==, 1);
@@ -338,12 +345,8 @@ test_empty_cache_silent(void)
 	g_autoptr(CcaSnapshot) snap = snapshot_with(ev, names);
 	const CcaSnapBlock final[] = {FREE(S0, 20 * MB)};
 	final_segment(snap, S0, 20 * MB, final, 1);
-	CcaReplayOptions opt;
-	cca_replay_options_init(&opt);
-	opt.check = true;
 	CcaReplayResult res;
-	replay_ok(snap, &opt, &res);
-	g_assert_true(res.check_passed);
+	replay_checked(snap, &res);
 	g_assert_cmpint(res.stats.num_sync_all_streams, ==, 1);
 	g_assert_cmpint(res.stats.num_device_free, ==, 0);
 	cca_replay_result_clear(&res);
@@ -351,6 +354,7 @@ test_empty_cache_silent(void)
 	CcaSettings s;
 	cca_settings_init(&s);
 	g_assert_true(cca_settings_parse(&s, "expandable_segments:True", NULL));
+	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
 	opt.settings = &s;
 	replay_ok(snap, &opt, &res);
@@ -383,12 +387,8 @@ test_settings_change(void)
 	snap->settings.max_split_size = 20 * MB;
 	const CcaSnapBlock final[] = {LIVE(S0, 30 * MB)};
 	final_segment(snap, S0, 30 * MB, final, 1);
-	CcaReplayOptions opt;
-	cca_replay_options_init(&opt);
-	opt.check = true;
 	CcaReplayResult res;
-	replay_ok(snap, &opt, &res);
-	g_assert_true(res.check_passed);
+	replay_checked(snap, &res);
 	/* the second 30 MiB allocation is oversize under the new setting */
 	g_assert_cmpint(res.stats.oversize_allocations.allocated, ==, 1);
 	/* memory_stats()' max_split_size keeps the value the run began with */
@@ -412,12 +412,8 @@ test_fraction_change(void)
 	g_autoptr(CcaSnapshot) snap = snapshot_with(ev, names);
 	const CcaSnapBlock final[] = {LIVE(S0, 20 * MB)};
 	final_segment(snap, S0, 20 * MB, final, 1);
-	CcaReplayOptions opt;
-	cca_replay_options_init(&opt);
-	opt.check = true;
 	CcaReplayResult res;
-	replay_ok(snap, &opt, &res);
-	g_assert_true(res.check_passed);
+	replay_checked(snap, &res);
 	g_assert_cmpint(res.stats.num_ooms, ==, 1);
 	g_assert_cmpuint(res.unexpected_ooms, ==, 0);
 	cca_replay_result_clear(&res);
@@ -445,12 +441,8 @@ test_stats_resets(void)
 	const CcaSnapBlock final[] = {LIVE(S0, 2 * MB), FREE(S0 + 2 * MB, 28 * MB),
 				      LIVE(S0 + 30 * MB, 10 * MB)};
 	final_segment(snap, S0, 40 * MB, final, 3);
-	CcaReplayOptions opt;
-	cca_replay_options_init(&opt);
-	opt.check = true;
 	CcaReplayResult res;
-	replay_ok(snap, &opt, &res);
-	g_assert_true(res.check_passed);
+	replay_checked(snap, &res);
 	g_assert_cmpint(res.stats.allocated_bytes[CCA_STAT_ALL].peak, ==, 12 * MB);
 	g_assert_cmpint(res.stats.allocation[CCA_STAT_ALL].allocated, ==, 1);
 	g_assert_cmpint(res.stats.num_device_alloc, ==, 0);

@@ -58,6 +58,13 @@ cca_calls_present(const CcaSnapshot *snap, int device)
 	return false;
 }
 
+/* Does a record of KIND name a private pool (pool=A,B)? */
+static bool
+kind_has_pool(CcaCallKind kind)
+{
+	return kind >= CCA_CALL_MEMPOOL_CREATE && kind <= CCA_CALL_CAPTURE_END;
+}
+
 static void
 call_clear(CcaCall *c)
 {
@@ -142,6 +149,8 @@ call_field(CcaCall *c, const char *k, const char *v, unsigned *seen, const char 
 			return *why = "not a count", FALSE;
 		return TRUE;
 	}
+	if (kind_has_pool(c->kind) && strcmp(k, "pool") == 0)
+		return parse_pool(v, c->pool) ? TRUE : (*why = "not a pool id A,B", FALSE);
 	switch (c->kind) {
 	case CCA_CALL_START:
 		if (strcmp(k, "conf") == 0)
@@ -169,15 +178,6 @@ call_field(CcaCall *c, const char *k, const char *v, unsigned *seen, const char 
 			c->fraction = f;
 			*seen |= 8u;
 		}
-		break;
-	case CCA_CALL_MEMPOOL_CREATE:
-	case CCA_CALL_MEMPOOL_RELEASE:
-	case CCA_CALL_USE_MEM_POOL_ENTER:
-	case CCA_CALL_USE_MEM_POOL_EXIT:
-	case CCA_CALL_CAPTURE_BEGIN:
-	case CCA_CALL_CAPTURE_END:
-		if (strcmp(k, "pool") == 0 && !parse_pool(v, c->pool))
-			return *why = "not a pool id A,B", FALSE;
 		break;
 	case CCA_CALL_DEVICE_MEMORY:
 		if (strcmp(k, "when") == 0) {
@@ -559,21 +559,15 @@ char *
 cca_calls_describe(const CcaCall *c)
 {
 	GString *s = g_string_new(cca_calls_kind_name(c->kind));
+	if (kind_has_pool(c->kind))
+		g_string_append_printf(s, " pool (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")",
+				       c->pool[0], c->pool[1]);
 	switch (c->kind) {
 	case CCA_CALL_SET_SETTINGS:
 		g_string_append_printf(s, " \"%s\"", c->text ? c->text : "");
 		break;
 	case CCA_CALL_MEMORY_FRACTION:
 		g_string_append_printf(s, " %g", c->fraction);
-		break;
-	case CCA_CALL_MEMPOOL_CREATE:
-	case CCA_CALL_MEMPOOL_RELEASE:
-	case CCA_CALL_USE_MEM_POOL_ENTER:
-	case CCA_CALL_USE_MEM_POOL_EXIT:
-	case CCA_CALL_CAPTURE_BEGIN:
-	case CCA_CALL_CAPTURE_END:
-		g_string_append_printf(s, " pool (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")",
-				       c->pool[0], c->pool[1]);
 		break;
 	case CCA_CALL_DEVICE_MEMORY:
 		g_string_append_printf(s,
@@ -611,6 +605,10 @@ cca_calls_call_to_json(const CcaCall *c)
 	json_object_set_new(o, "allocs", json_integer((json_int_t)c->allocs));
 	json_object_set_new(o, "frees", json_integer((json_int_t)c->frees));
 	json_object_set_new(o, "ooms", json_integer((json_int_t)c->ooms));
+	if (kind_has_pool(c->kind))
+		json_object_set_new(
+			o, "pool",
+			json_pack("[II]", (json_int_t)c->pool[0], (json_int_t)c->pool[1]));
 	switch (c->kind) {
 	case CCA_CALL_START:
 		json_object_set_new(o, "torch", json_string(c->torch ? c->torch : ""));
@@ -621,16 +619,6 @@ cca_calls_call_to_json(const CcaCall *c)
 		break;
 	case CCA_CALL_MEMORY_FRACTION:
 		json_object_set_new(o, "fraction", json_real(c->fraction));
-		break;
-	case CCA_CALL_MEMPOOL_CREATE:
-	case CCA_CALL_MEMPOOL_RELEASE:
-	case CCA_CALL_USE_MEM_POOL_ENTER:
-	case CCA_CALL_USE_MEM_POOL_EXIT:
-	case CCA_CALL_CAPTURE_BEGIN:
-	case CCA_CALL_CAPTURE_END:
-		json_object_set_new(
-			o, "pool",
-			json_pack("[II]", (json_int_t)c->pool[0], (json_int_t)c->pool[1]));
 		break;
 	case CCA_CALL_DEVICE_MEMORY:
 		json_object_set_new(o, "when", json_string(when_names[c->when]));
