@@ -28,7 +28,7 @@ gap() {
 	case "$2 $1" in
 	"recorded graphs."* | "recorded compile."*)
 		echo "num_sync_all_streams: torch.cuda.graph calls empty_cache() per capture, and one that frees nothing leaves no entry (the recorder of issue 14 records them: traces/calls-2.11)" ;;
-	"recorded rsdet.cap" | "recorded rsdet.gc")
+	"recorded rsdet.gc")
 		echo "num_alloc_retries (and syncs): the replay takes some of the recording's retries (synchronise, release all, retry) for empty_cache() calls or garbage collection; every entry matches" ;;
 	"what-if rsdet.cap" | "what-if rsdet.gc" | "what-if rsdet.ms128")
 		echo "the live run's deferred frees completed at other moments than the default run's (a free completed by the next malloc's process_events looks like one completed at once), which a what-if takes from the default run" ;;

@@ -331,7 +331,8 @@ typedef struct {
 	GArray *inferred_private;
 	CcaEvent last_segment_alloc;
 	bool have_segment_alloc;
-	GArray *deferred; /* Deferred, oldest first */
+	GArray *deferred;   /* Deferred, oldest first */
+	bool seen_deferred; /* a free whose completion did not follow at once */
 	/* the program's calls ccasim-record saw (the plan's), the next one */
 	const CcaCalls *calls;
 	guint next_call;
@@ -695,6 +696,8 @@ replay_recorded_oom(Replay *r, const CcaEvent *ev)
 		cca_allocator_free_block(r->alloc, h, false);
 }
 
+static bool is_release(const CcaEvent *ev);
+
 /* A free_requested entry (trace entry INDEX): free, deferred unless its
  * free_completed is the next entry.  A block whose free was requested
  * and has not completed cannot be freed again: such a trace is refused
@@ -712,6 +715,21 @@ replay_free_requested(Replay *r, const CcaEvent *ev, uint64_t index)
 	const CcaEvent *next = window_peek(&r->in, 0, &r->error);
 	bool immediate =
 		next && next->action == CCA_ACTION_FREE_COMPLETED && next->addr == ev->addr;
+	/* ... unless releases follow the completion in a trace that has shown
+	 * a deferred free (blocks used on other streams): then it may instead
+	 * be the next malloc's synchronisation completing such a block (free()
+	 * and the synchronisation record the same pair); the block waits, and
+	 * the completion is judged where it stands (completions_by_malloc()),
+	 * applied there when it is no malloc's */
+	if (immediate && r->seen_deferred) {
+		const CcaEvent *after = window_peek(&r->in, 1, &r->error);
+		if (after && is_release(after))
+			immediate = false;
+		next = window_peek(&r->in, 0, &r->error); /* the lookahead may move it */
+	}
+	if (!immediate &&
+	    !(next && next->action == CCA_ACTION_FREE_COMPLETED && next->addr == ev->addr))
+		r->seen_deferred = true;
 	if (immediate)
 		window_pop(&r->in);
 	if (v == CCA_NIL || v == HANDLE_FAILED) {
