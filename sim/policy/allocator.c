@@ -115,7 +115,7 @@ debug_check(const CcaAllocator *a, const char *operation)
 #endif
 
 /* H names a block of the slab that is live (not deleted). */
-static inline bool
+G_GNUC_UNUSED static inline bool
 handle_valid(const CcaAllocator *a, CcaHandle h)
 {
 	return h < a->slab_len && B(a, h)->live;

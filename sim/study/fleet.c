@@ -646,7 +646,8 @@ sweep_device(const CcaFleetJob *job, const CcaFleetOptions *options, const CcaSn
 		g_free(own.gpu);
 		return FALSE;
 	}
-	g_autofree char *gpu = own.gpu;
+	g_autofree char *gpu = own.gpu; /* freed on every return */
+	(void)gpu;
 	g_autoptr(CcaSweep) sweep = build_grid(snap, device, options, error);
 	if (!sweep || !cca_sweep_run(sweep, &own.opt, error))
 		return FALSE;

@@ -594,7 +594,6 @@ moment_json(const CcaPeak *p, const Moment *m)
 	json_object_set_new(o, "live_blocks", cca_json_uint(live_blocks));
 	json_object_set_new(o, "groups", groups);
 	/* free space, most free first */
-	g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint));
 	json_t *segs = json_array(), *frees = json_array();
 	for (guint i = 0; i < m->state->len; i++) {
 		const CcaStateSegment *s = &g_array_index(m->state, CcaStateSegment, i);
