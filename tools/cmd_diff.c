@@ -68,7 +68,8 @@ cca_cmd_diff(const CcaCliCommand *cmd, int argc, char **argv)
 		"requests that match by size and stream, with a warning below 90 %.\n"
 		"When both hold record_function annotations (ProfilerStep#N,\n"
 		"Optimizer.step; not ccasim-record's), they are paired by name and the\n"
-		"first pair where reserved memory differs is named.  See doc/whatif.md.", &args, &argc, &argv);
+		"first pair where reserved memory differs is named.  See doc/whatif.md.",
+		&args, &argc, &argv);
 	if (status >= 0)
 		return status;
 	if (argc != 2 && argc != 3)

@@ -1073,7 +1073,7 @@ cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, GStrin
 	}
 	char ***cells = g_new0(char **, n);
 	for (guint r = 0; r < n; r++) {
-		cells[r] = g_new0(char *, N_COLUMNS);
+		cells[r] = g_new0(char *, N_COLUMNS + 1); /* NULL-terminated: g_strfreev() */
 		for (guint c = 0; c < N_COLUMNS; c++) {
 			cells[r][c] = row_cell(g_ptr_array_index(sweep->rows, r), r + 1, c, wide);
 			width[c] = MAX(width[c], cca_text_width(cells[r][c]));

@@ -956,6 +956,7 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		g_array_free(pass.records, TRUE);
 		g_array_free(pass.state_stacks, TRUE);
 		cca_allocator_state_free(pass.state);
+		cca_peak_free(pass.peak);
 		return TRUE;
 	}
 	append_summary(out, &res, &pass);
