@@ -1756,6 +1756,10 @@ compare_segments(gconstpointer x, gconstpointer y)
 uint64_t
 cca_allocator_segment_count(const CcaAllocator *a)
 {
+	/* without expandable segments every segment is one cudaMalloc, which
+	 * the segment stat counts; the walk is for mapped runs */
+	if (a->expandable->len == 0)
+		return (uint64_t)a->stats.segment[CCA_STAT_ALL].current;
 	uint64_t n = 0;
 	for (CcaHandle h = 0; h < a->slab_len; h++) {
 		const CcaBlock *head = B(a, h);

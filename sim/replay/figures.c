@@ -25,6 +25,23 @@ moment_take(CcaMoment *m, uint64_t index, const CcaEvent *event, const CcaStats 
 	m->active = (uint64_t)st->active_bytes[CCA_STAT_ALL].current;
 }
 
+/* The segments standing now, counted again only after a device call. */
+static uint64_t
+segments_now(CcaFigures *f, const CcaAllocator *alloc, const CcaStats *st)
+{
+	/* (a stats reset can bring the calls back to an earlier sum: the
+	 * reserved bytes tell those moments apart) */
+	uint64_t calls = (uint64_t)(st->num_device_alloc + st->num_device_free);
+	uint64_t reserved = (uint64_t)st->reserved_bytes[CCA_STAT_ALL].current;
+	if (!f->counted || calls != f->count_device_calls || reserved != f->count_reserved) {
+		f->count = cca_allocator_segment_count(alloc);
+		f->count_device_calls = calls;
+		f->count_reserved = reserved;
+		f->counted = true;
+	}
+	return f->count;
+}
+
 unsigned
 cca_figures_observe(CcaFigures *f, uint64_t index, const CcaEvent *event, const CcaAllocator *alloc)
 {
@@ -34,14 +51,12 @@ cca_figures_observe(CcaFigures *f, uint64_t index, const CcaEvent *event, const 
 	unsigned set = 0;
 	if (!f->reserved_peak.seen || reserved > f->reserved_peak.reserved) {
 		moment_take(&f->reserved_peak, index, event, st);
-		f->reserved_peak.segments = cca_allocator_segment_count(alloc);
+		f->reserved_peak.segments = segments_now(f, alloc, st);
 		set |= CCA_FIGURES_RESERVED_PEAK;
 	}
 	if (!f->allocated_peak.seen || allocated > f->allocated_peak.allocated) {
 		moment_take(&f->allocated_peak, index, event, st);
-		f->allocated_peak.segments = set & CCA_FIGURES_RESERVED_PEAK
-						     ? f->reserved_peak.segments
-						     : cca_allocator_segment_count(alloc);
+		f->allocated_peak.segments = segments_now(f, alloc, st);
 		set |= CCA_FIGURES_ALLOCATED_PEAK;
 	}
 	return set;

@@ -48,6 +48,11 @@ typedef struct {
 typedef struct {
 	CcaMoment reserved_peak;
 	CcaMoment allocated_peak;
+	/* the segment count last taken, and the device calls it was taken
+	 * after (the count changes only with a cudaMalloc, cudaFree, map or
+	 * unmap), with the reserved bytes then */
+	bool counted;
+	uint64_t count, count_device_calls, count_reserved;
 } CcaFigures;
 
 /* cca_figures_observe()'s answer: which peaks entry INDEX set. */
@@ -67,7 +72,7 @@ typedef struct {
  * Call it from an observer, once per entry, in order.  Returns the
  * CCA_FIGURES_* bits of the peaks INDEX set (0: none), so that a view
  * takes its copy of the state exactly there.  Costs a walk over the
- * blocks at a new reserved peak only (at most once per cudaMalloc). */
+ * blocks (expandable segments only) at most once per device call. */
 unsigned cca_figures_observe(CcaFigures *figures, uint64_t index, const CcaEvent *event,
 			     const CcaAllocator *alloc);
 
