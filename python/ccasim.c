@@ -32,6 +32,7 @@
 #include "fit.h"
 #include "input.h"
 #include "json.h"
+#include "peak.h"
 #include "pickle.h"
 #include "plan.h"
 #include "replay.h"
@@ -1509,6 +1510,74 @@ trace_explain(PyObject *self, PyObject *args, PyObject *kwds)
 }
 
 static PyObject *
+trace_peak(PyObject *self, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {"config", "memory_fraction", "device_memory",
+				 "device", "under",	      "pytorch_version",
+				 NULL};
+	Trace *t = (Trace *)self;
+	const char *config = NULL, *under = NULL;
+	PyObject *fraction = NULL, *memory = NULL, *version = NULL;
+	int device = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|zOOizO:peak", kwlist, &config, &fraction,
+					 &memory, &device, &under, &version))
+		return NULL;
+	CallArgs a = {.config = config, .device = device};
+	if (!parse_limits(fraction, memory, version, &a))
+		return NULL;
+	CcaReplayOptions opt;
+	CcaSettings settings, under_settings;
+	bool has_settings;
+	if (!replay_options(t, &a, &opt, &settings, &has_settings))
+		return NULL;
+	if (under) {
+		GError *error = NULL;
+		cca_settings_init(&under_settings);
+		under_settings.pytorch_version = opt.pytorch_version;
+		if (!cca_settings_parse(&under_settings, under, &error)) {
+			g_autofree char *key =
+				config_bad_key(under, opt.pytorch_version, error->message);
+			g_autofree char *m =
+				g_strdup_printf("under '%s': %s", under, error->message);
+			raise_config_error(key, m);
+			g_error_free(error);
+			cca_settings_clear(&under_settings);
+			if (has_settings)
+				cca_settings_clear(&settings);
+			return NULL;
+		}
+	}
+	GError *error = NULL;
+	json_t *doc = NULL;
+	const CcaSnapshot *snap = t->snap;
+	const char *name = t->name;
+	gboolean ok;
+	Py_BEGIN_ALLOW_THREADS;
+	CcaPeakRun ra = {0}, rb = {0};
+	ok = cca_peak_run_collect(&ra, snap, &opt, &error);
+	if (ok && under) {
+		CcaReplayOptions ob = opt;
+		ob.settings = &under_settings;
+		ok = cca_peak_run_collect(&rb, snap, &ob, &error);
+	}
+	if (ok)
+		doc = cca_peak_run_to_json(name, opt.device, &ra, under ? &rb : NULL);
+	cca_peak_run_clear(&ra);
+	cca_peak_run_clear(&rb);
+	Py_END_ALLOW_THREADS;
+	if (under)
+		cca_settings_clear(&under_settings);
+	if (has_settings)
+		cca_settings_clear(&settings);
+	if (!ok) {
+		raise_trace_error(t->name, error);
+		g_error_free(error);
+		return NULL;
+	}
+	return from_json_steal(doc);
+}
+
+static PyObject *
 trace_get_source(PyObject *self, void *c)
 {
 	return PyUnicode_DecodeFSDefault(((Trace *)self)->snap->source);
@@ -1588,6 +1657,17 @@ static PyMethodDef trace_methods[] = {
 	 "explain(config=None, memory_fraction=None, device_memory=None, device=0,\n"
 	 "        pytorch_version=None, limit=20, top=8) -> str\n\n"
 	 "`ccasim explain`: why each cudaMalloc and OOM happened, in plain language."},
+	{"peak", (PyCFunction)(void (*)(void))trace_peak, METH_VARARGS | METH_KEYWORDS,
+	 "peak(config=None, memory_fraction=None, device_memory=None, device=0, under=None,\n"
+	 "     pytorch_version=None) -> dict\n\n"
+	 "`ccasim peak --json`: what made the peak.  At the reserved peak, the allocated\n"
+	 "peak and every OOM ('moments'), the live blocks grouped by call stack, by\n"
+	 "record_function annotation and by user metadata, largest first; the free bytes\n"
+	 "stranded per segment; the request that made each segment; 'figures'.  under: a\n"
+	 "second replay under these settings (PYTORCH_CUDA_ALLOC_CONF syntax); the result\n"
+	 "is then {'a': ..., 'b': ..., 'changes': ...} as with --under.  The GIL is\n"
+	 "released while it runs.  Raises TraceError on bad input, ConfigError (.key) on a\n"
+	 "bad argument."},
 	{NULL},
 };
 
