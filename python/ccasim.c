@@ -26,12 +26,15 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "calibration.h"
 #include "explain.h"
 #include "fit.h"
+#include "fleet.h"
 #include "input.h"
 #include "json.h"
+#include "peak.h"
 #include "pickle.h"
 #include "plan.h"
 #include "replay.h"
@@ -1509,6 +1512,74 @@ trace_explain(PyObject *self, PyObject *args, PyObject *kwds)
 }
 
 static PyObject *
+trace_peak(PyObject *self, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {"config", "memory_fraction", "device_memory",
+				 "device", "under",	      "pytorch_version",
+				 NULL};
+	Trace *t = (Trace *)self;
+	const char *config = NULL, *under = NULL;
+	PyObject *fraction = NULL, *memory = NULL, *version = NULL;
+	int device = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|zOOizO:peak", kwlist, &config, &fraction,
+					 &memory, &device, &under, &version))
+		return NULL;
+	CallArgs a = {.config = config, .device = device};
+	if (!parse_limits(fraction, memory, version, &a))
+		return NULL;
+	CcaReplayOptions opt;
+	CcaSettings settings, under_settings;
+	bool has_settings;
+	if (!replay_options(t, &a, &opt, &settings, &has_settings))
+		return NULL;
+	if (under) {
+		GError *error = NULL;
+		cca_settings_init(&under_settings);
+		under_settings.pytorch_version = opt.pytorch_version;
+		if (!cca_settings_parse(&under_settings, under, &error)) {
+			g_autofree char *key =
+				config_bad_key(under, opt.pytorch_version, error->message);
+			g_autofree char *m =
+				g_strdup_printf("under '%s': %s", under, error->message);
+			raise_config_error(key, m);
+			g_error_free(error);
+			cca_settings_clear(&under_settings);
+			if (has_settings)
+				cca_settings_clear(&settings);
+			return NULL;
+		}
+	}
+	GError *error = NULL;
+	json_t *doc = NULL;
+	const CcaSnapshot *snap = t->snap;
+	const char *name = t->name;
+	gboolean ok;
+	Py_BEGIN_ALLOW_THREADS;
+	CcaPeakRun ra = {0}, rb = {0};
+	ok = cca_peak_run_collect(&ra, snap, &opt, &error);
+	if (ok && under) {
+		CcaReplayOptions ob = opt;
+		ob.settings = &under_settings;
+		ok = cca_peak_run_collect(&rb, snap, &ob, &error);
+	}
+	if (ok)
+		doc = cca_peak_run_to_json(name, opt.device, &ra, under ? &rb : NULL);
+	cca_peak_run_clear(&ra);
+	cca_peak_run_clear(&rb);
+	Py_END_ALLOW_THREADS;
+	if (under)
+		cca_settings_clear(&under_settings);
+	if (has_settings)
+		cca_settings_clear(&settings);
+	if (!ok) {
+		raise_trace_error(t->name, error);
+		g_error_free(error);
+		return NULL;
+	}
+	return from_json_steal(doc);
+}
+
+static PyObject *
 trace_get_source(PyObject *self, void *c)
 {
 	return PyUnicode_DecodeFSDefault(((Trace *)self)->snap->source);
@@ -1588,6 +1659,17 @@ static PyMethodDef trace_methods[] = {
 	 "explain(config=None, memory_fraction=None, device_memory=None, device=0,\n"
 	 "        pytorch_version=None, limit=20, top=8) -> str\n\n"
 	 "`ccasim explain`: why each cudaMalloc and OOM happened, in plain language."},
+	{"peak", (PyCFunction)(void (*)(void))trace_peak, METH_VARARGS | METH_KEYWORDS,
+	 "peak(config=None, memory_fraction=None, device_memory=None, device=0, under=None,\n"
+	 "     pytorch_version=None) -> dict\n\n"
+	 "`ccasim peak --json`: what made the peak.  At the reserved peak, the allocated\n"
+	 "peak and every OOM ('moments'), the live blocks grouped by call stack, by\n"
+	 "record_function annotation and by user metadata, largest first; the free bytes\n"
+	 "stranded per segment; the request that made each segment; 'figures'.  under: a\n"
+	 "second replay under these settings (PYTORCH_CUDA_ALLOC_CONF syntax); the result\n"
+	 "is then {'a': ..., 'b': ..., 'changes': ...} as with --under.  The GIL is\n"
+	 "released while it runs.  Raises TraceError on bad input, ConfigError (.key) on a\n"
+	 "bad argument."},
 	{NULL},
 };
 
@@ -1601,6 +1683,522 @@ static PyTypeObject trace_type = {
 		  "safe to replay from several threads at once.",
 	.tp_methods = trace_methods,
 	.tp_getset = trace_getset,
+};
+
+/* ------------------------------------------------------------ ccasim.fleet */
+
+/* Raises ERROR, an error of sim/study/fleet.c: FileNotFoundError or
+ * OSError for a file error, ccasim.Error otherwise (a bad manifest line, a
+ * folder of other options, a bad row file). */
+static void
+raise_fleet_error(const GError *error)
+{
+	PyObject *type = ccasim_error;
+	if (error->domain == G_FILE_ERROR)
+		type = error->code == G_FILE_ERROR_NOENT ? PyExc_FileNotFoundError : PyExc_OSError;
+	PyErr_SetString(type, error->message);
+}
+
+/* The options of a fleet call, as `ccasim fleet run` builds them. */
+typedef struct {
+	char **configs, **sets; /* NULL when none */
+	char *gpu;
+	CcaFleetOptions opt;
+} FleetArgs;
+
+static void
+fleet_args_clear(FleetArgs *f)
+{
+	g_strfreev(f->configs);
+	g_strfreev(f->sets);
+	g_free(f->gpu);
+}
+
+/* The built-in H200 calibration table `fleet run` uses by default, made
+ * once (with the GIL) and shared: the replays only read it. */
+static const CcaCalibrationTable *
+fleet_calibration(void)
+{
+	static CcaCalibrationTable *h200;
+	if (h200 == NULL)
+		h200 = cca_calibration_new_h200();
+	return h200;
+}
+
+/* True for None and for an int or float equal to 0 (the options' "none"). */
+static gboolean
+is_zero(PyObject *o)
+{
+	if (o == NULL || o == Py_None)
+		return TRUE;
+	if (PyLong_Check(o) || PyFloat_Check(o)) {
+		int r = PyObject_Not(o);
+		if (r < 0)
+			PyErr_Clear();
+		return r == 1;
+	}
+	return FALSE;
+}
+
+/* The key of the argument at fault when cca_fleet_options_check()
+ * refused F with MESSAGE, or the allocator key of a bad config.  Free with
+ * g_free(). */
+static char *
+fleet_bad_key(const FleetArgs *f, const char *message)
+{
+	if (g_str_has_prefix(message, "--gpu"))
+		return g_strdup("gpu");
+	for (char **c = f->configs; c && *c; c++) {
+		g_autofree char *prefix = g_strdup_printf("--config %s: ", *c);
+		if (!g_str_has_prefix(message, prefix))
+			continue;
+		uint32_t version = f->opt.pytorch_version;
+		if (!version) { /* what a sweep of a snapshot without a version uses */
+			g_autoptr(CcaSnapshot) empty = cca_snapshot_new();
+			version = cca_replay_guess_pytorch_version(empty);
+		}
+		char *key = config_bad_key(*c, version, message + strlen(prefix));
+		return key ? key : g_strdup("configs");
+	}
+	return g_strdup("sets");
+}
+
+/* Reads the keyword options shared by fleet.run() and fleet.write() into
+ * F (cleared by the caller either way) and checks them as `fleet run`
+ * does: ConfigError naming the argument or the allocator key. */
+static gboolean
+fleet_args_parse(PyObject *configs, PyObject *sets, PyObject *default_grid, const char *gpu,
+		 PyObject *fraction, PyObject *memory, PyObject *version, FleetArgs *f)
+{
+	if (!parse_strv(configs, "configs", &f->configs) || !parse_strv(sets, "sets", &f->sets))
+		return FALSE;
+	/* an empty list is no list, as no --config or --set */
+	if (f->configs && !f->configs[0])
+		g_clear_pointer(&f->configs, g_strfreev);
+	if (f->sets && !f->sets[0])
+		g_clear_pointer(&f->sets, g_strfreev);
+	CallArgs a = {0};
+	if (!parse_limits(is_zero(fraction) ? NULL : fraction, is_zero(memory) ? NULL : memory,
+			  is_zero(version) ? NULL : version, &a))
+		return FALSE;
+	int grid = default_grid == NULL || default_grid == Py_None ? (!f->configs && !f->sets)
+								   : PyObject_IsTrue(default_grid);
+	if (grid < 0)
+		return FALSE;
+	f->gpu = g_strdup(gpu);
+	f->opt = (CcaFleetOptions){
+		.configs = (const char *const *)f->configs,
+		.sets = (const char *const *)f->sets,
+		.default_grid = grid,
+		.pytorch_version = a.pytorch_version,
+		.gpu = f->gpu,
+		.memory_fraction = a.memory_fraction,
+		.device_memory = a.device_memory,
+		.calibration = fleet_calibration(),
+	};
+	GError *error = NULL;
+	if (!cca_fleet_options_check(&f->opt, &error)) {
+		g_autofree char *key = fleet_bad_key(f, error->message);
+		raise_config_error(key, error->message);
+		g_error_free(error);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* The file system path of O (str, bytes or os.PathLike) in *OUT
+ * (g_free()); FALSE with a Python error. */
+static gboolean
+fs_path(PyObject *o, char **out)
+{
+	PyObject *b = NULL;
+	if (!PyUnicode_FSConverter(o, &b))
+		return FALSE;
+	*out = g_strdup(PyBytes_AS_STRING(b));
+	Py_DECREF(b);
+	return TRUE;
+}
+
+/* Expands INPUTS (a path, or a sequence of paths: files, folders,
+ * manifests) with cca_fleet_inputs() into JOBS. */
+static gboolean
+fleet_expand(PyObject *inputs, GPtrArray *jobs)
+{
+	PyObject *fast = PyUnicode_Check(inputs) || PyBytes_Check(inputs) ||
+					 PyObject_HasAttrString(inputs, "__fspath__")
+				 ? PyTuple_Pack(1, inputs)
+				 : PySequence_Fast(inputs, "inputs: a path or a list of paths");
+	if (fast == NULL)
+		return FALSE;
+	Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+	char **paths = g_new0(char *, n + 1);
+	gboolean ok = TRUE;
+	for (Py_ssize_t i = 0; ok && i < n; i++)
+		ok = fs_path(PySequence_Fast_GET_ITEM(fast, i), &paths[i]);
+	Py_DECREF(fast);
+	GError *error = NULL;
+	if (ok) {
+		Py_BEGIN_ALLOW_THREADS;
+		ok = cca_fleet_inputs((const char *const *)paths, (guint)n, jobs, &error);
+		Py_END_ALLOW_THREADS;
+		if (!ok) {
+			raise_fleet_error(error);
+			g_error_free(error);
+		}
+	}
+	g_strfreev(paths);
+	return ok;
+}
+
+/* The job of the tuple O, (path, gpu or None, cap, fraction) as
+ * fleet.jobs() makes them, checked as a manifest line is: ConfigError
+ * "jobs[I]: ..." otherwise. */
+static CcaFleetJob *
+fleet_job_from_tuple(PyObject *o, Py_ssize_t index)
+{
+	const char *why = NULL;
+	g_autofree char *gpu_why = NULL;
+	PyObject *path = NULL, *gpu = Py_None, *cap = NULL, *fraction = NULL;
+	if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 4)
+		why = "a job is a tuple (path, gpu or None, cap, fraction) as fleet.jobs() "
+		      "returns, or a path";
+	else {
+		path = PyTuple_GET_ITEM(o, 0);
+		gpu = PyTuple_GET_ITEM(o, 1);
+		cap = PyTuple_GET_ITEM(o, 2);
+		fraction = PyTuple_GET_ITEM(o, 3);
+	}
+	CcaFleetJob *job = g_new0(CcaFleetJob, 1);
+	if (!why && !fs_path(path, &job->path)) {
+		PyErr_Clear();
+		why = "its path must be a str, bytes or os.PathLike";
+	}
+	if (!why && gpu != Py_None) {
+		const char *name = PyUnicode_Check(gpu) ? PyUnicode_AsUTF8(gpu) : NULL;
+		GError *e = NULL;
+		if (name == NULL) {
+			PyErr_Clear();
+			why = "its gpu must be a str or None";
+		} else if (!cca_fit_gpu_preset_find(name, &e)) {
+			gpu_why = g_strdup(e->message);
+			why = gpu_why;
+			g_error_free(e);
+		} else {
+			job->gpu = g_strdup(name);
+		}
+	}
+	if (!why) {
+		job->cap = PyLong_Check(cap) ? PyLong_AsUnsignedLongLong(cap) : 0;
+		if (!PyLong_Check(cap) || PyErr_Occurred()) {
+			PyErr_Clear();
+			why = "its cap must be an int of bytes, 0 for none";
+		}
+	}
+	if (!why) {
+		job->fraction = PyFloat_AsDouble(fraction);
+		if (job->fraction == -1.0 && PyErr_Occurred()) {
+			PyErr_Clear();
+			why = "its fraction must be a number in [0, 1], 0 for none";
+		} else if (!(job->fraction >= 0 && job->fraction <= 1)) {
+			why = "its fraction must be a number in [0, 1], 0 for none";
+		} else if (job->cap && job->fraction > 0) {
+			why = "give a cap or a fraction, not both";
+		}
+	}
+	if (why) {
+		g_autofree char *m = g_strdup_printf("jobs[%zd]: %s", index, why);
+		raise_config_error("jobs", m);
+		cca_fleet_job_free(job);
+		return NULL;
+	}
+	return job;
+}
+
+/* The jobs of JOBS_OR_PATHS: each item a job tuple, or a path (file,
+ * folder, manifest) expanded as `fleet run` expands its inputs. */
+static GPtrArray *
+fleet_jobs_from(PyObject *jobs_or_paths)
+{
+	GPtrArray *jobs = g_ptr_array_new_with_free_func((GDestroyNotify)cca_fleet_job_free);
+	if (PyUnicode_Check(jobs_or_paths) || PyBytes_Check(jobs_or_paths) ||
+	    PyObject_HasAttrString(jobs_or_paths, "__fspath__")) {
+		if (!fleet_expand(jobs_or_paths, jobs))
+			g_clear_pointer(&jobs, g_ptr_array_unref);
+		return jobs;
+	}
+	PyObject *fast = PySequence_Fast(jobs_or_paths, "jobs: a list of jobs or paths");
+	if (fast == NULL) {
+		g_ptr_array_unref(jobs);
+		return NULL;
+	}
+	for (Py_ssize_t i = 0; jobs && i < PySequence_Fast_GET_SIZE(fast); i++) {
+		PyObject *item = PySequence_Fast_GET_ITEM(fast, i);
+		if (PyTuple_Check(item)) {
+			CcaFleetJob *job = fleet_job_from_tuple(item, i);
+			if (job)
+				g_ptr_array_add(jobs, job);
+			else
+				g_clear_pointer(&jobs, g_ptr_array_unref);
+		} else if (!fleet_expand(item, jobs)) {
+			g_clear_pointer(&jobs, g_ptr_array_unref);
+		}
+	}
+	Py_DECREF(fast);
+	return jobs;
+}
+
+static PyObject *
+fleet_jobs(PyObject *module, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {"inputs", NULL};
+	PyObject *inputs;
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O:jobs", kwlist, &inputs))
+		return NULL;
+	g_autoptr(GPtrArray) jobs =
+		g_ptr_array_new_with_free_func((GDestroyNotify)cca_fleet_job_free);
+	if (!fleet_expand(inputs, jobs))
+		return NULL;
+	PyObject *l = PyList_New((Py_ssize_t)jobs->len);
+	for (guint i = 0; l && i < jobs->len; i++) {
+		const CcaFleetJob *j = g_ptr_array_index(jobs, i);
+		PyObject *path = PyUnicode_DecodeFSDefault(j->path);
+		PyObject *t = path ? Py_BuildValue("(Nz K d)", path, j->gpu,
+						   (unsigned long long)j->cap, j->fraction)
+				   : NULL;
+		if (t == NULL)
+			Py_CLEAR(l);
+		else
+			PyList_SET_ITEM(l, (Py_ssize_t)i, t);
+	}
+	return l;
+}
+
+#define FLEET_OPTION_NAMES                                                            \
+	"configs", "sets", "default_grid", "gpu", "memory_fraction", "device_memory", \
+		"pytorch_version"
+
+static PyObject *
+fleet_run(PyObject *module, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {"jobs", FLEET_OPTION_NAMES, NULL};
+	PyObject *jobs_o, *configs = NULL, *sets = NULL, *grid = NULL, *fraction = NULL,
+			  *memory = NULL, *version = NULL;
+	const char *gpu = NULL;
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$OOOzOOO:run", kwlist, &jobs_o, &configs,
+					 &sets, &grid, &gpu, &fraction, &memory, &version))
+		return NULL;
+	FleetArgs f = {0};
+	if (!fleet_args_parse(configs, sets, grid, gpu, fraction, memory, version, &f)) {
+		fleet_args_clear(&f);
+		return NULL;
+	}
+	g_autoptr(GPtrArray) jobs = fleet_jobs_from(jobs_o);
+	if (jobs == NULL) {
+		fleet_args_clear(&f);
+		return NULL;
+	}
+	GString *out = g_string_new(NULL);
+	Py_BEGIN_ALLOW_THREADS;
+	for (guint i = 0; i < jobs->len; i++)
+		cca_fleet_job_run(g_ptr_array_index(jobs, i), &f.opt, NULL, out);
+	Py_END_ALLOW_THREADS;
+	fleet_args_clear(&f);
+	PyObject *l = PyList_New(0);
+	for (gsize pos = 0; l && pos < out->len;) {
+		const char *line = out->str + pos;
+		const char *nl = memchr(line, '\n', out->len - pos);
+		gsize len = nl ? (gsize)(nl - line) : out->len - pos;
+		PyObject *s = PyUnicode_DecodeUTF8(line, (Py_ssize_t)len, "surrogateescape");
+		if (s == NULL || PyList_Append(l, s) < 0)
+			Py_CLEAR(l);
+		Py_XDECREF(s);
+		pos += len + 1;
+	}
+	g_string_free(out, TRUE);
+	return l;
+}
+
+static PyObject *
+fleet_write(PyObject *module, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {"dir", "rows", "name", FLEET_OPTION_NAMES, NULL};
+	PyObject *dir_o, *rows_o, *configs = NULL, *sets = NULL, *grid = NULL, *fraction = NULL,
+				  *memory = NULL, *version = NULL;
+	const char *name = NULL, *gpu = NULL;
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|z$OOOzOOO:write", kwlist, &dir_o, &rows_o,
+					 &name, &configs, &sets, &grid, &gpu, &fraction, &memory,
+					 &version))
+		return NULL;
+	g_autofree char *dir = NULL;
+	if (!fs_path(dir_o, &dir))
+		return NULL;
+	FleetArgs f = {0};
+	if (!fleet_args_parse(configs, sets, grid, gpu, fraction, memory, version, &f)) {
+		fleet_args_clear(&f);
+		return NULL;
+	}
+	PyObject *fast =
+		PyUnicode_Check(rows_o) ? NULL : PySequence_Fast(rows_o, "rows: a list of str");
+	if (fast == NULL) {
+		PyErr_Clear();
+		raise_config_error("rows", "rows: must be a list of the str rows fleet.run() "
+					   "returns");
+		fleet_args_clear(&f);
+		return NULL;
+	}
+	/* every row is checked before anything is written */
+	GString *text = g_string_new(NULL);
+	const char *why = NULL;
+	Py_ssize_t bad = -1;
+	GError *error = NULL;
+	for (Py_ssize_t i = 0; !why && i < PySequence_Fast_GET_SIZE(fast); i++) {
+		PyObject *item = PySequence_Fast_GET_ITEM(fast, i);
+		Py_ssize_t len;
+		const char *s = PyUnicode_Check(item) ? PyUnicode_AsUTF8AndSize(item, &len) : NULL;
+		char *key = NULL;
+		bad = i;
+		if (s == NULL) {
+			PyErr_Clear();
+			why = "not a str";
+		} else if (memchr(s, '\n', (size_t)len)) {
+			why = "a row holds no newline";
+		} else if (!(key = cca_fleet_row_key(s, (gsize)len, NULL, NULL, &error))) {
+			why = error->message;
+		} else {
+			g_string_append_len(text, s, len);
+			g_string_append_c(text, '\n');
+		}
+		g_free(key);
+	}
+	Py_DECREF(fast);
+	if (why) {
+		g_autofree char *m = g_strdup_printf("rows[%zd]: %s", bad, why);
+		raise_config_error("rows", m);
+		g_clear_error(&error);
+		g_string_free(text, TRUE);
+		fleet_args_clear(&f);
+		return NULL;
+	}
+	g_autofree char *own = name ? g_strdup(name) : g_strdup_printf("py-%ld", (long)getpid());
+	gboolean ok;
+	Py_BEGIN_ALLOW_THREADS;
+	ok = cca_fleet_append(dir, &f.opt, own, text->str, text->len, &error);
+	Py_END_ALLOW_THREADS;
+	g_string_free(text, TRUE);
+	fleet_args_clear(&f);
+	if (!ok) {
+		if (g_str_has_prefix(error->message, "bad rows file name"))
+			raise_config_error("name", error->message);
+		else
+			raise_fleet_error(error);
+		g_error_free(error);
+		return NULL;
+	}
+	Py_RETURN_NONE;
+}
+
+static PyObject *
+fleet_merge(PyObject *module, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {"dirs", "format", NULL};
+	PyObject *dirs_o;
+	const char *format = "text";
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|s:merge", kwlist, &dirs_o, &format))
+		return NULL;
+	void (*print)(CcaFleetMerge *, GString *) =
+		strcmp(format, "text") == 0   ? cca_fleet_merge_print_text
+		: strcmp(format, "json") == 0 ? cca_fleet_merge_print_json
+		: strcmp(format, "csv") == 0  ? cca_fleet_merge_print_csv
+					      : NULL;
+	if (print == NULL) {
+		raise_config_error("format", "format: 'text', 'json' or 'csv'");
+		return NULL;
+	}
+	PyObject *fast = PyUnicode_Check(dirs_o) || PyBytes_Check(dirs_o) ||
+					 PyObject_HasAttrString(dirs_o, "__fspath__")
+				 ? PyTuple_Pack(1, dirs_o)
+				 : PySequence_Fast(dirs_o, "dirs: a path or a list of paths");
+	if (fast == NULL)
+		return NULL;
+	Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+	g_auto(GStrv) dirs = g_new0(char *, n + 1);
+	gboolean ok = TRUE;
+	for (Py_ssize_t i = 0; ok && i < n; i++)
+		ok = fs_path(PySequence_Fast_GET_ITEM(fast, i), &dirs[i]);
+	Py_DECREF(fast);
+	if (!ok)
+		return NULL;
+	GError *error = NULL;
+	GString *out = g_string_new(NULL);
+	Py_BEGIN_ALLOW_THREADS;
+	CcaFleetMerge *merge = cca_fleet_merge_new();
+	for (Py_ssize_t i = 0; ok && i < n; i++)
+		ok = cca_fleet_merge_add_dir(merge, dirs[i], &error);
+	if (ok)
+		print(merge, out);
+	cca_fleet_merge_free(merge);
+	Py_END_ALLOW_THREADS;
+	if (!ok) {
+		raise_fleet_error(error);
+		g_error_free(error);
+		g_string_free(out, TRUE);
+		return NULL;
+	}
+	PyObject *s = PyUnicode_DecodeUTF8(out->str, (Py_ssize_t)out->len, "surrogateescape");
+	g_string_free(out, TRUE);
+	return s;
+}
+
+#define FLEET_OPTIONS_DOC                                                                      \
+	"Options (keywords), those of `ccasim fleet run`: configs (PYTORCH_CUDA_ALLOC_CONF\n"  \
+	"strs, --config), sets ('KEY=V1,V2', --set), default_grid (None: sweep's default\n"    \
+	"grid when neither configs nor sets is given; True adds it), gpu (a preset, the\n"     \
+	"device of jobs that name none), memory_fraction (0: none), device_memory (bytes or\n" \
+	"'80GiB', 0: none), pytorch_version ('2.11', 0: guessed per snapshot).  Raises\n"      \
+	"ConfigError (.key) on a bad option."
+
+static PyMethodDef fleet_methods[] = {
+	{"jobs", (PyCFunction)(void (*)(void))fleet_jobs, METH_VARARGS | METH_KEYWORDS,
+	 "jobs(inputs) -> list of (path, gpu or None, cap, fraction)\n\n"
+	 "The jobs of `ccasim fleet run INPUTS`: snapshot files, folders (searched\n"
+	 "recursively) and manifests (*.manifest, *.list: 'PATH [gpu=NAME] [cap=SIZE]\n"
+	 "[fraction=F]' a line), sorted by path, each path once.  Plain tuples (cap in\n"
+	 "bytes, 0: none; fraction 0: none), so Dask or Ray can ship them to workers.\n"
+	 "Raises FileNotFoundError for a missing input, ccasim.Error for a bad manifest."},
+	{"run", (PyCFunction)(void (*)(void))fleet_run, METH_VARARGS | METH_KEYWORDS,
+	 "run(jobs, *, configs=(), sets=(), default_grid=None, gpu=None, memory_fraction=0.0,\n"
+	 "    device_memory=0, pytorch_version=0) -> list of str\n\n"
+	 "Replays each job (a tuple of jobs(), or a path: file, folder or manifest) under\n"
+	 "the grid on its own device and returns its rows: the JSON lines `ccasim fleet\n"
+	 "run` writes, without '\\n' (json.loads() reads each).  A snapshot that cannot be\n"
+	 "read gives one error row.  One job after the other, the GIL released.\n\n" FLEET_OPTIONS_DOC},
+	{"write", (PyCFunction)(void (*)(void))fleet_write, METH_VARARGS | METH_KEYWORDS,
+	 "write(dir, rows, name=None, *, <the options of run()>) -> None\n\n"
+	 "Appends ROWS (of run(), with the same options) to DIR/rows.NAME.jsonl (NAME:\n"
+	 "letters, digits, - and _; default py-PID) after writing or checking\n"
+	 "DIR/fleet.json as `fleet run` does, so `ccasim fleet merge` and merge() read DIR.\n"
+	 "Every row is checked first (ConfigError 'rows' naming the bad one, nothing\n"
+	 "written); ccasim.Error when DIR holds a run with other options, OSError on I/O."},
+	{"merge", (PyCFunction)(void (*)(void))fleet_merge, METH_VARARGS | METH_KEYWORDS,
+	 "merge(dirs, format='text') -> str\n\n"
+	 "`ccasim fleet merge DIRS` (format 'text'), `--json` ('json') or `--csv` ('csv'):\n"
+	 "the report on every row of the run folders, each row once."},
+	{NULL},
+};
+
+static struct PyModuleDef fleet_module = {
+	PyModuleDef_HEAD_INIT,
+	.m_name = "ccasim.fleet",
+	.m_doc = "ccasim.fleet: many snapshots x a grid of settings (doc/fleet.md), over the\n"
+		 "engines teams run (Dask, Ray):\n\n"
+		 "    import ccasim.fleet\n"
+		 "    jobs = ccasim.fleet.jobs(['/dumps', 'jobs.manifest'])\n"
+		 "    rows = [r for job in jobs for r in ccasim.fleet.run([job], sets=grid)]\n"
+		 "    ccasim.fleet.write('/runs/a', rows, sets=grid)\n"
+		 "    print(ccasim.fleet.merge(['/runs/a']))\n\n"
+		 "Rows and reports are those of `ccasim fleet run` and `fleet merge`.",
+	.m_size = -1,
+	.m_methods = fleet_methods,
 };
 
 /* ------------------------------------------------------------ module */
@@ -1743,5 +2341,15 @@ PyInit_ccasim(void)
 		Py_DECREF(m);
 		return NULL;
 	}
+	/* ccasim.fleet: an attribute, and in sys.modules so that `import
+	 * ccasim.fleet` finds it (ccasim is one file, not a package) */
+	PyObject *fleet = PyModule_Create(&fleet_module);
+	if (fleet == NULL || PyModule_AddObjectRef(m, "fleet", fleet) < 0 ||
+	    PyDict_SetItemString(PyImport_GetModuleDict(), "ccasim.fleet", fleet) < 0) {
+		Py_XDECREF(fleet);
+		Py_DECREF(m);
+		return NULL;
+	}
+	Py_DECREF(fleet);
 	return m;
 }

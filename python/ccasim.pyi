@@ -1,6 +1,6 @@
 """Type stubs of the ccasim extension module (python/ccasim.c)."""
 from os import PathLike
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 __version__: str
 
@@ -76,6 +76,32 @@ class Trace:
     def explain(self, config: Optional[str] = None, memory_fraction: Optional[float] = None,
                 device_memory: Optional[Size] = None, device: int = 0,
                 pytorch_version: Optional[str] = None, limit: int = 20, top: int = 8) -> str: ...
+    def peak(self, config: Optional[str] = None, memory_fraction: Optional[float] = None,
+             device_memory: Optional[Size] = None, device: int = 0, under: Optional[str] = None,
+             pytorch_version: Optional[str] = None) -> Dict[str, Any]: ...
 
 def load(source: Source, name: Optional[str] = None) -> Trace: ...
+
+# ccasim.fleet, a submodule made in C (`import ccasim.fleet` works; ccasim is
+# one file, not a package, so its stub is this namespace).
+Job = Tuple[str, Optional[str], int, float]  # (path, gpu, cap bytes, fraction)
+
+class fleet:
+    @staticmethod
+    def jobs(inputs: Union[str, "PathLike[str]", Sequence[Union[str, "PathLike[str]"]]]) -> List[Job]: ...
+    @staticmethod
+    def run(jobs: Union[str, "PathLike[str]", Sequence[Union[Job, str, "PathLike[str]"]]], *,
+            configs: Union[str, Sequence[str], None] = (), sets: Union[str, Sequence[str], None] = (),
+            default_grid: Optional[bool] = None, gpu: Optional[str] = None,
+            memory_fraction: Optional[float] = 0.0, device_memory: Optional[Size] = 0,
+            pytorch_version: Union[str, int, None] = 0) -> List[str]: ...
+    @staticmethod
+    def write(dir: Union[str, "PathLike[str]"], rows: Sequence[str], name: Optional[str] = None, *,
+              configs: Union[str, Sequence[str], None] = (), sets: Union[str, Sequence[str], None] = (),
+              default_grid: Optional[bool] = None, gpu: Optional[str] = None,
+              memory_fraction: Optional[float] = 0.0, device_memory: Optional[Size] = 0,
+              pytorch_version: Union[str, int, None] = 0) -> None: ...
+    @staticmethod
+    def merge(dirs: Union[str, "PathLike[str]", Sequence[Union[str, "PathLike[str]"]]],
+              format: str = "text") -> str: ...
 def gpu_presets() -> List[Dict[str, Any]]: ...

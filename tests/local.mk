@@ -114,9 +114,11 @@ EXTRA_DIST += tests/test-record.sh tests/data/fake-torch-record
 # What made the peak, and one definition of each figure (issue 15).
 TESTS += tests/test-peak.sh tests/test-figures.sh
 EXTRA_DIST += tests/test-peak.sh tests/test-figures.sh
-# Fleets of snapshots x settings, sharded (issue 18).
-TESTS += tests/test-fleet.sh
-EXTRA_DIST += tests/test-fleet.sh
+# Fleets of snapshots x settings, sharded (issue 18).  The shell test is
+# test-fleet-cli.sh: named test-fleet.sh its log collided with the program
+# test-fleet's (both tests/test-fleet.log), so it never ran.
+TESTS += tests/test-fleet-cli.sh
+EXTRA_DIST += tests/test-fleet-cli.sh
 check_PROGRAMS += tests/test-fleet
 TESTS += tests/test-fleet
 tests_test_fleet_SOURCES = tests/test-fleet.c tests/testutil.h tests/testutil.c

@@ -9,47 +9,18 @@
 #include "json.h"
 #include "outfile.h"
 #include "peak.h"
-#include "report.h"
-
-/* One run of the command: its replay and what the peak observer kept. */
-typedef struct {
-	CcaReplayResult result;
-	CcaPeak *peak;
-	char *label;
-} PeakRun;
-
-static void
-peak_run_clear(PeakRun *r)
-{
-	cca_replay_result_clear(&r->result);
-	cca_peak_free(r->peak);
-	g_free(r->label);
-}
 
 static gboolean
-peak_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, PeakRun *r)
+peak_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPeakRun *r)
 {
 	g_autoptr(GError) error = NULL;
-	r->label = cca_report_settings_label(snap, opt);
-	r->peak = cca_peak_collect(snap, opt, &r->result, &error);
-	if (!r->peak)
+	if (!cca_peak_run_collect(r, snap, opt, &error))
 		cca_cli_print_error("peak", error);
 	return r->peak != NULL;
 }
 
-static json_t *
-peak_run_json(const char *trace, int device, const PeakRun *r)
-{
-	json_t *o = cca_peak_to_json(r->peak, &r->result.stats);
-	json_object_set_new(o, "trace", cca_json_string(trace));
-	json_object_set_new(o, "device", json_integer(device));
-	json_object_set_new(o, "settings", cca_json_string(r->label));
-	json_object_set_new(o, "whatif", cca_json_bool(r->result.whatif));
-	return o;
-}
-
 static void
-peak_run_text(GString *out, const char *trace, int device, const PeakRun *r, guint top)
+peak_run_text(GString *out, const char *trace, int device, const CcaPeakRun *r, guint top)
 {
 	g_string_append_printf(out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s\n", trace,
 			       device, r->result.events, r->label);
@@ -118,7 +89,7 @@ cca_cmd_peak(const CcaCliCommand *cmd, int argc, char **argv)
 			return 2;
 		}
 	}
-	PeakRun a = {0}, b = {0};
+	CcaPeakRun a = {0}, b = {0};
 	int rc = 1;
 	if (!peak_run(snap, &opt, &a))
 		goto out;
@@ -128,7 +99,7 @@ cca_cmd_peak(const CcaCliCommand *cmd, int argc, char **argv)
 		if (!peak_run(snap, &ob, &b))
 			goto out;
 	}
-	const PeakRun *shown = under ? &b : &a;
+	const CcaPeakRun *shown = under ? &b : &a;
 	if (folded) {
 		g_autoptr(GString) f = g_string_new(NULL);
 		if (!cca_peak_append_folded(f, shown->peak, kind)) {
@@ -150,15 +121,7 @@ cca_cmd_peak(const CcaCliCommand *cmd, int argc, char **argv)
 		}
 	}
 	if (args.json) {
-		json_t *o;
-		if (under) {
-			o = json_object();
-			json_object_set_new(o, "a", peak_run_json(argv[1], opt.device, &a));
-			json_object_set_new(o, "b", peak_run_json(argv[1], opt.device, &b));
-			json_object_set_new(o, "changes", cca_peak_changes_to_json(a.peak, b.peak));
-		} else {
-			o = peak_run_json(argv[1], opt.device, &a);
-		}
+		json_t *o = cca_peak_run_to_json(argv[1], opt.device, &a, under ? &b : NULL);
 		cca_json_print(stdout, o);
 	} else {
 		g_autoptr(GString) out = g_string_new(NULL);
@@ -175,7 +138,7 @@ cca_cmd_peak(const CcaCliCommand *cmd, int argc, char **argv)
 	}
 	rc = 0;
 out:
-	peak_run_clear(&a);
-	peak_run_clear(&b);
+	cca_peak_run_clear(&a);
+	cca_peak_run_clear(&b);
 	return rc;
 }

@@ -54,3 +54,27 @@ def cli_env():
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
     return env
+
+
+def first_diff(a, b, path="$"):
+    """Where two JSON values differ first, or None."""
+    if type(a) is not type(b) and not (isinstance(a, (int, float)) and isinstance(b, (int, float))
+                                       and type(a) is type(b)):
+        return "%s: %r (%s) vs %r (%s)" % (path, a, type(a).__name__, b, type(b).__name__)
+    if isinstance(a, dict):
+        if list(a) != list(b):
+            return "%s: keys %s vs %s" % (path, sorted(set(a) ^ set(b)), "")
+        for k in a:
+            d = first_diff(a[k], b[k], "%s.%s" % (path, k))
+            if d:
+                return d
+        return None
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return "%s: %d items vs %d" % (path, len(a), len(b))
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = first_diff(x, y, "%s[%d]" % (path, i))
+            if d:
+                return d
+        return None
+    return None if a == b else "%s: %r vs %r" % (path, a, b)

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import taputil
-from taputil import ok
+from taputil import first_diff, ok
 
 import ccasim
 
@@ -23,30 +23,6 @@ def run_cli(args):
     p = subprocess.run([cli] + args + ["--no-progress"] if args[0] in ("sweep", "fit") else [cli] + args,
                        capture_output=True, text=True, env=taputil.cli_env())
     return p.returncode, p.stdout, p.stderr
-
-
-def first_diff(a, b, path="$"):
-    """Where two JSON values differ first, or None."""
-    if type(a) is not type(b) and not (isinstance(a, (int, float)) and isinstance(b, (int, float))
-                                       and type(a) is type(b)):
-        return "%s: %r (%s) vs %r (%s)" % (path, a, type(a).__name__, b, type(b).__name__)
-    if isinstance(a, dict):
-        if list(a) != list(b):
-            return "%s: keys %s vs %s" % (path, sorted(set(a) ^ set(b)), "")
-        for k in a:
-            d = first_diff(a[k], b[k], "%s.%s" % (path, k))
-            if d:
-                return d
-        return None
-    if isinstance(a, list):
-        if len(a) != len(b):
-            return "%s: %d items vs %d" % (path, len(a), len(b))
-        for i, (x, y) in enumerate(zip(a, b)):
-            d = first_diff(x, y, "%s[%d]" % (path, i))
-            if d:
-                return d
-        return None
-    return None if a == b else "%s: %r vs %r" % (path, a, b)
 
 
 SETTINGS = [

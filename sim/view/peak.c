@@ -27,6 +27,7 @@
 #include "explain.h"
 #include "figures.h"
 #include "json.h"
+#include "report.h"
 #include "size.h"
 #include "text.h"
 
@@ -345,6 +346,48 @@ cca_peak_collect(const CcaSnapshot *snap, const CcaReplayOptions *options, CcaRe
 		return NULL;
 	}
 	return p;
+}
+
+gboolean
+cca_peak_run_collect(CcaPeakRun *run, const CcaSnapshot *snap, const CcaReplayOptions *options,
+		     GError **error)
+{
+	run->label = cca_report_settings_label(snap, options);
+	run->peak = cca_peak_collect(snap, options, &run->result, error);
+	return run->peak != NULL;
+}
+
+void
+cca_peak_run_clear(CcaPeakRun *run)
+{
+	cca_replay_result_clear(&run->result);
+	cca_peak_free(run->peak);
+	g_free(run->label);
+	memset(run, 0, sizeof *run);
+}
+
+/* The report of one run with what names it. */
+static json_t *
+run_json(const char *trace, int device, const CcaPeakRun *r)
+{
+	json_t *o = cca_peak_to_json(r->peak, &r->result.stats);
+	json_object_set_new(o, "trace", cca_json_string(trace));
+	json_object_set_new(o, "device", json_integer(device));
+	json_object_set_new(o, "settings", cca_json_string(r->label));
+	json_object_set_new(o, "whatif", cca_json_bool(r->result.whatif));
+	return o;
+}
+
+json_t *
+cca_peak_run_to_json(const char *trace, int device, const CcaPeakRun *a, const CcaPeakRun *b)
+{
+	if (!b)
+		return run_json(trace, device, a);
+	json_t *o = json_object();
+	json_object_set_new(o, "a", run_json(trace, device, a));
+	json_object_set_new(o, "b", run_json(trace, device, b));
+	json_object_set_new(o, "changes", cca_peak_changes_to_json(a->peak, b->peak));
+	return o;
 }
 
 const CcaFigures *

@@ -108,6 +108,31 @@ void cca_peak_append_changes(GString *out, const CcaPeak *a, const CcaPeak *b, g
  * [{"key", "bytes_a", "bytes_b"}] by |bytes_b - bytes_a|, largest first}. */
 json_t *cca_peak_changes_to_json(const CcaPeak *a, const CcaPeak *b);
 
+/* One run of `ccasim peak`: a replay with a peak observer. */
+typedef struct {
+	CcaReplayResult result; /* the replay's result */
+	CcaPeak *peak;		/* what the observer kept; NULL until collected */
+	char *label;		/* the settings replayed, for people (report.h) */
+} CcaPeakRun;
+
+/* Fills RUN (zeroed by the caller) with a replay of SNAP under OPTIONS
+ * (its hooks unset) and its peak observer, as cca_peak_collect() does.
+ * FALSE with ERROR as cca_replay_run(); clear RUN with
+ * cca_peak_run_clear() either way. */
+gboolean cca_peak_run_collect(CcaPeakRun *run, const CcaSnapshot *snap,
+			      const CcaReplayOptions *options, GError **error);
+
+/* Frees what RUN holds and zeroes it. */
+void cca_peak_run_clear(CcaPeakRun *run);
+
+/* The document `ccasim peak --json` prints, a new JSON object: for A alone
+ * (B NULL) cca_peak_to_json() of A with "trace" (TRACE, the name as given),
+ * "device" (DEVICE), "settings" (A's label) and "whatif"; with B (a replay
+ * under other settings, --under) {"a": that of A, "b": that of B,
+ * "changes": cca_peak_changes_to_json(A, B)}. */
+json_t *cca_peak_run_to_json(const char *trace, int device, const CcaPeakRun *a,
+			     const CcaPeakRun *b);
+
 /* The figures PEAK's observer saw (figures.h). */
 const CcaFigures *cca_peak_figures(const CcaPeak *peak);
 

@@ -1,12 +1,14 @@
 #!/bin/sh
-# test-fleet.sh - `ccasim fleet run` and `fleet merge` end to end (TAP): one
+# test-fleet-cli.sh - `ccasim fleet run` and `fleet merge` end to end (TAP): one
 # row per (snapshot, setting) with the snapshot's identity, error rows for
 # bad snapshots, shards from the engines' environments (Slurm arrays,
 # Kubernetes Indexed Jobs, Open MPI, PMI) covering every snapshot once, a
 # merged report byte-identical whatever the sharding, a run killed midway
 # and resumed giving the same report, real `mpirun -np 4` (Debian's
 # openmpi-bin; SKIP without it) and a Dask LocalCluster through the Python
-# module (SKIP until `import ccasim` works).  Needs $CCASIM and $top_srcdir.
+# module (the build tree's, from configure --enable-python; SKIP without it
+# or python3-distributed).  Needs $CCASIM and $top_srcdir ($top_builddir for
+# the module).
 set -u
 
 srcdir=${top_srcdir:-.}
@@ -161,23 +163,28 @@ run 1 merge "$scratch/one" "$scratch/x" && one_line
 report $? "merging a folder that is no run with one that is exits 1"
 
 # --- killed midway, resumed -----------------------------------------------------
-# the shard's rows file grows job by job; kill -9 once some rows are in,
-# tear its last line as a dying write would, and run again
-"$ccasim" fleet run "$scratch/in" "$scratch/jobs.manifest" --no-progress --out "$scratch/kill" -j 1 \
+# the shard's rows file grows job by job; the run is killed once some rows
+# are in, its last line torn as a dying write leaves it, and run again.
+# Killed at a set point, not by a race (the whole run takes about 0.1 s):
+# one more input is a FIFO that sorts after $scratch/in; the run's listing
+# hashes what the first writer gives it, then with -j 1 the run reaches its
+# job after writing the rows of every job before it, and blocks opening it:
+# the open for writing here returns just then, and the run is killed.
+mkdir -p "$scratch/io"
+fifo=$scratch/io/stuck.pickle
+mkfifo "$fifo"
+"$ccasim" fleet run "$scratch/in" "$scratch/jobs.manifest" "$fifo" --no-progress --out "$scratch/kill" -j 1 \
 	$grid 2>/dev/null &
 pid=$!
-i=0
-while [ $i -lt 600 ]; do
-	[ -f "$scratch/kill/rows.0-of-1.jsonl" ] && [ "$(wc -l <"$scratch/kill/rows.0-of-1.jsonl")" -ge 12 ] && break
-	sleep 0.05
-	i=$((i + 1))
-done
-kill -9 $pid 2>/dev/null
+# the rows file is opened once the listing is done (its reader closed)
+timeout 60 sh -c 'printf x >"$1" && until [ -e "$3" ]; do sleep 0.01; done &&
+	exec 3>"$1" && kill -9 "$2"' sh "$fifo" "$pid" "$scratch/kill/rows.0-of-1.jsonl"
+killed=$?
 wait $pid 2>/dev/null
 before=$(wc -l <"$scratch/kill/rows.0-of-1.jsonl")
 printf '{"path":"torn' >>"$scratch/kill/rows.0-of-1.jsonl"
-[ "$before" -lt "$(cat "$scratch"/one/*.jsonl | wc -l)" ]
-report $? "the killed run left part of the rows ($before)"
+[ $killed -eq 0 ] && [ "$before" -gt 0 ] && [ "$before" -lt "$(cat "$scratch"/one/*.jsonl | wc -l)" ]
+report $? "the run killed at its job of a FIFO left part of the rows ($before lines)"
 run 0 fleet --out "$scratch/kill" -j 2 && same_report "$scratch/kill" &&
 	[ "$(wc -l <"$scratch/kill/rows.0-of-1.jsonl")" -eq "$(cat "$scratch"/one/*.jsonl | wc -l)" ] &&
 	! grep -q torn "$scratch/kill/rows.0-of-1.jsonl"
@@ -195,24 +202,38 @@ if command -v mpirun >/dev/null 2>&1; then
 else
 	skip "mpirun -np 4 gives the one-process report" "no mpirun (apt-get install openmpi-bin)"
 fi
+PYTHONPATH="${top_builddir:-.}/python${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH
 if "$python" -c 'import ccasim.fleet, distributed' 2>/dev/null; then
-	"$python" - "$scratch/dask" "$scratch/in" "$scratch/jobs.manifest" >"$scratch/err" 2>&1 <<'EOF'
+	# a file, not stdin, with the __main__ guard: Dask starts its workers with
+	# multiprocessing's spawn, which re-imports the main module in each
+	cat >"$scratch/fleet_dask.py" <<'EOF'
 import sys
-import functools, sys
 import ccasim.fleet
 from distributed import Client, LocalCluster
-out, *inputs = sys.argv[1:]
-grid = {"sets": ["max_split_size_mb=default,128", "expandable_segments=True,False"]}
-jobs = ccasim.fleet.jobs(inputs)  # folders and manifests, as fleet run reads them
-with LocalCluster(n_workers=4, threads_per_worker=1, processes=True) as cluster, Client(cluster) as client:
-    parts = client.gather(client.map(lambda job: ccasim.fleet.run([job], **grid), jobs))
-ccasim.fleet.write(out, [row for part in parts for row in part], **grid)
+
+def main():
+    out, *inputs = sys.argv[1:]
+    grid = {"sets": ["max_split_size_mb=default,128", "expandable_segments=True,False"]}
+    jobs = ccasim.fleet.jobs(inputs)  # folders and manifests, as fleet run reads them
+    with LocalCluster(n_workers=4, threads_per_worker=1, processes=True) as cluster, Client(cluster) as client:
+        futures = client.map(lambda job: ccasim.fleet.run([job], **grid), jobs)
+        parts = client.gather(futures)
+        workers = set(client.run(lambda: __import__("os").getpid()).values())
+        ran_on = {w for ws in client.who_has(futures).values() for w in ws}
+    assert len(workers) == 4 and len(ran_on) > 1, (workers, ran_on)
+    ccasim.fleet.write(out, [row for part in parts for row in part], **grid)
+
+if __name__ == "__main__":
+    main()
 EOF
+	# bounded: a worker that cannot start makes Dask's nanny retry forever
+	timeout 300 "$python" "$scratch/fleet_dask.py" "$scratch/dask" "$scratch/in" "$scratch/jobs.manifest" >"$scratch/err" 2>&1
 	[ $? -eq 0 ] && same_report "$scratch/dask"
 	report $? "a Dask LocalCluster of 4 worker processes through the Python module gives the one-process report"
 else
 	skip "a Dask LocalCluster through the Python module gives the one-process report" \
-		"import ccasim.fleet or distributed fails (the module of issue 15; apt-get install python3-distributed)"
+		"import ccasim.fleet or distributed fails (configure --enable-python; apt-get install python3-distributed)"
 fi
 
 tap_done
