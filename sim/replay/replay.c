@@ -229,7 +229,12 @@ window_fill(Window *w, uint32_t k, GError **error)
 			}
 			if (w->feed)
 				addresses_note(w->feed, slot);
+			/* (only a release burst and segment entries tell it
+			 * anything) */
 			if (w->reservations &&
+			    (w->reservations->in_burst ||
+			     (slot->action >= CCA_ACTION_SEGMENT_FREE &&
+			      slot->action <= CCA_ACTION_SEGMENT_UNMAP)) &&
 			    cca_plan_reservations_note(w->reservations, slot, w->position + w->len))
 				g_array_append_val(w->pool_bursts, w->reservations->burst_at);
 			if (slot->action >= CCA_ACTION_SEGMENT_ALLOC &&
@@ -1280,6 +1285,19 @@ online_burst(Replay *r, uint8_t action)
 	return true;
 }
 
+/* Can the entry just handled have made a peak (figures.h)?  Only a new
+ * maximum of reserved or allocated bytes does: a cheap test before the
+ * figures' own. */
+static inline bool
+figures_moved(const Replay *r)
+{
+	const CcaFigures *f = &r->res->figures;
+	const CcaStats *st = cca_allocator_stats(r->alloc);
+	return !f->reserved_peak.seen || !f->allocated_peak.seen ||
+	       (uint64_t)st->reserved_bytes[CCA_STAT_ALL].current > f->reserved_peak.reserved ||
+	       (uint64_t)st->allocated_bytes[CCA_STAT_ALL].current > f->allocated_peak.allocated;
+}
+
 /* The main loop; returns false on a read error (r->error). */
 static bool
 replay_loop(Replay *r)
@@ -1355,7 +1373,8 @@ replay_loop(Replay *r)
 					    cca_allocator_reserved(r->alloc));
 			break;
 		}
-		cca_figures_observe(&r->res->figures, r->in.position - 1, &ev, r->alloc);
+		if (G_UNLIKELY(figures_moved(r)))
+			cca_figures_observe(&r->res->figures, r->in.position - 1, &ev, r->alloc);
 		if (r->opt->observer)
 			r->opt->observer(r->opt->observer_data, r->in.position - 1, &ev, r->alloc);
 		if (why && !cca_allocator_check_invariants(r->alloc, why))
