@@ -1031,7 +1031,7 @@ run_replay(Trace *t, const ReplaySpec *spec, uint32_t buckets, PyObject **doc_ou
 		CcaSettings recorded;
 		cca_settings_init(&recorded);
 		recorded.pytorch_version = opt.pytorch_version;
-		cca_settings_from_recorded(&recorded, &snap->settings, NULL);
+		cca_plan_start_settings(snap, opt.device, &recorded, NULL);
 		CcaReportContext ctx = {
 			.trace = snap->source,
 			.device = opt.device,

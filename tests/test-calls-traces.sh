@@ -36,6 +36,19 @@ done <"$scratch/eval"
 [ "$n" -ge 37 ]
 report $? "every case measured ($n)"
 
+# the settings a recording began with are the recorder's start conf, not
+# the dump's (calls.exp ended under roundup_power2_divisions:4 set mid-run):
+# sweep's recorded row is the recording itself
+"$ccasim" sweep --json --config "" "$dir/calls.exp.pickle.xz" >"$scratch/sweep.json" 2>&1
+"$python" -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+rec = [r for r in rows if r["origin"] == "recorded"][0]
+torch = json.load(open(sys.argv[2]))["memory_stats"]["reserved_bytes.all.peak"]
+sys.exit(not (rec["settings"] == "expandable_segments:True" and rec["peak_reserved"] == torch))
+' "$scratch/sweep.json" "$dir/calls.exp.json"
+report $? "sweep of calls.exp: the recorded row is expandable_segments:True (the start conf) at PyTorch's 1168 MiB"
+
 # PyTorch's OOM message, less the sentences on each process's memory
 # (NVML's, in no snapshot) and its advice, equals what replay says
 for rank in rank00 rank01; do

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "plan.h"
 
 #ifndef HAVE_CUDA
 
@@ -105,7 +106,7 @@ gpu_replay(const CcaCliCommand *cmd, int argc, char **argv)
 	g_auto(CcaSettings) recorded = {0};
 	cca_settings_init(&recorded);
 	recorded.pytorch_version = replay->pytorch_version;
-	cca_settings_from_recorded(&recorded, &snap->settings, NULL);
+	cca_plan_start_settings(snap, replay->device, &recorded, NULL);
 	CcaReportContext ctx = {
 		.trace = snap->source,
 		.device = replay->device,

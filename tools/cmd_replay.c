@@ -99,7 +99,7 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 	CcaSettings recorded;
 	cca_settings_init(&recorded);
 	recorded.pytorch_version = opt->pytorch_version;
-	cca_settings_from_recorded(&recorded, &snap->settings, NULL);
+	cca_plan_start_settings(snap, opt->device, &recorded, NULL);
 	CcaReportContext ctx = {
 		.trace = snap->source,
 		.device = opt->device,

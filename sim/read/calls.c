@@ -13,7 +13,7 @@
 
 #define CALL_PREFIX "ccasim:"
 
-static const char *const kind_names[CCA_CALL_KINDS] = {
+static const char *const kind_names[CCA_CALLS_KINDS] = {
 	[CCA_CALL_START] = "start",
 	[CCA_CALL_EMPTY_CACHE] = "empty_cache",
 	[CCA_CALL_SET_SETTINGS] = "set_allocator_settings",
@@ -33,9 +33,9 @@ static const char *const kind_names[CCA_CALL_KINDS] = {
 static const char *const when_names[] = {"start", "peak", "dump"};
 
 const char *
-cca_calls_kind_name(CcaCallKind kind)
+cca_calls_kind_name(CcaCallsKind kind)
 {
-	return kind < CCA_CALL_KINDS ? kind_names[kind] : "?";
+	return kind < CCA_CALLS_KINDS ? kind_names[kind] : "?";
 }
 
 static bool
@@ -60,7 +60,7 @@ cca_calls_present(const CcaSnapshot *snap, int device)
 
 /* Does a record of KIND name a private pool (pool=A,B)? */
 static bool
-kind_has_pool(CcaCallKind kind)
+kind_has_pool(CcaCallsKind kind)
 {
 	return kind >= CCA_CALL_MEMPOOL_CREATE && kind <= CCA_CALL_CAPTURE_END;
 }
@@ -207,7 +207,7 @@ call_field(CcaCall *c, const char *k, const char *v, unsigned *seen, const char 
 
 /* The fields KIND needs beyond the counts (bits of call_field's SEEN). */
 static unsigned
-required_fields(CcaCallKind kind)
+required_fields(CcaCallsKind kind)
 {
 	switch (kind) {
 	case CCA_CALL_SET_SETTINGS:
@@ -221,7 +221,7 @@ required_fields(CcaCallKind kind)
 }
 
 static const char *
-missing_field(CcaCallKind kind, unsigned missing)
+missing_field(CcaCallsKind kind, unsigned missing)
 {
 	if (missing & 1u)
 		return "allocs";
@@ -247,7 +247,7 @@ call_parse(CcaCall *c, const char *name, char **msg)
 	const char *rest = name + strlen(CALL_PREFIX);
 	size_t klen = strcspn(rest, " ");
 	int kind = -1;
-	for (int k = 0; k < CCA_CALL_KINDS; k++)
+	for (int k = 0; k < CCA_CALLS_KINDS; k++)
 		if (strlen(kind_names[k]) == klen && strncmp(rest, kind_names[k], klen) == 0)
 			kind = k;
 	if (kind < 0) {
@@ -256,7 +256,7 @@ call_parse(CcaCall *c, const char *name, char **msg)
 		*msg = g_strdup_printf("unknown call '%s'", escaped);
 		return FALSE;
 	}
-	c->kind = (CcaCallKind)kind;
+	c->kind = (CcaCallsKind)kind;
 	unsigned seen = 0;
 	g_auto(GStrv) fields = g_strsplit(rest + klen, " ", -1);
 	for (guint i = 0; fields[i]; i++) {
@@ -340,7 +340,7 @@ cca_calls_parse(const CcaSnapshot *snap, int device, GError **error)
 }
 
 guint
-cca_calls_count(const CcaCalls *calls, CcaCallKind kind)
+cca_calls_count(const CcaCalls *calls, CcaCallsKind kind)
 {
 	guint n = 0;
 	for (guint i = 0; calls && i < calls->calls->len; i++)

@@ -40,8 +40,8 @@ typedef enum {
 	CCA_CALL_CAPTURE_END,
 	CCA_CALL_DEVICE_MEMORY, /* a sample of cudaMemGetInfo against reserved */
 	CCA_CALL_DUMP,		/* the snapshot was taken */
-	CCA_CALL_KINDS
-} CcaCallKind;
+	CCA_CALLS_KINDS
+} CcaCallsKind;
 
 /* When a device_memory sample was taken. */
 typedef enum {
@@ -52,7 +52,7 @@ typedef enum {
 
 /* One recorded call. */
 typedef struct {
-	CcaCallKind kind;
+	CcaCallsKind kind;
 	guint order; /* its place among the records (they come in call order, but
 		      * for a capture_begin, written at its capture's end) */
 	int64_t time_us;
@@ -85,7 +85,7 @@ typedef struct {
 } CcaCalls;
 
 /* Name of KIND as the record spells it ("empty_cache"). */
-const char *cca_calls_kind_name(CcaCallKind kind);
+const char *cca_calls_kind_name(CcaCallsKind kind);
 
 /* Whether SNAP holds any ccasim-record annotation for DEVICE (cheap). */
 bool cca_calls_present(const CcaSnapshot *snap, int device);
@@ -107,7 +107,7 @@ CcaCalls *cca_calls_parse(const CcaSnapshot *snap, int device, GError **error);
 gboolean cca_calls_place(CcaCalls *calls, const CcaSnapshot *snap, int device, GError **error);
 
 /* How many calls of KIND CALLS holds (in the trace's window or not). */
-guint cca_calls_count(const CcaCalls *calls, CcaCallKind kind);
+guint cca_calls_count(const CcaCalls *calls, CcaCallsKind kind);
 
 /* The device_memory sample taken WHEN, or NULL. */
 const CcaCall *cca_calls_sample(const CcaCalls *calls, CcaSampleWhen when);

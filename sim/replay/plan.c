@@ -360,42 +360,65 @@ plan_first_says_mid_run(const CcaPlan *p, const CcaEvent *first)
 	       first->action != CCA_ACTION_SEGMENT_MAP && first->action != CCA_ACTION_OOM;
 }
 
-/* The settings in force when the trace began, when the program changed
- * them mid-run: the snapshot's allocator_settings are those of the dump.
- * They are the recorder's start conf with the changes made before the
- * window; or, without a start record, the dump's settings. */
+/* SETTINGS (the dump's) become those in force when the trace began, when
+ * the placed CALLS show the program changing them mid-run: the
+ * recorder's start conf with the changes made before the window; without
+ * a start record the dump's stay.  SOURCE names the file in errors. */
 static gboolean
-plan_settings_at_start(CcaPlan *p, GError **error)
+settings_at_start(const CcaCalls *calls, CcaSettings *settings, const char *source, GError **error)
 {
-	const GArray *calls = p->calls->calls;
-	if (cca_calls_count(p->calls, CCA_CALL_SET_SETTINGS) == 0)
+	if (cca_calls_count(calls, CCA_CALL_SET_SETTINGS) == 0)
 		return TRUE;
 	bool started = false;
-	for (guint i = 0; i < calls->len; i++) {
-		const CcaCall *c = &g_array_index(calls, CcaCall, i);
+	for (guint i = 0; i < calls->calls->len; i++) {
+		const CcaCall *c = &g_array_index(calls->calls, CcaCall, i);
 		GError *local = NULL;
 		if (c->kind == CCA_CALL_START && !started) {
 			started = true;
 			g_auto(CcaSettings) s = {0};
-			s.pytorch_version = p->pytorch_version;
+			s.pytorch_version = settings->pytorch_version;
 			if (!cca_settings_parse(&s, c->text, &local)) {
 				g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
-					    "%s: the ccasim-record start conf: %s", p->snap->source,
+					    "%s: the ccasim-record start conf: %s", source,
 					    local->message);
 				g_error_free(local);
 				return FALSE;
 			}
-			cca_settings_copy(&p->recorded, &s);
+			cca_settings_copy(settings, &s);
 		} else if (c->kind == CCA_CALL_SET_SETTINGS && !c->in_window && started &&
-			   !cca_settings_parse_onto(&p->recorded, c->text, &local)) {
+			   !cca_settings_parse_onto(settings, c->text, &local)) {
 			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
-				    "%s: the ccasim-record call set_allocator_settings: %s",
-				    p->snap->source, local->message);
+				    "%s: the ccasim-record call set_allocator_settings: %s", source,
+				    local->message);
 			g_error_free(local);
 			return FALSE;
 		}
 	}
 	return TRUE;
+}
+
+static gboolean
+plan_settings_at_start(CcaPlan *p, GError **error)
+{
+	return settings_at_start(p->calls, &p->recorded, p->snap->source, error);
+}
+
+gboolean
+cca_plan_start_settings(const CcaSnapshot *snap, int device, CcaSettings *settings, GError **error)
+{
+	if (!cca_settings_from_recorded(settings, &snap->settings, error)) {
+		g_prefix_error(error, "%s: recorded allocator_settings: ", snap->source);
+		return FALSE;
+	}
+	if (device < 0 || device >= snap->n_devices || !cca_calls_present(snap, device))
+		return TRUE;
+	g_autoptr(CcaCalls) calls = cca_calls_parse(snap, device, error);
+	if (!calls)
+		return FALSE;
+	if (cca_calls_count(calls, CCA_CALL_SET_SETTINGS) == 0)
+		return TRUE;
+	return cca_calls_place(calls, snap, device, error) &&
+	       settings_at_start(calls, settings, snap->source, error);
 }
 
 /* Reads P's entries and settles the start: mid-run by its first entry or

@@ -203,6 +203,15 @@ struct CcaPlan {
 	GMutex lock; /* guards the empty_cache fields */
 };
 
+/* The settings a recording of device DEVICE of SNAP began with, into
+ * SETTINGS (initialised, its pytorch_version set): the snapshot's
+ * allocator_settings, which are those at the dump, unless ccasim-record's
+ * calls show the program changing them mid-run (then its start conf and
+ * the changes before the trace's window).  Returns FALSE with ERROR on bad
+ * recorded settings or records. */
+gboolean cca_plan_start_settings(const CcaSnapshot *snap, int device, CcaSettings *settings,
+				 GError **error);
+
 /* Plans device DEVICE of SNAP (borrowed: it must outlive the plan) under
  * the rules of PYTORCH_VERSION (0: guessed from the trace) and REWIND.
  * Returns NULL with ERROR (CCA_INPUT_ERROR) on bad input: no such device,

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "event_cursor.h"
+#include "plan.h"
 #include "figures.h"
 #include "json.h"
 #include "size.h"
@@ -354,7 +355,7 @@ add_notes(const CcaSnapshot *snap, const CcaReplayOptions *opt, GPtrArray *notes
 	CcaSettings recorded;
 	cca_settings_init(&recorded);
 	recorded.pytorch_version = opt->pytorch_version;
-	if (cca_settings_from_recorded(&recorded, &snap->settings, NULL))
+	if (cca_plan_start_settings(snap, opt->device, &recorded, NULL))
 		cca_settings_add_notes(&recorded, notes);
 	cca_settings_clear(&recorded);
 }

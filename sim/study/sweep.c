@@ -142,8 +142,7 @@ cca_sweep_new(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GEr
 	CcaSweepRow *row = g_new0(CcaSweepRow, 1);
 	cca_settings_init(&row->settings);
 	row->settings.pytorch_version = sweep->pytorch_version;
-	if (!cca_settings_from_recorded(&row->settings, &snap->settings, error)) {
-		g_prefix_error(error, "%s: recorded allocator_settings: ", snap->source);
+	if (!cca_plan_start_settings(snap, device, &row->settings, error)) {
 		row_free(row);
 		cca_sweep_free(sweep);
 		return NULL;

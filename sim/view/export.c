@@ -16,6 +16,7 @@
 #include "export.h"
 
 #include "outfile.h"
+#include "plan.h"
 
 #include <errno.h>
 #include <math.h>
@@ -464,7 +465,7 @@ replayed_settings(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaSetti
 						    : cca_replay_guess_pytorch_version(snap);
 	if (opt->settings)
 		cca_settings_copy(out, opt->settings);
-	else if (!cca_settings_from_recorded(out, &snap->settings, error))
+	else if (!cca_plan_start_settings(snap, opt->device, out, error))
 		return FALSE;
 	double fraction = recorded_fraction(opt, unrecorded);
 	if (fraction > 0.0) {
