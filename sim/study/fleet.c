@@ -878,7 +878,7 @@ settle_options(const char *dir, const char *text, GError **error)
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 			    "%s holds a run with other options (%s): use another --out, or the "
 			    "same grid and devices",
-			    path, g_strchomp(g_strdup(have)));
+			    path, g_strchomp(have));
 		return FALSE;
 	}
 	return TRUE;
