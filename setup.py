@@ -51,6 +51,16 @@ class BuildExt(build_ext):
                     "#define NDEBUG 1\n#define PACKAGE \"ccasim\"\n#define PACKAGE_NAME \"ccasim\"\n"
                     "#define PACKAGE_VERSION \"%s\"\n#define VERSION \"%s\"\n"
                     "#define PACKAGE_STRING \"ccasim %s\"\n" % (v, v, v))
+        # the page of `ccasim view` embeds its script and style as C string
+        # literals, as sim/local.mk's rule writes them
+        for name in ("js", "css"):
+            with open(os.path.join(here, "sim", "view", "htmlview." + name)) as f:
+                lines = f.read().split("\n")
+            if lines and lines[-1] == "":
+                lines.pop()
+            with open(os.path.join(confdir, "htmlview-%s.h" % name), "w") as f:
+                for line in lines:
+                    f.write('"%s\\n"\n' % line.replace("\\", "\\\\").replace('"', '\\"'))
         for ext in self.extensions:
             ext.include_dirs.insert(0, confdir)
         super().build_extensions()
