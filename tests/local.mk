@@ -126,3 +126,6 @@ tests_test_fleet_LDADD = libccasim.a $(CCASIM_LIBS)
 # the lab programs against PyTorch on the H200 (issue 16)
 TESTS += tests/test-lab-device.sh
 EXTRA_DIST += tests/test-lab-device.sh
+# pip install of the Python module into a virtualenv (issue 17)
+TESTS += tests/test-pip.sh
+EXTRA_DIST += tests/test-pip.sh
