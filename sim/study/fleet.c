@@ -884,6 +884,23 @@ settle_options(const char *dir, const char *text, GError **error)
 	return TRUE;
 }
 
+/* The names of the row files (FLEET_ROWS_SUFFIX) in run folder DIR, in
+ * the order the folder lists them (callers sort what they read); NULL with
+ * ERROR when DIR cannot be read. */
+static GPtrArray *
+row_files(const char *dir, GError **error)
+{
+	g_autoptr(GDir) d = g_dir_open(dir, 0, error);
+	if (!d)
+		return NULL;
+	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+	const char *name;
+	while ((name = g_dir_read_name(d)))
+		if (g_str_has_suffix(name, FLEET_ROWS_SUFFIX))
+			g_ptr_array_add(names, g_strdup(name));
+	return names;
+}
+
 typedef struct {
 	const GPtrArray *jobs; /* the shard's */
 	const CcaFleetOptions *options;
@@ -950,14 +967,9 @@ cca_fleet_run(const GPtrArray *jobs, const CcaFleetOptions *options, const char 
 	g_autoptr(GHashTable) job_seen =
 		g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	{
-		g_autoptr(GDir) d = g_dir_open(dir, 0, error);
-		if (!d)
+		g_autoptr(GPtrArray) names = row_files(dir, error);
+		if (!names)
 			return FALSE;
-		g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-		const char *name;
-		while ((name = g_dir_read_name(d)))
-			if (g_str_has_suffix(name, FLEET_ROWS_SUFFIX))
-				g_ptr_array_add(names, g_strdup(name));
 		for (guint i = 0; i < names->len; i++) {
 			const char *n = g_ptr_array_index(names, i);
 			g_autofree char *path = g_build_filename(dir, n, NULL);
@@ -1131,14 +1143,9 @@ cca_fleet_merge_add_dir(CcaFleetMerge *merge, const char *dir, GError **error)
 			    dir, merge->options_source);
 		return FALSE;
 	}
-	g_autoptr(GDir) d = g_dir_open(dir, 0, error);
-	if (!d)
+	g_autoptr(GPtrArray) names = row_files(dir, error);
+	if (!names)
 		return FALSE;
-	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-	const char *name;
-	while ((name = g_dir_read_name(d)))
-		if (g_str_has_suffix(name, FLEET_ROWS_SUFFIX))
-			g_ptr_array_add(names, g_strdup(name));
 	for (guint i = 0; i < names->len; i++) {
 		g_autofree char *path = g_build_filename(dir, g_ptr_array_index(names, i), NULL);
 		g_autofree char *text = NULL;
