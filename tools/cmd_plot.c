@@ -241,13 +241,19 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 		g_error_free(error);
 		status = 1;
 	} else if (va->json) {
-		uint64_t reserved = 0, allocated = 0;
+		/* allocated: PyTorch's allocated_bytes, which a block waiting
+		 * for its stream's events (pending free) has left already;
+		 * active: both, the blocks the map draws live */
+		uint64_t reserved = 0, allocated = 0, active = 0;
 		for (guint i = 0; i < state->len; i++) {
 			const CcaStateSegment *sg = &g_array_index(state, CcaStateSegment, i);
 			reserved += sg->total_size;
-			for (size_t k = 0; k < sg->n_blocks; k++)
+			for (size_t k = 0; k < sg->n_blocks; k++) {
 				if (sg->blocks[k].state != CCA_BLOCK_INACTIVE)
+					active += sg->blocks[k].size;
+				if (sg->blocks[k].state == CCA_BLOCK_ACTIVE_ALLOCATED)
 					allocated += sg->blocks[k].size;
+			}
 		}
 		json_t *o = json_object();
 		json_object_set_new(o, "output", cca_json_string(pa->output));
@@ -256,6 +262,7 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 		json_object_set_new(o, "segments", cca_json_uint(state->len));
 		json_object_set_new(o, "reserved", cca_json_uint(reserved));
 		json_object_set_new(o, "allocated", cca_json_uint(allocated));
+		json_object_set_new(o, "active", cca_json_uint(active));
 		cca_json_print(stdout, o);
 	} else {
 		printf("%s: segment map after event %" G_GUINT64_FORMAT ", %u segments\n",

@@ -481,6 +481,22 @@ group_key(const CcaPeak *p, GroupBy by, const Origin *o)
 	}
 }
 
+/* The bytes and blocks of M the program freed that wait for another
+ * stream's events (record_stream): live, but no longer allocated. */
+static void
+moment_pending(const Moment *m, uint64_t *bytes, uint64_t *blocks)
+{
+	*bytes = *blocks = 0;
+	for (guint i = 0; i < m->state->len; i++) {
+		const CcaStateSegment *s = &g_array_index(m->state, CcaStateSegment, i);
+		for (size_t k = 0; k < s->n_blocks; k++)
+			if (s->blocks[k].state == CCA_BLOCK_ACTIVE_PENDING_FREE) {
+				*bytes += s->blocks[k].size;
+				(*blocks)++;
+			}
+	}
+}
+
 /* The live blocks of M grouped BY, largest first (Group *), and their
  * sum in *TOTAL. */
 static GPtrArray *
@@ -493,7 +509,9 @@ moment_groups(const CcaPeak *p, const Moment *m, GroupBy by, uint64_t *total)
 	for (guint i = 0; i < m->state->len; i++) {
 		const CcaStateSegment *s = &g_array_index(m->state, CcaStateSegment, i);
 		for (size_t k = 0; k < s->n_blocks; k++, bi++) {
-			if (s->blocks[k].state == CCA_BLOCK_INACTIVE)
+			/* allocated blocks: a freed one waiting for another
+			 * stream's events is counted apart (moment_pending()) */
+			if (s->blocks[k].state != CCA_BLOCK_ACTIVE_ALLOCATED)
 				continue;
 			const Origin *o = &g_array_index(m->blocks, Origin, bi);
 			char *key = group_key(p, by, o);
@@ -636,6 +654,10 @@ moment_json(const CcaPeak *p, const Moment *m)
 	}
 	json_object_set_new(o, "live_blocks", cca_json_uint(live_blocks));
 	json_object_set_new(o, "groups", groups);
+	uint64_t pending, pending_blocks;
+	moment_pending(m, &pending, &pending_blocks);
+	json_object_set_new(o, "pending_free", cca_json_uint(pending));
+	json_object_set_new(o, "pending_free_blocks", cca_json_uint(pending_blocks));
 	/* free space, most free first */
 	json_t *segs = json_array(), *frees = json_array();
 	for (guint i = 0; i < m->state->len; i++) {
@@ -789,6 +811,14 @@ moment_text(GString *out, const CcaPeak *p, const Moment *m, guint top)
 		if (rows->len > top)
 			g_string_append_printf(out, "    (%u more)\n", rows->len - top);
 	}
+	uint64_t pending, pending_blocks;
+	moment_pending(m, &pending, &pending_blocks);
+	if (pending)
+		g_string_append_printf(out,
+				       "  and %s in %" G_GUINT64_FORMAT
+				       " blocks the program freed, waiting for another stream's "
+				       "events (record_stream): not allocated, still reserved\n",
+				       cca_size_format(pending, a), pending_blocks);
 	/* free space */
 	guint n = m->state->len;
 	g_autofree uint64_t *fr = g_new0(uint64_t, n ? n : 1);
