@@ -43,7 +43,7 @@ segments_now(CcaFigures *f, const CcaAllocator *alloc, const CcaStats *st)
 }
 
 unsigned
-cca_figures_observe(CcaFigures *f, uint64_t index, const CcaEvent *event, const CcaAllocator *alloc)
+cca_figures_take(CcaFigures *f, uint64_t index, const CcaEvent *event, const CcaAllocator *alloc)
 {
 	const CcaStats *st = cca_allocator_stats(alloc);
 	uint64_t reserved = (uint64_t)st->reserved_bytes[CCA_STAT_ALL].current;

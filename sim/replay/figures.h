@@ -7,7 +7,9 @@
  *     after the engine has handled each one, as its observer sees them);
  *   - the allocated peak: likewise for the bytes allocated;
  *   - unallocated at the reserved peak: reserved - allocated at the
- *     reserved peak (cached free bytes, pending frees count as allocated);
+ *     reserved peak (cached free bytes, and blocks the program freed that
+ *     wait for another stream's events: PyTorch's allocated_bytes leaves
+ *     them out);
  *   - segments at the reserved peak: the segments standing then, as
  *     _snapshot() lists them (a mapped run of an expandable segment is
  *     one);
@@ -39,7 +41,7 @@ typedef struct {
 	uint64_t index;	    /* the trace entry */
 	int64_t time_us;    /* its time, CCA_TIME_NONE if absent */
 	uint64_t reserved;  /* bytes reserved then */
-	uint64_t allocated; /* bytes allocated then (pending frees included) */
+	uint64_t allocated; /* bytes allocated then (allocated_bytes: pending frees left out) */
 	uint64_t active;    /* bytes active then */
 	uint64_t segments;  /* segments standing then (cca_allocator_segment_count()) */
 } CcaMoment;
@@ -73,8 +75,28 @@ typedef struct {
  * CCA_FIGURES_* bits of the peaks INDEX set (0: none), so that a view
  * takes its copy of the state exactly there.  Costs a walk over the
  * blocks (expandable segments only) at most once per device call. */
-unsigned cca_figures_observe(CcaFigures *figures, uint64_t index, const CcaEvent *event,
-			     const CcaAllocator *alloc);
+static inline unsigned cca_figures_observe(CcaFigures *figures, uint64_t index,
+					   const CcaEvent *event, const CcaAllocator *alloc);
+
+/* cca_figures_observe() at an entry that may have made a peak (the
+ * inline test said so). */
+unsigned cca_figures_take(CcaFigures *figures, uint64_t index, const CcaEvent *event,
+			  const CcaAllocator *alloc);
+
+static inline unsigned
+cca_figures_observe(CcaFigures *figures, uint64_t index, const CcaEvent *event,
+		    const CcaAllocator *alloc)
+{
+	/* called for every entry: only a new maximum needs the rest */
+	const CcaStats *st = cca_allocator_stats(alloc);
+	if (G_LIKELY(figures->reserved_peak.seen && figures->allocated_peak.seen &&
+		     (uint64_t)st->reserved_bytes[CCA_STAT_ALL].current <=
+			     figures->reserved_peak.reserved &&
+		     (uint64_t)st->allocated_bytes[CCA_STAT_ALL].current <=
+			     figures->allocated_peak.allocated))
+		return 0;
+	return cca_figures_take(figures, index, event, alloc);
+}
 
 /* Bytes reserved but not allocated at the reserved peak (0 before any
  * entry). */

@@ -559,27 +559,6 @@ plan_call_releases_at(const CcaPlan *p, uint64_t at)
 	return false;
 }
 
-bool
-cca_plan_has_applied_calls(const CcaPlan *p)
-{
-	for (guint i = 0; p->calls && i < p->calls->calls->len; i++) {
-		const CcaCall *c = &g_array_index(p->calls->calls, CcaCall, i);
-		if (!c->in_window)
-			continue;
-		switch (c->kind) {
-		case CCA_CALL_EMPTY_CACHE:
-		case CCA_CALL_SET_SETTINGS:
-		case CCA_CALL_MEMORY_FRACTION:
-		case CCA_CALL_RESET_PEAK:
-		case CCA_CALL_RESET_ACCUMULATED:
-			return true;
-		default:
-			break;
-		}
-	}
-	return false;
-}
-
 /* Every burst of P is the program's empty_cache() but those the read
  * found to release a pool's reservations (the lock held). */
 static void

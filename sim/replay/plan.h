@@ -261,10 +261,6 @@ gboolean cca_plan_find_empty_cache(CcaPlan *plan, double memory_fraction, uint64
 void cca_plan_note_empty_cache(CcaPlan *p, const GArray *positions, double memory_fraction,
 			       uint64_t device_memory, bool capacity_set);
 
-/* Whether PLAN's trace carries ccasim-record calls that a replay applies
- * (empty_cache, settings, fraction, resets) in its window. */
-bool cca_plan_has_applied_calls(const CcaPlan *plan);
-
 /* The plan as text, a few lines for people. */
 char *cca_plan_describe(const CcaPlan *plan);
 

@@ -1285,19 +1285,6 @@ online_burst(Replay *r, uint8_t action)
 	return true;
 }
 
-/* Can the entry just handled have made a peak (figures.h)?  Only a new
- * maximum of reserved or allocated bytes does: a cheap test before the
- * figures' own. */
-static inline bool
-figures_moved(const Replay *r)
-{
-	const CcaFigures *f = &r->res->figures;
-	const CcaStats *st = cca_allocator_stats(r->alloc);
-	return !f->reserved_peak.seen || !f->allocated_peak.seen ||
-	       (uint64_t)st->reserved_bytes[CCA_STAT_ALL].current > f->reserved_peak.reserved ||
-	       (uint64_t)st->allocated_bytes[CCA_STAT_ALL].current > f->allocated_peak.allocated;
-}
-
 /* The main loop; returns false on a read error (r->error). */
 static bool
 replay_loop(Replay *r)
@@ -1373,8 +1360,7 @@ replay_loop(Replay *r)
 					    cca_allocator_reserved(r->alloc));
 			break;
 		}
-		if (G_UNLIKELY(figures_moved(r)))
-			cca_figures_observe(&r->res->figures, r->in.position - 1, &ev, r->alloc);
+		cca_figures_observe(&r->res->figures, r->in.position - 1, &ev, r->alloc);
 		if (r->opt->observer)
 			r->opt->observer(r->opt->observer_data, r->in.position - 1, &ev, r->alloc);
 		if (why && !cca_allocator_check_invariants(r->alloc, why))
