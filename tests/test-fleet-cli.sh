@@ -166,12 +166,16 @@ report $? "merging a folder that is no run with one that is exits 1"
 # the shard's rows file grows job by job; the run is killed once some rows
 # are in, its last line torn as a dying write leaves it, and run again.
 # Killed at a set point, not by a race (the whole run takes about 0.1 s):
-# one more input is a FIFO that sorts after $scratch/in; the run's listing
-# hashes what the first writer gives it, then with -j 1 the run reaches its
-# job after writing the rows of every job before it, and blocks opening it:
-# the open for writing here returns just then, and the run is killed.
-mkdir -p "$scratch/io"
-fifo=$scratch/io/stuck.pickle
+# one more input is a FIFO, given by name (the folder walk takes regular
+# files only).  Jobs run sorted by path, so it sits in $scratch/in/sub
+# between compile.default and hostile: jobs come before and after it
+# wherever the checkout and $TMPDIR are (a FIFO outside $scratch/in sorted
+# last when the traces' path sorted before /tmp, and no job was left).  The
+# run's listing hashes what the first writer gives it, then with -j 1 the
+# run reaches its job after writing the rows of every job before it, and
+# blocks opening it: the open for writing here returns just then, and the
+# run is killed.
+fifo=$scratch/in/sub/d-stuck.pickle
 mkfifo "$fifo"
 "$ccasim" fleet run "$scratch/in" "$scratch/jobs.manifest" "$fifo" --no-progress --out "$scratch/kill" -j 1 \
 	$grid 2>/dev/null &
@@ -181,6 +185,7 @@ timeout 60 sh -c 'printf x >"$1" && until [ -e "$3" ]; do sleep 0.01; done &&
 	exec 3>"$1" && kill -9 "$2"' sh "$fifo" "$pid" "$scratch/kill/rows.0-of-1.jsonl"
 killed=$?
 wait $pid 2>/dev/null
+rm -f "$fifo"
 before=$(wc -l <"$scratch/kill/rows.0-of-1.jsonl")
 printf '{"path":"torn' >>"$scratch/kill/rows.0-of-1.jsonl"
 [ $killed -eq 0 ] && [ "$before" -gt 0 ] && [ "$before" -lt "$(cat "$scratch"/one/*.jsonl | wc -l)" ]
