@@ -43,6 +43,7 @@
 #include "size.h"
 #include "snapshot.h"
 #include "sweep.h"
+#include "text.h"
 #include "timeline.h"
 
 /* ------------------------------------------------------------ errors */
@@ -2100,17 +2101,18 @@ fleet_write(PyObject *module, PyObject *args, PyObject *kwds)
 static PyObject *
 fleet_merge(PyObject *module, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = {"dirs", "format", NULL};
+	static char *kwlist[] = {"dirs", "format", "wide", NULL};
 	PyObject *dirs_o;
 	const char *format = "text";
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|s:merge", kwlist, &dirs_o, &format))
+	int wide = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|sp:merge", kwlist, &dirs_o, &format, &wide))
 		return NULL;
+	bool text = strcmp(format, "text") == 0;
 	void (*print)(CcaFleetMerge *, GString *) =
-		strcmp(format, "text") == 0   ? cca_fleet_merge_print_text
-		: strcmp(format, "json") == 0 ? cca_fleet_merge_print_json
-		: strcmp(format, "csv") == 0  ? cca_fleet_merge_print_csv
-					      : NULL;
-	if (print == NULL) {
+		strcmp(format, "json") == 0  ? cca_fleet_merge_print_json
+		: strcmp(format, "csv") == 0 ? cca_fleet_merge_print_csv
+					     : NULL;
+	if (print == NULL && !text) {
 		raise_config_error("format", "format: 'text', 'json' or 'csv'");
 		return NULL;
 	}
@@ -2134,7 +2136,9 @@ fleet_merge(PyObject *module, PyObject *args, PyObject *kwds)
 	CcaFleetMerge *merge = cca_fleet_merge_new();
 	for (Py_ssize_t i = 0; ok && i < n; i++)
 		ok = cca_fleet_merge_add_dir(merge, dirs[i], &error);
-	if (ok)
+	if (ok && text)
+		cca_fleet_merge_print_text(merge, out, wide ? G_MAXUINT : CCA_TEXT_COLUMNS);
+	else if (ok)
 		print(merge, out);
 	cca_fleet_merge_free(merge);
 	Py_END_ALLOW_THREADS;
@@ -2180,9 +2184,9 @@ static PyMethodDef fleet_methods[] = {
 	 "Every row is checked first (ConfigError 'rows' naming the bad one, nothing\n"
 	 "written); ccasim.Error when DIR holds a run with other options, OSError on I/O."},
 	{"merge", (PyCFunction)(void (*)(void))fleet_merge, METH_VARARGS | METH_KEYWORDS,
-	 "merge(dirs, format='text') -> str\n\n"
-	 "`ccasim fleet merge DIRS` (format 'text'), `--json` ('json') or `--csv` ('csv'):\n"
-	 "the report on every row of the run folders, each row once."},
+	 "merge(dirs, format='text', wide=False) -> str\n\n"
+	 "`ccasim fleet merge DIRS` (format 'text'; wide=True: --wide), `--json` ('json')\n"
+	 "or `--csv` ('csv'): the report on every row of the run folders, each row once."},
 	{NULL},
 };
 

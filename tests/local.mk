@@ -76,6 +76,10 @@ check_PROGRAMS += tests/test-text
 TESTS += tests/test-text
 tests_test_text_SOURCES = tests/test-text.c tests/testutil.h tests/testutil.c
 tests_test_text_LDADD = libccasim.a $(CCASIM_LIBS)
+check_PROGRAMS += tests/test-table
+TESTS += tests/test-table
+tests_test_table_SOURCES = tests/test-table.c tests/testutil.h tests/testutil.c
+tests_test_table_LDADD = libccasim.a $(CCASIM_LIBS)
 # Hostile inputs and outputs (issue 11): -o kinds, signals, bombs.
 TESTS += tests/test-io.sh
 EXTRA_DIST += tests/test-io.sh

@@ -9,6 +9,7 @@
 
 #include "fleet.h"
 #include "testutil.h"
+#include "text.h"
 
 typedef struct {
 	const char *name;
@@ -141,8 +142,8 @@ test_job_and_merge(void)
 						  "b", i, NULL));
 	g_autoptr(GString) ra = g_string_new(NULL);
 	g_autoptr(GString) rb = g_string_new(NULL);
-	cca_fleet_merge_print_text(a, ra);
-	cca_fleet_merge_print_text(b, rb);
+	cca_fleet_merge_print_text(a, ra, CCA_TEXT_COLUMNS);
+	cca_fleet_merge_print_text(b, rb, CCA_TEXT_COLUMNS);
 	g_assert_cmpstr(ra->str, ==, rb->str);
 	g_assert_nonnull(strstr(ra->str, "Fleet: 1 jobs replayed under 2 settings"));
 }

@@ -1,8 +1,8 @@
 #!/bin/sh
-# test-tables.sh - `sweep` and `fit` tables on a terminal (TAP): every line
-# of their default output fits in 100 columns on the bundled traces, with
-# and without --gpu all and --address-sensitivity; --wide keeps every column
-# and whole settings; a GPU name is a preset's or is refused in one line
+# test-tables.sh - `sweep`, `fit` and `fleet merge` tables on a terminal
+# (TAP): every line of their default output fits in 100 columns on the
+# bundled traces, with and without --gpu all and --address-sensitivity;
+# --wide keeps every column, whole settings and whole paths; a GPU name is a preset's or is refused in one line
 # that lists the candidates (exit 2).  Needs $CCASIM and $top_srcdir.
 set -u
 
@@ -76,5 +76,26 @@ for gpu in A100-40GB "a100 80gb" h100 4090 L4; do
 	run 0 "$ccasim" fit --no-progress --gpu "$gpu" "$traces/seedfrag.default.pickle.xz"
 	report $? "fit --gpu '$gpu' names one preset"
 done
+
+# --- fleet merge --------------------------------------------------------------------
+# a fleet with deep paths and long settings: every line fits, names keep
+# their ends and lose the folder all jobs share; --wide keeps them whole
+mkdir -p "$scratch/fleet/a/deep/folder/of/snapshots/from/a/cluster"
+cp "$traces"/seedfrag.*.pickle.xz "$scratch/fleet/a/deep/folder/of/snapshots/from/a/cluster/"
+cp "$traces/multistream.cap.pickle.xz" "$scratch/fleet/a/"
+printf '%s cap=36914380\n' "$scratch/fleet/a/multistream.cap.pickle.xz" >"$scratch/fleet/jobs.manifest"
+"$ccasim" fleet run "$scratch/fleet/a" "$scratch/fleet/jobs.manifest" --no-progress -j 2 \
+	--set max_split_size_mb=default,128 --set expandable_segments=True,False \
+	--set garbage_collection_threshold=default,0.6 --out "$scratch/fleet/run" 2>"$scratch/err"
+run 0 "$ccasim" fleet merge "$scratch/fleet/run" && w=$(widest "$scratch/out") && [ "$w" -le 100 ] &&
+	grep -q "^Jobs are named below by their path under $scratch/fleet/a/\.\$" "$scratch/out" &&
+	grep -q '^multistream.cap.pickle.xz  *H200\*, cap 35.20 MiB  *OOM at ' "$scratch/out" &&
+	grep -q '^\.\.\..*/cluster/seedfrag.default.pickle.xz  *H200\*  *fits ' "$scratch/out" &&
+	grep -q '^\*: assumed (no GPU in the manifest' "$scratch/out" || echo "# widest line: ${w:-?}"
+report $? "fleet merge: every line fits in 100 columns, jobs named under their shared folder, cut at the front"
+run 0 "$ccasim" fleet merge --wide "$scratch/fleet/run" &&
+	grep -q '^deep/folder/of/snapshots/from/a/cluster/seedfrag.default.pickle.xz  ' "$scratch/out" &&
+	[ "$(widest "$scratch/out")" -gt 100 ]
+report $? "fleet merge --wide: whole names"
 
 tap_done

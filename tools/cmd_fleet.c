@@ -9,6 +9,7 @@
 #include "calibration.h"
 #include "commands.h"
 #include "fleet.h"
+#include "text.h"
 
 static int
 fleet_run(const CcaCliCommand *cmd, int argc, char **argv)
@@ -125,9 +126,11 @@ static int
 fleet_merge(const CcaCliCommand *cmd, int argc, char **argv)
 {
 	g_auto(CcaCliArgs) args = {0};
-	gboolean csv = FALSE;
+	gboolean csv = FALSE, wide = FALSE;
 	GOptionEntry entries[] = {
 		{"csv", 0, 0, G_OPTION_ARG_NONE, &csv, "Print the settings table as CSV", NULL},
+		{"wide", 'w', 0, G_OPTION_ARG_NONE, &wide,
+		 "Print whole paths and settings (lines may exceed 100 columns)", NULL},
 		G_OPTION_ENTRY_NULL,
 	};
 	int status = cca_cli_parse(
@@ -157,7 +160,7 @@ fleet_merge(const CcaCliCommand *cmd, int argc, char **argv)
 	else if (csv)
 		cca_fleet_merge_print_csv(merge, out);
 	else
-		cca_fleet_merge_print_text(merge, out);
+		cca_fleet_merge_print_text(merge, out, wide ? G_MAXUINT : CCA_TEXT_COLUMNS);
 	fputs(out->str, stdout);
 	return 0;
 }

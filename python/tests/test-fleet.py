@@ -91,11 +91,13 @@ for i, (label, kw, args) in enumerate(GRIDS):
        sorted(os.listdir(own)) == ["fleet.json", "rows.py-%d.jsonl" % os.getpid(), "rows.second.jsonl"],
        "%s: write() makes fleet.json as fleet run does, rows.py-PID.jsonl and rows.NAME.jsonl" % label,
        sorted(os.listdir(own)))
-    for fmt, flag in (("text", []), ("json", ["--json"]), ("csv", ["--csv"])):
+    for fmt, flag, wide in (("text", [], False), ("text", ["--wide"], True),
+                            ("json", ["--json"], False), ("csv", ["--csv"], False)):
         rc1, cli_own, e1 = run_cli(["merge"] + flag + [own])
         rc2, cli_out, e2 = run_cli(["merge"] + flag + [out])
-        mine_report = fleet.merge([own], format=fmt)
-        ok(rc1 == rc2 == 0 and mine_report == cli_own == cli_out and fleet.merge(out, format=fmt) == cli_out,
+        mine_report = fleet.merge([own], format=fmt, wide=wide)
+        ok(rc1 == rc2 == 0 and mine_report == cli_own == cli_out and
+           fleet.merge(out, format=fmt, wide=wide) == cli_out,
            "%s: merge(format=%r) equals ccasim fleet merge %s, of write()'s folder and fleet run's"
            % (label, fmt, " ".join(flag)), e1 + e2)
 

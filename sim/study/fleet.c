@@ -33,6 +33,8 @@
 #include "size.h"
 #include "snapshot.h"
 #include "sweep.h"
+#include "table.h"
+#include "text.h"
 
 #define FLEET_ROWS_PREFIX "rows."
 #define FLEET_ROWS_SUFFIX ".jsonl"
@@ -1179,8 +1181,10 @@ typedef struct {
 } MRow;
 
 typedef struct {
-	char *name; /* path, with " device N" when N > 0 */
-	char *own;  /* its own device, in words */
+	char *name;	 /* path, with " device N" when N > 0 */
+	char *own;	 /* its own device, in words */
+	char *own_short; /* the same with "*" for " (assumed)" (text tables) */
+	bool assumed;	 /* no GPU in the manifest, the options or the snapshot */
 	uint64_t limit;
 	GArray *rows; /* MRow, by setting */
 	MRow *base;   /* the recorded row */
@@ -1216,6 +1220,7 @@ mjob_free(gpointer p)
 	g_array_free(j->rows, TRUE);
 	g_free(j->name);
 	g_free(j->own);
+	g_free(j->own_short);
 	g_free(j);
 }
 
@@ -1270,16 +1275,25 @@ msetting_compare(gconstpointer a, gconstpointer b)
 	return strcmp(x->setting, y->setting);
 }
 
+/* Whether a row's own_device DEV was assumed rather than given. */
+static bool
+device_assumed(json_t *dev)
+{
+	const char *source = json_string_value(json_object_get(dev, "source"));
+	return source && g_str_has_prefix(source, "assumed");
+}
+
+/* The row's own_device DEV in words: "H200 (assumed), cap 35.20 MiB";
+ * MARK: "H200*, cap ..." for the text tables. */
 static char *
-own_words(json_t *dev)
+own_words(json_t *dev, bool mark)
 {
 	const char *gpu = json_string_value(json_object_get(dev, "gpu"));
-	const char *source = json_string_value(json_object_get(dev, "source"));
 	json_t *cap = json_object_get(dev, "cap");
 	char a[32];
 	GString *s = g_string_new(gpu ? gpu : "?");
-	if (source && g_str_has_prefix(source, "assumed"))
-		g_string_append(s, " (assumed)");
+	if (device_assumed(dev))
+		g_string_append(s, mark ? "*" : " (assumed)");
 	if (json_is_integer(cap))
 		g_string_append_printf(s, ", cap %s",
 				       cca_size_format((uint64_t)json_integer_value(cap), a));
@@ -1339,8 +1353,11 @@ report_build(CcaFleetMerge *m, MReport *r)
 			job->name = device ? g_strdup_printf("%s device %" JSON_INTEGER_FORMAT,
 							     path, device)
 					   : g_strdup(path);
-			job->own = own_words(json_object_get(row, "own_device"));
-			job->limit = juint(json_object_get(row, "own_device"), "limit");
+			json_t *dev = json_object_get(row, "own_device");
+			job->own = own_words(dev, false);
+			job->own_short = own_words(dev, true);
+			job->assumed = device_assumed(dev);
+			job->limit = juint(dev, "limit");
 			job->rows = g_array_new(FALSE, TRUE, sizeof(MRow));
 			g_hash_table_insert(jobs, g_strdup(jk), job);
 			g_ptr_array_add(r->jobs, job);
@@ -1444,8 +1461,40 @@ signed_size(int64_t v, char buf[40])
 	return buf;
 }
 
+/* The length of the folder all of JOBS' names lie in, its '/' included
+ * ("/data/snaps/" of "/data/snaps/a.pickle" and "/data/snaps/b/c.pickle");
+ * 0 when they share none but the root. */
+static gsize
+common_folder(GPtrArray *jobs)
+{
+	const char *first = NULL;
+	gsize n = 0;
+	for (guint j = 0; j < jobs->len; j++) {
+		const char *name = ((MJob *)g_ptr_array_index(jobs, j))->name;
+		if (!first) {
+			first = name;
+			n = strlen(name);
+			continue;
+		}
+		gsize i = 0;
+		while (i < n && name[i] && name[i] == first[i])
+			i++;
+		n = i;
+	}
+	while (n > 0 && first[n - 1] != '/')
+		n--;
+	return n > 1 ? n : 0;
+}
+
+/* Appends TEXT to OUT as one paragraph wrapped at WIDTH. */
+static void
+paragraph(GString *out, const char *text, guint width)
+{
+	cca_text_wrap(out, text, width, 0);
+}
+
 void
-cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out)
+cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out, guint width)
 {
 	MReport r;
 	report_build(merge, &r);
@@ -1453,51 +1502,80 @@ cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out)
 	guint complete = 0;
 	for (guint j = 0; j < r.jobs->len; j++)
 		complete += ((MJob *)g_ptr_array_index(r.jobs, j))->base != NULL;
-	g_string_append_printf(out,
-			       "Fleet: %u jobs replayed under %u settings on their own devices; "
-			       "%u snapshots could not be replayed.\n",
-			       complete, r.settings->len, r.errors->len);
-	g_string_append_printf(out,
-			       "Under the settings they ran with, %u of the %u jobs run out of "
-			       "memory on their own device.\n\n",
-			       r.base_oom, complete);
+	g_autoptr(GString) p = g_string_new(NULL);
+	g_string_printf(p,
+			"Fleet: %u jobs replayed under %u settings on their own devices; %u "
+			"snapshots could not be replayed.",
+			complete, r.settings->len, r.errors->len);
+	paragraph(out, p->str, width);
+	g_string_printf(p,
+			"Under the settings they ran with, %u of the %u jobs run out of memory "
+			"on their own device.",
+			r.base_oom, complete);
+	paragraph(out, p->str, width);
+	g_string_append_c(out, '\n');
 	if (r.answer) {
 		MSetting *s = r.answer;
-		g_string_append_printf(out, "Answer: set PYTORCH_ALLOC_CONF=%s on every job",
-				       *s->setting ? s->setting : "\"\" (PyTorch's defaults)");
-		g_string_append_printf(out, ": it saves %u of the %u jobs that ran out of memory",
+		g_string_printf(p, "Answer: set PYTORCH_ALLOC_CONF=%s on every job",
+				*s->setting ? s->setting : "\"\" (PyTorch's defaults)");
+		g_string_append_printf(p, ": it saves %u of the %u jobs that ran out of memory",
 				       s->saves, r.base_oom);
 		if (s->breaks)
-			g_string_append_printf(out, " but makes %u that fit run out", s->breaks);
+			g_string_append_printf(p, " but makes %u that fit run out", s->breaks);
 		else
-			g_string_append(out, " and makes none that fit run out");
-		g_string_append_printf(
-			out,
-			";\nreserved memory at the peak changes by %s in total (median %s a job) "
-			"over the %u jobs that fit both ways (positive: saved).\n",
-			signed_size(s->saved_total, a), signed_size(s->saved_median, b),
-			s->saved->len);
+			g_string_append(p, " and makes none that fit run out");
+		g_string_append_printf(p,
+				       "; reserved memory at the peak changes by %s in total "
+				       "(median %s a job) over the %u jobs that fit both ways "
+				       "(positive: saved).",
+				       signed_size(s->saved_total, a),
+				       signed_size(s->saved_median, b), s->saved->len);
+		paragraph(out, p->str, width);
 	} else {
-		g_string_append(out, "Answer: no single setting does better than each job's own "
-				     "settings on every job.\n");
+		paragraph(out,
+			  "Answer: no single setting does better than each job's own settings "
+			  "on every job.",
+			  width);
 	}
-	g_string_append_printf(out,
-			       "Choosing per job (below), the best settings save %u of the %u "
-			       "jobs that ran out of memory.\n",
-			       r.rescued, r.base_oom);
-	if (r.unsaved)
-		g_string_append_printf(out,
-				       "%u jobs fit under no setting: they need a bigger card "
-				       "(below).\n",
-				       r.unsaved);
-	g_string_append(out, "\nSettings, best first (oom: jobs that run out of memory on "
-			     "their own device; saves/breaks: against the job's own settings; "
-			     "saved: peak reserved memory saved over jobs that fit both ways)\n");
-	g_string_append_printf(out, "%-58s %6s %6s %6s %6s %13s %13s\n", "setting", "jobs", "oom",
-			       "saves", "breaks", "saved total", "saved median");
-	g_string_append_printf(out, "%-58s %6u %6u %6s %6s %13s %13s\n",
-			       "(each job's own settings)", complete, r.base_oom, "-", "-", "-",
-			       "-");
+	g_string_printf(p,
+			"Choosing per job (below), the best settings save %u of the %u jobs "
+			"that ran out of memory.",
+			r.rescued, r.base_oom);
+	paragraph(out, p->str, width);
+	if (r.unsaved) {
+		g_string_printf(p, "%u jobs fit under no setting: they need a bigger card (below).",
+				r.unsaved);
+		paragraph(out, p->str, width);
+	}
+	gsize folder = common_folder(r.jobs);
+	if (folder) {
+		g_autofree char *dir =
+			g_strndup(((MJob *)g_ptr_array_index(r.jobs, 0))->name, folder);
+		g_string_printf(p, "Jobs are named below by their path under %s.", dir);
+		paragraph(out, p->str, width);
+	}
+
+	g_string_append_c(out, '\n');
+	paragraph(out,
+		  "Settings, best first (oom: jobs that run out of memory on their own device; "
+		  "saves/breaks: against the job's own settings; saved: peak reserved memory "
+		  "saved over jobs that fit both ways)",
+		  width);
+	static const CcaTableColumn setting_cols[] = {
+		{"setting", .elastic = TRUE, .min = 25},
+		{"jobs", .right = TRUE},
+		{"oom", .right = TRUE},
+		{"saves", .right = TRUE},
+		{"breaks", .right = TRUE},
+		{"saved total", .right = TRUE},
+		{"saved median", .right = TRUE},
+	};
+	g_autoptr(CcaTable) settings = cca_table_new(setting_cols, G_N_ELEMENTS(setting_cols));
+	char n1[16], n2[16], n3[16], n4[16];
+	g_snprintf(n1, sizeof n1, "%u", complete);
+	g_snprintf(n2, sizeof n2, "%u", r.base_oom);
+	cca_table_add(settings,
+		      (const char *[]){"(each job's own settings)", n1, n2, "-", "-", "-", "-"});
 	guint partial = 0;
 	for (guint i = 0; i < r.settings->len; i++) {
 		MSetting *s = g_ptr_array_index(r.settings, i);
@@ -1505,41 +1583,68 @@ cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out)
 			partial++;
 			continue;
 		}
-		g_string_append_printf(out, "%-58s %6u %6u %6u %6u %13s %13s\n",
-				       setting_words(s->setting), s->jobs, s->oom, s->saves,
-				       s->breaks, signed_size(s->saved_total, a),
-				       signed_size(s->saved_median, b));
+		g_snprintf(n1, sizeof n1, "%u", s->jobs);
+		g_snprintf(n2, sizeof n2, "%u", s->oom);
+		g_snprintf(n3, sizeof n3, "%u", s->saves);
+		g_snprintf(n4, sizeof n4, "%u", s->breaks);
+		cca_table_add(settings, (const char *[]){setting_words(s->setting), n1, n2, n3, n4,
+							 signed_size(s->saved_total, a),
+							 signed_size(s->saved_median, b)});
 	}
-	if (partial)
-		g_string_append_printf(
-			out,
-			"(%u more settings ran on some jobs only: values taken from "
-			"each trace's requests, and jobs' own settings; see --json)\n",
-			partial);
+	cca_table_print(settings, out, width);
+	if (partial) {
+		g_string_printf(p,
+				"(%u more settings ran on some jobs only: values taken from each "
+				"trace's requests, and jobs' own settings; see --json)",
+				partial);
+		paragraph(out, p->str, width);
+	}
 	if (r.unsaved) {
-		g_string_append(out, "\nJobs no setting saves, with the smallest card that "
-				     "would (fit's GPU presets, no cap)\n");
-		g_string_append_printf(out, "%-50s %-34s %-12s %s\n", "job", "own device",
-				       "smallest card", "with setting");
+		g_string_append_c(out, '\n');
+		paragraph(out,
+			  "Jobs no setting saves, with the smallest card that would (fit's GPU "
+			  "presets, the card's whole memory: no cap)",
+			  width);
+		static const CcaTableColumn unsaved_cols[] = {
+			{"job", .elastic = TRUE, .keep_tail = TRUE},
+			{"own device", .elastic = TRUE, .min = 20},
+			{"smallest card", .right = FALSE},
+			{"with setting", .elastic = TRUE, .min = 18},
+		};
+		g_autoptr(CcaTable) unsaved =
+			cca_table_new(unsaved_cols, G_N_ELEMENTS(unsaved_cols));
 		for (guint j = 0; j < r.jobs->len; j++) {
 			MJob *job = g_ptr_array_index(r.jobs, j);
 			if (!job->base || job->best)
 				continue;
-			g_string_append_printf(out, "%-50s %-34s %-12s %s\n", job->name, job->own,
-					       job->card ? job->card->smallest->name
-							 : "none of the presets",
-					       job->card ? setting_words(job->card->setting) : "-");
+			cca_table_add(unsaved,
+				      (const char *[]){job->name + folder, job->own_short,
+						       job->card ? job->card->smallest->name
+								 : "none of the presets",
+						       job->card ? setting_words(job->card->setting)
+								 : "-"});
 		}
+		cca_table_print(unsaved, out, width);
 	}
 	if (r.errors->len) {
 		g_string_append(out, "\nSnapshots that could not be replayed\n");
 		for (guint i = 0; i < r.errors->len; i++)
-			g_string_append_printf(out, "%s\n", (char *)g_ptr_array_index(r.errors, i));
+			paragraph(out, g_ptr_array_index(r.errors, i), width);
 	}
-	g_string_append(out, "\nBest setting per job (least peak reserved among the settings "
-			     "that fit its own device)\n");
-	g_string_append_printf(out, "%-50s %-34s %-12s %-40s %12s %12s\n", "job", "own device",
-			       "own result", "best setting", "own peak", "best peak");
+	g_string_append_c(out, '\n');
+	paragraph(out,
+		  "Best setting per job (least peak reserved among the settings that fit its "
+		  "own device)",
+		  width);
+	static const CcaTableColumn best_cols[] = {
+		{"job", .elastic = TRUE, .keep_tail = TRUE},
+		{"own device", .elastic = TRUE, .min = 20},
+		{"own result", .right = FALSE},
+		{"best setting", .elastic = TRUE, .min = 18},
+		{"own peak", .right = TRUE},
+		{"best peak", .right = TRUE},
+	};
+	g_autoptr(CcaTable) best_table = cca_table_new(best_cols, G_N_ELEMENTS(best_cols));
 	for (guint j = 0; j < r.jobs->len; j++) {
 		MJob *job = g_ptr_array_index(r.jobs, j);
 		if (!job->base)
@@ -1551,11 +1656,21 @@ cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out)
 		const char *best = !job->best		    ? "none fits"
 				   : job->best == job->base ? "its own"
 							    : setting_words(job->best->setting);
-		g_string_append_printf(out, "%-50s %-34s %-12s %-40s %12s %12s\n", job->name,
-				       job->own, own_result, best,
-				       job->base->fits ? cca_size_format(job->base->peak, a) : "-",
-				       job->best ? cca_size_format(job->best->peak, c) : "-");
+		cca_table_add(best_table,
+			      (const char *[]){
+				      job->name + folder, job->own_short, own_result, best,
+				      job->base->fits ? cca_size_format(job->base->peak, a) : "-",
+				      job->best ? cca_size_format(job->best->peak, c) : "-"});
 	}
+	cca_table_print(best_table, out, width);
+	for (guint j = 0; j < r.jobs->len; j++)
+		if (((MJob *)g_ptr_array_index(r.jobs, j))->assumed) {
+			paragraph(out,
+				  "*: assumed (no GPU in the manifest, the options or the "
+				  "snapshot); give one with gpu= in a manifest or --gpu",
+				  width);
+			break;
+		}
 	report_clear(&r);
 }
 

@@ -184,8 +184,10 @@ gboolean cca_fleet_merge_add_dir(CcaFleetMerge *merge, const char *dir, GError *
 /* The report on the rows added: what to set fleet-wide and what it saves,
  * the settings best first, the best setting per job, the jobs no setting
  * saves with the smallest card that would, and the unreadable snapshots.
- * Depends only on the set of rows added. */
-void cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out);
+ * Depends only on the set of rows added.  Prose is wrapped and tables cut
+ * to WIDTH columns (CCA_TEXT_COLUMNS by default; G_MAXUINT: --wide, no
+ * cut). */
+void cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out, guint width);
 
 /* The same as one JSON object ("answer", "settings", "jobs", "errors"). */
 void cca_fleet_merge_print_json(CcaFleetMerge *merge, GString *out);

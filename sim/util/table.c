@@ -1,0 +1,116 @@
+/* table.c - aligned text tables cut to a terminal's width (see table.h). */
+#include "table.h"
+
+#include "text.h"
+
+#include <string.h>
+
+struct CcaTable {
+	CcaTableColumn *columns; /* heads owned */
+	guint n;
+	GPtrArray *rows; /* char** of n cells, g_strfreev */
+};
+
+CcaTable *
+cca_table_new(const CcaTableColumn *columns, guint n)
+{
+	CcaTable *t = g_new0(CcaTable, 1);
+	t->columns = g_new(CcaTableColumn, n);
+	t->n = n;
+	for (guint c = 0; c < n; c++) {
+		t->columns[c] = columns[c];
+		t->columns[c].head = g_strdup(columns[c].head ? columns[c].head : "");
+	}
+	t->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+	return t;
+}
+
+void
+cca_table_add(CcaTable *table, const char *const *cells)
+{
+	char **row = g_new0(char *, table->n + 1); /* NULL-terminated */
+	for (guint c = 0; c < table->n; c++)
+		row[c] = g_strdup(cells[c] ? cells[c] : "");
+	g_ptr_array_add(table->rows, row);
+}
+
+/* The last WIDTH - 3 characters of S after "...", or S when it fits. */
+static char *
+ellipsize_start(const char *s, guint width)
+{
+	guint len = cca_text_width(s);
+	if (len <= width || width < 3)
+		return g_strdup(s);
+	const char *tail = g_utf8_offset_to_pointer(s, len - (width - 3));
+	return g_strconcat("...", tail, NULL);
+}
+
+/* Appends one line: CELLS padded to WIDTHS, cut to them where CUT. */
+static void
+table_line(const CcaTable *t, char *const *cells, const guint *widths, const gboolean *cut,
+	   GString *out)
+{
+	g_autoptr(GString) l = g_string_new(NULL);
+	for (guint c = 0; c < t->n; c++) {
+		const CcaTableColumn *col = &t->columns[c];
+		g_autofree char *shown = !cut[c]	  ? g_strdup(cells[c])
+					 : col->keep_tail ? ellipsize_start(cells[c], widths[c])
+							  : cca_text_ellipsize(cells[c], widths[c]);
+		if (c)
+			g_string_append(l, "  ");
+		cca_text_pad(l, shown, widths[c], col->right);
+	}
+	g_strchomp(l->str);
+	g_string_append_printf(out, "%s\n", l->str);
+}
+
+void
+cca_table_print(const CcaTable *table, GString *out, guint width)
+{
+	const CcaTable *t = table;
+	g_autofree guint *widths = g_new0(guint, t->n);
+	g_autofree guint *floor = g_new0(guint, t->n);
+	g_autofree gboolean *cut = g_new0(gboolean, t->n);
+	g_autofree char **heads = g_new0(char *, t->n + 1);
+	guint total = t->n ? 2 * (t->n - 1) : 0;
+	for (guint c = 0; c < t->n; c++) {
+		heads[c] = (char *)t->columns[c].head;
+		widths[c] = cca_text_width(heads[c]);
+		floor[c] = MAX(widths[c], t->columns[c].min ? t->columns[c].min : 12);
+		for (guint r = 0; r < t->rows->len; r++) {
+			char **row = g_ptr_array_index(t->rows, r);
+			widths[c] = MAX(widths[c], cca_text_width(row[c]));
+		}
+		total += widths[c];
+	}
+	while (total > width) {
+		/* names (keep_tail) give way last: they tell the rows apart */
+		guint widest = t->n;
+		for (int names = 0; names < 2 && widest == t->n; names++)
+			for (guint c = 0; c < t->n; c++)
+				if (t->columns[c].elastic && t->columns[c].keep_tail == names &&
+				    widths[c] > floor[c] &&
+				    (widest == t->n || widths[c] > widths[widest]))
+					widest = c;
+		if (widest == t->n)
+			break;
+		widths[widest]--;
+		cut[widest] = TRUE;
+		total--;
+	}
+	table_line(t, heads, widths, cut, out);
+	for (guint r = 0; r < t->rows->len; r++)
+		table_line(t, g_ptr_array_index(t->rows, r), widths, cut, out);
+}
+
+void
+cca_table_free(CcaTable *table)
+{
+	if (!table)
+		return;
+	for (guint c = 0; c < table->n; c++)
+		g_free((char *)table->columns[c].head);
+	g_free(table->columns);
+	g_ptr_array_unref(table->rows);
+	g_free(table);
+}

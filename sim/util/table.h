@@ -1,0 +1,45 @@
+/* table.h - aligned text tables that fit a terminal line: columns padded
+ * to their widest cell, two spaces apart, and columns marked elastic cut
+ * with "..." when the table is wider than the line. */
+#ifndef CCA_TABLE_H
+#define CCA_TABLE_H
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* How a column is laid out. */
+typedef struct {
+	const char *head;   /* the heading, on the table's first line */
+	gboolean right;	    /* right-aligned (numbers) */
+	gboolean elastic;   /* gives way when the table is too wide */
+	gboolean keep_tail; /* an elastic cut keeps the end ("...name.pickle") */
+	guint min;	    /* an elastic cut leaves at least this many (0: 12) */
+} CcaTableColumn;
+
+typedef struct CcaTable CcaTable;
+
+/* Returns a new table (cca_table_free) of the N columns COLUMNS (copied;
+ * the heads are copied too). */
+CcaTable *cca_table_new(const CcaTableColumn *columns, guint n);
+
+/* Adds a row: CELLS holds one string a column (NULL shows as empty); they
+ * are copied. */
+void cca_table_add(CcaTable *table, const char *const *cells);
+
+/* Appends the table to OUT, a line each for the heads and every row, each
+ * line without trailing spaces.  When the table would be wider than WIDTH
+ * columns, the widest elastic column is narrowed one column at a time
+ * (never below its head, nor below its min), keep_tail columns only once
+ * the others are at their least, until it fits or none can give way; its cut cells end (or,
+ * keep_tail, start) with "...".  WIDTH G_MAXUINT never cuts (--wide). */
+void cca_table_print(const CcaTable *table, GString *out, guint width);
+
+/* Frees TABLE (NULL is ignored). */
+void cca_table_free(CcaTable *table);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CcaTable, cca_table_free)
+
+G_END_DECLS
+
+#endif
