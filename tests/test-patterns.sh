@@ -29,7 +29,7 @@ gap() {
 	"recorded graphs."* | "recorded compile."*)
 		echo "num_sync_all_streams: torch.cuda.graph calls empty_cache() per capture, and one that frees nothing leaves no entry (the recorder of issue 14 records them: traces/calls-2.11)" ;;
 	"recorded rsdet.gc")
-		echo "num_alloc_retries (and syncs): the replay takes some of the recording's retries (synchronise, release all, retry) for empty_cache() calls or garbage collection; every entry matches" ;;
+		echo "num_alloc_retries and syncs 55 where PyTorch counted 53: completions right before a burst of releases come either from the malloc's process_events (its events had finished, and garbage collection freed the segments) or from release_cached_blocks' synchronisation (a retry); where both explain every entry the replay takes the synchronisation, and twice the recording had not synchronised. GPU timing decides, and no trace records it; every entry matches" ;;
 	"what-if rsdet.cap" | "what-if rsdet.gc" | "what-if rsdet.ms128")
 		echo "the live run's deferred frees completed at other moments than the default run's (a free completed by the next malloc's process_events looks like one completed at once), which a what-if takes from the default run" ;;
 	"what-if rscap.cap")
