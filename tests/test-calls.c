@@ -14,14 +14,12 @@
 #define S0 UINT64_C(0x7f0000000000)
 #define S1 (S0 + 64 * MB)
 
+/* Appends an entry stamped 1000 + its index (placement by time needs
+ * times). */
 static void
 push(GArray *events, CcaAction action, uint64_t addr, uint64_t size)
 {
-	CcaEvent ev = {.addr = addr,
-		       .size = size,
-		       .time_us = 1000 + (int64_t)events->len,
-		       .action = action};
-	g_array_append_val(events, ev);
+	cca_test_push_event(events, action, addr, size, 1000 + (int64_t)events->len);
 }
 
 /* A one-device snapshot of EVENTS (taken) with the annotations NAMES
@@ -141,7 +139,7 @@ test_place(gconstpointer data)
 	GError *error = NULL;
 	g_autoptr(CcaCalls) calls = cca_calls_parse(snap, 0, &error);
 	g_assert_no_error(error);
-	g_assert_true(cca_calls_place(calls, snap, 0, &error));
+	g_assert_true(cca_calls_place(calls, snap, 0, NULL, &error));
 	g_assert_no_error(error);
 	const CcaCall *c = &g_array_index(calls->calls, CcaCall, 0);
 	g_assert_cmpint(c->in_window, ==, pc->in_window);
@@ -163,7 +161,7 @@ test_place_by_time(void)
 	g_array_append_val(snap->annotations, a);
 	GError *error = NULL;
 	g_autoptr(CcaCalls) calls = cca_calls_parse(snap, 0, &error);
-	g_assert_true(cca_calls_place(calls, snap, 0, &error));
+	g_assert_true(cca_calls_place(calls, snap, 0, NULL, &error));
 	g_assert_no_error(error);
 	g_assert_cmpuint(g_array_index(calls->calls, CcaCall, 0).position, ==, 5);
 }
@@ -176,7 +174,7 @@ test_place_contradiction(void)
 	g_autoptr(CcaSnapshot) snap = snapshot_with(placement_trace(), names);
 	GError *error = NULL;
 	g_autoptr(CcaCalls) calls = cca_calls_parse(snap, 0, &error);
-	g_assert_false(cca_calls_place(calls, snap, 0, &error));
+	g_assert_false(cca_calls_place(calls, snap, 0, NULL, &error));
 	g_assert_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT);
 	g_assert_nonnull(strstr(error->message, "fewer entries than the trace holds"));
 	g_error_free(error);

@@ -92,7 +92,10 @@ cca_info_gather(CcaInfo *info, GError **error)
 		if (!cca_calls_present(snap, d))
 			continue;
 		info->calls[d] = cca_calls_parse(snap, d, error);
-		if (!info->calls[d] || !cca_calls_place(info->calls[d], snap, d, error))
+		const uint64_t *n = info->devices[d].actions; /* the scan's counts */
+		const CcaCallsTally tally = {n[CCA_ACTION_ALLOC], n[CCA_ACTION_FREE_REQUESTED],
+					     n[CCA_ACTION_OOM]};
+		if (!info->calls[d] || !cca_calls_place(info->calls[d], snap, d, &tally, error))
 			return FALSE;
 	}
 	for (guint i = 0; i < snap->segments->len; i++) {

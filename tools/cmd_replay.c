@@ -96,10 +96,10 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 		g_error_free(error);
 		return 1;
 	}
+	/* the settings the recording began with: the plan's, read by now */
 	CcaSettings recorded;
 	cca_settings_init(&recorded);
-	recorded.pytorch_version = opt->pytorch_version;
-	cca_plan_start_settings(snap, opt->device, &recorded, NULL);
+	cca_settings_copy(&recorded, &plan->recorded);
 	CcaReportContext ctx = {
 		.trace = snap->source,
 		.device = opt->device,

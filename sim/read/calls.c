@@ -433,7 +433,8 @@ place_by_time(CcaCalls *calls, const CcaSnapshot *snap, int device, GError **err
 }
 
 gboolean
-cca_calls_place(CcaCalls *calls, const CcaSnapshot *snap, int device, GError **error)
+cca_calls_place(CcaCalls *calls, const CcaSnapshot *snap, int device, const CcaCallsTally *tally,
+		GError **error)
 {
 	calls->placed = true;
 	guint n = calls->calls->len;
@@ -441,23 +442,22 @@ cca_calls_place(CcaCalls *calls, const CcaSnapshot *snap, int device, GError **e
 		return TRUE;
 	if (calls->last_dump < 0)
 		return place_by_time(calls, snap, device, error);
-	/* pass 1: the trace's own counts; the dump's minus them are the
-	 * counts before its first entry */
-	uint64_t total[3] = {0, 0, 0};
+	/* pass 1, unless the caller read them: the trace's own counts; the
+	 * dump's minus them are the counts before its first entry */
+	CcaCallsTally counted = {0};
 	GError *local = NULL;
 	CcaEvent ev;
-	{
+	if (!tally) {
 		g_autoptr(CcaEventCursor) cur = cca_event_cursor_new(snap, device);
-		while (cca_event_cursor_next(cur, &ev, &local)) {
-			int k = counter_of(ev.action);
-			if (k >= 0)
-				total[k]++;
+		while (cca_event_cursor_next(cur, &ev, &local))
+			cca_calls_tally_note(&counted, ev.action);
+		if (local) {
+			g_propagate_error(error, local);
+			return FALSE;
 		}
+		tally = &counted;
 	}
-	if (local) {
-		g_propagate_error(error, local);
-		return FALSE;
-	}
+	const uint64_t total[3] = {tally->allocs, tally->frees, tally->ooms};
 	const CcaCall *dump = &g_array_index(calls->calls, CcaCall, calls->last_dump);
 	const uint64_t dump_counts[3] = {dump->allocs, dump->frees, dump->ooms};
 	uint64_t base[3];

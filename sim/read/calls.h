@@ -97,14 +97,32 @@ bool cca_calls_present(const CcaSnapshot *snap, int device);
  * the field) when a record is malformed. */
 CcaCalls *cca_calls_parse(const CcaSnapshot *snap, int device, GError **error);
 
+/* The trace's own counts of the entries a ccasim-record record counts:
+ * alloc, free_requested and oom entries, as a reader of the trace tallies
+ * them (cca_calls_tally_note()) for cca_calls_place(). */
+typedef struct {
+	uint64_t allocs, frees, ooms;
+} CcaCallsTally;
+
+/* Counts an entry of action ACTION into TALLY. */
+static inline void
+cca_calls_tally_note(CcaCallsTally *tally, uint8_t action)
+{
+	tally->allocs += action == CCA_ACTION_ALLOC;
+	tally->frees += action == CCA_ACTION_FREE_REQUESTED;
+	tally->ooms += action == CCA_ACTION_OOM;
+}
+
 /* Places each call between DEVICE's trace entries by its counts, relative
  * to the last dump record (whose counts are those of the trace's end).
- * Without a dump record the calls are placed by time: before the first
- * entry recorded at or after the call's time_us.  Returns FALSE with
- * ERROR (CCA_INPUT_ERROR_CORRUPT) when the counts contradict the trace
- * (the dump counts fewer entries than the trace holds, or a call's counts
- * name no point of it). */
-gboolean cca_calls_place(CcaCalls *calls, const CcaSnapshot *snap, int device, GError **error);
+ * TALLY holds the trace's counts when the caller read its entries already
+ * (NULL: counted here, one more read).  Without a dump record the calls
+ * are placed by time: before the first entry recorded at or after the
+ * call's time_us.  Returns FALSE with ERROR (CCA_INPUT_ERROR_CORRUPT) when
+ * the counts contradict the trace (the dump counts fewer entries than the
+ * trace holds, or a call's counts name no point of it). */
+gboolean cca_calls_place(CcaCalls *calls, const CcaSnapshot *snap, int device,
+			 const CcaCallsTally *tally, GError **error);
 
 /* How many calls of KIND CALLS holds (in the trace's window or not). */
 guint cca_calls_count(const CcaCalls *calls, CcaCallsKind kind);

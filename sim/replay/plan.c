@@ -236,6 +236,7 @@ plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 		if ((ev.action == CCA_ACTION_ALLOC || ev.action == CCA_ACTION_OOM) &&
 		    ev.size > p->max_request)
 			p->max_request = ev.size;
+		cca_calls_tally_note(&p->tally, ev.action);
 		switch (ev.action) {
 		case CCA_ACTION_ALLOC:
 			map_put(&live, ev.addr, 0);
@@ -417,7 +418,7 @@ cca_plan_start_settings(const CcaSnapshot *snap, int device, CcaSettings *settin
 		return FALSE;
 	if (cca_calls_count(calls, CCA_CALL_SET_SETTINGS) == 0)
 		return TRUE;
-	return cca_calls_place(calls, snap, device, error) &&
+	return cca_calls_place(calls, snap, device, NULL, error) &&
 	       settings_at_start(calls, settings, snap->source, error);
 }
 
@@ -430,7 +431,7 @@ plan_finish(CcaPlan *p, CcaRewind rewind, GError **error)
 	if (!plan_read(p, &first, error))
 		return FALSE;
 	if (p->calls && !p->calls->placed &&
-	    (!cca_calls_place(p->calls, p->snap, p->device, error) ||
+	    (!cca_calls_place(p->calls, p->snap, p->device, &p->tally, error) ||
 	     !plan_settings_at_start(p, error)))
 		return FALSE;
 	p->entries_read = true;
@@ -508,6 +509,7 @@ cca_plan_read_entries(CcaPlan *p, CcaRewind rewind, GError **error)
 	g_array_set_size(p->reservation_releases, 0);
 	p->has_segment_entries = p->has_releases = p->burst_before_oom = false;
 	p->unknown_frees = 0;
+	p->tally = (CcaCallsTally){0};
 	p->max_request = 0;
 	return plan_finish(p, rewind, error);
 }

@@ -168,6 +168,7 @@ struct CcaPlan {
 	bool mid_run;
 	bool mid_run_by_frees;	/* told by frees of blocks the trace never allocated */
 	uint64_t unknown_frees; /* such frees, counted as the trace was read */
+	CcaCallsTally tally;	/* its alloc, free_requested and oom entries */
 	CcaStartState start;
 	/* recorded addresses, in trace order (uint64_t): each segment_alloc's
 	 * base and size, each segment_map's address */
