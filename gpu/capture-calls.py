@@ -186,16 +186,7 @@ def run_one(wl, cfg, outdir):
 
 
 def spawn(wl, cfg, outdir):
-    env = dict(os.environ)
-    if CONFIGS[cfg]:
-        env["PYTORCH_CUDA_ALLOC_CONF"] = CONFIGS[cfg]
-    else:
-        env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
-    env["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"ind-{wl}-{cfg}-")
-    env["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"tri-{wl}-{cfg}-")
-    log = open(os.path.join(outdir, f"{wl}.{cfg}.log"), "w")
-    return subprocess.Popen([sys.executable, SCRIPT, "run", wl, cfg, outdir], env=env,
-                            stdout=log, stderr=subprocess.STDOUT)
+    return _patterns().spawn_run(SCRIPT, wl, cfg, CONFIGS[cfg], outdir)
 
 
 def oom_rank():
@@ -256,16 +247,7 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     t0 = time.time()
     jobs = [(w, c, outdir) for w in workloads for c in CONFIGS]
-    running = []
-    while jobs or running:
-        while jobs and len(running) < 8:
-            running.append(spawn(*jobs.pop(0)))
-        time.sleep(0.5)
-        if time.time() > t0 + budget:
-            for p in running:
-                p.kill()
-            break
-        running = [p for p in running if p.poll() is None]
+    _patterns().run_pool(jobs, spawn, 8, t0 + budget)
     print("all done", round(time.time() - t0), flush=True)
 
 

@@ -229,19 +229,40 @@ def run_one(wl, cfg, outdir, cap_bytes):
         json.dump(meta, f, indent=1, sort_keys=True)
 
 
-def spawn(wl, cfg, outdir, cap=None):
+def spawn_run(script, wl, cfg, conf, outdir, *args):
+    """Starts `SCRIPT run WL CFG OUTDIR ARGS...` in a process of its own
+    under PYTORCH_CUDA_ALLOC_CONF=CONF (none when empty), with a cold
+    compile cache, so every setting compiles the same way; its output goes
+    to OUTDIR/WL.CFG.log."""
     env = dict(os.environ)
-    conf = CONFIGS[cfg][0]
     if conf:
         env["PYTORCH_CUDA_ALLOC_CONF"] = conf
     else:
         env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
-    # a cold compile cache per run, so every setting compiles the same way
     env["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"ind-{wl}-{cfg}-")
     env["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"tri-{wl}-{cfg}-")
     log = open(os.path.join(outdir, f"{wl}.{cfg}.log"), "w")
-    return subprocess.Popen([sys.executable, SCRIPT, "run", wl, cfg, outdir, str(cap or 0)],
+    return subprocess.Popen([sys.executable, script, "run", wl, cfg, outdir, *map(str, args)],
                             env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def run_pool(jobs, start, width, deadline):
+    """Runs JOBS (argument tuples for START, which returns a Popen) WIDTH
+    at a time; those still running at DEADLINE (time.time()) are killed."""
+    jobs, running = list(jobs), []
+    while jobs or running:
+        while jobs and len(running) < width:
+            running.append(start(*jobs.pop(0)))
+        time.sleep(0.5)
+        if time.time() > deadline:
+            for p in running:
+                p.kill()
+            break
+        running = [p for p in running if p.poll() is None]
+
+
+def spawn(wl, cfg, outdir, cap=None):
+    return spawn_run(SCRIPT, wl, cfg, CONFIGS[cfg][0], outdir, cap or 0)
 
 
 def wait_all(procs, deadline):
@@ -274,17 +295,7 @@ def main():
         for c, (_, capf) in CONFIGS.items():
             if c != "default":
                 jobs.append((w, c, int(peak * capf) if capf else None))
-    running = []
-    while jobs or running:
-        while jobs and len(running) < 10:
-            w, c, cap = jobs.pop(0)
-            running.append(spawn(w, c, outdir, cap))
-        time.sleep(1)
-        if time.time() > t0 + budget:
-            for p in running:
-                p.kill()
-            break
-        running = [p for p in running if p.poll() is None]
+    run_pool([(w, c, outdir, cap) for w, c, cap in jobs], spawn, 10, t0 + budget)
     print("all done", round(time.time() - t0), flush=True)
 
 

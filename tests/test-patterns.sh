@@ -37,23 +37,7 @@ gap() {
 	esac
 }
 
-while read -r name kind rest; do
-	kind=${kind%:}
-	case $name in summary:) continue ;; esac
-	case $kind in recorded | what-if) ;; *) continue ;; esac
-	case $rest in "not a truth"*) continue ;; esac
-	case $kind in
-	recorded) echo "$rest" | grep -Eq '^check passed; [0-9]+ keys equal, 0 differ' ;;
-	what-if) case $rest in exact | "exact (both stop at the OOM)") true ;; *) false ;; esac ;;
-	esac
-	status=$?
-	why=$(gap "$name" "$kind")
-	if [ -n "$why" ]; then
-		todo $status "$name $kind: $rest" "$why"
-	else
-		report $status "$name $kind: $rest"
-	fi
-done <"$scratch/eval"
+report_eval "$scratch/eval" gap
 grep -q '^ring.cap *recorded: check passed; 30 keys equal, 0 differ, 92 unknown' "$scratch/eval" &&
 	grep -q '^ring.default *recorded: check passed; 122 keys equal, 0 differ, 0 unknown' "$scratch/eval"
 report $? "a window of a run (ring.cap's ring lost its first entries) leaves 92 keys unknown; a whole run (ring.default) none"

@@ -271,8 +271,7 @@ test_two_devices(void)
 static void
 push(GArray *events, CcaAction action, uint64_t addr, uint64_t size)
 {
-	CcaEvent ev = {.addr = addr, .size = size, .time_us = CCA_TIME_NONE, .action = action};
-	g_array_append_val(events, ev);
+	cca_test_push_event(events, action, addr, size, CCA_TIME_NONE);
 }
 
 static void

@@ -49,8 +49,7 @@ snap_new(const char *name)
 static void
 push(CcaSnapshot *snap, CcaAction action, uint64_t addr, uint64_t size)
 {
-	CcaEvent ev = {.addr = addr, .size = size, .action = action, .time_us = CCA_TIME_NONE};
-	g_array_append_val(snap->events[0], ev);
+	cca_test_push_event(snap->events[0], action, addr, size, CCA_TIME_NONE);
 	snap->n_events[0] = snap->events[0]->len;
 }
 

@@ -65,6 +65,13 @@ cca_test_read_text(const char *path)
 	return text;
 }
 
+void
+cca_test_push_event(GArray *events, CcaAction action, uint64_t addr, uint64_t size, int64_t time_us)
+{
+	CcaEvent ev = {.addr = addr, .size = size, .time_us = time_us, .action = action};
+	g_array_append_val(events, ev);
+}
+
 static gint
 compare_names(gconstpointer a, gconstpointer b)
 {

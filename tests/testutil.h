@@ -18,6 +18,11 @@ char *cca_test_data_path(const char *relative);
  * with g_free(). */
 char *cca_test_read_text(const char *path);
 
+/* Appends to EVENTS an entry ACTION of SIZE bytes at ADDR, on stream 0,
+ * recorded at TIME_US (CCA_TIME_NONE: untimed). */
+void cca_test_push_event(GArray *events, CcaAction action, uint64_t addr, uint64_t size,
+			 int64_t time_us);
+
 /* The names in DIR that start with PREFIX and end with SUFFIX, not
  * starting with EXCEPT (NULL: none left out), each less SUFFIX, sorted.
  * Free with g_ptr_array_free(). */
