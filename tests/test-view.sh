@@ -69,9 +69,30 @@ if [ -n "$chromium" ] && [ "$python" != false ]; then
 		grep -q '<pre id="js-errors"></pre>' "$scratch/dom" &&
 		grep -q 'f (a.py:1)' "$scratch/dom" && grep -q '4.00 KiB' "$scratch/dom"
 	report $? "with --peak the page shows the attribution's groups"
+	# ccasim peak's own attribution of bert (moments with their groups and
+	# 164 free segments): laid out in sections, long lists folded, and no
+	# wider than a 1400-pixel window (its moments once made a table 3425
+	# pixels wide of JSON text)
+	"$ccasim" peak --json "$traces/bert.default.pickle.xz" >"$scratch/bert-peak.json" &&
+		run 0 "$ccasim" view "$traces/bert.default.pickle.xz" --peak "$scratch/bert-peak.json" \
+			-o "$scratch/bp.html" &&
+		cat - >>"$scratch/bp.html" <<'EOF'
+<script>window.addEventListener('load', function () { setTimeout(function () {
+  var w = document.documentElement.scrollWidth, v = window.innerWidth;
+  document.getElementById('app').setAttribute('data-probe', w <= v ? 'fits' : 'overflows ' + w + ' > ' + v);
+}, 1000); });</script>
+EOF
+	timeout 120 "$chromium" --headless --disable-gpu --no-sandbox --no-first-run \
+		--user-data-dir="$scratch/chromium" --virtual-time-budget=30000 --window-size=1400,1000 \
+		--dump-dom "file://$scratch/bp.html" >"$scratch/dom" 2>"$scratch/err" &&
+		grep -q 'data-probe="fits"' "$scratch/dom" && grep -q '<pre id="js-errors"></pre>' "$scratch/dom" &&
+		grep -q '<summary>free_segments (164)</summary>' "$scratch/dom" &&
+		grep -q '<h4>reserved_peak, event 46490</h4>' "$scratch/dom"
+	report $? "bert's peak attribution in the page fits a 1400-pixel window, moments in sections, long lists folded"
 else
 	skip "without --peak the page says how to add the attribution" "no chromium or python3"
 	skip "with --peak the page shows the attribution's groups" "no chromium or python3"
+	skip "bert's peak attribution in the page fits a 1400-pixel window" "no chromium or python3"
 fi
 
 # errors: usage 2, bad input 1, nothing left behind

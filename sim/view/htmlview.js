@@ -518,19 +518,45 @@
     }
     box.appendChild(renderValue(META.peak, 0));
   }
-  function isBytesKey(k) { return /bytes|size|reserved|allocated|free|active/i.test(k); }
+  /* byte counts by their key: not the counts of blocks, segments or events */
+  function isBytesKey(k) { return !/blocks$|count$|segments$|event|time/i.test(k) && /bytes|size|reserved|allocated|free|active|^live$/i.test(k); }
   function scalar(k, v) {
     if (typeof v === 'number' && isBytesKey(k) && v >= 1024) return '<span class="num" title="' + v + ' B">' + fmt(v) + '</span>';
     if (typeof v === 'number') return '<span class="num">' + v + '</span>';
     if (v === null) return '';
-    if (typeof v === 'object') return esc(JSON.stringify(v).slice(0, 300));
+    if (Array.isArray(v) && !v.length) return '';
+    if (Array.isArray(v) && typeof v[0] !== 'object') return v.slice(0, 200).map(function (x) { return scalar(k, x); }).join(', ');
+    if (typeof v === 'object') return compact(v);
     return esc(v);
+  }
+  /* an object in a table cell: a line per field, nested values shortened */
+  function compact(v) {
+    if (Array.isArray(v)) return v.slice(0, 20).map(compact).join('<hr>') + (v.length > 20 ? '<br><span class="none">' + (v.length - 20) + ' more</span>' : '');
+    return Object.keys(v).map(function (k) {
+      var x = v[k];
+      var shown = x !== null && typeof x === 'object' && !(Array.isArray(x) && typeof x[0] !== 'object') ? esc(JSON.stringify(x).slice(0, 200)) : scalar(k, x);
+      return shown === '' ? '' : esc(k) + ': ' + shown;
+    }).filter(function (line) { return line; }).join('<br>');
+  }
+  /* a row that holds tables of its own (a moment's groups, its segments) */
+  function nested(o) {
+    return Object.keys(o).some(function (k) { var x = o[k]; return x !== null && typeof x === 'object' && !(Array.isArray(x) && typeof x[0] !== 'object'); });
   }
   function renderValue(v, depth) {
     var div = el('div');
     if (Array.isArray(v)) {
       if (!v.length) { div.innerHTML = '<span class="none">none</span>'; return div; }
       if (typeof v[0] !== 'object' || v[0] === null) { div.innerHTML = v.slice(0, 200).map(function (x) { return scalar('', x); }).join(', '); return div; }
+      if (depth <= 1 && v.some(nested)) {
+        /* a section per row, titled by its kind and event where it has them */
+        v.slice(0, 50).forEach(function (o, i) {
+          var title = [o.kind, o.event !== undefined ? 'event ' + o.event : ''].filter(function (x) { return x; }).join(', ') || '#' + (i + 1);
+          div.appendChild(el('h4', {}, esc(title)));
+          div.appendChild(renderValue(o, depth + 1));
+        });
+        if (v.length > 50) div.appendChild(el('p', {class: 'none'}, (v.length - 50) + ' more left out'));
+        return div;
+      }
       var keys = [];
       v.slice(0, 50).forEach(function (o) { Object.keys(o).forEach(function (k) { if (keys.indexOf(k) < 0) keys.push(k); }); });
       var t = '<table><tr>' + keys.map(function (k) { return '<th>' + esc(k) + '</th>'; }).join('') + '</tr>';
@@ -550,9 +576,17 @@
         div.innerHTML = '<table>' + simple.map(function (k) { return '<tr><th>' + esc(k) + '</th><td>' + scalar(k, v[k]) + '</td></tr>'; }).join('') + '</table>';
       }
       Object.keys(v).filter(function (k) { return v[k] !== null && typeof v[k] === 'object'; }).forEach(function (k) {
-        var hd = el(depth < 2 ? 'h3' : 'h4', {}, esc(k));
-        div.appendChild(hd);
-        div.appendChild(depth < 4 ? renderValue(v[k], depth + 1) : el('pre', {}, esc(JSON.stringify(v[k]).slice(0, 2000))));
+        var body = depth < 6 ? renderValue(v[k], depth + 1) : el('pre', {}, esc(JSON.stringify(v[k]).slice(0, 2000)));
+        if (Array.isArray(v[k]) && v[k].length > 8) {
+          /* a long list folds away: the page stays a page */
+          var det = el('details');
+          det.appendChild(el('summary', {}, esc(k) + ' (' + v[k].length + ')'));
+          det.appendChild(body);
+          div.appendChild(det);
+          return;
+        }
+        div.appendChild(el(depth < 2 ? 'h3' : 'h4', {}, esc(k)));
+        div.appendChild(body);
       });
       return div;
     }
