@@ -34,6 +34,7 @@
 #include "fleet.h"
 #include "input.h"
 #include "json.h"
+#include "number.h"
 #include "peak.h"
 #include "pickle.h"
 #include "plan.h"
@@ -61,10 +62,9 @@ raise_trace_error(const char *name, const GError *error)
 	Py_INCREF(offset);
 	const char *at = strstr(msg, ": offset ");
 	if (at != NULL) {
-		char *end;
-		errno = 0;
-		unsigned long long v = strtoull(at + 9, &end, 10);
-		if (errno == 0 && end != at + 9 && *end == ':') {
+		const char *p = at + 9;
+		uint64_t v;
+		if (cca_number_scan_u64(&p, &v) && *p == ':') {
 			Py_DECREF(offset);
 			offset = PyLong_FromUnsignedLongLong(v);
 		}

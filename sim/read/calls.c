@@ -3,13 +3,13 @@
 
 #include "calls.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "event_cursor.h"
 #include "input.h"
+#include "number.h"
 
 #define CALL_PREFIX "ccasim:"
 
@@ -109,28 +109,14 @@ pct_decode(const char *s)
 static gboolean
 parse_count(const char *v, uint64_t *out)
 {
-	if (!g_ascii_isdigit(v[0]))
-		return FALSE;
-	char *end;
-	errno = 0;
-	guint64 n = g_ascii_strtoull(v, &end, 10);
-	if (errno || *end)
-		return FALSE;
-	*out = n;
-	return TRUE;
+	return cca_number_parse_u64(v, UINT64_MAX, out);
 }
 
 static gboolean
 parse_pool(const char *v, int64_t pool[2])
 {
-	char *end;
-	errno = 0;
-	gint64 a = g_ascii_strtoll(v, &end, 10);
-	if (errno || end == v || *end != ',')
-		return FALSE;
-	const char *w = end + 1;
-	gint64 b = g_ascii_strtoll(w, &end, 10);
-	if (errno || end == w || *end)
+	int64_t a, b;
+	if (!cca_number_scan_i64(&v, &a) || *v++ != ',' || !cca_number_scan_i64(&v, &b) || *v)
 		return FALSE;
 	pool[0] = a;
 	pool[1] = b;

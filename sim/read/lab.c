@@ -19,6 +19,7 @@
 
 #include "allocator.h"
 #include "device.h"
+#include "number.h"
 #include "settings.h"
 #include "size.h"
 
@@ -136,7 +137,9 @@ lab_size(const Lab *lab, const char *text, uint64_t *out, GError **error)
 		if (g_ascii_strcasecmp(end, units[i].unit) != 0)
 			continue;
 		double bytes = v * units[i].scale;
-		if (errno || !(bytes >= 1) || bytes > (double)LAB_MAX_REQUEST)
+		/* ERANGE alone: a thread may see another errno after a good
+		 * conversion (number.h) */
+		if (errno == ERANGE || !(bytes >= 1) || bytes > (double)LAB_MAX_REQUEST)
 			return lab_fail(lab, error, "size '%s': must be 1 byte to 1 TiB", text);
 		*out = (uint64_t)bytes;
 		if ((double)*out != bytes)
@@ -152,15 +155,11 @@ static gboolean
 lab_uint(const Lab *lab, const char *text, const char *what, uint64_t max, uint64_t *out,
 	 GError **error)
 {
-	char *end = NULL;
-	errno = 0;
 	if (!g_ascii_isdigit(text[0]))
 		return lab_fail(lab, error, "%s '%s' is no number", what, text);
-	guint64 v = g_ascii_strtoull(text, &end, 10);
-	if (errno || *end != '\0' || v > max)
+	if (!cca_number_parse_u64(text, max, out))
 		return lab_fail(lab, error, "%s '%s': expected a number up to %" G_GUINT64_FORMAT,
 				what, text, max);
-	*out = v;
 	return TRUE;
 }
 

@@ -13,6 +13,8 @@
 
 #include "size.h"
 
+#include "number.h"
+
 typedef struct {
 	const char *suffix;
 	uint64_t factor;
@@ -60,12 +62,8 @@ cca_size_parse(const char *text, const char *what, uint64_t *out, GError **error
 	if (text == NULL || !g_ascii_isdigit(*p))
 		return cca_size_fail(text ? text : "", what, "expected a non-negative integer",
 				     error);
-	for (; g_ascii_isdigit(*p); p++) {
-		unsigned digit = (unsigned)(*p - '0');
-		if (value > (UINT64_MAX - digit) / 10)
-			return cca_size_fail(text, what, "too large", error);
-		value = value * 10 + digit;
-	}
+	if (!cca_number_scan_u64(&p, &value))
+		return cca_size_fail(text, what, "too large", error);
 	while (*p == ' ')
 		p++;
 	uint64_t factor = cca_size_unit_factor(p);
