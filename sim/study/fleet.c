@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -1493,75 +1494,83 @@ paragraph(GString *out, const char *text, guint width)
 	cca_text_wrap(out, text, width, 0);
 }
 
-void
-cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out, guint width)
+/* Appends the printf-formatted paragraph FMT to OUT, wrapped at WIDTH. */
+static void paragraphf(GString *out, guint width, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+
+static void
+paragraphf(GString *out, guint width, const char *fmt, ...)
 {
-	MReport r;
-	report_build(merge, &r);
-	char a[40], b[40], c[40];
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *text = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	paragraph(out, text, width);
+}
+
+/* Jobs that replayed under their own settings. */
+static guint
+report_complete(const MReport *r)
+{
 	guint complete = 0;
-	for (guint j = 0; j < r.jobs->len; j++)
-		complete += ((MJob *)g_ptr_array_index(r.jobs, j))->base != NULL;
-	g_autoptr(GString) p = g_string_new(NULL);
-	g_string_printf(p,
-			"Fleet: %u jobs replayed under %u settings on their own devices; %u "
-			"snapshots could not be replayed.",
-			complete, r.settings->len, r.errors->len);
-	paragraph(out, p->str, width);
-	g_string_printf(p,
-			"Under the settings they ran with, %u of the %u jobs run out of memory "
-			"on their own device.",
-			r.base_oom, complete);
-	paragraph(out, p->str, width);
+	for (guint j = 0; j < r->jobs->len; j++)
+		complete += ((MJob *)g_ptr_array_index(r->jobs, j))->base != NULL;
+	return complete;
+}
+
+/* The report's opening: the fleet, the answer, what choosing per job
+ * gives, and the folder the job names are relative to (FOLDER bytes of
+ * the first job's name). */
+static void
+print_answer(const MReport *r, gsize folder, GString *out, guint width)
+{
+	char a[40], b[40];
+	guint complete = report_complete(r);
+	paragraphf(out, width,
+		   "Fleet: %u jobs replayed under %u settings on their own devices; %u snapshots "
+		   "could not be replayed.",
+		   complete, r->settings->len, r->errors->len);
+	paragraphf(out, width,
+		   "Under the settings they ran with, %u of the %u jobs run out of memory on their "
+		   "own device.",
+		   r->base_oom, complete);
 	g_string_append_c(out, '\n');
-	if (r.answer) {
-		MSetting *s = r.answer;
-		g_string_printf(p, "Answer: set PYTORCH_ALLOC_CONF=%s on every job",
-				*s->setting ? s->setting : "\"\" (PyTorch's defaults)");
-		g_string_append_printf(p, ": it saves %u of the %u jobs that ran out of memory",
-				       s->saves, r.base_oom);
-		if (s->breaks)
-			g_string_append_printf(p, " but makes %u that fit run out", s->breaks);
-		else
-			g_string_append(p, " and makes none that fit run out");
-		g_string_append_printf(p,
-				       "; reserved memory at the peak changes by %s in total "
-				       "(median %s a job) over the %u jobs that fit both ways "
-				       "(positive: saved).",
-				       signed_size(s->saved_total, a),
-				       signed_size(s->saved_median, b), s->saved->len);
-		paragraph(out, p->str, width);
+	if (r->answer) {
+		const MSetting *s = r->answer;
+		g_autofree char *breaks =
+			s->breaks ? g_strdup_printf("but makes %u that fit run out", s->breaks)
+				  : g_strdup("and makes none that fit run out");
+		paragraphf(out, width,
+			   "Answer: set PYTORCH_ALLOC_CONF=%s on every job: it saves %u of the %u "
+			   "jobs that ran out of memory %s; reserved memory at the peak changes by "
+			   "%s in total (median %s a job) over the %u jobs that fit both ways "
+			   "(positive: saved).",
+			   *s->setting ? s->setting : "\"\" (PyTorch's defaults)", s->saves,
+			   r->base_oom, breaks, signed_size(s->saved_total, a),
+			   signed_size(s->saved_median, b), s->saved->len);
 	} else {
 		paragraph(out,
-			  "Answer: no single setting does better than each job's own settings "
-			  "on every job.",
+			  "Answer: no single setting does better than each job's own settings on "
+			  "every job.",
 			  width);
 	}
-	g_string_printf(p,
-			"Choosing per job (below), the best settings save %u of the %u jobs "
-			"that ran out of memory.",
-			r.rescued, r.base_oom);
-	paragraph(out, p->str, width);
-	if (r.unsaved) {
-		g_string_printf(p, "%u jobs fit under no setting: they need a bigger card (below).",
-				r.unsaved);
-		paragraph(out, p->str, width);
-	}
-	gsize folder = common_folder(r.jobs);
-	if (folder) {
-		g_autofree char *dir =
-			g_strndup(((MJob *)g_ptr_array_index(r.jobs, 0))->name, folder);
-		g_string_printf(p, "Jobs are named below by their path under %s.", dir);
-		paragraph(out, p->str, width);
-	}
+	paragraphf(out, width,
+		   "Choosing per job (below), the best settings save %u of the %u jobs that ran "
+		   "out of memory.",
+		   r->rescued, r->base_oom);
+	if (r->unsaved)
+		paragraphf(out, width,
+			   "%u jobs fit under no setting: they need a bigger card (below).",
+			   r->unsaved);
+	if (folder)
+		paragraphf(out, width, "Jobs are named below by their path under %.*s.",
+			   (int)folder, ((MJob *)g_ptr_array_index(r->jobs, 0))->name);
+}
 
-	g_string_append_c(out, '\n');
-	paragraph(out,
-		  "Settings, best first (oom: jobs that run out of memory on their own device; "
-		  "saves/breaks: against the job's own settings; saved: peak reserved memory "
-		  "saved over jobs that fit both ways)",
-		  width);
-	static const CcaTableColumn setting_cols[] = {
+/* The settings that ran on every job, best first. */
+static void
+print_settings(const MReport *r, GString *out, guint width)
+{
+	static const CcaTableColumn columns[] = {
 		{"setting", .elastic = TRUE, .min = 25},
 		{"jobs", .right = TRUE},
 		{"oom", .right = TRUE},
@@ -1570,15 +1579,21 @@ cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out, guint width)
 		{"saved total", .right = TRUE},
 		{"saved median", .right = TRUE},
 	};
-	g_autoptr(CcaTable) settings = cca_table_new(setting_cols, G_N_ELEMENTS(setting_cols));
-	char n1[16], n2[16], n3[16], n4[16];
-	g_snprintf(n1, sizeof n1, "%u", complete);
-	g_snprintf(n2, sizeof n2, "%u", r.base_oom);
-	cca_table_add(settings,
+	char a[40], b[40], n1[16], n2[16], n3[16], n4[16];
+	g_string_append_c(out, '\n');
+	paragraph(out,
+		  "Settings, best first (oom: jobs that run out of memory on their own device; "
+		  "saves/breaks: against the job's own settings; saved: peak reserved memory "
+		  "saved over jobs that fit both ways)",
+		  width);
+	g_autoptr(CcaTable) table = cca_table_new(columns, G_N_ELEMENTS(columns));
+	g_snprintf(n1, sizeof n1, "%u", report_complete(r));
+	g_snprintf(n2, sizeof n2, "%u", r->base_oom);
+	cca_table_add(table,
 		      (const char *[]){"(each job's own settings)", n1, n2, "-", "-", "-", "-"});
 	guint partial = 0;
-	for (guint i = 0; i < r.settings->len; i++) {
-		MSetting *s = g_ptr_array_index(r.settings, i);
+	for (guint i = 0; i < r->settings->len; i++) {
+		const MSetting *s = g_ptr_array_index(r->settings, i);
 		if (!s->all_jobs) {
 			partial++;
 			continue;
@@ -1587,68 +1602,82 @@ cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out, guint width)
 		g_snprintf(n2, sizeof n2, "%u", s->oom);
 		g_snprintf(n3, sizeof n3, "%u", s->saves);
 		g_snprintf(n4, sizeof n4, "%u", s->breaks);
-		cca_table_add(settings, (const char *[]){setting_words(s->setting), n1, n2, n3, n4,
-							 signed_size(s->saved_total, a),
-							 signed_size(s->saved_median, b)});
+		cca_table_add(table, (const char *[]){setting_words(s->setting), n1, n2, n3, n4,
+						      signed_size(s->saved_total, a),
+						      signed_size(s->saved_median, b)});
 	}
-	cca_table_print(settings, out, width);
-	if (partial) {
-		g_string_printf(p,
-				"(%u more settings ran on some jobs only: values taken from each "
-				"trace's requests, and jobs' own settings; see --json)",
-				partial);
-		paragraph(out, p->str, width);
-	}
-	if (r.unsaved) {
-		g_string_append_c(out, '\n');
-		paragraph(out,
-			  "Jobs no setting saves, with the smallest card that would (fit's GPU "
-			  "presets, the card's whole memory: no cap)",
-			  width);
-		static const CcaTableColumn unsaved_cols[] = {
-			{"job", .elastic = TRUE, .keep_tail = TRUE},
-			{"own device", .elastic = TRUE, .min = 20},
-			{"smallest card", .right = FALSE},
-			{"with setting", .elastic = TRUE, .min = 18},
-		};
-		g_autoptr(CcaTable) unsaved =
-			cca_table_new(unsaved_cols, G_N_ELEMENTS(unsaved_cols));
-		for (guint j = 0; j < r.jobs->len; j++) {
-			MJob *job = g_ptr_array_index(r.jobs, j);
-			if (!job->base || job->best)
-				continue;
-			cca_table_add(unsaved,
-				      (const char *[]){job->name + folder, job->own_short,
-						       job->card ? job->card->smallest->name
-								 : "none of the presets",
-						       job->card ? setting_words(job->card->setting)
-								 : "-"});
-		}
-		cca_table_print(unsaved, out, width);
-	}
-	if (r.errors->len) {
-		g_string_append(out, "\nSnapshots that could not be replayed\n");
-		for (guint i = 0; i < r.errors->len; i++)
-			paragraph(out, g_ptr_array_index(r.errors, i), width);
-	}
-	g_string_append_c(out, '\n');
-	paragraph(out,
-		  "Best setting per job (least peak reserved among the settings that fit its "
-		  "own device)",
-		  width);
-	static const CcaTableColumn best_cols[] = {
+	cca_table_print(table, out, width);
+	if (partial)
+		paragraphf(out, width,
+			   "(%u more settings ran on some jobs only: values taken from each "
+			   "trace's requests, and jobs' own settings; see --json)",
+			   partial);
+}
+
+/* A table of jobs: the job and its own device, then the N columns REST
+ * (N <= 6). */
+static CcaTable *
+jobs_table_new(const CcaTableColumn *rest, guint n)
+{
+	CcaTableColumn columns[8] = {
 		{"job", .elastic = TRUE, .keep_tail = TRUE},
 		{"own device", .elastic = TRUE, .min = 20},
+	};
+	g_assert(n <= G_N_ELEMENTS(columns) - 2);
+	memcpy(columns + 2, rest, n * sizeof *rest);
+	return cca_table_new(columns, n + 2);
+}
+
+/* The jobs no setting fits, with the smallest card that would. */
+static void
+print_unsaved(const MReport *r, gsize folder, GString *out, guint width)
+{
+	static const CcaTableColumn columns[] = {
+		{"smallest card", .right = FALSE},
+		{"with setting", .elastic = TRUE, .min = 18},
+	};
+	g_string_append_c(out, '\n');
+	paragraph(out,
+		  "Jobs no setting saves, with the smallest card that would (fit's GPU presets, "
+		  "the card's whole memory: no cap)",
+		  width);
+	g_autoptr(CcaTable) table = jobs_table_new(columns, G_N_ELEMENTS(columns));
+	for (guint j = 0; j < r->jobs->len; j++) {
+		const MJob *job = g_ptr_array_index(r->jobs, j);
+		if (!job->base || job->best)
+			continue;
+		cca_table_add(table,
+			      (const char *[]){
+				      job->name + folder, job->own_short,
+				      job->card ? job->card->smallest->name : "none of the presets",
+				      job->card ? setting_words(job->card->setting) : "-"});
+	}
+	cca_table_print(table, out, width);
+}
+
+/* Each job's own result and its best setting. */
+static void
+print_best(const MReport *r, gsize folder, GString *out, guint width)
+{
+	static const CcaTableColumn columns[] = {
 		{"own result", .right = FALSE},
 		{"best setting", .elastic = TRUE, .min = 18},
 		{"own peak", .right = TRUE},
 		{"best peak", .right = TRUE},
 	};
-	g_autoptr(CcaTable) best_table = cca_table_new(best_cols, G_N_ELEMENTS(best_cols));
-	for (guint j = 0; j < r.jobs->len; j++) {
-		MJob *job = g_ptr_array_index(r.jobs, j);
+	char a[40], b[40];
+	bool assumed = false;
+	g_string_append_c(out, '\n');
+	paragraph(out,
+		  "Best setting per job (least peak reserved among the settings that fit its own "
+		  "device)",
+		  width);
+	g_autoptr(CcaTable) table = jobs_table_new(columns, G_N_ELEMENTS(columns));
+	for (guint j = 0; j < r->jobs->len; j++) {
+		const MJob *job = g_ptr_array_index(r->jobs, j);
 		if (!job->base)
 			continue;
+		assumed |= job->assumed;
 		g_autofree char *own_result = job->base->fits
 						      ? g_strdup("fits")
 						      : g_strdup_printf("OOM at %" G_GUINT64_FORMAT,
@@ -1656,21 +1685,36 @@ cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out, guint width)
 		const char *best = !job->best		    ? "none fits"
 				   : job->best == job->base ? "its own"
 							    : setting_words(job->best->setting);
-		cca_table_add(best_table,
+		cca_table_add(table,
 			      (const char *[]){
 				      job->name + folder, job->own_short, own_result, best,
 				      job->base->fits ? cca_size_format(job->base->peak, a) : "-",
-				      job->best ? cca_size_format(job->best->peak, c) : "-"});
+				      job->best ? cca_size_format(job->best->peak, b) : "-"});
 	}
-	cca_table_print(best_table, out, width);
-	for (guint j = 0; j < r.jobs->len; j++)
-		if (((MJob *)g_ptr_array_index(r.jobs, j))->assumed) {
-			paragraph(out,
-				  "*: assumed (no GPU in the manifest, the options or the "
-				  "snapshot); give one with gpu= in a manifest or --gpu",
-				  width);
-			break;
-		}
+	cca_table_print(table, out, width);
+	if (assumed)
+		paragraph(out,
+			  "*: assumed (no GPU in the manifest, the options or the snapshot); give "
+			  "one with gpu= in a manifest or --gpu",
+			  width);
+}
+
+void
+cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out, guint width)
+{
+	MReport r;
+	report_build(merge, &r);
+	gsize folder = common_folder(r.jobs);
+	print_answer(&r, folder, out, width);
+	print_settings(&r, out, width);
+	if (r.unsaved)
+		print_unsaved(&r, folder, out, width);
+	if (r.errors->len) {
+		g_string_append(out, "\nSnapshots that could not be replayed\n");
+		for (guint i = 0; i < r.errors->len; i++)
+			paragraph(out, g_ptr_array_index(r.errors, i), width);
+	}
+	print_best(&r, folder, out, width);
 	report_clear(&r);
 }
 
