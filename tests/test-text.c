@@ -73,11 +73,43 @@ test_text_null(void)
 	g_assert_cmpstr(got, ==, "");
 }
 
+/* Paragraphs wrapped at a width: TEXT at WIDTH with INDENT gives OUT. */
+typedef struct {
+	const char *name;
+	const char *text;
+	guint width, indent;
+	const char *out;
+} WrapCase;
+
+static const WrapCase wrap_cases[] = {
+	{"fits", "one two", 20, 0, "one two\n"},
+	{"breaks-at-spaces", "one two three", 8, 2, "one two\n  three\n"},
+	{"keeps-leading-spaces", "  one two", 7, 4, "  one\n    two\n"},
+	{"long-word-alone", "a 0123456789 b", 5, 0, "a\n0123456789\nb\n"},
+	/* a number keeps its unit: "2.00 MiB" moves whole */
+	{"number-and-unit", "it saves 2.00 MiB", 12, 0, "it saves\n2.00 MiB\n"},
+	{"unit-then-comma", "x 12 bytes, y", 8, 0, "x\n12 bytes,\ny\n"},
+	{"percent", "frag 5.2 % now", 9, 0, "frag\n5.2 % now\n"},
+	/* a word that is no unit breaks as any other */
+	{"number-then-word", "at 12 events", 8, 0, "at 12\nevents\n"},
+	{"no-wrap", "one two three", G_MAXUINT, 0, "one two three\n"},
+};
+
+static void
+test_wrap_case(gconstpointer data)
+{
+	const WrapCase *c = data;
+	g_autoptr(GString) out = g_string_new(NULL);
+	cca_text_wrap(out, c->text, c->width, c->indent);
+	g_assert_cmpstr(out->str, ==, c->out);
+}
+
 int
 main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	CCA_TEST_ADD_ROWS("/text", text_cases, name, test_text_case);
+	CCA_TEST_ADD_ROWS("/text/wrap", wrap_cases, name, test_wrap_case);
 	g_test_add_func("/text/huge", test_text_huge);
 	g_test_add_func("/text/null", test_text_null);
 	return g_test_run();

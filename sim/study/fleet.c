@@ -1507,6 +1507,24 @@ paragraphf(GString *out, guint width, const char *fmt, ...)
 	paragraph(out, text, width);
 }
 
+/* BYTES of peak reserved memory saved (negative: spent) in words: "saves
+ * 1.00 GiB of reserved memory at the peak WHERE", "costs ... more",
+ * "changes no ..."; WHERE NULL: the short form ("saves 1.00 GiB"). */
+static char *
+saved_words(int64_t bytes, const char *where)
+{
+	char a[32];
+	cca_size_format(bytes < 0 ? (uint64_t)-bytes : (uint64_t)bytes, a);
+	if (!where)
+		return bytes > 0   ? g_strdup_printf("saves %s", a)
+		       : bytes < 0 ? g_strdup_printf("costs %s more", a)
+				   : g_strdup("unchanged");
+	return bytes > 0 ? g_strdup_printf("saves %s of reserved memory at the peak %s", a, where)
+	       : bytes < 0
+		       ? g_strdup_printf("costs %s more reserved memory at the peak %s", a, where)
+		       : g_strdup_printf("changes no reserved memory at the peak %s", where);
+}
+
 /* Jobs that replayed under their own settings. */
 static guint
 report_complete(const MReport *r)
@@ -1523,7 +1541,6 @@ report_complete(const MReport *r)
 static void
 print_answer(const MReport *r, gsize folder, GString *out, guint width)
 {
-	char a[40], b[40];
 	guint complete = report_complete(r);
 	paragraphf(out, width,
 		   "Fleet: %u jobs replayed under %u settings on their own devices; %u snapshots "
@@ -1539,14 +1556,14 @@ print_answer(const MReport *r, gsize folder, GString *out, guint width)
 		g_autofree char *breaks =
 			s->breaks ? g_strdup_printf("but makes %u that fit run out", s->breaks)
 				  : g_strdup("and makes none that fit run out");
+		g_autofree char *total = saved_words(s->saved_total, "in total");
+		g_autofree char *median = saved_words(s->saved_median, NULL);
 		paragraphf(out, width,
 			   "Answer: set PYTORCH_ALLOC_CONF=%s on every job: it saves %u of the %u "
-			   "jobs that ran out of memory %s; reserved memory at the peak changes by "
-			   "%s in total (median %s a job) over the %u jobs that fit both ways "
-			   "(positive: saved).",
+			   "jobs that ran out of memory %s. Over the %u jobs that fit both ways it "
+			   "%s (the median job: %s).",
 			   *s->setting ? s->setting : "\"\" (PyTorch's defaults)", s->saves,
-			   r->base_oom, breaks, signed_size(s->saved_total, a),
-			   signed_size(s->saved_median, b), s->saved->len);
+			   r->base_oom, breaks, s->saved->len, total, median);
 	} else {
 		paragraph(out,
 			  "Answer: no single setting does better than each job's own settings on "

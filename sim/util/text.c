@@ -103,6 +103,19 @@ cca_text_pad(GString *out, const char *s, guint width, gboolean right_align)
 			g_string_append_c(out, ' ');
 }
 
+/* Does the word at P name a unit of a number before it ("MiB", "bytes,")? */
+static gboolean
+unit_at(const char *p)
+{
+	static const char *const units[] = {"B",  "KiB", "MiB", "GiB",	 "TiB", "KB",
+					    "MB", "GB",	 "TB",	"bytes", "%"};
+	size_t n = strcspn(p, " ,.;:)");
+	for (guint i = 0; i < G_N_ELEMENTS(units); i++)
+		if (strlen(units[i]) == n && strncmp(p, units[i], n) == 0)
+			return TRUE;
+	return FALSE;
+}
+
 void
 cca_text_wrap(GString *out, const char *text, guint width, guint indent)
 {
@@ -122,6 +135,11 @@ cca_text_wrap(GString *out, const char *text, guint width, guint indent)
 		const char *end = strchr(p, ' ');
 		if (!end)
 			end = p + strlen(p);
+		while (*end == ' ' && g_ascii_isdigit(end[-1]) && unit_at(end + 1)) {
+			/* "2.00 MiB" stays on one line */
+			const char *next = strchr(end + 1, ' ');
+			end = next ? next : end + strlen(end);
+		}
 		guint len = (guint)g_utf8_strlen(p, end - p);
 		if (!at_start && col + 1 + len > width) {
 			g_string_append_c(out, '\n');

@@ -39,8 +39,9 @@ void cca_text_pad(GString *out, const char *s, guint width, gboolean right_align
 /* Appends TEXT (one paragraph: no newline inside) to OUT as lines of at
  * most WIDTH columns, broken at spaces, each ended by a newline; the
  * first line keeps TEXT's leading spaces, the others start with INDENT
- * spaces.  A word longer than a line
- * stays whole on a line of its own (the only way a line exceeds WIDTH). */
+ * spaces.  A number and its unit ("2.00 MiB", "12 bytes") count as one
+ * word.  A word longer than a line stays whole on a line of its own (the
+ * only way a line exceeds WIDTH). */
 void cca_text_wrap(GString *out, const char *text, guint width, guint indent);
 
 G_END_DECLS
