@@ -11,8 +11,8 @@
 #include "testutil.h"
 
 static const CcaTableColumn columns[] = {
-	{"job", .elastic = TRUE, .keep_tail = TRUE},
-	{"setting", .elastic = TRUE, .min = 8},
+	{"job", .elastic = TRUE, .cut = CCA_TABLE_CUT_START},
+	{"setting", .elastic = TRUE, .cut = CCA_TABLE_CUT_MIDDLE, .min = 8},
 	{"peak", .right = TRUE},
 };
 
@@ -33,20 +33,20 @@ static const TableCase table_cases[] = {
 	 "job                       setting                         peak\n"
 	 "/data/runs/rank00.pickle  expandable_segments:True   11.38 GiB\n"
 	 "b.pickle                                            884.00 MiB\n"},
-	/* the setting gives way first, cut at its end: 24 + 2 + 12 + 2 + 10 */
+	/* the setting gives way first, cut in its middle: 24 + 2 + 12 + 2 + 10 */
 	{"setting-cut", 50,
 	 "job                       setting             peak\n"
-	 "/data/runs/rank00.pickle  expandabl...   11.38 GiB\n"
+	 "/data/runs/rank00.pickle  expa...:True   11.38 GiB\n"
 	 "b.pickle                                884.00 MiB\n"},
 	/* the setting at its min (8), then the name, cut at its front */
 	{"name-cut-last", 36,
 	 "job             setting         peak\n"
-	 "...nk00.pickle  expan...   11.38 GiB\n"
+	 "...nk00.pickle  ex...rue   11.38 GiB\n"
 	 "b.pickle                  884.00 MiB\n"},
 	/* no column gives way below its min (the name's: 12): wider than asked */
 	{"floor", 10,
 	 "job           setting         peak\n"
-	 "...00.pickle  expan...   11.38 GiB\n"
+	 "...00.pickle  ex...rue   11.38 GiB\n"
 	 "b.pickle                884.00 MiB\n"},
 };
 
@@ -60,6 +60,18 @@ test_table_case(gconstpointer data)
 	g_autoptr(GString) out = g_string_new(NULL);
 	cca_table_print(t, out, c->width);
 	g_assert_cmpstr(out->str, ==, c->out);
+}
+
+/* A column cut at its end (the default) keeps its first characters. */
+static void
+test_table_cut_end(void)
+{
+	static const CcaTableColumn one[] = {{"setting", .elastic = TRUE}};
+	g_autoptr(CcaTable) t = cca_table_new(one, 1);
+	cca_table_add(t, (const char *[]){"max_split_size_mb:128,expandable_segments:True"});
+	g_autoptr(GString) out = g_string_new(NULL);
+	cca_table_print(t, out, 20);
+	g_assert_cmpstr(out->str, ==, "setting\nmax_split_size_mb...\n");
 }
 
 /* A NULL cell prints as an empty one; a table without rows prints its
@@ -82,6 +94,7 @@ main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	CCA_TEST_ADD_ROWS("/table", table_cases, name, test_table_case);
+	g_test_add_func("/table/cut-end", test_table_cut_end);
 	g_test_add_func("/table/null-and-empty", test_table_null_and_empty);
 	return g_test_run();
 }

@@ -1588,7 +1588,7 @@ static void
 print_settings(const MReport *r, GString *out, guint width)
 {
 	static const CcaTableColumn columns[] = {
-		{"setting", .elastic = TRUE, .min = 25},
+		{"setting", .elastic = TRUE, .cut = CCA_TABLE_CUT_MIDDLE, .min = 25},
 		{"jobs", .right = TRUE},
 		{"oom", .right = TRUE},
 		{"saves", .right = TRUE},
@@ -1637,7 +1637,7 @@ static CcaTable *
 jobs_table_new(const CcaTableColumn *rest, guint n)
 {
 	CcaTableColumn columns[8] = {
-		{"job", .elastic = TRUE, .keep_tail = TRUE},
+		{"job", .elastic = TRUE, .cut = CCA_TABLE_CUT_START},
 		{"own device", .elastic = TRUE, .min = 20},
 	};
 	g_assert(n <= G_N_ELEMENTS(columns) - 2);
@@ -1651,7 +1651,7 @@ print_unsaved(const MReport *r, gsize folder, GString *out, guint width)
 {
 	static const CcaTableColumn columns[] = {
 		{"smallest card", .right = FALSE},
-		{"with setting", .elastic = TRUE, .min = 18},
+		{"with setting", .elastic = TRUE, .cut = CCA_TABLE_CUT_MIDDLE, .min = 18},
 	};
 	g_string_append_c(out, '\n');
 	paragraph(out,
@@ -1678,7 +1678,7 @@ print_best(const MReport *r, gsize folder, GString *out, guint width)
 {
 	static const CcaTableColumn columns[] = {
 		{"own result", .right = FALSE},
-		{"best setting", .elastic = TRUE, .min = 18},
+		{"best setting", .elastic = TRUE, .cut = CCA_TABLE_CUT_MIDDLE, .min = 18},
 		{"own peak", .right = TRUE},
 		{"best peak", .right = TRUE},
 	};

@@ -45,6 +45,35 @@ ellipsize_start(const char *s, guint width)
 	return g_strconcat("...", tail, NULL);
 }
 
+/* The first WIDTH / 2 - 1 characters of S, "...", and its last ones, or S
+ * when it fits. */
+static char *
+ellipsize_middle(const char *s, guint width)
+{
+	guint len = cca_text_width(s);
+	if (len <= width || width < 5)
+		return cca_text_ellipsize(s, width);
+	guint head = (width - 3) / 2, tail = width - 3 - head;
+	const char *head_end = g_utf8_offset_to_pointer(s, head);
+	const char *tail_start = g_utf8_offset_to_pointer(s, len - tail);
+	g_autofree char *first = g_strndup(s, head_end - s);
+	return g_strconcat(first, "...", tail_start, NULL);
+}
+
+/* CELL cut to WIDTH columns as COL says. */
+static char *
+cut_cell(const CcaTableColumn *col, const char *cell, guint width)
+{
+	switch (col->cut) {
+	case CCA_TABLE_CUT_START:
+		return ellipsize_start(cell, width);
+	case CCA_TABLE_CUT_MIDDLE:
+		return ellipsize_middle(cell, width);
+	default:
+		return cca_text_ellipsize(cell, width);
+	}
+}
+
 /* Appends one line: CELLS padded to WIDTHS, cut to them where CUT. */
 static void
 table_line(const CcaTable *t, char *const *cells, const guint *widths, const gboolean *cut,
@@ -53,9 +82,8 @@ table_line(const CcaTable *t, char *const *cells, const guint *widths, const gbo
 	g_autoptr(GString) l = g_string_new(NULL);
 	for (guint c = 0; c < t->n; c++) {
 		const CcaTableColumn *col = &t->columns[c];
-		g_autofree char *shown = !cut[c]	  ? g_strdup(cells[c])
-					 : col->keep_tail ? ellipsize_start(cells[c], widths[c])
-							  : cca_text_ellipsize(cells[c], widths[c]);
+		g_autofree char *shown =
+			cut[c] ? cut_cell(col, cells[c], widths[c]) : g_strdup(cells[c]);
 		if (c)
 			g_string_append(l, "  ");
 		cca_text_pad(l, shown, widths[c], col->right);
@@ -84,11 +112,13 @@ cca_table_print(const CcaTable *table, GString *out, guint width)
 		total += widths[c];
 	}
 	while (total > width) {
-		/* names (keep_tail) give way last: they tell the rows apart */
+		/* names (cut at the start) give way last: they tell the rows
+		 * apart */
 		guint widest = t->n;
 		for (int names = 0; names < 2 && widest == t->n; names++)
 			for (guint c = 0; c < t->n; c++)
-				if (t->columns[c].elastic && t->columns[c].keep_tail == names &&
+				if (t->columns[c].elastic &&
+				    (t->columns[c].cut == CCA_TABLE_CUT_START) == names &&
 				    widths[c] > floor[c] &&
 				    (widest == t->n || widths[c] > widths[widest]))
 					widest = c;

@@ -8,13 +8,20 @@
 
 G_BEGIN_DECLS
 
+/* Where an elastic column's cells lose their characters. */
+typedef enum {
+	CCA_TABLE_CUT_END,    /* "max_split_size_mb:1..." */
+	CCA_TABLE_CUT_START,  /* "...rank03.pickle.xz": names, which give way last */
+	CCA_TABLE_CUT_MIDDLE, /* "max_split_size_mb:256,...:0.6": both ends kept */
+} CcaTableCut;
+
 /* How a column is laid out. */
 typedef struct {
-	const char *head;   /* the heading, on the table's first line */
-	gboolean right;	    /* right-aligned (numbers) */
-	gboolean elastic;   /* gives way when the table is too wide */
-	gboolean keep_tail; /* an elastic cut keeps the end ("...name.pickle") */
-	guint min;	    /* an elastic cut leaves at least this many (0: 12) */
+	const char *head; /* the heading, on the table's first line */
+	gboolean right;	  /* right-aligned (numbers) */
+	gboolean elastic; /* gives way when the table is too wide */
+	CcaTableCut cut;  /* where an elastic cut takes the characters */
+	guint min;	  /* an elastic cut leaves at least this many (0: 12) */
 } CcaTableColumn;
 
 typedef struct CcaTable CcaTable;
@@ -30,9 +37,10 @@ void cca_table_add(CcaTable *table, const char *const *cells);
 /* Appends the table to OUT, a line each for the heads and every row, each
  * line without trailing spaces.  When the table would be wider than WIDTH
  * columns, the widest elastic column is narrowed one column at a time
- * (never below its head, nor below its min), keep_tail columns only once
- * the others are at their least, until it fits or none can give way; its cut cells end (or,
- * keep_tail, start) with "...".  WIDTH G_MAXUINT never cuts (--wide). */
+ * (never below its head, nor below its min), CCA_TABLE_CUT_START columns
+ * only once the others are at their least, until it fits or none can
+ * give way; its cut cells show "..." where their characters went.  WIDTH
+ * G_MAXUINT never cuts (--wide). */
 void cca_table_print(const CcaTable *table, GString *out, guint width);
 
 /* Frees TABLE (NULL is ignored). */
