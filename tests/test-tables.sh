@@ -88,13 +88,14 @@ printf '%s cap=36914380\n' "$scratch/fleet/a/multistream.cap.pickle.xz" >"$scrat
 	--set max_split_size_mb=default,128 --set expandable_segments=True,False \
 	--set garbage_collection_threshold=default,0.6 --out "$scratch/fleet/run" 2>"$scratch/err"
 run 0 "$ccasim" fleet merge "$scratch/fleet/run" && w=$(widest "$scratch/out") && [ "$w" -le 100 ] &&
-	grep -q "^Jobs are named below by their path under $scratch/fleet/a/\.\$" "$scratch/out" &&
-	grep -q '^multistream.cap.pickle.xz  *H200\*, cap 35.20 MiB  *OOM at ' "$scratch/out" &&
-	grep -q '^\.\.\..*/cluster/seedfrag.default.pickle.xz  *H200\*  *fits ' "$scratch/out" &&
+	grep -q "^Jobs are named below by their path under $scratch/fleet/a/, less the extension" "$scratch/out" &&
+	grep -A1 '^on H200 (assumed), cap 35.20 MiB:$' "$scratch/out" | grep -q '^multistream.cap  *OOM at ' &&
+	grep -q '^\.\.\..*/cluster/seedfrag.default  *fits ' "$scratch/out" &&
+	grep -q '^multistream.cap  *H200\*, cap 35.20 MiB  *T4 ' "$scratch/out" &&
 	grep -q '^\*: assumed (no GPU in the manifest' "$scratch/out" || echo "# widest line: ${w:-?}"
-report $? "fleet merge: every line fits in 100 columns, jobs named under their shared folder, cut at the front"
+report $? "fleet merge: every line fits in 100 columns, jobs named under their shared folder less the extension, cut at the front, grouped by own device"
 run 0 "$ccasim" fleet merge --wide "$scratch/fleet/run" &&
-	grep -q '^deep/folder/of/snapshots/from/a/cluster/seedfrag.default.pickle.xz  ' "$scratch/out" &&
+	grep -q '^deep/folder/of/snapshots/from/a/cluster/seedfrag.default  ' "$scratch/out" &&
 	[ "$(widest "$scratch/out")" -gt 100 ]
 report $? "fleet merge --wide: whole names"
 

@@ -59,19 +59,28 @@ job_free(gpointer p)
 	cca_fleet_job_free(p);
 }
 
-/* Names that are snapshots when met inside a folder. */
-static bool
-is_snapshot_name(const char *name)
+/* The length of NAME's snapshot extension (".pickle.xz", ".msgpack"...),
+ * the longest that matches; 0 when NAME has none. */
+static gsize
+snapshot_extension_length(const char *name)
 {
 	static const char *const kinds[] = {".pickle", ".pkl", ".msgpack", ".mp"};
 	static const char *const packs[] = {"", ".xz", ".gz"};
+	gsize longest = 0;
 	for (guint k = 0; k < G_N_ELEMENTS(kinds); k++)
 		for (guint p = 0; p < G_N_ELEMENTS(packs); p++) {
 			g_autofree char *end = g_strconcat(kinds[k], packs[p], NULL);
 			if (g_str_has_suffix(name, end))
-				return true;
+				longest = MAX(longest, strlen(end));
 		}
-	return false;
+	return longest;
+}
+
+/* Names that are snapshots when met inside a folder. */
+static bool
+is_snapshot_name(const char *name)
+{
+	return snapshot_extension_length(name) > 0;
 }
 
 static bool
@@ -1183,10 +1192,12 @@ typedef struct {
 
 typedef struct {
 	char *name;	 /* path, with " device N" when N > 0 */
+	gsize path_len;	 /* the bytes of NAME that are the path */
 	char *own;	 /* its own device, in words */
 	char *own_short; /* the same with "*" for " (assumed)" (text tables) */
 	bool assumed;	 /* no GPU in the manifest, the options or the snapshot */
 	uint64_t limit;
+	uint64_t cap; /* its own device's cap, 0 when none */
 	GArray *rows; /* MRow, by setting */
 	MRow *base;   /* the recorded row */
 	MRow *best;   /* least peak reserved among rows that fit, or NULL */
@@ -1354,11 +1365,13 @@ report_build(CcaFleetMerge *m, MReport *r)
 			job->name = device ? g_strdup_printf("%s device %" JSON_INTEGER_FORMAT,
 							     path, device)
 					   : g_strdup(path);
+			job->path_len = strlen(path);
 			json_t *dev = json_object_get(row, "own_device");
 			job->own = own_words(dev, false);
 			job->own_short = own_words(dev, true);
 			job->assumed = device_assumed(dev);
 			job->limit = juint(dev, "limit");
+			job->cap = juint(dev, "cap");
 			job->rows = g_array_new(FALSE, TRUE, sizeof(MRow));
 			g_hash_table_insert(jobs, g_strdup(jk), job);
 			g_ptr_array_add(r->jobs, job);
@@ -1525,6 +1538,37 @@ saved_words(int64_t bytes, const char *where)
 		       : g_strdup_printf("changes no reserved memory at the peak %s", where);
 }
 
+/* How the text report names R's jobs: each name less the FOLDER bytes all
+ * share and, unless two would then read the same, less its snapshot
+ * extension.  Sets *STRIPPED to whether the extensions went; returns a
+ * new array (g_strfreev) in R->jobs' order. */
+static char **
+job_display_names(const MReport *r, gsize folder, bool *stripped)
+{
+	guint n = r->jobs->len;
+	char **names = g_new0(char *, n + 1);
+	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+	*stripped = true;
+	for (guint j = 0; j < n; j++) {
+		const MJob *job = g_ptr_array_index(r->jobs, j);
+		g_autofree char *path = g_strndup(job->name, job->path_len);
+		gsize ext = snapshot_extension_length(path);
+		if (ext + folder >= job->path_len) /* a name that is all extension */
+			ext = 0;
+		names[j] = g_strdup_printf("%.*s%s", (int)(job->path_len - ext - folder),
+					   job->name + folder, job->name + job->path_len);
+		if (!g_hash_table_add(seen, names[j]))
+			*stripped = false;
+	}
+	if (!*stripped)
+		for (guint j = 0; j < n; j++) {
+			const MJob *job = g_ptr_array_index(r->jobs, j);
+			g_free(names[j]);
+			names[j] = g_strdup(job->name + folder);
+		}
+	return names;
+}
+
 /* Jobs that replayed under their own settings. */
 static guint
 report_complete(const MReport *r)
@@ -1536,10 +1580,10 @@ report_complete(const MReport *r)
 }
 
 /* The report's opening: the fleet, the answer, what choosing per job
- * gives, and the folder the job names are relative to (FOLDER bytes of
- * the first job's name). */
+ * gives, and how the tables name the jobs: under the folder of FOLDER
+ * bytes of the first job's name, less their extensions when STRIPPED. */
 static void
-print_answer(const MReport *r, gsize folder, GString *out, guint width)
+print_answer(const MReport *r, gsize folder, bool stripped, GString *out, guint width)
 {
 	guint complete = report_complete(r);
 	paragraphf(out, width,
@@ -1578,9 +1622,11 @@ print_answer(const MReport *r, gsize folder, GString *out, guint width)
 		paragraphf(out, width,
 			   "%u jobs fit under no setting: they need a bigger card (below).",
 			   r->unsaved);
-	if (folder)
-		paragraphf(out, width, "Jobs are named below by their path under %.*s.",
-			   (int)folder, ((MJob *)g_ptr_array_index(r->jobs, 0))->name);
+	if (folder || stripped)
+		paragraphf(out, width, "Jobs are named below by their path%s%.*s%s.",
+			   folder ? " under " : "", (int)folder,
+			   ((MJob *)g_ptr_array_index(r->jobs, 0))->name,
+			   stripped ? ", less the extension (.pickle.xz and the like)" : "");
 }
 
 /* The settings that ran on every job, best first. */
@@ -1631,70 +1677,97 @@ print_settings(const MReport *r, GString *out, guint width)
 			   partial);
 }
 
-/* A table of jobs: the job and its own device, then the N columns REST
- * (N <= 6). */
-static CcaTable *
-jobs_table_new(const CcaTableColumn *rest, guint n)
+/* The note under a table that shows assumed devices as "H200*". */
+static void
+print_assumed_note(GString *out, guint width)
 {
-	CcaTableColumn columns[8] = {
-		{"job", .elastic = TRUE, .cut = CCA_TABLE_CUT_START},
-		{"own device", .elastic = TRUE, .min = 20},
-	};
-	g_assert(n <= G_N_ELEMENTS(columns) - 2);
-	memcpy(columns + 2, rest, n * sizeof *rest);
-	return cca_table_new(columns, n + 2);
+	paragraph(out,
+		  "*: assumed (no GPU in the manifest, the options or the snapshot); give one with "
+		  "gpu= in a manifest or --gpu",
+		  width);
 }
 
 /* The jobs no setting fits, with the smallest card that would. */
 static void
-print_unsaved(const MReport *r, gsize folder, GString *out, guint width)
+print_unsaved(const MReport *r, char *const *names, GString *out, guint width)
 {
 	static const CcaTableColumn columns[] = {
+		{"job", .elastic = TRUE, .cut = CCA_TABLE_CUT_START},
+		{"own device", .elastic = TRUE, .min = 20},
 		{"smallest card", .right = FALSE},
-		{"with setting", .elastic = TRUE, .cut = CCA_TABLE_CUT_MIDDLE, .min = 18},
+		{"with setting", .elastic = TRUE, .cut = CCA_TABLE_CUT_MIDDLE, .min = 24},
 	};
+	bool assumed = false;
 	g_string_append_c(out, '\n');
 	paragraph(out,
 		  "Jobs no setting saves, with the smallest card that would (fit's GPU presets, "
 		  "the card's whole memory: no cap)",
 		  width);
-	g_autoptr(CcaTable) table = jobs_table_new(columns, G_N_ELEMENTS(columns));
+	g_autoptr(CcaTable) table = cca_table_new(columns, G_N_ELEMENTS(columns));
 	for (guint j = 0; j < r->jobs->len; j++) {
 		const MJob *job = g_ptr_array_index(r->jobs, j);
 		if (!job->base || job->best)
 			continue;
+		assumed |= job->assumed;
 		cca_table_add(table,
 			      (const char *[]){
-				      job->name + folder, job->own_short,
+				      names[j], job->own_short,
 				      job->card ? job->card->smallest->name : "none of the presets",
 				      job->card ? setting_words(job->card->setting) : "-"});
 	}
 	cca_table_print(table, out, width);
+	if (assumed)
+		print_assumed_note(out, width);
 }
 
-/* Each job's own result and its best setting. */
+/* Orders job indices by their own device: capped ones first, smallest
+ * cap first, then by its words, then by name. */
+static gint
+by_device(gconstpointer a, gconstpointer b, gpointer data)
+{
+	const MReport *r = data;
+	guint i = *(const guint *)a, j = *(const guint *)b;
+	const MJob *x = g_ptr_array_index(r->jobs, i), *y = g_ptr_array_index(r->jobs, j);
+	uint64_t cx = x->cap ? x->cap : UINT64_MAX, cy = y->cap ? y->cap : UINT64_MAX;
+	if (cx != cy)
+		return cx < cy ? -1 : 1;
+	int c = strcmp(x->own, y->own);
+	return c ? c : (i > j) - (i < j);
+}
+
+/* Each job's own result and its best setting, in groups by own device,
+ * each headed by a line naming it. */
 static void
-print_best(const MReport *r, gsize folder, GString *out, guint width)
+print_best(const MReport *r, char *const *names, GString *out, guint width)
 {
 	static const CcaTableColumn columns[] = {
+		{"job", .elastic = TRUE, .cut = CCA_TABLE_CUT_START},
 		{"own result", .right = FALSE},
-		{"best setting", .elastic = TRUE, .cut = CCA_TABLE_CUT_MIDDLE, .min = 18},
+		{"best setting", .elastic = TRUE, .cut = CCA_TABLE_CUT_MIDDLE, .min = 24},
 		{"own peak", .right = TRUE},
 		{"best peak", .right = TRUE},
 	};
 	char a[40], b[40];
-	bool assumed = false;
 	g_string_append_c(out, '\n');
 	paragraph(out,
 		  "Best setting per job (least peak reserved among the settings that fit its own "
-		  "device)",
+		  "device), by own device",
 		  width);
-	g_autoptr(CcaTable) table = jobs_table_new(columns, G_N_ELEMENTS(columns));
-	for (guint j = 0; j < r->jobs->len; j++) {
+	g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint));
+	for (guint j = 0; j < r->jobs->len; j++)
+		if (((MJob *)g_ptr_array_index(r->jobs, j))->base)
+			g_array_append_val(order, j);
+	g_array_sort_with_data(order, by_device, (gpointer)r);
+	g_autoptr(CcaTable) table = cca_table_new(columns, G_N_ELEMENTS(columns));
+	const char *device = NULL;
+	for (guint k = 0; k < order->len; k++) {
+		guint j = g_array_index(order, guint, k);
 		const MJob *job = g_ptr_array_index(r->jobs, j);
-		if (!job->base)
-			continue;
-		assumed |= job->assumed;
+		if (!device || strcmp(device, job->own) != 0) {
+			device = job->own;
+			g_autofree char *line = g_strdup_printf("on %s:", device);
+			cca_table_add_line(table, line);
+		}
 		g_autofree char *own_result = job->base->fits
 						      ? g_strdup("fits")
 						      : g_strdup_printf("OOM at %" G_GUINT64_FORMAT,
@@ -1704,16 +1777,11 @@ print_best(const MReport *r, gsize folder, GString *out, guint width)
 							    : setting_words(job->best->setting);
 		cca_table_add(table,
 			      (const char *[]){
-				      job->name + folder, job->own_short, own_result, best,
+				      names[j], own_result, best,
 				      job->base->fits ? cca_size_format(job->base->peak, a) : "-",
 				      job->best ? cca_size_format(job->best->peak, b) : "-"});
 	}
 	cca_table_print(table, out, width);
-	if (assumed)
-		paragraph(out,
-			  "*: assumed (no GPU in the manifest, the options or the snapshot); give "
-			  "one with gpu= in a manifest or --gpu",
-			  width);
 }
 
 void
@@ -1722,16 +1790,18 @@ cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out, guint width)
 	MReport r;
 	report_build(merge, &r);
 	gsize folder = common_folder(r.jobs);
-	print_answer(&r, folder, out, width);
+	bool stripped;
+	g_auto(GStrv) names = job_display_names(&r, folder, &stripped);
+	print_answer(&r, folder, stripped, out, width);
 	print_settings(&r, out, width);
 	if (r.unsaved)
-		print_unsaved(&r, folder, out, width);
+		print_unsaved(&r, names, out, width);
 	if (r.errors->len) {
 		g_string_append(out, "\nSnapshots that could not be replayed\n");
 		for (guint i = 0; i < r.errors->len; i++)
 			paragraph(out, g_ptr_array_index(r.errors, i), width);
 	}
-	print_best(&r, folder, out, width);
+	print_best(&r, names, out, width);
 	report_clear(&r);
 }
 

@@ -8,7 +8,8 @@
 struct CcaTable {
 	CcaTableColumn *columns; /* heads owned */
 	guint n;
-	GPtrArray *rows; /* char** of n cells, g_strfreev */
+	GPtrArray *rows; /* char** of n cells, g_strfreev; or of 1, a line */
+	GArray *is_line; /* gboolean a row: the row is a line of its own */
 };
 
 CcaTable *
@@ -22,6 +23,7 @@ cca_table_new(const CcaTableColumn *columns, guint n)
 		t->columns[c].head = g_strdup(columns[c].head ? columns[c].head : "");
 	}
 	t->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+	t->is_line = g_array_new(FALSE, FALSE, sizeof(gboolean));
 	return t;
 }
 
@@ -32,6 +34,18 @@ cca_table_add(CcaTable *table, const char *const *cells)
 	for (guint c = 0; c < table->n; c++)
 		row[c] = g_strdup(cells[c] ? cells[c] : "");
 	g_ptr_array_add(table->rows, row);
+	gboolean no = FALSE;
+	g_array_append_val(table->is_line, no);
+}
+
+void
+cca_table_add_line(CcaTable *table, const char *text)
+{
+	char **row = g_new0(char *, 2);
+	row[0] = g_strdup(text);
+	g_ptr_array_add(table->rows, row);
+	gboolean yes = TRUE;
+	g_array_append_val(table->is_line, yes);
 }
 
 /* The last WIDTH - 3 characters of S after "...", or S when it fits. */
@@ -107,7 +121,8 @@ cca_table_print(const CcaTable *table, GString *out, guint width)
 		floor[c] = MAX(widths[c], t->columns[c].min ? t->columns[c].min : 12);
 		for (guint r = 0; r < t->rows->len; r++) {
 			char **row = g_ptr_array_index(t->rows, r);
-			widths[c] = MAX(widths[c], cca_text_width(row[c]));
+			if (!g_array_index(t->is_line, gboolean, r))
+				widths[c] = MAX(widths[c], cca_text_width(row[c]));
 		}
 		total += widths[c];
 	}
@@ -129,8 +144,13 @@ cca_table_print(const CcaTable *table, GString *out, guint width)
 		total--;
 	}
 	table_line(t, heads, widths, cut, out);
-	for (guint r = 0; r < t->rows->len; r++)
-		table_line(t, g_ptr_array_index(t->rows, r), widths, cut, out);
+	for (guint r = 0; r < t->rows->len; r++) {
+		char **row = g_ptr_array_index(t->rows, r);
+		if (g_array_index(t->is_line, gboolean, r))
+			cca_text_wrap(out, row[0], width, 2);
+		else
+			table_line(t, row, widths, cut, out);
+	}
 }
 
 void
@@ -142,5 +162,6 @@ cca_table_free(CcaTable *table)
 		g_free((char *)table->columns[c].head);
 	g_free(table->columns);
 	g_ptr_array_unref(table->rows);
+	g_array_unref(table->is_line);
 	g_free(table);
 }

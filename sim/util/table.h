@@ -34,6 +34,10 @@ CcaTable *cca_table_new(const CcaTableColumn *columns, guint n);
  * are copied. */
 void cca_table_add(CcaTable *table, const char *const *cells);
 
+/* Adds a line of its own between the rows (a heading for those below
+ * it), wrapped to the table's width and not aligned to the columns. */
+void cca_table_add_line(CcaTable *table, const char *text);
+
 /* Appends the table to OUT, a line each for the heads and every row, each
  * line without trailing spaces.  When the table would be wider than WIDTH
  * columns, the widest elastic column is narrowed one column at a time
