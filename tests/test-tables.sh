@@ -98,5 +98,16 @@ run 0 "$ccasim" fleet merge --wide "$scratch/fleet/run" &&
 	grep -q '^deep/folder/of/snapshots/from/a/cluster/seedfrag.default  ' "$scratch/out" &&
 	[ "$(widest "$scratch/out")" -gt 100 ]
 report $? "fleet merge --wide: whole names"
+# the same snapshot as x.pickle and x.pickle.xz: without extensions both
+# would read "x", so the names keep them
+mkdir -p "$scratch/twins"
+cp "$traces/seedfrag.default.pickle.xz" "$scratch/twins/x.pickle.xz"
+xz -dc "$traces/seedfrag.default.pickle.xz" >"$scratch/twins/x.pickle"
+"$ccasim" fleet run "$scratch/twins" --no-progress --set max_split_size_mb=default,128 \
+	--out "$scratch/twins-run" 2>"$scratch/err"
+run 0 "$ccasim" fleet merge "$scratch/twins-run" &&
+	grep -q '^x\.pickle  *fits ' "$scratch/out" && grep -q '^x\.pickle\.xz  *fits ' "$scratch/out" &&
+	! grep -q 'less the extension' "$scratch/out"
+report $? "fleet merge: names that would read the same without extensions keep them"
 
 tap_done
