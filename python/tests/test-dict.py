@@ -301,7 +301,9 @@ for th in threads:
     th.join()
 ok(got == alone, "8 threads replaying one trace get the answers of 8 replays in turn")
 
-th = threading.Thread(target=work, args=(1,))
+# ten replays (about 0.2 s here), so a loaded host that oversleeps each
+# 0.5 ms nap tenfold still counts many turns; a held GIL leaves 0 or 1
+th = threading.Thread(target=lambda: [work(1) for _ in range(10)])
 spins = 0
 th.start()
 while th.is_alive():
