@@ -1420,11 +1420,66 @@ test_version_parse(void)
 	g_clear_error(&error);
 }
 
+/* A settings string in a table cell of WIDTH columns. */
+typedef struct {
+	const char *name;
+	const char *conf;
+	guint width;
+	const char *cell;
+	gboolean abbreviated;
+} CellCase;
+
+static const CellCase cell_cases[] = {
+	{"fits", "max_split_size_mb:128", 30, "max_split_size_mb:128", FALSE},
+	{"brief-keys", "max_split_size_mb:512,expandable_segments:True", 30,
+	 "max_split:512,expandable:True", TRUE},
+	{"brief-key-and-origin", "max_split_size_mb:239 (p99 request)", 30,
+	 "max_split:239 (p99 request)", TRUE},
+	{"brief-then-middle-cut", "max_split_size_mb:256,garbage_collection_threshold:0.6", 24,
+	 "max_split:...reshold:0.6", TRUE},
+	/* a roundup list keeps its own commas; only keys at an item's start change */
+	{"roundup-list", "roundup_power2_divisions:[64:8,>:2],max_split_size_mb:64", 40,
+	 "roundup:[64:8,>:2],max_split:64", TRUE},
+	{"unknown-key-kept", "release_lock_on_cudamalloc:True,expandable_segments:True", 47,
+	 "release_lock_on_cudamalloc:True,expandable:True", TRUE},
+	{"too-narrow-for-brief", "garbage_collection_threshold:0.6", 12, "gc_t...d:0.6", TRUE},
+};
+
+static void
+test_cell_case(gconstpointer data)
+{
+	const CellCase *c = data;
+	gboolean abbreviated = FALSE;
+	g_autofree char *cell = cca_settings_cell(c->conf, c->width, &abbreviated);
+	g_assert_cmpstr(cell, ==, c->cell);
+	g_assert_cmpint(abbreviated, ==, c->abbreviated);
+	g_assert_cmpuint(g_utf8_strlen(cell, -1), <=, c->width);
+}
+
+/* Every brief name the legend gives shortens its key in a cell. */
+static void
+test_brief_names(void)
+{
+	g_autoptr(GString) legend = g_string_new(NULL);
+	cca_settings_append_brief_names(legend);
+	g_auto(GStrv) pairs = g_strsplit(legend->str, ", ", -1);
+	g_assert_cmpuint(g_strv_length(pairs), >=, 4);
+	for (guint i = 0; pairs[i]; i++) {
+		g_auto(GStrv) kv = g_strsplit(pairs[i], " = ", 2);
+		g_autofree char *conf = g_strdup_printf("%s:1", kv[1]);
+		g_autofree char *want = g_strdup_printf("%s:1", kv[0]);
+		g_autofree char *got = cca_settings_abbreviate(conf, NULL);
+		g_assert_cmpstr(got, ==, want);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/settings/defaults", test_defaults);
+	CCA_TEST_ADD_ROWS("/settings/cell", cell_cases, name, test_cell_case);
+	g_test_add_func("/settings/brief-names", test_brief_names);
 	g_test_add_func("/settings/empty-string", test_empty_string);
 	g_test_add_func("/settings/max-split-size", test_max_split_size);
 	g_test_add_func("/settings/max-split-size-too-small", test_max_split_size_too_small);

@@ -74,6 +74,31 @@ test_table_cut_end(void)
 	g_assert_cmpstr(out->str, ==, "setting\nmax_split_size_mb...\n");
 }
 
+/* A column's shorten makes its cells fit instead of a cut, and the print
+ * says which columns were cut. */
+static char *
+first_letters(const char *cell, guint width)
+{
+	return g_strndup(cell, width);
+}
+
+static void
+test_table_shorten(void)
+{
+	static const CcaTableColumn two[] = {
+		{"name"},
+		{"setting", .elastic = TRUE, .min = 6, .shorten = first_letters},
+	};
+	g_autoptr(CcaTable) t = cca_table_new(two, 2);
+	cca_table_add(t, (const char *[]){"a", "abcdefghij"});
+	cca_table_add(t, (const char *[]){"b", "xyz"});
+	g_autoptr(GString) out = g_string_new(NULL);
+	g_assert_cmpuint(cca_table_print(t, out, 12), ==, 1u << 1);
+	g_assert_cmpstr(out->str, ==, "name  setting\na     abcdefg\nb     xyz\n");
+	g_string_truncate(out, 0);
+	g_assert_cmpuint(cca_table_print(t, out, G_MAXUINT), ==, 0);
+}
+
 /* A NULL cell prints as an empty one; a table without rows prints its
  * heads. */
 static void
@@ -95,6 +120,7 @@ main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	CCA_TEST_ADD_ROWS("/table", table_cases, name, test_table_case);
 	g_test_add_func("/table/cut-end", test_table_cut_end);
+	g_test_add_func("/table/shorten", test_table_shorten);
 	g_test_add_func("/table/null-and-empty", test_table_null_and_empty);
 	return g_test_run();
 }

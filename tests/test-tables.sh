@@ -35,8 +35,10 @@ run 0 "$ccasim" sweep --no-progress --address-sensitivity "$bert" &&
 	grep -q '^ 2  roundup_power2_divisions:16 ' "$scratch/out" &&
 	grep -qx '    address choice varies: reserved 11620.0..11720.0, allocated 10956.6..10957.1, frag % 5.71..6.51,' \
 		"$scratch/out" &&
-	grep -q '^12  max_split_size_mb:512,expand[a-z_]*\.\.\. ' "$scratch/out"
-report $? "sweep --address-sensitivity: ranges on a line under the row, long settings end in ..."
+	grep -q '^12  max_split:512,expandable:True  ' "$scratch/out" &&
+	grep -q '^13  max_split:239 (p99 request)  ' "$scratch/out" &&
+	grep -q '^settings too long for their column use brief names: max_split = max_split_size_mb,' "$scratch/out"
+report $? "sweep --address-sensitivity: ranges on a line under the row, long settings with brief key names, said below"
 
 # --- --wide keeps every column ---------------------------------------------------
 run 0 "$ccasim" sweep --wide --no-progress --address-sensitivity "$bert" &&

@@ -1282,6 +1282,71 @@ cca_knob_append_value(GString *out, const CcaKnob *knob, const CcaSettings *s)
 	}
 }
 
+/* Brief names of the keys for narrow table cells (cca_settings_abbreviate()). */
+static const struct {
+	const char *key, *brief;
+} cca_key_briefs[] = {
+	{"max_split_size_mb", "max_split"},
+	{"max_non_split_rounding_mb", "non_split_rounding"},
+	{"garbage_collection_threshold", "gc_threshold"},
+	{"roundup_power2_divisions", "roundup"},
+	{"expandable_segments", "expandable"},
+	{"large_segment_size_mb", "large_segment"},
+};
+
+char *
+cca_settings_abbreviate(const char *conf, gboolean *changed)
+{
+	GString *out = g_string_new(NULL);
+	gboolean any = FALSE;
+	const char *p = conf;
+	while (*p) {
+		/* P starts a KEY:VALUE item: the text's start or after a comma */
+		guint i;
+		for (i = 0; i < G_N_ELEMENTS(cca_key_briefs); i++) {
+			size_t n = strlen(cca_key_briefs[i].key);
+			if (strncmp(p, cca_key_briefs[i].key, n) == 0 && p[n] == ':')
+				break;
+		}
+		if (i < G_N_ELEMENTS(cca_key_briefs)) {
+			g_string_append(out, cca_key_briefs[i].brief);
+			p += strlen(cca_key_briefs[i].key);
+			any = TRUE;
+		}
+		const char *comma = strchr(p, ',');
+		const char *end = comma ? comma + 1 : p + strlen(p);
+		g_string_append_len(out, p, end - p);
+		p = end;
+	}
+	if (changed)
+		*changed = any;
+	return g_string_free(out, FALSE);
+}
+
+char *
+cca_settings_cell(const char *conf, guint width, gboolean *abbreviated)
+{
+	gboolean changed = FALSE;
+	char *cell = cca_text_width(conf) <= width ? g_strdup(conf)
+						   : cca_settings_abbreviate(conf, &changed);
+	if (cca_text_width(cell) > width) {
+		char *cut = cca_text_ellipsize_middle(cell, width);
+		g_free(cell);
+		cell = cut;
+	}
+	if (abbreviated && changed)
+		*abbreviated = TRUE;
+	return cell;
+}
+
+void
+cca_settings_append_brief_names(GString *out)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(cca_key_briefs); i++)
+		g_string_append_printf(out, "%s%s = %s", i ? ", " : "", cca_key_briefs[i].brief,
+				       cca_key_briefs[i].key);
+}
+
 char *
 cca_settings_to_string(const CcaSettings *settings)
 {

@@ -157,6 +157,23 @@ uint32_t cca_settings_roundup_divisions(const CcaSettings *settings, uint64_t si
  * MiB, it parses back to equal settings.  Free with g_free(). */
 char *cca_settings_to_string(const CcaSettings *settings);
 
+/* Returns a new string: the settings string CONF (anything may follow it,
+ * such as " (p99 request)") with each key that has a brief name written
+ * briefly ("max_split_size_mb:512,expandable_segments:True" becomes
+ * "max_split:512,expandable:True"), for table cells too narrow for it.
+ * Sets *CHANGED (when not NULL) to whether a key was shortened. */
+char *cca_settings_abbreviate(const char *conf, gboolean *changed);
+
+/* Returns a new string: the settings text CONF for a table cell of WIDTH
+ * columns: whole when it fits, else with brief key names
+ * (cca_settings_abbreviate(); sets *ABBREVIATED, when not NULL, if so),
+ * else that cut in the middle (cca_text_ellipsize_middle()). */
+char *cca_settings_cell(const char *conf, guint width, gboolean *abbreviated);
+
+/* Appends the brief names against the keys to OUT, for a table's note:
+ * "max_split = max_split_size_mb, ...". */
+void cca_settings_append_brief_names(GString *out);
+
 /* SETTINGS as a new JSON object with the nine keys of torch 2.11's allocator_settings
  * (max_split_size -1 when unlimited, roundup_power2_divisions as {"1":v,...,"32768":v}) followed by
  * large_segment_size and max_non_split_rounding (bytes) and per_process_memory_fraction (1.0 when

@@ -637,6 +637,7 @@ cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 		}
 	}
 	bool matrix = false;
+	gboolean abbreviated = FALSE;
 	if (!wide) {
 		/* the settings take what the other columns leave; GPU columns
 		 * that would leave them less than 24 go to a matrix below */
@@ -658,7 +659,8 @@ cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 			for (guint r = 0; r <= n; r++) {
 				char **p = r < n ? &cells[r][FIT_COLUMN_SETTINGS]
 						 : &heads[FIT_COLUMN_SETTINGS];
-				char *cut = cca_text_ellipsize(*p, room);
+				char *cut = r < n ? cca_settings_cell(*p, room, &abbreviated)
+						  : cca_text_ellipsize(*p, room);
 				g_free(*p);
 				*p = cut;
 			}
@@ -724,6 +726,12 @@ cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 			      "--wide shows every column, whole settings and the GPUs' sources; "
 			      "--json too.",
 			      CCA_TEXT_COLUMNS, 2);
+	if (abbreviated) {
+		g_string_assign(p, "settings too long for their column use brief names: ");
+		cca_settings_append_brief_names(p);
+		g_string_append_c(p, '.');
+		cca_text_wrap(out, p->str, CCA_TEXT_COLUMNS, 2);
+	}
 	g_autoptr(GPtrArray) notes = cca_sweep_notes(sweep);
 	for (guint i = 0; i < notes->len; i++) {
 		g_string_printf(p, "note: %s", (const char *)g_ptr_array_index(notes, i));

@@ -1520,6 +1520,24 @@ paragraphf(GString *out, guint width, const char *fmt, ...)
 	paragraph(out, text, width);
 }
 
+/* A settings cell shortened to WIDTH: brief key names, then a middle cut
+ * (a table's shorten). */
+static char *
+shorten_setting(const char *cell, guint width)
+{
+	return cca_settings_cell(cell, width, NULL);
+}
+
+/* The note under the report when a settings cell used brief names. */
+static void
+print_brief_names(GString *out, guint width)
+{
+	g_autoptr(GString) p = g_string_new("settings too long for their column use brief names: ");
+	cca_settings_append_brief_names(p);
+	g_string_append_c(p, '.');
+	paragraph(out, p->str, width);
+}
+
 /* BYTES of peak reserved memory saved (negative: spent) in words: "saves
  * 1.00 GiB of reserved memory at the peak WHERE", "costs ... more",
  * "changes no ..."; WHERE NULL: the short form ("saves 1.00 GiB"). */
@@ -1629,12 +1647,13 @@ print_answer(const MReport *r, gsize folder, bool stripped, GString *out, guint 
 			   stripped ? ", less the extension (.pickle.xz and the like)" : "");
 }
 
-/* The settings that ran on every job, best first. */
-static void
+/* The settings that ran on every job, best first; TRUE when a setting was
+ * shortened. */
+static bool
 print_settings(const MReport *r, GString *out, guint width)
 {
 	static const CcaTableColumn columns[] = {
-		{"setting", .elastic = TRUE, .cut = CCA_TABLE_CUT_MIDDLE, .min = 25},
+		{"setting", .elastic = TRUE, .min = 25, .shorten = shorten_setting},
 		{"jobs", .right = TRUE},
 		{"oom", .right = TRUE},
 		{"saves", .right = TRUE},
@@ -1669,12 +1688,13 @@ print_settings(const MReport *r, GString *out, guint width)
 						      signed_size(s->saved_total, a),
 						      signed_size(s->saved_median, b)});
 	}
-	cca_table_print(table, out, width);
+	bool shortened = cca_table_print(table, out, width) & 1u;
 	if (partial)
 		paragraphf(out, width,
 			   "(%u more settings ran on some jobs only: values taken from each "
 			   "trace's requests, and jobs' own settings; see --json)",
 			   partial);
+	return shortened;
 }
 
 /* The note under a table that shows assumed devices as "H200*". */
@@ -1687,15 +1707,16 @@ print_assumed_note(GString *out, guint width)
 		  width);
 }
 
-/* The jobs no setting fits, with the smallest card that would. */
-static void
+/* The jobs no setting fits, with the smallest card that would; TRUE when
+ * a setting was shortened. */
+static bool
 print_unsaved(const MReport *r, char *const *names, GString *out, guint width)
 {
 	static const CcaTableColumn columns[] = {
 		{"job", .elastic = TRUE, .cut = CCA_TABLE_CUT_START},
 		{"own device", .elastic = TRUE, .min = 20},
 		{"smallest card", .right = FALSE},
-		{"with setting", .elastic = TRUE, .cut = CCA_TABLE_CUT_MIDDLE, .min = 24},
+		{"with setting", .elastic = TRUE, .min = 24, .shorten = shorten_setting},
 	};
 	bool assumed = false;
 	g_string_append_c(out, '\n');
@@ -1715,9 +1736,10 @@ print_unsaved(const MReport *r, char *const *names, GString *out, guint width)
 				      job->card ? job->card->smallest->name : "none of the presets",
 				      job->card ? setting_words(job->card->setting) : "-"});
 	}
-	cca_table_print(table, out, width);
+	bool shortened = cca_table_print(table, out, width) & (1u << 3);
 	if (assumed)
 		print_assumed_note(out, width);
+	return shortened;
 }
 
 /* Orders job indices by their own device: capped ones first, smallest
@@ -1736,14 +1758,14 @@ by_device(gconstpointer a, gconstpointer b, gpointer data)
 }
 
 /* Each job's own result and its best setting, in groups by own device,
- * each headed by a line naming it. */
-static void
+ * each headed by a line naming it; TRUE when a setting was shortened. */
+static bool
 print_best(const MReport *r, char *const *names, GString *out, guint width)
 {
 	static const CcaTableColumn columns[] = {
 		{"job", .elastic = TRUE, .cut = CCA_TABLE_CUT_START},
 		{"own result", .right = FALSE},
-		{"best setting", .elastic = TRUE, .cut = CCA_TABLE_CUT_MIDDLE, .min = 24},
+		{"best setting", .elastic = TRUE, .min = 24, .shorten = shorten_setting},
 		{"own peak", .right = TRUE},
 		{"best peak", .right = TRUE},
 	};
@@ -1781,7 +1803,7 @@ print_best(const MReport *r, char *const *names, GString *out, guint width)
 				      job->base->fits ? cca_size_format(job->base->peak, a) : "-",
 				      job->best ? cca_size_format(job->best->peak, b) : "-"});
 	}
-	cca_table_print(table, out, width);
+	return cca_table_print(table, out, width) & (1u << 2);
 }
 
 void
@@ -1793,15 +1815,17 @@ cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out, guint width)
 	bool stripped;
 	g_auto(GStrv) names = job_display_names(&r, folder, &stripped);
 	print_answer(&r, folder, stripped, out, width);
-	print_settings(&r, out, width);
+	bool shortened = print_settings(&r, out, width);
 	if (r.unsaved)
-		print_unsaved(&r, names, out, width);
+		shortened |= print_unsaved(&r, names, out, width);
 	if (r.errors->len) {
 		g_string_append(out, "\nSnapshots that could not be replayed\n");
 		for (guint i = 0; i < r.errors->len; i++)
 			paragraph(out, g_ptr_array_index(r.errors, i), width);
 	}
-	print_best(&r, names, out, width);
+	shortened |= print_best(&r, names, out, width);
+	if (shortened)
+		print_brief_names(out, width);
 	report_clear(&r);
 }
 

@@ -1078,6 +1078,7 @@ cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, GStrin
 			width[c] = MAX(width[c], cca_text_width(cells[r][c]));
 		}
 	}
+	gboolean abbreviated = FALSE;
 	if (!wide) {
 		/* the settings take what the other columns leave of the line */
 		guint others = 0;
@@ -1090,7 +1091,8 @@ cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, GStrin
 			for (guint r = 0; r <= n + 1; r++) {
 				char **p = r < n ? &cells[r][COLUMN_SETTINGS]
 						 : &heads[r - n][COLUMN_SETTINGS];
-				char *cut = cca_text_ellipsize(*p, room);
+				char *cut = r < n ? cca_settings_cell(*p, room, &abbreviated)
+						  : cca_text_ellipsize(*p, room);
 				g_free(*p);
 				*p = cut;
 			}
@@ -1148,6 +1150,12 @@ cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, GStrin
 				 "--wide shows every column (unalloc at peak, address "
 				 "choice) and whole settings; --csv and --json too.",
 				 false);
+	if (abbreviated) {
+		g_string_assign(p, "settings too long for their column use brief names: ");
+		cca_settings_append_brief_names(p);
+		g_string_append_c(p, '.');
+		append_paragraph(out, p->str, false);
+	}
 	if (report->options->calibration) {
 		g_string_truncate(p, 0);
 		g_string_append_printf(

@@ -59,30 +59,17 @@ ellipsize_start(const char *s, guint width)
 	return g_strconcat("...", tail, NULL);
 }
 
-/* The first WIDTH / 2 - 1 characters of S, "...", and its last ones, or S
- * when it fits. */
-static char *
-ellipsize_middle(const char *s, guint width)
-{
-	guint len = cca_text_width(s);
-	if (len <= width || width < 5)
-		return cca_text_ellipsize(s, width);
-	guint head = (width - 3) / 2, tail = width - 3 - head;
-	const char *head_end = g_utf8_offset_to_pointer(s, head);
-	const char *tail_start = g_utf8_offset_to_pointer(s, len - tail);
-	g_autofree char *first = g_strndup(s, head_end - s);
-	return g_strconcat(first, "...", tail_start, NULL);
-}
-
 /* CELL cut to WIDTH columns as COL says. */
 static char *
 cut_cell(const CcaTableColumn *col, const char *cell, guint width)
 {
+	if (col->shorten && cca_text_width(cell) > width)
+		return col->shorten(cell, width);
 	switch (col->cut) {
 	case CCA_TABLE_CUT_START:
 		return ellipsize_start(cell, width);
 	case CCA_TABLE_CUT_MIDDLE:
-		return ellipsize_middle(cell, width);
+		return cca_text_ellipsize_middle(cell, width);
 	default:
 		return cca_text_ellipsize(cell, width);
 	}
@@ -106,7 +93,7 @@ table_line(const CcaTable *t, char *const *cells, const guint *widths, const gbo
 	g_string_append_printf(out, "%s\n", l->str);
 }
 
-void
+guint
 cca_table_print(const CcaTable *table, GString *out, guint width)
 {
 	const CcaTable *t = table;
@@ -144,13 +131,19 @@ cca_table_print(const CcaTable *table, GString *out, guint width)
 		total--;
 	}
 	table_line(t, heads, widths, cut, out);
+	guint cut_columns = 0;
 	for (guint r = 0; r < t->rows->len; r++) {
 		char **row = g_ptr_array_index(t->rows, r);
-		if (g_array_index(t->is_line, gboolean, r))
+		if (g_array_index(t->is_line, gboolean, r)) {
 			cca_text_wrap(out, row[0], width, 2);
-		else
-			table_line(t, row, widths, cut, out);
+			continue;
+		}
+		table_line(t, row, widths, cut, out);
+		for (guint c = 0; c < t->n && c < 32; c++)
+			if (cut[c] && cca_text_width(row[c]) > widths[c])
+				cut_columns |= 1u << c;
 	}
+	return cut_columns;
 }
 
 void

@@ -22,6 +22,9 @@ typedef struct {
 	gboolean elastic; /* gives way when the table is too wide */
 	CcaTableCut cut;  /* where an elastic cut takes the characters */
 	guint min;	  /* an elastic cut leaves at least this many (0: 12) */
+	/* when set, makes a cell too wide for the column fit instead of CUT:
+	 * returns a new string of at most WIDTH columns */
+	char *(*shorten)(const char *cell, guint width);
 } CcaTableColumn;
 
 typedef struct CcaTable CcaTable;
@@ -43,9 +46,10 @@ void cca_table_add_line(CcaTable *table, const char *text);
  * columns, the widest elastic column is narrowed one column at a time
  * (never below its head, nor below its min), CCA_TABLE_CUT_START columns
  * only once the others are at their least, until it fits or none can
- * give way; its cut cells show "..." where their characters went.  WIDTH
- * G_MAXUINT never cuts (--wide). */
-void cca_table_print(const CcaTable *table, GString *out, guint width);
+ * give way; its cut cells show "..." where their characters went (or are
+ * what its shorten makes of them).  WIDTH G_MAXUINT never cuts (--wide).
+ * Returns the columns whose cells were cut, bit C for column C (C < 32). */
+guint cca_table_print(const CcaTable *table, GString *out, guint width);
 
 /* Frees TABLE (NULL is ignored). */
 void cca_table_free(CcaTable *table);

@@ -90,6 +90,19 @@ cca_text_ellipsize(const char *s, guint width)
 	return g_string_free(out, FALSE);
 }
 
+char *
+cca_text_ellipsize_middle(const char *s, guint width)
+{
+	guint len = cca_text_width(s);
+	if (len <= width || width < 5)
+		return cca_text_ellipsize(s, width);
+	guint head = (width - 3) / 2, tail = width - 3 - head;
+	const char *head_end = g_utf8_offset_to_pointer(s, head);
+	const char *tail_start = g_utf8_offset_to_pointer(s, len - tail);
+	g_autofree char *first = g_strndup(s, head_end - s);
+	return g_strconcat(first, "...", tail_start, NULL);
+}
+
 void
 cca_text_pad(GString *out, const char *s, guint width, gboolean right_align)
 {

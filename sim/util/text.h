@@ -31,6 +31,12 @@ guint cca_text_width(const char *s);
  * else its first WIDTH - 3 characters and "...". */
 char *cca_text_ellipsize(const char *s, guint width);
 
+/* Returns a new string: S when it takes at most WIDTH columns, else its
+ * first (WIDTH - 3) / 2 characters, "..." and its last ones, WIDTH in
+ * all, so that settings differing at either end stay apart (WIDTH < 5:
+ * cca_text_ellipsize()). */
+char *cca_text_ellipsize_middle(const char *s, guint width);
+
 /* Appends S to OUT padded with spaces to WIDTH columns, on the left when
  * RIGHT_ALIGN (numbers), else on the right; S wider than WIDTH is appended
  * whole. */
