@@ -1465,7 +1465,7 @@ test_brief_names(void)
 	g_auto(GStrv) pairs = g_strsplit(legend->str, ", ", -1);
 	g_assert_cmpuint(g_strv_length(pairs), >=, 4);
 	for (guint i = 0; pairs[i]; i++) {
-		g_auto(GStrv) kv = g_strsplit(pairs[i], " = ", 2);
+		g_auto(GStrv) kv = g_strsplit(pairs[i], "=", 2);
 		g_autofree char *conf = g_strdup_printf("%s:1", kv[1]);
 		g_autofree char *want = g_strdup_printf("%s:1", kv[0]);
 		g_autofree char *got = cca_settings_abbreviate(conf, NULL);

@@ -37,7 +37,7 @@ run 0 "$ccasim" sweep --no-progress --address-sensitivity "$bert" &&
 		"$scratch/out" &&
 	grep -q '^12  max_split:512,expandable:True  ' "$scratch/out" &&
 	grep -q '^13  max_split:239 (p99 request)  ' "$scratch/out" &&
-	grep -q '^settings too long for their column use brief names: max_split = max_split_size_mb,' "$scratch/out"
+	grep -q '^settings too long for their column use brief names: max_split=max_split_size_mb,' "$scratch/out"
 report $? "sweep --address-sensitivity: ranges on a line under the row, long settings with brief key names, said below"
 
 # --- --wide keeps every column ---------------------------------------------------

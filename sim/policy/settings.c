@@ -1343,7 +1343,7 @@ void
 cca_settings_append_brief_names(GString *out)
 {
 	for (guint i = 0; i < G_N_ELEMENTS(cca_key_briefs); i++)
-		g_string_append_printf(out, "%s%s = %s", i ? ", " : "", cca_key_briefs[i].brief,
+		g_string_append_printf(out, "%s%s=%s", i ? ", " : "", cca_key_briefs[i].brief,
 				       cca_key_briefs[i].key);
 }
 

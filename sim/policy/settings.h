@@ -171,7 +171,7 @@ char *cca_settings_abbreviate(const char *conf, gboolean *changed);
 char *cca_settings_cell(const char *conf, guint width, gboolean *abbreviated);
 
 /* Appends the brief names against the keys to OUT, for a table's note:
- * "max_split = max_split_size_mb, ...". */
+ * "max_split=max_split_size_mb, ..." (a pair never breaks across lines). */
 void cca_settings_append_brief_names(GString *out);
 
 /* SETTINGS as a new JSON object with the nine keys of torch 2.11's allocator_settings
