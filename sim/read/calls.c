@@ -351,23 +351,11 @@ cca_calls_outside_bytes(const CcaCall *s)
 
 /* ------------------------------------------------------------ placing */
 
-/* Entries counted by the recorded counts: an alloc entry is
- * allocation.all.allocated's increase, a free_requested its freed one
- * (free() counts the allocation freed before its events complete), an oom
- * num_ooms. */
-static int
-counter_of(uint8_t action)
+/* Whether two tallies hold the same counts. */
+static bool
+tally_equal(const CcaCallsTally *a, const CcaCallsTally *b)
 {
-	switch (action) {
-	case CCA_ACTION_ALLOC:
-		return 0;
-	case CCA_ACTION_FREE_REQUESTED:
-		return 1;
-	case CCA_ACTION_OOM:
-		return 2;
-	default:
-		return -1;
-	}
+	return a->allocs == b->allocs && a->frees == b->frees && a->ooms == b->ooms;
 }
 
 static gboolean place_error(GError **error, const CcaSnapshot *snap, const CcaCall *c,
@@ -443,49 +431,41 @@ cca_calls_place(CcaCalls *calls, const CcaSnapshot *snap, int device, const CcaC
 		}
 		tally = &counted;
 	}
-	const uint64_t total[3] = {tally->allocs, tally->frees, tally->ooms};
 	const CcaCall *dump = &g_array_index(calls->calls, CcaCall, calls->last_dump);
-	const uint64_t dump_counts[3] = {dump->allocs, dump->frees, dump->ooms};
-	uint64_t base[3];
-	for (int k = 0; k < 3; k++) {
-		if (dump_counts[k] < total[k])
-			return place_error(
-				error, snap, dump,
-				"counts fewer entries than the trace holds (%" G_GUINT64_FORMAT
-				" alloc, %" G_GUINT64_FORMAT " free_requested, %" G_GUINT64_FORMAT
-				" oom)",
-				total[0], total[1], total[2]);
-		base[k] = dump_counts[k] - total[k];
-	}
+	if (dump->allocs < tally->allocs || dump->frees < tally->frees || dump->ooms < tally->ooms)
+		return place_error(error, snap, dump,
+				   "counts fewer entries than the trace holds (%" G_GUINT64_FORMAT
+				   " alloc, %" G_GUINT64_FORMAT
+				   " free_requested, %" G_GUINT64_FORMAT " oom)",
+				   tally->allocs, tally->frees, tally->ooms);
+	const CcaCallsTally base = {dump->allocs - tally->allocs, dump->frees - tally->frees,
+				    dump->ooms - tally->ooms};
 	/* each call's target: its counts within the trace */
-	g_autofree uint64_t *target = g_new0(uint64_t, 3 * (gsize)n);
+	g_autofree CcaCallsTally *target = g_new0(CcaCallsTally, n);
 	/* stage: 0 not reached, 1 reached at POSITION (a direct completion
 	 * may follow), 2 empty_cache past its completions, 3 placed */
 	g_autofree uint8_t *stage = g_new0(uint8_t, n);
 	for (guint j = 0; j < n; j++) {
 		CcaCall *c = &g_array_index(calls->calls, CcaCall, j);
-		const uint64_t counts[3] = {c->allocs, c->frees, c->ooms};
-		for (int k = 0; k < 3; k++) {
-			if (counts[k] < base[k])
-				c->in_window = false;
-			else
-				target[3 * j + k] = counts[k] - base[k];
-		}
-		if (!c->in_window) {
+		if (c->allocs < base.allocs || c->frees < base.frees || c->ooms < base.ooms) {
+			c->in_window = false;
 			c->position = c->releases_at = 0;
 			stage[j] = 3;
+		} else {
+			target[j] = (CcaCallsTally){c->allocs - base.allocs, c->frees - base.frees,
+						    c->ooms - base.ooms};
 		}
 	}
 	/* pass 2: reach each target, then step past what belongs before */
 	g_autoptr(CcaEventCursor) cur = cca_event_cursor_new(snap, device);
-	uint64_t seen[3] = {0, 0, 0};
+	CcaCallsTally seen = {0};
 	CcaEvent prev = {.action = 0xff};
 	guint first = 0; /* calls before FIRST are placed */
 	for (uint64_t i = 0;; i++) {
 		bool have = cca_event_cursor_next(cur, &ev, &local);
 		/* calls whose counts are those before entry I */
 		for (guint j = first; j < n; j++) {
-			if (stage[j] == 0 && memcmp(&target[3 * j], seen, sizeof seen) == 0) {
+			if (stage[j] == 0 && tally_equal(&target[j], &seen)) {
 				stage[j] = 1;
 				g_array_index(calls->calls, CcaCall, j).position = i;
 			}
@@ -518,9 +498,7 @@ cca_calls_place(CcaCalls *calls, const CcaSnapshot *snap, int device, const CcaC
 			first++;
 		if (!have)
 			break;
-		int k = counter_of(ev.action);
-		if (k >= 0)
-			seen[k]++;
+		cca_calls_tally_note(&seen, ev.action);
 		prev = ev;
 	}
 	if (local) {

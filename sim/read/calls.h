@@ -97,9 +97,11 @@ bool cca_calls_present(const CcaSnapshot *snap, int device);
  * the field) when a record is malformed. */
 CcaCalls *cca_calls_parse(const CcaSnapshot *snap, int device, GError **error);
 
-/* The trace's own counts of the entries a ccasim-record record counts:
- * alloc, free_requested and oom entries, as a reader of the trace tallies
- * them (cca_calls_tally_note()) for cca_calls_place(). */
+/* The trace's own counts of the entries a ccasim-record record counts, as
+ * a reader of the trace tallies them (cca_calls_tally_note()) for
+ * cca_calls_place(): an alloc entry is allocation.all.allocated's
+ * increase, a free_requested entry its freed one (free() counts the
+ * allocation freed before its events complete), an oom entry num_ooms. */
 typedef struct {
 	uint64_t allocs, frees, ooms;
 } CcaCallsTally;
