@@ -1217,6 +1217,7 @@ typedef struct {
 	GPtrArray *settings; /* MSetting*, best first */
 	GPtrArray *errors;   /* char* "path: message", sorted */
 	guint snapshots;     /* distinct snapshots replayed */
+	guint complete;	     /* jobs replayed under their own settings */
 	guint base_oom;	     /* jobs whose own settings OOM */
 	guint rescued;	     /* of those, jobs some setting fits */
 	guint unsaved;	     /* jobs no setting fits */
@@ -1437,13 +1438,12 @@ report_build(CcaFleetMerge *m, MReport *r)
 			}
 		}
 	}
-	guint complete = 0;
 	for (guint j = 0; j < r->jobs->len; j++)
-		complete += ((MJob *)g_ptr_array_index(r->jobs, j))->base != NULL;
+		r->complete += ((MJob *)g_ptr_array_index(r->jobs, j))->base != NULL;
 	r->snapshots = g_hash_table_size(snaps);
 	for (guint i = 0; i < r->settings->len; i++) {
 		MSetting *s = g_ptr_array_index(r->settings, i);
-		s->all_jobs = s->jobs == complete;
+		s->all_jobs = s->jobs == r->complete;
 		g_array_sort(s->saved, int64_compare);
 		if (s->saved->len)
 			s->saved_median = g_array_index(s->saved, int64_t, (s->saved->len - 1) / 2);
@@ -1451,7 +1451,7 @@ report_build(CcaFleetMerge *m, MReport *r)
 	g_ptr_array_sort(r->settings, msetting_compare);
 	if (r->settings->len) {
 		MSetting *best = g_ptr_array_index(r->settings, 0);
-		guint base_fits = complete - r->base_oom;
+		guint base_fits = r->complete - r->base_oom;
 		if (best->all_jobs &&
 		    (best->jobs - best->oom > base_fits ||
 		     (best->jobs - best->oom == base_fits && best->saved_total > 0)))
@@ -1587,31 +1587,20 @@ job_display_names(const MReport *r, gsize folder, bool *stripped)
 	return names;
 }
 
-/* Jobs that replayed under their own settings. */
-static guint
-report_complete(const MReport *r)
-{
-	guint complete = 0;
-	for (guint j = 0; j < r->jobs->len; j++)
-		complete += ((MJob *)g_ptr_array_index(r->jobs, j))->base != NULL;
-	return complete;
-}
-
 /* The report's opening: the fleet, the answer, what choosing per job
  * gives, and how the tables name the jobs: under the folder of FOLDER
  * bytes of the first job's name, less their extensions when STRIPPED. */
 static void
 print_answer(const MReport *r, gsize folder, bool stripped, GString *out, guint width)
 {
-	guint complete = report_complete(r);
 	paragraphf(out, width,
 		   "Fleet: %u jobs replayed under %u settings on their own devices; %u snapshots "
 		   "could not be replayed.",
-		   complete, r->settings->len, r->errors->len);
+		   r->complete, r->settings->len, r->errors->len);
 	paragraphf(out, width,
 		   "Under the settings they ran with, %u of the %u jobs run out of memory on their "
 		   "own device.",
-		   r->base_oom, complete);
+		   r->base_oom, r->complete);
 	g_string_append_c(out, '\n');
 	if (r->answer) {
 		const MSetting *s = r->answer;
@@ -1669,7 +1658,7 @@ print_settings(const MReport *r, GString *out, guint width)
 		  "saved over jobs that fit both ways)",
 		  width);
 	g_autoptr(CcaTable) table = cca_table_new(columns, G_N_ELEMENTS(columns));
-	g_snprintf(n1, sizeof n1, "%u", report_complete(r));
+	g_snprintf(n1, sizeof n1, "%u", r->complete);
 	g_snprintf(n2, sizeof n2, "%u", r->base_oom);
 	cca_table_add(table,
 		      (const char *[]){"(each job's own settings)", n1, n2, "-", "-", "-", "-"});
@@ -1851,10 +1840,7 @@ cca_fleet_merge_print_json(CcaFleetMerge *merge, GString *out)
 	MReport r;
 	report_build(merge, &r);
 	json_t *doc = json_object();
-	guint complete = 0;
-	for (guint j = 0; j < r.jobs->len; j++)
-		complete += ((MJob *)g_ptr_array_index(r.jobs, j))->base != NULL;
-	json_object_set_new(doc, "jobs_replayed", json_integer(complete));
+	json_object_set_new(doc, "jobs_replayed", json_integer(r.complete));
 	json_object_set_new(doc, "snapshots_failed", json_integer(r.errors->len));
 	json_object_set_new(doc, "own_settings_oom", json_integer(r.base_oom));
 	json_object_set_new(doc, "saved_by_best_per_job", json_integer(r.rescued));
