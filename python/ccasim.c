@@ -1029,14 +1029,11 @@ run_replay(Trace *t, const ReplaySpec *spec, uint32_t buckets, PyObject **doc_ou
 		fprintf(stderr, "timing: replay of device %d: %.6f s\n", opt.device,
 			(double)(g_get_monotonic_time() - start) / 1e6);
 	if (ok && want_doc) {
-		CcaSettings recorded;
-		cca_settings_init(&recorded);
-		recorded.pytorch_version = opt.pytorch_version;
-		cca_plan_start_settings(snap, opt.device, &recorded, NULL);
 		CcaReportContext ctx = {
 			.trace = snap->source,
 			.device = opt.device,
-			.settings = opt.settings ? opt.settings : &recorded,
+			/* the settings the recording began with: the plan's */
+			.settings = opt.settings ? opt.settings : &plan->recorded,
 			.memory_fraction = opt.memory_fraction,
 			.device_memory =
 				opt.device_memory ? opt.device_memory : CCA_H200_TOTAL_MEMORY,
@@ -1045,7 +1042,6 @@ run_replay(Trace *t, const ReplaySpec *spec, uint32_t buckets, PyObject **doc_ou
 		};
 		doc = cca_report_replay_to_json(&ctx, buckets > 0 ? &tl.result : &result);
 		json_object_set_new(doc, "plan", cca_plan_to_json(plan));
-		cca_settings_clear(&recorded);
 	}
 	cca_replay_result_clear(&result);
 	cca_plan_free(plan);
@@ -1820,34 +1816,51 @@ fs_path(PyObject *o, char **out)
 	return TRUE;
 }
 
-/* Expands INPUTS (a path, or a sequence of paths: files, folders,
- * manifests) with cca_fleet_inputs() into JOBS. */
+/* Whether O is one path (str, bytes or os.PathLike), not a list of them. */
 static gboolean
-fleet_expand(PyObject *inputs, GPtrArray *jobs)
+is_one_path(PyObject *o)
 {
-	PyObject *fast = PyUnicode_Check(inputs) || PyBytes_Check(inputs) ||
-					 PyObject_HasAttrString(inputs, "__fspath__")
-				 ? PyTuple_Pack(1, inputs)
-				 : PySequence_Fast(inputs, "inputs: a path or a list of paths");
+	return PyUnicode_Check(o) || PyBytes_Check(o) || PyObject_HasAttrString(o, "__fspath__");
+}
+
+/* The file system paths of O, one path or a sequence of paths (WHAT names
+ * the argument in the TypeError otherwise): a new NULL-terminated array
+ * (g_strfreev()), or NULL with a Python error. */
+static char **
+fs_paths(PyObject *o, const char *what)
+{
+	g_autofree char *message = g_strdup_printf("%s: a path or a list of paths", what);
+	PyObject *fast = is_one_path(o) ? PyTuple_Pack(1, o) : PySequence_Fast(o, message);
 	if (fast == NULL)
-		return FALSE;
+		return NULL;
 	Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
 	char **paths = g_new0(char *, n + 1);
 	gboolean ok = TRUE;
 	for (Py_ssize_t i = 0; ok && i < n; i++)
 		ok = fs_path(PySequence_Fast_GET_ITEM(fast, i), &paths[i]);
 	Py_DECREF(fast);
+	if (!ok)
+		g_clear_pointer(&paths, g_strfreev);
+	return paths;
+}
+
+/* Expands INPUTS (a path, or a sequence of paths: files, folders,
+ * manifests) with cca_fleet_inputs() into JOBS. */
+static gboolean
+fleet_expand(PyObject *inputs, GPtrArray *jobs)
+{
+	g_auto(GStrv) paths = fs_paths(inputs, "inputs");
+	if (paths == NULL)
+		return FALSE;
 	GError *error = NULL;
-	if (ok) {
-		Py_BEGIN_ALLOW_THREADS;
-		ok = cca_fleet_inputs((const char *const *)paths, (guint)n, jobs, &error);
-		Py_END_ALLOW_THREADS;
-		if (!ok) {
-			raise_fleet_error(error);
-			g_error_free(error);
-		}
+	gboolean ok;
+	Py_BEGIN_ALLOW_THREADS;
+	ok = cca_fleet_inputs((const char *const *)paths, g_strv_length(paths), jobs, &error);
+	Py_END_ALLOW_THREADS;
+	if (!ok) {
+		raise_fleet_error(error);
+		g_error_free(error);
 	}
-	g_strfreev(paths);
 	return ok;
 }
 
@@ -1921,8 +1934,7 @@ static GPtrArray *
 fleet_jobs_from(PyObject *jobs_or_paths)
 {
 	GPtrArray *jobs = g_ptr_array_new_with_free_func((GDestroyNotify)cca_fleet_job_free);
-	if (PyUnicode_Check(jobs_or_paths) || PyBytes_Check(jobs_or_paths) ||
-	    PyObject_HasAttrString(jobs_or_paths, "__fspath__")) {
+	if (is_one_path(jobs_or_paths)) {
 		if (!fleet_expand(jobs_or_paths, jobs))
 			g_clear_pointer(&jobs, g_ptr_array_unref);
 		return jobs;
@@ -2116,26 +2128,16 @@ fleet_merge(PyObject *module, PyObject *args, PyObject *kwds)
 		raise_config_error("format", "format: 'text', 'json' or 'csv'");
 		return NULL;
 	}
-	PyObject *fast = PyUnicode_Check(dirs_o) || PyBytes_Check(dirs_o) ||
-					 PyObject_HasAttrString(dirs_o, "__fspath__")
-				 ? PyTuple_Pack(1, dirs_o)
-				 : PySequence_Fast(dirs_o, "dirs: a path or a list of paths");
-	if (fast == NULL)
-		return NULL;
-	Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-	g_auto(GStrv) dirs = g_new0(char *, n + 1);
-	gboolean ok = TRUE;
-	for (Py_ssize_t i = 0; ok && i < n; i++)
-		ok = fs_path(PySequence_Fast_GET_ITEM(fast, i), &dirs[i]);
-	Py_DECREF(fast);
-	if (!ok)
+	g_auto(GStrv) dirs = fs_paths(dirs_o, "dirs");
+	if (dirs == NULL)
 		return NULL;
 	GError *error = NULL;
 	GString *out = g_string_new(NULL);
+	gboolean ok = TRUE;
 	Py_BEGIN_ALLOW_THREADS;
 	CcaFleetMerge *merge = cca_fleet_merge_new();
-	for (Py_ssize_t i = 0; ok && i < n; i++)
-		ok = cca_fleet_merge_add_dir(merge, dirs[i], &error);
+	for (char **d = dirs; ok && *d; d++)
+		ok = cca_fleet_merge_add_dir(merge, *d, &error);
 	if (ok && text)
 		cca_fleet_merge_print_text(merge, out, wide ? G_MAXUINT : CCA_TEXT_COLUMNS);
 	else if (ok)

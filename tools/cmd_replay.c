@@ -96,14 +96,11 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 		g_error_free(error);
 		return 1;
 	}
-	/* the settings the recording began with: the plan's, read by now */
-	CcaSettings recorded;
-	cca_settings_init(&recorded);
-	cca_settings_copy(&recorded, &plan->recorded);
 	CcaReportContext ctx = {
 		.trace = snap->source,
 		.device = opt->device,
-		.settings = opt->settings ? opt->settings : &recorded,
+		/* the settings the recording began with: the plan's */
+		.settings = opt->settings ? opt->settings : &plan->recorded,
 		.memory_fraction = opt->memory_fraction,
 		.device_memory = opt->device_memory ? opt->device_memory : CCA_H200_TOTAL_MEMORY,
 		.device_memory_set = opt->capacity_set,
@@ -123,7 +120,6 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 		fprintf(stderr, "ccasim replay: %s: --check failed on device %d%s%s\n",
 			snap->source, opt->device, cca_report_check_may_need_cap(&ctx) ? "; " : "",
 			cca_report_check_may_need_cap(&ctx) ? cca_report_cap_hint() : "");
-	cca_settings_clear(&recorded);
 	cca_replay_result_clear(&result);
 	return status;
 }
