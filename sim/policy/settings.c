@@ -1340,11 +1340,13 @@ cca_settings_cell(const char *conf, guint width, gboolean *abbreviated)
 }
 
 void
-cca_settings_append_brief_names(GString *out)
+cca_settings_append_brief_note(GString *out)
 {
+	g_string_append(out, "settings too long for their column use brief names: ");
 	for (guint i = 0; i < G_N_ELEMENTS(cca_key_briefs); i++)
 		g_string_append_printf(out, "%s%s=%s", i ? ", " : "", cca_key_briefs[i].brief,
 				       cca_key_briefs[i].key);
+	g_string_append_c(out, '.');
 }
 
 char *

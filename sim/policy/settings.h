@@ -170,9 +170,11 @@ char *cca_settings_abbreviate(const char *conf, gboolean *changed);
  * else that cut in the middle (cca_text_ellipsize_middle()). */
 char *cca_settings_cell(const char *conf, guint width, gboolean *abbreviated);
 
-/* Appends the brief names against the keys to OUT, for a table's note:
- * "max_split=max_split_size_mb, ..." (a pair never breaks across lines). */
-void cca_settings_append_brief_names(GString *out);
+/* Appends to OUT the note a table prints under cells that
+ * cca_settings_cell() abbreviated: "settings too long for their column
+ * use brief names: max_split=max_split_size_mb, ..." (a pair never breaks
+ * across wrapped lines). */
+void cca_settings_append_brief_note(GString *out);
 
 /* SETTINGS as a new JSON object with the nine keys of torch 2.11's allocator_settings
  * (max_split_size -1 when unlimited, roundup_power2_divisions as {"1":v,...,"32768":v}) followed by

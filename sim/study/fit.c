@@ -727,9 +727,8 @@ cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 			      "--json too.",
 			      CCA_TEXT_COLUMNS, 2);
 	if (abbreviated) {
-		g_string_assign(p, "settings too long for their column use brief names: ");
-		cca_settings_append_brief_names(p);
-		g_string_append_c(p, '.');
+		g_string_truncate(p, 0);
+		cca_settings_append_brief_note(p);
 		cca_text_wrap(out, p->str, CCA_TEXT_COLUMNS, 2);
 	}
 	g_autoptr(GPtrArray) notes = cca_sweep_notes(sweep);

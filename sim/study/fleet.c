@@ -1532,9 +1532,8 @@ shorten_setting(const char *cell, guint width)
 static void
 print_brief_names(GString *out, guint width)
 {
-	g_autoptr(GString) p = g_string_new("settings too long for their column use brief names: ");
-	cca_settings_append_brief_names(p);
-	g_string_append_c(p, '.');
+	g_autoptr(GString) p = g_string_new(NULL);
+	cca_settings_append_brief_note(p);
 	paragraph(out, p->str, width);
 }
 

@@ -1151,9 +1151,8 @@ cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, GStrin
 				 "choice) and whole settings; --csv and --json too.",
 				 false);
 	if (abbreviated) {
-		g_string_assign(p, "settings too long for their column use brief names: ");
-		cca_settings_append_brief_names(p);
-		g_string_append_c(p, '.');
+		g_string_truncate(p, 0);
+		cca_settings_append_brief_note(p);
 		append_paragraph(out, p->str, false);
 	}
 	if (report->options->calibration) {
