@@ -48,17 +48,6 @@ cca_table_add_line(CcaTable *table, const char *text)
 	g_array_append_val(table->is_line, yes);
 }
 
-/* The last WIDTH - 3 characters of S after "...", or S when it fits. */
-static char *
-ellipsize_start(const char *s, guint width)
-{
-	guint len = cca_text_width(s);
-	if (len <= width || width < 3)
-		return g_strdup(s);
-	const char *tail = g_utf8_offset_to_pointer(s, len - (width - 3));
-	return g_strconcat("...", tail, NULL);
-}
-
 /* CELL cut to WIDTH columns as COL says. */
 static char *
 cut_cell(const CcaTableColumn *col, const char *cell, guint width)
@@ -67,7 +56,7 @@ cut_cell(const CcaTableColumn *col, const char *cell, guint width)
 		return col->shorten(cell, width);
 	switch (col->cut) {
 	case CCA_TABLE_CUT_START:
-		return ellipsize_start(cell, width);
+		return cca_text_ellipsize_start(cell, width);
 	case CCA_TABLE_CUT_MIDDLE:
 		return cca_text_ellipsize_middle(cell, width);
 	default:

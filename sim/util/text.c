@@ -91,6 +91,16 @@ cca_text_ellipsize(const char *s, guint width)
 }
 
 char *
+cca_text_ellipsize_start(const char *s, guint width)
+{
+	guint len = cca_text_width(s);
+	if (len <= width || width < 3)
+		return g_strdup(s);
+	const char *tail = g_utf8_offset_to_pointer(s, len - (width - 3));
+	return g_strconcat("...", tail, NULL);
+}
+
+char *
 cca_text_ellipsize_middle(const char *s, guint width)
 {
 	guint len = cca_text_width(s);

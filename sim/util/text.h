@@ -31,6 +31,11 @@ guint cca_text_width(const char *s);
  * else its first WIDTH - 3 characters and "...". */
 char *cca_text_ellipsize(const char *s, guint width);
 
+/* Returns a new string: S when it takes at most WIDTH columns (WIDTH >=
+ * 3), else "..." and its last WIDTH - 3 characters (names, whose ends
+ * tell them apart). */
+char *cca_text_ellipsize_start(const char *s, guint width);
+
 /* Returns a new string: S when it takes at most WIDTH columns, else its
  * first (WIDTH - 3) / 2 characters, "..." and its last ones, WIDTH in
  * all, so that settings differing at either end stay apart (WIDTH < 5:
