@@ -529,19 +529,18 @@
     if (typeof v === 'object') return compact(v);
     return esc(v);
   }
+  /* an object, or a list of objects: what shows as a table, not inline */
+  function tabular(x) { return x !== null && typeof x === 'object' && !(Array.isArray(x) && typeof x[0] !== 'object'); }
   /* an object in a table cell: a line per field, nested values shortened */
   function compact(v) {
     if (Array.isArray(v)) return v.slice(0, 20).map(compact).join('<hr>') + (v.length > 20 ? '<br><span class="none">' + (v.length - 20) + ' more</span>' : '');
     return Object.keys(v).map(function (k) {
-      var x = v[k];
-      var shown = x !== null && typeof x === 'object' && !(Array.isArray(x) && typeof x[0] !== 'object') ? esc(JSON.stringify(x).slice(0, 200)) : scalar(k, x);
+      var shown = tabular(v[k]) ? esc(JSON.stringify(v[k]).slice(0, 200)) : scalar(k, v[k]);
       return shown === '' ? '' : esc(k) + ': ' + shown;
     }).filter(function (line) { return line; }).join('<br>');
   }
   /* a row that holds tables of its own (a moment's groups, its segments) */
-  function nested(o) {
-    return Object.keys(o).some(function (k) { var x = o[k]; return x !== null && typeof x === 'object' && !(Array.isArray(x) && typeof x[0] !== 'object'); });
-  }
+  function nested(o) { return Object.keys(o).some(function (k) { return tabular(o[k]); }); }
   function renderValue(v, depth) {
     var div = el('div');
     if (Array.isArray(v)) {
