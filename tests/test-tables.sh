@@ -2,8 +2,9 @@
 # test-tables.sh - `sweep`, `fit` and `fleet merge` tables on a terminal
 # (TAP): every line of their default output fits in 100 columns on the
 # bundled traces, with and without --gpu all and --address-sensitivity;
-# --wide keeps every column, whole settings and whole paths; a GPU name is a preset's or is refused in one line
-# that lists the candidates (exit 2).  Needs $CCASIM and $top_srcdir.
+# --wide keeps every column, whole settings and whole paths; a GPU name is
+# a preset's or is refused in one line that lists the candidates (exit 2).
+# Needs $CCASIM and $top_srcdir.
 set -u
 
 srcdir=${top_srcdir:-.}

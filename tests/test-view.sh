@@ -13,11 +13,14 @@ srcdir=${top_srcdir:-.}
 
 chromium=$(command -v chromium || command -v chromium-browser || echo)
 
-# dom PAGE: the DOM after the page's script ran, in $scratch/dom
+# dom PAGE [OPTION...]: the DOM after the page's script ran, in
+# $scratch/dom; OPTIONs go to Chromium (--window-size=W,H)
 dom() {
+	dom_page=$1
+	shift
 	timeout 120 "$chromium" --headless --disable-gpu --no-sandbox --no-first-run \
-		--user-data-dir="$scratch/chromium" --virtual-time-budget=30000 \
-		--dump-dom "file://$1" >"$scratch/dom" 2>"$scratch/err"
+		--user-data-dir="$scratch/chromium" --virtual-time-budget=30000 "$@" \
+		--dump-dom "file://$dom_page" >"$scratch/dom" 2>"$scratch/err"
 }
 
 # attr NAME: the value of data-NAME on the page's #figures
@@ -82,9 +85,7 @@ if [ -n "$chromium" ] && [ "$python" != false ]; then
   document.getElementById('app').setAttribute('data-probe', w <= v ? 'fits' : 'overflows ' + w + ' > ' + v);
 }, 1000); });</script>
 EOF
-	timeout 120 "$chromium" --headless --disable-gpu --no-sandbox --no-first-run \
-		--user-data-dir="$scratch/chromium" --virtual-time-budget=30000 --window-size=1400,1000 \
-		--dump-dom "file://$scratch/bp.html" >"$scratch/dom" 2>"$scratch/err" &&
+	dom "$scratch/bp.html" --window-size=1400,1000 &&
 		grep -q 'data-probe="fits"' "$scratch/dom" && grep -q '<pre id="js-errors"></pre>' "$scratch/dom" &&
 		grep -q '<summary>free_segments (164)</summary>' "$scratch/dom" &&
 		grep -q '<h4>reserved_peak, event 46490</h4>' "$scratch/dom"
