@@ -685,13 +685,8 @@ trace_dealloc(PyObject *self)
 static gboolean
 check_device(Trace *t, int device)
 {
-	if (t->snap->n_devices == 0) {
-		g_autofree char *m = g_strdup_printf(
-			"%s: the snapshot has segments but no trace entries (device_traces), so "
-			"there is nothing to replay: record it after "
-			"torch.cuda.memory._record_memory_history()",
-			t->name);
-		GError *e = g_error_new_literal(CCA_INPUT_ERROR, CCA_INPUT_ERROR_NOT_SNAPSHOT, m);
+	GError *e = NULL;
+	if (!cca_snapshot_check_history(t->snap, &e)) {
 		raise_trace_error(t->name, e);
 		g_error_free(e);
 		return FALSE;

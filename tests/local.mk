@@ -137,3 +137,6 @@ EXTRA_DIST += tests/test-lab-device.sh
 # pip install of the Python module into a virtualenv (issue 17)
 TESTS += tests/test-pip.sh
 EXTRA_DIST += tests/test-pip.sh
+# Trace entries taken as PyTorch recorded them: snapshot marks, requests past any device.
+TESTS += tests/test-recorded-entries.sh
+EXTRA_DIST += tests/test-recorded-entries.sh

@@ -108,16 +108,34 @@ report $? "replay --memory-fraction 1e-6 caps the replay"
 run 0 "$ccasim" replay --device 0 "$trace"
 report $? "replay --device 0 is accepted"
 
-# A snapshot with segments but no trace entries: info reads it; the
-# commands that replay say there is nothing to replay, as bad input.
-run 0 "$ccasim" info "$segments_only" && grep -q '^segments: ' "$scratch/out"
-report $? "info reads a segments-only snapshot"
-for cmd in replay explain step "plot -o $out" "export -o $scratch/e.pickle" sweep fit \
-	"diff --config max_split_size_mb:128"; do
-	# shellcheck disable=SC2086 # CMD is words
-	refused 1 'no trace entries (device_traces), so there is nothing to replay' \
-		"$ccasim" $cmd "$segments_only"
-	report $? "${cmd%% *} of a segments-only snapshot exits 1 saying there is nothing to replay"
+# A snapshot with segments but no trace entries: info reads it and says
+# there is no history; the commands that replay say there is nothing to
+# replay and how to record one, as bad input.  The old schema (a list of
+# segments) has no device_traces; a snapshot PyTorch took without
+# _record_memory_history() has an empty list per device.
+no_history=$scratch/no-history.pickle
+"$python" -c '
+import lzma, pickle, sys
+s = pickle.load(lzma.open(sys.argv[1]))
+s["device_traces"] = [[] for t in s["device_traces"]]
+pickle.dump(s, open(sys.argv[2], "wb"))
+' "$traces/seedfrag.default.pickle.xz" "$no_history"
+for snap in "$segments_only" "$no_history"; do
+	name=$(basename "$snap")
+	run 0 "$ccasim" info "$snap" && grep -q '^segments: ' "$scratch/out" &&
+		grep -q '^history: none (taken without torch.cuda.memory._record_memory_history() or ccasim-record)' "$scratch/out"
+	report $? "info reads $name and says it has no history"
+	for cmd in replay explain step "plot -o $out" "export -o $scratch/e.pickle" sweep fit \
+		"diff --config max_split_size_mb:128"; do
+		# shellcheck disable=SC2086 # CMD is words
+		refused 1 'no trace entries (device_traces [a-z ]*): it was taken without torch.cuda.memory._record_memory_history(), so there is nothing to replay; record the program with ccasim-record' \
+			"$ccasim" $cmd "$snap"
+		report $? "${cmd%% *} of $name exits 1 saying it has no history and how to record one"
+	done
 done
+run 0 "$ccasim" info --json "$no_history" && "$python" -c '
+import json, sys
+assert json.load(open(sys.argv[1]))["history"] is False' "$scratch/out"
+report $? "info --json of a snapshot without history says history: false"
 
 tap_done

@@ -94,13 +94,10 @@ gboolean
 cca_cli_check_device(const char *cmd, const CcaSnapshot *snap, const char *path, int device,
 		     int *status)
 {
-	if (snap->n_devices == 0) {
-		fprintf(stderr,
-			"ccasim %s: %s: the snapshot has segments but no trace entries "
-			"(device_traces), so there is nothing to replay: record it after "
-			"torch.cuda.memory._record_memory_history() ('ccasim info' shows what it "
-			"has)\n",
-			cmd, path);
+	GError *error = NULL;
+	if (!cca_snapshot_check_history(snap, &error)) {
+		cca_cli_print_error(cmd, error);
+		g_error_free(error);
 		*status = 1;
 		return FALSE;
 	}

@@ -219,6 +219,7 @@ cca_info_print_json(const CcaInfo *info)
 	for (int d = 0; d < snap->n_devices; d++)
 		json_array_append_new(devices, cca_info_json_device(d, &info->devices[d]));
 	json_object_set_new(o, "devices", devices);
+	json_object_set_new(o, "history", cca_json_bool(cca_snapshot_check_history(snap, NULL)));
 	json_object_set_new(o, "segments", json_integer(snap->segments->len));
 	json_object_set_new(o, "blocks", cca_json_uint(info->blocks));
 	json_object_set_new(o, "reserved_bytes", cca_json_uint(info->reserved));
@@ -425,6 +426,10 @@ cca_info_print_human(const CcaInfo *info)
 	printf("devices: %d\n", snap->n_devices);
 	for (int d = 0; d < snap->n_devices; d++)
 		cca_info_print_device(d, &info->devices[d]);
+	g_autoptr(GError) history = NULL;
+	if (!cca_snapshot_check_history(snap, &history))
+		printf("history: none (taken without torch.cuda.memory._record_memory_history() "
+		       "or ccasim-record): the final state only, nothing to replay\n");
 	printf("segments: %u, %" G_GUINT64_FORMAT " blocks, %s reserved\n", snap->segments->len,
 	       info->blocks, cca_size_format(info->reserved, size));
 	printf("frames: %u, stacks: %u, strings: %u, annotations: %u\n", info->frames, info->stacks,

@@ -177,6 +177,30 @@ cca_snapshot_n_stacks(const CcaSnapshot *snap)
 	return snap->stack_offsets->len > 0 ? snap->stack_offsets->len - 1 : 0;
 }
 
+gboolean
+cca_snapshot_check_history(const CcaSnapshot *snap, GError **error)
+{
+	for (int d = 0; d < snap->n_devices; d++)
+		if (snap->n_events[d] > 0)
+			return TRUE;
+	if (snap->segments->len > 0)
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_NOT_SNAPSHOT,
+			    "%s: the snapshot holds the final segments but no trace entries "
+			    "(device_traces %s): it was taken without "
+			    "torch.cuda.memory._record_memory_history(), so there is nothing to "
+			    "replay; record the program with ccasim-record, or call "
+			    "_record_memory_history() before its first allocation",
+			    snap->source, snap->n_devices > 0 ? "are empty" : "is missing");
+	else
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_NOT_SNAPSHOT,
+			    "%s: the snapshot holds no segments and no trace entries: nothing was "
+			    "allocated while a history was recorded "
+			    "(torch.cuda.memory._record_memory_history() or ccasim-record), so "
+			    "there is nothing to replay",
+			    snap->source);
+	return FALSE;
+}
+
 /* ------------------------------------------------------------ newer releases */
 
 #define NEWER_NAME_MAX 64 /* bytes kept of an unknown key's name */

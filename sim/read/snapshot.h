@@ -225,6 +225,14 @@ const char *cca_snapshot_string(const CcaSnapshot *snap, uint32_t id);
 /* Returns the number of stacks (including the empty stack 0). */
 uint32_t cca_snapshot_n_stacks(const CcaSnapshot *snap);
 
+/* Does SNAP hold a history to replay: a trace entry on some device?  A
+ * snapshot taken without torch.cuda.memory._record_memory_history() (or
+ * ccasim-record) has none: its device_traces are empty or missing, and
+ * only the final segments remain.  Returns TRUE, or FALSE with ERROR
+ * (CCA_INPUT_ERROR_NOT_SNAPSHOT) saying so in one line that names the
+ * file, what it holds, and how to record a history. */
+gboolean cca_snapshot_check_history(const CcaSnapshot *snap, GError **error);
+
 /* Counts one occurrence of the unknown key NAME (LEN bytes, untrusted;
  * "kind.key", e.g. "segment.internal_metadata") in NEWER: the first
  * CCA_NEWER_MAX_NAMES distinct names are kept (truncated to 64 bytes),

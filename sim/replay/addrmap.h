@@ -139,7 +139,8 @@ cca_trace_event_has_address(const CcaEvent *ev)
 	return ev->action != CCA_ACTION_OOM && ev->action != CCA_ACTION_SNAPSHOT;
 }
 
-/* Is EV, on its own, an entry the model can hold: a size below 2^48, an
+/* Is EV, on its own, an entry the model can hold: a size below 2^48 (an
+ * `oom` entry's request below 2^62: CCA_REPLAY_MAX_OOM_REQUEST), an
  * address range that neither holds a map marker nor wraps past 2^64, a
  * segment of some bytes, maps and unmaps of whole pages?  The fast half
  * of cca_replay_check_event(), which says why when it is not. */
@@ -149,7 +150,9 @@ cca_trace_event_in_range(const CcaEvent *ev)
 	bool segment =
 		ev->action >= CCA_ACTION_SEGMENT_ALLOC && ev->action <= CCA_ACTION_SEGMENT_UNMAP;
 	bool pages = ev->action == CCA_ACTION_SEGMENT_MAP || ev->action == CCA_ACTION_SEGMENT_UNMAP;
-	return ev->size <= CCA_REPLAY_MAX_BYTES &&
+	uint64_t max =
+		ev->action == CCA_ACTION_OOM ? CCA_REPLAY_MAX_OOM_REQUEST : CCA_REPLAY_MAX_BYTES;
+	return ev->size <= max &&
 	       (!cca_trace_event_has_address(ev) ||
 		(ev->addr < MAP_TOMB && ev->size <= MAP_TOMB - ev->addr)) &&
 	       (!segment || ev->size > 0) &&

@@ -185,7 +185,8 @@ plan_note_reservation_release(CcaPlan *p, const CcaPlanReservations *rs)
 
 /* Reads every entry of the plan's device: checks, addresses, releases,
  * live addresses, the pools released with whole expandable reservations.
- * FIRST receives the first entry (action 0xff if none). */
+ * FIRST receives the first entry that is not a `snapshot` mark (action
+ * 0xff if none): plan_first_says_mid_run() judges the start by it. */
 static gboolean
 plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 {
@@ -227,7 +228,7 @@ plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 		if (ev.action == CCA_ACTION_SEGMENT_FREE &&
 		    cca_plan_burst_order_note(&order, ev.size))
 			p->burst_may_release_pool = true;
-		if (i == 0)
+		if (first->action == 0xff && ev.action != CCA_ACTION_SNAPSHOT)
 			*first = ev;
 		if (!cca_trace_check_event(&check, snap, &ev, i, &local))
 			break;
@@ -352,7 +353,11 @@ plan_init(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GError 
  * mid-run?  A trace that starts from an empty allocator opens with the
  * memory its first request needs; any other first entry, with a final
  * state to rebuild from, means it starts mid-run.  (A trace of requests
- * alone, with no segments at all, is just requests.) */
+ * alone, with no segments at all, is just requests.)  FIRST is the first
+ * entry past the `snapshot` marks: PyTorch's snapshot() records one each
+ * time the program takes a snapshot (`torch.cuda.memory._snapshot()`),
+ * with no effect on the allocator, so a program that takes one before
+ * its first request still records from the start. */
 static bool
 plan_first_says_mid_run(const CcaPlan *p, const CcaEvent *first)
 {
@@ -476,8 +481,12 @@ cca_plan_new_unread(const CcaSnapshot *snap, int device, uint32_t pytorch_versio
 	GError *local = NULL;
 	{
 		g_autoptr(CcaEventCursor) c = cca_event_cursor_new(snap, device);
-		if (!cca_event_cursor_next(c, &first, &local))
-			first.action = 0xff;
+		do {
+			if (!cca_event_cursor_next(c, &first, &local)) {
+				first.action = 0xff;
+				break;
+			}
+		} while (first.action == CCA_ACTION_SNAPSHOT);
 	}
 	/* a read error or a start to rebuild (its rewind reads the trace
 	 * anyway): read it all */

@@ -117,6 +117,8 @@ cca_replay_check_event(const CcaSnapshot *snap, const CcaEvent *ev, uint64_t ind
 		what = "a segment of 0 bytes";
 	else if (pages && ((ev->addr | ev->size) & (CCA_PAGE_GRANULE - 1)) != 0)
 		what = "expandable segments map whole 2 MiB pages at 2 MiB boundaries";
+	else if (ev->action == CCA_ACTION_OOM)
+		what = "a request of 4 EiB (2^62 bytes) or more, past what any size rounds to";
 	else if (ev->size > CCA_REPLAY_MAX_BYTES)
 		what = "its size is 256 TiB (2^48 bytes) or more, larger than any device";
 	else if (ev->addr >= MAP_TOMB)

@@ -59,6 +59,13 @@ typedef struct CcaPlan CcaPlan;
 #define CCA_REPLAY_MAX_BYTES ((UINT64_C(1) << 48) - 1)
 #define CCA_REPLAY_MAX_RESERVED (UINT64_C(1) << 48)
 
+/* The most bytes an `oom` entry's request may have: 2^62 - 1.  A program
+ * may ask for more than any device holds and be refused (PyTorch's own
+ * test_out_of_memory asks for 800 PB), and the trace records that
+ * request as it was asked; it never becomes a block, so no statistic
+ * adds it, and every rounding of it stays below 2^63. */
+#define CCA_REPLAY_MAX_OOM_REQUEST ((UINT64_C(1) << 62) - 1)
+
 /* Whether to rebuild the state at the trace's first event. */
 typedef enum {
 	CCA_REWIND_AUTO = 0, /* when the trace starts or frees like a mid-run trace */
