@@ -140,3 +140,6 @@ EXTRA_DIST += tests/test-pip.sh
 # Trace entries taken as PyTorch recorded them: snapshot marks, requests past any device.
 TESTS += tests/test-recorded-entries.sh
 EXTRA_DIST += tests/test-recorded-entries.sh
+# A cap nobody passed: what an OOM entry proves about it.
+TESTS += tests/test-cap-proof.sh
+EXTRA_DIST += tests/test-cap-proof.sh

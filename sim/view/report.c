@@ -9,6 +9,7 @@
 #include "report.h"
 
 #include "calls.h"
+#include "capbound.h"
 #include "figures.h"
 
 #include "json.h"
@@ -128,6 +129,18 @@ cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *re
 	}
 	json_object_set_new(o, "oom", oom);
 	json_object_set_new(o, "recorded_ooms", cca_json_uint(res->recorded_ooms));
+	CcaCapBound cap;
+	cca_capbound_from_replay(res, ctx->device_memory_set, &cap);
+	json_t *bound = json_null();
+	if (cap.proved) {
+		bound = json_object();
+		json_object_set_new(bound, "lo", cca_json_uint(cap.lo));
+		json_object_set_new(bound, "hi", cca_json_uint(cap.hi));
+		json_object_set_new(bound, "event", cca_json_uint(cap.event));
+		json_object_set_new(bound, "device_free", cca_json_uint(cap.device_free));
+		json_object_set_new(bound, "segment", cca_json_uint(cap.needed));
+	}
+	json_object_set_new(o, "cap_proved", bound);
 	json_object_set_new(o, "empty_cache_calls", cca_json_uint(res->empty_cache_calls));
 	json_object_set_new(o, "recorded_calls_applied",
 			    cca_json_uint(res->recorded_calls_applied));
@@ -260,6 +273,29 @@ append_recorded_oom(GString *out, const CcaReportContext *ctx, const CcaReplayRe
 		       : "the GPU's total assumed: record with ccasim-record for its own");
 }
 
+/* What the recorded OOM proves of a cap nobody passed (capbound.h). */
+static void
+append_cap_bound(GString *out, const CcaReportContext *ctx, const CcaReplayResult *res)
+{
+	CcaCapBound cap;
+	cca_capbound_from_replay(res, ctx->device_memory_set, &cap);
+	if (!cap.proved)
+		return;
+	char a[32], b[32], c[32], d[32], e[32];
+	g_autofree char *text = g_strdup_printf(
+		"  A cap was in force: the device had %s free at this OOM, room for the %s "
+		"segment the request needed, so torch.cuda.set_per_process_memory_fraction() "
+		"allowed this process between %s (the peak reserved) and %s (reserved then plus "
+		"the segment, less 1 byte). PyTorch does not record the fraction; these figures "
+		"are the run's own, but a what-if needs the cap: pass --recorded-memory-fraction "
+		"F, F = allowed bytes / the device's total (%s here), or record with "
+		"ccasim-record.",
+		cca_size_format(cap.device_free, a), cca_size_format(cap.needed, b),
+		cca_size_format(cap.lo, c), cca_size_format(cap.hi, d),
+		cca_size_format(ctx->device_memory, e));
+	cca_text_wrap(out, text, CCA_TEXT_COLUMNS, 2);
+}
+
 void
 cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, GString *out)
 {
@@ -364,8 +400,10 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 		row_count(out, "frees of unknown blocks", (int64_t)res->unknown_frees);
 	if (res->unexpected_ooms)
 		append_oom(out, ctx, res);
-	if (res->recorded_oom_seen && !res->whatif)
+	if (res->recorded_oom_seen && !res->whatif) {
 		append_recorded_oom(out, ctx, res);
+		append_cap_bound(out, ctx, res);
+	}
 	if (res->check_ran) {
 		if (res->check_passed)
 			g_string_append_printf(out,

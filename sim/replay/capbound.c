@@ -1,0 +1,33 @@
+/* capbound.c - the cap a recording proves (capbound.h).
+ *
+ * The bound holds for a cap that stayed the same through the run: a
+ * program that changed its fraction mid-run is one whose calls
+ * ccasim-record saw, and then the cap is known, not inferred.
+ */
+#include "config.h"
+
+#include "capbound.h"
+
+#include <string.h>
+
+void
+cca_capbound_from_replay(const CcaReplayResult *res, bool capacity_given, CcaCapBound *out)
+{
+	memset(out, 0, sizeof *out);
+	if (capacity_given || res->whatif || !res->recorded_oom_seen || res->recorded_oom_allowed ||
+	    res->allowed_maximum)
+		return;
+	uint64_t needed = res->recorded_oom_alloc_size;
+	if (res->recorded_oom_device_free < needed)
+		return; /* the device was full: no cap needed to explain it */
+	uint64_t peak = res->figures.reserved_peak.reserved;
+	uint64_t hi = res->recorded_oom_reserved + needed - 1;
+	if (peak > hi)
+		return; /* no one cap explains the run */
+	out->proved = true;
+	out->lo = peak;
+	out->hi = hi;
+	out->event = res->recorded_oom_event;
+	out->device_free = res->recorded_oom_device_free;
+	out->needed = needed;
+}
