@@ -143,3 +143,6 @@ EXTRA_DIST += tests/test-recorded-entries.sh
 # A cap nobody passed: what an OOM entry proves about it.
 TESTS += tests/test-cap-proof.sh
 EXTRA_DIST += tests/test-cap-proof.sh
+# One question, one answer: the recording's cap given to every command.
+TESTS += tests/test-recorded-cap.sh
+EXTRA_DIST += tests/test-recorded-cap.sh

@@ -47,7 +47,7 @@ static const CcaCliCommand commands[] = {
 	 WHATIF_STUDY | CCA_CLI_LIMITS | CCA_CLI_CONFIGS | CCA_CLI_JOBS,
 	 "Add a row with these settings (PYTORCH_CUDA_ALLOC_CONF syntax; repeatable)"},
 	{"fit", cca_cmd_fit, "find the smallest device memory a trace runs in", "TRACE",
-	 WHATIF_STUDY | CCA_CLI_CONFIGS | CCA_CLI_JOBS,
+	 WHATIF_STUDY | CCA_CLI_CONFIGS | CCA_CLI_JOBS | CCA_CLI_RECORDED_CAP,
 	 "Fit under these settings (PYTORCH_CUDA_ALLOC_CONF syntax; repeatable)"},
 	{"diff", cca_cmd_diff, "compare two replays: where reserved memory parts",
 	 "TRACE [TRACE_B]", WHATIF_STUDY | CCA_CLI_LIMITS | CCA_CLI_CONFIGS | CCA_CLI_WHATIF,

@@ -268,6 +268,8 @@ cca_cli_add_groups(GOptionContext *octx, const CcaCliCommand *cmd, CcaCliArgs *a
 		 "F"},
 		G_OPTION_ENTRY_NULL,
 	};
+	/* the last entry of LIMITS, alone */
+	const GOptionEntry *recorded_cap = &limits[G_N_ELEMENTS(limits) - 2];
 	const char *config_help = cmd->config_help ? cmd->config_help
 				  : g & CCA_CLI_CONFIGS
 					  ? "Allocator settings (PYTORCH_CUDA_ALLOC_CONF syntax); "
@@ -315,6 +317,8 @@ cca_cli_add_groups(GOptionContext *octx, const CcaCliCommand *cmd, CcaCliArgs *a
 		cca_cli_add_group(octx, "device", "Device:", device);
 	if (g & CCA_CLI_LIMITS)
 		cca_cli_add_group(octx, "limits", "Memory limits:", limits);
+	else if (g & CCA_CLI_RECORDED_CAP)
+		cca_cli_add_group(octx, "limits", "Memory limits:", recorded_cap);
 	if (g & (CCA_CLI_CONFIG | CCA_CLI_CONFIGS))
 		cca_cli_add_group(octx, "config", "Settings:", config);
 	if (g & CCA_CLI_WHATIF)

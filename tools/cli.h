@@ -26,18 +26,19 @@ G_BEGIN_DECLS
 
 /* The shared option groups a command takes. */
 typedef enum {
-	CCA_CLI_INPUT = 1 << 0,	       /* --max-input-size, --max-inflate-ratio */
-	CCA_CLI_DEVICE = 1 << 1,       /* --device N: which device of the trace */
-	CCA_CLI_LIMITS = 1 << 2,       /* --memory-fraction F, --recorded-memory-fraction F,
-					  --device-memory BYTES */
-	CCA_CLI_CONFIG = 1 << 3,       /* --config STRING, once */
-	CCA_CLI_CONFIGS = 1 << 4,      /* --config STRING, repeatable */
-	CCA_CLI_WHATIF = 1 << 5,       /* --whatif, --address-model MODEL */
-	CCA_CLI_VERSION = 1 << 6,      /* --pytorch-version X.Y */
-	CCA_CLI_JSON = 1 << 7,	       /* --json */
-	CCA_CLI_KEEP_GOING = 1 << 8,   /* --keep-going */
-	CCA_CLI_JOBS = 1 << 9,	       /* -j N, --no-progress */
-	CCA_CLI_ALL_DEVICES = 1 << 10, /* with DEVICE: no --device means every device */
+	CCA_CLI_INPUT = 1 << 0,		/* --max-input-size, --max-inflate-ratio */
+	CCA_CLI_DEVICE = 1 << 1,	/* --device N: which device of the trace */
+	CCA_CLI_LIMITS = 1 << 2,	/* --memory-fraction F, --recorded-memory-fraction F,
+					   --device-memory BYTES */
+	CCA_CLI_CONFIG = 1 << 3,	/* --config STRING, once */
+	CCA_CLI_CONFIGS = 1 << 4,	/* --config STRING, repeatable */
+	CCA_CLI_WHATIF = 1 << 5,	/* --whatif, --address-model MODEL */
+	CCA_CLI_VERSION = 1 << 6,	/* --pytorch-version X.Y */
+	CCA_CLI_JSON = 1 << 7,		/* --json */
+	CCA_CLI_KEEP_GOING = 1 << 8,	/* --keep-going */
+	CCA_CLI_JOBS = 1 << 9,		/* -j N, --no-progress */
+	CCA_CLI_ALL_DEVICES = 1 << 10,	/* with DEVICE: no --device means every device */
+	CCA_CLI_RECORDED_CAP = 1 << 11, /* --recorded-memory-fraction F alone (LIMITS has it) */
 } CcaCliGroups;
 
 /* The shared options as parsed, and what cca_cli_parse() derives. */

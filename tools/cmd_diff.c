@@ -119,6 +119,7 @@ cca_cmd_diff(const CcaCliCommand *cmd, int argc, char **argv)
 		cca_replay_options_init(&side->opt);
 		side->opt.settings = side->has_settings ? &side->settings : NULL;
 		side->opt.memory_fraction = args.memory_fraction;
+		side->opt.recorded_memory_fraction = args.recorded_memory_fraction;
 		side->opt.device_memory = args.device_memory;
 		side->opt.capacity_set = args.capacity_set;
 		side->opt.address_model = args.address_model;

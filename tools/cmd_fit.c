@@ -123,6 +123,7 @@ cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv)
 		.n_gpus = n_gpus,
 		.context = context,
 		.context_source = context_source,
+		.recorded_memory_fraction = args.recorded_memory_fraction,
 	};
 	CcaCliProgress progress = {.command = "fit"};
 	if (!args.no_progress && isatty(STDERR_FILENO)) {

@@ -144,6 +144,7 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		return status;
 	CcaSweepOptions opt = {
 		.memory_fraction = args.memory_fraction,
+		.recorded_memory_fraction = args.recorded_memory_fraction,
 		.device_memory = args.device_memory,
 		.capacity_set = args.capacity_set,
 		.calibration = cal,

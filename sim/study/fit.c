@@ -188,7 +188,12 @@ static gboolean
 replay_at(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, uint64_t capacity,
 	  CcaSweepRun *run, guint *replays, GError **error)
 {
-	CcaSweepOptions o = {.device_memory = capacity, .capacity_set = true, .threads = 1};
+	CcaSweepOptions o = {
+		.device_memory = capacity,
+		.capacity_set = true,
+		.threads = 1,
+		.recorded_memory_fraction = job->options->recorded_memory_fraction,
+	};
 	(*replays)++;
 	return cca_sweep_replay(job->sweep, row, &o, model, run, error);
 }

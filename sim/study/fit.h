@@ -96,6 +96,10 @@ typedef struct {
 	guint n_gpus;			 /* at most CCA_FIT_MAX_GPUS */
 	uint64_t context;		 /* subtracted from a GPU's total memory */
 	const char *context_source;	 /* where CONTEXT comes from, for people */
+	/* the cap the recording ran under (--recorded-memory-fraction; 0:
+	 * none or not known): what the what-ifs learn the program's
+	 * empty_cache() calls under, as in a sweep */
+	double recorded_memory_fraction;
 } CcaFitOptions;
 
 /* Fits every row of SWEEP (whose rows need not have been run).  Returns a

@@ -412,6 +412,7 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 	cca_replay_options_init(&opt);
 	opt.settings = &row->settings;
 	opt.memory_fraction = options->memory_fraction;
+	opt.recorded_memory_fraction = options->recorded_memory_fraction;
 	opt.device_memory = options->device_memory;
 	opt.capacity_set = options->capacity_set;
 	opt.device = sweep->device;
@@ -608,7 +609,11 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 {
 	if (!cca_sweep_plan(sweep, error))
 		return FALSE;
-	bool capped = options->memory_fraction > 0 || options->capacity_set;
+	/* a cap other than the recording's: the recorded row may act
+	 * otherwise than the recording did */
+	bool capped = (options->memory_fraction > 0 &&
+		       options->memory_fraction != options->recorded_memory_fraction) ||
+		      options->capacity_set;
 	guint n_rows = sweep->rows->len, n_tasks = 0;
 	CcaSweepOptions uncapped = *options;
 	uncapped.memory_fraction = 0;

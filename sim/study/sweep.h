@@ -99,7 +99,10 @@ typedef void (*CcaSweepProgress)(void *data, guint done, guint total);
 
 /* How a sweep replays. */
 typedef struct {
-	double memory_fraction;			/* 0: none */
+	double memory_fraction; /* 0: none */
+	/* the cap the recording ran under (--recorded-memory-fraction): a
+	 * row of the recorded settings under it replays the recording */
+	double recorded_memory_fraction;	/* 0: none, or not known */
 	uint64_t device_memory;			/* totalGlobalMem; 0: the H200's */
 	bool capacity_set;			/* cudaMalloc fails past device_memory */
 	const CcaCalibrationTable *calibration; /* NULL: CCA_SWEEP_FIG_TIME_US stays 0 */

@@ -432,11 +432,18 @@ cca_report_settings_label(const CcaSnapshot *snap, const CcaReplayOptions *opt)
 	} else {
 		g_string_append(s, "recorded settings (PyTorch's defaults)");
 	}
+	/* a cap is the recording's only when given as such
+	 * (--recorded-memory-fraction): any other makes the run a what-if */
 	char buf[32];
 	if (opt->memory_fraction > 0.0)
-		g_string_append_printf(s, ", memory fraction %.4g", opt->memory_fraction);
+		g_string_append_printf(s, ", %s memory fraction %.4g",
+				       opt->memory_fraction == opt->recorded_memory_fraction
+					       ? "recorded"
+					       : "what-if",
+				       opt->memory_fraction);
 	if (opt->capacity_set)
-		g_string_append_printf(s, ", device memory %s",
+		g_string_append_printf(s, ", %s device memory %s",
+				       opt->recorded_capacity_set ? "recorded" : "what-if",
 				       cca_size_format(opt->device_memory, buf));
 	return g_string_free(s, FALSE);
 }

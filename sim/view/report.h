@@ -63,7 +63,9 @@ void cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *
 			    GString *out);
 
 /* A one-line description of the settings of a replay: "recorded settings
- * \"CONF\"" or "what-if \"CONF\"", plus the cap.  Free with g_free(). */
+ * \"CONF\"" or "what-if \"CONF\"", plus the cap, "recorded" when it is the
+ * one given as the recording's (--recorded-memory-fraction), else
+ * "what-if".  Free with g_free(). */
 char *cca_report_settings_label(const CcaSnapshot *snap, const CcaReplayOptions *opt);
 
 G_END_DECLS
