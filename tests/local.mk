@@ -146,3 +146,6 @@ EXTRA_DIST += tests/test-cap-proof.sh
 # One question, one answer: the recording's cap given to every command.
 TESTS += tests/test-recorded-cap.sh
 EXTRA_DIST += tests/test-recorded-cap.sh
+# A window (a trace that starts mid-run) said so by every command.
+TESTS += tests/test-window-commands.sh
+EXTRA_DIST += tests/test-window-commands.sh

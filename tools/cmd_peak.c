@@ -9,6 +9,8 @@
 #include "json.h"
 #include "outfile.h"
 #include "peak.h"
+#include "report.h"
+#include "text.h"
 
 static gboolean
 peak_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPeakRun *r)
@@ -24,6 +26,8 @@ peak_run_text(GString *out, const char *trace, int device, const CcaPeakRun *r, 
 {
 	g_string_append_printf(out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s\n", trace,
 			       device, r->result.events, r->label);
+	if (r->result.start_reconstructed)
+		cca_text_wrap(out, cca_report_window_peaks(), CCA_TEXT_COLUMNS, 2);
 	cca_figures_append_text(out, &r->result.figures, &r->result.stats, "  ");
 	cca_peak_append_text(out, r->peak, top);
 }

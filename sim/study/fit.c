@@ -786,6 +786,7 @@ cca_fit_to_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n, const Cca
 	json_object_set_new(doc, "gpus", gpus);
 	g_autoptr(GPtrArray) notes = cca_sweep_notes(sweep);
 	json_object_set_new(doc, "notes", cca_json_strings(notes));
+	json_object_set_new(doc, "window", cca_sweep_window_json(sweep));
 	json_t *list = json_array();
 	for (guint r = 0; r < n; r++) {
 		const CcaFitRow *f = &rows[r];

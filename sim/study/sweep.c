@@ -992,10 +992,35 @@ GPtrArray *
 cca_sweep_notes(const CcaSweep *sweep)
 {
 	GPtrArray *notes = g_ptr_array_new_with_free_func(g_free);
+	const char *window = cca_sweep_window_note(sweep);
+	if (window)
+		g_ptr_array_add(notes, g_strdup(window));
 	for (guint r = 0; r < sweep->rows->len; r++)
 		cca_settings_add_notes(
 			&((const CcaSweepRow *)g_ptr_array_index(sweep->rows, r))->settings, notes);
 	return notes;
+}
+
+const char *
+cca_sweep_window_note(const CcaSweep *sweep)
+{
+	if (!sweep->plan || !sweep->plan->mid_run)
+		return NULL;
+	return "the trace is a window of the run (it starts mid-run): every row starts from the "
+	       "state the recording had when the window opened, rebuilt under the recorded "
+	       "settings, and its figures (peaks, counts, what fits) cover the window alone, "
+	       "not the run before it";
+}
+
+json_t *
+cca_sweep_window_json(const CcaSweep *sweep)
+{
+	const char *note = cca_sweep_window_note(sweep);
+	if (!note)
+		return json_null();
+	json_t *o = json_object();
+	json_object_set_new(o, "assumes", cca_json_string(note));
+	return o;
 }
 
 /* Appends the paragraph TEXT, wrapped to the terminal's width unless
@@ -1304,6 +1329,7 @@ cca_sweep_to_json(const CcaSweep *sweep, const CcaSweepReport *report)
 	json_object_set_new(doc, "calibration", cal);
 	g_autoptr(GPtrArray) notes = cca_sweep_notes(sweep);
 	json_object_set_new(doc, "notes", cca_json_strings(notes));
+	json_object_set_new(doc, "window", cca_sweep_window_json(sweep));
 	json_t *rows = json_array();
 	for (guint r = 0; r < sweep->rows->len; r++)
 		json_array_append_new(rows, row_json(g_ptr_array_index(sweep->rows, r), r + 1));

@@ -218,6 +218,15 @@ const CcaSweepRow *cca_sweep_recommend(const CcaSweep *sweep, CcaGoal goal,
  * ccasim models).  Free with g_ptr_array_unref(). */
 GPtrArray *cca_sweep_notes(const CcaSweep *sweep);
 
+/* What a sweep of a window (a trace that starts mid-run, by its plan)
+ * assumes, as a sentence; NULL for a trace from the start or an unplanned
+ * sweep.  cca_sweep_notes() gives it first. */
+const char *cca_sweep_window_note(const CcaSweep *sweep);
+
+/* cca_sweep_window_note() for --json: {"assumes": NOTE}, or null; the key
+ * "window" of sweep's and fit's JSON, as of replay's. */
+json_t *cca_sweep_window_json(const CcaSweep *sweep);
+
 /* What the printers say about the run besides the rows. */
 typedef struct {
 	const char *trace; /* path */

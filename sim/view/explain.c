@@ -27,6 +27,7 @@
 #include "figures.h"
 #include "peak.h"
 #include "size.h"
+#include "report.h"
 #include "text.h"
 
 struct CcaExplainer {
@@ -867,7 +868,7 @@ append_summary(GString *out, const CcaReplayResult *res, const Pass *pass)
 					       pass->kinds[k], kind_text[k]);
 	g_string_append_printf(out,
 			       "Peak reserved %s against peak allocated %s: the cache held %s "
-			       "(%.1f %% of its peak) more than the tensors ever needed at once.\n",
+			       "(%.1f %% of its peak) more than the tensors %s needed at once.\n",
 			       sz((uint64_t)st->reserved_bytes[CCA_STAT_ALL].peak, a),
 			       sz((uint64_t)st->allocated_bytes[CCA_STAT_ALL].peak, b),
 			       sz((uint64_t)(st->reserved_bytes[CCA_STAT_ALL].peak -
@@ -878,7 +879,8 @@ append_summary(GString *out, const CcaReplayResult *res, const Pass *pass)
 						 (double)(st->reserved_bytes[CCA_STAT_ALL].peak -
 							  st->allocated_bytes[CCA_STAT_ALL].peak) /
 						 (double)st->reserved_bytes[CCA_STAT_ALL].peak
-				       : 0.0);
+				       : 0.0,
+			       res->start_reconstructed ? "within the window" : "ever");
 	g_string_append_printf(out,
 			       "%" G_GINT64_FORMAT " alloc retr%s, %" G_GINT64_FORMAT
 			       " OOM%s, %" G_GUINT64_FORMAT " empty_cache() call%s.\n",
@@ -959,6 +961,8 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		cca_peak_free(pass.peak);
 		return TRUE;
 	}
+	if (res.start_reconstructed)
+		cca_text_wrap(out, cca_report_window_peaks() + 2, CCA_TEXT_COLUMNS, 2);
 	append_summary(out, &res, &pass);
 	cca_figures_append_text(out, &res.figures, &res.stats, "  ");
 

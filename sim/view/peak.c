@@ -375,6 +375,7 @@ run_json(const char *trace, int device, const CcaPeakRun *r)
 	json_object_set_new(o, "device", json_integer(device));
 	json_object_set_new(o, "settings", cca_json_string(r->label));
 	json_object_set_new(o, "whatif", cca_json_bool(r->result.whatif));
+	json_object_set_new(o, "window", cca_report_window_json(&r->result));
 	return o;
 }
 

@@ -39,10 +39,32 @@ cca_report_window_known(void)
 }
 
 const char *
+cca_report_window_peaks(void)
+{
+	return "  note: the trace is a window of the run (it starts mid-run): the peaks below are "
+	       "the window's, and the run before it may have reserved or allocated more";
+}
+
+const char *
 cca_report_window_assumes(void)
 {
 	return "the what-if starts from the state the recording had when the window opened, "
 	       "rebuilt under the recorded settings, as if the run had reached it under these";
+}
+
+json_t *
+cca_report_window_json(const CcaReplayResult *res)
+{
+	if (!res->start_reconstructed)
+		return json_null();
+	json_t *window = json_object();
+	json_object_set_new(window, "unknown_keys",
+			    cca_json_uint(cca_stats_unknown_in_window(&res->stats)));
+	json_object_set_new(window, "known", cca_json_string(cca_report_window_known()));
+	if (res->whatif)
+		json_object_set_new(window, "assumes",
+				    cca_json_string(cca_report_window_assumes()));
+	return window;
 }
 
 /* The notes on CTX's settings (cca_settings_add_notes()), as a new array. */
@@ -102,17 +124,7 @@ cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *re
 	json_object_set_new(o, "memory_stats",
 			    res->start_reconstructed ? cca_stats_to_json_window(&res->stats)
 						     : cca_stats_to_json(&res->stats));
-	json_t *window = json_null();
-	if (res->start_reconstructed) {
-		window = json_object();
-		json_object_set_new(window, "unknown_keys",
-				    cca_json_uint(cca_stats_unknown_in_window(&res->stats)));
-		json_object_set_new(window, "known", cca_json_string(cca_report_window_known()));
-		if (res->whatif)
-			json_object_set_new(window, "assumes",
-					    cca_json_string(cca_report_window_assumes()));
-	}
-	json_object_set_new(o, "window", window);
+	json_object_set_new(o, "window", cca_report_window_json(res));
 	json_t *oom = json_null();
 	if (res->unexpected_ooms != 0) {
 		oom = json_object();

@@ -3,6 +3,7 @@
 #define CCA_REPORT_H
 
 #include <glib.h>
+#include <jansson.h>
 #include <stdbool.h>
 
 #include "replay.h"
@@ -40,6 +41,17 @@ const char *cca_report_window_known(void);
 /* The sentence that says what a what-if of a window of a run assumes
  * (static). */
 const char *cca_report_window_assumes(void);
+
+/* The note over the peaks of a window (explain, peak): they are the
+ * window's own, not the run's. */
+const char *cca_report_window_peaks(void);
+
+/* The "window" key of a replay's JSON, which every command's --json of
+ * the replay carries: null for a trace from the start, else {unknown_keys
+ * (memory_stats keys the window cannot know), known
+ * (cca_report_window_known()), and for a what-if assumes
+ * (cca_report_window_assumes())}. */
+json_t *cca_report_window_json(const CcaReplayResult *res);
 
 /* RESULT as a new JSON object: {"trace", "device", "settings", "notes"
  * (cca_settings_add_notes() of the settings replayed: [] when none),
