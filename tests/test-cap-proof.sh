@@ -39,6 +39,16 @@ done
 run 0 "$ccasim" replay "$traces/dyninfer.cap.pickle.xz" &&
 	grep -q '^  A cap was in force: the device had 130.96 GiB free at this OOM' "$scratch/out"
 report $? "the text says a cap was in force and why"
+run 0 "$ccasim" sweep --json "$traces/dyninfer.cap.pickle.xz" && "$python" -c '
+import json, sys
+meta = json.load(open(sys.argv[2]))
+allowed = int(meta["cap_bytes"] / meta["total_memory"] * meta["total_memory"])
+p = json.load(open(sys.argv[1]))["cap_proved"]
+assert p and p["lo"] <= allowed <= p["hi"], (p, allowed)' "$scratch/out" "$traces/dyninfer.cap.json"
+report $? "sweep --json carries the recorded row's cap_proved"
+run 0 "$ccasim" sweep --recommend "$traces/dyninfer.cap.pickle.xz" &&
+	tr '\n' ' ' <"$scratch/out" | grep -q 'gets furthest (to event 6838 of the trace).*a cap was in force'
+report $? "sweep --recommend puts the OOM at the recorded event and says a cap was in force"
 run 0 "$ccasim" replay --json --recorded-memory-fraction 0.006181486 "$traces/dyninfer.cap.pickle.xz" &&
 	"$python" -c '
 import json, sys

@@ -10,6 +10,8 @@
 
 #include <string.h>
 
+#include "json.h"
+
 void
 cca_capbound_from_replay(const CcaReplayResult *res, bool capacity_given, CcaCapBound *out)
 {
@@ -30,4 +32,18 @@ cca_capbound_from_replay(const CcaReplayResult *res, bool capacity_given, CcaCap
 	out->event = res->recorded_oom_event;
 	out->device_free = res->recorded_oom_device_free;
 	out->needed = needed;
+}
+
+json_t *
+cca_capbound_to_json(const CcaCapBound *cap)
+{
+	if (!cap->proved)
+		return json_null();
+	json_t *o = json_object();
+	json_object_set_new(o, "lo", cca_json_uint(cap->lo));
+	json_object_set_new(o, "hi", cca_json_uint(cap->hi));
+	json_object_set_new(o, "event", cca_json_uint(cap->event));
+	json_object_set_new(o, "device_free", cca_json_uint(cap->device_free));
+	json_object_set_new(o, "segment", cca_json_uint(cap->needed));
+	return o;
 }

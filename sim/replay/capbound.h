@@ -11,6 +11,7 @@
 #ifndef CCA_CAPBOUND_H
 #define CCA_CAPBOUND_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -39,6 +40,10 @@ typedef struct {
  * Otherwise OUT is zeroed: nothing was proved (a cap was known, no oom,
  * or the device was full, which its capacity explains). */
 void cca_capbound_from_replay(const CcaReplayResult *res, bool capacity_given, CcaCapBound *out);
+
+/* CAP for --json: {lo, hi, event, device_free, segment} when proved,
+ * else null (the key "cap_proved" of replay's and sweep's JSON). */
+json_t *cca_capbound_to_json(const CcaCapBound *cap);
 
 G_END_DECLS
 

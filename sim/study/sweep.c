@@ -460,7 +460,11 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 	v[CCA_SWEEP_FIG_SYNCS] = (double)st->num_sync_all_streams;
 	bool oom = res.unexpected_ooms > 0 || st->num_ooms > 0;
 	v[CCA_SWEEP_FIG_OOM] = oom ? 1.0 : 0.0;
-	run->oom_event = res.unexpected_ooms ? res.oom_event : res.events;
+	/* the OOM the model met, else the recording's own */
+	run->oom_event = res.unexpected_ooms	 ? res.oom_event
+			 : res.recorded_oom_seen ? res.recorded_oom_event
+						 : res.events;
+	cca_capbound_from_replay(&res, options->capacity_set, &run->cap);
 	if (options->calibration) {
 		/* A replay that restarts from a rebuilt start (a mid-run
 		 * trace) reports the entries of both attempts: the last
@@ -759,6 +763,25 @@ settings_advice(const CcaSweepRow *row)
 			  : g_strdup("Use PyTorch's defaults (unset PYTORCH_CUDA_ALLOC_CONF)");
 }
 
+/* Says what BASE's (the recorded row's) replay proved of a cap nobody
+ * passed (capbound.h): the rows ran without it. */
+static void
+append_cap_proved(GString *why, const CcaSweepRow *base)
+{
+	const CcaCapBound *c = &base->runs[0].cap;
+	if (!c->proved)
+		return;
+	char a[32], b[32], d[32];
+	g_string_append_printf(
+		why,
+		" But the recording ran out of memory at event %" G_GUINT64_FORMAT
+		" while the device had %s free: a cap was in force, allowing between %s and %s "
+		"(`ccasim replay` says why), and these rows ran without it. Give it with "
+		"--recorded-memory-fraction for an answer under it.",
+		c->event, cca_size_format(c->device_free, a), cca_size_format(c->lo, b),
+		cca_size_format(c->hi, d));
+}
+
 const CcaSweepRow *
 cca_sweep_recommend(const CcaSweep *sweep, CcaGoal goal, const CcaSweepOptions *options,
 		    GString *why)
@@ -783,6 +806,7 @@ cca_sweep_recommend(const CcaSweep *sweep, CcaGoal goal, const CcaSweepOptions *
 			" of the trace). `ccasim fit` finds the device memory each "
 			"setting needs.",
 			cap, name, furthest->runs[0].oom_event);
+		append_cap_proved(why, base);
 		return NULL;
 	}
 	CcaSweepFigure f = goal_figure(goal);
@@ -1330,6 +1354,9 @@ cca_sweep_to_json(const CcaSweep *sweep, const CcaSweepReport *report)
 	g_autoptr(GPtrArray) notes = cca_sweep_notes(sweep);
 	json_object_set_new(doc, "notes", cca_json_strings(notes));
 	json_object_set_new(doc, "window", cca_sweep_window_json(sweep));
+	const CcaSweepRow *base = recorded_row(sweep);
+	json_object_set_new(doc, "cap_proved",
+			    base ? cca_capbound_to_json(&base->runs[0].cap) : json_null());
 	json_t *rows = json_array();
 	for (guint r = 0; r < sweep->rows->len; r++)
 		json_array_append_new(rows, row_json(g_ptr_array_index(sweep->rows, r), r + 1));

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "calibration.h"
+#include "capbound.h"
 #include "device.h"
 #include "replay.h"
 #include "settings.h"
@@ -78,6 +79,7 @@ typedef struct {
 	CcaAddressModel model; /* the address model (CCA_ADDRESS_RECORDED: the trace's own) */
 	uint64_t address_ties; /* the replay's decisions by address alone */
 	bool replayed;	       /* FALSE: copied from the primary run, which met no tie */
+	CcaCapBound cap;       /* a cap the recording proves (the recorded row's replay) */
 } CcaSweepRun;
 
 /* One setting and its results. */
@@ -251,6 +253,8 @@ typedef struct {
 void cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, GString *out);
 
 /* Appends one JSON object: the run's context, "notes" (cca_sweep_notes()),
+ * "window" (cca_sweep_window_json()), "cap_proved" (what the recorded
+ * row's replay proved of a cap: cca_capbound_to_json()),
  * "rows" (rank, settings, origin, "notes" on its settings, every figure
  * with its "_range" [min, max] or null) and "recommendation" (null or
  * {"settings", "why"}). */

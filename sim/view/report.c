@@ -143,16 +143,7 @@ cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *re
 	json_object_set_new(o, "recorded_ooms", cca_json_uint(res->recorded_ooms));
 	CcaCapBound cap;
 	cca_capbound_from_replay(res, ctx->device_memory_set, &cap);
-	json_t *bound = json_null();
-	if (cap.proved) {
-		bound = json_object();
-		json_object_set_new(bound, "lo", cca_json_uint(cap.lo));
-		json_object_set_new(bound, "hi", cca_json_uint(cap.hi));
-		json_object_set_new(bound, "event", cca_json_uint(cap.event));
-		json_object_set_new(bound, "device_free", cca_json_uint(cap.device_free));
-		json_object_set_new(bound, "segment", cca_json_uint(cap.needed));
-	}
-	json_object_set_new(o, "cap_proved", bound);
+	json_object_set_new(o, "cap_proved", cca_capbound_to_json(&cap));
 	json_object_set_new(o, "empty_cache_calls", cca_json_uint(res->empty_cache_calls));
 	json_object_set_new(o, "recorded_calls_applied",
 			    cca_json_uint(res->recorded_calls_applied));
