@@ -21,3 +21,5 @@ dist_noinst_SCRIPTS += tools/torch_replay.py tools/validation-table.py tools/pat
 dist_noinst_SCRIPTS += gpu/record-check.py gpu/record-overhead.py
 # the lab programs run with PyTorch itself (issue 16)
 dist_noinst_SCRIPTS += gpu/lab-check.py
+# programs whose answers the snapshot does not decide (traces/uncertain-2.11)
+dist_noinst_SCRIPTS += gpu/capture-uncertain.py gpu/spread.py gpu/check-uncertain.sh
