@@ -109,6 +109,19 @@ report $? "a failed --check without a cap names the missing cap (stderr and repo
 run 1 "$ccasim" replay --check --json "$gc" &&
 	grep -qF -- "\"hint\": \"no memory cap was given, and the $hint\"" "$scratch/out"
 report $? "a failed --check --json carries the hint"
+# A ccasim-record dump holds every fraction call the program made: a
+# failed --check of one (an alloc's address changed) names no missing cap.
+recorded=$scratch/recorded-moved.pickle
+"$python" -c '
+import lzma, pickle, sys
+s = pickle.load(lzma.open(sys.argv[1]))
+t = s["device_traces"][0]
+i = max(i for i, e in enumerate(t) if e["action"] == "alloc")
+t[i] = dict(t[i], addr=t[i]["addr"] + 512)
+pickle.dump(s, open(sys.argv[2], "wb"))' "$srcdir/traces/calls-2.11/calls.default.pickle.xz" "$recorded"
+run 1 "$ccasim" replay --check "$recorded" && grep -q 'check: FAILED' "$scratch/out" &&
+	! grep -qF -- "$hint" "$scratch/err" && ! grep -qF -- "$hint" "$scratch/out"
+report $? "a failed --check of a ccasim-record dump names no missing cap"
 run 0 "$ccasim" replay --check --memory-fraction 0.006317880728292356 "$gc" &&
 	grep -q '^check: passed' "$scratch/out" && ! grep -qF -- "$hint" "$scratch/out"
 report $? "with the recorded fraction (cap_bytes / total_memory) --check passes"

@@ -26,7 +26,8 @@ typedef struct {
 
 /* Whether a failed --check of CTX's run may come from a cap the snapshot
  * cannot hold: true when neither a memory fraction nor a device memory
- * was given.  PyTorch does not record set_per_process_memory_fraction(),
+ * was given, and the snapshot is no ccasim-record dump (which holds every
+ * fraction call the program made).  PyTorch does not record set_per_process_memory_fraction(),
  * so a trace recorded under one replays uncapped unless it is passed. */
 bool cca_report_check_may_need_cap(const CcaReportContext *ctx);
 
