@@ -137,3 +137,8 @@ EXTRA_DIST += tests/test-lab-device.sh
 # pip install of the Python module into a virtualenv (issue 17)
 TESTS += tests/test-pip.sh
 EXTRA_DIST += tests/test-pip.sh
+# ccasim-record under hostile conditions: a storm of dump signals, two
+# processes without a rank, RANK values that are not ranks, planted links,
+# the dumps' modes.
+TESTS += tests/test-record-hostile.sh
+EXTRA_DIST += tests/test-record-hostile.sh
