@@ -634,9 +634,15 @@ class Recorder:
         self.dump("oom")
 
     def at_exit(self):
+        """Registered with atexit for the exit dump or the dumper thread: a
+        signal dump asked for before the exit (or under way) is finished
+        first (a daemon thread stopped at exit would leave its temporary
+        file), then the exit dump unless --no-dump-at-exit."""
         if not self.active or os.getpid() != self.pid:
             return
-        self.stop_dumper()  # a signal dump asked for before the exit is taken first
+        self.stop_dumper()
+        if not self.opts["dump_at_exit"]:
+            return
         try:
             self.dump("exit")
         except Exception as e:
@@ -1069,7 +1075,7 @@ def start(out_dir=".", **options):
         _OBSERVER_ATTACHED = True
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=_after_fork_in_child)
-    if opts["dump_at_exit"]:
+    if opts["dump_at_exit"] or opts["dump_on_signal"]:
         atexit.register(rec.at_exit)
     if opts["dump_on_signal"]:
         sig = signal.Signals[opts["dump_on_signal"]]
