@@ -149,3 +149,8 @@ EXTRA_DIST += tests/test-recorded-cap.sh
 # A window (a trace that starts mid-run) said so by every command.
 TESTS += tests/test-window-commands.sh
 EXTRA_DIST += tests/test-window-commands.sh
+# ccasim-record under hostile conditions: a storm of dump signals, two
+# processes without a rank, RANK values that are not ranks, planted links,
+# the dumps' modes.
+TESTS += tests/test-record-hostile.sh
+EXTRA_DIST += tests/test-record-hostile.sh

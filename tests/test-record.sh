@@ -297,8 +297,8 @@ check("reset_peak_memory_stats(): the current device", recs("reset_peak")[-1][2]
 torch.cuda._fake_alloc(100, device=0)
 paths = cr.dump()
 check("one file per device with allocator state, named d00 and d01",
-      len(paths) == 2 and paths[0].endswith("-r00000-d00-000-manual.pickle")
-      and paths[1].endswith("-r00000-d01-000-manual.pickle"),
+      len(paths) == 2 and paths[0].endswith("-r00000-p%07d-d00-000-manual.pickle" % os.getpid())
+      and paths[1].endswith("-r00000-p%07d-d01-000-manual.pickle" % os.getpid()),
       paths)
 s1 = load(paths[1])
 check("a device's file: its own segments, traces and annotations",
@@ -388,21 +388,33 @@ rows = [  # (environment, options, expected job, expected rank)
     ({"TORCHELASTIC_RUN_ID": "run-1", "RANK": "12", "LOCAL_RANK": "4"}, {}, "run-1", 12),
     ({"TORCHELASTIC_RUN_ID": "none", "RANK": "1"}, {}, "20261201T101500Z", 1),
     ({"SLURM_JOB_ID": "1", "TORCHELASTIC_RUN_ID": "x"}, {"job": "a b"}, "a_b", 0),
-    ({"RANK": "junk"}, {}, "20261201T101500Z", 0),
+    ({"RANK": "007"}, {}, "20261201T101500Z", 7),
 ]
 started = 1796120100.0  # 2026-12-01 10:15:00 UTC
 for env, opts, job, rank in rows:
     got = (cr.job_name(opts, env=env, started=started), cr.rank_of(env=env))
     check("job and rank of %s %s: %s, %d" % (env, opts, job, rank), got == (job, rank), got)
-n = cr.dump_file_name("ccasim-", "4242", 3, 1, 7, "oom", "xz")
-check("file name: {prefix}{job}-r{rank:05d}-d{dev:02d}-{seq:03d}-{reason}.pickle.xz",
-      n == "ccasim-4242-r00003-d01-007-oom.pickle.xz", n)
-names = [cr.dump_file_name("p-", job, r, dev, seq, why, "none")
-         for job, r, dev, seq, why in [("4243", 0, 0, 0, "exit"), ("4242", 10, 0, 0, "exit"),
-                                       ("4242", 2, 1, 0, "oom"), ("4242", 2, 0, 1, "exit"),
-                                       ("4242", 2, 0, 0, "oom")]]
-want = [names[i] for i in (4, 3, 2, 1, 0)]
-check("names sort by job, rank, device, then dump sequence", sorted(names) == want, sorted(names))
+for env in ({"RANK": "junk"}, {"RANK": "-5"}, {"RANK": "1e3"}, {"RANK": "../../etc"},
+            {"RANK": "1000000"}, {"SLURM_PROCID": "x"}, {"RANK": "1", "LOCAL_RANK": "a"}):
+    try:
+        got = cr.rank_of(env=env)
+    except cr.EnvError as e:
+        got = str(e)
+    k = [k for k in env if not env[k].isdigit()] or list(env)
+    check("rank of %s: refused, naming %s and its value" % (env, k[0]),
+          got == "%s=%r is not a rank (a decimal integer from 0 to 999999)" % (k[0], env[k[0]]),
+          got)
+n = cr.dump_file_name("ccasim-", "4242", 3, 812, 1, 7, "oom", "xz")
+check("file name: {prefix}{job}-r{rank:05d}-p{pid:07d}-d{dev:02d}-{seq:03d}-{reason}.pickle.xz",
+      n == "ccasim-4242-r00003-p0000812-d01-007-oom.pickle.xz", n)
+names = [cr.dump_file_name("p-", job, r, pid, dev, seq, why, "none")
+         for job, r, pid, dev, seq, why in [
+             ("4243", 0, 9, 0, 0, "exit"), ("4242", 10, 9, 0, 0, "exit"),
+             ("4242", 2, 100, 0, 0, "exit"), ("4242", 2, 9, 1, 0, "oom"),
+             ("4242", 2, 9, 0, 1, "exit"), ("4242", 2, 9, 0, 0, "oom")]]
+want = [names[i] for i in (5, 4, 3, 2, 1, 0)]
+check("names sort by job, rank, process, device, then dump sequence", sorted(names) == want,
+      sorted(names))
 EOF
 
 # ------------------------------------------------------------ OOM
@@ -527,7 +539,7 @@ out=$scratch/e2e
 run 0 env PYTHONPATH="$fake" FAKE_TORCH_IMPORTED="$scratch/imported" \
 	"$wrapper" --out "$out" --quiet -- /usr/bin/python3 "$scratch/prog/prog.py" &&
 	grep -qx "recording=True" "$scratch/out" && [ ! -s "$scratch/err" ] &&
-	ls "$out" | grep -qE '^ccasim-[0-9]{8}T[0-9]{6}Z-r00000-d00-000-exit\.pickle$'
+	ls "$out" | grep -qE '^ccasim-[0-9]{8}T[0-9]{6}Z-r00000-p[0-9]{7}-d00-000-exit\.pickle$'
 report $? "ccasim-record --out D -- python3 prog.py: torch not imported at start-up, recording after its import, the exit dump in D"
 f=$(ls "$out"/*-exit.pickle 2>/dev/null | head -n 1)
 run 0 "$ccasim" info "${f:-missing}" && grep -q "annotations: " "$scratch/out"
@@ -553,7 +565,8 @@ rm -f "$scratch/imported"
 run 0 env PYTHONPATH="$fake" FAKE_TORCH_IMPORTED="$scratch/imported" PROG_SIGNAL=1 RANK=5 \
 	SLURM_JOB_ID=77 "$wrapper" --out "$scratch/sig" --quiet --dump-on-signal USR1 --compress gz \
 	-- /usr/bin/python3 "$scratch/prog/prog.py" &&
-	[ "$(ls "$scratch/sig" | tr '\n' ' ')" = "ccasim-77-r00005-d00-000-signal.pickle.gz ccasim-77-r00005-d00-001-exit.pickle.gz " ]
+	ls "$scratch/sig" | sed 's/-p[0-9]\{7\}-/-pPID-/' | tr '\n' ' ' >"$scratch/names" &&
+	[ "$(cat "$scratch/names")" = "ccasim-77-r00005-pPID-d00-000-signal.pickle.gz ccasim-77-r00005-pPID-d00-001-exit.pickle.gz " ]
 report $? "--dump-on-signal USR1: a signal dump, then the exit dump, named by SLURM_JOB_ID and RANK"
 rm -f "$scratch/imported"
 

@@ -23,8 +23,12 @@ Invariants: no Python work per allocation (the recorded calls are rare);
 the injected code never imports torch itself; a patched function calls the
 original with the same arguments and lets its exceptions through; no torch
 call is made while the recorder's own lock is held; a dump is written to a
-temporary file and renamed, so a dump file is whole or absent.  Python 3
-standard library only (plus torch, imported when recording starts).
+temporary file of its own (mkstemp: created, never opened through a link)
+and linked to a name no other file has, so a dump file is whole or absent
+and never replaces another; a signal handler only writes one byte to a
+pipe: the dump is the dumper thread's (doc/recording.md says why there).
+Python 3 standard library only (plus torch, imported when recording
+starts).
 """
 
 import atexit
@@ -34,8 +38,10 @@ import json
 import lzma
 import os
 import pickle
+import re
 import signal
 import sys
+import tempfile
 import threading
 import time
 import weakref
@@ -46,6 +52,8 @@ PROG = "ccasim-record"
 FORMAT_VERSION = 1
 REASONS = ("oom", "exit", "manual", "signal")
 PICKLE_PROTOCOL = 4  # what torch's _dump_snapshot writes on Python 3.8-3.13
+MAX_RANK = 999999    # the largest RANK, SLURM_PROCID or LOCAL_RANK taken
+DUMP_DIR_MODE = 0o700  # a dump folder the recorder creates
 
 # --------------------------------------------------------------- options
 # One table drives the command line, start()'s keywords, the JSON of
@@ -128,6 +136,20 @@ def _flag(v):
     return v
 
 
+def _file_mode(v):
+    """An octal mode ("0644", "640", "0o600", or an int) for the dump
+    files: read and write bits only, the owner's read and write included."""
+    m = None
+    if isinstance(v, int) and not isinstance(v, bool):
+        m = v
+    elif isinstance(v, str) and re.fullmatch(r"(0o?)?[0-7]{1,4}", v.strip()):
+        m = int(v.strip().replace("o", ""), 8)
+    if m is None or m & ~0o666 or m & 0o600 != 0o600:
+        raise ValueError("expected an octal mode of read/write bits with the owner's read and "
+                         "write (0600, 0640, 0644, ...), got %r" % (v,))
+    return m
+
+
 OPTIONS = [
     ("out_dir", "--out", "DIR", ".", _dir,
      "directory of the dumps (created when missing; default: the current one)"),
@@ -151,6 +173,8 @@ OPTIONS = [
      "do not dump when the process exits"),
     ("quiet", "--quiet", None, False, _flag,
      "do not print a line for each dump written"),
+    ("dump_mode", "--dump-mode", "MODE", 0o600, _file_mode,
+     "permissions of the dump files, octal (default: 0600; e.g. 0640, 0644)"),
 ]
 _BY_KEY = {row[0]: row for row in OPTIONS}
 _BY_OPT = {row[1]: row for row in OPTIONS}
@@ -233,33 +257,87 @@ def job_name(opts, env=None, started=None):
     return _utc_stamp(time.time() if started is None else started)
 
 
+class EnvError(ValueError):
+    """An environment variable the recorder reads holds what it cannot
+    take (a rank that is not a number)."""
+
+
+def _env_rank(env, key):
+    """int(env[key]) where it is a decimal integer 0..MAX_RANK; None where
+    key is unset; raises EnvError naming key and value otherwise."""
+    v = env.get(key)
+    if v is None:
+        return None
+    if re.fullmatch(r"[0-9]{1,7}", v, re.ASCII) and int(v) <= MAX_RANK:
+        return int(v)
+    shown = repr(v if len(v) <= 64 else v[:64] + "...")
+    raise EnvError("%s=%s is not a rank (a decimal integer from 0 to %d)" % (key, shown, MAX_RANK))
+
+
 def rank_of(env=None):
-    """The process's rank: RANK, else SLURM_PROCID, else 0."""
+    """The process's rank: RANK, else SLURM_PROCID, else 0.  Raises
+    EnvError (naming the variable and its value) where RANK, SLURM_PROCID or
+    LOCAL_RANK is set to anything but a decimal integer 0..MAX_RANK: such a
+    value is never taken as rank 0, nor put into a file name."""
     env = os.environ if env is None else env
-    for k in ("RANK", "SLURM_PROCID"):
-        try:
-            return max(0, int(env[k]))
-        except (KeyError, ValueError):
-            pass
+    ranks = [_env_rank(env, k) for k in ("RANK", "SLURM_PROCID", "LOCAL_RANK")]
+    for r in ranks[:2]:
+        if r is not None:
+            return r
     return 0
 
 
-def dump_file_name(prefix, job, rank, device, seq, reason, compress):
-    """{prefix}{job}-r{rank:05d}-d{device:02d}-{seq:03d}-{reason}.pickle[.xz|.gz]:
-    sorted by name, a fleet of dumps is in job, rank, device, sequence
-    order."""
+def dump_file_name(prefix, job, rank, pid, device, seq, reason, compress):
+    """{prefix}{job}-r{rank:05d}-p{pid:07d}-d{device:02d}-{seq:03d}-{reason}.pickle[.xz|.gz]:
+    sorted by name, a fleet of dumps is in job, rank, process, device,
+    sequence order; the process id keeps apart processes of one job that
+    share a rank (none given)."""
     ext = {"none": "", "xz": ".xz", "gz": ".gz"}[compress]
-    return "%s%s-r%05d-d%02d-%03d-%s.pickle%s" % (prefix, job, rank, device, seq, reason, ext)
+    return "%s%s-r%05d-p%07d-d%02d-%03d-%s.pickle%s" % (prefix, job, rank, pid, device, seq,
+                                                        reason, ext)
 
 
-def write_atomic(path, obj, compress):
-    """Pickles `obj` to `path` through a temporary file of the same
-    directory (flushed, fsynced, renamed): `path` ends whole or untouched.
-    Raises OSError (the temporary file removed)."""
+def _numbered(path, n):
+    """path with "-n" before its ".pickle" (n > 0): the name of a dump whose
+    own name was taken."""
+    head, dot, tail = path.rpartition(".pickle")
+    return "%s-%d%s%s" % (head, n, dot, tail) if dot else "%s-%d" % (path, n)
+
+
+def _link_new(tmp, path):
+    """Gives the file `tmp` a name no file had: `path`, else path-1, path-2
+    ... (_numbered), through link(), which never replaces nor follows what
+    is there; where the filesystem cannot link, a rename to a name found
+    free.  Returns the name; `tmp` is gone."""
+    for n in range(1000):
+        cand = path if n == 0 else _numbered(path, n)
+        try:
+            os.link(tmp, cand)
+        except FileExistsError:
+            continue
+        except OSError:  # no hard links here (EPERM, ENOTSUP, EXDEV, EMLINK)
+            if os.path.lexists(cand):
+                continue
+            os.replace(tmp, cand)
+            return cand
+        os.unlink(tmp)
+        return cand
+    raise FileExistsError(17, "1000 names taken", path)
+
+
+def write_atomic(path, obj, compress, mode=0o600):
+    """Pickles `obj` into a new file named `path` (or, where a file of that
+    name exists, _numbered(path, n)), with permissions `mode`: through a
+    temporary file of the same directory made by mkstemp (O_EXCL: a link
+    planted there is never followed), flushed, fsynced and linked to its
+    name.  Returns the name written.  Raises OSError (the temporary file
+    removed)."""
     d, base = os.path.split(path)
-    tmp = os.path.join(d, ".%s.%d.tmp" % (base, os.getpid()))
+    fd, tmp = tempfile.mkstemp(dir=d or ".", prefix="." + base + ".", suffix=".tmp")
     try:
-        with open(tmp, "wb") as f:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as f:
+            fd = None
             if compress == "xz":
                 with lzma.LZMAFile(f, "wb", preset=1) as z:
                     pickle.dump(obj, z, protocol=PICKLE_PROTOCOL)
@@ -270,8 +348,10 @@ def write_atomic(path, obj, compress):
                 pickle.dump(obj, f, protocol=PICKLE_PROTOCOL)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        path = _link_new(tmp, path)
     except BaseException:
+        if fd is not None:
+            os.close(fd)
         try:
             os.unlink(tmp)
         except OSError:
@@ -285,6 +365,13 @@ def write_atomic(path, obj, compress):
             os.close(fd)
     except OSError:
         pass
+    return path
+
+
+def make_dump_dir(path):
+    """Creates the dump folder `path` (mode DUMP_DIR_MODE; the folders
+    above it as the umask says) unless it exists.  Raises OSError."""
+    os.makedirs(path, mode=DUMP_DIR_MODE, exist_ok=True)
 
 
 def _say(msg):
@@ -306,13 +393,14 @@ class Recorder:
     """One recording: the records, per-device offsets and samples, the
     patches.  Use the module's start(), dump() and stop()."""
 
-    def __init__(self, torch, opts, started=None):
+    def __init__(self, torch, opts, started=None, rank=0):
         self.torch = torch
         self.opts = opts
         self.started = time.time() if started is None else started
         self.job = job_name(opts, started=self.started)
-        self.rank = rank_of()
+        self.rank = rank
         self.records = []     # the record dicts, in the order they were taken
+        self.inflight = set()  # id() of the records whose call has not returned yet
         self.offsets = {}     # device -> [allocs, frees, ooms] zeroed by earlier resets
         self.peak = {}        # device -> (reserved, total, free, time_us, counts)
         self.seen = set()     # devices whose `device_memory when=start` is taken
@@ -323,12 +411,16 @@ class Recorder:
         self.oom_left = opts["oom_dumps"]
         self.patches = []     # (owner, attr, original, had_own_attr, wrapper)
         self.active = False
-        self.lock = threading.Lock()        # guards the Python state only
-        self.cuda_lock = threading.Lock()   # sampler vs capture begin
-        self.dump_lock = threading.RLock()
+        # Reentrant, so that no path that re-enters the recorder on one
+        # thread (an OOM observer, a finalizer) can deadlock on them.
+        self.lock = threading.RLock()       # guards the Python state only
+        self.cuda_lock = threading.RLock()  # sampler vs capture begin
+        self.dump_lock = threading.RLock()  # one dump at a time
         self.stop_evt = threading.Event()
         self.thread = None
         self.old_handler = None
+        self.wake = None      # (read fd, write fd) of the dumper's pipe
+        self.dumper = None    # the thread that takes the signal dumps
         self.pid = os.getpid()
 
     # -- counts and samples (torch calls: never under self.lock)
@@ -399,13 +491,24 @@ class Recorder:
                 self._note_sample(dev, t, counts, self._sample(dev))
         return out
 
-    def append(self, recs):
+    def append(self, recs, inflight=False):
+        """Appends the records; `inflight`: their call has not run yet, so a
+        dump taken meanwhile (by the dumper thread) leaves them out until
+        settle()."""
         with self.lock:
             self.records.extend(recs)
+            if inflight:
+                self.inflight.update(id(r) for r in recs)
+
+    def settle(self, recs):
+        """The call of records appended in flight returned (or raised)."""
+        with self.lock:
+            self.inflight.difference_update(id(r) for r in recs)
 
     def withdraw(self, recs):
         """The call raised: its records did not happen."""
         with self.lock:
+            self.inflight.difference_update(id(r) for r in recs)
             for r in recs:
                 for i in range(len(self.records) - 1, -1, -1):
                     if self.records[i] is r:
@@ -429,32 +532,59 @@ class Recorder:
 
     # -- dumps
 
+    SNAPSHOT_TRIES = 5
+
+    def _consistent_snapshot(self):
+        """(_snapshot(), {device: counts}, records, peak, time_us): the
+        records and peaks as they were before the snapshot (those whose call
+        returned; a record taken while the snapshot is under way belongs to
+        the next dump), the counts read just before and again just after
+        it.  When another thread allocated in between (the dumper thread
+        runs beside the program), the snapshot is taken again,
+        SNAPSHOT_TRIES times at most; the counts are then those after the
+        last one (with one line on stderr), so that a `dump` record's
+        counts are the trace's end's."""
+        for i in range(self.SNAPSHOT_TRIES):
+            t = int(time.time() * 1e6)
+            before = {dev: self._counts(dev)[0] for dev in self._devices()}
+            with self.lock:
+                records = [r for r in self.records if id(r) not in self.inflight]
+                peak = dict(self.peak)
+            snap = self.torch.cuda.memory._snapshot()
+            after = {dev: self._counts(dev)[0] for dev in self._devices()}
+            if after == before:
+                break
+        else:
+            _say("the allocator's counts moved during each of %d snapshots: the calls of this "
+                 "dump may be placed a few entries late" % self.SNAPSHOT_TRIES)
+        return snap, after, records, peak, t
+
     def dump(self, reason):
-        """Takes device_memory when=dump and `dump` on every initialised
-        device, then _snapshot(), and writes one file per device with
-        allocator state.  Returns the paths written; a file that cannot be
-        written gets one line on stderr."""
+        """Takes _snapshot() (with the counts of every initialised device
+        that match it, _consistent_snapshot), device_memory when=dump and
+        `dump` on every initialised device, and writes one file per device
+        with allocator state.  Returns the paths written; a file that cannot
+        be written gets one line on stderr.  Safe from any thread: PyTorch
+        never waits for the GIL while it holds the allocator's mutex (it
+        releases the mutex before calling the OOM observers)."""
         if reason not in REASONS:
             raise ValueError("reason: expected one of %s, got %r" % ("|".join(REASONS), reason))
         with self.dump_lock:
             seq = self.seq
             self.seq += 1
-            t = int(time.time() * 1e6)
+            snap, all_counts, records, peak, t = self._consistent_snapshot()
             final = {}
-            for dev in self._devices():
-                counts, _ = self._counts(dev)
+            for dev, counts in sorted(all_counts.items()):
                 s = self._sample(dev)
                 self._note_sample(dev, t, counts, s)
+                if s is not None and (dev not in peak or s[2] > peak[dev][0]):
+                    peak[dev] = (s[2], s[0], s[1], t, counts)
                 recs = []
                 if s is not None:
                     recs.append(self._make("device_memory", dev, t, counts, [
                         ("when", "dump"), ("total", s[0]), ("free", s[1]), ("reserved", s[2])]))
                 recs.append(self._make("dump", dev, t, counts, [("reason", reason)]))
                 final[dev] = recs
-            snap = self.torch.cuda.memory._snapshot()
-            with self.lock:
-                records = list(self.records)
-                peak = dict(self.peak)
             return self._write(snap, records, peak, final, seq, reason)
 
     def _write(self, snap, records, peak, final, seq, reason):
@@ -483,12 +613,12 @@ class Recorder:
             one["external_annotations"] = [a for a in theirs
                                            if not isinstance(a, dict)
                                            or a.get("device", dev) == dev] + mine
-            name = dump_file_name(self.opts["prefix"], self.job, self.rank, dev, seq, reason,
-                                  self.opts["compress"])
+            name = dump_file_name(self.opts["prefix"], self.job, self.rank, self.pid, dev, seq,
+                                  reason, self.opts["compress"])
             path = os.path.join(out_dir, name)
             try:
-                os.makedirs(out_dir, exist_ok=True)
-                write_atomic(path, one, self.opts["compress"])
+                make_dump_dir(out_dir)
+                path = write_atomic(path, one, self.opts["compress"], self.opts["dump_mode"])
             except OSError as e:
                 _say("cannot write %s: %s" % (path, e.strerror or e))
                 continue
@@ -504,19 +634,82 @@ class Recorder:
         self.dump("oom")
 
     def at_exit(self):
+        """Registered with atexit for the exit dump or the dumper thread: a
+        signal dump asked for before the exit (or under way) is finished
+        first (a daemon thread stopped at exit would leave its temporary
+        file), then the exit dump unless --no-dump-at-exit."""
         if not self.active or os.getpid() != self.pid:
+            return
+        self.stop_dumper()
+        if not self.opts["dump_at_exit"]:
             return
         try:
             self.dump("exit")
         except Exception as e:
             _say("exit dump failed: %s" % (e,))
 
-    def on_signal(self, signum, frame):
-        if self.active and os.getpid() == self.pid:
+    # -- signal dumps
+    #
+    # The handler runs on the main thread between any two bytecodes of the
+    # program, of torch or of the recorder itself, with whatever locks they
+    # hold, and again inside itself when signals come in a burst: it takes
+    # no lock and makes no call but one os.write() of one byte to a pipe
+    # (non-blocking; a full pipe means a dump is asked for already).  The
+    # dumper thread reads the pipe and takes one dump for all the bytes it
+    # read at once, so a burst of signals coalesces.
+
+    def start_dumper(self):
+        r, w = os.pipe()
+        os.set_blocking(w, False)
+        self.wake = (r, w)
+        self.dumper = threading.Thread(target=self._dumper, args=(r,),
+                                       name="ccasim-record-dumper", daemon=True)
+        self.dumper.start()
+
+    def _dumper(self, r):
+        while True:
             try:
-                self.dump("signal")
-            except Exception as e:
-                _say("signal dump failed: %s" % (e,))
+                data = os.read(r, 65536)
+            except OSError:
+                return
+            if b"s" in data and self.active and os.getpid() == self.pid:
+                try:
+                    self.dump("signal")
+                except Exception as e:
+                    _say("signal dump failed: %s" % (e,))
+            if not data or b"q" in data:
+                return
+
+    def stop_dumper(self, close=True):
+        """Ends the dumper thread once it took the signal dump asked for
+        before (when still recording); closes its pipe unless `close` is
+        false (the handler may still be installed)."""
+        wake, dumper = self.wake, self.dumper
+        if wake is None:
+            return
+        self.wake = None  # the handler writes no more
+        try:
+            os.set_blocking(wake[1], True)
+            os.write(wake[1], b"q")
+        except OSError:
+            pass
+        if dumper is not None and dumper is not threading.current_thread():
+            dumper.join()
+        self.dumper = None
+        if close:
+            for fd in wake:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+    def on_signal(self, signum, frame):
+        wake = self.wake
+        if wake is not None and self.active and os.getpid() == self.pid:
+            try:
+                os.write(wake[1], b"s")
+            except OSError:  # full: a dump is asked for already
+                pass
         old = self.old_handler
         if callable(old):
             old(signum, frame)
@@ -582,12 +775,14 @@ def _recorded_call(rec, orig, kind, devices, fields):
                 recs = rec.take(kind, devices(args, kwargs), fields(args, kwargs))
             except Exception:
                 recs = []  # arguments the real call will refuse
-            rec.append(recs)
+            rec.append(recs, inflight=True)
             try:
-                return orig(*args, **kwargs)
+                result = orig(*args, **kwargs)
             except BaseException:
                 rec.withdraw(recs)
                 raise
+            rec.settle(recs)
+            return result
         finally:
             _tls.depth = 0
     return wrapper
@@ -610,7 +805,7 @@ def _reset_accumulated(rec, orig):
                 rec._note_sample(dev, t, counts, rec._sample(dev))
             except Exception:
                 dev, recs = None, []
-            rec.append(recs)
+            rec.append(recs, inflight=True)
             try:
                 result = orig(*args, **kwargs)
             except BaseException:
@@ -620,6 +815,7 @@ def _reset_accumulated(rec, orig):
                 with rec.lock:
                     off = rec.offsets.get(dev, (0, 0, 0))
                     rec.offsets[dev] = tuple(o + r for o, r in zip(off, raw))
+            rec.settle(recs)
             return result
         finally:
             _tls.depth = 0
@@ -639,16 +835,18 @@ class _PoolContext:
             recs = self.rec.take(kind, [dev], [("pool", _pool_text(self.pool))])
         except Exception:
             recs = []
-        self.rec.append(recs)
+        self.rec.append(recs, inflight=kind == "use_mem_pool_enter")
         return recs
 
     def __enter__(self):
         recs = self._record("use_mem_pool_enter") if self.rec.active else []
         try:
-            return self.cm.__enter__()
+            result = self.cm.__enter__()
         except BaseException:
             self.rec.withdraw(recs)
             raise
+        self.rec.settle(recs)
+        return result
 
     def __exit__(self, *exc):
         try:
@@ -853,10 +1051,11 @@ def start(out_dir=".", **options):
     opts = check_options(dict(options, out_dir=out_dir))
     if _ACTIVE is not None and _ACTIVE.active:
         return _ACTIVE
+    rank = rank_of()
     import torch
     if not torch.cuda.is_available():
         raise RuntimeError("CUDA is not available: nothing to record")
-    rec = Recorder(torch, opts, started)
+    rec = Recorder(torch, opts, started, rank)
     stacks = opts["stacks"]
     torch.cuda.memory._record_memory_history(
         enabled="all", context=None if stacks == "none" else "all",
@@ -876,16 +1075,18 @@ def start(out_dir=".", **options):
         _OBSERVER_ATTACHED = True
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=_after_fork_in_child)
-    if opts["dump_at_exit"]:
+    if opts["dump_at_exit"] or opts["dump_on_signal"]:
         atexit.register(rec.at_exit)
     if opts["dump_on_signal"]:
         sig = signal.Signals[opts["dump_on_signal"]]
+        rec.start_dumper()
         try:
             rec.old_handler = signal.signal(sig, rec.on_signal)
         except ValueError as e:  # not the main thread
             _say("--dump-on-signal %s: not installed (%s)" % (sig.name, e))
             rec.old_handler = None
             opts["dump_on_signal"] = None
+            rec.stop_dumper()
     if opts["sample_interval"] > 0:
         rec.thread = threading.Thread(target=rec._sampler, args=(opts["sample_interval"],),
                                       name="ccasim-record-sampler", daemon=True)
@@ -920,8 +1121,10 @@ def stop():
         try:
             signal.signal(signal.Signals[rec.opts["dump_on_signal"]],
                           rec.old_handler if rec.old_handler is not None else signal.SIG_DFL)
-        except ValueError:
-            pass
+            restored = True
+        except ValueError:  # not the main thread: our handler stays (inactive)
+            restored = False
+        rec.stop_dumper(close=restored)
     try:
         rec.torch.cuda.memory._record_memory_history(enabled=None)
     except Exception:
@@ -980,6 +1183,9 @@ def start_from_env():
         if not torch.cuda.is_available():
             return None  # a CPU-only process (a helper, a data worker): nothing to record
         return start(**values)
+    except EnvError as e:
+        _say("%s: not recording" % (e,))
+        return None
     except Exception as e:
         _say("not recording: %s" % (e,))
         return None
@@ -1060,7 +1266,7 @@ def main(argv, pydir=None, sitedir=None):
             sitedir = pydir
     sitedir = os.path.abspath(sitedir)
     try:
-        os.makedirs(opts["out_dir"], exist_ok=True)
+        make_dump_dir(opts["out_dir"])
     except OSError as e:
         _say("--out %s: cannot create the directory: %s" % (opts["out_dir"], e.strerror or e))
         return 2

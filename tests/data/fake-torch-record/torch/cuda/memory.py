@@ -1,14 +1,28 @@
 """torch.cuda.memory of the stand-in (see torch/__init__.py)."""
 
 import contextlib
+import functools
 import os
 import sys
+import threading
 import time
 
 MiB = 1 << 20
 TOTAL = 80 << 30          # each device's memory
 OUTSIDE = 500 * MiB       # held outside the allocator once a device is used
 CALLS = []                # (name, time_us at entry) of each real call
+# The allocator's mutex (PyTorch's per-device recursive_mutex): every call
+# that reads or changes the allocator's state holds it, so that another
+# thread's _snapshot() or memory_stats() sees a whole state.
+MUTEX = threading.RLock()
+
+
+def _locked(f):
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        with MUTEX:
+            return f(*args, **kwargs)
+    return wrapper
 
 
 def log(name):
@@ -51,6 +65,7 @@ class _Device:
         if len(self.trace) > h["max_entries"]:
             del self.trace[0]
 
+    @_locked
     def alloc(self, size, pool):
         STATE.initialized = True
         seg_size = max(2 * MiB, -(-size // (2 * MiB)) * (2 * MiB))
@@ -74,6 +89,7 @@ class _Device:
         self.entry("alloc", addr, size)
         return addr
 
+    @_locked
     def free(self, addr):
         s = self.segments[addr]
         s[3] = False
@@ -82,6 +98,7 @@ class _Device:
         self.entry("free_requested", addr, s[1])
         self.entry("free_completed", addr, s[1])
 
+    @_locked
     def release(self):
         for a in sorted(self.segments):
             s = self.segments[a]
@@ -136,6 +153,7 @@ def _record_memory_history(enabled="all", context="all", stacks="all",
         "context": context, "stacks": stacks, "max_entries": max_entries}
 
 
+@_locked
 def memory_stats(device=None):
     if not STATE.initialized:
         return {}
@@ -176,6 +194,7 @@ def _set_allocator_settings(env):
     STATE.settings = env
 
 
+@_locked
 def reset_peak_memory_stats(device=None):
     log("reset_peak_memory_stats")
     s = STATE.dev(device).stats
@@ -192,6 +211,7 @@ def reset_max_memory_cached(device=None):
     return reset_peak_memory_stats(device=device)
 
 
+@_locked
 def reset_accumulated_memory_stats(device=None):
     log("reset_accumulated_memory_stats")
     s = STATE.dev(device).stats
@@ -201,6 +221,7 @@ def reset_accumulated_memory_stats(device=None):
             s[k] = 0
 
 
+@_locked
 def _snapshot(device=None):
     log("_snapshot")
     segments = []
