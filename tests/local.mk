@@ -137,3 +137,9 @@ EXTRA_DIST += tests/test-lab-device.sh
 # pip install of the Python module into a virtualenv (issue 17)
 TESTS += tests/test-pip.sh
 EXTRA_DIST += tests/test-pip.sh
+# What pages embed: escaping, the Content-Security-Policy, hostile trace strings in plot and view pages
+check_PROGRAMS += tests/test-html
+TESTS += tests/test-html tests/test-pages.sh
+tests_test_html_SOURCES = tests/test-html.c
+tests_test_html_LDADD = libccasim.a $(CCASIM_LIBS)
+EXTRA_DIST += tests/test-pages.sh
