@@ -102,11 +102,15 @@ svg_text_append(cairo_t *cr, double x, double y, const char *s, double align)
 	g_string_append(svg_text, "</text>\n");
 }
 
+/* Width of S in the current font.  cairo refuses text that is not UTF-8
+ * by putting CR in an error state (the whole image then fails), so such
+ * bytes are measured, and drawn, as U+FFFD. */
 static double
 text_width(cairo_t *cr, const char *s)
 {
 	cairo_text_extents_t e;
-	cairo_text_extents(cr, s, &e);
+	g_autofree char *valid = g_utf8_validate(s, -1, NULL) ? NULL : g_utf8_make_valid(s, -1);
+	cairo_text_extents(cr, valid ? valid : s, &e);
 	return e.x_advance;
 }
 
@@ -119,8 +123,9 @@ text(cairo_t *cr, double x, double y, const char *s, double align)
 		svg_text_append(cr, x, y, s, align);
 		return;
 	}
+	g_autofree char *valid = g_utf8_validate(s, -1, NULL) ? NULL : g_utf8_make_valid(s, -1);
 	cairo_move_to(cr, x - align * text_width(cr, s), y);
-	cairo_show_text(cr, s);
+	cairo_show_text(cr, valid ? valid : s);
 }
 
 /* The most bytes of a string fit() measures: more than the widest plot
