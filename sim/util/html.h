@@ -18,8 +18,9 @@
 
 G_BEGIN_DECLS
 
-/* What a page writer hands cca_html_put_head() and cca_html_put_script():
- * its code (constant text of ccasim's own, never built from input). */
+/* What a page writer hands cca_html_put_head() and
+ * cca_html_put_script_and_end(): its title and its code (constant text
+ * of ccasim's own, never built from input). */
 typedef struct {
 	const char *title;  /* the <title>, any text (escaped here); NULL: "ccasim" */
 	const char *style;  /* the one inline <style> block, CSS */
