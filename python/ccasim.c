@@ -133,7 +133,7 @@ config_bad_key(const char *conf, uint32_t version, const char *message)
 		cca_settings_init(&s);
 		s.pytorch_version = version;
 		GError *error = NULL;
-		gboolean ok = cca_settings_parse(&s, prefix, &error);
+		gboolean ok = cca_settings_parse_exact(&s, prefix, &error);
 		cca_settings_clear(&s);
 		if (!ok) {
 			g_autofree char *item = g_strndup(conf + start, i - start);
@@ -707,7 +707,7 @@ parse_config(const char *conf, uint32_t version, CcaSettings *settings)
 	GError *error = NULL;
 	cca_settings_init(settings);
 	settings->pytorch_version = version;
-	if (cca_settings_parse(settings, conf, &error))
+	if (cca_settings_parse_exact(settings, conf, &error))
 		return TRUE;
 	g_autofree char *key = config_bad_key(conf, version, error->message);
 	g_autofree char *m = g_strdup_printf("config '%s': %s", conf, error->message);
@@ -1528,7 +1528,7 @@ trace_peak(PyObject *self, PyObject *args, PyObject *kwds)
 		GError *error = NULL;
 		cca_settings_init(&under_settings);
 		under_settings.pytorch_version = opt.pytorch_version;
-		if (!cca_settings_parse(&under_settings, under, &error)) {
+		if (!cca_settings_parse_exact(&under_settings, under, &error)) {
 			g_autofree char *key =
 				config_bad_key(under, opt.pytorch_version, error->message);
 			g_autofree char *m =

@@ -154,3 +154,9 @@ EXTRA_DIST += tests/test-window-commands.sh
 # the dumps' modes.
 TESTS += tests/test-record-hostile.sh
 EXTRA_DIST += tests/test-record-hostile.sh
+# What pages embed: escaping, the Content-Security-Policy, hostile trace strings in plot and view pages
+check_PROGRAMS += tests/test-html
+TESTS += tests/test-html tests/test-pages.sh
+tests_test_html_SOURCES = tests/test-html.c
+tests_test_html_LDADD = libccasim.a $(CCASIM_LIBS)
+EXTRA_DIST += tests/test-pages.sh

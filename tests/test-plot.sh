@@ -29,7 +29,8 @@ assert float(root.get("width").rstrip("ptx")) >= 480
 }
 
 html_ok() {
-	grep -q '<svg' "$1" && grep -q '<script>' "$1" && grep -q 'var D = {"kind"' "$1" &&
+	grep -q '<svg' "$1" && grep -q '<script>' "$1" &&
+		grep -q '<script type="application/json" id="hover">{"kind"' "$1" &&
 		! grep -Eq '(src|href)="https?:' "$1" && grep -q "<title>$2" "$1"
 }
 

@@ -439,6 +439,63 @@ test_number_prefix(void)
 	g_assert_cmpfloat(s.garbage_collection_threshold, ==, 0.25);
 }
 
+/* Settings a user gives (cca_settings_parse_exact()): a number with text
+ * after it in its token, which PyTorch reads as the number alone (the
+ * recorded settings above keep being read so), is refused with the key,
+ * the token and the text; every whole number still parses. */
+static const struct {
+	const char *conf;
+	const char *message; /* NULL: parses */
+} exact_rows[] = {
+	{"max_split_size_mb:1024junk",
+	 "max_split_size_mb: '1024junk' is not a number: 'junk' follows it"},
+	{"max_split_size_mb:1024</script><script>document.title='x'</script>",
+	 "max_split_size_mb: '1024</script><script>document.title='x'</script>' is not a number: "
+	 "'</script><script>document.title='x'</script>' follows it"},
+	{"expandable_segments:True,max_split_size_mb:128MB",
+	 "max_split_size_mb: '128MB' is not a number: 'MB' follows it"},
+	{"garbage_collection_threshold:0.25x",
+	 "garbage_collection_threshold: '0.25x' is not a number"},
+	{"large_segment_size_mb:40z", "large_segment_size_mb: '40z' is not a number"},
+	{"max_non_split_rounding_mb:64k", "max_non_split_rounding_mb: '64k' is not a number"},
+	{"roundup_power2_divisions:4q", "roundup_power2_divisions: '4q' is not a number"},
+	{"roundup_power2_divisions:[256:1,512x:2]",
+	 "roundup_power2_divisions: '512x' is not a number"},
+	{"roundup_power2_divisions:[256:1,>:4<!--]",
+	 "roundup_power2_divisions: '4<!--' is not a number"},
+	{"per_process_memory_fraction:0.5%", "per_process_memory_fraction: '0.5%' is not a number"},
+	{"max_split_size_mb:+64", NULL},
+	{"max_split_size_mb:1024, garbage_collection_threshold:0.6", NULL},
+	{"roundup_power2_divisions:[256:1,512:2,>:4],expandable_segments:True", NULL},
+	{"garbage_collection_threshold:1e-3", NULL},
+};
+
+static void
+test_exact(void)
+{
+	for (gsize r = 0; r < G_N_ELEMENTS(exact_rows); r++) {
+		g_auto(CcaSettings) s = {0};
+		g_autoptr(GError) error = NULL;
+		const char *conf = exact_rows[r].conf;
+
+		cca_settings_init(&s);
+		gboolean ok = cca_settings_parse_exact(&s, conf, &error);
+		if (exact_rows[r].message == NULL) {
+			g_assert_no_error(error);
+			g_assert_true(ok);
+			continue;
+		}
+		g_assert_false(ok);
+		g_assert_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE);
+		if (!g_str_has_prefix(error->message, exact_rows[r].message))
+			g_error("%s: %s", conf, error->message);
+		/* PyTorch (and a recorded setting) reads the number alone */
+		g_clear_error(&error);
+		g_assert_true(cca_settings_parse(&s, conf, &error));
+		g_assert_no_error(error);
+	}
+}
+
 /* 2.11 ignores what checkToken(":") and checkToken(",") return. */
 static void
 test_separators_not_diagnosed(void)
@@ -1507,6 +1564,7 @@ main(int argc, char **argv)
 	g_test_add_func("/settings/missing-token", test_missing_token);
 	g_test_add_func("/settings/bad-number", test_bad_number);
 	g_test_add_func("/settings/number-prefix", test_number_prefix);
+	g_test_add_func("/settings/exact", test_exact);
 	g_test_add_func("/settings/separators-not-diagnosed", test_separators_not_diagnosed);
 	g_test_add_func("/settings/duplicate-key", test_duplicate_key);
 	g_test_add_func("/settings/roundup-scalar", test_roundup_scalar);

@@ -23,6 +23,21 @@ dom() {
 		--dump-dom "file://$dom_page" >"$scratch/dom" 2>"$scratch/err"
 }
 
+# add_script PAGE: appends the script on stdin to PAGE as an inline
+# <script> and allows it in the page's Content-Security-Policy by its
+# hash, as the page allows its own
+add_script() {
+	"$python" -c '
+import base64, hashlib, sys
+page, code = sys.argv[1], sys.stdin.read()
+h = base64.b64encode(hashlib.sha256(code.encode()).digest()).decode()
+text = open(page, encoding="utf-8").read()
+assert "script-src " in text
+text = text.replace("script-src ", "script-src \x27sha256-%s\x27 " % h, 1)
+open(page, "w", encoding="utf-8").write(text + "<script>" + code + "</script>\n")
+' "$1"
+}
+
 # attr NAME: the value of data-NAME on the page's #figures
 attr() {
 	sed -n 's/.*<div id="figures"[^>]* data-'"$1"'="\([^"]*\)".*/\1/p' "$scratch/dom"
@@ -79,11 +94,11 @@ if [ -n "$chromium" ] && [ "$python" != false ]; then
 	"$ccasim" peak --json "$traces/bert.default.pickle.xz" >"$scratch/bert-peak.json" &&
 		run 0 "$ccasim" view "$traces/bert.default.pickle.xz" --peak "$scratch/bert-peak.json" \
 			-o "$scratch/bp.html" &&
-		cat - >>"$scratch/bp.html" <<'EOF'
-<script>window.addEventListener('load', function () { setTimeout(function () {
+		add_script "$scratch/bp.html" <<'EOF'
+window.addEventListener('load', function () { setTimeout(function () {
   var w = document.documentElement.scrollWidth, v = window.innerWidth;
   document.getElementById('app').setAttribute('data-probe', w <= v ? 'fits' : 'overflows ' + w + ' > ' + v);
-}, 1000); });</script>
+}, 1000); });
 EOF
 	dom "$scratch/bp.html" --window-size=1400,1000 &&
 		grep -q 'data-probe="fits"' "$scratch/dom" && grep -q '<pre id="js-errors"></pre>' "$scratch/dom" &&

@@ -146,7 +146,7 @@ cca_cli_load(CcaCliArgs *args, const char *cmd, const char *path, CcaReplayOptio
 	for (guint i = 0; i < args->n_configs; i++) {
 		cca_settings_init(&args->settings[i]);
 		args->settings[i].pytorch_version = opt->pytorch_version;
-		if (!cca_settings_parse(&args->settings[i], args->configs[i], &error)) {
+		if (!cca_settings_parse_exact(&args->settings[i], args->configs[i], &error)) {
 			fprintf(stderr, "ccasim %s: --config '%s': %s\n", cmd, args->configs[i],
 				error->message);
 			g_error_free(error);

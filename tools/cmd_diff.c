@@ -39,7 +39,7 @@ side_settings(Side *s, const char *conf, uint32_t version)
 	GError *error = NULL;
 	cca_settings_init(&s->settings);
 	s->settings.pytorch_version = version;
-	if (!cca_settings_parse(&s->settings, conf, &error)) {
+	if (!cca_settings_parse_exact(&s->settings, conf, &error)) {
 		fprintf(stderr, "ccasim diff: --config %s: %s\n", conf, error->message);
 		g_error_free(error);
 		return FALSE;

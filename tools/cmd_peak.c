@@ -88,7 +88,7 @@ cca_cmd_peak(const CcaCliCommand *cmd, int argc, char **argv)
 	if (under) {
 		g_autoptr(GError) error = NULL;
 		under_settings.pytorch_version = opt.pytorch_version;
-		if (!cca_settings_parse(&under_settings, under, &error)) {
+		if (!cca_settings_parse_exact(&under_settings, under, &error)) {
 			fprintf(stderr, "ccasim peak: --under '%s': %s\n", under, error->message);
 			return 2;
 		}

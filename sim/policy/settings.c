@@ -370,6 +370,7 @@ cca_roundup_divisions_error(bool list, GError **error)
 
 typedef struct {
 	GPtrArray *items; /* char *, owned */
+	bool exact;	  /* every number the whole of its token (cca_settings_parse_exact()) */
 } CcaTokens;
 
 /* std::isspace in the C locale (g_ascii_isspace leaves out '\v'). */
@@ -396,11 +397,12 @@ cca_tokens_flush(CcaTokens *t, GString *buf)
 
 /* Splits CONF the way ConfigTokenizer's constructor does. */
 static void
-cca_tokens_init(CcaTokens *t, const char *conf)
+cca_tokens_init(CcaTokens *t, const char *conf, bool exact)
 {
 	g_autoptr(GString) buf = g_string_new(NULL);
 
 	t->items = g_ptr_array_new_with_free_func(g_free);
+	t->exact = exact;
 	for (const char *p = conf; *p != '\0'; p++) {
 		if (cca_is_delim(*p)) {
 			cca_tokens_flush(t, buf);
@@ -732,24 +734,80 @@ cca_knob_parse_number(const CcaKnob *knob, CcaSettings *s, const CcaTokens *t, s
 	return TRUE;
 }
 
+/* Where the number std::stoull (INTEGER) or std::stod reads at the
+ * start of TOK ends. */
+static const char *
+cca_number_end(const char *tok, bool integer)
+{
+	char *end = (char *)tok;
+	if (!integer) {
+		(void)g_ascii_strtod(tok, &end);
+		return end;
+	}
+	if (*end == '+' || *end == '-')
+		end++;
+	while (g_ascii_isdigit(*end))
+		end++;
+	return end;
+}
+
+/* With T->exact, refuses a number token among FIRST..LAST (the value of
+ * the key at KEY_I, just parsed) that holds text after its number.
+ * PyTorch reads `max_split_size_mb:1024junk` as 1024: ConfigTokenizer's
+ * toSizeT() and toDouble() are std::stoull and std::stod, which stop at
+ * the first character that is not part of the number (doc/settings.md). */
+static gboolean
+cca_knob_check_exact(const CcaKnob *knob, const CcaTokens *t, size_t key_i, size_t first,
+		     size_t last, GError **error)
+{
+	if (!t->exact || knob->type == CCA_KNOB_BOOL || knob->type == CCA_KNOB_BACKEND)
+		return TRUE;
+	for (size_t j = first; j <= last; j++) {
+		const char *tok = cca_tokens_get(t, j);
+		if (tok[0] != '\0' && tok[1] == '\0' && (cca_is_delim(tok[0]) || tok[0] == '>'))
+			continue; /* a roundup list's brackets, separators and '>' */
+		const char *end = cca_number_end(tok, knob->type != CCA_KNOB_DOUBLE);
+		if (*end == '\0')
+			continue;
+		g_autofree char *key = cca_text_display(cca_tokens_get(t, key_i), -1, 64);
+		g_autofree char *shown = cca_text_display(tok, -1, CCA_TEXT_DISPLAY_MAX);
+		g_autofree char *rest = cca_text_display(end, -1, CCA_TEXT_DISPLAY_MAX);
+		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
+			    "%s: '%s' is not a number: '%s' follows it (PyTorch's "
+			    "ConfigTokenizer::%s() would read the number and ignore the rest; "
+			    "write the number alone)",
+			    key, shown, rest,
+			    knob->type == CCA_KNOB_DOUBLE ? "toDouble" : "toSizeT");
+		return FALSE;
+	}
+	return TRUE;
+}
+
 /* Parses KNOB whose key is at *I; *I ends on the last token of its value. */
 static gboolean
 cca_knob_parse(const CcaKnob *knob, CcaSettings *s, const CcaTokens *t, size_t *i, GError **error)
 {
+	size_t key_i = *i;
+	gboolean ok;
+
 	/* checkToken(++i, ":"): 2.11 checks the index only. */
 	if (!cca_tokens_check(t, ++*i, error))
 		return FALSE;
 	++*i;
+	size_t first = *i;
 	switch (knob->type) {
 	case CCA_KNOB_BOOL:
 		return cca_tokens_bool(t, *i, (bool *)cca_knob_field(knob, s), error);
 	case CCA_KNOB_BACKEND:
 		return cca_backend_parse(s, t, *i, error);
 	case CCA_KNOB_ROUNDUP:
-		return cca_roundup_parse(s, t, i, error);
+		ok = cca_roundup_parse(s, t, i, error);
+		break;
 	default:
-		return cca_knob_parse_number(knob, s, t, *i, error);
+		ok = cca_knob_parse_number(knob, s, t, *i, error);
+		break;
 	}
+	return ok && cca_knob_check_exact(knob, t, key_i, first, *i, error);
 }
 
 /* ------------------------------------------------------------------ */
@@ -811,14 +869,15 @@ cca_settings_prescan(CcaSettings *s, const CcaTokens *t, GError **error)
 	return TRUE;
 }
 
-/* Parses the tokens of CONF into S, which holds the defaults. */
+/* Parses the tokens of CONF into S, which holds the defaults; EXACT as
+ * cca_settings_parse_exact() says. */
 static gboolean
-cca_settings_parse_tokens(CcaSettings *s, const char *conf, GError **error)
+cca_settings_parse_tokens(CcaSettings *s, const char *conf, bool exact, GError **error)
 {
 	CcaTokens t;
 	gboolean ok;
 
-	cca_tokens_init(&t, conf);
+	cca_tokens_init(&t, conf, exact);
 	ok = cca_settings_run_pass(s, &t, CCA_PASS_CUDA, error) &&
 	     cca_settings_prescan(s, &t, error) &&
 	     cca_settings_run_pass(s, &t, CCA_PASS_ACCEL, error);
@@ -838,7 +897,7 @@ cca_settings_parse_onto(CcaSettings *settings, const char *conf, GError **error)
 	s.max_split_size = CCA_MAX_SPLIT_SIZE_DEFAULT;
 	memset(s.roundup_power2_divisions, 0, sizeof s.roundup_power2_divisions);
 	s.garbage_collection_threshold = 0.0;
-	if (!cca_settings_parse_tokens(&s, conf ? conf : "", error) ||
+	if (!cca_settings_parse_tokens(&s, conf ? conf : "", false, error) ||
 	    !cca_settings_check_modelled(&s, error)) {
 		cca_settings_clear(&s);
 		return FALSE;
@@ -883,8 +942,9 @@ cca_settings_copy(CcaSettings *dst, const CcaSettings *src)
 	dst->conf = g_strdup(src->conf);
 }
 
-gboolean
-cca_settings_parse(CcaSettings *settings, const char *conf, GError **error)
+/* cca_settings_parse() and cca_settings_parse_exact(). */
+static gboolean
+cca_settings_parse_with(CcaSettings *settings, const char *conf, bool exact, GError **error)
 {
 	/* copied first: CONF may be settings->conf */
 	g_autofree char *text = g_strdup(conf ? conf : "");
@@ -896,7 +956,7 @@ cca_settings_parse(CcaSettings *settings, const char *conf, GError **error)
 	cca_settings_clear(settings);
 	cca_settings_init(&s);
 	s.pytorch_version = version;
-	if (!cca_settings_parse_tokens(&s, text, error)) {
+	if (!cca_settings_parse_tokens(&s, text, exact, error)) {
 		cca_settings_clear(&s); /* partly parsed: back to the defaults */
 		cca_settings_init(settings);
 		settings->pytorch_version = version;
@@ -913,6 +973,18 @@ cca_settings_parse(CcaSettings *settings, const char *conf, GError **error)
 	s.conf = g_steal_pointer(&text);
 	*settings = s;
 	return TRUE;
+}
+
+gboolean
+cca_settings_parse(CcaSettings *settings, const char *conf, GError **error)
+{
+	return cca_settings_parse_with(settings, conf, false, error);
+}
+
+gboolean
+cca_settings_parse_exact(CcaSettings *settings, const char *conf, GError **error)
+{
+	return cca_settings_parse_with(settings, conf, true, error);
 }
 
 /* ------------------------------------------------------------------ */

@@ -96,6 +96,14 @@ gboolean cca_settings_equal(const CcaSettings *a, const CcaSettings *b);
  * defaults. */
 gboolean cca_settings_parse(CcaSettings *settings, const char *conf, GError **error);
 
+/* Parses CONF as cca_settings_parse() does, for settings a user gives
+ * ccasim (--config, --under, a sweep's rows, Python's config=) rather
+ * than ones a program ran under: a number followed by other text in its
+ * token (`max_split_size_mb:1024junk`), which PyTorch reads as the number
+ * alone (doc/settings.md), is refused too (_BAD_VALUE, the message naming
+ * the key, the token and the text after the number). */
+gboolean cca_settings_parse_exact(CcaSettings *settings, const char *conf, GError **error);
+
 /* What torch.cuda.memory._set_allocator_settings(CONF) does to SETTINGS
  * mid-run: PyTorch's parser first restores max_split_size,
  * roundup_power2_divisions and garbage_collection_threshold to their

@@ -181,7 +181,7 @@ cca_sweep_add_config(CcaSweep *sweep, const char *conf, const char *origin, GErr
 	CcaSettings settings;
 	cca_settings_init(&settings);
 	settings.pytorch_version = sweep->pytorch_version;
-	if (!cca_settings_parse(&settings, conf, error)) {
+	if (!cca_settings_parse_exact(&settings, conf, error)) {
 		cca_settings_clear(&settings);
 		return FALSE;
 	}

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "html.h"
 #include "json.h"
 #include "size.h"
 
@@ -401,22 +402,6 @@ gzip_bytes(const GByteArray *in, GByteArray *out, GError **error)
 	return TRUE;
 }
 
-/* Writes S into F as HTML text (escaping <, > and &). */
-static void
-put_html_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '<')
-			fputs("&lt;", f);
-		else if (*s == '>')
-			fputs("&gt;", f);
-		else if (*s == '&')
-			fputs("&amp;", f);
-		else
-			fputc(*s, f);
-	}
-}
-
 /* Writes base64 of DATA into F in lines (no whole copy in memory). */
 static void
 put_base64(FILE *f, const guint8 *data, gsize len)
@@ -541,24 +526,25 @@ cca_htmlview_write(const CcaSnapshot *snap, const CcaReplayOptions *opt, const C
 	char *tmp = NULL;
 	FILE *f = ok ? cca_outfile_open(path, &tmp, error) : NULL;
 	if (f) {
-		fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-		      "<title>",
-		      f);
-		put_html_text(f, title ? title : "ccasim view");
-		fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", htmlview_css);
+		const CcaHtmlPage page = {
+			.title = title ? title : "ccasim view",
+			.style = htmlview_css,
+			.script = htmlview_js,
+		};
+		cca_html_put_head(f, &page);
 		fputs("<pre id=\"js-errors\"></pre>\n<h1 id=\"title\">", f);
-		put_html_text(f, title ? title : "ccasim view");
+		cca_html_put_text(f, page.title);
 		fputs("</h1>\n<div id=\"app\" data-status=\"loading\">Loading&hellip; (this page "
 		      "needs JavaScript)</div>\n",
 		      f);
-		/* "</" never appears inside the JSON: JSON_ESCAPE_SLASH */
-		char *m = json_dumps(meta, JSON_COMPACT | JSON_ESCAPE_SLASH | JSON_ENSURE_ASCII);
-		fputs("<script type=\"application/json\" id=\"meta\">", f);
-		fputs(m ? m : "{}", f);
-		fputs("</script>\n<script type=\"application/octet-stream\" id=\"data\">\n", f);
+		char *m = json_dumps(meta, JSON_COMPACT | JSON_ENSURE_ASCII);
+		cca_html_put_json(f, "meta", m ? m : "{}");
 		free(m);
-		put_base64(f, gz->data, gz->len);
-		fprintf(f, "</script>\n<script>\n%s</script>\n</body>\n</html>\n", htmlview_js);
+		cca_html_put_data_start(f, "application/octet-stream", "data");
+		fputc('\n', f);
+		put_base64(f, gz->data, gz->len); /* base64: nothing to escape */
+		cca_html_put_data_end(f);
+		cca_html_put_script_and_end(f, &page);
 		long size = ftell(f);
 		result->page_bytes = size > 0 ? (uint64_t)size : 0;
 		ok = cca_outfile_close(f, tmp, path, TRUE, error);

@@ -13,6 +13,11 @@
   function report(msg) { errs.textContent += msg + '\n'; }
   window.onerror = function (msg, src, line, col) { report('error: ' + msg + ' (line ' + line + ':' + col + ')'); };
   window.addEventListener('unhandledrejection', function (e) { report('error: ' + (e.reason && e.reason.stack || e.reason)); });
+  /* the page's policy (sim/util/html.c) allows its own script and style
+   * alone: anything it refuses is a bug of the page, shown like an error */
+  document.addEventListener('securitypolicyviolation', function (e) {
+    report('error: refused by the page\'s Content-Security-Policy (' + e.violatedDirective + ')');
+  });
 
   var META = JSON.parse(document.getElementById('meta').textContent);
   var SERIES = ['reserved', 'allocated', 'active'];

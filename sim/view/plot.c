@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "html.h"
 #include "json.h"
 #include "replay.h"
 #include "size.h"
@@ -66,29 +67,6 @@ mono(cairo_t *cr, double size)
 	cur_bold = false;
 }
 
-static void
-xml_escape(GString *out, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<':
-			g_string_append(out, "&lt;");
-			break;
-		case '>':
-			g_string_append(out, "&gt;");
-			break;
-		case '&':
-			g_string_append(out, "&amp;");
-			break;
-		case '"':
-			g_string_append(out, "&quot;");
-			break;
-		default:
-			g_string_append_c(out, *s);
-		}
-	}
-}
-
 /* Appends S at (X, Y) in user space as an SVG <text> with the current
  * font, colour and transformation; ALIGN as text() takes it. */
 static void
@@ -119,15 +97,20 @@ svg_text_append(cairo_t *cr, double x, double y, const char *s, double align)
 	g_string_append_printf(svg_text, " fill=\"#%02x%02x%02x\"", (int)lround(r * 255),
 			       (int)lround(g * 255), (int)lround(b * 255));
 	g_string_append_c(svg_text, '>');
-	xml_escape(svg_text, s);
+	g_autofree char *escaped = cca_html_escape(s); /* XML text too */
+	g_string_append(svg_text, escaped);
 	g_string_append(svg_text, "</text>\n");
 }
 
+/* Width of S in the current font.  cairo refuses text that is not UTF-8
+ * by putting CR in an error state (the whole image then fails), so such
+ * bytes are measured, and drawn, as U+FFFD. */
 static double
 text_width(cairo_t *cr, const char *s)
 {
 	cairo_text_extents_t e;
-	cairo_text_extents(cr, s, &e);
+	g_autofree char *valid = g_utf8_validate(s, -1, NULL) ? NULL : g_utf8_make_valid(s, -1);
+	cairo_text_extents(cr, valid ? valid : s, &e);
 	return e.x_advance;
 }
 
@@ -140,8 +123,9 @@ text(cairo_t *cr, double x, double y, const char *s, double align)
 		svg_text_append(cr, x, y, s, align);
 		return;
 	}
+	g_autofree char *valid = g_utf8_validate(s, -1, NULL) ? NULL : g_utf8_make_valid(s, -1);
 	cairo_move_to(cr, x - align * text_width(cr, s), y);
-	cairo_show_text(cr, s);
+	cairo_show_text(cr, valid ? valid : s);
 }
 
 /* The most bytes of a string fit() measures: more than the widest plot
@@ -1242,8 +1226,13 @@ write_gstring(void *closure, const unsigned char *data, unsigned int length)
 	return CAIRO_STATUS_SUCCESS;
 }
 
+/* The plot page's script: the values under the mouse, from the hover
+ * data block (cca_plot_draw_timeline() or _segments()); when done, #plot
+ * says data-status="ready" (tests read it). */
 static const char html_script[] =
+	"\n'use strict';\n"
 	"(function () {\n"
+	"  var D = JSON.parse(document.getElementById('hover').textContent);\n"
 	"  var svg = document.querySelector('#plot svg'), tip = document.getElementById('tip');\n"
 	"  function fmt(b) {\n"
 	"    if (b < 0) return '-';\n"
@@ -1251,8 +1240,8 @@ static const char html_script[] =
 	"    while (b >= 1024 && i < 4) { b /= 1024; i++; }\n"
 	"    return b.toFixed(i ? 2 : 0) + ' ' + u[i];\n"
 	"  }\n"
-	"  function esc(s) { return String(s).replace(/[&<>]/g, function (c) {\n"
-	"    return {'&': '&amp;', '<': '&lt;', '>': '&gt;'}[c]; }); }\n"
+	"  function esc(s) { return String(s).replace(/[&<>\"']/g, function (c) {\n"
+	"    return {'&': '&amp;', '<': '&lt;', '>': '&gt;', '\"': '&quot;', \"'\": '&#39;'}[c]; }); }\n"
 	"  function at(e) {\n"
 	"    var r = svg.getBoundingClientRect();\n"
 	"    var x = (e.clientX - r.left) * D.svgw / r.width, y = (e.clientY - r.top) * D.svgh / "
@@ -1278,15 +1267,29 @@ static const char html_script[] =
 	"        fmt(best[2][r][1]) + '</td><td>' + fmt(best[2][r][2]) + '</td></tr>';\n"
 	"    return h + '</table>';\n"
 	"  }\n"
-	"  svg.addEventListener('mousemove', function (e) {\n"
-	"    var h = at(e);\n"
-	"    if (!h) { tip.style.display = 'none'; return; }\n"
-	"    tip.innerHTML = h; tip.style.display = 'block';\n"
-	"    tip.style.left = (e.pageX + 14) + 'px'; tip.style.top = (e.pageY + 14) + 'px';\n"
-	"  });\n"
-	"  svg.addEventListener('mouseleave', function () { tip.style.display = 'none'; });\n"
+	"  if (svg && D.kind) {\n"
+	"    svg.addEventListener('mousemove', function (e) {\n"
+	"      var h = at(e);\n"
+	"      if (!h) { tip.style.display = 'none'; return; }\n"
+	"      tip.innerHTML = h; tip.style.display = 'block';\n"
+	"      tip.style.left = (e.pageX + 14) + 'px'; tip.style.top = (e.pageY + 14) + 'px';\n"
+	"    });\n"
+	"    svg.addEventListener('mouseleave', function () { tip.style.display = 'none'; });\n"
+	"  }\n"
+	"  document.getElementById('plot').setAttribute('data-status', 'ready');\n"
 	"})();\n";
 
+static const char html_style[] =
+	"\nbody { font-family: 'DejaVu Sans', sans-serif; margin: 16px; }\n"
+	"#plot svg { max-width: 100%; height: auto; }\n"
+	"#tip { position: absolute; display: none; background: #fffff4; border: 1px "
+	"solid #999;\n  padding: 6px 8px; font-size: 12px; pointer-events: none; "
+	"box-shadow: 2px 2px 4px #0003; }\n"
+	"#tip td, #tip th { padding: 1px 6px; text-align: right; }\n";
+
+/* Writes the page: the SVG inline (its text escaped by svg_text_append()),
+ * the hover values as a JSON data block, the script; every part through
+ * html.h. */
 static void
 write_html(FILE *f, const char *title, const GString *svg, const GString *hover)
 {
@@ -1294,33 +1297,17 @@ write_html(FILE *f, const char *title, const GString *svg, const GString *hover)
 	const char *decl = strstr(body, "?>");
 	if (g_str_has_prefix(body, "<?xml") && decl)
 		body = decl + 2;
-	GString *t = g_string_new(NULL);
-	for (const char *p = title ? title : "ccasim plot"; *p; p++) {
-		if (*p == '<')
-			g_string_append(t, "&lt;");
-		else if (*p == '>')
-			g_string_append(t, "&gt;");
-		else if (*p == '&')
-			g_string_append(t, "&amp;");
-		else
-			g_string_append_c(t, *p);
-	}
-	fprintf(f,
-		"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-		"<title>%s</title>\n<style>\n"
-		"body { font-family: 'DejaVu Sans', sans-serif; margin: 16px; }\n"
-		"#plot svg { max-width: 100%%; height: auto; }\n"
-		"#tip { position: absolute; display: none; background: #fffff4; border: 1px "
-		"solid #999;\n  padding: 6px 8px; font-size: 12px; pointer-events: none; "
-		"box-shadow: 2px 2px 4px #0003; }\n"
-		"#tip td, #tip th { padding: 1px 6px; text-align: right; }\n"
-		"</style>\n</head>\n<body>\n<div id=\"plot\">",
-		t->str);
+	const CcaHtmlPage page = {
+		.title = title ? title : "ccasim plot",
+		.style = html_style,
+		.script = html_script,
+	};
+	cca_html_put_head(f, &page);
+	fputs("<div id=\"plot\">", f);
 	fputs(body, f);
-	fprintf(f, "</div>\n<div id=\"tip\"></div>\n<script>\nvar D = ");
-	fputs(hover->len ? hover->str : "{}", f);
-	fprintf(f, ";\n%s</script>\n</body>\n</html>\n", html_script);
-	g_string_free(t, TRUE);
+	fputs("</div>\n<div id=\"tip\"></div>\n", f);
+	cca_html_put_json(f, "hover", hover->len ? hover->str : "{}");
+	cca_html_put_script_and_end(f, &page);
 }
 
 gboolean

@@ -83,3 +83,18 @@ EXTRA_DIST += %D%/corpus-pickle %D%/corpus-msgpack %D%/corpus-settings %D%/corpu
 	%D%/corpus-calibration \
 	%D%/README.md tools/make-fuzz-corpus.sh
 .PHONY: fuzz-smoke fuzz-corpus
+# the HTML pages (plot's and view's) under hostile trace strings
+%C%_replay_html_SOURCES = %D%/replay-corpus.c %D%/fuzz-html.c %D%/fuzz.h
+%C%_replay_html_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
+%C%_replay_html_LDADD = libccasim.a $(CCASIM_LIBS)
+check_PROGRAMS += %D%/replay-html
+TESTS += %D%/replay-html
+EXTRA_DIST += %D%/corpus-html
+FUZZ_TARGETS += html
+if ENABLE_FUZZING
+noinst_PROGRAMS += %D%/fuzz-html
+fuzz-smoke: %D%/fuzz-html
+%C%_fuzz_html_SOURCES = %D%/fuzz-html.c %D%/fuzz.h
+%C%_fuzz_html_LDFLAGS = $(FUZZ_LDFLAGS)
+%C%_fuzz_html_LDADD = libccasim.a $(CCASIM_LIBS)
+endif
