@@ -137,3 +137,6 @@ EXTRA_DIST += tests/test-lab-device.sh
 # pip install of the Python module into a virtualenv (issue 17)
 TESTS += tests/test-pip.sh
 EXTRA_DIST += tests/test-pip.sh
+# Reports not written whole (a full disk, a closed pipe) are errors, never exit 0.
+TESTS += tests/test-stdout.sh
+EXTRA_DIST += tests/test-stdout.sh

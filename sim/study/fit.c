@@ -189,6 +189,10 @@ replay_at(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, uint
 	  CcaSweepRun *run, guint *replays, GError **error)
 {
 	CcaSweepOptions o = {.device_memory = capacity, .capacity_set = true, .threads = 1};
+	if (job->options->cancel && *job->options->cancel) {
+		g_set_error(error, CCA_SWEEP_ERROR, CCA_SWEEP_ERROR_CANCELLED, "interrupted");
+		return FALSE;
+	}
 	(*replays)++;
 	return cca_sweep_replay(job->sweep, row, &o, model, run, error);
 }

@@ -498,6 +498,8 @@ typedef struct {
  * with g_thread_join(), so everything they wrote is visible to the caller
  * afterwards (and to ThreadSanitizer, which does not see GLib's own
  * futex-based queues). */
+G_DEFINE_QUARK(cca - sweep - error - quark, cca_sweep_error)
+
 static gpointer
 parallel_worker(gpointer data)
 {
@@ -563,6 +565,10 @@ sweep_task_run(void *data, guint i)
 {
 	SweepJob *job = data;
 	SweepTask *t = &job->tasks[i];
+	if (t->options->cancel && *t->options->cancel) {
+		g_set_error(&t->error, CCA_SWEEP_ERROR, CCA_SWEEP_ERROR_CANCELLED, "interrupted");
+		return;
+	}
 	cca_sweep_replay(job->sweep, t->row, t->options, t->model, t->out, &t->error);
 }
 

@@ -20,6 +20,15 @@ G_BEGIN_DECLS
  * in time linear in min(LEN, MAX). */
 char *cca_text_display(const char *s, gssize len, gsize max);
 
+/* Is [S, S + LEN) UTF-8 as Python's pickle reads a str (the "utf-8"
+ * codec with "surrogatepass")?  Refuses what pickle.loads() refuses: a
+ * byte that starts no sequence, a truncated sequence, an overlong form, a
+ * code point past U+10FFFF.  Accepts NUL and the UTF-8 forms of
+ * surrogates (U+D800..U+DFFF), which pickle.dumps() writes for a str that
+ * holds them.  Every reader checks each string with it (doc/hardening.md),
+ * so a string ccasim writes to a pickle always loads. */
+gboolean cca_text_is_pickle_utf8(const char *s, gsize len);
+
 /* The width of a terminal that tables and prose are laid out for by
  * default (sweep, fit): 100 columns. */
 #define CCA_TEXT_COLUMNS 100
