@@ -140,3 +140,6 @@ EXTRA_DIST += tests/test-pip.sh
 # Reports not written whole (a full disk, a closed pipe) are errors, never exit 0.
 TESTS += tests/test-stdout.sh
 EXTRA_DIST += tests/test-stdout.sh
+# Labs: free last/free all against explicit numbers; decimal sizes only.
+TESTS += tests/test-lab-free.sh
+EXTRA_DIST += tests/test-lab-free.sh

@@ -29,7 +29,7 @@ cca_cli_check_int(const char *cmd, const char *option, gint64 value, gint64 min,
 {
 	if (value >= min && value <= max)
 		return TRUE;
-	if (max >= G_MAXINT) /* no bound a user would meet */
+	if (max >= G_MAXINT && value < min) /* no bound a user would meet */
 		fprintf(stderr,
 			"ccasim %s: %s: must be %" G_GINT64_FORMAT " or more, got %" G_GINT64_FORMAT
 			"\n",
