@@ -143,3 +143,6 @@ EXTRA_DIST += tests/test-stdout.sh
 # Labs: free last/free all against explicit numbers; decimal sizes only.
 TESTS += tests/test-lab-free.sh
 EXTRA_DIST += tests/test-lab-free.sh
+# Strings that are not UTF-8: refused by every reader as Python's pickle refuses them.
+TESTS += tests/test-utf8.sh
+EXTRA_DIST += tests/test-utf8.sh
