@@ -146,3 +146,6 @@ EXTRA_DIST += tests/test-lab-free.sh
 # Strings that are not UTF-8: refused by every reader as Python's pickle refuses them.
 TESTS += tests/test-utf8.sh
 EXTRA_DIST += tests/test-utf8.sh
+# File names with escape sequences reach the terminal escaped.
+TESTS += tests/test-names.sh
+EXTRA_DIST += tests/test-names.sh

@@ -134,18 +134,19 @@ gboolean
 cca_cli_check_device(const char *cmd, const CcaSnapshot *snap, const char *path, int device,
 		     int *status)
 {
+	g_autofree char *shown = cca_text_path(path);
 	if (snap->n_devices == 0) {
 		fprintf(stderr,
 			"ccasim %s: %s: the snapshot has segments but no trace entries "
 			"(device_traces), so there is nothing to replay: record it after "
 			"torch.cuda.memory._record_memory_history() ('ccasim info' shows what it "
 			"has)\n",
-			cmd, path);
+			cmd, shown);
 		*status = 1;
 		return FALSE;
 	}
 	if (device < 0 || device >= snap->n_devices) {
-		fprintf(stderr, "ccasim %s: %s: no device %d (the trace has %d)\n", cmd, path,
+		fprintf(stderr, "ccasim %s: %s: no device %d (the trace has %d)\n", cmd, shown,
 			device, snap->n_devices);
 		*status = 2;
 		return FALSE;

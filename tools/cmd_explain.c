@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "explain.h"
 #include "report.h"
+#include "text.h"
 
 int
 cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
@@ -48,10 +49,11 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 	if (args.n_settings)
 		opt.settings = &args.settings[0];
 	g_autofree char *label = cca_report_settings_label(snap, &opt);
+	g_autofree char *trace = cca_text_path(argv[1]);
 	g_autoptr(GString) out = g_string_new(NULL);
 	g_string_append_printf(
 		out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s, PyTorch %u.%u rules\n",
-		argv[1], opt.device, snap->n_events[opt.device], label, opt.pytorch_version / 100,
+		trace, opt.device, snap->n_events[opt.device], label, opt.pytorch_version / 100,
 		opt.pytorch_version % 100);
 	if (event >= 0 && (uint64_t)event >= snap->n_events[opt.device]) {
 		fprintf(stderr,

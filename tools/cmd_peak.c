@@ -9,6 +9,7 @@
 #include "json.h"
 #include "outfile.h"
 #include "peak.h"
+#include "text.h"
 
 static gboolean
 peak_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPeakRun *r)
@@ -22,7 +23,8 @@ peak_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPeakRun *r)
 static void
 peak_run_text(GString *out, const char *trace, int device, const CcaPeakRun *r, guint top)
 {
-	g_string_append_printf(out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s\n", trace,
+	g_autofree char *shown = cca_text_path(trace);
+	g_string_append_printf(out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s\n", shown,
 			       device, r->result.events, r->label);
 	cca_figures_append_text(out, &r->result.figures, &r->result.stats, "  ");
 	cca_peak_append_text(out, r->peak, top);

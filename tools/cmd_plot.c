@@ -120,8 +120,9 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 	if (status == 0) {
 		bool x_time = pa->x_axis && strcmp(pa->x_axis, "time") == 0;
 		if (x_time && !tls[0].has_time) {
+			g_autofree char *shown = cca_text_path(trace);
 			fprintf(stderr, "ccasim plot: %s has no time_us: plotting against events\n",
-				trace);
+				shown);
 			x_time = false;
 		}
 		g_autofree char *label = cca_report_settings_label(snap, opt);
@@ -168,7 +169,8 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 			cca_json_print(stdout, o);
 		} else {
 			char a[32];
-			printf("%s: timeline of %" G_GUINT64_FORMAT " events", pa->output,
+			g_autofree char *output = cca_text_path(pa->output);
+			printf("%s: timeline of %" G_GUINT64_FORMAT " events", output,
 			       tls[0].n_events);
 			for (guint r = 0; r < n_runs; r++)
 				printf("%s %s peak reserved %s (%" G_GUINT64_FORMAT " OOM%s)",
@@ -267,8 +269,9 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 		json_object_set_new(o, "active", cca_json_uint(active));
 		cca_json_print(stdout, o);
 	} else {
-		printf("%s: segment map after event %" G_GUINT64_FORMAT ", %u segments\n",
-		       pa->output, shown, state->len);
+		g_autofree char *output = cca_text_path(pa->output);
+		printf("%s: segment map after event %" G_GUINT64_FORMAT ", %u segments\n", output,
+		       shown, state->len);
 	}
 	cca_allocator_state_free(state);
 	opt->settings = NULL;

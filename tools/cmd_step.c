@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "stepview.h"
+#include "text.h"
 
 static const char step_keys[] =
 	"keys: n/space/enter next  b/N back  m next cudaMalloc  M previous cudaMalloc  "
@@ -168,7 +169,8 @@ cca_cmd_step(const CcaCliCommand *cmd, int argc, char **argv)
 		.bar_width = (guint)width,
 	};
 	if (snap->n_events[opt.device] == 0) {
-		fprintf(stderr, "ccasim step: %s: device %d has no events\n", argv[1], opt.device);
+		g_autofree char *shown = cca_text_path(argv[1]);
+		fprintf(stderr, "ccasim step: %s: device %d has no events\n", shown, opt.device);
 		return 1;
 	}
 	if (params.at >= snap->n_events[opt.device])

@@ -671,11 +671,12 @@ cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 		}
 	}
 	g_autoptr(GString) p = g_string_new(NULL);
+	g_autofree char *trace = cca_text_path(report->trace);
 	g_string_append_printf(p,
 			       "%s, device %d: the smallest device memory (to 2 MiB) at which the "
 			       "trace runs without OOM; each answer is a replay that fits, and 2 "
 			       "MiB less is a replay that runs out of memory",
-			       report->trace, sweep->device);
+			       trace, sweep->device);
 	cca_text_wrap(out, p->str, wide ? G_MAXUINT : CCA_TEXT_COLUMNS, 2);
 	fit_table_line(out, heads, shown, width, n_cols);
 	for (guint r = 0; r < n; r++) {

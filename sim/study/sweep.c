@@ -1015,10 +1015,11 @@ append_context(GString *out, const CcaSweep *sweep, const CcaSweepReport *report
 	char a[32], b[32];
 	uint64_t total = o->device_memory ? o->device_memory : CCA_H200_TOTAL_MEMORY;
 	g_autoptr(GString) p = g_string_new(NULL);
+	g_autofree char *trace = cca_text_path(report->trace);
 	g_string_append_printf(p,
 			       "%s, device %d: %" G_GUINT64_FORMAT " events, %u settings, "
 			       "PyTorch %u.%u rules, best first by %s",
-			       report->trace, sweep->device, sweep->snap->n_events[sweep->device],
+			       trace, sweep->device, sweep->snap->n_events[sweep->device],
 			       sweep->rows->len, sweep->pytorch_version / 100,
 			       sweep->pytorch_version % 100, cca_sweep_goal_name(report->goal));
 	if (o->memory_fraction > 0)

@@ -9,6 +9,12 @@
 
 #include <string.h>
 
+char *
+cca_text_path(const char *path)
+{
+	return cca_text_display(path, -1, CCA_TEXT_PATH_MAX);
+}
+
 gboolean
 cca_text_is_pickle_utf8(const char *str, gsize len)
 {

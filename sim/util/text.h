@@ -29,6 +29,14 @@ char *cca_text_display(const char *s, gssize len, gsize max);
  * so a string ccasim writes to a pickle always loads. */
 gboolean cca_text_is_pickle_utf8(const char *s, gsize len);
 
+/* The longest file name cca_text_path() shows whole, in bytes. */
+#define CCA_TEXT_PATH_MAX 4096
+
+/* Returns a new string (g_free): file name PATH as cca_text_display()
+ * shows it, cut only past CCA_TEXT_PATH_MAX bytes.  Every file name that
+ * reaches the terminal (report headers, errors) goes through it. */
+char *cca_text_path(const char *path);
+
 /* The width of a terminal that tables and prose are laid out for by
  * default (sweep, fit): 100 columns. */
 #define CCA_TEXT_COLUMNS 100
