@@ -254,7 +254,7 @@ lab_free(Lab *lab, char **w, guint n, GError **error)
 		return lab_fail(lab, error, "expected 'free all', 'free last [N]' or 'free 1,3-5'");
 	lab_start(lab);
 	if (strcmp(w[1], "all") == 0 && n == 2) {
-		/* in number order, as PyTorch would see them freed */
+		/* lowest number first (doc/lab.md) */
 		while (lab->first)
 			if (!lab_free_one(lab, lab->first, error))
 				return FALSE;
