@@ -24,6 +24,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
@@ -50,6 +51,75 @@
 /* ------------------------------------------------------------ errors */
 
 static PyObject *ccasim_error, *trace_error, *config_error;
+
+/* ------------------------------------------------------------ Ctrl-C */
+
+/* A long call (sweep(), fit()) runs with the GIL released, so Python's
+ * SIGINT handler only marks the signal; Python would raise
+ * KeyboardInterrupt once the whole call returned.  Around such a call,
+ * interrupt_begin() puts a handler in front of Python's that also sets
+ * interrupted, which the sweep checks before each replay
+ * (CcaSweepOptions' cancel); interrupt_end() puts Python's back and
+ * raises what it says (KeyboardInterrupt).  Calls may overlap in threads:
+ * the first to begin installs, the last to end restores (both under the
+ * GIL). */
+static volatile int interrupted;
+static struct sigaction interrupt_saved;
+static guint interrupt_depth;
+static gboolean interrupt_installed;
+
+static void
+interrupt_handler(int sig, siginfo_t *info, void *context)
+{
+	interrupted = 1;
+	/* then Python's own handler, which marks the signal for Python */
+	if (interrupt_saved.sa_flags & SA_SIGINFO)
+		interrupt_saved.sa_sigaction(sig, info, context);
+	else
+		interrupt_saved.sa_handler(sig);
+}
+
+/* Call with the GIL held, before releasing it for a long call. */
+static void
+interrupt_begin(void)
+{
+	if (interrupt_depth++ > 0)
+		return;
+	interrupted = 0;
+	struct sigaction old, act;
+	/* SIGINT that kills the process or does nothing: nothing to chain */
+	interrupt_installed = sigaction(SIGINT, NULL, &old) == 0 &&
+			      ((old.sa_flags & SA_SIGINFO) ||
+			       (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN));
+	if (!interrupt_installed)
+		return;
+	interrupt_saved = old;
+	memset(&act, 0, sizeof act);
+	act.sa_sigaction = interrupt_handler;
+	act.sa_flags = SA_SIGINFO | (old.sa_flags & SA_RESTART);
+	sigemptyset(&act.sa_mask);
+	sigaction(SIGINT, &act, NULL);
+}
+
+/* Call with the GIL held after the long call.  Returns -1 with
+ * KeyboardInterrupt (or whatever Python's handler raised) set when the
+ * call was interrupted: its result is incomplete and must be dropped. */
+static int
+interrupt_end(void)
+{
+	if (--interrupt_depth == 0 && interrupt_installed) {
+		sigaction(SIGINT, &interrupt_saved, NULL);
+		interrupt_installed = FALSE;
+		/* Python's handler runs now, on the main thread */
+		if (interrupted && PyErr_CheckSignals() < 0)
+			return -1;
+	}
+	if (!interrupted)
+		return 0;
+	if (!PyErr_Occurred())
+		PyErr_SetNone(PyExc_KeyboardInterrupt);
+	return -1;
+}
 
 /* Raises TraceError for ERROR (a CCA_INPUT_ERROR or other load error of
  * NAME): the message, with `file` NAME and `offset` the byte offset the
@@ -1327,6 +1397,8 @@ trace_sweep(PyObject *self, PyObject *args, PyObject *kwds)
 	};
 	json_t *doc = NULL;
 	gboolean ok;
+	opt.cancel = &interrupted;
+	interrupt_begin();
 	Py_BEGIN_ALLOW_THREADS;
 	ok = cca_sweep_run(sweep, &opt, &error);
 	if (ok) {
@@ -1349,6 +1421,12 @@ trace_sweep(PyObject *self, PyObject *args, PyObject *kwds)
 	cca_sweep_free(sweep);
 	cca_calibration_free(cal);
 	Py_END_ALLOW_THREADS;
+	if (interrupt_end() < 0) {
+		g_clear_error(&error);
+		if (doc)
+			json_decref(doc);
+		return NULL;
+	}
 	if (!ok) {
 		raise_trace_error(t->name, error);
 		g_error_free(error);
@@ -1431,6 +1509,8 @@ trace_fit(PyObject *self, PyObject *args, PyObject *kwds)
 	GError *error = NULL;
 	json_t *doc = NULL;
 	CcaFitRow *rows;
+	opt.cancel = &interrupted;
+	interrupt_begin();
 	Py_BEGIN_ALLOW_THREADS;
 	rows = cca_fit_run(sweep, &opt, &error);
 	if (rows) {
@@ -1442,6 +1522,12 @@ trace_fit(PyObject *self, PyObject *args, PyObject *kwds)
 	g_free(rows);
 	cca_sweep_free(sweep);
 	Py_END_ALLOW_THREADS;
+	if (interrupt_end() < 0) {
+		g_clear_error(&error);
+		if (doc)
+			json_decref(doc);
+		return NULL;
+	}
 	if (!doc) {
 		raise_trace_error(t->name, error);
 		g_error_free(error);

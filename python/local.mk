@@ -33,3 +33,5 @@ PY_LOG_COMPILER = env $(PY_SAN_ENV) PYTHONPATH='$(abs_top_builddir)/python:$(abs
 
 # pip install --no-build-isolation . (from a checkout or the tarball)
 EXTRA_DIST += pyproject.toml setup.py %D%/ccasim_record_main.py
+# Ctrl-C stops a long sweep() or fit() between replays.
+PY_TESTS += %D%/tests/test-interrupt.py

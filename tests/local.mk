@@ -160,3 +160,15 @@ TESTS += tests/test-html tests/test-pages.sh
 tests_test_html_SOURCES = tests/test-html.c
 tests_test_html_LDADD = libccasim.a $(CCASIM_LIBS)
 EXTRA_DIST += tests/test-pages.sh
+# Reports not written whole (a full disk, a closed pipe) are errors, never exit 0.
+TESTS += tests/test-stdout.sh
+EXTRA_DIST += tests/test-stdout.sh
+# Labs: free last/free all against explicit numbers; decimal sizes only.
+TESTS += tests/test-lab-free.sh
+EXTRA_DIST += tests/test-lab-free.sh
+# Strings that are not UTF-8: refused by every reader as Python's pickle refuses them.
+TESTS += tests/test-utf8.sh
+EXTRA_DIST += tests/test-utf8.sh
+# File names with escape sequences reach the terminal escaped.
+TESTS += tests/test-names.sh
+EXTRA_DIST += tests/test-names.sh

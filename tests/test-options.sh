@@ -93,6 +93,30 @@ diff|--config max_split_size_mb:128|--top|-1|2|--top: must be 0 or more
 gpu replay|-|--memory-fraction|nan|2|--memory-fraction: .*(0, 1]
 gpu replay|-|--device|-1|2|--device: must be 0 or more
 gpu replay|-|--gpu|-1|2|--gpu: must be 0 or more
+# no value stands for "not given", and none overflows into range
+explain|-|--event|-1|2|--event: must be 0 or more, got -1
+explain|-|--event|-9223372036854775808|2|--event: must be 0 or more
+explain|-|--event|9223372036854775808|2|--event: expected a whole number
+explain|-|--event|99999999999999999999|2|--event: expected a whole number
+explain|-|--event|3x|2|--event: expected a whole number, got '3x'
+explain|-|--event||2|--event: expected a whole number
+explain|-|--limit|99999999999|2|--limit
+explain|-|--top|-2147483648|2|--top: must be 1 or more
+step|-|--at|-9223372036854775808|2|--at: must be 0 or more
+step|-|--at|18446744073709551615|2|--at: expected a whole number
+plot|-o plot.svg --segments|--at|-9223372036854775808|2|--at: must be 0 or more
+plot|-o plot.svg --segments|--at|1e3|2|--at: expected a whole number
+replay|-|--device|-2147483648|2|--device: must be 0 or more, got -2147483648
+replay|-|--device|2147483648|2|--device: must be 0 to 2147483647
+replay|-|--device|99999999999999999999|2|--device: expected a whole number
+sweep|-|--jobs|-2147483648|2|--jobs: must be 0 or more
+sweep|--gpu H200|--context|1TiB|2|--context: must be under 1 TiB
+sweep|--gpu H200|--context|-1|2|--context
+fit|-|--context|18446744073709551615|2|--context: must be under 1 TiB
+fit|-|--context|18446744073709551616|2|--context: .*too large
+fit|-|--context|16EiB|2|--context
+fit|-|--context|-1|2|--context
+diff|--config max_split_size_mb:128|--top|99999999999|2|--top
 EOF
 
 # The plot and export rows wrote nothing: they failed before any output.

@@ -1,6 +1,7 @@
 /* ccasim.c - the command-line entry point: dispatches to a subcommand. */
 #include "config.h"
 
+#include <errno.h>
 #include <glib.h>
 #include <locale.h>
 #include <stdio.h>
@@ -101,6 +102,33 @@ report_stats(void)
 		replays, planning);
 }
 
+/* Flushes and closes standard output and returns STATUS, or 1 after one
+ * line on stderr when a write to it failed (a full disk, a closed pipe
+ * with SIGPIPE ignored): a report that was not written all is an error,
+ * never exit 0.  A closed pipe under SIGPIPE's default action kills the
+ * process by the signal, as any filter's (doc/ccasim.1, EXIT STATUS). */
+static int
+finish_stdout(int status)
+{
+	/* a write that failed earlier left its errno, unless a later call
+	 * failed too: the best there is without a wrapper on every write */
+	int failed = ferror(stdout);
+	int err = failed ? errno : 0;
+	if (fflush(stdout) != 0) {
+		failed = 1;
+		err = errno;
+	}
+	/* EBADF from fclose alone: stdout was closed and nothing was written */
+	if (fclose(stdout) != 0 && !failed && errno != EBADF) {
+		failed = 1;
+		err = errno;
+	}
+	if (!failed)
+		return status;
+	fprintf(stderr, "ccasim: standard output: %s\n", err ? g_strerror(err) : "write error");
+	return status ? status : 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -117,11 +145,12 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		print_usage(stdout);
-		return 0;
+		return finish_stdout(0);
 	}
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("ccasim %s\n", PACKAGE_VERSION);
-		return 0;
+		return finish_stdout(0);
 	}
-	return cca_cli_dispatch(commands, G_N_ELEMENTS(commands), "ccasim", argc - 1, argv + 1);
+	return finish_stdout(
+		cca_cli_dispatch(commands, G_N_ELEMENTS(commands), "ccasim", argc - 1, argv + 1));
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "input.h"
+#include "number.h"
 #include "size.h"
 #include "text.h"
 
@@ -28,7 +29,7 @@ cca_cli_check_int(const char *cmd, const char *option, gint64 value, gint64 min,
 {
 	if (value >= min && value <= max)
 		return TRUE;
-	if (max >= G_MAXINT) /* no bound a user would meet */
+	if (max >= G_MAXINT && value < min) /* no bound a user would meet */
 		fprintf(stderr,
 			"ccasim %s: %s: must be %" G_GINT64_FORMAT " or more, got %" G_GINT64_FORMAT
 			"\n",
@@ -39,6 +40,45 @@ cca_cli_check_int(const char *cmd, const char *option, gint64 value, gint64 min,
 			", got %" G_GINT64_FORMAT "\n",
 			cmd, option, min, max, value);
 	return FALSE;
+}
+
+gboolean
+cca_cli_parse_int(const char *cmd, const char *option, const char *text, gint64 min, gint64 max,
+		  gint64 *value)
+{
+	if (text == NULL)
+		return TRUE;
+	const char *p = text;
+	int64_t v = 0;
+	if (!cca_number_scan_i64(&p, &v) || *p != '\0') {
+		g_autofree char *shown = cca_text_display(text, -1, 64);
+		fprintf(stderr, "ccasim %s: %s: expected a whole number, got '%s'\n", cmd, option,
+			shown);
+		return FALSE;
+	}
+	if (!cca_cli_check_int(cmd, option, v, min, max))
+		return FALSE;
+	*value = v;
+	return TRUE;
+}
+
+gboolean
+cca_cli_parse_context(const char *cmd, const char *text, uint64_t *context)
+{
+	g_autoptr(GError) error = NULL;
+	uint64_t bytes = 0;
+	if (!cca_size_parse(text, "--context", &bytes, &error)) {
+		cca_cli_print_error(cmd, error);
+		return FALSE;
+	}
+	if (bytes >= CCA_CLI_MAX_CONTEXT) {
+		g_autofree char *shown = cca_text_display(text, -1, 64);
+		fprintf(stderr, "ccasim %s: --context: must be under 1 TiB, got '%s'\n", cmd,
+			shown);
+		return FALSE;
+	}
+	*context = bytes;
+	return TRUE;
 }
 
 gboolean
@@ -94,6 +134,7 @@ gboolean
 cca_cli_check_device(const char *cmd, const CcaSnapshot *snap, const char *path, int device,
 		     int *status)
 {
+	g_autofree char *shown = cca_text_path(path);
 	GError *error = NULL;
 	if (!cca_snapshot_check_history(snap, &error)) {
 		cca_cli_print_error(cmd, error);
@@ -102,7 +143,7 @@ cca_cli_check_device(const char *cmd, const CcaSnapshot *snap, const char *path,
 		return FALSE;
 	}
 	if (device < 0 || device >= snap->n_devices) {
-		fprintf(stderr, "ccasim %s: %s: no device %d (the trace has %d)\n", cmd, path,
+		fprintf(stderr, "ccasim %s: %s: no device %d (the trace has %d)\n", cmd, shown,
 			device, snap->n_devices);
 		*status = 2;
 		return FALSE;
@@ -249,7 +290,7 @@ cca_cli_add_groups(GOptionContext *octx, const CcaCliCommand *cmd, CcaCliArgs *a
 {
 	guint g = cmd->groups;
 	const GOptionEntry device[] = {
-		{"device", 'd', 0, G_OPTION_ARG_INT, &args->device,
+		{"device", 'd', 0, G_OPTION_ARG_STRING, &args->device_text,
 		 g & CCA_CLI_ALL_DEVICES ? "Replay only this device (default: every device)"
 					 : "Which device of the trace (default 0)",
 		 "N"},
@@ -365,11 +406,10 @@ cca_cli_check(const CcaCliCommand *cmd, CcaCliArgs *args)
 	/* the recording's cap is the replay's unless another is given */
 	if (args->recorded_memory_fraction > 0 && !args->memory_fraction_text)
 		args->memory_fraction = args->recorded_memory_fraction;
-	if (args->device != CCA_CLI_UNSET &&
-	    !cca_cli_check_int(cmd->name, "--device", args->device, 0, G_MAXINT))
+	gint64 device = g & CCA_CLI_ALL_DEVICES ? -1 : 0;
+	if (!cca_cli_parse_int(cmd->name, "--device", args->device_text, 0, G_MAXINT, &device))
 		return FALSE;
-	if (args->device == CCA_CLI_UNSET)
-		args->device = g & CCA_CLI_ALL_DEVICES ? -1 : 0;
+	args->device = (int)device;
 	if (args->n_configs > 1 && !(g & CCA_CLI_CONFIGS)) {
 		cca_cli_usage(cmd, "--config: give it once");
 		return FALSE;
@@ -415,7 +455,6 @@ cca_cli_parse(const CcaCliCommand *cmd, const GOptionEntry *entries, const char 
 		G_OPTION_ENTRY_NULL,
 	};
 	g_option_context_set_help_enabled(octx, FALSE);
-	args->device = CCA_CLI_UNSET;
 	if (summary)
 		g_option_context_set_summary(octx, summary);
 	if (description)
@@ -472,6 +511,7 @@ cca_cli_args_clear(CcaCliArgs *args)
 	g_free(args->device_memory_text);
 	g_free(args->pytorch_version_text);
 	g_free(args->address_model_text);
+	g_free(args->device_text);
 	memset(args, 0, sizeof *args);
 }
 

@@ -19,6 +19,7 @@
 
 #include "replay.h"
 #include "settings.h"
+#include "size.h"
 #include "snapshot.h"
 #include "sweep.h"
 
@@ -49,6 +50,7 @@ typedef struct {
 	char *device_memory_text;     /* --device-memory, or NULL */
 	char *pytorch_version_text;   /* --pytorch-version, or NULL */
 	char *address_model_text;     /* --address-model, or NULL */
+	char *device_text;	      /* --device, or NULL */
 	int device; /* --device; after parsing 0 when absent (-1 with ALL_DEVICES) */
 	int jobs;   /* -j; 0: one thread per core */
 	gboolean whatif, json, keep_going, no_progress;
@@ -101,10 +103,6 @@ int cca_cli_usage(const CcaCliCommand *cmd, const char *format, ...) G_GNUC_PRIN
 /* Frees what ARGS holds (NULL fields allowed) and zeroes it. */
 void cca_cli_args_clear(CcaCliArgs *args);
 
-/* The value of an integer option that was not given (no option takes it:
- * every one is checked by cca_cli_check_int() with a minimum above it). */
-#define CCA_CLI_UNSET G_MININT
-
 /* Loads PATH for a command that replays, with the shared options ARGS
  * parsed and checked by cca_cli_parse(): fills OPT for device
  * ARGS->device (0 when it is -1, every device) with the limits, version,
@@ -114,6 +112,24 @@ void cca_cli_args_clear(CcaCliArgs *args);
  * usage error and 1 for bad input. */
 CcaSnapshot *cca_cli_load(CcaCliArgs *args, const char *cmd, const char *path,
 			  CcaReplayOptions *opt, int *status);
+
+/* Parses TEXT, the value of integer option OPTION (e.g. "--event") of
+ * command CMD, into *VALUE: an optional '-' and decimal digits, within
+ * [MIN, MAX] (as cca_cli_check_int() words it).  An option whose absence
+ * means something is read as a string and parsed here, so that no value
+ * a user can type stands for "not given".  TEXT NULL: TRUE, *VALUE left
+ * as it is.  Prints one line and returns FALSE otherwise. */
+gboolean cca_cli_parse_int(const char *cmd, const char *option, const char *text, gint64 min,
+			   gint64 max, gint64 *value);
+
+/* Parses TEXT, the value of --context of command CMD (the memory a GPU
+ * holds outside the caching allocator), into *CONTEXT: a size as
+ * cca_size_parse() reads it, under CCA_CLI_MAX_CONTEXT.  Prints one line
+ * and returns FALSE otherwise. */
+gboolean cca_cli_parse_context(const char *cmd, const char *text, uint64_t *context);
+
+/* The largest --context: past every GPU's memory (doc/ccasim.1). */
+#define CCA_CLI_MAX_CONTEXT CCA_TIB
 
 /* Checks integer option OPTION (e.g. "--device") of command CMD: VALUE
  * must be in [MIN, MAX] (MAX G_MAXINT or more: no upper bound to name).  Prints one line

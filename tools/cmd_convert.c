@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "snapshot.h"
 #include "trace.h"
+#include "text.h"
 
 int
 cca_cmd_convert(const CcaCliCommand *cmd, int argc, char **argv)
@@ -49,17 +50,18 @@ cca_cmd_convert(const CcaCliCommand *cmd, int argc, char **argv)
 	g_autoptr(GError) error = NULL;
 	g_autoptr(CcaSnapshot) snap = cca_snapshot_load_compact(argv[1], &error);
 	if (snap == NULL || !cca_trace_write(snap, output, &error)) {
-		fprintf(stderr, "ccasim convert: %s\n", error->message);
+		cca_cli_print_error("convert", error);
 		return 1;
 	}
 	if (verbose) {
 		uint64_t events = 0;
+		g_autofree char *shown = cca_text_path(output);
 		for (int d = 0; d < snap->n_devices; d++)
 			events += snap->n_events[d];
 		fprintf(stderr,
 			"ccasim convert: wrote %s: %d device(s), %" G_GUINT64_FORMAT
 			" events, %u segments\n",
-			output, snap->n_devices, events, snap->segments->len);
+			shown, snap->n_devices, events, snap->segments->len);
 	}
 	return 0;
 }

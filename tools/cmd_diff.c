@@ -9,6 +9,7 @@
 #include "replay.h"
 #include "settings.h"
 #include "snapshot.h"
+#include "text.h"
 
 /* One side: its trace, settings and label. */
 typedef struct {
@@ -128,7 +129,7 @@ cca_cmd_diff(const CcaCliCommand *cmd, int argc, char **argv)
 		side->opt.pytorch_version = s ? vb : va;
 		g_autofree char *conf =
 			side->has_settings ? cca_settings_to_string(&side->settings) : NULL;
-		const char *trace = argv[s && argc == 3 ? 2 : 1];
+		g_autofree char *trace = cca_text_path(argv[s && argc == 3 ? 2 : 1]);
 		if (!conf)
 			side->label = g_strdup_printf("%s, recorded settings", trace);
 		else if (!*conf)

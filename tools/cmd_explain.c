@@ -6,19 +6,21 @@
 #include "commands.h"
 #include "explain.h"
 #include "report.h"
+#include "text.h"
 
 int
 cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 {
 	g_auto(CcaCliArgs) args = {0};
 	int limit = 20, top = 8;
-	gint64 event = -1;
+	gint64 event = -1; /* -1: not given */
+	g_autofree char *event_text = NULL;
 	GOptionEntry entries[] = {
 		{"limit", 'n', 0, G_OPTION_ARG_INT, &limit,
 		 "cudaMalloc calls and OOMs explained one by one (default 20; 0: all)", "N"},
 		{"top", 0, 0, G_OPTION_ARG_INT, &top,
 		 "Rows of each ranking at the reserved peak (default 8)", "N"},
-		{"event", 'e', 0, G_OPTION_ARG_INT64, &event,
+		{"event", 'e', 0, G_OPTION_ARG_STRING, &event_text,
 		 "Explain only this trace entry's request, stage by stage (free-block search, "
 		 "garbage collection, cudaMalloc, oversize release, synchronize and release "
 		 "all, retry, OOM)",
@@ -38,7 +40,7 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 		return cca_cli_usage(cmd, "expected one TRACE (see --help)");
 	if (!cca_cli_check_int("explain", "--limit", limit, 0, G_MAXINT) ||
 	    !cca_cli_check_int("explain", "--top", top, 1, G_MAXINT) ||
-	    (event != -1 && !cca_cli_check_int("explain", "--event", event, 0, G_MAXINT64)))
+	    !cca_cli_parse_int("explain", "--event", event_text, 0, G_MAXINT64, &event))
 		return 2;
 	CcaReplayOptions opt;
 	g_autoptr(CcaSnapshot) snap = cca_cli_load(&args, "explain", argv[1], &opt, &status);
@@ -47,10 +49,11 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 	if (args.n_settings)
 		opt.settings = &args.settings[0];
 	g_autofree char *label = cca_report_settings_label(snap, &opt);
+	g_autofree char *trace = cca_text_path(argv[1]);
 	g_autoptr(GString) out = g_string_new(NULL);
 	g_string_append_printf(
 		out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s, PyTorch %u.%u rules\n",
-		argv[1], opt.device, snap->n_events[opt.device], label, opt.pytorch_version / 100,
+		trace, opt.device, snap->n_events[opt.device], label, opt.pytorch_version / 100,
 		opt.pytorch_version % 100);
 	if (event >= 0 && (uint64_t)event >= snap->n_events[opt.device]) {
 		fprintf(stderr,

@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "export.h"
+#include "text.h"
 
 /* Loads, replays and writes; returns the exit status. */
 static int
@@ -28,19 +29,19 @@ export_run(CcaCliArgs *args, const char *trace, const char *output, gboolean chr
 		g_error_free(error);
 		return 1;
 	}
+	g_autofree char *shown = cca_text_path(output);
 	if (res.cap_unrecorded)
 		fprintf(stderr,
 			"ccasim export: note: %s records no cap: --device-memory is not below the "
 			"default device's memory, which a replay of the file assumes\n",
-			output);
+			shown);
 	if (chrome)
-		printf("%s: %" G_GUINT64_FORMAT " trace events\n", output, res.entries);
+		printf("%s: %" G_GUINT64_FORMAT " trace events\n", shown, res.entries);
 	else
 		printf("%s: %" G_GUINT64_FORMAT " trace entries%s, %" G_GUINT64_FORMAT
 		       " segments, %" G_GUINT64_FORMAT " blocks\n",
-		       output, res.entries,
-		       res.matched ? " (the input's own, entry for entry)" : "", res.segments,
-		       res.blocks);
+		       shown, res.entries, res.matched ? " (the input's own, entry for entry)" : "",
+		       res.segments, res.blocks);
 	return 0;
 }
 

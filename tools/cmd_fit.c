@@ -82,10 +82,8 @@ cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv)
 		return status;
 	g_autoptr(GError) error = NULL;
 	uint64_t context = CCA_GPU_CONTEXT_BYTES;
-	if (context_text && !cca_size_parse(context_text, "--context", &context, &error)) {
-		cca_cli_print_error("fit", error);
+	if (context_text && !cca_cli_parse_context("fit", context_text, &context))
 		return 2;
-	}
 	if (list_gpus) {
 		g_autoptr(GString) s = g_string_new(NULL);
 		cca_fit_gpu_presets_print(context, s);

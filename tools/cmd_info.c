@@ -411,7 +411,8 @@ cca_info_print_human(const CcaInfo *info)
 	const char *origin = cca_trace_origin(snap);
 	char size[32];
 
-	printf("%s\n", info->file);
+	g_autofree char *file = cca_text_path(info->file);
+	printf("%s\n", file);
 	if (snap->format == CCA_FORMAT_MSGPACK)
 		printf("format: msgpack (%s version %d)", CCA_TRACE_FORMAT, CCA_TRACE_VERSION);
 	else if (snap->format == CCA_FORMAT_LAB)

@@ -24,7 +24,8 @@ peak_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPeakRun *r)
 static void
 peak_run_text(GString *out, const char *trace, int device, const CcaPeakRun *r, guint top)
 {
-	g_string_append_printf(out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s\n", trace,
+	g_autofree char *shown = cca_text_path(trace);
+	g_string_append_printf(out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s\n", shown,
 			       device, r->result.events, r->label);
 	if (r->result.start_reconstructed)
 		cca_text_wrap(out, cca_report_window_peaks(), CCA_TEXT_COLUMNS, 2);

@@ -23,7 +23,8 @@ typedef struct {
 	char *output;
 	char *x_axis;
 	gboolean segments;
-	gint64 at; /* G_MININT64: not given (the reserved peak) */
+	char *at_text; /* --at, or NULL: the reserved peak */
+	gint64 at;     /* --at parsed; -1: not given */
 	int width, height, max_rows;
 	char *title;
 } PlotArgs;
@@ -34,6 +35,7 @@ plot_args_clear(PlotArgs *pa)
 	g_free(pa->output);
 	g_free(pa->x_axis);
 	g_free(pa->title);
+	g_free(pa->at_text);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(PlotArgs, plot_args_clear)
@@ -118,8 +120,9 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 	if (status == 0) {
 		bool x_time = pa->x_axis && strcmp(pa->x_axis, "time") == 0;
 		if (x_time && !tls[0].has_time) {
+			g_autofree char *shown = cca_text_path(trace);
 			fprintf(stderr, "ccasim plot: %s has no time_us: plotting against events\n",
-				trace);
+				shown);
 			x_time = false;
 		}
 		g_autofree char *label = cca_report_settings_label(snap, opt);
@@ -166,7 +169,8 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 			cca_json_print(stdout, o);
 		} else {
 			char a[32];
-			printf("%s: timeline of %" G_GUINT64_FORMAT " events", pa->output,
+			g_autofree char *output = cca_text_path(pa->output);
+			printf("%s: timeline of %" G_GUINT64_FORMAT " events", output,
 			       tls[0].n_events);
 			for (guint r = 0; r < n_runs; r++)
 				printf("%s %s peak reserved %s (%" G_GUINT64_FORMAT " OOM%s)",
@@ -198,7 +202,7 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 	if (va->n_settings)
 		opt->settings = &va->settings[0];
 	uint64_t at = 0;
-	bool at_peak = pa->at == G_MININT64;
+	bool at_peak = pa->at_text == NULL;
 	if (!at_peak) {
 		at = (uint64_t)pa->at;
 		if (at >= snap->n_events[opt->device]) {
@@ -265,8 +269,9 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 		json_object_set_new(o, "active", cca_json_uint(active));
 		cca_json_print(stdout, o);
 	} else {
-		printf("%s: segment map after event %" G_GUINT64_FORMAT ", %u segments\n",
-		       pa->output, shown, state->len);
+		g_autofree char *output = cca_text_path(pa->output);
+		printf("%s: segment map after event %" G_GUINT64_FORMAT ", %u segments\n", output,
+		       shown, state->len);
 	}
 	cca_allocator_state_free(state);
 	opt->settings = NULL;
@@ -277,7 +282,7 @@ int
 cca_cmd_plot(const CcaCliCommand *cmd, int argc, char **argv)
 {
 	g_auto(CcaCliArgs) va = {0};
-	g_auto(PlotArgs) pa = {.at = G_MININT64, .width = 1200, .height = 640, .max_rows = 120};
+	g_auto(PlotArgs) pa = {.at = -1, .width = 1200, .height = 640, .max_rows = 120};
 	GOptionEntry entries[] = {
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &pa.output,
 		 "The image to write: .svg, .png, .pdf or .html (required)", "FILE"},
@@ -286,7 +291,8 @@ cca_cmd_plot(const CcaCliCommand *cmd, int argc, char **argv)
 		{"segments", 0, 0, G_OPTION_ARG_NONE, &pa.segments,
 		 "Draw the segment map at the reserved peak (or --at) instead of the timeline",
 		 NULL},
-		{"at", 0, 0, G_OPTION_ARG_INT64, &pa.at, "Segment map after this event", "EVENT"},
+		{"at", 0, 0, G_OPTION_ARG_STRING, &pa.at_text, "Segment map after this event",
+		 "EVENT"},
 		{"width", 0, 0, G_OPTION_ARG_INT, &pa.width, "Image width in pixels (default 1200)",
 		 "PX"},
 		{"height", 0, 0, G_OPTION_ARG_INT, &pa.height,
@@ -320,9 +326,9 @@ cca_cmd_plot(const CcaCliCommand *cmd, int argc, char **argv)
 	if (!cca_cli_check_int("plot", "--width", pa.width, 480, 20000) ||
 	    !cca_cli_check_int("plot", "--height", pa.height, 320, 20000) ||
 	    !cca_cli_check_int("plot", "--max-rows", pa.max_rows, 0, G_MAXINT) ||
-	    (pa.at != G_MININT64 && !cca_cli_check_int("plot", "--at", pa.at, 0, G_MAXINT64)))
+	    !cca_cli_parse_int("plot", "--at", pa.at_text, 0, G_MAXINT64, &pa.at))
 		return 2;
-	if (pa.at != G_MININT64 && !pa.segments)
+	if (pa.at_text && !pa.segments)
 		return cca_cli_usage(cmd, "--at needs --segments");
 	CcaReplayOptions opt;
 	g_autoptr(CcaSnapshot) snap = cca_cli_load(&va, "plot", argv[1], &opt, &status);

@@ -12,6 +12,7 @@
 #include "sensitivity.h"
 #include "settings.h"
 #include "snapshot.h"
+#include "text.h"
 
 /* replay's own options; the shared ones are in CcaCliArgs. */
 typedef struct {
@@ -53,7 +54,8 @@ report_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t 
 		json_array_append_new(devs, o);
 		return 0;
 	}
-	g_string_append_printf(out, "%s, device %d: address sensitivity\n  %-26s", snap->source,
+	g_autofree char *shown = cca_text_path(snap->source);
+	g_string_append_printf(out, "%s, device %d: address sensitivity\n  %-26s", shown,
 			       opt->device, "figure");
 	for (int m = 0; m < sens.n_models; m++)
 		g_string_append_printf(out, " %16s",
@@ -116,9 +118,10 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 		cca_report_replay_text(&ctx, &result, out);
 	}
 	int status = result.check_ran && !result.check_passed ? 1 : 0;
+	g_autofree char *shown = cca_text_path(snap->source);
 	if (status) /* one line on stderr too: the report may scroll past */
-		fprintf(stderr, "ccasim replay: %s: --check failed on device %d%s%s\n",
-			snap->source, opt->device, cca_report_check_may_need_cap(&ctx) ? "; " : "",
+		fprintf(stderr, "ccasim replay: %s: --check failed on device %d%s%s\n", shown,
+			opt->device, cca_report_check_may_need_cap(&ctx) ? "; " : "",
 			cca_report_check_may_need_cap(&ctx) ? cca_report_cap_hint() : "");
 	cca_replay_result_clear(&result);
 	return status;

@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "stepview.h"
+#include "text.h"
 
 static const char step_keys[] =
 	"keys: n/space/enter next  b/N back  m next cudaMalloc  M previous cudaMalloc  "
@@ -130,10 +131,11 @@ int
 cca_cmd_step(const CcaCliCommand *cmd, int argc, char **argv)
 {
 	g_auto(CcaCliArgs) args = {0};
-	gint64 at = G_MININT64; /* not given */
+	gint64 at = -1; /* not given */
+	g_autofree char *at_text = NULL;
 	int max_segments = 24, width = 48;
 	GOptionEntry entries[] = {
-		{"at", 0, 0, G_OPTION_ARG_INT64, &at,
+		{"at", 0, 0, G_OPTION_ARG_STRING, &at_text,
 		 "Print the view at this event and exit (no keys)", "EVENT"},
 		{"max-segments", 0, 0, G_OPTION_ARG_INT, &max_segments,
 		 "Segments listed (default 24; 0: all)", "N"},
@@ -153,7 +155,7 @@ cca_cmd_step(const CcaCliCommand *cmd, int argc, char **argv)
 		return cca_cli_usage(cmd, "expected one TRACE (see --help)");
 	if (!cca_cli_check_int("step", "--max-segments", max_segments, 0, G_MAXINT) ||
 	    !cca_cli_check_int("step", "--width", width, 8, 10000) ||
-	    (at != G_MININT64 && !cca_cli_check_int("step", "--at", at, 0, G_MAXINT64)))
+	    !cca_cli_parse_int("step", "--at", at_text, 0, G_MAXINT64, &at))
 		return 2;
 	CcaReplayOptions opt;
 	g_autoptr(CcaSnapshot) snap = cca_cli_load(&args, "step", argv[1], &opt, &status);
@@ -167,7 +169,8 @@ cca_cmd_step(const CcaCliCommand *cmd, int argc, char **argv)
 		.bar_width = (guint)width,
 	};
 	if (snap->n_events[opt.device] == 0) {
-		fprintf(stderr, "ccasim step: %s: device %d has no events\n", argv[1], opt.device);
+		g_autofree char *shown = cca_text_path(argv[1]);
+		fprintf(stderr, "ccasim step: %s: device %d has no events\n", shown, opt.device);
 		return 1;
 	}
 	if (params.at >= snap->n_events[opt.device])
@@ -175,7 +178,7 @@ cca_cmd_step(const CcaCliCommand *cmd, int argc, char **argv)
 				     "--at %" G_GUINT64_FORMAT
 				     " is past the trace's end (%" G_GUINT64_FORMAT " events)",
 				     params.at, snap->n_events[opt.device]);
-	if (at == G_MININT64 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+	if (at_text == NULL && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
 		return interact(snap, &opt, &params);
 	return show(snap, &opt, &params, FALSE, NULL);
 }

@@ -114,10 +114,8 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 			return 2;
 		}
 		if (context_text) {
-			if (!cca_size_parse(context_text, "--context", &context, &error)) {
-				cca_cli_print_error("sweep", error);
+			if (!cca_cli_parse_context("sweep", context_text, &context))
 				return 2;
-			}
 			context_source = "given with --context";
 		} else if (!cca_fit_recorded_context(snap, args.device, &context, &context_source,
 						     &error) &&

@@ -111,9 +111,10 @@ cca_cmd_view(const CcaCliCommand *cmd, int argc, char **argv)
 		status = 1;
 	} else {
 		char a[32], b[32];
+		g_autofree char *shown = cca_text_path(output);
 		printf("%s: %" G_GUINT64_FORMAT " events, %u run%s, %" G_GUINT64_FORMAT
 		       " model events; page %s (data %s)",
-		       output, res.n_events, n_runs, n_runs == 1 ? "" : "s", res.log_records,
+		       shown, res.n_events, n_runs, n_runs == 1 ? "" : "s", res.log_records,
 		       cca_size_format(res.page_bytes, a), cca_size_format(res.data_bytes, b));
 		for (guint r = 0; r < n_runs && r < G_N_ELEMENTS(res.peak_reserved); r++)
 			printf("%s %s peak reserved %s", r ? ";" : ",", labels[r],

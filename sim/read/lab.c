@@ -7,7 +7,10 @@
  * a number names the same tensor for the whole program.
  *
  * Invariants: a live tensor has a block in the model; a freed one has
- * none (CCA_NIL) and cannot be freed again.
+ * none (CCA_NIL) and cannot be freed again.  The live tensors are also
+ * linked in number order (LabTensor's prev and next), so that `free last`
+ * finds the highest live number in constant time and `free all` visits
+ * only live tensors, however many were freed before.
  */
 #include "config.h"
 
@@ -28,12 +31,19 @@
 #define LAB_MAX_TENSORS 1000000u
 #define LAB_MAX_REQUEST (UINT64_C(1) << 40)
 
+/* One tensor: its block, and its live neighbours by number (0: none). */
+typedef struct {
+	CcaHandle handle; /* CCA_NIL once freed */
+	uint32_t prev, next;
+} LabTensor;
+
 typedef struct {
 	const char *name;
 	guint line;
 	CcaSnapshot *snap;
-	GArray *events;	 /* CcaEvent, the model's entries */
-	GArray *tensors; /* CcaHandle per tensor number - 1; CCA_NIL once freed */
+	GArray *events;	      /* CcaEvent, the model's entries */
+	GArray *tensors;      /* LabTensor per tensor number - 1 */
+	uint32_t first, last; /* the lowest and highest live numbers; 0: none live */
 	CcaSettings settings;
 	bool have_settings;
 	char *conf;
@@ -106,9 +116,11 @@ lab_start(Lab *lab)
 	lab->alloc = cca_allocator_new(&lab->settings, &limits, lab->device, lab_record, lab);
 }
 
-/* A size: a number (decimals allowed) with an optional unit; K, M, G and
- * their KiB, MiB, GiB forms are powers of 1024, KB, MB, GB powers of
- * 1000, B or none bytes. */
+/* A size: decimal digits, an optional decimal part (".5") and an optional
+ * unit; K, M, G and their KiB, MiB, GiB forms are powers of 1024, KB, MB,
+ * GB powers of 1000, B or none bytes.  Hex (0x10) and exponents (1e6) are
+ * refused, as cca_size_parse() refuses them on the command line
+ * (doc/lab.md). */
 static gboolean
 lab_size(const Lab *lab, const char *text, uint64_t *out, GError **error)
 {
@@ -128,13 +140,24 @@ lab_size(const Lab *lab, const char *text, uint64_t *out, GError **error)
 		{"GiB", (double)CCA_GIB},
 		{"GB", 1e9},
 	};
-	char *end = NULL;
 	errno = 0;
 	if (!g_ascii_isdigit(text[0]))
 		return lab_fail(lab, error, "'%s' is no size (e.g. 512, 1.5M, 16MiB, 2G)", text);
-	double v = g_ascii_strtod(text, &end);
+	size_t digits = strspn(text, "0123456789");
+	if (text[digits] == '.' && g_ascii_isdigit(text[digits + 1]))
+		digits += 1 + strspn(text + digits + 1, "0123456789");
+	const char *tail = text + digits;
+	if ((g_ascii_tolower(tail[0]) == 'x' && digits == 1 && text[0] == '0') ||
+	    (g_ascii_tolower(tail[0]) == 'e' &&
+	     (g_ascii_isdigit(tail[1]) || tail[1] == '+' || tail[1] == '-')))
+		return lab_fail(lab, error,
+				"size '%s': write it in decimal digits, without hex or an "
+				"exponent (e.g. 1000000, 1MB, 1.5M)",
+				text);
+	g_autofree char *number = g_strndup(text, digits);
+	double v = g_ascii_strtod(number, NULL);
 	for (guint i = 0; i < G_N_ELEMENTS(units); i++) {
-		if (g_ascii_strcasecmp(end, units[i].unit) != 0)
+		if (g_ascii_strcasecmp(tail, units[i].unit) != 0)
 			continue;
 		double bytes = v * units[i].scale;
 		/* ERANGE alone: a thread may see another errno after a good
@@ -188,7 +211,14 @@ lab_alloc(Lab *lab, char **w, guint n, GError **error)
 				lab, error,
 				"tensor %u (%s) does not fit on the simulated H200 (139.80 GiB)",
 				lab->tensors->len + 1, w[1]);
-		g_array_append_val(lab->tensors, h);
+		LabTensor t = {.handle = h, .prev = lab->last, .next = 0};
+		g_array_append_val(lab->tensors, t);
+		uint32_t k = lab->tensors->len;
+		if (lab->last)
+			g_array_index(lab->tensors, LabTensor, lab->last - 1).next = k;
+		else
+			lab->first = k;
+		lab->last = k;
 	}
 	return TRUE;
 }
@@ -199,11 +229,20 @@ lab_free_one(Lab *lab, uint64_t k, GError **error)
 	if (k == 0 || k > lab->tensors->len)
 		return lab_fail(lab, error, "no tensor %" G_GUINT64_FORMAT " (%u allocated so far)",
 				k, lab->tensors->len);
-	CcaHandle *h = &g_array_index(lab->tensors, CcaHandle, k - 1);
-	if (*h == CCA_NIL)
+	LabTensor *t = &g_array_index(lab->tensors, LabTensor, k - 1);
+	if (t->handle == CCA_NIL)
 		return lab_fail(lab, error, "tensor %" G_GUINT64_FORMAT " is already free", k);
-	cca_allocator_free_block(lab->alloc, *h, false);
-	*h = CCA_NIL;
+	cca_allocator_free_block(lab->alloc, t->handle, false);
+	t->handle = CCA_NIL;
+	if (t->prev)
+		g_array_index(lab->tensors, LabTensor, t->prev - 1).next = t->next;
+	else
+		lab->first = t->next;
+	if (t->next)
+		g_array_index(lab->tensors, LabTensor, t->next - 1).prev = t->prev;
+	else
+		lab->last = t->prev;
+	t->prev = t->next = 0;
 	return TRUE;
 }
 
@@ -215,9 +254,9 @@ lab_free(Lab *lab, char **w, guint n, GError **error)
 		return lab_fail(lab, error, "expected 'free all', 'free last [N]' or 'free 1,3-5'");
 	lab_start(lab);
 	if (strcmp(w[1], "all") == 0 && n == 2) {
-		for (guint k = 1; k <= lab->tensors->len; k++)
-			if (g_array_index(lab->tensors, CcaHandle, k - 1) != CCA_NIL &&
-			    !lab_free_one(lab, k, error))
+		/* lowest number first (doc/lab.md) */
+		while (lab->first)
+			if (!lab_free_one(lab, lab->first, error))
 				return FALSE;
 		return TRUE;
 	}
@@ -225,12 +264,9 @@ lab_free(Lab *lab, char **w, guint n, GError **error)
 		uint64_t count = 1;
 		if (n == 3 && !lab_uint(lab, w[2], "count", LAB_MAX_TENSORS, &count, error))
 			return FALSE;
-		for (guint k = lab->tensors->len; k > 0 && count > 0; k--)
-			if (g_array_index(lab->tensors, CcaHandle, k - 1) != CCA_NIL) {
-				if (!lab_free_one(lab, k, error))
-					return FALSE;
-				count--;
-			}
+		for (; lab->last && count > 0; count--)
+			if (!lab_free_one(lab, lab->last, error))
+				return FALSE;
 		return TRUE;
 	}
 	if (n != 2)
@@ -372,7 +408,7 @@ cca_lab_load(const unsigned char *data, size_t len, const char *name, GError **e
 	lab.snap = cca_snapshot_new();
 	lab.snap->source = g_strdup(name);
 	lab.events = g_array_new(FALSE, FALSE, sizeof(CcaEvent));
-	lab.tensors = g_array_new(FALSE, FALSE, sizeof(CcaHandle));
+	lab.tensors = g_array_new(FALSE, FALSE, sizeof(LabTensor));
 	gboolean ok = TRUE;
 	if (memchr(data, '\0', len) != NULL) {
 		lab.line = 1;

@@ -41,6 +41,7 @@
 #include "pickle.h"
 #include "size.h"
 #include "snapshot.h"
+#include "text.h"
 
 #define PICKLE_CHUNK_MIN ((size_t)(64 * CCA_KIB))
 #define PICKLE_CHUNK_MAX ((size_t)(8 * CCA_MIB))
@@ -785,6 +786,11 @@ pickle_op_unicode(PickleParser *p, int arg_bytes)
 	if (n > PICKLE_MAX_LEN)
 		return pickle_fail(p, CCA_INPUT_ERROR_LIMIT,
 				   "string of %" G_GUINT64_FORMAT " bytes is too long", n);
+	if (!cca_text_is_pickle_utf8((const char *)p->data + p->pos, (gsize)n))
+		return pickle_fail(p, CCA_INPUT_ERROR_CORRUPT,
+				   "a string of %" G_GUINT64_FORMAT
+				   " bytes that is not UTF-8 (Python's pickle refuses it)",
+				   n);
 	CcaPickleValue *v = pickle_node(p, CCA_PICKLE_STR);
 	v->s = (const char *)p->data + p->pos;
 	v->len = (uint32_t)n;
@@ -1325,7 +1331,8 @@ value:
 			n_new++;
 			break;
 		case 0x8c: /* SHORT_BINUNICODE [MEMOIZE] */
-			if (avail < 1 || avail - 1 < d[pos + 1])
+			if (avail < 1 || avail - 1 < d[pos + 1] ||
+			    !cca_text_is_pickle_utf8((const char *)d + pos + 2, d[pos + 1]))
 				return FALSE;
 			str[n] = d + pos + 2;
 			num[n] = d[pos + 1];
@@ -1606,8 +1613,9 @@ op_long_binget:
 	PUSH(v);
 	NEXT();
 op_short_binunicode:
-	if (G_UNLIKELY(pos >= len || len - pos - 1 < data[pos]))
-		CALL(pickle_op_unicode(p, 1));
+	if (G_UNLIKELY(pos >= len || len - pos - 1 < data[pos] ||
+		       !cca_text_is_pickle_utf8((const char *)data + pos + 1, data[pos])))
+		CALL(pickle_op_unicode(p, 1)); /* says what is wrong */
 	n = data[pos];
 	NODE(CCA_PICKLE_STR);
 	v->s = (const char *)data + pos + 1;

@@ -77,6 +77,7 @@ enum {
 	CCA_MP_SHAPE,	  /* an array of the wrong length */
 	CCA_MP_MISMATCH,  /* a table's length differs from the header's count */
 	CCA_MP_NOT_EMPTY, /* string 0 or stack 0 is not empty */
+	CCA_MP_NOT_UTF8,  /* a str that is not UTF-8 (cca_text_is_pickle_utf8()) */
 };
 
 #define CCA_MP_MAX_DEPTH 32
@@ -267,6 +268,8 @@ cca_mp_str(CcaMp *r, const char **s, uint32_t *len)
 	}
 	if (n > (uint64_t)(r->end - p - hdr))
 		return CCA_MP_TRUNCATED;
+	if (!cca_text_is_pickle_utf8((const char *)p + hdr, (gsize)n))
+		return CCA_MP_NOT_UTF8;
 	*s = (const char *)p + hdr;
 	*len = (uint32_t)n;
 	r->p = p + hdr + n;
@@ -478,6 +481,10 @@ cca_trace_fault_error(GError **error, const CcaMpFault *f, const char *path,
 		cca_trace_error(error, CCA_INPUT_ERROR_CORRUPT, path, off, context,
 				"expected %s for %s, found byte 0x%02x", expected[f->code], field,
 				byte);
+		break;
+	case CCA_MP_NOT_UTF8:
+		cca_trace_error(error, CCA_INPUT_ERROR_CORRUPT, path, off, context,
+				"%s is not UTF-8 text", field);
 		break;
 	case CCA_MP_BAD_BYTE:
 		cca_trace_error(error, CCA_INPUT_ERROR_CORRUPT, path, off, context,
@@ -900,7 +907,8 @@ cca_obj_strdup(const msgpack_object *o, char **out)
 		*out = NULL;
 		return true;
 	}
-	if (o->type != MSGPACK_OBJECT_STR)
+	if (o->type != MSGPACK_OBJECT_STR ||
+	    !cca_text_is_pickle_utf8(o->via.str.ptr, o->via.str.size))
 		return false;
 	*out = g_strndup(o->via.str.ptr, o->via.str.size);
 	return true;

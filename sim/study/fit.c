@@ -194,6 +194,10 @@ replay_at(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, uint
 		.threads = 1,
 		.recorded_memory_fraction = job->options->recorded_memory_fraction,
 	};
+	if (job->options->cancel && *job->options->cancel) {
+		g_set_error(error, CCA_SWEEP_ERROR, CCA_SWEEP_ERROR_CANCELLED, "interrupted");
+		return FALSE;
+	}
 	(*replays)++;
 	return cca_sweep_replay(job->sweep, row, &o, model, run, error);
 }
@@ -672,11 +676,12 @@ cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 		}
 	}
 	g_autoptr(GString) p = g_string_new(NULL);
+	g_autofree char *trace = cca_text_path(report->trace);
 	g_string_append_printf(p,
 			       "%s, device %d: the smallest device memory (to 2 MiB) at which the "
 			       "trace runs without OOM; each answer is a replay that fits, and 2 "
 			       "MiB less is a replay that runs out of memory",
-			       report->trace, sweep->device);
+			       trace, sweep->device);
 	cca_text_wrap(out, p->str, wide ? G_MAXUINT : CCA_TEXT_COLUMNS, 2);
 	fit_table_line(out, heads, shown, width, n_cols);
 	for (guint r = 0; r < n; r++) {

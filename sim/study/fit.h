@@ -92,6 +92,7 @@ typedef struct {
 	guint threads;		   /* 0: one per core */
 	CcaSweepProgress progress; /* called after each (row, model) search */
 	void *progress_data;
+	const volatile int *cancel;	 /* as CcaSweepOptions' cancel, checked per replay */
 	const CcaGpuPreset *const *gpus; /* also replay at each GPU's usable memory */
 	guint n_gpus;			 /* at most CCA_FIT_MAX_GPUS */
 	uint64_t context;		 /* subtracted from a GPU's total memory */

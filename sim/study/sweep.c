@@ -503,6 +503,8 @@ typedef struct {
  * with g_thread_join(), so everything they wrote is visible to the caller
  * afterwards (and to ThreadSanitizer, which does not see GLib's own
  * futex-based queues). */
+G_DEFINE_QUARK(cca - sweep - error - quark, cca_sweep_error)
+
 static gpointer
 parallel_worker(gpointer data)
 {
@@ -568,6 +570,10 @@ sweep_task_run(void *data, guint i)
 {
 	SweepJob *job = data;
 	SweepTask *t = &job->tasks[i];
+	if (t->options->cancel && *t->options->cancel) {
+		g_set_error(&t->error, CCA_SWEEP_ERROR, CCA_SWEEP_ERROR_CANCELLED, "interrupted");
+		return;
+	}
 	cca_sweep_replay(job->sweep, t->row, t->options, t->model, t->out, &t->error);
 }
 
@@ -1063,10 +1069,11 @@ append_context(GString *out, const CcaSweep *sweep, const CcaSweepReport *report
 	char a[32], b[32];
 	uint64_t total = o->device_memory ? o->device_memory : CCA_H200_TOTAL_MEMORY;
 	g_autoptr(GString) p = g_string_new(NULL);
+	g_autofree char *trace = cca_text_path(report->trace);
 	g_string_append_printf(p,
 			       "%s, device %d: %" G_GUINT64_FORMAT " events, %u settings, "
 			       "PyTorch %u.%u rules, best first by %s",
-			       report->trace, sweep->device, sweep->snap->n_events[sweep->device],
+			       trace, sweep->device, sweep->snap->n_events[sweep->device],
 			       sweep->rows->len, sweep->pytorch_version / 100,
 			       sweep->pytorch_version % 100, cca_sweep_goal_name(report->goal));
 	if (o->memory_fraction > 0)

@@ -95,6 +95,13 @@ typedef struct {
 	bool address_checked; /* the address choice was looked at (see above) */
 } CcaSweepRow;
 
+/* The error of a sweep or fit whose options' cancel flag was set. */
+#define CCA_SWEEP_ERROR (cca_sweep_error_quark())
+GQuark cca_sweep_error_quark(void);
+enum {
+	CCA_SWEEP_ERROR_CANCELLED,
+};
+
 /* Called from worker threads, serialised by the sweep, after each replay:
  * DONE of TOTAL replays finished. */
 typedef void (*CcaSweepProgress)(void *data, guint done, guint total);
@@ -111,6 +118,9 @@ typedef struct {
 	guint threads;				/* 0: one per core */
 	CcaSweepProgress progress;		/* NULL: none */
 	void *progress_data;
+	/* non-NULL: once *cancel is non-zero (set by a signal handler, say)
+	 * no further replay starts and the run fails with CCA_SWEEP_ERROR_CANCELLED */
+	const volatile int *cancel;
 	/* replay every address model even where the primary run met no
 	 * address tie (cca_allocator_address_ties()), whose figures the
 	 * other models then share without a replay */

@@ -9,6 +9,43 @@
 
 #include <string.h>
 
+char *
+cca_text_path(const char *path)
+{
+	return cca_text_display(path, -1, CCA_TEXT_PATH_MAX);
+}
+
+gboolean
+cca_text_is_pickle_utf8(const char *str, gsize len)
+{
+	const unsigned char *s = (const unsigned char *)str, *end = s + len;
+	while (s < end) {
+		unsigned c = *s;
+		if (c < 0x80) {
+			s++;
+			continue;
+		}
+		/* the second byte's range by lead byte (Unicode's table 3-7,
+		 * with ED A0..BF, the surrogates, allowed as surrogatepass does) */
+		unsigned lo = 0x80, hi = 0xbf, n;
+		if (c >= 0xc2 && c <= 0xdf)
+			n = 1;
+		else if (c >= 0xe0 && c <= 0xef)
+			n = 2, lo = c == 0xe0 ? 0xa0 : 0x80;
+		else if (c >= 0xf0 && c <= 0xf4)
+			n = 3, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+		else
+			return FALSE;
+		if ((gsize)(end - s) <= n || s[1] < lo || s[1] > hi)
+			return FALSE;
+		for (unsigned i = 2; i <= n; i++)
+			if ((s[i] & 0xc0) != 0x80)
+				return FALSE;
+		s += n + 1;
+	}
+	return TRUE;
+}
+
 /* Appends the escaped form of byte C (not valid as printable UTF-8): the
  * letter after a backslash for the bytes C writes that way, else \xNN. */
 static void

@@ -20,6 +20,23 @@ G_BEGIN_DECLS
  * in time linear in min(LEN, MAX). */
 char *cca_text_display(const char *s, gssize len, gsize max);
 
+/* Is [S, S + LEN) UTF-8 as Python's pickle reads a str (the "utf-8"
+ * codec with "surrogatepass")?  Refuses what pickle.loads() refuses: a
+ * byte that starts no sequence, a truncated sequence, an overlong form, a
+ * code point past U+10FFFF.  Accepts NUL and the UTF-8 forms of
+ * surrogates (U+D800..U+DFFF), which pickle.dumps() writes for a str that
+ * holds them.  Every reader checks each string with it (doc/hardening.md),
+ * so a string ccasim writes to a pickle always loads. */
+gboolean cca_text_is_pickle_utf8(const char *s, gsize len);
+
+/* The longest file name cca_text_path() shows whole, in bytes. */
+#define CCA_TEXT_PATH_MAX 4096
+
+/* Returns a new string (g_free): file name PATH as cca_text_display()
+ * shows it, cut only past CCA_TEXT_PATH_MAX bytes.  Every file name that
+ * reaches the terminal (report headers, errors) goes through it. */
+char *cca_text_path(const char *path);
+
 /* The width of a terminal that tables and prose are laid out for by
  * default (sweep, fit): 100 columns. */
 #define CCA_TEXT_COLUMNS 100

@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include "pickle_write.h"
+#include "text.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -236,6 +237,14 @@ void
 cca_pickle_write_str(CcaPickleWriter *w, const char *s, gssize len)
 {
 	size_t n = len < 0 ? strlen(s) : (size_t)len;
+	/* the readers refuse strings Python's pickle would not load; one made
+	 * elsewhere is mended rather than written as a pickle nobody loads */
+	g_autofree char *mended = NULL;
+	if (!cca_text_is_pickle_utf8(s, n)) {
+		mended = g_utf8_make_valid(s, (gssize)n);
+		s = mended;
+		n = strlen(mended);
+	}
 	g_autofree char *key = g_strndup(s, n);
 	gpointer hit = g_hash_table_lookup(w->strings, key);
 	if (hit) {

@@ -38,7 +38,9 @@ void cca_pickle_write_float(CcaPickleWriter *w, double value);
 void cca_pickle_write_none(CcaPickleWriter *w);
 
 /* A str of the LEN bytes of UTF-8 at S (LEN -1: NUL-terminated).  Equal
- * strings share one memo entry: the second is a BINGET/LONG_BINGET. */
+ * strings share one memo entry: the second is a BINGET/LONG_BINGET.  Bytes
+ * Python's pickle would not load as UTF-8 (cca_text_is_pickle_utf8())
+ * are written as U+FFFD, so the pickle always loads. */
 void cca_pickle_write_str(CcaPickleWriter *w, const char *s, gssize len);
 
 /* Containers: open, then before each item (for a dict: before its key)

@@ -309,10 +309,11 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 	const CcaStats *st = &res->stats;
 	g_autofree char *conf = cca_settings_to_string(ctx->settings);
 	char buf[32];
+	g_autofree char *trace = cca_text_path(ctx->trace);
 	g_string_append_printf(out,
 			       "%s, device %d: %" G_GUINT64_FORMAT
 			       " events, %s settings \"%s\", PyTorch %u.%u rules",
-			       ctx->trace, ctx->device, res->events,
+			       trace, ctx->device, res->events,
 			       res->whatif ? "what-if" : "recorded", conf,
 			       res->pytorch_version / 100, res->pytorch_version % 100);
 	if (res->allowed_maximum)

@@ -98,3 +98,21 @@ fuzz-smoke: %D%/fuzz-html
 %C%_fuzz_html_LDFLAGS = $(FUZZ_LDFLAGS)
 %C%_fuzz_html_LDADD = libccasim.a $(CCASIM_LIBS)
 endif
+
+# The lab parser (sim/read/lab.c): fuzz-lab with --enable-fuzzing, and
+# replay-lab over tests/fuzz/corpus-lab/ (the bundled labs and hostile
+# ones) in `make check`.  Run it with
+#   tests/fuzz/fuzz-lab -max_total_time=600 -timeout=10 -rss_limit_mb=2048 \
+#     -malloc_limit_mb=512 /tmp/corpus $(srcdir)/tests/fuzz/corpus-lab
+check_PROGRAMS += %D%/replay-lab
+TESTS += %D%/replay-lab
+%C%_replay_lab_SOURCES = %D%/replay-corpus.c %D%/fuzz-lab.c %D%/fuzz.h
+%C%_replay_lab_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
+%C%_replay_lab_LDADD = libccasim.a $(CCASIM_LIBS)
+EXTRA_DIST += %D%/corpus-lab
+if ENABLE_FUZZING
+noinst_PROGRAMS += %D%/fuzz-lab
+%C%_fuzz_lab_SOURCES = %D%/fuzz-lab.c %D%/fuzz.h
+%C%_fuzz_lab_LDFLAGS = $(FUZZ_LDFLAGS)
+%C%_fuzz_lab_LDADD = libccasim.a $(CCASIM_LIBS)
+endif
