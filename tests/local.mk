@@ -137,3 +137,8 @@ EXTRA_DIST += tests/test-lab-device.sh
 # pip install of the Python module into a virtualenv (issue 17)
 TESTS += tests/test-pip.sh
 EXTRA_DIST += tests/test-pip.sh
+# fleet run and fleet merge on hostile folders: no rows, FIFOs and devices,
+# folder links, side files over their limits, bad and out-of-range rows,
+# control bytes in rows
+TESTS += tests/test-fleet-hostile.sh
+EXTRA_DIST += tests/test-fleet-hostile.sh
