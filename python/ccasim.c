@@ -2206,7 +2206,9 @@ static PyMethodDef fleet_methods[] = {
 	{"merge", (PyCFunction)(void (*)(void))fleet_merge, METH_VARARGS | METH_KEYWORDS,
 	 "merge(dirs, format='text', wide=False) -> str\n\n"
 	 "`ccasim fleet merge DIRS` (format 'text'; wide=True: --wide), `--json` ('json')\n"
-	 "or `--csv` ('csv'): the report on every row of the run folders, each row once."},
+	 "or `--csv` ('csv'): the report on every row of the run folders, each row once.\n"
+	 "ccasim.Error when they hold no row yet (or a fleet.json differs), OSError on\n"
+	 "I/O; a RuntimeWarning for each line that is no fleet row (left out, counted)."},
 	{NULL},
 };
 
