@@ -83,3 +83,27 @@ EXTRA_DIST += %D%/corpus-pickle %D%/corpus-msgpack %D%/corpus-settings %D%/corpu
 	%D%/corpus-calibration \
 	%D%/README.md tools/make-fuzz-corpus.sh
 .PHONY: fuzz-smoke fuzz-corpus
+
+# The fleet readers: a rows file given to fleet merge's reader
+# (fuzz-fleet-rows) and a fleet run manifest (fuzz-fleet-manifest), each
+# replayed over its corpus by `make check`.
+FUZZ_TARGETS += fleet-rows fleet-manifest
+check_PROGRAMS += %D%/replay-fleet-rows %D%/replay-fleet-manifest
+TESTS += %D%/replay-fleet-rows %D%/replay-fleet-manifest
+%C%_replay_fleet_rows_SOURCES = %D%/replay-corpus.c %D%/fuzz-fleet-rows.c %D%/fuzz.h
+%C%_replay_fleet_rows_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
+%C%_replay_fleet_rows_LDADD = libccasim.a $(CCASIM_LIBS)
+%C%_replay_fleet_manifest_SOURCES = %D%/replay-corpus.c %D%/fuzz-fleet-manifest.c %D%/fuzz.h
+%C%_replay_fleet_manifest_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
+%C%_replay_fleet_manifest_LDADD = libccasim.a $(CCASIM_LIBS)
+if ENABLE_FUZZING
+noinst_PROGRAMS += %D%/fuzz-fleet-rows %D%/fuzz-fleet-manifest
+%C%_fuzz_fleet_rows_SOURCES = %D%/fuzz-fleet-rows.c %D%/fuzz.h
+%C%_fuzz_fleet_rows_LDFLAGS = $(FUZZ_LDFLAGS)
+%C%_fuzz_fleet_rows_LDADD = libccasim.a $(CCASIM_LIBS)
+%C%_fuzz_fleet_manifest_SOURCES = %D%/fuzz-fleet-manifest.c %D%/fuzz.h
+%C%_fuzz_fleet_manifest_LDFLAGS = $(FUZZ_LDFLAGS)
+%C%_fuzz_fleet_manifest_LDADD = libccasim.a $(CCASIM_LIBS)
+fuzz-smoke: %D%/fuzz-fleet-rows %D%/fuzz-fleet-manifest
+endif
+EXTRA_DIST += %D%/corpus-fleet-rows %D%/corpus-fleet-manifest
