@@ -19,6 +19,11 @@
  * (cca_input_check_magic()), so that a bomb of anything else stops at
  * once.
  *
+ * Side files read whole (manifests, rows, calibration tables) go through
+ * cca_input_read_file(): a regular file only, opened without waiting on a
+ * FIFO, within a limit the caller names, checked before the first read and
+ * again as the bytes arrive.
+ *
  * Invariants: after a successful cca_input_open(), exactly one of `bytes`
  * (a mapping) and `heap` backs `data` (data is NULL when len is 0); len
  * never exceeds the max_size in force.

@@ -259,7 +259,8 @@ gboolean cca_fleet_merge_check(const CcaFleetMerge *merge, GError **error);
  * cut). */
 void cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out, guint width);
 
-/* The same as one JSON object ("answer", "settings", "jobs", "errors"). */
+/* The same as one JSON object ("answer", "settings", "jobs", "errors",
+ * "rows_skipped"). */
 void cca_fleet_merge_print_json(CcaFleetMerge *merge, GString *out);
 
 /* The settings table as CSV: a header line, then one line per setting
