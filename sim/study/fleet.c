@@ -1061,11 +1061,12 @@ settle_options(const char *dir, const char *text, GError **error)
 				 &len, error))
 		return FALSE;
 	if (strlen(have) != len || strcmp(have, text) != 0) {
+		/* the first 400 bytes say which options; the file may be larger */
+		gsize have_len = strlen(g_strchomp(have));
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 			    "%s holds a run with other options (%.*s%s): use another --out, or the "
 			    "same grid and devices",
-			    path, (int)MIN(strlen(g_strchomp(have)), 400), have,
-			    strlen(have) > 400 ? "..." : "");
+			    path, (int)MIN(have_len, 400), have, have_len > 400 ? "..." : "");
 		return FALSE;
 	}
 	return TRUE;
