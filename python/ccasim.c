@@ -2215,19 +2215,37 @@ fleet_merge(PyObject *module, PyObject *args, PyObject *kwds)
 	GError *error = NULL;
 	GString *out = g_string_new(NULL);
 	gboolean ok = TRUE;
-	Py_BEGIN_ALLOW_THREADS;
 	CcaFleetMerge *merge = cca_fleet_merge_new();
+	Py_BEGIN_ALLOW_THREADS;
 	for (char **d = dirs; ok && *d; d++)
 		ok = cca_fleet_merge_add_dir(merge, *d, &error);
+	ok = ok && cca_fleet_merge_check(merge, &error);
 	if (ok && text)
 		cca_fleet_merge_print_text(merge, out, wide ? G_MAXUINT : CCA_TEXT_COLUMNS);
 	else if (ok)
 		print(merge, out);
-	cca_fleet_merge_free(merge);
 	Py_END_ALLOW_THREADS;
-	if (!ok) {
-		raise_fleet_error(error);
-		g_error_free(error);
+	/* a RuntimeWarning for each line left out (as the CLI's warnings) */
+	const CcaFleetSkipped *skipped = cca_fleet_merge_skipped(merge);
+	guint shown = skipped->shown ? skipped->shown->len : 0;
+	int warned = 0;
+	for (guint i = 0; warned == 0 && i < shown; i++) {
+		g_autofree char *line = cca_text_display(g_ptr_array_index(skipped->shown, i), -1,
+							 CCA_TEXT_DISPLAY_MAX * 4);
+		g_autofree char *msg = g_strdup_printf("%s; line skipped", line);
+		warned = PyErr_WarnEx(PyExc_RuntimeWarning, msg, 1);
+	}
+	if (warned == 0 && skipped->count > shown) {
+		g_autofree char *msg = g_strdup_printf("%" G_GUINT64_FORMAT
+						       " more lines that are no fleet rows skipped",
+						       skipped->count - shown);
+		warned = PyErr_WarnEx(PyExc_RuntimeWarning, msg, 1);
+	}
+	cca_fleet_merge_free(merge);
+	if (!ok || warned != 0) {
+		if (!ok)
+			raise_fleet_error(error);
+		g_clear_error(&error);
 		g_string_free(out, TRUE);
 		return NULL;
 	}
@@ -2269,7 +2287,9 @@ static PyMethodDef fleet_methods[] = {
 	{"merge", (PyCFunction)(void (*)(void))fleet_merge, METH_VARARGS | METH_KEYWORDS,
 	 "merge(dirs, format='text', wide=False) -> str\n\n"
 	 "`ccasim fleet merge DIRS` (format 'text'; wide=True: --wide), `--json` ('json')\n"
-	 "or `--csv` ('csv'): the report on every row of the run folders, each row once."},
+	 "or `--csv` ('csv'): the report on every row of the run folders, each row once.\n"
+	 "ccasim.Error when they hold no row yet (or a fleet.json differs), OSError on\n"
+	 "I/O; a RuntimeWarning for each line that is no fleet row (left out, counted)."},
 	{NULL},
 };
 

@@ -35,3 +35,8 @@ PY_LOG_COMPILER = env $(PY_SAN_ENV) PYTHONPATH='$(abs_top_builddir)/python:$(abs
 EXTRA_DIST += pyproject.toml setup.py %D%/ccasim_record_main.py
 # Ctrl-C stops a long sweep() or fit() between replays.
 PY_TESTS += %D%/tests/test-interrupt.py
+# ccasim.fleet on hostile folders: no rows, failed jobs, bad rows, links, FIFOs
+EXTRA_DIST += %D%/tests/test-fleet-hostile.py
+if ENABLE_PYTHON
+TESTS += %D%/tests/test-fleet-hostile.py
+endif

@@ -172,3 +172,8 @@ EXTRA_DIST += tests/test-utf8.sh
 # File names with escape sequences reach the terminal escaped.
 TESTS += tests/test-names.sh
 EXTRA_DIST += tests/test-names.sh
+# fleet run and fleet merge on hostile folders: no rows, FIFOs and devices,
+# folder links, side files over their limits, bad and out-of-range rows,
+# control bytes in rows
+TESTS += tests/test-fleet-hostile.sh
+EXTRA_DIST += tests/test-fleet-hostile.sh

@@ -166,30 +166,34 @@ report $? "merging a folder that is no run with one that is exits 1"
 # the shard's rows file grows job by job; the run is killed once some rows
 # are in, its last line torn as a dying write leaves it, and run again.
 # Killed at a set point, not by a race (the whole run takes about 0.1 s):
-# one more input is a FIFO, given by name (the folder walk takes regular
-# files only).  Jobs run sorted by path, so it sits in $scratch/in/sub
+# one more input is a large snapshot file (a sparse GiB of zeros, which the
+# run hashes for seconds before its loader refuses it), in $scratch/in/sub
 # between compile.default and hostile: jobs come before and after it
-# wherever the checkout and $TMPDIR are (a FIFO outside $scratch/in sorted
-# last when the traces' path sorted before /tmp, and no job was left).  The
-# run's listing hashes what the first writer gives it, then with -j 1 the
-# run reaches its job after writing the rows of every job before it, and
-# blocks opening it: the open for writing here returns just then, and the
-# run is killed.
-fifo=$scratch/in/sub/d-stuck.pickle
-mkfifo "$fifo"
-"$ccasim" fleet run "$scratch/in" "$scratch/jobs.manifest" "$fifo" --no-progress --out "$scratch/kill" -j 1 \
+# wherever the checkout and $TMPDIR are.  Jobs run sorted by path with -j 1,
+# so once the rows file holds the rows of every job that sorts before it
+# (counted in the one-process run), the run is hashing it, and is killed.
+# (A FIFO served before: fleet run now refuses one at once.)
+slow=$scratch/in/sub/d-slow.pickle
+truncate -s 1G "$slow"
+upto=$("$python" - "$scratch/one" "$slow" <<'EOF'
+import glob, json, sys
+print(sum(json.loads(l)["path"].encode() < sys.argv[2].encode()
+          for f in glob.glob(sys.argv[1] + "/*.jsonl") for l in open(f)))
+EOF
+)
+"$ccasim" fleet run "$scratch/in" "$scratch/jobs.manifest" --no-progress --out "$scratch/kill" -j 1 \
 	$grid 2>/dev/null &
 pid=$!
-# the rows file is opened once the listing is done (its reader closed)
-timeout 60 sh -c 'printf x >"$1" && until [ -e "$3" ]; do sleep 0.01; done &&
-	exec 3>"$1" && kill -9 "$2"' sh "$fifo" "$pid" "$scratch/kill/rows.0-of-1.jsonl"
+timeout 60 sh -c 'until [ -e "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; do sleep 0.01; done &&
+	kill -9 "$3"' sh "$scratch/kill/rows.0-of-1.jsonl" "$upto" "$pid"
 killed=$?
 wait $pid 2>/dev/null
-rm -f "$fifo"
+rm -f "$slow"
 before=$(wc -l <"$scratch/kill/rows.0-of-1.jsonl")
 printf '{"path":"torn' >>"$scratch/kill/rows.0-of-1.jsonl"
-[ $killed -eq 0 ] && [ "$before" -gt 0 ] && [ "$before" -lt "$(cat "$scratch"/one/*.jsonl | wc -l)" ]
-report $? "the run killed at its job of a FIFO left part of the rows ($before lines)"
+[ $killed -eq 0 ] && [ "$before" -eq "$upto" ] && [ "$before" -gt 0 ] &&
+	[ "$before" -lt "$(cat "$scratch"/one/*.jsonl | wc -l)" ]
+report $? "the run killed at its job of a large snapshot left part of the rows ($before lines)"
 run 0 fleet --out "$scratch/kill" -j 2 && same_report "$scratch/kill" &&
 	[ "$(wc -l <"$scratch/kill/rows.0-of-1.jsonl")" -eq "$(cat "$scratch"/one/*.jsonl | wc -l)" ] &&
 	! grep -q torn "$scratch/kill/rows.0-of-1.jsonl"

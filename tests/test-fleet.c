@@ -5,9 +5,11 @@
 #include "config.h"
 
 #include <glib.h>
+#include <jansson.h>
 #include <string.h>
 
 #include "fleet.h"
+#include "replay.h"
 #include "testutil.h"
 #include "text.h"
 
@@ -162,6 +164,92 @@ test_bad_rows(void)
 	}
 }
 
+/* Sums of saved memory cannot wrap: 33000 jobs whose own settings reserve
+ * the most a replay can (2^48 bytes) and another setting nothing save
+ * just past 2^63 bytes in all, held at INT64_MAX, so that setting stays the
+ * answer (a wrapped sum, negative, made it no answer). */
+static void
+test_saved_saturates(void)
+{
+	g_autoptr(CcaFleetMerge) m = cca_fleet_merge_new();
+	for (guint j = 0; j < 33000; j++)
+		for (int own = 0; own < 2; own++) {
+			g_autofree char *row = g_strdup_printf(
+				"{\"path\":\"/j/%u.pickle\",\"size\":1,\"sha256\":\"%064x\",\"rows\":2,"
+				"\"device\":0,\"setting\":\"%s\",\"recorded\":%s,\"fits\":true,"
+				"\"oom_event\":null,\"peak_reserved\":%" G_GUINT64_FORMAT ","
+				"\"own_device\":{\"gpu\":\"H200\",\"total\":1,\"cap\":null,"
+				"\"limit\":1,\"source\":\"test\"}}",
+				j, j, own ? "" : "expandable_segments:True", own ? "true" : "false",
+				own ? (guint64)CCA_REPLAY_MAX_RESERVED : 0);
+			g_assert_true(cca_fleet_merge_add(m, row, strlen(row), "rows", j, NULL));
+		}
+	g_autoptr(GString) out = g_string_new(NULL);
+	cca_fleet_merge_print_json(m, out);
+	json_error_t je;
+	json_t *doc = json_loads(out->str, 0, &je);
+	json_t *answer = json_object_get(doc, "answer");
+	g_assert_true(json_is_object(answer));
+	g_assert_cmpstr(json_string_value(json_object_get(answer, "setting")), ==,
+			"expandable_segments:True");
+	g_assert_cmpint(json_integer_value(json_object_get(answer, "saved_total")), ==, INT64_MAX);
+	json_decref(doc);
+}
+
+/* A row out of range is no fleet row: a peak past what a replay can
+ * reserve, a negative size, a sha256 that is no SHA-256. */
+static void
+test_rows_in_range(void)
+{
+	static const char *const bad[] = {
+		"\"peak_reserved\":281474976710657", /* 2^48 + 1 */
+		"\"peak_reserved\":-1",
+		"\"peak_reserved\":9223372036854775807",
+		"\"size\":-1",
+		"\"device\":-1",
+		"\"rows\":0",
+		"\"sha256\":\"xyz\"",
+		"\"fits\":1",
+		"\"own_device\":null",
+	};
+	for (guint i = 0; i <= G_N_ELEMENTS(bad); i++) {
+		/* BAD[i] comes first: JSON_REJECT_DUPLICATES refuses the row
+		 * unless the good field of that name is left out */
+		/* the last round: the good fields alone, a row */
+		const char *b = i < G_N_ELEMENTS(bad) ? bad[i] : "\"x\":0";
+		const char *key_end = strchr(b + 1, '"');
+		g_autofree char *key = g_strndup(b, (gsize)(key_end - b) + 1);
+		g_autoptr(GString) row = g_string_new("{");
+		g_string_append(row, b);
+		static const char *const good[] = {
+			"\"path\":\"/a.pickle\"",
+			"\"size\":1",
+			"\"sha256\":\"0000000000000000000000000000000000000000000000000000000000000000\"",
+			"\"rows\":1",
+			"\"device\":0",
+			"\"setting\":\"\"",
+			"\"recorded\":true",
+			"\"fits\":true",
+			"\"peak_reserved\":0",
+			"\"own_device\":{\"gpu\":\"H200\",\"limit\":1}",
+		};
+		for (guint g = 0; g < G_N_ELEMENTS(good); g++)
+			if (!g_str_has_prefix(good[g], key))
+				g_string_append_printf(row, ",%s", good[g]);
+		g_string_append_c(row, '}');
+		g_autoptr(GError) error = NULL;
+		g_test_message("%s", row->str);
+		g_autofree char *k = cca_fleet_row_key(row->str, row->len, NULL, NULL, &error);
+		if (i == G_N_ELEMENTS(bad)) {
+			g_assert_no_error(error);
+			g_assert_nonnull(k);
+			continue;
+		}
+		g_assert_null(k);
+		g_assert_nonnull(strstr(error->message, "not a fleet row: "));
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -170,5 +258,7 @@ main(int argc, char **argv)
 	g_test_add_func("/fleet/shard-cover", test_shard_cover);
 	g_test_add_func("/fleet/job-and-merge", test_job_and_merge);
 	g_test_add_func("/fleet/bad-rows", test_bad_rows);
+	g_test_add_func("/fleet/saved-saturates", test_saved_saturates);
+	g_test_add_func("/fleet/rows-in-range", test_rows_in_range);
 	return g_test_run();
 }

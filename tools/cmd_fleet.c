@@ -11,6 +11,24 @@
 #include "fleet.h"
 #include "text.h"
 
+/* Prints a warning for each line of SKIPPED shown (escaped, one line
+ * each), then how many more there were. */
+static void
+print_skipped(const char *cmd, const CcaFleetSkipped *skipped)
+{
+	guint shown = skipped->shown ? skipped->shown->len : 0;
+	for (guint i = 0; i < shown; i++) {
+		g_autofree char *line = cca_text_display(g_ptr_array_index(skipped->shown, i), -1,
+							 CCA_CLI_MESSAGE_MAX);
+		fprintf(stderr, "ccasim %s: warning: %s; line skipped\n", cmd, line);
+	}
+	if (skipped->count > shown)
+		fprintf(stderr,
+			"ccasim %s: warning: %" G_GUINT64_FORMAT
+			" more lines that are no fleet rows skipped\n",
+			cmd, skipped->count - shown);
+}
+
 static int
 fleet_run(const CcaCliCommand *cmd, int argc, char **argv)
 {
@@ -109,6 +127,8 @@ fleet_run(const CcaCliCommand *cmd, int argc, char **argv)
 	gboolean ok = cca_fleet_run(jobs, &opt, out_dir, index, count, (guint)args.jobs,
 				    show ? cca_cli_progress : NULL, &progress, &stats, &error);
 	cca_cli_progress_end(&progress);
+	print_skipped(cmd->name, &stats.bad_rows);
+	cca_fleet_stats_clear(&stats);
 	if (!ok) {
 		cca_cli_print_error(cmd->name, error);
 		return 1;
@@ -154,6 +174,11 @@ fleet_merge(const CcaCliCommand *cmd, int argc, char **argv)
 			cca_cli_print_error(cmd->name, error);
 			return 1;
 		}
+	print_skipped(cmd->name, cca_fleet_merge_skipped(merge));
+	if (!cca_fleet_merge_check(merge, &error)) {
+		cca_cli_print_error(cmd->name, error);
+		return 1;
+	}
 	g_autoptr(GString) out = g_string_new(NULL);
 	if (args.json)
 		cca_fleet_merge_print_json(merge, out);

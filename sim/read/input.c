@@ -19,6 +19,11 @@
  * (cca_input_check_magic()), so that a bomb of anything else stops at
  * once.
  *
+ * Side files read whole (manifests, rows, calibration tables) go through
+ * cca_input_read_file(): a regular file only, opened without waiting on a
+ * FIFO, within a limit the caller names, checked before the first read and
+ * again as the bytes arrive.
+ *
  * Invariants: after a successful cca_input_open(), exactly one of `bytes`
  * (a mapping) and `heap` backs `data` (data is NULL when len is 0); len
  * never exceeds the max_size in force.
@@ -645,6 +650,98 @@ cca_input_open_memory(CcaInput *input, const unsigned char *data, size_t len, co
 	if (!ok)
 		cca_input_clear(input);
 	return ok;
+}
+
+const char *
+cca_input_kind(unsigned mode)
+{
+	return S_ISDIR(mode)	? "a directory"
+	       : S_ISFIFO(mode) ? "a FIFO"
+	       : S_ISCHR(mode)	? "a character device"
+	       : S_ISBLK(mode)	? "a block device"
+	       : S_ISSOCK(mode) ? "a socket"
+	       : S_ISREG(mode)	? "a regular file"
+				: "not a file";
+}
+
+int
+cca_input_open_regular(const char *path, uint64_t max, const char *why, uint64_t *size,
+		       GError **error)
+{
+	/* O_NONBLOCK: opening a FIFO would wait for a writer; regular files
+	 * ignore it */
+	int fd = g_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		int e = errno;
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "%s: %s", path,
+			    g_strerror(e));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_IO,
+			    "%s: not a regular file (%s)", path, cca_input_kind(st.st_mode));
+		close(fd);
+		return -1;
+	}
+	if (max && (uint64_t)st.st_size > max) {
+		char limit[32];
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
+			    "%s: the file is larger than %s (%s)", path,
+			    cca_size_format(max, limit), why);
+		close(fd);
+		return -1;
+	}
+	*size = (uint64_t)st.st_size;
+	return fd;
+}
+
+gboolean
+cca_input_read_file(const char *path, uint64_t max, const char *why, char **text, gsize *len,
+		    GError **error)
+{
+	uint64_t size;
+	int fd = cca_input_open_regular(path, max, why, &size, error);
+	if (fd < 0)
+		return FALSE;
+	/* the size stat() gave, plus one byte that finds a file that grew */
+	gsize cap = (gsize)size + 1, n = 0;
+	g_autofree char *buf = g_malloc(cap + 1);
+	for (;;) {
+		if (n == cap) {
+			if (max && n > max)
+				break;
+			cap = max ? (gsize)MIN((uint64_t)cap * 2, max + 1) : cap * 2;
+			buf = g_realloc(buf, cap + 1);
+		}
+		ssize_t got = read(fd, buf + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int e = errno;
+			g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e),
+				    "%s: offset %" G_GSIZE_FORMAT ": %s", path, n, g_strerror(e));
+			close(fd);
+			return FALSE;
+		}
+		if (got == 0)
+			break;
+		n += (gsize)got;
+	}
+	close(fd);
+	if (max && n > max) {
+		char limit[32];
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
+			    "%s: the file is larger than %s (%s)", path,
+			    cca_size_format(max, limit), why);
+		return FALSE;
+	}
+	buf[n] = '\0';
+	*text = g_steal_pointer(&buf);
+	*len = n;
+	return TRUE;
 }
 
 /* cca_input_advance() keeps this much behind the reader mapped, and gives

@@ -104,6 +104,29 @@ size_t cca_input_release_behind(const CcaInput *input, size_t released, size_t p
  * cost more than the writes. */
 void cca_input_advise_huge(void *p, size_t len);
 
+/* The kind of a file that is not a regular one, in words ("a FIFO", "a
+ * character device", "a directory"...), from stat()'s MODE. */
+const char *cca_input_kind(unsigned mode);
+
+/* Opens PATH for reading when it is a regular file of at most MAX bytes,
+ * without blocking (a FIFO is never waited on).  Returns the descriptor
+ * (the caller closes it) and its size in *SIZE; -1 with ERROR when PATH
+ * cannot be opened (G_FILE_ERROR, "PATH: strerror"), is not a regular file
+ * (CCA_INPUT_ERROR_IO, "PATH: not a regular file (a FIFO)") or holds more
+ * than MAX bytes (CCA_INPUT_ERROR_LIMIT, "PATH: the file is larger than
+ * SIZE (WHY)", WHY saying what the limit is or how to raise it). */
+int cca_input_open_regular(const char *path, uint64_t max, const char *why, uint64_t *size,
+			   GError **error);
+
+/* Reads all of regular file PATH, at most MAX bytes (checked before the
+ * first read and again while reading, for a file that grows), into
+ * *TEXT (NUL-terminated, g_free) and *LEN: for side files (manifests,
+ * rows, calibration tables) read whole.  FALSE with ERROR as
+ * cca_input_open_regular() says, or on a read error ("PATH: offset N:
+ * ..."). */
+gboolean cca_input_read_file(const char *path, uint64_t max, const char *why, char **text,
+			     gsize *len, GError **error);
+
 /* Releases what INPUT holds. */
 void cca_input_clear(CcaInput *input);
 

@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include "calibration.h"
+#include "input.h"
 #include "size.h"
 #include "text.h"
 
@@ -249,7 +250,8 @@ cca_calibration_load(const char *path, GError **error)
 {
 	g_autofree char *text = NULL;
 	gsize len = 0;
-	if (!g_file_get_contents(path, &text, &len, error))
+	if (!cca_input_read_file(path, CCA_CALIBRATION_MAX_FILE_SIZE,
+				 "the limit of a calibration file", &text, &len, error))
 		return NULL;
 	return cca_calibration_parse(text, len, path, error);
 }

@@ -71,8 +71,14 @@ typedef enum {
 CcaCalibrationTable *cca_calibration_parse(const char *text, gsize len, const char *name,
 					   GError **error);
 
+/* The largest calibration file read: a table of a few dozen sizes is a
+ * few kilobytes; 16 MiB leaves room for notes and raw samples. */
+#define CCA_CALIBRATION_MAX_FILE_SIZE ((uint64_t)16 << 20)
+
 /* Reads and parses the file PATH; NULL with ERROR (G_FILE_ERROR when it
- * cannot be read, else as cca_calibration_parse()). */
+ * cannot be opened, CCA_INPUT_ERROR when it is not a regular file or holds
+ * more than CCA_CALIBRATION_MAX_FILE_SIZE bytes, else as
+ * cca_calibration_parse()). */
 CcaCalibrationTable *cca_calibration_load(const char *path, GError **error);
 
 /* The H200 table shipped as traces/pytorch-2.11/h200-cudamalloc-timing.json

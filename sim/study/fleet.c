@@ -97,12 +97,42 @@ job_new(const char *path)
 	return job;
 }
 
-static gboolean
-add_folder(const char *dir, GPtrArray *jobs, guint depth, GError **error)
+/* A folder's identity: its device and inode. */
+typedef struct {
+	dev_t dev;
+	ino_t ino;
+} FolderId;
+
+static guint
+folder_id_hash(gconstpointer p)
 {
-	if (depth > 64) {
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_LOOP, "%s: folders nested too deep",
-			    dir);
+	const FolderId *f = p;
+	return g_int64_hash(&(gint64){(gint64)f->ino}) ^ (guint)f->dev;
+}
+
+static gboolean
+folder_id_equal(gconstpointer a, gconstpointer b)
+{
+	const FolderId *x = a, *y = b;
+	return x->dev == y->dev && x->ino == y->ino;
+}
+
+/* Adds the snapshots under folder DIR (whose stat() is ST) to JOBS.  A
+ * link to a file is followed, a link to a folder is not (a "self -> ."
+ * link would list the tree again at every level), and a folder reached
+ * twice (a bind mount, an input inside another) is searched once: SEEN
+ * holds the FolderIds searched. */
+static gboolean
+add_folder(const char *dir, const GStatBuf *st, GPtrArray *jobs, GHashTable *seen, guint depth,
+	   GError **error)
+{
+	FolderId id = {st->st_dev, st->st_ino};
+	if (g_hash_table_contains(seen, &id))
+		return TRUE;
+	g_hash_table_add(seen, g_memdup2(&id, sizeof id));
+	if (depth > CCA_FLEET_MAX_DEPTH) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_LOOP,
+			    "%s: folders nested more than %d deep", dir, CCA_FLEET_MAX_DEPTH);
 		return FALSE;
 	}
 	g_autoptr(GDir) d = g_dir_open(dir, 0, error);
@@ -111,13 +141,19 @@ add_folder(const char *dir, GPtrArray *jobs, guint depth, GError **error)
 	const char *name;
 	while ((name = g_dir_read_name(d))) {
 		g_autofree char *path = g_build_filename(dir, name, NULL);
-		GStatBuf st;
-		if (g_stat(path, &st) != 0)
-			continue; /* a dangling link */
-		if (S_ISDIR(st.st_mode)) {
-			if (!add_folder(path, jobs, depth + 1, error))
+		GStatBuf lst, fst;
+		if (g_lstat(path, &lst) != 0)
+			continue; /* gone since it was listed */
+		if (S_ISDIR(lst.st_mode)) {
+			if (!add_folder(path, &lst, jobs, seen, depth + 1, error))
 				return FALSE;
-		} else if (S_ISREG(st.st_mode) && is_snapshot_name(name)) {
+		} else if (S_ISLNK(lst.st_mode)) {
+			/* a link to a regular file counts; a dangling link, a
+			 * link to a folder or to anything else does not */
+			if (g_stat(path, &fst) == 0 && S_ISREG(fst.st_mode) &&
+			    is_snapshot_name(name))
+				g_ptr_array_add(jobs, job_new(path));
+		} else if (S_ISREG(lst.st_mode) && is_snapshot_name(name)) {
 			g_ptr_array_add(jobs, job_new(path));
 		}
 	}
@@ -129,15 +165,25 @@ add_manifest(const char *manifest, GPtrArray *jobs, GError **error)
 {
 	g_autofree char *text = NULL;
 	gsize len;
-	if (!g_file_get_contents(manifest, &text, &len, error))
+	if (!cca_input_read_file(manifest, CCA_FLEET_MAX_MANIFEST_SIZE,
+				 "the limit of a fleet manifest", &text, &len, error))
 		return FALSE;
+	return cca_fleet_manifest_parse(text, len, manifest, jobs, error);
+}
+
+gboolean
+cca_fleet_manifest_parse(const char *text, gsize len, const char *manifest, GPtrArray *jobs,
+			 GError **error)
+{
 	if (memchr(text, '\0', len)) {
 		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
-			    "%s: not a manifest (it holds NUL bytes)", manifest);
+			    "%s: offset %" G_GSIZE_FORMAT ": not a manifest (it holds NUL bytes)",
+			    manifest, (gsize)((const char *)memchr(text, '\0', len) - text));
 		return FALSE;
 	}
+	g_autofree char *copy = g_strndup(text, len);
 	g_autofree char *base = g_path_get_dirname(manifest);
-	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	g_auto(GStrv) lines = g_strsplit(copy, "\n", -1);
 	for (guint i = 0; lines[i]; i++) {
 		char *hash = strchr(lines[i], '#');
 		if (hash)
@@ -212,6 +258,8 @@ gboolean
 cca_fleet_inputs(const char *const *inputs, guint n_inputs, GPtrArray *jobs, GError **error)
 {
 	g_autoptr(GPtrArray) found = g_ptr_array_new_with_free_func(job_free);
+	g_autoptr(GHashTable) seen =
+		g_hash_table_new_full(folder_id_hash, folder_id_equal, g_free, NULL);
 	for (guint i = 0; i < n_inputs; i++) {
 		const char *in = inputs[i];
 		GStatBuf st;
@@ -221,7 +269,8 @@ cca_fleet_inputs(const char *const *inputs, guint n_inputs, GPtrArray *jobs, GEr
 			return FALSE;
 		}
 		if (S_ISDIR(st.st_mode)) {
-			if (!add_folder(in, found, 0, error))
+			/* a folder named as an input is searched even through a link */
+			if (!add_folder(in, &st, found, seen, 0, error))
 				return FALSE;
 		} else if (is_manifest_name(in)) {
 			if (!add_manifest(in, found, error))
@@ -249,12 +298,13 @@ cca_fleet_inputs(const char *const *inputs, guint n_inputs, GPtrArray *jobs, GEr
 gboolean
 cca_fleet_identify(const char *path, uint64_t *size, char sha256[65], GError **error)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "%s: %s", path,
-			    g_strerror(errno));
+	uint64_t max, stat_size;
+	unsigned ratio;
+	cca_input_get_limits(&max, &ratio);
+	int fd = cca_input_open_regular(path, max, "raise it with --max-input-size", &stat_size,
+					error);
+	if (fd < 0)
 		return FALSE;
-	}
 	g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
 	enum {
 		CHUNK = 4 * CCA_MIB
@@ -277,6 +327,15 @@ cca_fleet_identify(const char *path, uint64_t *size, char sha256[65], GError **e
 			break;
 		g_checksum_update(sum, buf, (gssize)n);
 		total += (uint64_t)n;
+		if (total > max) { /* it grew past the limit while being read */
+			char limit[32];
+			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
+				    "%s: the file is larger than %s (raise it with "
+				    "--max-input-size)",
+				    path, cca_size_format(max, limit));
+			close(fd);
+			return FALSE;
+		}
 	}
 	close(fd);
 	*size = total;
@@ -765,52 +824,163 @@ cca_fleet_job_run(const CcaFleetJob *job, const CcaFleetOptions *options, GHashT
 	}
 }
 
+/* Whether V is an integer in [LO, HI]. */
+static bool
+int_in(json_t *v, json_int_t lo, json_int_t hi)
+{
+	return json_is_integer(v) && json_integer_value(v) >= lo && json_integer_value(v) <= hi;
+}
+
+/* Whether SHA is a SHA-256 in lowercase hex, as cca_fleet_identify()
+ * writes it. */
+static bool
+is_sha256(const char *sha)
+{
+	if (!sha || strlen(sha) != 64)
+		return false;
+	for (const char *c = sha; *c; c++)
+		if (!g_ascii_isdigit(*c) && !(*c >= 'a' && *c <= 'f'))
+			return false;
+	return true;
+}
+
+/* The first field of ROW (an object) that a fleet row cannot hold, as
+ * "KEY: what it must be", or NULL when the row is whole.  Checks the
+ * fields the merge reads, so that a report is never built of values no
+ * replay gives (a peak past what the model can reserve would overflow the
+ * sums of saved memory). */
+static const char *
+row_problem(json_t *row, bool is_error)
+{
+	json_t *sha = json_object_get(row, "sha256");
+	const char *path = json_string_value(json_object_get(row, "path"));
+	if (!path || !*path)
+		return "path: must be a non-empty string";
+	if (!int_in(json_object_get(row, "rows"), 1, G_MAXUINT32))
+		return "rows: must be an integer from 1 to 2^32 - 1";
+	if (is_error) {
+		if (!json_is_string(json_object_get(row, "error")))
+			return "error: must be a string";
+		if (!json_is_null(sha) && sha && !is_sha256(json_string_value(sha)))
+			return "sha256: must be 64 hex digits or null";
+		return NULL;
+	}
+	if (!is_sha256(json_string_value(sha)))
+		return "sha256: must be 64 hex digits";
+	if (!int_in(json_object_get(row, "size"), 0, INT64_MAX))
+		return "size: must be an integer of 0 or more";
+	if (!int_in(json_object_get(row, "device"), 0, G_MAXINT32))
+		return "device: must be an integer from 0 to 2^31 - 1";
+	if (!json_is_string(json_object_get(row, "setting")))
+		return "setting: must be a string";
+	if (!json_is_boolean(json_object_get(row, "recorded")))
+		return "recorded: must be true or false";
+	if (!json_is_boolean(json_object_get(row, "fits")))
+		return "fits: must be true or false";
+	if (!int_in(json_object_get(row, "peak_reserved"), 0, (json_int_t)CCA_REPLAY_MAX_RESERVED))
+		return "peak_reserved: must be an integer from 0 to 2^48 (what a replay can "
+		       "reserve)";
+	json_t *oom = json_object_get(row, "oom_event");
+	if (oom && !json_is_null(oom) && !int_in(oom, 0, INT64_MAX))
+		return "oom_event: must be null or an integer of 0 or more";
+	json_t *gpu = json_object_get(row, "smallest_gpu");
+	if (gpu && !json_is_null(gpu) && !json_is_string(gpu))
+		return "smallest_gpu: must be null or a string";
+	json_t *dev = json_object_get(row, "own_device");
+	json_t *cap = json_object_get(dev, "cap");
+	if (!json_is_object(dev) || !json_is_string(json_object_get(dev, "gpu")) ||
+	    !int_in(json_object_get(dev, "limit"), 0, INT64_MAX) ||
+	    (cap && !json_is_null(cap) && !int_in(cap, 0, INT64_MAX)))
+		return "own_device: must be an object with a string gpu, a limit of 0 or more and "
+		       "a cap of 0 or more or null";
+	json_t *source = json_object_get(dev, "source");
+	if (source && !json_is_string(source))
+		return "own_device: source must be a string";
+	return NULL;
+}
+
 char *
 cca_fleet_row_key(const char *line, gsize len, char **job_key, guint *job_rows, GError **error)
 {
 	json_error_t je;
 	json_t *row = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
-	const char *path = NULL, *sha = NULL, *setting = NULL;
-	json_t *device = NULL, *rows = NULL;
-	if (row && json_is_object(row)) {
-		path = json_string_value(json_object_get(row, "path"));
-		sha = json_string_value(json_object_get(row, "sha256"));
-		setting = json_string_value(json_object_get(row, "setting"));
-		device = json_object_get(row, "device");
-		rows = json_object_get(row, "rows");
+	if (!row) {
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+			    "column %d: not JSON: %s", je.column, je.text);
+		return NULL;
 	}
-	bool is_error = row && json_object_get(row, "error");
-	if (!row || !path || !json_is_integer(rows) || json_integer_value(rows) < 1 ||
-	    (!is_error && (!sha || !setting || !json_is_integer(device)))) {
-		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT, "%s",
-			    row ? "not a fleet row (path, sha256, rows, device, setting)"
-				: je.text);
+	bool is_error = json_is_object(row) && json_object_get(row, "error") != NULL;
+	const char *why = !json_is_object(row) ? "a JSON object with path, sha256, rows, device, "
+						 "setting..."
+					       : row_problem(row, is_error);
+	if (why) {
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT, "not a fleet row: %s",
+			    why);
 		json_decref(row);
 		return NULL;
 	}
+	const char *path = json_string_value(json_object_get(row, "path"));
+	const char *sha = json_string_value(json_object_get(row, "sha256"));
+	json_int_t rows = json_integer_value(json_object_get(row, "rows"));
 	char *key = is_error ? g_strdup_printf("%s\n%s\nerror", path, sha ? sha : "")
 			     : g_strdup_printf("%s\n%s\n%" JSON_INTEGER_FORMAT "\n%s", path, sha,
-					       json_integer_value(device), setting);
+					       json_integer_value(json_object_get(row, "device")),
+					       json_string_value(json_object_get(row, "setting")));
 	if (job_key)
 		*job_key = g_strdup_printf("%s\n%s", path, sha ? sha : "");
 	if (job_rows)
-		*job_rows = (guint)MIN(json_integer_value(rows), G_MAXUINT);
+		*job_rows = (guint)rows;
 	json_decref(row);
 	return key;
 }
 
 /* ---------------------------------------------------------- run folder */
 
+void
+cca_fleet_skipped_clear(CcaFleetSkipped *skipped)
+{
+	g_clear_pointer(&skipped->shown, g_ptr_array_unref);
+	skipped->count = 0;
+}
+
+/* Counts a line left out in SKIPPED, keeping WARNING ("FILE:LINE: why")
+ * while fewer than CCA_FLEET_SKIPPED_SHOWN are kept. */
+static void
+skipped_add(CcaFleetSkipped *skipped, const char *warning)
+{
+	skipped->count++;
+	if (!skipped->shown)
+		skipped->shown = g_ptr_array_new_with_free_func(g_free);
+	if (skipped->shown->len < CCA_FLEET_SKIPPED_SHOWN)
+		g_ptr_array_add(skipped->shown, g_strdup(warning));
+}
+
+void
+cca_fleet_stats_clear(CcaFleetStats *stats)
+{
+	cca_fleet_skipped_clear(&stats->bad_rows);
+}
+
+/* Reads rows file FILE whole (a regular file of at most
+ * CCA_FLEET_MAX_ROWS_SIZE bytes) into *TEXT and *LEN. */
+static gboolean
+read_rows_file(const char *file, char **text, gsize *len, GError **error)
+{
+	return cca_input_read_file(file, CCA_FLEET_MAX_ROWS_SIZE, "the limit of a fleet rows file",
+				   text, len, error);
+}
+
 /* Reads FILE's rows into DONE (key set) and JOB_DONE (job key -> rows
- * seen), counting them in *N.  With TRUNCATE, a torn last line is cut off
- * the file (it is this process's own file); otherwise skipped. */
+ * seen), counting them in *N; a line that is no row goes to BAD.  With
+ * TRUNCATE, a torn last line is cut off the file (it is this process's
+ * own file); otherwise skipped. */
 static gboolean
 read_rows(const char *file, GHashTable *done, GHashTable *job_total, GHashTable *job_seen,
-	  bool truncate_torn, guint64 *n, GError **error)
+	  bool truncate_torn, guint64 *n, CcaFleetSkipped *bad, GError **error)
 {
 	g_autofree char *text = NULL;
 	gsize len;
-	if (!g_file_get_contents(file, &text, &len, error))
+	if (!read_rows_file(file, &text, &len, error))
 		return FALSE;
 	gsize end = len;
 	while (end > 0 && text[end - 1] != '\n')
@@ -821,7 +991,7 @@ read_rows(const char *file, GHashTable *done, GHashTable *job_total, GHashTable 
 		return FALSE;
 	}
 	gsize pos = 0;
-	guint lineno = 0;
+	guint64 lineno = 0;
 	while (pos < end) {
 		const char *nl = memchr(text + pos, '\n', end - pos);
 		gsize l = (gsize)(nl - (text + pos));
@@ -831,10 +1001,12 @@ read_rows(const char *file, GHashTable *done, GHashTable *job_total, GHashTable 
 		GError *local = NULL;
 		char *key = cca_fleet_row_key(text + pos, l, &job_key, &rows, &local);
 		if (!key) {
-			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT, "%s:%u: %s",
-				    file, lineno, local->message);
+			g_autofree char *warning = g_strdup_printf("%s:%" G_GUINT64_FORMAT ": %s",
+								   file, lineno, local->message);
+			skipped_add(bad, warning);
 			g_error_free(local);
-			return FALSE;
+			pos += l + 1;
+			continue;
 		}
 		if (!g_hash_table_contains(done, key)) {
 			g_hash_table_add(done, key);
@@ -884,21 +1056,31 @@ settle_options(const char *dir, const char *text, GError **error)
 			return FALSE;
 		}
 	}
-	if (!g_file_get_contents(path, &have, NULL, error))
+	gsize len;
+	if (!cca_input_read_file(path, CCA_FLEET_MAX_OPTIONS_SIZE, "the limit of fleet.json", &have,
+				 &len, error))
 		return FALSE;
-	if (strcmp(have, text) != 0) {
+	if (strlen(have) != len || strcmp(have, text) != 0) {
+		/* the first 400 bytes say which options; the file may be larger */
+		gsize have_len = strlen(g_strchomp(have));
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-			    "%s holds a run with other options (%s): use another --out, or the "
+			    "%s holds a run with other options (%.*s%s): use another --out, or the "
 			    "same grid and devices",
-			    path, g_strchomp(have));
+			    path, (int)MIN(have_len, 400), have, have_len > 400 ? "..." : "");
 		return FALSE;
 	}
 	return TRUE;
 }
 
-/* The names of the row files (FLEET_ROWS_SUFFIX) in run folder DIR, in
- * the order the folder lists them (callers sort what they read); NULL with
- * ERROR when DIR cannot be read. */
+static gint
+name_compare(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of the row files (FLEET_ROWS_SUFFIX) in run folder DIR,
+ * sorted (so that warnings come in one order); NULL with ERROR when DIR
+ * cannot be read. */
 static GPtrArray *
 row_files(const char *dir, GError **error)
 {
@@ -910,6 +1092,7 @@ row_files(const char *dir, GError **error)
 	while ((name = g_dir_read_name(d)))
 		if (g_str_has_suffix(name, FLEET_ROWS_SUFFIX))
 			g_ptr_array_add(names, g_strdup(name));
+	g_ptr_array_sort(names, name_compare);
 	return names;
 }
 
@@ -986,7 +1169,7 @@ cca_fleet_run(const GPtrArray *jobs, const CcaFleetOptions *options, const char 
 			const char *n = g_ptr_array_index(names, i);
 			g_autofree char *path = g_build_filename(dir, n, NULL);
 			if (!read_rows(path, done, job_total, job_seen, strcmp(n, own_name) == 0,
-				       &stats->done, error))
+				       &stats->done, &stats->bad_rows, error))
 				return FALSE;
 		}
 	}
@@ -1089,9 +1272,11 @@ cca_fleet_append(const char *dir, const CcaFleetOptions *options, const char *na
 /* --------------------------------------------------------------- merge */
 
 struct CcaFleetMerge {
-	GHashTable *rows;     /* key -> the row's text, owned */
-	char *options;	      /* fleet.json of the first folder added */
-	char *options_source; /* its folder */
+	GHashTable *rows;	 /* key -> the row's text, owned */
+	char *options;		 /* fleet.json of the first folder added */
+	char *options_source;	 /* its folder */
+	GPtrArray *dirs;	 /* the folders added (char*), for "no rows" */
+	CcaFleetSkipped skipped; /* lines that were no rows */
 };
 
 CcaFleetMerge *
@@ -1099,6 +1284,7 @@ cca_fleet_merge_new(void)
 {
 	CcaFleetMerge *m = g_new0(CcaFleetMerge, 1);
 	m->rows = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	m->dirs = g_ptr_array_new_with_free_func(g_free);
 	return m;
 }
 
@@ -1110,18 +1296,20 @@ cca_fleet_merge_free(CcaFleetMerge *merge)
 	g_hash_table_unref(merge->rows);
 	g_free(merge->options);
 	g_free(merge->options_source);
+	g_ptr_array_unref(merge->dirs);
+	cca_fleet_skipped_clear(&merge->skipped);
 	g_free(merge);
 }
 
 gboolean
 cca_fleet_merge_add(CcaFleetMerge *merge, const char *line, gsize len, const char *name,
-		    guint lineno, GError **error)
+		    guint64 lineno, GError **error)
 {
 	GError *local = NULL;
 	char *key = cca_fleet_row_key(line, len, NULL, NULL, &local);
 	if (!key) {
-		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT, "%s:%u: %s", name,
-			    lineno, local->message);
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+			    "%s:%" G_GUINT64_FORMAT ": %s", name, lineno, local->message);
 		g_error_free(local);
 		return FALSE;
 	}
@@ -1136,15 +1324,60 @@ cca_fleet_merge_add(CcaFleetMerge *merge, const char *line, gsize len, const cha
 	return TRUE;
 }
 
+void
+cca_fleet_merge_add_text(CcaFleetMerge *merge, const char *text, gsize len, const char *name)
+{
+	gsize pos = 0;
+	guint64 lineno = 0;
+	for (;;) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		if (!nl)
+			break; /* a torn last line: its job is incomplete */
+		lineno++;
+		GError *local = NULL;
+		if (!cca_fleet_merge_add(merge, text + pos, (gsize)(nl - (text + pos)), name,
+					 lineno, &local)) {
+			skipped_add(&merge->skipped, local->message);
+			g_error_free(local);
+		}
+		pos = (gsize)(nl - text) + 1;
+	}
+}
+
+const CcaFleetSkipped *
+cca_fleet_merge_skipped(const CcaFleetMerge *merge)
+{
+	return &merge->skipped;
+}
+
+gboolean
+cca_fleet_merge_check(const CcaFleetMerge *merge, GError **error)
+{
+	if (g_hash_table_size(merge->rows) > 0)
+		return TRUE;
+	g_autoptr(GString) dirs = g_string_new(NULL);
+	for (guint i = 0; i < merge->dirs->len; i++)
+		g_string_append_printf(dirs, "%s%s", i ? ", " : "",
+				       (char *)g_ptr_array_index(merge->dirs, i));
+	g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_NOT_SNAPSHOT,
+		    "%s: no fleet rows yet (fleet run has written none%s): nothing to report",
+		    merge->dirs->len ? dirs->str : "(no folder)",
+		    merge->skipped.count ? ", and the lines there are no rows" : "");
+	return FALSE;
+}
+
 gboolean
 cca_fleet_merge_add_dir(CcaFleetMerge *merge, const char *dir, GError **error)
 {
 	g_autofree char *opt_path = g_build_filename(dir, FLEET_OPTIONS_FILE, NULL);
 	g_autofree char *opts = NULL;
-	if (!g_file_get_contents(opt_path, &opts, NULL, error)) {
+	gsize opts_len;
+	if (!cca_input_read_file(opt_path, CCA_FLEET_MAX_OPTIONS_SIZE, "the limit of fleet.json",
+				 &opts, &opts_len, error)) {
 		g_prefix_error(error, "not a fleet run folder: ");
 		return FALSE;
 	}
+	g_ptr_array_add(merge->dirs, g_strdup(dir));
 	if (!merge->options) {
 		merge->options = g_steal_pointer(&opts);
 		merge->options_source = g_strdup(dir);
@@ -1162,20 +1395,9 @@ cca_fleet_merge_add_dir(CcaFleetMerge *merge, const char *dir, GError **error)
 		g_autofree char *path = g_build_filename(dir, g_ptr_array_index(names, i), NULL);
 		g_autofree char *text = NULL;
 		gsize len;
-		if (!g_file_get_contents(path, &text, &len, error))
+		if (!read_rows_file(path, &text, &len, error))
 			return FALSE;
-		gsize pos = 0;
-		guint lineno = 0;
-		for (;;) {
-			const char *nl = memchr(text + pos, '\n', len - pos);
-			if (!nl)
-				break; /* a torn last line: its job is incomplete */
-			lineno++;
-			if (!cca_fleet_merge_add(merge, text + pos, (gsize)(nl - (text + pos)),
-						 path, lineno, error))
-				return FALSE;
-			pos = (gsize)(nl - text) + 1;
-		}
+		cca_fleet_merge_add_text(merge, text, len, path);
 	}
 	return TRUE;
 }
@@ -1183,6 +1405,7 @@ cca_fleet_merge_add_dir(CcaFleetMerge *merge, const char *dir, GError **error)
 /* One parsed row of the report. */
 typedef struct {
 	char *setting;		      /* canonical settings string */
+	char *shown;		      /* SETTING escaped for the text report */
 	bool recorded;		      /* the job's own settings */
 	bool fits;		      /* no OOM on the job's own device */
 	uint64_t peak;		      /* peak reserved bytes (up to the OOM when !fits) */
@@ -1206,9 +1429,11 @@ typedef struct {
 
 typedef struct {
 	char *setting;
+	char *shown; /* SETTING escaped for the text report */
 	guint jobs, oom, saves, breaks;
-	GArray *saved; /* int64_t: base peak - peak, over jobs that fit both ways */
-	int64_t saved_total, saved_median;
+	GArray *saved;	     /* int64_t: base peak - peak, over jobs that fit both ways */
+	int64_t saved_total; /* their sum, held at INT64_MIN..INT64_MAX (never wraps) */
+	int64_t saved_median;
 	bool all_jobs; /* ran on every job */
 } MSetting;
 
@@ -1216,6 +1441,7 @@ typedef struct {
 	GPtrArray *jobs;     /* MJob*, by name */
 	GPtrArray *settings; /* MSetting*, best first */
 	GPtrArray *errors;   /* char* "path: message", sorted */
+	guint64 skipped;     /* lines of the rows files that were no rows */
 	guint snapshots;     /* distinct snapshots replayed */
 	guint complete;	     /* jobs replayed under their own settings */
 	guint base_oom;	     /* jobs whose own settings OOM */
@@ -1228,8 +1454,10 @@ static void
 mjob_free(gpointer p)
 {
 	MJob *j = p;
-	for (guint i = 0; i < j->rows->len; i++)
+	for (guint i = 0; i < j->rows->len; i++) {
 		g_free(g_array_index(j->rows, MRow, i).setting);
+		g_free(g_array_index(j->rows, MRow, i).shown);
+	}
 	g_array_free(j->rows, TRUE);
 	g_free(j->name);
 	g_free(j->own);
@@ -1242,6 +1470,7 @@ msetting_free(gpointer p)
 {
 	MSetting *s = p;
 	g_free(s->setting);
+	g_free(s->shown);
 	g_array_free(s->saved, TRUE);
 	g_free(s);
 }
@@ -1288,6 +1517,28 @@ msetting_compare(gconstpointer a, gconstpointer b)
 	return strcmp(x->setting, y->setting);
 }
 
+/* The longest form of a path, setting or message of a row the text
+ * report shows (cca_text_display()): a whole path of PATH_MAX bytes. */
+#define FLEET_SHOWN_MAX 4096
+
+/* TEXT (from a row) as the text report shows it: escaped, one line. */
+static char *
+shown(const char *text)
+{
+	return cca_text_display(text, -1, FLEET_SHOWN_MAX);
+}
+
+/* A + B held at INT64_MIN..INT64_MAX instead of wrapping. */
+static int64_t
+add_saturated(int64_t a, int64_t b)
+{
+	if (b > 0 && a > INT64_MAX - b)
+		return INT64_MAX;
+	if (b < 0 && a < INT64_MIN - b)
+		return INT64_MIN;
+	return a + b;
+}
+
 /* Whether a row's own_device DEV was assumed rather than given. */
 static bool
 device_assumed(json_t *dev)
@@ -1304,7 +1555,8 @@ own_words(json_t *dev, bool mark)
 	const char *gpu = json_string_value(json_object_get(dev, "gpu"));
 	json_t *cap = json_object_get(dev, "cap");
 	char a[32];
-	GString *s = g_string_new(gpu ? gpu : "?");
+	g_autofree char *gpu_shown = shown(gpu ? gpu : "?");
+	GString *s = g_string_new(gpu_shown);
 	if (device_assumed(dev))
 		g_string_append(s, mark ? "*" : " (assumed)");
 	if (json_is_integer(cap))
@@ -1342,6 +1594,7 @@ report_build(CcaFleetMerge *m, MReport *r)
 	r->jobs = g_ptr_array_new_with_free_func(mjob_free);
 	r->settings = g_ptr_array_new_with_free_func(msetting_free);
 	r->errors = g_ptr_array_new_with_free_func(g_free);
+	r->skipped = m->skipped.count;
 	g_autoptr(GHashTable) jobs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	/* rows in key order: everything below is then independent of input order */
 	g_autofree gpointer *keys = g_hash_table_get_keys_as_array(m->rows, NULL);
@@ -1379,6 +1632,7 @@ report_build(CcaFleetMerge *m, MReport *r)
 		}
 		MRow mr = {0};
 		mr.setting = g_strdup(json_string_value(json_object_get(row, "setting")));
+		mr.shown = shown(mr.setting);
 		mr.recorded = json_is_true(json_object_get(row, "recorded"));
 		mr.fits = json_is_true(json_object_get(row, "fits"));
 		mr.peak = juint(row, "peak_reserved");
@@ -1423,6 +1677,7 @@ report_build(CcaFleetMerge *m, MReport *r)
 			if (!s) {
 				s = g_new0(MSetting, 1);
 				s->setting = g_strdup(row->setting);
+				s->shown = g_strdup(row->shown);
 				s->saved = g_array_new(FALSE, FALSE, sizeof(int64_t));
 				g_hash_table_insert(settings, s->setting, s);
 				g_ptr_array_add(r->settings, s);
@@ -1434,7 +1689,7 @@ report_build(CcaFleetMerge *m, MReport *r)
 			if (job->base->fits && row->fits) {
 				int64_t d = (int64_t)job->base->peak - (int64_t)row->peak;
 				g_array_append_val(s->saved, d);
-				s->saved_total += d;
+				s->saved_total = add_saturated(s->saved_total, d);
 			}
 		}
 	}
@@ -1557,23 +1812,26 @@ saved_words(int64_t bytes, const char *where)
 
 /* How the text report names R's jobs: each name less the FOLDER bytes all
  * share and, unless two would then read the same, less its snapshot
- * extension.  Sets *STRIPPED to whether the extensions went; returns a
- * new array (g_strfreev) in R->jobs' order. */
+ * extension, escaped (shown()).  Sets *STRIPPED to whether the extensions
+ * went (false when there are no jobs); returns a new array (g_strfreev)
+ * in R->jobs' order. */
 static char **
 job_display_names(const MReport *r, gsize folder, bool *stripped)
 {
 	guint n = r->jobs->len;
 	char **names = g_new0(char *, n + 1);
 	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
-	*stripped = true;
+	*stripped = n > 0;
 	for (guint j = 0; j < n; j++) {
 		const MJob *job = g_ptr_array_index(r->jobs, j);
 		g_autofree char *path = g_strndup(job->name, job->path_len);
 		gsize ext = snapshot_extension_length(path);
 		if (ext + folder >= job->path_len) /* a name that is all extension */
 			ext = 0;
-		names[j] = g_strdup_printf("%.*s%s", (int)(job->path_len - ext - folder),
-					   job->name + folder, job->name + job->path_len);
+		g_autofree char *raw =
+			g_strdup_printf("%.*s%s", (int)(job->path_len - ext - folder),
+					job->name + folder, job->name + job->path_len);
+		names[j] = shown(raw);
 		if (!g_hash_table_add(seen, names[j]))
 			*stripped = false;
 	}
@@ -1581,7 +1839,7 @@ job_display_names(const MReport *r, gsize folder, bool *stripped)
 		for (guint j = 0; j < n; j++) {
 			const MJob *job = g_ptr_array_index(r->jobs, j);
 			g_free(names[j]);
-			names[j] = g_strdup(job->name + folder);
+			names[j] = shown(job->name + folder);
 		}
 	return names;
 }
@@ -1612,7 +1870,7 @@ print_answer(const MReport *r, gsize folder, bool stripped, GString *out, guint 
 			   "Answer: set PYTORCH_ALLOC_CONF=%s on every job: it saves %u of the %u "
 			   "jobs that ran out of memory %s. Over the %u jobs that fit both ways it "
 			   "%s (the median job: %s).",
-			   *s->setting ? s->setting : "\"\" (PyTorch's defaults)", s->saves,
+			   *s->shown ? s->shown : "\"\" (PyTorch's defaults)", s->saves,
 			   r->base_oom, breaks, s->saved->len, total, median);
 	} else {
 		paragraph(out,
@@ -1628,11 +1886,39 @@ print_answer(const MReport *r, gsize folder, bool stripped, GString *out, guint 
 		paragraphf(out, width,
 			   "%u jobs fit under no setting: they need a bigger card (below).",
 			   r->unsaved);
-	if (folder || stripped)
-		paragraphf(out, width, "Jobs are named below by their path%s%.*s%s.",
-			   folder ? " under " : "", (int)folder,
-			   ((MJob *)g_ptr_array_index(r->jobs, 0))->name,
+	if (r->jobs->len && (folder || stripped)) {
+		g_autofree char *under =
+			g_strndup(((MJob *)g_ptr_array_index(r->jobs, 0))->name, folder);
+		g_autofree char *under_shown = shown(under);
+		paragraphf(out, width, "Jobs are named below by their path%s%s%s.",
+			   folder ? " under " : "", under_shown,
 			   stripped ? ", less the extension (.pickle.xz and the like)" : "");
+	}
+}
+
+/* The count of lines left out, when there are some. */
+static void
+print_skipped(const MReport *r, GString *out, guint width)
+{
+	if (r->skipped)
+		paragraphf(out, width,
+			   "%" G_GUINT64_FORMAT
+			   " lines of the rows files are no fleet rows and were "
+			   "left out (the warnings name the first).",
+			   r->skipped);
+}
+
+/* The snapshots that could not be replayed, with the reason each. */
+static void
+print_errors(const MReport *r, GString *out, guint width)
+{
+	if (!r->errors->len)
+		return;
+	g_string_append(out, "\nSnapshots that could not be replayed\n");
+	for (guint i = 0; i < r->errors->len; i++) {
+		g_autofree char *message = shown(g_ptr_array_index(r->errors, i));
+		paragraph(out, message, width);
+	}
 }
 
 /* The settings that ran on every job, best first; TRUE when a setting was
@@ -1672,7 +1958,7 @@ print_settings(const MReport *r, GString *out, guint width)
 		g_snprintf(n2, sizeof n2, "%u", s->oom);
 		g_snprintf(n3, sizeof n3, "%u", s->saves);
 		g_snprintf(n4, sizeof n4, "%u", s->breaks);
-		cca_table_add(table, (const char *[]){setting_words(s->setting), n1, n2, n3, n4,
+		cca_table_add(table, (const char *[]){setting_words(s->shown), n1, n2, n3, n4,
 						      signed_size(s->saved_total, a),
 						      signed_size(s->saved_median, b)});
 	}
@@ -1719,10 +2005,10 @@ print_unsaved(const MReport *r, char *const *names, GString *out, guint width)
 			continue;
 		assumed |= job->assumed;
 		cca_table_add(table,
-			      (const char *[]){
-				      names[j], job->own_short,
-				      job->card ? job->card->smallest->name : "none of the presets",
-				      job->card ? setting_words(job->card->setting) : "-"});
+			      (const char *[]){names[j], job->own_short,
+					       job->card ? job->card->smallest->name
+							 : "none of the presets",
+					       job->card ? setting_words(job->card->shown) : "-"});
 	}
 	bool shortened = cca_table_print(table, out, width) & (1u << 3);
 	if (assumed)
@@ -1784,7 +2070,7 @@ print_best(const MReport *r, char *const *names, GString *out, guint width)
 									job->base->oom_event);
 		const char *best = !job->best		    ? "none fits"
 				   : job->best == job->base ? "its own"
-							    : setting_words(job->best->setting);
+							    : setting_words(job->best->shown);
 		cca_table_add(table,
 			      (const char *[]){
 				      names[j], own_result, best,
@@ -1799,18 +2085,33 @@ cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out, guint width)
 {
 	MReport r;
 	report_build(merge, &r);
+	if (r.complete == 0) {
+		/* every snapshot failed, or no job has all its rows yet: no
+		 * setting can be compared with a job's own */
+		paragraphf(
+			out, width,
+			"Fleet: no job was replayed under its own settings, so no setting can be "
+			"compared with them: %u snapshots could not be replayed.",
+			r.errors->len);
+		if (r.jobs->len)
+			paragraphf(out, width,
+				   "%u jobs have some of their rows only (their run is not "
+				   "complete).",
+				   r.jobs->len);
+		print_skipped(&r, out, width);
+		print_errors(&r, out, width);
+		report_clear(&r);
+		return;
+	}
 	gsize folder = common_folder(r.jobs);
 	bool stripped;
 	g_auto(GStrv) names = job_display_names(&r, folder, &stripped);
 	print_answer(&r, folder, stripped, out, width);
+	print_skipped(&r, out, width);
 	bool shortened = print_settings(&r, out, width);
 	if (r.unsaved)
 		shortened |= print_unsaved(&r, names, out, width);
-	if (r.errors->len) {
-		g_string_append(out, "\nSnapshots that could not be replayed\n");
-		for (guint i = 0; i < r.errors->len; i++)
-			paragraph(out, g_ptr_array_index(r.errors, i), width);
-	}
+	print_errors(&r, out, width);
 	shortened |= print_best(&r, names, out, width);
 	if (shortened)
 		print_brief_names(out, width);
@@ -1841,6 +2142,7 @@ cca_fleet_merge_print_json(CcaFleetMerge *merge, GString *out)
 	json_t *doc = json_object();
 	json_object_set_new(doc, "jobs_replayed", json_integer(r.complete));
 	json_object_set_new(doc, "snapshots_failed", json_integer(r.errors->len));
+	json_object_set_new(doc, "rows_skipped", cca_json_uint(r.skipped));
 	json_object_set_new(doc, "own_settings_oom", json_integer(r.base_oom));
 	json_object_set_new(doc, "saved_by_best_per_job", json_integer(r.rescued));
 	json_object_set_new(doc, "saved_by_none", json_integer(r.unsaved));
@@ -1906,7 +2208,7 @@ cca_fleet_merge_print_csv(CcaFleetMerge *merge, GString *out)
 	for (guint i = 0; i < r.settings->len; i++) {
 		MSetting *s = g_ptr_array_index(r.settings, i);
 		g_string_append_printf(out, "%u,", i + 1);
-		csv_field(out, s->setting);
+		csv_field(out, s->shown);
 		g_string_append_printf(
 			out, ",%u,%s,%u,%u,%u,%u,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT "\n",
 			s->jobs, s->all_jobs ? "true" : "false", s->oom, s->saves, s->breaks,

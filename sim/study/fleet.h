@@ -33,8 +33,35 @@
 
 #include "calibration.h"
 #include "fit.h"
+#include "size.h"
 
 G_BEGIN_DECLS
+
+/* What fleet reads beside the snapshots, each read whole, refused with an
+ * error naming the file above these sizes (doc/hardening.md).  Snapshots
+ * themselves are held to the input limit (cca_input_set_limits(),
+ * --max-input-size) when they are hashed and loaded. */
+/* A manifest: a million jobs of 64-byte lines. */
+#define CCA_FLEET_MAX_MANIFEST_SIZE ((uint64_t)64 * CCA_MIB)
+/* A rows file (rows.*.jsonl): some 8 million rows of 500 bytes. */
+#define CCA_FLEET_MAX_ROWS_SIZE ((uint64_t)4 * CCA_GIB)
+/* fleet.json: one JSON object of the options, a few hundred bytes. */
+#define CCA_FLEET_MAX_OPTIONS_SIZE ((uint64_t)CCA_MIB)
+/* Folders nested deeper than this below an input are refused. */
+#define CCA_FLEET_MAX_DEPTH 64
+/* The warnings of skipped rows kept word for word (the rest are counted). */
+#define CCA_FLEET_SKIPPED_SHOWN 10
+
+/* Lines of rows files that were not fleet rows (cca_fleet_row_key()) and
+ * were left out: how many, and the first CCA_FLEET_SKIPPED_SHOWN
+ * warnings, "FILE:LINE: why" (raw: show them with cca_text_display()). */
+typedef struct {
+	guint64 count;
+	GPtrArray *shown; /* char*, owned; NULL until the first */
+} CcaFleetSkipped;
+
+/* Frees what SKIPPED holds and zeroes it. */
+void cca_fleet_skipped_clear(CcaFleetSkipped *skipped);
 
 /* One job: a snapshot and what the manifest says of its device. */
 typedef struct {
@@ -49,20 +76,34 @@ void cca_fleet_job_free(CcaFleetJob *job);
 
 /* Expands N_INPUTS INPUTS into JOBS (CcaFleetJob*, appended, owned by the
  * array's free function cca_fleet_job_free): a folder is searched
- * recursively for snapshot files (names ending .pickle, .pkl, .msgpack or
- * .mp, optionally followed by .xz or .gz); a file named *.manifest or
- * *.list is a manifest: one job a line, "PATH [gpu=NAME] [cap=SIZE]
- * [fraction=F]", '#' comments and blank lines ignored, PATH relative to the
- * manifest's folder; any other file is a snapshot.  Jobs come sorted by
- * path, duplicates (same path) once, the first manifest entry winning.
- * Returns FALSE with ERROR naming the input (and the manifest's line) for
- * a missing input, an unreadable folder, a bad manifest line or an
- * unknown GPU. */
+ * recursively for regular snapshot files (names ending .pickle, .pkl,
+ * .msgpack or .mp, optionally followed by .xz or .gz; links to files are
+ * followed, links to folders are not, and no folder is searched twice); a
+ * file named *.manifest or *.list is a manifest (cca_fleet_manifest_parse(),
+ * a regular file of at most CCA_FLEET_MAX_MANIFEST_SIZE); any other input
+ * is a snapshot (one that is no regular file becomes an error row when it
+ * runs).  Jobs come sorted by path, duplicates (same path) once, the first
+ * manifest entry winning.  Returns FALSE with ERROR naming the input (and
+ * the manifest's line) for a missing input, an unreadable folder or
+ * manifest, folders nested deeper than CCA_FLEET_MAX_DEPTH, a bad manifest
+ * line or an unknown GPU. */
 gboolean cca_fleet_inputs(const char *const *inputs, guint n_inputs, GPtrArray *jobs,
 			  GError **error);
 
+/* Appends the jobs of manifest text TEXT (LEN bytes) to JOBS: one job a
+ * line, "PATH [gpu=NAME] [cap=SIZE] [fraction=F]", '#' comments and blank
+ * lines ignored, PATH relative to the folder of NAME (the manifest's path,
+ * also naming it in errors).  FALSE with ERROR ("NAME:LINE: ...") for a
+ * NUL byte, an unknown field or GPU, a bad cap or fraction, or both; the
+ * jobs of the lines before stay in JOBS. */
+gboolean cca_fleet_manifest_parse(const char *text, gsize len, const char *name, GPtrArray *jobs,
+				  GError **error);
+
 /* The identity of a snapshot file: its size and the SHA-256 of its bytes
- * (lowercase hex).  FALSE with ERROR ("PATH: ...") when it cannot be read. */
+ * (lowercase hex).  FALSE with ERROR ("PATH: ...") when it cannot be
+ * opened, is not a regular file (a FIFO or a device is refused without
+ * waiting on it) or holds more than the input limit
+ * (cca_input_get_limits(), --max-input-size). */
 gboolean cca_fleet_identify(const char *path, uint64_t *size, char sha256[65], GError **error);
 
 /* The shard, in [0, N), of a snapshot whose SHA-256 is SHA256 (hex). */
@@ -120,18 +161,26 @@ void cca_fleet_job_run(const CcaFleetJob *job, const CcaFleetOptions *options, G
 /* The key of one row of text LINE (LEN bytes, no '\n'): "PATH\nSHA\nDEVICE\n
  * SETTING" (DEVICE "error" for an error row), and in *JOB_KEY (may be
  * NULL) "PATH\nSHA" with *JOB_ROWS the rows its job has in all.  Returns a
- * new string, or NULL with ERROR when LINE is not a fleet row. */
+ * new string, or NULL with ERROR when LINE is not a fleet row: not a JSON
+ * object, or a field the merge reads missing, of another type or out of
+ * range (a sha256 of 64 hex digits, rows 1 to 2^32 - 1, device 0 to
+ * 2^31 - 1, a peak_reserved of at most CCA_REPLAY_MAX_RESERVED bytes,
+ * sizes and oom_event not negative). */
 char *cca_fleet_row_key(const char *line, gsize len, char **job_key, guint *job_rows,
 			GError **error);
 
 /* What a run of a shard did. */
 typedef struct {
-	guint jobs;    /* jobs of the shard */
-	guint skipped; /* jobs whose rows were all there already */
-	guint64 rows;  /* rows written now */
-	guint errors;  /* error rows written now */
-	guint64 done;  /* rows found in the directory at the start */
+	guint jobs;		  /* jobs of the shard */
+	guint skipped;		  /* jobs whose rows were all there already */
+	guint64 rows;		  /* rows written now */
+	guint errors;		  /* error rows written now */
+	guint64 done;		  /* rows found in the directory at the start */
+	CcaFleetSkipped bad_rows; /* lines there that were no rows, left out */
 } CcaFleetStats;
+
+/* Frees what STATS holds (its bad_rows). */
+void cca_fleet_stats_clear(CcaFleetStats *stats);
 
 /* Called after each job, serialised: DONE of TOTAL jobs finished. */
 typedef void (*CcaFleetProgress)(void *data, guint done, guint total);
@@ -139,11 +188,14 @@ typedef void (*CcaFleetProgress)(void *data, guint done, guint total);
 /* Runs shard INDEX of COUNT of JOBS (CcaFleetJob*) into directory DIR
  * (created if needed): writes or checks DIR/fleet.json against OPTIONS,
  * reads the rows of every DIR/...jsonl file (a torn last line of this shard's
- * own file is cut off), then runs the shard's jobs not complete there on
- * THREADS threads (0: one per core), appending each row to
+ * own file is cut off; a line that is no row is left out, in STATS'
+ * bad_rows, and its job runs again if its rows are incomplete), then runs the shard's jobs not
+ * complete there on THREADS threads (0: one per core), appending each row to
  * DIR/rows.INDEX-of-COUNT.jsonl with one write(2) under O_APPEND.  Fills
- * STATS.  FALSE with ERROR on I/O errors or when DIR holds a run with
- * other options; bad snapshots are error rows, not errors. */
+ * STATS (clear it with cca_fleet_stats_clear(), also after FALSE).  FALSE
+ * with ERROR on I/O errors, a rows file or fleet.json over its size limit
+ * or not a regular file, or when DIR holds a run with other options; bad
+ * snapshots are error rows, not errors. */
 gboolean cca_fleet_run(const GPtrArray *jobs, const CcaFleetOptions *options, const char *dir,
 		       guint index, guint count, guint threads, CcaFleetProgress progress,
 		       void *progress_data, CcaFleetStats *stats, GError **error);
@@ -173,26 +225,46 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(CcaFleetMerge, cca_fleet_merge_free)
  * text wins, so the order rows come in does not matter).  FALSE with
  * ERROR ("NAME:LINENO: ...") when LINE is not a fleet row. */
 gboolean cca_fleet_merge_add(CcaFleetMerge *merge, const char *line, gsize len, const char *name,
-			     guint lineno, GError **error);
+			     guint64 lineno, GError **error);
 
-/* Adds every row of run directory DIR (DIR/fleet.json, each DIR/...jsonl; a
- * last line without '\n', torn by a kill, is left out).  FALSE with ERROR
- * on I/O errors, a bad row, or a fleet.json that differs from that of a
- * directory added before. */
+/* Adds the rows of LEN bytes of rows-file text TEXT, NAME naming it in
+ * warnings: each line through cca_fleet_merge_add(); a line that is no
+ * fleet row is left out and counted (cca_fleet_merge_skipped()); a last
+ * line without '\n', torn by a kill, is left out silently. */
+void cca_fleet_merge_add_text(CcaFleetMerge *merge, const char *text, gsize len, const char *name);
+
+/* Adds every row of run directory DIR (DIR/fleet.json, each DIR/...jsonl,
+ * through cca_fleet_merge_add_text()).  FALSE with ERROR on I/O errors, a
+ * fleet.json or rows file over its size limit (CCA_FLEET_MAX_OPTIONS_SIZE,
+ * CCA_FLEET_MAX_ROWS_SIZE) or not a regular file, or a fleet.json that
+ * differs from that of a directory added before.  Bad rows are no error. */
 gboolean cca_fleet_merge_add_dir(CcaFleetMerge *merge, const char *dir, GError **error);
+
+/* The lines left out so far because they were no fleet rows. */
+const CcaFleetSkipped *cca_fleet_merge_skipped(const CcaFleetMerge *merge);
+
+/* Whether MERGE holds any row to report on: FALSE with ERROR ("DIR...: no
+ * fleet rows yet ...", naming the folders added) when none of them held a
+ * row, error rows included (a run that has written only fleet.json).  The
+ * print functions work either way. */
+gboolean cca_fleet_merge_check(const CcaFleetMerge *merge, GError **error);
 
 /* The report on the rows added: what to set fleet-wide and what it saves,
  * the settings best first, the best setting per job, the jobs no setting
- * saves with the smallest card that would, and the unreadable snapshots.
- * Depends only on the set of rows added.  Prose is wrapped and tables cut
+ * saves with the smallest card that would, and the unreadable snapshots
+ * (all a report of rows that are all errors says), and how many lines were
+ * left out.  Paths, settings and messages of the rows are shown escaped
+ * (cca_text_display()).  Depends only on the set of rows added.  Prose is wrapped and tables cut
  * to WIDTH columns (CCA_TEXT_COLUMNS by default; G_MAXUINT: --wide, no
  * cut). */
 void cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out, guint width);
 
-/* The same as one JSON object ("answer", "settings", "jobs", "errors"). */
+/* The same as one JSON object ("answer", "settings", "jobs", "errors",
+ * "rows_skipped"). */
 void cca_fleet_merge_print_json(CcaFleetMerge *merge, GString *out);
 
-/* The settings table as CSV: a header line, then one line per setting. */
+/* The settings table as CSV: a header line, then one line per setting
+ * (settings escaped as in the text report). */
 void cca_fleet_merge_print_csv(CcaFleetMerge *merge, GString *out);
 
 G_END_DECLS

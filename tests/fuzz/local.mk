@@ -110,9 +110,35 @@ TESTS += %D%/replay-lab
 %C%_replay_lab_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
 %C%_replay_lab_LDADD = libccasim.a $(CCASIM_LIBS)
 EXTRA_DIST += %D%/corpus-lab
+FUZZ_TARGETS += lab
 if ENABLE_FUZZING
 noinst_PROGRAMS += %D%/fuzz-lab
+fuzz-smoke: %D%/fuzz-lab
 %C%_fuzz_lab_SOURCES = %D%/fuzz-lab.c %D%/fuzz.h
 %C%_fuzz_lab_LDFLAGS = $(FUZZ_LDFLAGS)
 %C%_fuzz_lab_LDADD = libccasim.a $(CCASIM_LIBS)
 endif
+
+# The fleet readers: a rows file given to fleet merge's reader
+# (fuzz-fleet-rows) and a fleet run manifest (fuzz-fleet-manifest), each
+# replayed over its corpus by `make check`.
+FUZZ_TARGETS += fleet-rows fleet-manifest
+check_PROGRAMS += %D%/replay-fleet-rows %D%/replay-fleet-manifest
+TESTS += %D%/replay-fleet-rows %D%/replay-fleet-manifest
+%C%_replay_fleet_rows_SOURCES = %D%/replay-corpus.c %D%/fuzz-fleet-rows.c %D%/fuzz.h
+%C%_replay_fleet_rows_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
+%C%_replay_fleet_rows_LDADD = libccasim.a $(CCASIM_LIBS)
+%C%_replay_fleet_manifest_SOURCES = %D%/replay-corpus.c %D%/fuzz-fleet-manifest.c %D%/fuzz.h
+%C%_replay_fleet_manifest_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
+%C%_replay_fleet_manifest_LDADD = libccasim.a $(CCASIM_LIBS)
+if ENABLE_FUZZING
+noinst_PROGRAMS += %D%/fuzz-fleet-rows %D%/fuzz-fleet-manifest
+%C%_fuzz_fleet_rows_SOURCES = %D%/fuzz-fleet-rows.c %D%/fuzz.h
+%C%_fuzz_fleet_rows_LDFLAGS = $(FUZZ_LDFLAGS)
+%C%_fuzz_fleet_rows_LDADD = libccasim.a $(CCASIM_LIBS)
+%C%_fuzz_fleet_manifest_SOURCES = %D%/fuzz-fleet-manifest.c %D%/fuzz.h
+%C%_fuzz_fleet_manifest_LDFLAGS = $(FUZZ_LDFLAGS)
+%C%_fuzz_fleet_manifest_LDADD = libccasim.a $(CCASIM_LIBS)
+fuzz-smoke: %D%/fuzz-fleet-rows %D%/fuzz-fleet-manifest
+endif
+EXTRA_DIST += %D%/corpus-fleet-rows %D%/corpus-fleet-manifest
