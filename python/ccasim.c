@@ -617,11 +617,34 @@ column_new(int64_t *data, Py_ssize_t n)
 typedef struct {
 	const char *config; /* NULL: recorded */
 	double memory_fraction;
+	double recorded_memory_fraction; /* the recording's cap; 0: none given */
 	uint64_t device_memory;
 	bool capacity_set;
 	int device;
 	uint32_t pytorch_version;
 } CallArgs;
+
+/* Reads RECORDED (recorded_memory_fraction: None, or the cap the recording
+ * ran under, in (0, 1]) into A; as the CLI's --recorded-memory-fraction it
+ * is also the replay's cap unless memory_fraction gave another.  Call it
+ * after parse_limits(). */
+static gboolean
+parse_recorded_fraction(PyObject *recorded, CallArgs *a)
+{
+	if (recorded == NULL || recorded == Py_None)
+		return TRUE;
+	double f = PyFloat_AsDouble(recorded);
+	if ((f == -1.0 && PyErr_Occurred()) || !isfinite(f) || f <= 0 || f > 1) {
+		PyErr_Clear();
+		raise_config_error("recorded_memory_fraction",
+				   "recorded_memory_fraction: must be a number in (0, 1]");
+		return FALSE;
+	}
+	a->recorded_memory_fraction = f;
+	if (a->memory_fraction == 0)
+		a->memory_fraction = f;
+	return TRUE;
+}
 
 /* Reads MEMORY_FRACTION, DEVICE_MEMORY (int bytes or a size string) and
  * PYTORCH_VERSION (None or "X.Y") into A. */
@@ -1035,6 +1058,7 @@ replay_options(Trace *t, const CallArgs *a, CcaReplayOptions *opt, CcaSettings *
 {
 	cca_replay_options_init(opt);
 	opt->memory_fraction = a->memory_fraction;
+	opt->recorded_memory_fraction = a->recorded_memory_fraction;
 	opt->device_memory = a->device_memory;
 	opt->capacity_set = a->capacity_set;
 	opt->pytorch_version =
@@ -1154,16 +1178,25 @@ replay_timeline(PyObject *self, void *c)
 static PyObject *
 trace_replay(PyObject *self, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = {
-		"config",	   "memory_fraction", "device_memory", "device",   "check",
-		"pytorch_version", "whatif",	      "keep_going",    "timeline", NULL};
+	static char *kwlist[] = {"config",
+				 "memory_fraction",
+				 "device_memory",
+				 "device",
+				 "check",
+				 "pytorch_version",
+				 "whatif",
+				 "keep_going",
+				 "timeline",
+				 "recorded_memory_fraction",
+				 NULL};
 	Trace *t = (Trace *)self;
 	const char *config = NULL;
-	PyObject *fraction = NULL, *memory = NULL, *version = NULL, *timeline = Py_None;
+	PyObject *fraction = NULL, *memory = NULL, *version = NULL, *timeline = Py_None,
+		 *recorded = NULL;
 	int device = 0, check = 0, whatif = 0, keep_going = 0;
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|zOOipOppO:replay", kwlist, &config,
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|zOOipOppOO:replay", kwlist, &config,
 					 &fraction, &memory, &device, &check, &version, &whatif,
-					 &keep_going, &timeline))
+					 &keep_going, &timeline, &recorded))
 		return NULL;
 	long buckets = -1; /* the timeline when asked for */
 	if (timeline != Py_None) {
@@ -1179,7 +1212,8 @@ trace_replay(PyObject *self, PyObject *args, PyObject *kwds)
 			   .check = check,
 			   .keep_going = keep_going,
 			   .whatif = whatif};
-	if (!parse_limits(fraction, memory, version, &spec.args))
+	if (!parse_limits(fraction, memory, version, &spec.args) ||
+	    !parse_recorded_fraction(recorded, &spec.args))
 		return NULL;
 	PyObject *report = NULL, *tl = NULL;
 	if (!run_replay(t, &spec, buckets > 0 ? (uint32_t)buckets : 0, &report, &tl))
@@ -1310,19 +1344,20 @@ trace_sweep(PyObject *self, PyObject *args, PyObject *kwds)
 				 "gpu",
 				 "context",
 				 "full",
+				 "recorded_memory_fraction",
 				 NULL};
 	Trace *t = (Trace *)self;
 	PyObject *configs_o = NULL, *sets_o = NULL, *default_o = Py_None, *fraction = NULL,
-		 *memory = NULL, *version = NULL, *context = NULL;
+		 *memory = NULL, *version = NULL, *context = NULL, *recorded = NULL;
 	const char *goal_name = NULL, *calibration = NULL, *gpu_name = NULL;
 	int recommend = 0, device = 0, jobs = 0, sensitivity = 0, all_models = 0, full = 0;
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OOOzpOOiOippzzOp:sweep", kwlist, &configs_o,
-					 &sets_o, &default_o, &goal_name, &recommend, &fraction,
-					 &memory, &device, &version, &jobs, &sensitivity,
-					 &all_models, &calibration, &gpu_name, &context, &full))
+	if (!PyArg_ParseTupleAndKeywords(
+		    args, kwds, "|OOOzpOOiOippzzOpO:sweep", kwlist, &configs_o, &sets_o, &default_o,
+		    &goal_name, &recommend, &fraction, &memory, &device, &version, &jobs,
+		    &sensitivity, &all_models, &calibration, &gpu_name, &context, &full, &recorded))
 		return NULL;
 	CallArgs a = {.device = device};
-	if (!parse_limits(fraction, memory, version, &a))
+	if (!parse_limits(fraction, memory, version, &a) || !parse_recorded_fraction(recorded, &a))
 		return NULL;
 	if (jobs < 0) {
 		raise_config_error("jobs", "jobs: must be 0 (one thread per core) or more");
@@ -1388,6 +1423,7 @@ trace_sweep(PyObject *self, PyObject *args, PyObject *kwds)
 	}
 	CcaSweepOptions opt = {
 		.memory_fraction = a.memory_fraction,
+		.recorded_memory_fraction = a.recorded_memory_fraction,
 		.device_memory = a.device_memory,
 		.capacity_set = a.capacity_set,
 		.calibration = cal,
@@ -1438,20 +1474,30 @@ trace_sweep(PyObject *self, PyObject *args, PyObject *kwds)
 static PyObject *
 trace_fit(PyObject *self, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = {
-		"configs", "sets",   "default_grid",	"recorded", "gpus",
-		"context", "device", "pytorch_version", "jobs",	    "memory_fraction",
-		"full",	   NULL};
+	static char *kwlist[] = {"configs",
+				 "sets",
+				 "default_grid",
+				 "recorded",
+				 "gpus",
+				 "context",
+				 "device",
+				 "pytorch_version",
+				 "jobs",
+				 "memory_fraction",
+				 "full",
+				 "recorded_memory_fraction",
+				 NULL};
 	Trace *t = (Trace *)self;
 	PyObject *configs_o = NULL, *sets_o = NULL, *default_o = Py_None, *gpus_o = NULL,
-		 *context = NULL, *version = NULL, *fraction = NULL;
+		 *context = NULL, *version = NULL, *fraction = NULL, *recorded_fraction = NULL;
 	int recorded = 0, device = 0, jobs = 0, full = 0;
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OOOpOOiOiOp:fit", kwlist, &configs_o,
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OOOpOOiOiOpO:fit", kwlist, &configs_o,
 					 &sets_o, &default_o, &recorded, &gpus_o, &context, &device,
-					 &version, &jobs, &fraction, &full))
+					 &version, &jobs, &fraction, &full, &recorded_fraction))
 		return NULL;
 	CallArgs a = {.device = device};
-	if (!parse_limits(fraction, NULL, version, &a))
+	if (!parse_limits(fraction, NULL, version, &a) ||
+	    !parse_recorded_fraction(recorded_fraction, &a))
 		return NULL;
 	if (jobs < 0) {
 		raise_config_error("jobs", "jobs: must be 0 (one thread per core) or more");
@@ -1505,6 +1551,7 @@ trace_fit(PyObject *self, PyObject *args, PyObject *kwds)
 		.n_gpus = n_gpus,
 		.context = ctx_bytes,
 		.context_source = ctx_source,
+		.recorded_memory_fraction = a.recorded_memory_fraction,
 	};
 	GError *error = NULL;
 	json_t *doc = NULL;
@@ -1539,14 +1586,16 @@ trace_fit(PyObject *self, PyObject *args, PyObject *kwds)
 static PyObject *
 trace_explain(PyObject *self, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = {"config",	    "memory_fraction", "device_memory", "device",
-				 "pytorch_version", "limit",	       "top",		NULL};
+	static char *kwlist[] = {"config", "memory_fraction",	       "device_memory",
+				 "device", "pytorch_version",	       "limit",
+				 "top",	   "recorded_memory_fraction", NULL};
 	Trace *t = (Trace *)self;
 	const char *config = NULL;
-	PyObject *fraction = NULL, *memory = NULL, *version = NULL;
+	PyObject *fraction = NULL, *memory = NULL, *version = NULL, *recorded = NULL;
 	int device = 0, limit = 20, top = 8;
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|zOOiOii:explain", kwlist, &config, &fraction,
-					 &memory, &device, &version, &limit, &top))
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|zOOiOiiO:explain", kwlist, &config,
+					 &fraction, &memory, &device, &version, &limit, &top,
+					 &recorded))
 		return NULL;
 	if (limit < 0 || top < 1) {
 		raise_config_error(limit < 0 ? "limit" : "top",
@@ -1555,7 +1604,7 @@ trace_explain(PyObject *self, PyObject *args, PyObject *kwds)
 		return NULL;
 	}
 	CallArgs a = {.config = config, .device = device};
-	if (!parse_limits(fraction, memory, version, &a))
+	if (!parse_limits(fraction, memory, version, &a) || !parse_recorded_fraction(recorded, &a))
 		return NULL;
 	CcaReplayOptions opt;
 	CcaSettings settings;
@@ -1592,18 +1641,23 @@ trace_explain(PyObject *self, PyObject *args, PyObject *kwds)
 static PyObject *
 trace_peak(PyObject *self, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = {"config", "memory_fraction", "device_memory",
-				 "device", "under",	      "pytorch_version",
+	static char *kwlist[] = {"config",
+				 "memory_fraction",
+				 "device_memory",
+				 "device",
+				 "under",
+				 "pytorch_version",
+				 "recorded_memory_fraction",
 				 NULL};
 	Trace *t = (Trace *)self;
 	const char *config = NULL, *under = NULL;
-	PyObject *fraction = NULL, *memory = NULL, *version = NULL;
+	PyObject *fraction = NULL, *memory = NULL, *version = NULL, *recorded = NULL;
 	int device = 0;
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|zOOizO:peak", kwlist, &config, &fraction,
-					 &memory, &device, &under, &version))
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|zOOizOO:peak", kwlist, &config, &fraction,
+					 &memory, &device, &under, &version, &recorded))
 		return NULL;
 	CallArgs a = {.config = config, .device = device};
-	if (!parse_limits(fraction, memory, version, &a))
+	if (!parse_limits(fraction, memory, version, &a) || !parse_recorded_fraction(recorded, &a))
 		return NULL;
 	CcaReplayOptions opt;
 	CcaSettings settings, under_settings;

@@ -58,7 +58,8 @@ class Trace:
     def replay(self, config: Optional[str] = None, memory_fraction: Optional[float] = None,
                device_memory: Optional[Size] = None, device: int = 0, check: bool = False,
                pytorch_version: Optional[str] = None, whatif: bool = False,
-               keep_going: bool = False, timeline: Optional[int] = None) -> Replay: ...
+               keep_going: bool = False, timeline: Optional[int] = None,
+               recorded_memory_fraction: Optional[float] = None) -> Replay: ...
     def sweep(self, configs: Union[str, Sequence[str], None] = None,
               sets: Union[str, Sequence[str], None] = None, default_grid: Optional[bool] = None,
               goal: Optional[str] = None, recommend: bool = False,
@@ -66,19 +67,23 @@ class Trace:
               device: int = 0, pytorch_version: Optional[str] = None, jobs: int = 0,
               address_sensitivity: bool = False, all_address_models: bool = False,
               calibration: Optional[str] = None, gpu: Optional[str] = None,
-              context: Optional[Size] = None, full: bool = False) -> Any: ...
+              context: Optional[Size] = None, full: bool = False,
+              recorded_memory_fraction: Optional[float] = None) -> Any: ...
     def fit(self, configs: Union[str, Sequence[str], None] = None,
             sets: Union[str, Sequence[str], None] = None, default_grid: Optional[bool] = None,
             recorded: bool = False, gpus: Union[str, Sequence[str], None] = None,
             context: Optional[Size] = None, device: int = 0,
             pytorch_version: Optional[str] = None, jobs: int = 0,
-            memory_fraction: Optional[float] = None, full: bool = False) -> Any: ...
+            memory_fraction: Optional[float] = None, full: bool = False,
+            recorded_memory_fraction: Optional[float] = None) -> Any: ...
     def explain(self, config: Optional[str] = None, memory_fraction: Optional[float] = None,
                 device_memory: Optional[Size] = None, device: int = 0,
-                pytorch_version: Optional[str] = None, limit: int = 20, top: int = 8) -> str: ...
+                pytorch_version: Optional[str] = None, limit: int = 20, top: int = 8,
+                recorded_memory_fraction: Optional[float] = None) -> str: ...
     def peak(self, config: Optional[str] = None, memory_fraction: Optional[float] = None,
              device_memory: Optional[Size] = None, device: int = 0, under: Optional[str] = None,
-             pytorch_version: Optional[str] = None) -> Dict[str, Any]: ...
+             pytorch_version: Optional[str] = None,
+             recorded_memory_fraction: Optional[float] = None) -> Dict[str, Any]: ...
 
 def load(source: Source, name: Optional[str] = None) -> Trace: ...
 

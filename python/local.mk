@@ -40,3 +40,5 @@ EXTRA_DIST += %D%/tests/test-fleet-hostile.py
 if ENABLE_PYTHON
 TESTS += %D%/tests/test-fleet-hostile.py
 endif
+# One question, one answer: recorded_memory_fraction in every call.
+PY_TESTS += %D%/tests/test-recorded-cap.py
