@@ -28,6 +28,8 @@
 #include <unistd.h>
 
 #include "calls.h"
+#include "capbound.h"
+#include "event_cursor.h"
 #include "device.h"
 #include "input.h"
 #include "json.h"
@@ -545,6 +547,9 @@ typedef struct {
 	uint64_t context;   /* memory outside the allocator */
 	uint64_t cap;	    /* 0: none */
 	uint64_t limit;	    /* what the allocator may reserve */
+	/* the cap is the largest the recording allows: its OOM proved one
+	 * nobody passed (capbound.h), between cap_proved.lo and .hi */
+	CcaCapBound cap_proved;
 	CcaSweepOptions opt;
 } OwnDevice;
 
@@ -566,6 +571,36 @@ recorded_total(const CcaSnapshot *snap, int device, uint64_t *total, GError **er
 		}
 	}
 	return FALSE;
+}
+
+/* Does DEVICE of SNAP have an oom entry?  (A read of the entries, no
+ * replay.) */
+static bool
+has_oom_entry(const CcaSnapshot *snap, int device)
+{
+	g_autoptr(CcaEventCursor) c = cca_event_cursor_new(snap, device);
+	CcaEvent ev;
+	while (cca_event_cursor_next(c, &ev, NULL))
+		if (ev.action == CCA_ACTION_OOM)
+			return true;
+	return false;
+}
+
+/* What DEVICE of SNAP, replayed as recorded without a cap, proves of a
+ * cap nobody passed (zeroed when nothing, or when it does not replay). */
+static void
+prove_cap(const CcaSnapshot *snap, int device, CcaCapBound *cap)
+{
+	memset(cap, 0, sizeof *cap);
+	if (cca_calls_present(snap, device) || !has_oom_entry(snap, device))
+		return; /* ccasim-record holds every fraction call */
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.device = device;
+	CcaReplayResult res;
+	if (cca_replay_run(snap, &opt, &res, NULL))
+		cca_capbound_from_replay(&res, false, cap);
+	cca_replay_result_clear(&res);
 }
 
 static gboolean
@@ -615,6 +650,13 @@ own_device(const CcaFleetJob *job, const CcaFleetOptions *options, const CcaSnap
 		fraction = options->memory_fraction;
 	if (fraction > 0)
 		own->cap = (uint64_t)(fraction * (double)own->total);
+	if (!own->cap) {
+		/* no cap given: the recording may prove one; take the largest
+		 * it allows, under which it runs out where it did */
+		prove_cap(snap, device, &own->cap_proved);
+		if (own->cap_proved.proved)
+			own->cap = own->cap_proved.hi;
+	}
 	uint64_t usable = own->total > own->context ? own->total - own->context : 0;
 	own->opt.calibration = options->calibration;
 	own->opt.threads = 1;
@@ -623,6 +665,8 @@ own_device(const CcaFleetJob *job, const CcaFleetOptions *options, const CcaSnap
 		own->opt.device_memory = own->total;
 		own->opt.memory_fraction =
 			fraction > 0 ? fraction : (double)own->cap / (double)own->total;
+		/* the job's own cap: its own settings replay the recording */
+		own->opt.recorded_memory_fraction = own->opt.memory_fraction;
 		own->limit = own->cap;
 	} else {
 		own->cap = 0;
@@ -748,6 +792,7 @@ sweep_device(const CcaFleetJob *job, const CcaFleetOptions *options, const CcaSn
 		json_object_set_new(dev, "cap", own.cap ? cca_json_uint(own.cap) : json_null());
 		json_object_set_new(dev, "limit", cca_json_uint(own.limit));
 		json_object_set_new(dev, "source", cca_json_string(own.source));
+		json_object_set_new(dev, "cap_proved", cca_capbound_to_json(&own.cap_proved));
 		json_object_set_new(o, "own_device", dev);
 		json_object_set_new(o, "fits", json_boolean(fits));
 		json_object_set_new(o, "oom_event",
@@ -1547,6 +1592,8 @@ device_assumed(json_t *dev)
 	return source && g_str_has_prefix(source, "assumed");
 }
 
+static uint64_t juint(json_t *o, const char *key);
+
 /* The row's own_device DEV in words: "H200 (assumed), cap 35.20 MiB";
  * MARK: "H200*, cap ..." for the text tables. */
 static char *
@@ -1559,7 +1606,15 @@ own_words(json_t *dev, bool mark)
 	GString *s = g_string_new(gpu_shown);
 	if (device_assumed(dev))
 		g_string_append(s, mark ? "*" : " (assumed)");
-	if (json_is_integer(cap))
+	/* a cap nobody passed, that the recording's OOM proved: the largest
+	 * it allows was taken */
+	json_t *proved = json_object_get(dev, "cap_proved");
+	char b[32];
+	if (json_is_object(proved) && json_is_integer(cap))
+		g_string_append_printf(s, ", cap inferred %s..%s (the largest taken)",
+				       cca_size_format(juint(proved, "lo"), a),
+				       cca_size_format((uint64_t)json_integer_value(cap), b));
+	else if (json_is_integer(cap))
 		g_string_append_printf(s, ", cap %s",
 				       cca_size_format((uint64_t)json_integer_value(cap), a));
 	return g_string_free(s, FALSE);
