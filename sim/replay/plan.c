@@ -75,10 +75,63 @@ reservation_at(const CcaPlanReservations *rs, uint64_t addr, bool end_in)
 {
 	for (guint i = 0; i < rs->live->len; i++) {
 		const CcaPlanReservation *v = &g_array_index(rs->live, CcaPlanReservation, i);
-		if (addr >= v->base && (addr < v->end || (end_in && addr == v->end)))
+		if (!v->is_segment && addr >= v->base &&
+		    (addr < v->end || (end_in && addr == v->end)))
 			return (int)i;
 	}
 	return -1;
+}
+
+/* The index in RS->live of the cudaMalloc segment at ADDR; -1 if none. */
+static int
+segment_at(const CcaPlanReservations *rs, uint64_t addr)
+{
+	for (guint i = 0; i < rs->live->len; i++) {
+		const CcaPlanReservation *v = &g_array_index(rs->live, CcaPlanReservation, i);
+		if (v->is_segment && v->base == addr)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Notes in RS's burst the release of a small-pool (SMALL) or large-pool
+ * reservation or segment: a pool releases its small blocks before its
+ * large ones, so a large one before a small one is no pool's release. */
+static void
+burst_note_kind(CcaPlanReservations *rs, bool small)
+{
+	if (small && rs->saw_large)
+		rs->not_pool = true;
+	rs->saw_large = rs->saw_large || !small;
+	cca_plan_burst_order_note_kind(&rs->order, small);
+}
+
+/* A segment_free EV in the burst being read: a whole segment the trace
+ * made, released in the free set's (stream, size, address) order within
+ * its kind, or no pool's release. */
+static void
+segments_free(CcaPlanReservations *rs, const CcaEvent *ev)
+{
+	int k = segment_at(rs, ev->addr);
+	if (k < 0 || rs->saw_unmap) {
+		rs->not_pool = true; /* made before the trace began */
+		if (k >= 0)
+			g_array_remove_index(rs->live, (guint)k);
+		return;
+	}
+	CcaPlanReservation v = g_array_index(rs->live, CcaPlanReservation, k);
+	g_array_remove_index(rs->live, (guint)k);
+	const CcaPlanReservation *p = &rs->last_free;
+	if (rs->saw_free && p->is_small == v.is_small &&
+	    (p->stream > v.stream ||
+	     (p->stream == v.stream &&
+	      (p->end - p->base > v.end - v.base ||
+	       (p->end - p->base == v.end - v.base && p->base > v.base)))))
+		rs->not_pool = true;
+	rs->saw_free = true;
+	rs->last_free = v;
+	g_array_append_val(rs->released, v);
+	burst_note_kind(rs, v.is_small);
 }
 
 /* The burst being read ends: did it release whole reservations of one
@@ -111,7 +164,10 @@ reservations_unmap(CcaPlanReservations *rs, const CcaEvent *ev)
 		seen = g_array_index(rs->released, CcaPlanReservation, i).base == v->base;
 	if (!seen)
 		g_array_append_val(rs->released, *v);
-	cca_plan_burst_order_note_kind(&rs->order, v->is_small);
+	if (rs->saw_free)
+		rs->not_pool = true;
+	rs->saw_unmap = true;
+	burst_note_kind(rs, v->is_small);
 	if (ev->size > v->mapped)
 		rs->not_pool = true; /* pages mapped before the trace began */
 	v->mapped = ev->size < v->mapped ? v->mapped - ev->size : 0;
@@ -131,6 +187,7 @@ cca_plan_reservations_note(CcaPlanReservations *rs, const CcaEvent *ev, uint64_t
 		rs->in_burst = true;
 		rs->not_pool = false;
 		rs->order = (CcaBurstOrder){0};
+		rs->saw_free = rs->saw_unmap = rs->saw_large = false;
 		rs->burst_at = position;
 		g_array_set_size(rs->released, 0);
 	}
@@ -138,8 +195,10 @@ cca_plan_reservations_note(CcaPlanReservations *rs, const CcaEvent *ev, uint64_t
 	case CCA_ACTION_SEGMENT_MAP: {
 		int k = reservation_at(rs, ev->addr, true);
 		if (k < 0) {
-			CcaPlanReservation v = {ev->addr, ev->addr + ev->size, ev->size, position,
-						ev->size == CCA_SMALL_BUFFER};
+			CcaPlanReservation v = {ev->addr,	ev->addr + ev->size,
+						ev->size,	position,
+						ev->size == CCA_SMALL_BUFFER, false,
+						ev->stream};
 			g_array_append_val(rs->live, v);
 		} else {
 			CcaPlanReservation *v = &g_array_index(rs->live, CcaPlanReservation, k);
@@ -151,8 +210,15 @@ cca_plan_reservations_note(CcaPlanReservations *rs, const CcaEvent *ev, uint64_t
 	case CCA_ACTION_SEGMENT_UNMAP:
 		reservations_unmap(rs, ev);
 		break;
+	case CCA_ACTION_SEGMENT_ALLOC: {
+		/* a small-pool segment is one kSmallBuffer */
+		CcaPlanReservation v = {ev->addr,     ev->addr + ev->size, ev->size, position,
+					ev->size == CCA_SMALL_BUFFER, true, ev->stream};
+		g_array_append_val(rs->live, v);
+		break;
+	}
 	case CCA_ACTION_SEGMENT_FREE:
-		rs->not_pool = true;
+		segments_free(rs, ev);
 		break;
 	default:
 		break;

@@ -235,7 +235,7 @@ window_fill(Window *w, uint32_t k, GError **error)
 			 * anything) */
 			if (w->reservations &&
 			    (w->reservations->in_burst ||
-			     (slot->action >= CCA_ACTION_SEGMENT_FREE &&
+			     (slot->action >= CCA_ACTION_SEGMENT_ALLOC &&
 			      slot->action <= CCA_ACTION_SEGMENT_UNMAP)) &&
 			    cca_plan_reservations_note(w->reservations, slot, w->position + w->len))
 				g_array_append_val(w->pool_bursts, w->reservations->burst_at);
@@ -420,12 +420,16 @@ pool_of_address(const Replay *r, uint64_t addr)
 	while (lo < hi) {
 		guint mid = (lo + hi) / 2;
 		const PrivateSegment *ps = &g_array_index(segs, PrivateSegment, mid);
-		if (addr < ps->address)
+		if (addr < ps->address) {
 			hi = mid;
-		else if (addr >= ps->address + ps->size)
+		} else if (addr >= ps->address + ps->size) {
 			lo = mid + 1;
-		else /* before it was made, the range held another segment */
-			return r->in.position >= ps->from ? ps->mempool : 0;
+		} else if (r->in.position >= ps->from) {
+			return ps->mempool;
+		} else { /* before it was made, the range held another segment:
+			  * perhaps one of a pool released since */
+			break;
+		}
 	}
 	const GArray *spans = r->pool_spans;
 	for (guint i = 0; spans && i < spans->len; i++) {
@@ -911,8 +915,23 @@ replay_reservation_release(Replay *r, uint32_t end)
 		window_pop(&r->in);
 		if (copy.action == CCA_ACTION_FREE_COMPLETED)
 			replay_free_completed(r, &copy);
+		else if (r->segment_from)
+			g_hash_table_remove(r->segment_from, GSIZE_TO_POINTER(copy.addr));
 	}
 	return true;
+}
+
+/* The length of the burst of releases (and the completions among them)
+ * at the window's head. */
+static uint32_t
+burst_length(Replay *r)
+{
+	uint32_t end = 0;
+	const CcaEvent *ev;
+	while ((ev = window_peek(&r->in, end, &r->error)) &&
+	       (is_release(ev) || ev->action == CCA_ACTION_FREE_COMPLETED))
+		end++;
+	return end;
 }
 
 /* A burst of releases starts at the window's head (recorded mode):
@@ -923,11 +942,8 @@ replay_reservation_release(Replay *r, uint32_t end)
 static bool
 replay_release_burst(Replay *r)
 {
-	uint32_t end = 0;
+	uint32_t end = burst_length(r);
 	const CcaEvent *ev;
-	while ((ev = window_peek(&r->in, end, &r->error)) &&
-	       (is_release(ev) || ev->action == CCA_ACTION_FREE_COMPLETED))
-		end++;
 	r->released_since_request = true;
 	if (window_pool_burst(&r->in, r->in.position)) {
 		r->needs_entries = true;
@@ -1211,6 +1227,18 @@ apply_calls(Replay *r)
 		if (!c->in_window)
 			continue;
 		switch (c->kind) {
+		case CCA_CALL_MEMPOOL_RELEASE:
+			/* ~MemPool's emptyCache(id) comes before the calls
+			 * after it (an empty_cache() right after a del): in a
+			 * replay of the recording, its releases are the pool's
+			 * the plan found at this position, if any (a what-if
+			 * released it in maybe_empty_cache()) */
+			if (r->recorded_mode) {
+				const CcaEvent *head = window_peek(&r->in, 0, &r->error);
+				if (head && is_release(head))
+					replay_reservation_release(r, burst_length(r));
+			}
+			break;
 		case CCA_CALL_EMPTY_CACHE:
 			apply_empty_cache_call(r);
 			break;
@@ -1963,12 +1991,26 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 	 * is done again with the entries read, the last case as a what-if. */
 	bool diverged = res->diverged_from_recording;
 	CcaReplayOptions again = *opt;
-	again.force_whatif = opt->force_whatif || diverged;
 	cca_replay_result_clear(res);
-	if (!cca_plan_read_entries(plan, opt->rewind, error) ||
-	    !replay_planned(snap, &again, plan, res, &redo, error))
+	if (!cca_plan_read_entries(plan, opt->rewind, error))
+		return FALSE;
+	/* ... unless the read found pools released before the dump: the
+	 * unread replay sent their requests to the default pool, and the
+	 * recorded settings may reproduce the recording once they are routed
+	 * (doc/private-pools.md); a replay that still diverges is done once
+	 * more as a what-if */
+	bool pools = plan->reservation_releases->len > 0;
+	again.force_whatif = opt->force_whatif || (diverged && !pools);
+	if (!replay_planned(snap, &again, plan, res, &redo, error))
 		return FALSE;
 	res->replays = 2;
-	res->diverged_from_recording = diverged;
+	if (diverged && pools && !again.force_whatif && res->diverged_from_recording) {
+		again.force_whatif = true;
+		cca_replay_result_clear(res);
+		if (!replay_planned(snap, &again, plan, res, &redo, error))
+			return FALSE;
+		res->replays = 3;
+	}
+	res->diverged_from_recording = diverged && (!pools || res->whatif);
 	return TRUE;
 }
