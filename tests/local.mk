@@ -149,3 +149,6 @@ EXTRA_DIST += tests/test-recorded-cap.sh
 # A window (a trace that starts mid-run) said so by every command.
 TESTS += tests/test-window-commands.sh
 EXTRA_DIST += tests/test-window-commands.sh
+# MemPools in plain snapshots and ccasim-record dumps: each request to its recorded segment's pool.
+TESTS += tests/test-mempools.sh
+EXTRA_DIST += tests/test-mempools.sh
