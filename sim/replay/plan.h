@@ -54,11 +54,23 @@ typedef struct {
 	uint32_t label;
 } CcaPlanPoolSpan;
 
-/* Where the program released pool LABEL (~MemPool): trace position. */
+/* Where the program released pool LABEL (~MemPool): trace position; and
+ * the pool's id when ccasim-record's mempool_release call names it there
+ * (ID {0, 0} when unknown). */
 typedef struct {
 	uint64_t position;
 	uint32_t label;
+	int64_t id[2];
 } CcaPlanPoolRelease;
+
+/* From trace entry FROM on (until the next region), the program's
+ * requests went to the MemPool ID (torch.cuda.use_mem_pool), or, with ID
+ * {0, 0}, to no pool the records name, as ccasim-record's
+ * use_mem_pool_enter and use_mem_pool_exit calls show. */
+typedef struct {
+	uint64_t from;
+	int64_t id[2];
+} CcaPlanPoolRegion;
 
 /* The order of a burst of releases, fed each segment_free's size in turn:
  * POOL_ORDER turns true once a small-pool segment was freed before a
@@ -102,8 +114,8 @@ typedef struct {
 	/* its pages are kSmallBuffer: a small pool's (a small request maps
 	 * one 2 MiB page; a large page, large_segment_size, is over 10 MiB) */
 	bool is_small;
-	bool is_segment;  /* a cudaMalloc segment: [BASE, END) from its segment_alloc */
-	uint64_t stream;  /* of its first map or segment_alloc */
+	bool is_segment; /* a cudaMalloc segment: [BASE, END) from its segment_alloc */
+	uint64_t stream; /* of its first map or segment_alloc */
 } CcaPlanReservation;
 
 /* The reservations and segments of a trace read in order, and whether the
@@ -209,6 +221,9 @@ struct CcaPlan {
 	 * explains (a call the recorder did not wrap) */
 	CcaCalls *calls;
 	bool calls_set_fraction; /* a recorded set_per_process_memory_fraction() */
+	/* the use_mem_pool regions the calls show (CcaPlanPoolRegion, by FROM;
+	 * empty without such calls) */
+	GArray *pool_regions;
 	double empty_cache_memory_fraction;
 	uint64_t empty_cache_device_memory;
 	bool empty_cache_capacity_set;

@@ -326,6 +326,9 @@ typedef struct {
 	 * (CcaPlan.reservation_spans, reservation_releases), in every mode */
 	const GArray *reservation_spans, *reservation_releases;
 	guint next_reservation_release;
+	/* a read plan's use_mem_pool regions (CcaPlan.pool_regions), the next */
+	const GArray *pool_regions;
+	guint next_region;
 	RecordedAddresses *feed; /* recorded mode: the trace's own addresses */
 	uint64_t model_segments; /* segment_allocs the model recorded */
 	bool diverged;		 /* recorded mode: the model's segments are not the recording's */
@@ -404,8 +407,36 @@ released_pool(const Replay *r, uint32_t label)
 static uint32_t
 reservation_pool(const Replay *r, uint32_t label)
 {
-	const int64_t id[2] = {-3, (int64_t)label + 1};
+	int64_t id[2] = {-3, (int64_t)label + 1};
+	/* a mempool_release call named it: the pool its use_mem_pool
+	 * regions' requests went to */
+	const GArray *rels = r->reservation_releases;
+	if (rels && label < rels->len) {
+		const CcaPlanPoolRelease *rel = &g_array_index(rels, CcaPlanPoolRelease, label);
+		if (rel->id[0] != 0 || rel->id[1] != 0)
+			id[0] = rel->id[0], id[1] = rel->id[1];
+	}
 	int k = cca_allocator_mempool(r->alloc, id);
+	return k > 0 ? (uint32_t)k : 0;
+}
+
+/* The MemPool whose use_mem_pool region holds trace entry INDEX, as
+ * ccasim-record's calls show (0: none; the entries come in order). */
+static uint32_t
+region_pool(Replay *r, uint64_t index)
+{
+	const GArray *regions = r->pool_regions;
+	if (!regions || regions->len == 0)
+		return 0;
+	while (r->next_region < regions->len &&
+	       g_array_index(regions, CcaPlanPoolRegion, r->next_region).from <= index)
+		r->next_region++;
+	if (r->next_region == 0)
+		return 0;
+	const CcaPlanPoolRegion *g = &g_array_index(regions, CcaPlanPoolRegion, r->next_region - 1);
+	if (g->id[0] == 0 && g->id[1] == 0)
+		return 0;
+	int k = cca_allocator_mempool(r->alloc, g->id);
 	return k > 0 ? (uint32_t)k : 0;
 }
 
@@ -473,7 +504,11 @@ pool_of_alloc(Replay *r, const CcaEvent *ev)
 		if (k > 0)
 			return (uint32_t)k;
 	}
-	uint32_t pool = pool_of_address(r, ev->addr);
+	/* a use_mem_pool region ccasim-record saw: the program's pool */
+	uint32_t pool = region_pool(r, r->in.position - 1);
+	if (pool != 0)
+		return pool;
+	pool = pool_of_address(r, ev->addr);
 	if (pool != 0 || !r->feed || !r->have_segment_alloc ||
 	    r->last_segment_alloc.addr != ev->addr || r->last_segment_alloc.stream != ev->stream ||
 	    !cca_allocator_would_serve(r->alloc, ev->size, ev->stream, 0))
@@ -848,7 +883,7 @@ replay_pool_release(Replay *r, uint32_t end)
 	uint64_t position = r->in.position;
 	uint32_t label = r->releases_found ? r->releases_found->len : 0;
 	if (r->releases_found) {
-		CcaPlanPoolRelease rel = {position, label};
+		CcaPlanPoolRelease rel = {position, label, {0, 0}};
 		g_array_append_val(r->releases_found, rel);
 	}
 	r->res->pool_releases++;
@@ -1213,6 +1248,41 @@ apply_empty_cache_call(Replay *r)
 	}
 }
 
+/* A recorded mempool_release call C at the window's head: ~MemPool's
+ * releasePool and emptyCache(id), which come before the calls after it
+ * (an empty_cache() right after a del).  Where the plan found the pool's
+ * release (CcaPlan.reservation_releases), a replay of the recording
+ * applies that, the burst's entries its outputs (a what-if applied it in
+ * maybe_empty_cache()); otherwise the pool C names, whose use_mem_pool
+ * regions' requests went to it, is released here, and in a replay of the
+ * recording the releases at the head are its outputs. */
+static void
+apply_mempool_release_call(Replay *r, const CcaCall *c)
+{
+	const GArray *rels = r->reservation_releases;
+	for (guint i = 0; rels && i < rels->len; i++)
+		if (g_array_index(rels, CcaPlanPoolRelease, i).position == r->in.position) {
+			const CcaEvent *head = window_peek(&r->in, 0, &r->error);
+			if (r->recorded_mode && head && is_release(head))
+				replay_reservation_release(r, burst_length(r));
+			return;
+		}
+	int k = cca_allocator_mempool(r->alloc, c->pool);
+	if (k <= 0)
+		return;
+	r->res->pool_releases++;
+	r->res->recorded_calls_applied++;
+	cause_begin(r, r->in.position, window_peek(&r->in, 0, &r->error));
+	cca_allocator_mempool_release(r->alloc, (uint32_t)k);
+	const CcaEvent *ev;
+	while (r->recorded_mode && (ev = window_peek(&r->in, 0, &r->error)) && is_release(ev)) {
+		if (r->segment_from)
+			g_hash_table_remove(r->segment_from, GSIZE_TO_POINTER(ev->addr));
+		r->released_since_request = true;
+		window_pop(&r->in);
+	}
+}
+
 /* Applies the recorded calls that came before the entry at the window's
  * head (both modes: they are the program's, whatever the settings). */
 static void
@@ -1228,16 +1298,7 @@ apply_calls(Replay *r)
 			continue;
 		switch (c->kind) {
 		case CCA_CALL_MEMPOOL_RELEASE:
-			/* ~MemPool's emptyCache(id) comes before the calls
-			 * after it (an empty_cache() right after a del): in a
-			 * replay of the recording, its releases are the pool's
-			 * the plan found at this position, if any (a what-if
-			 * released it in maybe_empty_cache()) */
-			if (r->recorded_mode) {
-				const CcaEvent *head = window_peek(&r->in, 0, &r->error);
-				if (head && is_release(head))
-					replay_reservation_release(r, burst_length(r));
-			}
+			apply_mempool_release_call(r, c);
 			break;
 		case CCA_CALL_EMPTY_CACHE:
 			apply_empty_cache_call(r);
@@ -1748,6 +1809,7 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 	if (plan->entries_read) {
 		r.reservation_spans = plan->reservation_spans;
 		r.reservation_releases = plan->reservation_releases;
+		r.pool_regions = plan->pool_regions;
 	} else {
 		r.in.reservations = g_new(CcaPlanReservations, 1);
 		cca_plan_reservations_init(r.in.reservations);
