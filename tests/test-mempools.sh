@@ -66,4 +66,67 @@ sys.exit(not (d["whatif"] is False and d["replays"] == 2 and d["pool_releases"] 
 ' "$scratch/plain.json"
 report $? "replay of mempool-plain.default.r0 without --check: the recording (2 reads, 1 pool release), PyTorch's reserved peak"
 
+
+# A pool whose segments are all large (24 and 30 MiB), released before the
+# dump: its release frees no small segment, so a plain snapshot cannot tell
+# it from an empty_cache(), but ccasim-record's use_mem_pool regions and
+# mempool_release call name it.  The pool's second region asks 3 MiB, which
+# PyTorch served from the pool's free 24 MiB segment (entry 10) while the
+# default pool had a free 24 MiB segment of its own.
+"$python" - "$scratch/rec.pickle" "$scratch/plain.pickle" <<'GEN'
+import pickle, sys
+MIB = 1 << 20
+t = [0]
+def e(action, addr, size):
+    t[0] += 1
+    return {"action": action, "addr": addr, "size": size, "stream": 0,
+            "time_us": 1000 + t[0], "compile_context": "N/A", "user_metadata": ""}
+D1, S1, S2 = 0x7f0000000000, 0x7f0002000000, 0x7f0004000000
+tr = [e("segment_alloc", D1, 24 * MIB), e("alloc", D1, 24 * MIB),
+      e("segment_alloc", S1, 24 * MIB), e("alloc", S1, 24 * MIB),
+      e("segment_alloc", S2, 30 * MIB), e("alloc", S2, 30 * MIB),
+      e("free_requested", D1, 24 * MIB), e("free_completed", D1, 24 * MIB),
+      e("free_requested", S1, 24 * MIB), e("free_completed", S1, 24 * MIB),
+      e("alloc", S1, 3 * MIB),
+      e("free_requested", S1, 3 * MIB), e("free_completed", S1, 3 * MIB),
+      e("free_requested", S2, 30 * MIB), e("free_completed", S2, 30 * MIB),
+      e("segment_free", S1, 24 * MIB), e("segment_free", S2, 30 * MIB)]
+seg = {"device": 0, "address": D1, "total_size": 24 * MIB, "allocated_size": 0,
+       "active_size": 0, "requested_size": 0, "stream": 0, "segment_type": "large",
+       "segment_pool_id": (0, 0), "is_expandable": False, "frames": [],
+       "blocks": [{"address": D1, "size": 24 * MIB, "requested_size": 24 * MIB,
+                   "state": "inactive", "frames": []}]}
+def a(name, allocs, frees):
+    return {"stage": "START", "device": 0, "time_us": 1000,
+            "name": f"ccasim:{name.split()[0]} allocs={allocs} frees={frees} ooms=0"
+                    + "".join(" " + w for w in name.split()[1:])}
+ann = [a("start v=1 torch=2.11.0+cu130 conf= max_entries=10000000 stacks=none", 0, 0),
+       a("mempool_create pool=0,1", 1, 0),
+       a("use_mem_pool_enter pool=0,1", 1, 0), a("use_mem_pool_exit pool=0,1", 3, 0),
+       a("use_mem_pool_enter pool=0,1", 3, 2), a("use_mem_pool_exit pool=0,1", 4, 2),
+       a("mempool_release pool=0,1", 4, 4), a("dump reason=exit", 4, 4)]
+snap = {"segments": [seg], "device_traces": [tr],
+        "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": "", "max_split_size": -1,
+                              "garbage_collection_threshold": 0.0,
+                              "expandable_segments": False,
+                              "roundup_power2_divisions": {}}, "external_annotations": ann}
+pickle.dump(snap, open(sys.argv[1], "wb"), protocol=4)
+del snap["external_annotations"]
+pickle.dump(snap, open(sys.argv[2], "wb"), protocol=4)
+GEN
+"$ccasim" replay --check "$scratch/rec.pickle" >"$scratch/rec.out" 2>&1
+report $? "a pool of large segments alone, named by ccasim-record's records: replay --check passes"
+"$ccasim" replay --check "$scratch/plain.pickle" >"$scratch/plain.out" 2>&1
+[ $? -eq 1 ] && grep -q '^check: FAILED at event 10: .*trace: alloc size=3145728 addr=0x7f0002000000' "$scratch/plain.out"
+report $? "the same run as a plain snapshot: the 3 MiB request of entry 10 goes to the default pool (a known limit, doc/private-pools.md)"
+"$ccasim" replay --json --whatif "$scratch/rec.pickle" >"$scratch/rec.json" 2>&1
+"$python" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = d["memory_stats"]
+sys.exit(not (d["pool_releases"] == 1 and d["empty_cache_calls"] == 0
+              and m["reserved_bytes.all.current"] == 24 << 20 and m["num_device_free"] == 2))
+' "$scratch/rec.json"
+report $? "its what-if releases the pool at the mempool_release call and keeps the default pool's cached 24 MiB segment"
+
 tap_done
