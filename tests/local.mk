@@ -177,3 +177,6 @@ EXTRA_DIST += tests/test-names.sh
 # control bytes in rows
 TESTS += tests/test-fleet-hostile.sh
 EXTRA_DIST += tests/test-fleet-hostile.sh
+# MemPools in plain snapshots and ccasim-record dumps: each request to its recorded segment's pool.
+TESTS += tests/test-mempools.sh
+EXTRA_DIST += tests/test-mempools.sh

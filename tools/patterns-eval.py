@@ -4,7 +4,9 @@ replay under its recorded settings with --check against every
 memory_stats() key, and the what-if from W.default to C against W.C's live
 run on the reserved-side keys, where both runs made the same requests.
 
-  tools/patterns-eval.py CCASIM DIR [--keys]
+  tools/patterns-eval.py CCASIM DIR [PREFIX...]
+Cases are W.C or W.C.rN (repeats: the what-if's base is W.default.rN); with
+PREFIXes, only the cases whose name starts with one of them.
 Prints one line per case and a summary; exit 0 always (a measurement)."""
 import json, os, subprocess, sys, lzma, pickle
 
@@ -66,7 +68,10 @@ def diff(model, truth, prefixes=None):
 
 def main():
     ccasim, d = sys.argv[1], sys.argv[2]
-    names = sorted(f[:-5] for f in os.listdir(d) if f.endswith(".json"))
+    prefixes = tuple(a for a in sys.argv[3:] if not a.startswith("--"))
+    names = sorted(f[:-5] for f in os.listdir(d) if f.endswith(".json")
+                   and (not prefixes or f.startswith(prefixes))
+                   and os.path.exists(os.path.join(d, f[:-5] + ".pickle.xz")))
     exact = total = wexact = wtotal = 0
     for n in names:
         meta = json.load(open(os.path.join(d, n + ".json")))
@@ -87,10 +92,10 @@ def main():
               f"{len(nulls)} unknown" + ("" if not dd else " (" + "; ".join(dd[:4]) + ")")
               + ("" if chk else " [" + str((r.get('check') or {}).get('message'))[:200] + "]"))
     for n in names:
-        w, c = n.split(".", 1)
+        w, c, *rest = n.split(".")
         if c == "default":
             continue
-        base = os.path.join(d, w + ".default.pickle.xz")
+        base = os.path.join(d, ".".join([w, "default"] + rest) + ".pickle.xz")
         meta = json.load(open(os.path.join(d, n + ".json")))
         breq, lreq = requests(base), requests(os.path.join(d, n + ".pickle.xz"))
         # a run the OOM ended (not one that caught it and went on)

@@ -75,10 +75,62 @@ reservation_at(const CcaPlanReservations *rs, uint64_t addr, bool end_in)
 {
 	for (guint i = 0; i < rs->live->len; i++) {
 		const CcaPlanReservation *v = &g_array_index(rs->live, CcaPlanReservation, i);
-		if (addr >= v->base && (addr < v->end || (end_in && addr == v->end)))
+		if (!v->is_segment && addr >= v->base &&
+		    (addr < v->end || (end_in && addr == v->end)))
 			return (int)i;
 	}
 	return -1;
+}
+
+/* The index in RS->live of the cudaMalloc segment at ADDR; -1 if none. */
+static int
+segment_at(const CcaPlanReservations *rs, uint64_t addr)
+{
+	for (guint i = 0; i < rs->live->len; i++) {
+		const CcaPlanReservation *v = &g_array_index(rs->live, CcaPlanReservation, i);
+		if (v->is_segment && v->base == addr)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Notes in RS's burst the release of a small-pool (SMALL) or large-pool
+ * reservation or segment: a pool releases its small blocks before its
+ * large ones, so a large one before a small one is no pool's release. */
+static void
+burst_note_kind(CcaPlanReservations *rs, bool small)
+{
+	if (small && rs->saw_large)
+		rs->not_pool = true;
+	rs->saw_large = rs->saw_large || !small;
+	cca_plan_burst_order_note_kind(&rs->order, small);
+}
+
+/* A segment_free EV in the burst being read: a whole segment the trace
+ * made, released in the free set's (stream, size, address) order within
+ * its kind, or no pool's release. */
+static void
+segments_free(CcaPlanReservations *rs, const CcaEvent *ev)
+{
+	int k = segment_at(rs, ev->addr);
+	if (k < 0 || rs->saw_unmap) {
+		rs->not_pool = true; /* made before the trace began */
+		if (k >= 0)
+			g_array_remove_index(rs->live, (guint)k);
+		return;
+	}
+	CcaPlanReservation v = g_array_index(rs->live, CcaPlanReservation, k);
+	g_array_remove_index(rs->live, (guint)k);
+	const CcaPlanReservation *p = &rs->last_free;
+	if (rs->saw_free && p->is_small == v.is_small &&
+	    (p->stream > v.stream ||
+	     (p->stream == v.stream && (p->end - p->base > v.end - v.base ||
+					(p->end - p->base == v.end - v.base && p->base > v.base)))))
+		rs->not_pool = true;
+	rs->saw_free = true;
+	rs->last_free = v;
+	g_array_append_val(rs->released, v);
+	burst_note_kind(rs, v.is_small);
 }
 
 /* The burst being read ends: did it release whole reservations of one
@@ -111,7 +163,10 @@ reservations_unmap(CcaPlanReservations *rs, const CcaEvent *ev)
 		seen = g_array_index(rs->released, CcaPlanReservation, i).base == v->base;
 	if (!seen)
 		g_array_append_val(rs->released, *v);
-	cca_plan_burst_order_note_kind(&rs->order, v->is_small);
+	if (rs->saw_free)
+		rs->not_pool = true;
+	rs->saw_unmap = true;
+	burst_note_kind(rs, v->is_small);
 	if (ev->size > v->mapped)
 		rs->not_pool = true; /* pages mapped before the trace began */
 	v->mapped = ev->size < v->mapped ? v->mapped - ev->size : 0;
@@ -131,6 +186,7 @@ cca_plan_reservations_note(CcaPlanReservations *rs, const CcaEvent *ev, uint64_t
 		rs->in_burst = true;
 		rs->not_pool = false;
 		rs->order = (CcaBurstOrder){0};
+		rs->saw_free = rs->saw_unmap = rs->saw_large = false;
 		rs->burst_at = position;
 		g_array_set_size(rs->released, 0);
 	}
@@ -138,8 +194,12 @@ cca_plan_reservations_note(CcaPlanReservations *rs, const CcaEvent *ev, uint64_t
 	case CCA_ACTION_SEGMENT_MAP: {
 		int k = reservation_at(rs, ev->addr, true);
 		if (k < 0) {
-			CcaPlanReservation v = {ev->addr, ev->addr + ev->size, ev->size, position,
-						ev->size == CCA_SMALL_BUFFER};
+			CcaPlanReservation v = {.base = ev->addr,
+						.end = ev->addr + ev->size,
+						.mapped = ev->size,
+						.from = position,
+						.is_small = ev->size == CCA_SMALL_BUFFER,
+						.stream = ev->stream};
 			g_array_append_val(rs->live, v);
 		} else {
 			CcaPlanReservation *v = &g_array_index(rs->live, CcaPlanReservation, k);
@@ -151,8 +211,20 @@ cca_plan_reservations_note(CcaPlanReservations *rs, const CcaEvent *ev, uint64_t
 	case CCA_ACTION_SEGMENT_UNMAP:
 		reservations_unmap(rs, ev);
 		break;
+	case CCA_ACTION_SEGMENT_ALLOC: {
+		/* a small-pool segment is one kSmallBuffer */
+		CcaPlanReservation v = {.base = ev->addr,
+					.end = ev->addr + ev->size,
+					.mapped = ev->size,
+					.from = position,
+					.is_small = ev->size == CCA_SMALL_BUFFER,
+					.is_segment = true,
+					.stream = ev->stream};
+		g_array_append_val(rs->live, v);
+		break;
+	}
 	case CCA_ACTION_SEGMENT_FREE:
-		rs->not_pool = true;
+		segments_free(rs, ev);
 		break;
 	default:
 		break;
@@ -172,7 +244,7 @@ static void
 plan_note_reservation_release(CcaPlan *p, const CcaPlanReservations *rs)
 {
 	uint32_t label = p->reservation_releases->len;
-	CcaPlanPoolRelease rel = {rs->burst_at, label};
+	CcaPlanPoolRelease rel = {rs->burst_at, label, {0, 0}};
 	g_array_append_val(p->reservation_releases, rel);
 	for (guint i = 0; i < rs->released->len; i++) {
 		const CcaPlanReservation *v = &g_array_index(rs->released, CcaPlanReservation, i);
@@ -317,6 +389,7 @@ plan_init(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GError 
 	p->reservation_spans = g_array_new(FALSE, FALSE, sizeof(CcaPlanPoolSpan));
 	p->reservation_releases = g_array_new(FALSE, FALSE, sizeof(CcaPlanPoolRelease));
 	p->synced_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	p->pool_regions = g_array_new(FALSE, FALSE, sizeof(CcaPlanPoolRegion));
 	p->burst_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	p->pytorch_version =
 		pytorch_version ? pytorch_version : cca_replay_guess_pytorch_version(snap);
@@ -427,6 +500,57 @@ cca_plan_start_settings(const CcaSnapshot *snap, int device, CcaSettings *settin
 	       settings_at_start(calls, settings, snap->source, error);
 }
 
+/* The use_mem_pool regions of P's placed calls (P->pool_regions), and the
+ * id of each pool released where a mempool_release call names one.
+ * Regions nest (use_mem_pool inside another restores the outer pool on
+ * exit); the records do not say which thread entered one, and the replay
+ * takes every request in it for the pool's (doc/private-pools.md). */
+static void
+plan_pool_calls(CcaPlan *p)
+{
+	g_array_set_size(p->pool_regions, 0);
+	if (!p->calls)
+		return;
+	g_autoptr(GArray) stack = g_array_new(FALSE, FALSE, sizeof(CcaPlanPoolRegion));
+	for (guint i = 0; i < p->calls->calls->len; i++) {
+		const CcaCall *c = &g_array_index(p->calls->calls, CcaCall, i);
+		if (!c->in_window)
+			continue;
+		if (c->kind == CCA_CALL_MEMPOOL_RELEASE) {
+			for (guint k = 0; k < p->reservation_releases->len; k++) {
+				CcaPlanPoolRelease *rel = &g_array_index(p->reservation_releases,
+									 CcaPlanPoolRelease, k);
+				if (rel->position == c->position) {
+					rel->id[0] = c->pool[0];
+					rel->id[1] = c->pool[1];
+				}
+			}
+			continue;
+		}
+		if (c->kind != CCA_CALL_USE_MEM_POOL_ENTER && c->kind != CCA_CALL_USE_MEM_POOL_EXIT)
+			continue;
+		if (c->kind == CCA_CALL_USE_MEM_POOL_ENTER) {
+			CcaPlanPoolRegion in = {c->position, {c->pool[0], c->pool[1]}};
+			g_array_append_val(stack, in);
+		} else if (stack->len > 0) {
+			g_array_set_size(stack, stack->len - 1);
+		}
+		CcaPlanPoolRegion now = {c->position, {0, 0}};
+		if (stack->len > 0) {
+			const CcaPlanPoolRegion *top =
+				&g_array_index(stack, CcaPlanPoolRegion, stack->len - 1);
+			now.id[0] = top->id[0];
+			now.id[1] = top->id[1];
+		}
+		/* a region of no entry gives way to the one after it */
+		if (p->pool_regions->len > 0 &&
+		    g_array_index(p->pool_regions, CcaPlanPoolRegion, p->pool_regions->len - 1)
+				    .from == now.from)
+			g_array_set_size(p->pool_regions, p->pool_regions->len - 1);
+		g_array_append_val(p->pool_regions, now);
+	}
+}
+
 /* Reads P's entries and settles the start: mid-run by its first entry or
  * by frees of blocks it never allocated, then rebuilt. */
 static gboolean
@@ -454,6 +578,7 @@ plan_finish(CcaPlan *p, CcaRewind rewind, GError **error)
 		g_array_set_size(p->reservation_spans, 0);
 		g_array_set_size(p->reservation_releases, 0);
 	}
+	plan_pool_calls(p);
 	return !p->mid_run ||
 	       cca_rewind_start_state(p->snap, p->device, &p->recorded, &p->start, error);
 }
@@ -540,6 +665,7 @@ cca_plan_free(CcaPlan *p)
 	g_array_free(p->reservation_spans, TRUE);
 	g_array_free(p->reservation_releases, TRUE);
 	g_array_free(p->synced_at, TRUE);
+	g_array_free(p->pool_regions, TRUE);
 	g_array_free(p->burst_at, TRUE);
 	cca_calls_free(p->calls);
 	g_mutex_clear(&p->lock);
@@ -558,13 +684,15 @@ plan_empty_cache_known(CcaPlan *p, double memory_fraction, uint64_t device_memor
 	p->empty_cache_capacity_set = capacity_set;
 }
 
-/* Does a recorded empty_cache() call's release begin at trace entry AT? */
+/* Does a recorded empty_cache() call's release, or a MemPool's
+ * (mempool_release), begin at trace entry AT? */
 static bool
 plan_call_releases_at(const CcaPlan *p, uint64_t at)
 {
 	for (guint i = 0; p->calls && i < p->calls->calls->len; i++) {
 		const CcaCall *c = &g_array_index(p->calls->calls, CcaCall, i);
-		if (c->kind == CCA_CALL_EMPTY_CACHE && c->in_window && c->releases_at == at)
+		if (c->in_window && ((c->kind == CCA_CALL_EMPTY_CACHE && c->releases_at == at) ||
+				     (c->kind == CCA_CALL_MEMPOOL_RELEASE && c->position == at)))
 			return true;
 	}
 	return false;

@@ -54,11 +54,23 @@ typedef struct {
 	uint32_t label;
 } CcaPlanPoolSpan;
 
-/* Where the program released pool LABEL (~MemPool): trace position. */
+/* Where the program released pool LABEL (~MemPool): trace position; and
+ * the pool's id when ccasim-record's mempool_release call names it there
+ * (ID {0, 0} when unknown). */
 typedef struct {
 	uint64_t position;
 	uint32_t label;
+	int64_t id[2];
 } CcaPlanPoolRelease;
+
+/* From trace entry FROM on (until the next region), the program's
+ * requests went to the MemPool ID (torch.cuda.use_mem_pool), or, with ID
+ * {0, 0}, to no pool the records name, as ccasim-record's
+ * use_mem_pool_enter and use_mem_pool_exit calls show. */
+typedef struct {
+	uint64_t from;
+	int64_t id[2];
+} CcaPlanPoolRegion;
 
 /* The order of a burst of releases, fed each segment_free's size in turn:
  * POOL_ORDER turns true once a small-pool segment was freed before a
@@ -88,7 +100,8 @@ cca_plan_burst_order_note(CcaBurstOrder *order, uint64_t size)
 }
 
 /* An expandable segment's reservation (ExpandableSegment) as the trace's
- * segment_map and segment_unmap entries show it.  find_expandable_block
+ * segment_map and segment_unmap entries show it, or a cudaMalloc segment
+ * (IS_SEGMENT) from its segment_alloc to its segment_free.  find_expandable_block
  * maps pages at the start of an unmapped block: the reservation's base or
  * right after pages mapped before, so a map extends the live reservation
  * whose [BASE, END] holds its address and otherwise opens a new
@@ -101,17 +114,23 @@ typedef struct {
 	/* its pages are kSmallBuffer: a small pool's (a small request maps
 	 * one 2 MiB page; a large page, large_segment_size, is over 10 MiB) */
 	bool is_small;
+	bool is_segment; /* a cudaMalloc segment: [BASE, END) from its segment_alloc */
+	uint64_t stream; /* of its first map or segment_alloc */
 } CcaPlanReservation;
 
-/* The reservations of a trace read in order, and whether the burst of
- * releases being read (a run of segment_free/segment_unmap and
- * free_completed entries) releases whole reservations of one private
- * pool: ~MemPool's emptyCache(id) runs release_blocks on the pool's small
- * blocks, then its large ones, and a pool's reservations are wholly free
- * once its tensors are gone; empty_cache() unmaps the default pool's large
- * pages before its small ones, and garbage collection and the oversize
- * release unmap nothing.  So a burst that unmaps only whole reservations,
- * a small-pool one before a large-pool one, is a private pool's release. */
+/* The reservations and segments of a trace read in order, and whether the
+ * burst of releases being read (a run of segment_free/segment_unmap and
+ * free_completed entries) releases whole reservations, or segments, of one
+ * private pool: ~MemPool's emptyCache(id) runs release_blocks on the
+ * pool's small blocks, then its large ones, each in the free set's
+ * (stream, size, address) order, and a pool's reservations are wholly free
+ * once its tensors are gone; empty_cache() releases the default pool's
+ * large segments (pages) before its small ones, and garbage collection and
+ * the oversize release free large blocks alone.  So a burst that releases
+ * only whole reservations, or only segments the trace made, a small-pool
+ * one before a large-pool one and never a large one before a small one
+ * (segments: each kind in the free set's order), is a private pool's
+ * release (doc/private-pools.md). */
 typedef struct {
 	GArray *live; /* CcaPlanReservation */
 	bool in_burst;
@@ -120,6 +139,10 @@ typedef struct {
 	 * than the trace mapped there */
 	bool not_pool;
 	CcaBurstOrder order;
+	/* the kinds of release the burst holds, and its last segment_free
+	 * (the free set's order) */
+	bool saw_free, saw_unmap, saw_large;
+	CcaPlanReservation last_free;
 	uint64_t burst_at; /* trace position of the burst's first release */
 	GArray *released;  /* CcaPlanReservation: those the burst unmapped, as before it */
 } CcaPlanReservations;
@@ -181,11 +204,11 @@ struct CcaPlan {
 	/* ... and the private pools the program released before the dump,
 	 * found with them (CcaPlanPoolSpan, CcaPlanPoolRelease by position) */
 	GArray *pool_spans, *pool_releases;
-	/* the private pools under expandable segments that the program
-	 * released before the dump, told by the read alone
-	 * (CcaPlanReservations): each reservation's extent from its first map
-	 * to the release (CcaPlanPoolSpan) and the releases (CcaPlanPoolRelease
-	 * by position), labels of their own; empty for a trace that starts
+	/* the private pools that the program released before the dump, told
+	 * by the read alone (CcaPlanReservations): each reservation's extent
+	 * from its first map, or each segment's from its segment_alloc, to the
+	 * release (CcaPlanPoolSpan) and the releases (CcaPlanPoolRelease by
+	 * position), labels of their own; empty for a trace that starts
 	 * mid-run (a reservation in use before it began hides its pages) */
 	GArray *reservation_spans, *reservation_releases;
 	/* and where a malloc's synchronisation completed deferred frees
@@ -198,6 +221,9 @@ struct CcaPlan {
 	 * explains (a call the recorder did not wrap) */
 	CcaCalls *calls;
 	bool calls_set_fraction; /* a recorded set_per_process_memory_fraction() */
+	/* the use_mem_pool regions the calls show (CcaPlanPoolRegion, by FROM;
+	 * empty without such calls) */
+	GArray *pool_regions;
 	double empty_cache_memory_fraction;
 	uint64_t empty_cache_device_memory;
 	bool empty_cache_capacity_set;

@@ -235,7 +235,7 @@ window_fill(Window *w, uint32_t k, GError **error)
 			 * anything) */
 			if (w->reservations &&
 			    (w->reservations->in_burst ||
-			     (slot->action >= CCA_ACTION_SEGMENT_FREE &&
+			     (slot->action >= CCA_ACTION_SEGMENT_ALLOC &&
 			      slot->action <= CCA_ACTION_SEGMENT_UNMAP)) &&
 			    cca_plan_reservations_note(w->reservations, slot, w->position + w->len))
 				g_array_append_val(w->pool_bursts, w->reservations->burst_at);
@@ -326,6 +326,9 @@ typedef struct {
 	 * (CcaPlan.reservation_spans, reservation_releases), in every mode */
 	const GArray *reservation_spans, *reservation_releases;
 	guint next_reservation_release;
+	/* a read plan's use_mem_pool regions (CcaPlan.pool_regions), the next */
+	const GArray *pool_regions;
+	guint next_region;
 	RecordedAddresses *feed; /* recorded mode: the trace's own addresses */
 	uint64_t model_segments; /* segment_allocs the model recorded */
 	bool diverged;		 /* recorded mode: the model's segments are not the recording's */
@@ -404,8 +407,36 @@ released_pool(const Replay *r, uint32_t label)
 static uint32_t
 reservation_pool(const Replay *r, uint32_t label)
 {
-	const int64_t id[2] = {-3, (int64_t)label + 1};
+	int64_t id[2] = {-3, (int64_t)label + 1};
+	/* a mempool_release call named it: the pool its use_mem_pool
+	 * regions' requests went to */
+	const GArray *rels = r->reservation_releases;
+	if (rels && label < rels->len) {
+		const CcaPlanPoolRelease *rel = &g_array_index(rels, CcaPlanPoolRelease, label);
+		if (rel->id[0] != 0 || rel->id[1] != 0)
+			id[0] = rel->id[0], id[1] = rel->id[1];
+	}
 	int k = cca_allocator_mempool(r->alloc, id);
+	return k > 0 ? (uint32_t)k : 0;
+}
+
+/* The MemPool whose use_mem_pool region holds trace entry INDEX, as
+ * ccasim-record's calls show (0: none; the entries come in order). */
+static uint32_t
+region_pool(Replay *r, uint64_t index)
+{
+	const GArray *regions = r->pool_regions;
+	if (!regions || regions->len == 0)
+		return 0;
+	while (r->next_region < regions->len &&
+	       g_array_index(regions, CcaPlanPoolRegion, r->next_region).from <= index)
+		r->next_region++;
+	if (r->next_region == 0)
+		return 0;
+	const CcaPlanPoolRegion *g = &g_array_index(regions, CcaPlanPoolRegion, r->next_region - 1);
+	if (g->id[0] == 0 && g->id[1] == 0)
+		return 0;
+	int k = cca_allocator_mempool(r->alloc, g->id);
 	return k > 0 ? (uint32_t)k : 0;
 }
 
@@ -420,12 +451,16 @@ pool_of_address(const Replay *r, uint64_t addr)
 	while (lo < hi) {
 		guint mid = (lo + hi) / 2;
 		const PrivateSegment *ps = &g_array_index(segs, PrivateSegment, mid);
-		if (addr < ps->address)
+		if (addr < ps->address) {
 			hi = mid;
-		else if (addr >= ps->address + ps->size)
+		} else if (addr >= ps->address + ps->size) {
 			lo = mid + 1;
-		else /* before it was made, the range held another segment */
-			return r->in.position >= ps->from ? ps->mempool : 0;
+		} else if (r->in.position >= ps->from) {
+			return ps->mempool;
+		} else { /* before it was made, the range held another segment:
+			  * perhaps one of a pool released since */
+			break;
+		}
 	}
 	const GArray *spans = r->pool_spans;
 	for (guint i = 0; spans && i < spans->len; i++) {
@@ -469,7 +504,11 @@ pool_of_alloc(Replay *r, const CcaEvent *ev)
 		if (k > 0)
 			return (uint32_t)k;
 	}
-	uint32_t pool = pool_of_address(r, ev->addr);
+	/* a use_mem_pool region ccasim-record saw: the program's pool */
+	uint32_t pool = region_pool(r, r->in.position - 1);
+	if (pool != 0)
+		return pool;
+	pool = pool_of_address(r, ev->addr);
 	if (pool != 0 || !r->feed || !r->have_segment_alloc ||
 	    r->last_segment_alloc.addr != ev->addr || r->last_segment_alloc.stream != ev->stream ||
 	    !cca_allocator_would_serve(r->alloc, ev->size, ev->stream, 0))
@@ -844,7 +883,7 @@ replay_pool_release(Replay *r, uint32_t end)
 	uint64_t position = r->in.position;
 	uint32_t label = r->releases_found ? r->releases_found->len : 0;
 	if (r->releases_found) {
-		CcaPlanPoolRelease rel = {position, label};
+		CcaPlanPoolRelease rel = {position, label, {0, 0}};
 		g_array_append_val(r->releases_found, rel);
 	}
 	r->res->pool_releases++;
@@ -911,8 +950,23 @@ replay_reservation_release(Replay *r, uint32_t end)
 		window_pop(&r->in);
 		if (copy.action == CCA_ACTION_FREE_COMPLETED)
 			replay_free_completed(r, &copy);
+		else if (r->segment_from)
+			g_hash_table_remove(r->segment_from, GSIZE_TO_POINTER(copy.addr));
 	}
 	return true;
+}
+
+/* The length of the burst of releases (and the completions among them)
+ * at the window's head. */
+static uint32_t
+burst_length(Replay *r)
+{
+	uint32_t end = 0;
+	const CcaEvent *ev;
+	while ((ev = window_peek(&r->in, end, &r->error)) &&
+	       (is_release(ev) || ev->action == CCA_ACTION_FREE_COMPLETED))
+		end++;
+	return end;
 }
 
 /* A burst of releases starts at the window's head (recorded mode):
@@ -923,11 +977,8 @@ replay_reservation_release(Replay *r, uint32_t end)
 static bool
 replay_release_burst(Replay *r)
 {
-	uint32_t end = 0;
+	uint32_t end = burst_length(r);
 	const CcaEvent *ev;
-	while ((ev = window_peek(&r->in, end, &r->error)) &&
-	       (is_release(ev) || ev->action == CCA_ACTION_FREE_COMPLETED))
-		end++;
 	r->released_since_request = true;
 	if (window_pool_burst(&r->in, r->in.position)) {
 		r->needs_entries = true;
@@ -1197,6 +1248,41 @@ apply_empty_cache_call(Replay *r)
 	}
 }
 
+/* A recorded mempool_release call C at the window's head: ~MemPool's
+ * releasePool and emptyCache(id), which come before the calls after it
+ * (an empty_cache() right after a del).  Where the plan found the pool's
+ * release (CcaPlan.reservation_releases), a replay of the recording
+ * applies that, the burst's entries its outputs (a what-if applied it in
+ * maybe_empty_cache()); otherwise the pool C names, whose use_mem_pool
+ * regions' requests went to it, is released here, and in a replay of the
+ * recording the releases at the head are its outputs. */
+static void
+apply_mempool_release_call(Replay *r, const CcaCall *c)
+{
+	const GArray *rels = r->reservation_releases;
+	for (guint i = 0; rels && i < rels->len; i++)
+		if (g_array_index(rels, CcaPlanPoolRelease, i).position == r->in.position) {
+			const CcaEvent *head = window_peek(&r->in, 0, &r->error);
+			if (r->recorded_mode && head && is_release(head))
+				replay_reservation_release(r, burst_length(r));
+			return;
+		}
+	int k = cca_allocator_mempool(r->alloc, c->pool);
+	if (k <= 0)
+		return;
+	r->res->pool_releases++;
+	r->res->recorded_calls_applied++;
+	cause_begin(r, r->in.position, window_peek(&r->in, 0, &r->error));
+	cca_allocator_mempool_release(r->alloc, (uint32_t)k);
+	const CcaEvent *ev;
+	while (r->recorded_mode && (ev = window_peek(&r->in, 0, &r->error)) && is_release(ev)) {
+		if (r->segment_from)
+			g_hash_table_remove(r->segment_from, GSIZE_TO_POINTER(ev->addr));
+		r->released_since_request = true;
+		window_pop(&r->in);
+	}
+}
+
 /* Applies the recorded calls that came before the entry at the window's
  * head (both modes: they are the program's, whatever the settings). */
 static void
@@ -1211,6 +1297,9 @@ apply_calls(Replay *r)
 		if (!c->in_window)
 			continue;
 		switch (c->kind) {
+		case CCA_CALL_MEMPOOL_RELEASE:
+			apply_mempool_release_call(r, c);
+			break;
 		case CCA_CALL_EMPTY_CACHE:
 			apply_empty_cache_call(r);
 			break;
@@ -1720,6 +1809,7 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 	if (plan->entries_read) {
 		r.reservation_spans = plan->reservation_spans;
 		r.reservation_releases = plan->reservation_releases;
+		r.pool_regions = plan->pool_regions;
 	} else {
 		r.in.reservations = g_new(CcaPlanReservations, 1);
 		cca_plan_reservations_init(r.in.reservations);
@@ -1963,12 +2053,26 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 	 * is done again with the entries read, the last case as a what-if. */
 	bool diverged = res->diverged_from_recording;
 	CcaReplayOptions again = *opt;
-	again.force_whatif = opt->force_whatif || diverged;
 	cca_replay_result_clear(res);
-	if (!cca_plan_read_entries(plan, opt->rewind, error) ||
-	    !replay_planned(snap, &again, plan, res, &redo, error))
+	if (!cca_plan_read_entries(plan, opt->rewind, error))
+		return FALSE;
+	/* ... unless the read found pools released before the dump: the
+	 * unread replay sent their requests to the default pool, and the
+	 * recorded settings may reproduce the recording once they are routed
+	 * (doc/private-pools.md); a replay that still diverges is done once
+	 * more as a what-if */
+	bool pools = plan->reservation_releases->len > 0;
+	again.force_whatif = opt->force_whatif || (diverged && !pools);
+	if (!replay_planned(snap, &again, plan, res, &redo, error))
 		return FALSE;
 	res->replays = 2;
-	res->diverged_from_recording = diverged;
+	if (diverged && pools && !again.force_whatif && res->diverged_from_recording) {
+		again.force_whatif = true;
+		cca_replay_result_clear(res);
+		if (!replay_planned(snap, &again, plan, res, &redo, error))
+			return FALSE;
+		res->replays = 3;
+	}
+	res->diverged_from_recording = diverged && (!pools || res->whatif);
 	return TRUE;
 }
