@@ -167,4 +167,17 @@ done
 	grep -q '/x/\\x1b\[5mbad.pickle: \\xc2\\x9b6n\\r\\n' "$scratch/out"
 report $? "paths, errors, settings and GPU names of rows are printed escaped (text, --wide, --csv)"
 
+# A NUL byte between a row's tokens (jansson reads past it; the merge kept
+# the line as a C string, cut there, and crashed on the half row): the
+# line is skipped with a warning (found by fuzz-fleet-rows).
+cp -r "$scratch/good" "$scratch/nul"
+"$python" -c '
+import sys
+p = sys.argv[1]
+lines = open(p, "rb").read().split(b"\n")
+lines[0] = lines[0].replace(b",\"events\"", b"\x00,\"events\"", 1)
+open(p, "wb").write(b"\n".join(lines))' "$scratch/nul/rows.0-of-1.jsonl"
+run 0 merge "$scratch/nul" && grep -q 'warning: .*nul/rows.0-of-1.jsonl:1: not a fleet row: it holds a NUL byte; line skipped$' "$scratch/err"
+report $? "a row with a NUL byte between its tokens is skipped with a warning, not a crash"
+
 tap_done

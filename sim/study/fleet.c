@@ -947,6 +947,13 @@ row_problem(json_t *row, bool is_error)
 char *
 cca_fleet_row_key(const char *line, gsize len, char **job_key, guint *job_rows, GError **error)
 {
+	/* jansson reads past a NUL byte between tokens; the merge keeps the
+	 * line as a C string, so a row holds none */
+	if (memchr(line, '\0', len)) {
+		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
+			    "not a fleet row: it holds a NUL byte");
+		return NULL;
+	}
 	json_error_t je;
 	json_t *row = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
 	if (!row) {
@@ -1657,6 +1664,7 @@ report_build(CcaFleetMerge *m, MReport *r)
 	qsort(keys, n_keys, sizeof *keys, str_ptr_compare);
 	for (guint k = 0; k < n_keys; k++) {
 		json_t *row = json_loads(g_hash_table_lookup(m->rows, keys[k]), 0, NULL);
+		g_assert(row != NULL); /* cca_fleet_merge_add() keeps rows that parse */
 		const char *path = json_string_value(json_object_get(row, "path"));
 		const char *err = json_string_value(json_object_get(row, "error"));
 		if (err) {
