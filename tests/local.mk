@@ -118,7 +118,7 @@ TESTS += tests/test-newer.sh
 EXTRA_DIST += tests/test-newer.sh tests/data/newer-2.14.pickle tests/data/newer-hostile.pickle
 # ccasim-record, the recorder (issue 14), against a stand-in torch.
 TESTS += tests/test-record.sh
-EXTRA_DIST += tests/test-record.sh tests/data/fake-torch-record
+EXTRA_DIST += tests/test-record.sh tests/record-env.sh tests/data/fake-torch-record
 # What made the peak, and one definition of each figure (issue 15).
 TESTS += tests/test-peak.sh tests/test-figures.sh
 EXTRA_DIST += tests/test-peak.sh tests/test-figures.sh

@@ -17,13 +17,7 @@ srcdir=${top_srcdir:-.}
 export PYTHONDONTWRITEBYTECODE=1
 . "$srcdir/tests/tap.sh"
 
-fake=$(cd "$srcdir/tests/data/fake-torch-record" && pwd)
-tools=$(cd "$srcdir/tools" && pwd)
-wrapper=${top_builddir:-.}/ccasim-record
-export CCASIM_RECORD_PYDIR="$tools"
-unset CCASIM_RECORD RANK LOCAL_RANK SLURM_JOB_ID SLURM_PROCID TORCHELASTIC_RUN_ID \
-	PYTORCH_CUDA_ALLOC_CONF FAKE_TORCH_DEVICES FAKE_TORCH_CUDA FAKE_TORCH_ANNOTATIONS \
-	FAKE_TORCH_IMPORTED 2>/dev/null
+. "$srcdir/tests/record-env.sh"
 
 if [ "$python" = false ]; then
 	skip "ccasim-record" "no python3"

@@ -577,11 +577,8 @@ cca_input_open(CcaInput *input, const char *path, GError **error)
 	gboolean ok;
 	if (S_ISREG(st.st_mode)) {
 		if ((uint64_t)st.st_size > input_max_size) {
-			char limit[32];
-			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
-				    "%s: the file is larger than %s (raise it with "
-				    "--max-input-size)",
-				    path, cca_size_format(input_max_size, limit));
+			cca_input_set_too_large(error, path, input_max_size,
+						"raise it with --max-input-size");
 			close(fd);
 			g_clear_pointer(&input->path, g_free);
 			return FALSE;
@@ -664,6 +661,14 @@ cca_input_kind(unsigned mode)
 				: "not a file";
 }
 
+void
+cca_input_set_too_large(GError **error, const char *path, uint64_t max, const char *why)
+{
+	char limit[32];
+	g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
+		    "%s: the file is larger than %s (%s)", path, cca_size_format(max, limit), why);
+}
+
 int
 cca_input_open_regular(const char *path, uint64_t max, const char *why, uint64_t *size,
 		       GError **error)
@@ -687,10 +692,7 @@ cca_input_open_regular(const char *path, uint64_t max, const char *why, uint64_t
 		return -1;
 	}
 	if (max && (uint64_t)st.st_size > max) {
-		char limit[32];
-		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
-			    "%s: the file is larger than %s (%s)", path,
-			    cca_size_format(max, limit), why);
+		cca_input_set_too_large(error, path, max, why);
 		close(fd);
 		return -1;
 	}
@@ -732,10 +734,7 @@ cca_input_read_file(const char *path, uint64_t max, const char *why, char **text
 	}
 	close(fd);
 	if (max && n > max) {
-		char limit[32];
-		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
-			    "%s: the file is larger than %s (%s)", path,
-			    cca_size_format(max, limit), why);
+		cca_input_set_too_large(error, path, max, why);
 		return FALSE;
 	}
 	buf[n] = '\0';

@@ -108,6 +108,11 @@ void cca_input_advise_huge(void *p, size_t len);
  * character device", "a directory"...), from stat()'s MODE. */
 const char *cca_input_kind(unsigned mode);
 
+/* Sets ERROR (CCA_INPUT_ERROR_LIMIT) to "PATH: the file is larger than
+ * MAX (WHY)", WHY saying what the limit is or how to raise it: the one
+ * wording of every size limit on what ccasim reads. */
+void cca_input_set_too_large(GError **error, const char *path, uint64_t max, const char *why);
+
 /* Opens PATH for reading when it is a regular file of at most MAX bytes,
  * without blocking (a FIFO is never waited on).  Returns the descriptor
  * (the caller closes it) and its size in *SIZE; -1 with ERROR when PATH

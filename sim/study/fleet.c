@@ -330,11 +330,7 @@ cca_fleet_identify(const char *path, uint64_t *size, char sha256[65], GError **e
 		g_checksum_update(sum, buf, (gssize)n);
 		total += (uint64_t)n;
 		if (total > max) { /* it grew past the limit while being read */
-			char limit[32];
-			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
-				    "%s: the file is larger than %s (raise it with "
-				    "--max-input-size)",
-				    path, cca_size_format(max, limit));
+			cca_input_set_too_large(error, path, max, "raise it with --max-input-size");
 			close(fd);
 			return FALSE;
 		}
