@@ -231,7 +231,7 @@ cca_cmd_replay(const CcaCliCommand *cmd, int argc, char **argv)
 		 NULL},
 		{"completions", 0, 0, G_OPTION_ARG_STRING, &args.completions,
 		 "When a what-if's frees deferred by record_stream complete: recorded (default, "
-		 "then bounds over the others), earliest, early:D, late:K, never",
+		 "then bounds over the others), earliest, early:D, lag:D, late:K, never",
 		 "WHEN"},
 		G_OPTION_ENTRY_NULL,
 	};

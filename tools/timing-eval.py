@@ -30,7 +30,7 @@ def main():
     for w in programs:
         settings = sorted({f.split(".")[1] for f in os.listdir(d)
                            if f.startswith(w + ".") and f.endswith(".r0.json")} - {"default"})
-        settings = [s for s in settings if not s[-1].isdigit()]  # cap290: another cap
+        settings = [s for s in settings if "cap2" not in s]  # cap290: another cap
         for n in range(3):
             base = os.path.join(d, f"{w}.default.r{n}.pickle.xz")
             breq = pe.requests(base)

@@ -345,6 +345,7 @@ typedef struct {
 	 * and oom entries) handled so far, the clock of its due points */
 	CcaCompletion completion;
 	uint64_t mallocs;
+	uint64_t largest_deferred; /* CCA_COMPLETION_SIZED: bytes */
 	/* the program's calls ccasim-record saw (the plan's), the next one */
 	const CcaCalls *calls;
 	guint next_call;
@@ -506,11 +507,27 @@ syncs_now(const Replay *r)
 }
 
 static void
-deferred_add(Replay *r, uint64_t address, CcaHandle handle)
+deferred_add(Replay *r, uint64_t address, CcaHandle handle, uint64_t size)
 {
 	Deferred d = {address, syncs_now(r), handle, UINT64_MAX, false, false};
-	if (r->completion == CCA_COMPLETION_EARLY)
+	if (r->completion == CCA_COMPLETION_EARLY || r->completion == CCA_COMPLETION_LAG)
 		d.due = r->mallocs + r->opt->completion_shift;
+	else if (r->completion == CCA_COMPLETION_SIZED) {
+		r->largest_deferred = MAX(r->largest_deferred, size);
+		d.due = r->mallocs + 1 +
+			(uint64_t)((double)r->opt->completion_shift * (double)size /
+				   (double)MAX(r->largest_deferred, 1));
+	} else if (r->completion == CCA_COMPLETION_RANDOM) {
+		/* splitmix64 of the seed and the mallocs so far: frees
+		 * requested between the same two mallocs had their events
+		 * recorded together and finish together; the same draw on
+		 * every replay of this timing */
+		uint64_t x = r->opt->completion_seed * UINT64_C(0x9e3779b97f4a7c15) + r->mallocs;
+		x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+		x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+		x ^= x >> 31;
+		d.due = r->mallocs + 1 + x % ((uint64_t)r->opt->completion_shift + 1);
+	}
 	g_array_append_val(r->deferred, d);
 }
 
@@ -518,7 +535,8 @@ deferred_add(Replay *r, uint64_t address, CcaHandle handle)
  * complete_due() (then it is taken off the list), under a completion
  * timing other than the recorded one.  Under CCA_COMPLETION_LATE, a free
  * not yet completed gets its due point and stays on the list (true: the
- * trace's entry must not complete it). */
+ * trace's entry must not complete it); under CCA_COMPLETION_LAG it keeps
+ * the one it has. */
 static bool
 deferred_timed(Replay *r, uint64_t address)
 {
@@ -532,8 +550,13 @@ deferred_timed(Replay *r, uint64_t address)
 			g_array_remove_index(r->deferred, i);
 			return true;
 		}
-		if (r->completion != CCA_COMPLETION_LATE)
+		if (r->completion == CCA_COMPLETION_EARLY)
 			return false;
+		if (r->completion == CCA_COMPLETION_LAG || r->completion == CCA_COMPLETION_RANDOM ||
+		    r->completion == CCA_COMPLETION_SIZED) { /* its due point stands */
+			d->recorded = true;
+			return true;
+		}
 		/* the trace's free_completed stands before the malloc whose
 		 * process_events saw it: shift 0 completes it there */
 		uint32_t shift = r->opt->completion_shift;
@@ -829,7 +852,7 @@ replay_free_requested(Replay *r, const CcaEvent *ev, uint64_t index)
 		map_remove(&r->live, ev->addr);
 	} else {
 		map_put(&r->live, ev->addr, v | FREE_REQUESTED);
-		deferred_add(r, ev->addr, v);
+		deferred_add(r, ev->addr, v, ev->size);
 		r->res->deferred_frees++;
 	}
 	return TRUE;
@@ -1711,7 +1734,7 @@ seed_start(Replay *r, const CcaStartState *start)
 		}
 		map_put(&r->live, b->address, b->pending ? h | FREE_REQUESTED : h);
 		if (b->pending)
-			deferred_add(r, b->address, h);
+			deferred_add(r, b->address, h, b->size);
 		res->start_blocks++;
 		res->start_live_bytes += b->size;
 	}

@@ -89,6 +89,19 @@ typedef enum {
 	 * model synchronises (a cascade's release_cached_blocks,
 	 * empty_cache()) */
 	CCA_COMPLETION_LATE,
+	/* at the completion_shift-th malloc after the free, wherever the
+	 * recorded completion is (a GPU as far behind for every free) */
+	CCA_COMPLETION_LAG,
+	/* at a malloc drawn for each free from the 1st to the
+	 * (completion_shift + 1)-th after it, by completion_seed: a GPU
+	 * behind by varying amounts (each free's draw its own, so one
+	 * stream's frees may complete out of their order: a run no program
+	 * makes, which can only widen the bounds it enters) */
+	CCA_COMPLETION_RANDOM,
+	/* at the malloc 1 + completion_shift x size / largest after the free,
+	 * the largest of the frees deferred so far: a stream's work on a
+	 * tensor takes longer the larger it is */
+	CCA_COMPLETION_SIZED,
 } CcaCompletion;
 #define CCA_COMPLETION_NEVER UINT32_MAX
 
@@ -199,6 +212,7 @@ typedef struct {
 	 * CCA_COMPLETION_RECORDED (0) unless a study of stream timing asks */
 	CcaCompletion completion;
 	uint32_t completion_shift;
+	uint64_t completion_seed; /* CCA_COMPLETION_RANDOM */
 } CcaReplayOptions;
 
 /* What a replay found. */

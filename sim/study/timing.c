@@ -30,14 +30,37 @@
 typedef struct {
 	CcaCompletion completion;
 	uint32_t shift;
+	uint64_t seed;
 } Scenario;
 
 static const Scenario timing_scenarios[] = {
-	{CCA_COMPLETION_EARLY, 1}, {CCA_COMPLETION_EARLY, 2},
-	{CCA_COMPLETION_EARLY, 4}, {CCA_COMPLETION_EARLY, 8},
-	{CCA_COMPLETION_LATE, 1},  {CCA_COMPLETION_LATE, 2},
-	{CCA_COMPLETION_LATE, 4},  {CCA_COMPLETION_LATE, 8},
-	{CCA_COMPLETION_LATE, 16}, {CCA_COMPLETION_LATE, CCA_COMPLETION_NEVER},
+	{CCA_COMPLETION_EARLY, 1, 0},  {CCA_COMPLETION_EARLY, 2, 0},
+	{CCA_COMPLETION_EARLY, 4, 0},  {CCA_COMPLETION_EARLY, 8, 0},
+	{CCA_COMPLETION_LATE, 1, 0},   {CCA_COMPLETION_LATE, 2, 0},
+	{CCA_COMPLETION_LATE, 4, 0},   {CCA_COMPLETION_LATE, 8, 0},
+	{CCA_COMPLETION_LATE, 16, 0},  {CCA_COMPLETION_LATE, CCA_COMPLETION_NEVER, 0},
+	{CCA_COMPLETION_LAG, 2, 0},    {CCA_COMPLETION_LAG, 3, 0},
+	{CCA_COMPLETION_LAG, 4, 0},    {CCA_COMPLETION_LAG, 6, 0},
+	{CCA_COMPLETION_LAG, 8, 0},    {CCA_COMPLETION_LAG, 12, 0},
+	{CCA_COMPLETION_LAG, 16, 0},   {CCA_COMPLETION_LAG, 24, 0},
+	{CCA_COMPLETION_LAG, 32, 0},   {CCA_COMPLETION_LAG, 48, 0},
+	{CCA_COMPLETION_LAG, 64, 0},   {CCA_COMPLETION_RANDOM, 1, 1},
+	{CCA_COMPLETION_RANDOM, 1, 2}, {CCA_COMPLETION_RANDOM, 1, 3},
+	{CCA_COMPLETION_RANDOM, 1, 4}, {CCA_COMPLETION_RANDOM, 1, 5},
+	{CCA_COMPLETION_RANDOM, 1, 6}, {CCA_COMPLETION_RANDOM, 1, 7},
+	{CCA_COMPLETION_RANDOM, 1, 8}, {CCA_COMPLETION_RANDOM, 2, 1},
+	{CCA_COMPLETION_RANDOM, 2, 2}, {CCA_COMPLETION_RANDOM, 2, 3},
+	{CCA_COMPLETION_RANDOM, 2, 4}, {CCA_COMPLETION_RANDOM, 2, 5},
+	{CCA_COMPLETION_RANDOM, 2, 6}, {CCA_COMPLETION_RANDOM, 2, 7},
+	{CCA_COMPLETION_RANDOM, 2, 8}, {CCA_COMPLETION_RANDOM, 4, 1},
+	{CCA_COMPLETION_RANDOM, 4, 2}, {CCA_COMPLETION_RANDOM, 4, 3},
+	{CCA_COMPLETION_RANDOM, 4, 4}, {CCA_COMPLETION_RANDOM, 4, 5},
+	{CCA_COMPLETION_RANDOM, 4, 6}, {CCA_COMPLETION_RANDOM, 4, 7},
+	{CCA_COMPLETION_RANDOM, 4, 8}, {CCA_COMPLETION_RANDOM, 8, 1},
+	{CCA_COMPLETION_RANDOM, 8, 2}, {CCA_COMPLETION_RANDOM, 8, 3},
+	{CCA_COMPLETION_RANDOM, 8, 4}, {CCA_COMPLETION_RANDOM, 8, 5},
+	{CCA_COMPLETION_RANDOM, 8, 6}, {CCA_COMPLETION_RANDOM, 8, 7},
+	{CCA_COMPLETION_RANDOM, 8, 8},
 };
 
 typedef struct {
@@ -88,6 +111,7 @@ cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		CcaReplayOptions o = *options;
 		o.completion = timing_scenarios[s].completion;
 		o.completion_shift = timing_scenarios[s].shift;
+		o.completion_seed = timing_scenarios[s].seed;
 		CcaReplayResult res;
 		ok = cca_replay_run(snap, &o, &res, error);
 		if (ok) {
@@ -185,7 +209,9 @@ cca_timing_describe(const CcaTiming *timing, GString *out)
 gboolean
 cca_timing_parse(const char *when, CcaReplayOptions *options, GError **error)
 {
-	uint64_t n = 0;
+	uint64_t n = 0, seed = 0;
+	const char *p;
+	g_autofree char *spec = NULL;
 	if (strcmp(when, "recorded") == 0) {
 		options->completion = CCA_COMPLETION_RECORDED;
 		options->completion_shift = 0;
@@ -199,6 +225,21 @@ cca_timing_parse(const char *when, CcaReplayOptions *options, GError **error)
 		   cca_number_parse_u64(when + 6, CCA_COMPLETION_NEVER - 1, &n) && n >= 1) {
 		options->completion = CCA_COMPLETION_EARLY;
 		options->completion_shift = (uint32_t)n;
+	} else if (g_str_has_prefix(when, "lag:") &&
+		   cca_number_parse_u64(when + 4, CCA_COMPLETION_NEVER - 1, &n) && n >= 1) {
+		options->completion = CCA_COMPLETION_LAG;
+		options->completion_shift = (uint32_t)n;
+	} else if (g_str_has_prefix(when, "sized:") &&
+		   cca_number_parse_u64(when + 6, CCA_COMPLETION_NEVER - 1, &n)) {
+		options->completion = CCA_COMPLETION_SIZED;
+		options->completion_shift = (uint32_t)n;
+	} else if (g_str_has_prefix(when, "random:") && (p = strchr(when + 7, '/')) &&
+		   (spec = g_strndup(when + 7, (gsize)(p - when - 7))) &&
+		   cca_number_parse_u64(spec, CCA_COMPLETION_NEVER - 1, &n) &&
+		   cca_number_parse_u64(p + 1, UINT64_MAX, &seed)) {
+		options->completion = CCA_COMPLETION_RANDOM;
+		options->completion_shift = (uint32_t)n;
+		options->completion_seed = seed;
 	} else if (g_str_has_prefix(when, "late:") &&
 		   cca_number_parse_u64(when + 5, CCA_COMPLETION_NEVER - 1, &n)) {
 		options->completion = CCA_COMPLETION_LATE;
@@ -206,7 +247,7 @@ cca_timing_parse(const char *when, CcaReplayOptions *options, GError **error)
 	} else {
 		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 			    "--completions: '%s' is none of recorded, earliest, early:D (D >= 1), "
-			    "late:K (K >= 0), never",
+			    "lag:D (D >= 1), sized:D, random:M/SEED, late:K (K >= 0), never",
 			    when);
 		return FALSE;
 	}
