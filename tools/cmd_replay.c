@@ -125,6 +125,7 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 		json_object_set_new(o, "deferred_frees",
 				    json_integer((json_int_t)result.deferred_frees));
 		json_object_set_new(o, "bounds", cca_timing_to_json(&timing));
+		json_object_set_new(o, "bounds_timings", cca_timing_sources_to_json(&timing));
 		json_array_append_new(devs, o);
 	} else {
 		if (!first)

@@ -26,6 +26,7 @@
 #include "number.h"
 #include "size.h"
 #include "stats.h"
+#include "text.h"
 
 typedef struct {
 	CcaCompletion completion;
@@ -63,10 +64,43 @@ static const Scenario timing_scenarios[] = {
 	{CCA_COMPLETION_RANDOM, 8, 8},
 };
 
+/* SC's spelling in --completions (NULL: the recorded timing) into BUF. */
+static const char *
+scenario_name(const Scenario *sc, char buf[32])
+{
+	if (!sc)
+		return "recorded";
+	switch (sc->completion) {
+	case CCA_COMPLETION_EARLY:
+		if (sc->shift == 1)
+			return "earliest";
+		g_snprintf(buf, 32, "early:%u", sc->shift);
+		break;
+	case CCA_COMPLETION_LATE:
+		if (sc->shift == CCA_COMPLETION_NEVER)
+			return "never";
+		g_snprintf(buf, 32, "late:%u", sc->shift);
+		break;
+	case CCA_COMPLETION_LAG:
+		g_snprintf(buf, 32, "lag:%u", sc->shift);
+		break;
+	case CCA_COMPLETION_SIZED:
+		g_snprintf(buf, 32, "sized:%u", sc->shift);
+		break;
+	case CCA_COMPLETION_RANDOM:
+		g_snprintf(buf, 32, "random:%u/%" G_GUINT64_FORMAT, sc->shift, sc->seed);
+		break;
+	default:
+		return "recorded";
+	}
+	return buf;
+}
+
 typedef struct {
 	GArray *all; /* CcaTimingBound of every key, in key order */
 	guint i;
 	bool first;
+	const char *timing; /* the timing of the stats being folded */
 } Fold;
 
 static void
@@ -76,13 +110,21 @@ fold_one(const char *name, int64_t value, void *data)
 	if (f->first) {
 		CcaTimingBound b = {.lo = value, .hi = value};
 		g_strlcpy(b.name, name, sizeof b.name);
+		g_strlcpy(b.lo_timing, f->timing, sizeof b.lo_timing);
+		g_strlcpy(b.hi_timing, f->timing, sizeof b.hi_timing);
 		g_array_append_val(f->all, b);
 		return;
 	}
 	CcaTimingBound *b = &g_array_index(f->all, CcaTimingBound, f->i++);
 	g_assert(strcmp(b->name, name) == 0); /* cca_stats_foreach's fixed order */
-	b->lo = MIN(b->lo, value);
-	b->hi = MAX(b->hi, value);
+	if (value < b->lo) {
+		b->lo = value;
+		g_strlcpy(b->lo_timing, f->timing, sizeof b->lo_timing);
+	}
+	if (value > b->hi) {
+		b->hi = value;
+		g_strlcpy(b->hi_timing, f->timing, sizeof b->hi_timing);
+	}
 }
 
 static void
@@ -104,7 +146,9 @@ cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	out->timed = true;
 	out->deferred_frees = base->deferred_frees;
 	out->scenarios = 1;
-	Fold f = {.all = g_array_new(FALSE, FALSE, sizeof(CcaTimingBound)), .first = true};
+	Fold f = {.all = g_array_new(FALSE, FALSE, sizeof(CcaTimingBound)),
+		  .first = true,
+		  .timing = "recorded"};
 	fold(&f, &base->stats);
 	gboolean ok = TRUE;
 	for (guint s = 0; s < G_N_ELEMENTS(timing_scenarios) && ok; s++) {
@@ -115,6 +159,8 @@ cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		CcaReplayResult res;
 		ok = cca_replay_run(snap, &o, &res, error);
 		if (ok) {
+			char buf[32];
+			f.timing = scenario_name(&timing_scenarios[s], buf);
 			fold(&f, &res.stats);
 			out->scenarios++;
 		}
@@ -166,6 +212,22 @@ cca_timing_to_json(const CcaTiming *timing)
 	return o;
 }
 
+json_t *
+cca_timing_sources_to_json(const CcaTiming *timing)
+{
+	if (!timing->timed)
+		return json_null();
+	json_t *o = json_object();
+	for (guint i = 0; i < timing->bounds->len; i++) {
+		const CcaTimingBound *b = &g_array_index(timing->bounds, CcaTimingBound, i);
+		json_t *pair = json_array();
+		json_array_append_new(pair, json_string(b->lo_timing));
+		json_array_append_new(pair, json_string(b->hi_timing));
+		json_object_set_new(o, b->name, pair);
+	}
+	return o;
+}
+
 /* Whether memory_stats() key NAME counts bytes. */
 static bool
 is_bytes(const char *name)
@@ -178,20 +240,21 @@ cca_timing_describe(const CcaTiming *timing, GString *out)
 {
 	if (!timing->timed)
 		return;
-	g_string_append_printf(
-		out,
-		"\nstream timing: %" G_GUINT64_FORMAT " frees deferred by record_stream complete "
-		"when the GPU finishes the stream's work; the completions of frees deferred by "
-		"record_stream are a race, which the trace shows for the recorded run alone. "
-		"Replayed under %u timings, from the next malloc's process_events to none before "
-		"the model synchronises, ",
-		timing->deferred_frees, timing->scenarios);
-	if (timing->bounds->len == 0) {
-		g_string_append(out, "every figure above is the same.\n");
-		return;
-	}
-	g_string_append_printf(out, "%u figures vary; any run of the program lies within:\n",
-			       timing->bounds->len);
+	g_autofree char *why = g_strdup_printf(
+		"stream timing: the completions of frees deferred by record_stream are a race "
+		"with the GPU (%" G_GUINT64_FORMAT " frees here), which the trace shows for the "
+		"recorded run alone; another run of the same program sees them earlier or later. "
+		"Replayed under %u timings, from the next malloc's process_events (earliest) to "
+		"none before the model synchronises (never: the program's own synchronisations "
+		"are not in the trace), %s",
+		timing->deferred_frees, timing->scenarios,
+		timing->bounds->len == 0 ? "every figure above is the same."
+					 : "these figures vary; each lies between the least and "
+					   "the greatest of them (and the timing that gave it):");
+	g_string_append_c(out, '\n');
+	cca_text_wrap(out, why, 100, 0);
+	if (out->len > 0 && out->str[out->len - 1] != '\n')
+		g_string_append_c(out, '\n');
 	for (guint i = 0; i < timing->bounds->len; i++) {
 		const CcaTimingBound *b = &g_array_index(timing->bounds, CcaTimingBound, i);
 		g_string_append_printf(out, "  %-40s %16" G_GINT64_FORMAT " .. %" G_GINT64_FORMAT,
@@ -202,7 +265,7 @@ cca_timing_describe(const CcaTiming *timing, GString *out)
 					       cca_size_format((uint64_t)b->lo, lo),
 					       cca_size_format((uint64_t)b->hi, hi));
 		}
-		g_string_append_c(out, '\n');
+		g_string_append_printf(out, "  [%s .. %s]\n", b->lo_timing, b->hi_timing);
 	}
 }
 

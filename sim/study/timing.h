@@ -28,6 +28,9 @@ G_BEGIN_DECLS
 typedef struct {
 	char name[96]; /* "reserved_bytes.all.peak" */
 	int64_t lo, hi;
+	/* a timing that gave each (--completions' spelling: "earliest",
+	 * "never", "random:2/5", ...) */
+	char lo_timing[32], hi_timing[32];
 } CcaTimingBound;
 
 typedef struct {
@@ -61,9 +64,13 @@ json_t *cca_timing_to_json(const CcaTiming *timing);
  * to OUT; nothing when OUT is not timed. */
 void cca_timing_describe(const CcaTiming *timing, GString *out);
 
+/* The timings of OUT's bounds as {KEY: [timing of lo, timing of hi]};
+ * null when OUT is not timed. */
+json_t *cca_timing_sources_to_json(const CcaTiming *timing);
+
 /* Parses the replay option --completions WHEN ("recorded", "earliest",
- * "early:D", "late:K", "never") into OPTIONS; FALSE with ERROR on a bad
- * value. */
+ * "early:D", "lag:D", "sized:D", "random:M/SEED", "late:K", "never") into
+ * OPTIONS; FALSE with ERROR on a bad value. */
 gboolean cca_timing_parse(const char *when, CcaReplayOptions *options, GError **error);
 
 G_END_DECLS
