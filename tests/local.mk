@@ -149,3 +149,6 @@ EXTRA_DIST += tests/test-recorded-cap.sh
 # A window (a trace that starts mid-run) said so by every command.
 TESTS += tests/test-window-commands.sh
 EXTRA_DIST += tests/test-window-commands.sh
+# A what-if's figures bounded over stream timing (record_stream completions: doc/whatif.md).
+TESTS += tests/test-stream-bounds.sh
+EXTRA_DIST += tests/test-stream-bounds.sh

@@ -49,15 +49,20 @@ def main():
                     print(f"{w}.default.r{n} -> {s}: ERROR {err}")
                     continue
                 bounds = r.get("bounds") or {}
+                case_in = case_all = 0
                 for k in KEYS:
                     vals = [lv["memory_stats"][k] for lv in lives]
                     lo, hi = bounds.get(k, [r["memory_stats"][k]] * 2)
                     inside = sum(lo <= v <= hi for v in vals)
                     rows.append((w, s, k, inside, len(vals), hi - lo, max(vals) - min(vals),
                                  k in bounds))
+                    case_in += inside
+                    case_all += len(vals)
                     if inside < len(vals):
                         print(f"{w}.default.r{n} -> {s}: {k}: live {vals} outside "
                               f"[{lo}, {hi}]")
+                print(f"what-if {w}.default.r{n} -> {s}: {case_in} of {case_all} live figures "
+                      f"inside ({len(bounds)} keys bounded, {len(lives)} live runs)")
     print("| W | setting | key | live runs inside | median width | live spread |")
     print("|---|---|---|---|---|---|")
     groups = {}
