@@ -122,10 +122,7 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 	if (devs) {
 		json_t *o = cca_report_replay_to_json(&ctx, &result);
 		json_object_set_new(o, "plan", cca_plan_to_json(plan));
-		json_object_set_new(o, "deferred_frees",
-				    json_integer((json_int_t)result.deferred_frees));
-		json_object_set_new(o, "bounds", cca_timing_to_json(&timing));
-		json_object_set_new(o, "bounds_timings", cca_timing_sources_to_json(&timing));
+		cca_timing_add_json(&timing, o);
 		json_array_append_new(devs, o);
 	} else {
 		if (!first)
@@ -232,7 +229,8 @@ cca_cmd_replay(const CcaCliCommand *cmd, int argc, char **argv)
 		 NULL},
 		{"completions", 0, 0, G_OPTION_ARG_STRING, &args.completions,
 		 "When a what-if's frees deferred by record_stream complete: recorded (default, "
-		 "then bounds over the others), earliest, early:D, lag:D, late:K, never",
+		 "then bounds over the others), earliest, early:D, lag:D, sized:D, random:M/SEED, "
+		 "late:K, never",
 		 "WHEN"},
 		G_OPTION_ENTRY_NULL,
 	};

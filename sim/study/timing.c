@@ -228,6 +228,13 @@ cca_timing_sources_to_json(const CcaTiming *timing)
 	return o;
 }
 
+void
+cca_timing_add_json(const CcaTiming *timing, json_t *doc)
+{
+	json_object_set_new(doc, "bounds", cca_timing_to_json(timing));
+	json_object_set_new(doc, "bounds_timings", cca_timing_sources_to_json(timing));
+}
+
 /* Whether memory_stats() key NAME counts bytes. */
 static bool
 is_bytes(const char *name)

@@ -60,6 +60,10 @@ const CcaTimingBound *cca_timing_lookup(const CcaTiming *timing, const char *nam
 /* OUT's bounds as {KEY: [lo, hi], ...}; null when OUT is not timed. */
 json_t *cca_timing_to_json(const CcaTiming *timing);
 
+/* Adds "bounds" (cca_timing_to_json()) and "bounds_timings"
+ * (cca_timing_sources_to_json()) to DOC, a replay's report. */
+void cca_timing_add_json(const CcaTiming *timing, json_t *doc);
+
 /* Why the figures are uncertain, and each bound, one per line, appended
  * to OUT; nothing when OUT is not timed. */
 void cca_timing_describe(const CcaTiming *timing, GString *out);
