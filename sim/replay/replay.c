@@ -579,13 +579,16 @@ complete_due(Replay *r)
 	r->mallocs++;
 	for (guint i = 0; i < r->deferred->len;) {
 		Deferred *d = &g_array_index(r->deferred, Deferred, i);
-		if (d->done || d->due > r->mallocs) {
+		/* a synchronisation of the model since it was deferred
+		 * completed it already (its handle may name another block):
+		 * done, whatever its due point (so the list holds no more
+		 * than the model's pending frees) */
+		bool synced = syncs_now(r) != d->syncs;
+		if (d->done || (d->due > r->mallocs && !synced)) {
 			i++;
 			continue;
 		}
-		/* a synchronisation of the model since it was deferred
-		 * completed it already (its handle may name another block) */
-		if (syncs_now(r) == d->syncs)
+		if (!synced)
 			cca_allocator_complete_free(r->alloc, d->handle);
 		d->done = true;
 		if (d->recorded)
