@@ -41,6 +41,7 @@
 #include "plan.h"
 #include "replay.h"
 #include "report.h"
+#include "timing.h"
 #include "settings.h"
 #include "size.h"
 #include "snapshot.h"
@@ -1129,8 +1130,16 @@ run_replay(Trace *t, const ReplaySpec *spec, uint32_t buckets, PyObject **doc_ou
 			.device_memory_set = opt.capacity_set,
 			.snap = snap,
 		};
-		doc = cca_report_replay_to_json(&ctx, buckets > 0 ? &tl.result : &result);
+		const CcaReplayResult *res = buckets > 0 ? &tl.result : &result;
+		doc = cca_report_replay_to_json(&ctx, res);
 		json_object_set_new(doc, "plan", cca_plan_to_json(plan));
+		/* the stream-timing bounds of a what-if, as `ccasim replay` has them */
+		CcaTiming timing = {0};
+		ok = cca_timing_run(snap, &planned, res, &timing, &error);
+		cca_timing_add_json(&timing, doc);
+		cca_timing_clear(&timing);
+		if (!ok)
+			g_clear_pointer(&doc, json_decref);
 	}
 	cca_replay_result_clear(&result);
 	cca_plan_free(plan);

@@ -12,7 +12,7 @@ libccasim_a_SOURCES += %D%/device/simdevice.c %D%/device/driverva.h %D%/device/d
 # replay/: the plan and the one replay
 libccasim_a_SOURCES += %D%/replay/plan.h %D%/replay/plan.c %D%/replay/replay.h %D%/replay/replay.c %D%/replay/rewind.h %D%/replay/rewind.c %D%/replay/addrmap.h %D%/replay/figures.h %D%/replay/figures.c %D%/replay/capbound.h %D%/replay/capbound.c
 # study/: what-if studies and the cost model
-libccasim_a_SOURCES += %D%/study/sweep.h %D%/study/sweep.c %D%/study/fit.h %D%/study/fit.c %D%/study/diff.h %D%/study/diff.c %D%/study/sensitivity.h %D%/study/sensitivity.c %D%/study/calibration.h %D%/study/calibration.c %D%/study/fleet.h %D%/study/fleet.c
+libccasim_a_SOURCES += %D%/study/sweep.h %D%/study/sweep.c %D%/study/fit.h %D%/study/fit.c %D%/study/diff.h %D%/study/diff.c %D%/study/sensitivity.h %D%/study/sensitivity.c %D%/study/calibration.h %D%/study/calibration.c %D%/study/fleet.h %D%/study/fleet.c %D%/study/timing.h %D%/study/timing.c
 # view/: observers of a replay; plot.c draws with cairo
 libccasim_a_SOURCES += %D%/view/explain.h %D%/view/explain.c %D%/view/stepview.h %D%/view/stepview.c %D%/view/timeline.h %D%/view/timeline.c %D%/view/report.h %D%/view/report.c %D%/view/export.h %D%/view/export.c %D%/view/follow.h %D%/view/follow.c %D%/view/pickle_write.h %D%/view/pickle_write.c %D%/view/plot.h %D%/view/plot.c %D%/view/peak.h %D%/view/peak.c %D%/view/htmlview.h %D%/view/htmlview.c
 # util/: shared helpers

@@ -180,3 +180,6 @@ EXTRA_DIST += tests/test-fleet-hostile.sh
 # MemPools in plain snapshots and ccasim-record dumps: each request to its recorded segment's pool.
 TESTS += tests/test-mempools.sh
 EXTRA_DIST += tests/test-mempools.sh
+# A what-if's figures bounded over stream timing (record_stream completions: doc/whatif.md).
+TESTS += tests/test-stream-bounds.sh
+EXTRA_DIST += tests/test-stream-bounds.sh

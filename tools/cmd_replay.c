@@ -13,6 +13,7 @@
 #include "settings.h"
 #include "snapshot.h"
 #include "text.h"
+#include "timing.h"
 
 /* replay's own options; the shared ones are in CcaCliArgs. */
 typedef struct {
@@ -22,6 +23,7 @@ typedef struct {
 	gboolean address_ties;
 	gboolean sensitivity;
 	char *addresses_from;
+	char *completions;
 } ReplayArgs;
 
 /* --address-sensitivity: one what-if per address model, side by side. */
@@ -98,6 +100,17 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 		g_error_free(error);
 		return 1;
 	}
+	/* a what-if with frees deferred by record_stream: its figures depend
+	 * on when they complete, bounded over the timings (timing.h) */
+	CcaTiming timing = {0};
+	if (opt->completion == CCA_COMPLETION_RECORDED &&
+	    !cca_timing_run(snap, &planned, &result, &timing, &error)) {
+		cca_cli_print_error("replay", error);
+		g_error_free(error);
+		cca_timing_clear(&timing);
+		cca_replay_result_clear(&result);
+		return 1;
+	}
 	CcaReportContext ctx = {
 		.trace = snap->source,
 		.device = opt->device,
@@ -111,12 +124,15 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 	if (devs) {
 		json_t *o = cca_report_replay_to_json(&ctx, &result);
 		json_object_set_new(o, "plan", cca_plan_to_json(plan));
+		cca_timing_add_json(&timing, o);
 		json_array_append_new(devs, o);
 	} else {
 		if (!first)
 			g_string_append_c(out, '\n');
 		cca_report_replay_text(&ctx, &result, out);
+		cca_timing_describe(&timing, out);
 	}
+	cca_timing_clear(&timing);
 	int status = result.check_ran && !result.check_passed ? 1 : 0;
 	g_autofree char *shown = cca_text_path(snap->source);
 	if (status) /* one line on stderr too: the report may scroll past */
@@ -142,6 +158,11 @@ run_replay(const CcaCliCommand *cmd, ReplayArgs *args, const char *path)
 	if (!snap)
 		return status;
 	opt.check = args->check;
+	if (args->completions && !cca_timing_parse(args->completions, &opt, &error)) {
+		int s = cca_cli_usage(cmd, "%s", error->message);
+		g_error_free(error);
+		return s;
+	}
 	opt.check_invariants = args->invariants;
 	opt.count_address_ties = args->address_ties || args->sensitivity;
 	if (args->common.n_settings)
@@ -209,6 +230,11 @@ cca_cmd_replay(const CcaCliCommand *cmd, int argc, char **argv)
 		 "Count the decisions that went by device address alone (address_ties in --json; "
 		 "0: every address model gives this run)",
 		 NULL},
+		{"completions", 0, 0, G_OPTION_ARG_STRING, &args.completions,
+		 "When a what-if's frees deferred by record_stream complete: recorded (default, "
+		 "then bounds over the others), earliest, early:D, lag:D, sized:D, random:M/SEED, "
+		 "late:K, never",
+		 "WHEN"},
 		G_OPTION_ENTRY_NULL,
 	};
 	int status = cca_cli_parse(cmd, entries,
@@ -220,5 +246,6 @@ cca_cmd_replay(const CcaCliCommand *cmd, int argc, char **argv)
 				   : cca_cli_usage(cmd, "expected one TRACE (see --help)");
 	cca_cli_args_clear(&args.common);
 	g_free(args.addresses_from);
+	g_free(args.completions);
 	return status;
 }

@@ -343,6 +343,12 @@ typedef struct {
 	bool have_segment_alloc;
 	GArray *deferred;   /* Deferred, oldest first */
 	bool seen_deferred; /* a free whose completion did not follow at once */
+	/* a what-if's completion timing (CcaReplayOptions.completion; always
+	 * CCA_COMPLETION_RECORDED in recorded mode), and the mallocs (alloc
+	 * and oom entries) handled so far, the clock of its due points */
+	CcaCompletion completion;
+	uint64_t mallocs;
+	uint64_t largest_deferred; /* CCA_COMPLETION_SIZED: bytes */
 	/* the program's calls ccasim-record saw (the plan's), the next one */
 	const CcaCalls *calls;
 	guint next_call;
@@ -366,10 +372,18 @@ typedef struct {
 
 /* A deferred free whose free_completed the trace has not shown yet: its
  * trace address, and the model's synchronisations (num_sync_all_streams)
- * when it was deferred.  A later synchronisation completed it. */
+ * when it was deferred.  A later synchronisation completed it.  Under a
+ * completion timing other than the recorded one (complete_due()), also
+ * its block, the malloc before whose lookup it completes (DUE), whether
+ * it has (DONE), and whether the trace's free_completed has been read
+ * (RECORDED: the address is then no longer the engine's, and the entry
+ * only waits for DUE). */
 typedef struct {
 	uint64_t address;
 	int64_t syncs;
+	CcaHandle handle;
+	uint64_t due;
+	bool done, recorded;
 } Deferred;
 
 
@@ -532,10 +546,95 @@ syncs_now(const Replay *r)
 }
 
 static void
-deferred_add(Replay *r, uint64_t address)
+deferred_add(Replay *r, uint64_t address, CcaHandle handle, uint64_t size)
 {
-	Deferred d = {address, syncs_now(r)};
+	Deferred d = {address, syncs_now(r), handle, UINT64_MAX, false, false};
+	if (r->completion == CCA_COMPLETION_EARLY || r->completion == CCA_COMPLETION_LAG)
+		d.due = r->mallocs + r->opt->completion_shift;
+	else if (r->completion == CCA_COMPLETION_SIZED) {
+		r->largest_deferred = MAX(r->largest_deferred, size);
+		d.due = r->mallocs + 1 +
+			(uint64_t)((double)r->opt->completion_shift * (double)size /
+				   (double)MAX(r->largest_deferred, 1));
+	} else if (r->completion == CCA_COMPLETION_RANDOM) {
+		/* splitmix64 of the seed and the mallocs so far: frees
+		 * requested between the same two mallocs had their events
+		 * recorded together and finish together; the same draw on
+		 * every replay of this timing */
+		uint64_t x = r->opt->completion_seed * UINT64_C(0x9e3779b97f4a7c15) + r->mallocs;
+		x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+		x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+		x ^= x >> 31;
+		d.due = r->mallocs + 1 + x % ((uint64_t)r->opt->completion_shift + 1);
+	}
 	g_array_append_val(r->deferred, d);
+}
+
+/* Whether the deferred free at ADDRESS was completed early by
+ * complete_due() (then it is taken off the list), under a completion
+ * timing other than the recorded one.  Under CCA_COMPLETION_LATE, a free
+ * not yet completed gets its due point and stays on the list (true: the
+ * trace's entry must not complete it); under CCA_COMPLETION_LAG it keeps
+ * the one it has. */
+static bool
+deferred_timed(Replay *r, uint64_t address)
+{
+	if (G_LIKELY(r->completion == CCA_COMPLETION_RECORDED))
+		return false;
+	for (guint i = r->deferred->len; i-- > 0;) {
+		Deferred *d = &g_array_index(r->deferred, Deferred, i);
+		if (d->address != address || d->recorded)
+			continue;
+		if (d->done) {
+			g_array_remove_index(r->deferred, i);
+			return true;
+		}
+		if (r->completion == CCA_COMPLETION_EARLY)
+			return false;
+		if (r->completion == CCA_COMPLETION_LAG || r->completion == CCA_COMPLETION_RANDOM ||
+		    r->completion == CCA_COMPLETION_SIZED) { /* its due point stands */
+			d->recorded = true;
+			return true;
+		}
+		/* the trace's free_completed stands before the malloc whose
+		 * process_events saw it: shift 0 completes it there */
+		uint32_t shift = r->opt->completion_shift;
+		d->due = shift == CCA_COMPLETION_NEVER ? UINT64_MAX : r->mallocs + 1 + shift;
+		d->recorded = true;
+		return true;
+	}
+	return false;
+}
+
+/* Before the lookup of a malloc (its process_events), under a completion
+ * timing other than the recorded one: counts the malloc and completes
+ * the deferred frees due by it, in the order they were deferred (each
+ * stream's events complete in the order they were recorded). */
+static void
+complete_due(Replay *r)
+{
+	if (G_LIKELY(r->completion == CCA_COMPLETION_RECORDED))
+		return;
+	r->mallocs++;
+	for (guint i = 0; i < r->deferred->len;) {
+		Deferred *d = &g_array_index(r->deferred, Deferred, i);
+		/* a synchronisation of the model since it was deferred
+		 * completed it already (its handle may name another block):
+		 * done, whatever its due point (so the list holds no more
+		 * than the model's pending frees) */
+		bool synced = syncs_now(r) != d->syncs;
+		if (d->done || (d->due > r->mallocs && !synced)) {
+			i++;
+			continue;
+		}
+		if (!synced)
+			cca_allocator_complete_free(r->alloc, d->handle);
+		d->done = true;
+		if (d->recorded)
+			g_array_remove_index(r->deferred, i);
+		else
+			i++;
+	}
 }
 
 /* Takes the deferred free at ADDRESS off the list: was it completed by a
@@ -548,7 +647,7 @@ deferred_take(Replay *r, uint64_t address)
 {
 	for (guint i = r->deferred->len; i-- > 0;) {
 		Deferred d = g_array_index(r->deferred, Deferred, i);
-		if (d.address == address) {
+		if (d.address == address && !d.recorded) {
 			g_array_remove_index(r->deferred, i);
 			return syncs_now(r) > d.syncs;
 		}
@@ -679,6 +778,7 @@ replay_alloc(Replay *r, const CcaEvent *ev)
 	uint32_t pool = pool_of_alloc(r, ev);
 	r->last_alloc_stream = ev->stream;
 	r->last_alloc_pool = pool;
+	complete_due(r);
 	CcaHandle h = cca_allocator_malloc_in(r->alloc, ev->size, ev->stream, pool);
 	/* before EV's address is mapped: a completion held past this malloc
 	 * may have the same trace address (its segment released and the
@@ -723,6 +823,7 @@ replay_recorded_oom(Replay *r, const CcaEvent *ev)
 	uint32_t pool = ev->stream == r->last_alloc_stream && !r->released_since_request
 				? r->last_alloc_pool
 				: 0;
+	complete_due(r);
 	CcaHandle h = cca_allocator_malloc_in(r->alloc, ev->size, ev->stream, pool);
 	device_set_refuse(r->device, false);
 	replay_late_completions(r);
@@ -793,7 +894,8 @@ replay_free_requested(Replay *r, const CcaEvent *ev, uint64_t index)
 		map_remove(&r->live, ev->addr);
 	} else {
 		map_put(&r->live, ev->addr, v | FREE_REQUESTED);
-		deferred_add(r, ev->addr);
+		deferred_add(r, ev->addr, v, ev->size);
+		r->res->deferred_frees++;
 	}
 	return TRUE;
 }
@@ -810,7 +912,7 @@ complete_free_entry(Replay *r, const CcaEvent *ev)
 		/* its free_requested was not recorded (skip_actions): the free
 		 * happened here, and completed at once */
 		cca_allocator_free_block(r->alloc, h, false);
-	else if (h != HANDLE_FAILED && !deferred_take(r, ev->addr))
+	else if (h != HANDLE_FAILED && !deferred_timed(r, ev->addr) && !deferred_take(r, ev->addr))
 		cca_allocator_complete_free(r->alloc, h);
 	/* else the model's own synchronisation completed it (the malloc's
 	 * cascade or an empty_cache() that came earlier here than in the
@@ -1724,7 +1826,7 @@ seed_start(Replay *r, const CcaStartState *start)
 		}
 		map_put(&r->live, b->address, b->pending ? h | FREE_REQUESTED : h);
 		if (b->pending)
-			deferred_add(r, b->address);
+			deferred_add(r, b->address, h, b->size);
 		res->start_blocks++;
 		res->start_live_bytes += b->size;
 	}
@@ -1762,6 +1864,7 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 		.spans_found = spans_found,
 		.releases_found = releases_found,
 		.cause = CCA_REPLAY_NO_CAUSE,
+		.completion = recorded_mode ? CCA_COMPLETION_RECORDED : opt->completion,
 	};
 	if (recorded_mode)
 		r.segment_from = g_hash_table_new(NULL, NULL);

@@ -73,6 +73,38 @@ typedef enum {
 	CCA_REWIND_NEVER,
 } CcaRewind;
 
+/* When the frees deferred by record_stream (free_requested now,
+ * free_completed later) complete in a what-if: a race with the GPU that
+ * the trace shows for one run only (doc/whatif.md, "Stream timing").  A
+ * replay of the recording always keeps the trace's completions. */
+typedef enum {
+	/* where the recording's free_completed entries are */
+	CCA_COMPLETION_RECORDED = 0,
+	/* at the completion_shift-th malloc after the free (1: the next
+	 * malloc's process_events, the earliest PyTorch can see it), or at
+	 * the recorded completion when that comes first */
+	CCA_COMPLETION_EARLY,
+	/* completion_shift mallocs after the recorded completion (0: at the
+	 * next malloc, as recorded); CCA_COMPLETION_NEVER: only when the
+	 * model synchronises (a cascade's release_cached_blocks,
+	 * empty_cache()) */
+	CCA_COMPLETION_LATE,
+	/* at the completion_shift-th malloc after the free, wherever the
+	 * recorded completion is (a GPU as far behind for every free) */
+	CCA_COMPLETION_LAG,
+	/* at a malloc drawn for each free from the 1st to the
+	 * (completion_shift + 1)-th after it, by completion_seed: a GPU
+	 * behind by varying amounts (each free's draw its own, so one
+	 * stream's frees may complete out of their order: a run no program
+	 * makes, which can only widen the bounds it enters) */
+	CCA_COMPLETION_RANDOM,
+	/* at the malloc 1 + completion_shift x size / largest after the free,
+	 * the largest of the frees deferred so far: a stream's work on a
+	 * tensor takes longer the larger it is */
+	CCA_COMPLETION_SIZED,
+} CcaCompletion;
+#define CCA_COMPLETION_NEVER UINT32_MAX
+
 /* Called after the engine has handled trace entry INDEX (EVENT), with the
  * model's state then; ALLOC is only valid during the call.  For timelines,
  * diffs and step-through views.  The same signature serves
@@ -176,6 +208,11 @@ typedef struct {
 	/* on_model_event wants segment entries alone (segment_alloc, _free,
 	 * _map, _unmap): the model builds no others for it */
 	bool model_segments_only;
+	/* when deferred frees complete in a what-if (CcaCompletion above);
+	 * CCA_COMPLETION_RECORDED (0) unless a study of stream timing asks */
+	CcaCompletion completion;
+	uint32_t completion_shift;
+	uint64_t completion_seed; /* CCA_COMPLETION_RANDOM */
 } CcaReplayOptions;
 
 /* What a replay found. */
@@ -224,7 +261,10 @@ typedef struct {
 	uint64_t recorded_calls_applied;
 	uint64_t recorded_empty_cache_calls; /* of them, and of empty_cache_calls */
 	uint64_t unknown_frees;		     /* frees of blocks the trace never allocated */
-	uint64_t inferred_private_segments;  /* private-pool segments told from the trace */
+	/* frees the model deferred (record_stream: their free_completed did
+	 * not follow at once); 0: no figure depends on stream timing */
+	uint64_t deferred_frees;
+	uint64_t inferred_private_segments; /* private-pool segments told from the trace */
 	/* a trace that started mid-run: the state rebuilt at its start */
 	bool start_reconstructed;
 	uint64_t start_segments;

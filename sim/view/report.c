@@ -152,6 +152,9 @@ cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *re
 	json_object_set_new(o, "recorded_calls_applied",
 			    cca_json_uint(res->recorded_calls_applied));
 	json_object_set_new(o, "unknown_frees", cca_json_uint(res->unknown_frees));
+	/* frees deferred by record_stream: a what-if's figures then depend on
+	 * when they complete (bounds: sim/study/timing.c) */
+	json_object_set_new(o, "deferred_frees", cca_json_uint(res->deferred_frees));
 	json_t *frag = json_object();
 	json_object_set_new(frag, "peak_active_over_peak_reserved",
 			    cca_json_fixed(cca_stats_fragmentation(&res->stats), 6));

@@ -1,0 +1,325 @@
+/* timing.c - a what-if's figures bounded over stream timing.
+ *
+ * The timings replayed (timing_scenarios): the recorded one (the base
+ * replay, given), deferred frees completing by the 1st, 2nd, 4th and 8th
+ * malloc after the free (the 1st is the earliest PyTorch allows: the next
+ * malloc's process_events; each no later than recorded), by the 1st,
+ * 2nd, 4th, 8th and 16th malloc after the recorded completion, and never
+ * before the model synchronises (a cascade's release_cached_blocks or an
+ * empty_cache()): the latest the program allows, since its own
+ * synchronisations (torch.cuda.synchronize(), .item()) are not in the
+ * trace.  Every key is bounded by its least and greatest value over them.
+ * Reserved memory is not monotone in completion times (a block that
+ * returns earlier can be split where a later one would have made a
+ * segment), so the shifts in between are replayed too, not the two
+ * extremes alone; doc/whatif.md gives the coverage measured on live runs.
+ *
+ * Invariant: a key is in the bounds only when two timings disagree on it,
+ * and lo <= every replayed value <= hi.
+ */
+#include "config.h"
+
+#include "timing.h"
+
+#include <string.h>
+
+#include "number.h"
+#include "size.h"
+#include "stats.h"
+#include "text.h"
+
+typedef struct {
+	CcaCompletion completion;
+	uint32_t shift;
+	uint64_t seed;
+} Scenario;
+
+static const Scenario timing_scenarios[] = {
+	{CCA_COMPLETION_EARLY, 1, 0},  {CCA_COMPLETION_EARLY, 2, 0},
+	{CCA_COMPLETION_EARLY, 4, 0},  {CCA_COMPLETION_EARLY, 8, 0},
+	{CCA_COMPLETION_LATE, 1, 0},   {CCA_COMPLETION_LATE, 2, 0},
+	{CCA_COMPLETION_LATE, 4, 0},   {CCA_COMPLETION_LATE, 8, 0},
+	{CCA_COMPLETION_LATE, 16, 0},  {CCA_COMPLETION_LATE, CCA_COMPLETION_NEVER, 0},
+	{CCA_COMPLETION_LAG, 2, 0},    {CCA_COMPLETION_LAG, 3, 0},
+	{CCA_COMPLETION_LAG, 4, 0},    {CCA_COMPLETION_LAG, 6, 0},
+	{CCA_COMPLETION_LAG, 8, 0},    {CCA_COMPLETION_LAG, 12, 0},
+	{CCA_COMPLETION_LAG, 16, 0},   {CCA_COMPLETION_LAG, 24, 0},
+	{CCA_COMPLETION_LAG, 32, 0},   {CCA_COMPLETION_LAG, 48, 0},
+	{CCA_COMPLETION_LAG, 64, 0},   {CCA_COMPLETION_RANDOM, 1, 1},
+	{CCA_COMPLETION_RANDOM, 1, 2}, {CCA_COMPLETION_RANDOM, 1, 3},
+	{CCA_COMPLETION_RANDOM, 1, 4}, {CCA_COMPLETION_RANDOM, 1, 5},
+	{CCA_COMPLETION_RANDOM, 1, 6}, {CCA_COMPLETION_RANDOM, 1, 7},
+	{CCA_COMPLETION_RANDOM, 1, 8}, {CCA_COMPLETION_RANDOM, 2, 1},
+	{CCA_COMPLETION_RANDOM, 2, 2}, {CCA_COMPLETION_RANDOM, 2, 3},
+	{CCA_COMPLETION_RANDOM, 2, 4}, {CCA_COMPLETION_RANDOM, 2, 5},
+	{CCA_COMPLETION_RANDOM, 2, 6}, {CCA_COMPLETION_RANDOM, 2, 7},
+	{CCA_COMPLETION_RANDOM, 2, 8}, {CCA_COMPLETION_RANDOM, 4, 1},
+	{CCA_COMPLETION_RANDOM, 4, 2}, {CCA_COMPLETION_RANDOM, 4, 3},
+	{CCA_COMPLETION_RANDOM, 4, 4}, {CCA_COMPLETION_RANDOM, 4, 5},
+	{CCA_COMPLETION_RANDOM, 4, 6}, {CCA_COMPLETION_RANDOM, 4, 7},
+	{CCA_COMPLETION_RANDOM, 4, 8}, {CCA_COMPLETION_RANDOM, 8, 1},
+	{CCA_COMPLETION_RANDOM, 8, 2}, {CCA_COMPLETION_RANDOM, 8, 3},
+	{CCA_COMPLETION_RANDOM, 8, 4}, {CCA_COMPLETION_RANDOM, 8, 5},
+	{CCA_COMPLETION_RANDOM, 8, 6}, {CCA_COMPLETION_RANDOM, 8, 7},
+	{CCA_COMPLETION_RANDOM, 8, 8},
+};
+
+/* SC's spelling in --completions (NULL: the recorded timing) into BUF. */
+static const char *
+scenario_name(const Scenario *sc, char buf[32])
+{
+	if (!sc)
+		return "recorded";
+	switch (sc->completion) {
+	case CCA_COMPLETION_EARLY:
+		if (sc->shift == 1)
+			return "earliest";
+		g_snprintf(buf, 32, "early:%u", sc->shift);
+		break;
+	case CCA_COMPLETION_LATE:
+		if (sc->shift == CCA_COMPLETION_NEVER)
+			return "never";
+		g_snprintf(buf, 32, "late:%u", sc->shift);
+		break;
+	case CCA_COMPLETION_LAG:
+		g_snprintf(buf, 32, "lag:%u", sc->shift);
+		break;
+	case CCA_COMPLETION_SIZED:
+		g_snprintf(buf, 32, "sized:%u", sc->shift);
+		break;
+	case CCA_COMPLETION_RANDOM:
+		g_snprintf(buf, 32, "random:%u/%" G_GUINT64_FORMAT, sc->shift, sc->seed);
+		break;
+	default:
+		return "recorded";
+	}
+	return buf;
+}
+
+typedef struct {
+	GArray *all; /* CcaTimingBound of every key, in key order */
+	guint i;
+	bool first;
+	const char *timing; /* the timing of the stats being folded */
+} Fold;
+
+static void
+fold_one(const char *name, int64_t value, void *data)
+{
+	Fold *f = data;
+	if (f->first) {
+		CcaTimingBound b = {.lo = value, .hi = value};
+		g_strlcpy(b.name, name, sizeof b.name);
+		g_strlcpy(b.lo_timing, f->timing, sizeof b.lo_timing);
+		g_strlcpy(b.hi_timing, f->timing, sizeof b.hi_timing);
+		g_array_append_val(f->all, b);
+		return;
+	}
+	CcaTimingBound *b = &g_array_index(f->all, CcaTimingBound, f->i++);
+	g_assert(strcmp(b->name, name) == 0); /* cca_stats_foreach's fixed order */
+	if (value < b->lo) {
+		b->lo = value;
+		g_strlcpy(b->lo_timing, f->timing, sizeof b->lo_timing);
+	}
+	if (value > b->hi) {
+		b->hi = value;
+		g_strlcpy(b->hi_timing, f->timing, sizeof b->hi_timing);
+	}
+}
+
+static void
+fold(Fold *f, const CcaStats *stats)
+{
+	f->i = 0;
+	cca_stats_foreach(stats, fold_one, f);
+	f->first = false;
+}
+
+gboolean
+cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
+	       const CcaReplayResult *base, CcaTiming *out, GError **error)
+{
+	memset(out, 0, sizeof *out);
+	out->bounds = g_array_new(FALSE, FALSE, sizeof(CcaTimingBound));
+	if (!base->whatif || base->deferred_frees == 0)
+		return TRUE;
+	out->timed = true;
+	out->deferred_frees = base->deferred_frees;
+	out->scenarios = 1;
+	Fold f = {.all = g_array_new(FALSE, FALSE, sizeof(CcaTimingBound)),
+		  .first = true,
+		  .timing = "recorded"};
+	fold(&f, &base->stats);
+	gboolean ok = TRUE;
+	for (guint s = 0; s < G_N_ELEMENTS(timing_scenarios) && ok; s++) {
+		CcaReplayOptions o = *options;
+		o.completion = timing_scenarios[s].completion;
+		o.completion_shift = timing_scenarios[s].shift;
+		o.completion_seed = timing_scenarios[s].seed;
+		CcaReplayResult res;
+		ok = cca_replay_run(snap, &o, &res, error);
+		if (ok) {
+			char buf[32];
+			f.timing = scenario_name(&timing_scenarios[s], buf);
+			fold(&f, &res.stats);
+			out->scenarios++;
+		}
+		cca_replay_result_clear(&res);
+	}
+	for (guint i = 0; i < f.all->len; i++) {
+		const CcaTimingBound *b = &g_array_index(f.all, CcaTimingBound, i);
+		/* a window of a run cannot know these at all (report.c) */
+		if (b->lo < b->hi &&
+		    (!base->start_reconstructed || cca_stats_known_in_window(b->name)))
+			g_array_append_val(out->bounds, *b);
+	}
+	g_array_free(f.all, TRUE);
+	return ok;
+}
+
+void
+cca_timing_clear(CcaTiming *timing)
+{
+	if (timing->bounds)
+		g_array_free(timing->bounds, TRUE);
+	memset(timing, 0, sizeof *timing);
+}
+
+const CcaTimingBound *
+cca_timing_lookup(const CcaTiming *timing, const char *name)
+{
+	for (guint i = 0; timing->bounds && i < timing->bounds->len; i++) {
+		const CcaTimingBound *b = &g_array_index(timing->bounds, CcaTimingBound, i);
+		if (strcmp(b->name, name) == 0)
+			return b;
+	}
+	return NULL;
+}
+
+json_t *
+cca_timing_to_json(const CcaTiming *timing)
+{
+	if (!timing->timed)
+		return json_null();
+	json_t *o = json_object();
+	for (guint i = 0; i < timing->bounds->len; i++) {
+		const CcaTimingBound *b = &g_array_index(timing->bounds, CcaTimingBound, i);
+		json_t *pair = json_array();
+		json_array_append_new(pair, json_integer(b->lo));
+		json_array_append_new(pair, json_integer(b->hi));
+		json_object_set_new(o, b->name, pair);
+	}
+	return o;
+}
+
+json_t *
+cca_timing_sources_to_json(const CcaTiming *timing)
+{
+	if (!timing->timed)
+		return json_null();
+	json_t *o = json_object();
+	for (guint i = 0; i < timing->bounds->len; i++) {
+		const CcaTimingBound *b = &g_array_index(timing->bounds, CcaTimingBound, i);
+		json_t *pair = json_array();
+		json_array_append_new(pair, json_string(b->lo_timing));
+		json_array_append_new(pair, json_string(b->hi_timing));
+		json_object_set_new(o, b->name, pair);
+	}
+	return o;
+}
+
+void
+cca_timing_add_json(const CcaTiming *timing, json_t *doc)
+{
+	json_object_set_new(doc, "bounds", cca_timing_to_json(timing));
+	json_object_set_new(doc, "bounds_timings", cca_timing_sources_to_json(timing));
+}
+
+/* Whether memory_stats() key NAME counts bytes. */
+static bool
+is_bytes(const char *name)
+{
+	return strstr(name, "_bytes.") != NULL;
+}
+
+void
+cca_timing_describe(const CcaTiming *timing, GString *out)
+{
+	if (!timing->timed)
+		return;
+	g_autofree char *why = g_strdup_printf(
+		"stream timing: the completions of frees deferred by record_stream are a race "
+		"with the GPU (%" G_GUINT64_FORMAT " frees here), which the trace shows for the "
+		"recorded run alone; another run of the same program sees them earlier or later. "
+		"Replayed under %u timings, from the next malloc's process_events (earliest) to "
+		"none before the model synchronises (never: the program's own synchronisations "
+		"are not in the trace), %s",
+		timing->deferred_frees, timing->scenarios,
+		timing->bounds->len == 0 ? "every figure above is the same."
+					 : "these figures vary; each lies between the least and "
+					   "the greatest of them (and the timing that gave it):");
+	g_string_append_c(out, '\n');
+	cca_text_wrap(out, why, 100, 0);
+	if (out->len > 0 && out->str[out->len - 1] != '\n')
+		g_string_append_c(out, '\n');
+	for (guint i = 0; i < timing->bounds->len; i++) {
+		const CcaTimingBound *b = &g_array_index(timing->bounds, CcaTimingBound, i);
+		g_string_append_printf(out, "  %-40s %16" G_GINT64_FORMAT " .. %" G_GINT64_FORMAT,
+				       b->name, b->lo, b->hi);
+		if (is_bytes(b->name) && b->lo >= 0) {
+			char lo[32], hi[32];
+			g_string_append_printf(out, "  (%s .. %s)",
+					       cca_size_format((uint64_t)b->lo, lo),
+					       cca_size_format((uint64_t)b->hi, hi));
+		}
+		g_string_append_printf(out, "  [%s .. %s]\n", b->lo_timing, b->hi_timing);
+	}
+}
+
+gboolean
+cca_timing_parse(const char *when, CcaReplayOptions *options, GError **error)
+{
+	uint64_t n = 0, seed = 0;
+	const char *p;
+	g_autofree char *spec = NULL;
+	if (strcmp(when, "recorded") == 0) {
+		options->completion = CCA_COMPLETION_RECORDED;
+		options->completion_shift = 0;
+	} else if (strcmp(when, "earliest") == 0) {
+		options->completion = CCA_COMPLETION_EARLY;
+		options->completion_shift = 1;
+	} else if (strcmp(when, "never") == 0) {
+		options->completion = CCA_COMPLETION_LATE;
+		options->completion_shift = CCA_COMPLETION_NEVER;
+	} else if (g_str_has_prefix(when, "early:") &&
+		   cca_number_parse_u64(when + 6, CCA_COMPLETION_NEVER - 1, &n) && n >= 1) {
+		options->completion = CCA_COMPLETION_EARLY;
+		options->completion_shift = (uint32_t)n;
+	} else if (g_str_has_prefix(when, "lag:") &&
+		   cca_number_parse_u64(when + 4, CCA_COMPLETION_NEVER - 1, &n) && n >= 1) {
+		options->completion = CCA_COMPLETION_LAG;
+		options->completion_shift = (uint32_t)n;
+	} else if (g_str_has_prefix(when, "sized:") &&
+		   cca_number_parse_u64(when + 6, CCA_COMPLETION_NEVER - 1, &n)) {
+		options->completion = CCA_COMPLETION_SIZED;
+		options->completion_shift = (uint32_t)n;
+	} else if (g_str_has_prefix(when, "random:") && (p = strchr(when + 7, '/')) &&
+		   (spec = g_strndup(when + 7, (gsize)(p - when - 7))) &&
+		   cca_number_parse_u64(spec, CCA_COMPLETION_NEVER - 1, &n) &&
+		   cca_number_parse_u64(p + 1, UINT64_MAX, &seed)) {
+		options->completion = CCA_COMPLETION_RANDOM;
+		options->completion_shift = (uint32_t)n;
+		options->completion_seed = seed;
+	} else if (g_str_has_prefix(when, "late:") &&
+		   cca_number_parse_u64(when + 5, CCA_COMPLETION_NEVER - 1, &n)) {
+		options->completion = CCA_COMPLETION_LATE;
+		options->completion_shift = (uint32_t)n;
+	} else {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--completions: '%s' is none of recorded, earliest, early:D (D >= 1), "
+			    "lag:D (D >= 1), sized:D, random:M/SEED, late:K (K >= 0), never",
+			    when);
+		return FALSE;
+	}
+	return TRUE;
+}

@@ -1,0 +1,82 @@
+/* timing.h - bounds of a what-if's figures over stream timing.
+ *
+ * A block used on another stream (record_stream) is freed in two steps:
+ * free_requested now, free_completed when the stream's events have
+ * finished, which the next malloc's process_events (or a synchronisation)
+ * sees.  When that is, is a race between CPU and GPU: the trace shows it
+ * for the recorded run alone, and another run of the same program, the
+ * same requests, can see each completion earlier or later.  A what-if of
+ * such a trace is replayed under several completion timings
+ * (CcaCompletion, replay.h), from the earliest PyTorch allows to none at
+ * all before the model synchronises; each memory_stats() key that differs
+ * between them is bounded by their least and greatest values
+ * (doc/whatif.md, "Stream timing").
+ */
+#ifndef CCA_TIMING_H
+#define CCA_TIMING_H
+
+#include <glib.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "replay.h"
+
+G_BEGIN_DECLS
+
+/* One memory_stats() key whose value depends on the timing. */
+typedef struct {
+	char name[96]; /* "reserved_bytes.all.peak" */
+	int64_t lo, hi;
+	/* a timing that gave each (--completions' spelling: "earliest",
+	 * "never", "random:2/5", ...) */
+	char lo_timing[32], hi_timing[32];
+} CcaTimingBound;
+
+typedef struct {
+	/* the what-if had frees deferred by record_stream: the timings were
+	 * replayed; false: every figure is the trace's, no bounds */
+	bool timed;
+	uint64_t deferred_frees; /* of the replay under the recorded timing */
+	guint scenarios;	 /* timings replayed, the recorded one included */
+	GArray *bounds;		 /* CcaTimingBound, keys with lo < hi, in key order */
+} CcaTiming;
+
+/* Bounds the what-if OPTIONS of SNAP (planned: OPTIONS->plan set) over
+ * stream timing, given BASE, its replay under the recorded completions:
+ * nothing to do (OUT->timed false) when BASE is no what-if or deferred no
+ * free; else replays every other timing and fills OUT->bounds with the
+ * keys that differ (BASE's values included).  Returns FALSE with ERROR on
+ * bad input only; clear OUT with cca_timing_clear() either way. */
+gboolean cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
+			const CcaReplayResult *base, CcaTiming *out, GError **error);
+
+void cca_timing_clear(CcaTiming *timing);
+
+/* The bound of memory_stats() key NAME, or NULL when it does not depend
+ * on the timing. */
+const CcaTimingBound *cca_timing_lookup(const CcaTiming *timing, const char *name);
+
+/* OUT's bounds as {KEY: [lo, hi], ...}; null when OUT is not timed. */
+json_t *cca_timing_to_json(const CcaTiming *timing);
+
+/* Adds "bounds" (cca_timing_to_json()) and "bounds_timings"
+ * (cca_timing_sources_to_json()) to DOC, a replay's report. */
+void cca_timing_add_json(const CcaTiming *timing, json_t *doc);
+
+/* Why the figures are uncertain, and each bound, one per line, appended
+ * to OUT; nothing when OUT is not timed. */
+void cca_timing_describe(const CcaTiming *timing, GString *out);
+
+/* The timings of OUT's bounds as {KEY: [timing of lo, timing of hi]};
+ * null when OUT is not timed. */
+json_t *cca_timing_sources_to_json(const CcaTiming *timing);
+
+/* Parses the replay option --completions WHEN ("recorded", "earliest",
+ * "early:D", "lag:D", "sized:D", "random:M/SEED", "late:K", "never") into
+ * OPTIONS; FALSE with ERROR on a bad value. */
+gboolean cca_timing_parse(const char *when, CcaReplayOptions *options, GError **error);
+
+G_END_DECLS
+
+#endif
