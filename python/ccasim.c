@@ -55,12 +55,13 @@ static PyObject *ccasim_error, *trace_error, *config_error;
 
 /* ------------------------------------------------------------ Ctrl-C */
 
-/* A long call (sweep(), fit()) runs with the GIL released, so Python's
+/* A long call (sweep(), fit(), fleet.run()) runs with the GIL released, so Python's
  * SIGINT handler only marks the signal; Python would raise
  * KeyboardInterrupt once the whole call returned.  Around such a call,
  * interrupt_begin() puts a handler in front of Python's that also sets
  * interrupted, which the sweep checks before each replay
- * (CcaSweepOptions' cancel); interrupt_end() puts Python's back and
+ * (CcaSweepOptions' cancel) and fleet.run() before each job;
+ * interrupt_end() puts Python's back and
  * raises what it says (KeyboardInterrupt).  Calls may overlap in threads:
  * the first to begin installs, the last to end restores (both under the
  * GIL). */
@@ -2155,11 +2156,17 @@ fleet_run(PyObject *module, PyObject *args, PyObject *kwds)
 		return NULL;
 	}
 	GString *out = g_string_new(NULL);
+	interrupt_begin();
 	Py_BEGIN_ALLOW_THREADS;
-	for (guint i = 0; i < jobs->len; i++)
+	/* Ctrl-C stops it between jobs */
+	for (guint i = 0; i < jobs->len && !interrupted; i++)
 		cca_fleet_job_run(g_ptr_array_index(jobs, i), &f.opt, NULL, out);
 	Py_END_ALLOW_THREADS;
 	fleet_args_clear(&f);
+	if (interrupt_end() < 0) {
+		g_string_free(out, TRUE);
+		return NULL;
+	}
 	PyObject *l = PyList_New(0);
 	for (gsize pos = 0; l && pos < out->len;) {
 		const char *line = out->str + pos;

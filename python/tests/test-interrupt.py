@@ -1,4 +1,5 @@
-"""Ctrl-C during a long call: sweep() and fit() stop between replays and
+"""Ctrl-C during a long call: sweep() and fit() stop between replays, and
+ccasim.fleet.run() between jobs, and
 raise KeyboardInterrupt promptly, instead of running to their end; Python's
 own SIGINT handler is back afterwards and the next call runs whole."""
 import os
@@ -26,12 +27,14 @@ subprocess.run([gen, "-n", "300000", "-s", "1", "-o", trace], check=True,
 CHILD = r"""
 import signal, sys, time
 import ccasim
+import ccasim.fleet
 t = ccasim.load(sys.argv[1])
 grid = ["max_split_size_mb=" + ",".join(str(20 + i) for i in range(40))]
 long_call = {
     "sweep": lambda: t.sweep(sets=grid, jobs=2, address_sensitivity=True,
                              all_address_models=True),
     "fit": lambda: t.fit(sets=grid, jobs=2),
+    "fleet.run": lambda: ccasim.fleet.run([sys.argv[1]] * 200),
 }[sys.argv[2]]
 print("go", flush=True)
 start = time.monotonic()
@@ -44,7 +47,7 @@ print("handler", signal.getsignal(signal.SIGINT) is signal.default_int_handler, 
 print("rows", len(t.sweep(configs=["max_split_size_mb:128"], default_grid=False)), flush=True)
 """
 
-for call in ("sweep", "fit"):
+for call in ("sweep", "fit", "fleet.run"):
     p = subprocess.Popen([sys.executable, "-c", CHILD, trace, call], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     first = p.stdout.readline().strip()
