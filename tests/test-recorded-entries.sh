@@ -92,4 +92,19 @@ edit "$traces/seedfrag.default.pickle.xz" "$tooth" \
 run 1 "$ccasim" replay "$tooth" && grep -q 'event 0: oom of .* 4 EiB (2^62 bytes) or more' "$scratch/err"
 report $? "an oom of 2^62 bytes is refused: past what any size rounds to"
 
+# --- the same on real recordings of each kind (traces/uncertain-2.11) ---
+# torchoom: PyTorch's test_out_of_memory pattern (an 800 PiB request caught,
+# under expandable segments mapping the whole GPU first); snapfirst: three
+# _snapshot() calls before the first allocation.  Each replays exactly on
+# all 122 keys of its memory_stats().
+unc=$srcdir/traces/uncertain-2.11
+for f in "$unc"/torchoom.*.pickle.xz "$unc"/snapfirst*.pickle.xz; do
+	b=${f%.pickle.xz}
+	run 0 "$ccasim" replay --check --json "$f" && keys_equal "$scratch/out" "$b.json" &&
+		"$python" -c '
+import json, sys
+assert json.load(open(sys.argv[1]))["check"]["passed"] is True' "$scratch/out"
+	report $? "$(basename "$b"): --check passes, all 122 keys equal PyTorch's"
+done
+
 tap_done
