@@ -18,8 +18,9 @@ if not os.access(gen, os.X_OK):
 
 tmp = os.environ.get("TMPDIR", "/tmp")
 trace = os.path.join(tmp, "test-interrupt-%d.msgpack" % os.getpid())
+# (a sanitized gen-trace links its own runtime: not Python's preloaded one)
 subprocess.run([gen, "-n", "300000", "-s", "1", "-o", trace], check=True,
-               stdout=subprocess.DEVNULL)
+               stdout=subprocess.DEVNULL, env=taputil.cli_env())
 
 # The child: a call that runs for many seconds (40 rows, every address
 # model), started after it says "go".  KeyboardInterrupt is caught so
