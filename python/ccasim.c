@@ -2156,9 +2156,10 @@ fleet_run(PyObject *module, PyObject *args, PyObject *kwds)
 		return NULL;
 	}
 	GString *out = g_string_new(NULL);
+	f.opt.cancel = &interrupted;
 	interrupt_begin();
 	Py_BEGIN_ALLOW_THREADS;
-	/* Ctrl-C stops it between jobs */
+	/* Ctrl-C stops it between jobs, and a job's sweep between replays */
 	for (guint i = 0; i < jobs->len && !interrupted; i++)
 		cca_fleet_job_run(g_ptr_array_index(jobs, i), &f.opt, NULL, out);
 	Py_END_ALLOW_THREADS;

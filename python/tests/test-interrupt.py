@@ -64,7 +64,9 @@ for call in ("sweep", "fit", "fleet.run"):
     lines = out.splitlines()
     ok(first == "go" and lines and lines[0].startswith("interrupted"),
        "%s(): SIGINT raises KeyboardInterrupt" % call, out + err)
-    ok(waited < 3.0, "%s(): the call ends within 3 s of SIGINT (%.2f s)" % (call, waited),
+    # (uninterrupted, each runs for 14 s or more in a plain build, minutes
+    # under the sanitizers: 10 s tells them apart on a loaded host too)
+    ok(waited < 10.0, "%s(): the call ends within 10 s of SIGINT (%.2f s)" % (call, waited),
        out + err)
     ok("handler True" in lines, "%s(): Python's SIGINT handler is back afterwards" % call,
        out + err)

@@ -656,6 +656,7 @@ own_device(const CcaFleetJob *job, const CcaFleetOptions *options, const CcaSnap
 	uint64_t usable = own->total > own->context ? own->total - own->context : 0;
 	own->opt.calibration = options->calibration;
 	own->opt.threads = 1;
+	own->opt.cancel = options->cancel;
 	if (own->cap && own->cap < usable) {
 		/* as set_per_process_memory_fraction(): a fraction of the total */
 		own->opt.device_memory = own->total;

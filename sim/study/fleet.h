@@ -136,6 +136,10 @@ typedef struct {
 	double memory_fraction;			/* 0: none */
 	uint64_t device_memory;			/* 0: none */
 	const CcaCalibrationTable *calibration; /* NULL: time_us stays 0 */
+	/* non-NULL: once *cancel is non-zero (a signal handler sets it), each
+	 * job's sweep stops before its next replay (CcaSweepOptions' cancel)
+	 * and the job's rows are incomplete: the caller drops them */
+	const volatile int *cancel;
 } CcaFleetOptions;
 
 /* Checks OPTIONS (a known --gpu, a grid that parses) before any job runs.
