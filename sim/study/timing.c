@@ -196,8 +196,10 @@ cca_timing_lookup(const CcaTiming *timing, const char *name)
 	return NULL;
 }
 
-json_t *
-cca_timing_to_json(const CcaTiming *timing)
+/* TIMING's bounds as {KEY: [lo, hi]}: the bytes, or with SOURCES the
+ * timings that gave them; null when TIMING ran none. */
+static json_t *
+bounds_json(const CcaTiming *timing, bool sources)
 {
 	if (!timing->timed)
 		return json_null();
@@ -205,27 +207,25 @@ cca_timing_to_json(const CcaTiming *timing)
 	for (guint i = 0; i < timing->bounds->len; i++) {
 		const CcaTimingBound *b = &g_array_index(timing->bounds, CcaTimingBound, i);
 		json_t *pair = json_array();
-		json_array_append_new(pair, json_integer(b->lo));
-		json_array_append_new(pair, json_integer(b->hi));
+		json_array_append_new(pair,
+				      sources ? json_string(b->lo_timing) : json_integer(b->lo));
+		json_array_append_new(pair,
+				      sources ? json_string(b->hi_timing) : json_integer(b->hi));
 		json_object_set_new(o, b->name, pair);
 	}
 	return o;
 }
 
 json_t *
+cca_timing_to_json(const CcaTiming *timing)
+{
+	return bounds_json(timing, false);
+}
+
+json_t *
 cca_timing_sources_to_json(const CcaTiming *timing)
 {
-	if (!timing->timed)
-		return json_null();
-	json_t *o = json_object();
-	for (guint i = 0; i < timing->bounds->len; i++) {
-		const CcaTimingBound *b = &g_array_index(timing->bounds, CcaTimingBound, i);
-		json_t *pair = json_array();
-		json_array_append_new(pair, json_string(b->lo_timing));
-		json_array_append_new(pair, json_string(b->hi_timing));
-		json_object_set_new(o, b->name, pair);
-	}
-	return o;
+	return bounds_json(timing, true);
 }
 
 void
