@@ -45,6 +45,7 @@
 #include "settings.h"
 #include "size.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 #include "sweep.h"
 #include "text.h"
 #include "timeline.h"

@@ -23,6 +23,7 @@
 #include "replay.h"
 #include "settings.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 #include "stats.h"
 #include "testutil.h"
 

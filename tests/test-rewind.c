@@ -14,6 +14,7 @@
 
 #include "replay.h"
 #include "rewind.h"
+#include "snapshot_load.h"
 #include "testutil.h"
 
 typedef struct {

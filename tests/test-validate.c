@@ -23,6 +23,7 @@
 #include "replay.h"
 #include "settings.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 #include "testutil.h"
 #include "trace.h"
 

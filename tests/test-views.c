@@ -19,6 +19,7 @@
 
 #include "allocator.h"
 #include "replay.h"
+#include "snapshot_load.h"
 #include "explain.h"
 #include "export.h"
 #include "pickle.h"

@@ -5,6 +5,7 @@
 
 #include "device.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 
 #include <string.h>
 

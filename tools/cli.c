@@ -20,6 +20,7 @@
 #include "input.h"
 #include "number.h"
 #include "size.h"
+#include "snapshot_load.h"
 #include "text.h"
 
 /* ------------------------------------------------------------ checks */

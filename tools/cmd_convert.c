@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 #include "trace.h"
 #include "text.h"
 

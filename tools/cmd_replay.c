@@ -12,6 +12,7 @@
 #include "sensitivity.h"
 #include "settings.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 #include "text.h"
 #include "timing.h"
 

@@ -11,6 +11,7 @@
 #include "settings.h"
 #include "size.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 #include "sweep.h"
 
 int

@@ -26,6 +26,7 @@
 
 #include "pytorch.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 #include "trace.h"
 #include "pytorch.h"
 

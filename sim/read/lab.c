@@ -52,14 +52,6 @@ typedef struct {
 	uint64_t stream;
 } Lab;
 
-bool
-cca_lab_sniff(const unsigned char *data, size_t len)
-{
-	size_t n = strlen(CCA_LAB_MAGIC);
-	return len >= n && memcmp(data, CCA_LAB_MAGIC, n) == 0 &&
-	       (len == n || data[n] == '\n' || data[n] == '\r' || data[n] == ' ');
-}
-
 static gboolean G_GNUC_PRINTF(3, 4) lab_fail(const Lab *lab, GError **error, const char *fmt, ...)
 {
 	va_list ap;

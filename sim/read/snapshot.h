@@ -153,17 +153,6 @@ struct CcaSnapshot {
 	void *(*stream_cursor_new)(const CcaSnapshot *snap, int device, const CcaCursorOps **ops);
 };
 
-/* Reads PATH, which may be a pickle or a ccasim msgpack trace, plain or
- * compressed with xz or gzip (detected from the first bytes, not the
- * name).  Returns a new snapshot or NULL with ERROR set to a one-line
- * message naming the file and the byte offset of the problem. */
-CcaSnapshot *cca_snapshot_load(const char *path, GError **error);
-
-/* cca_snapshot_load() of the LEN bytes at DATA (only read during the
- * call) instead of a file, NAME standing for the path in messages. */
-CcaSnapshot *cca_snapshot_load_memory(const unsigned char *data, size_t len, const char *name,
-				      GError **error);
-
 /* Builds a snapshot from the value graph PICKLE (made with
  * cca_pickle_build_new(), a snapshot dict as torch.cuda.memory._snapshot()
  * returns it), with every check cca_snapshot_pickle_load() makes; NAME
@@ -201,12 +190,6 @@ CcaSnapshot *cca_snapshot_pickle_load_with(const unsigned char *data, size_t len
 					   gboolean compact,
 					   void (*progress)(void *user, size_t pos), void *user,
 					   GError **error);
-
-/* cca_snapshot_load() for a snapshot that is only going to be written out
- * with cca_trace_write(), as `ccasim convert` does: a pickle's events are
- * kept encoded (cca_snapshot_pickle_load_with()'s COMPACT), which takes
- * less than half the memory and lets the writer copy them. */
-CcaSnapshot *cca_snapshot_load_compact(const char *path, GError **error);
 
 /* Returns an empty snapshot owning its tables, for builders (readers,
  * tests).  Free with cca_snapshot_free(). */

@@ -774,39 +774,6 @@ cca_trace_origin(const CcaSnapshot *snap)
 }
 
 /* ------------------------------------------------------------------ */
-/* Sniffing                                                            */
-/* ------------------------------------------------------------------ */
-
-/* TRUE when the next item is a str equal to WANT. */
-static bool
-cca_mp_str_is(CcaMp *r, const char *want)
-{
-	const char *s;
-	uint32_t len;
-	return cca_mp_str(r, &s, &len) == CCA_MP_OK && len == strlen(want) &&
-	       memcmp(s, want, len) == 0;
-}
-
-gboolean
-cca_trace_sniff(const unsigned char *data, size_t len)
-{
-	CcaMp r = {data, data + len};
-	const unsigned char *p = data;
-	/* The map count is not checked against the bytes: DATA may be a prefix. */
-	if (len == 0)
-		return FALSE;
-	if (*p >= 0x81 && *p <= 0x8f)
-		r.p = p + 1;
-	else if (*p == 0xde && len >= 3)
-		r.p = p + 3;
-	else if (*p == 0xdf && len >= 5)
-		r.p = p + 5;
-	else
-		return FALSE;
-	return cca_mp_str_is(&r, "format") && cca_mp_str_is(&r, CCA_TRACE_FORMAT);
-}
-
-/* ------------------------------------------------------------------ */
 /* Reader: header (through msgpack-c's unpacker)                        */
 /* ------------------------------------------------------------------ */
 
@@ -2115,7 +2082,7 @@ cca_trace_pack_header(CcaOut *o, const CcaSnapshot *snap, const CcaTraceSizes *s
 {
 	bool newer = cca_trace_has_newer(&snap->newer);
 	cca_out_map(o, newer ? 9 : 8);
-	cca_out_str(o, "format"); /* first: cca_trace_sniff() relies on it */
+	cca_out_str(o, "format"); /* first: cca_sniff_trace() relies on it */
 	cca_out_str(o, CCA_TRACE_FORMAT);
 	cca_out_str(o, "version");
 	cca_out_uint(o, CCA_TRACE_VERSION);

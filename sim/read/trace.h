@@ -12,12 +12,12 @@
 #include <stddef.h>
 
 #include "input.h"
+#include "sniff.h" /* CCA_TRACE_FORMAT, cca_sniff_trace() */
 #include "snapshot.h"
 
 G_BEGIN_DECLS
 
-#define CCA_TRACE_FORMAT "ccasim-trace" /* the header's "format" value */
-#define CCA_TRACE_VERSION 1		/* the only version this code reads and writes */
+#define CCA_TRACE_VERSION 1 /* the only version this code reads and writes */
 
 /* Writes SNAP to PATH as a ccasim-trace (version CCA_TRACE_VERSION).
  * Events are read through cca_event_cursor_new(), so SNAP may be an
@@ -28,11 +28,6 @@ G_BEGIN_DECLS
  * with ERROR set (G_FILE_ERROR for I/O, CCA_INPUT_ERROR when SNAP holds an
  * id outside its tables or a cursor fails), naming PATH. */
 gboolean cca_trace_write(const CcaSnapshot *snap, const char *path, GError **error);
-
-/* Returns TRUE when the LEN bytes at DATA (a file's first bytes; a short
- * prefix is fine) start with a map whose first key is "format" with the
- * value "ccasim-trace".  Never reads past DATA + LEN. */
-gboolean cca_trace_sniff(const unsigned char *data, size_t len);
 
 /* Reads the ccasim-trace held by INPUT.  Always takes ownership of INPUT's
  * contents, on success and failure alike: they move into the snapshot's

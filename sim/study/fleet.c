@@ -35,6 +35,7 @@
 #include "json.h"
 #include "size.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 #include "sweep.h"
 #include "table.h"
 #include "text.h"

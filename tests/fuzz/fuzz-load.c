@@ -23,6 +23,7 @@
 #include "fuzz.h"
 #include "settings.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 
 static gboolean
 fuzz_write_all(int fd, const uint8_t *data, size_t size)
