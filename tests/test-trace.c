@@ -25,6 +25,7 @@
 #include "snapshot_load.h"
 #include "testutil.h"
 #include "trace.h"
+#include "trace_write.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */

@@ -13,7 +13,7 @@
 #include "commands.h"
 #include "snapshot.h"
 #include "snapshot_load.h"
-#include "trace.h"
+#include "trace_write.h"
 #include "text.h"
 
 int

@@ -27,7 +27,7 @@
 #include "pytorch.h"
 #include "snapshot.h"
 #include "snapshot_load.h"
-#include "trace.h"
+#include "trace_write.h"
 #include "pytorch.h"
 
 /* PyTorch's empty_cache() order of whole segments: large-pool ones

@@ -36,7 +36,7 @@
 #include "pickle.h"
 #include "snapshot.h"
 #include "input.h"
-#include "trace.h"
+#include "trace_events.h"
 
 #define CONV_MAX_DEVICES (1 << 16)
 #define CONV_MAX_RESERVE (1u << 24) /* events reserved up front (1 GiB of virtual memory) */
