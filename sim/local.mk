@@ -10,7 +10,7 @@ libccasim_a_SOURCES += %D%/policy/allocator.h %D%/policy/allocator.c %D%/policy/
 # device/: the simulated device and the driver address model
 libccasim_a_SOURCES += %D%/device/simdevice.c %D%/device/driverva.h %D%/device/driverva.c
 # replay/: the plan and the one replay
-libccasim_a_SOURCES += %D%/replay/plan.h %D%/replay/plan.c %D%/replay/replay.h %D%/replay/replay.c %D%/replay/rewind.h %D%/replay/rewind.c %D%/replay/addrmap.h %D%/replay/figures.h %D%/replay/figures.c %D%/replay/capbound.h %D%/replay/capbound.c
+libccasim_a_SOURCES += %D%/replay/plan.h %D%/replay/plan.c %D%/replay/replay.h %D%/replay/replay.c %D%/replay/rewind.h %D%/replay/rewind.c %D%/replay/addrmap.h %D%/replay/check.h %D%/replay/check.c %D%/replay/figures.h %D%/replay/figures.c %D%/replay/capbound.h %D%/replay/capbound.c
 # study/: what-if studies and the cost model
 libccasim_a_SOURCES += %D%/study/sweep.h %D%/study/sweep.c %D%/study/fit.h %D%/study/fit.c %D%/study/diff.h %D%/study/diff.c %D%/study/sensitivity.h %D%/study/sensitivity.c %D%/study/calibration.h %D%/study/calibration.c %D%/study/fleet.h %D%/study/fleet.c %D%/study/timing.h %D%/study/timing.c
 # view/: observers of a replay; plot.c draws with cairo
