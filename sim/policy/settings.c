@@ -61,7 +61,6 @@
 
 #include "json.h"
 #include "settings.h"
-#include "snapshot.h"
 #include "text.h"
 
 GQuark

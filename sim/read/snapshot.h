@@ -21,6 +21,7 @@
 #include "event_cursor.h"
 #include "input.h"
 #include "pytorch.h"
+#include "settings.h" /* CcaRecordedSettings */
 
 typedef struct CcaPickle CcaPickle;
 
@@ -67,23 +68,6 @@ typedef struct {
 	int32_t device;
 	int64_t time_us;
 } CcaAnnotation;
-
-/* The recorded `allocator_settings` (torch >= 2.3); `present` is false
- * when the snapshot has none. */
-typedef struct CcaRecordedSettings {
-	bool present;
-	char *conf;		/* PYTORCH_CUDA_ALLOC_CONF string, "" when unset; owned */
-	int64_t max_split_size; /* bytes, -1 = unlimited */
-	double garbage_collection_threshold;
-	bool expandable_segments;
-	int64_t pinned_num_register_threads;
-	bool release_lock_on_cudamalloc;
-	bool pinned_use_cuda_host_register;
-	bool graph_capture_record_stream_reuse;
-	bool has_graph_capture_record_stream_reuse;
-	uint32_t roundup_power2_divisions[CCA_ROUNDUP_INTERVALS]; /* index i = sizes [2^(20+i),
-								     2^(21+i)) */
-} CcaRecordedSettings;
 
 /* Distinct unknown key names a snapshot remembers (the rest are counted
  * in `unknown_more`). */

@@ -2,9 +2,9 @@
  *
  * The types an event is made of (the action, the block states of a final
  * segment list, the entry itself) and their names (event.c), apart from
- * the snapshot reader that loads them (snapshot.h, which includes this
- * header): the allocator policy emits events without knowing about
- * snapshots.
+ * the snapshot reader that loads them (sim/read/snapshot.h, which
+ * includes this header): the allocator policy (sim/policy/) owns them and
+ * emits events without knowing about snapshots or readers.
  */
 #ifndef CCA_EVENT_H
 #define CCA_EVENT_H
