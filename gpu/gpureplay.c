@@ -24,6 +24,7 @@
 #include "cudautil.h"
 #include "json.h"
 #include "settings.h"
+#include "simdevice.h"
 #include "size.h"
 
 #define DEFAULT_GRANULARITY CCA_H200_GRANULARITY

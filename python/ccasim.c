@@ -40,6 +40,7 @@
 #include "pickle.h"
 #include "plan.h"
 #include "replay.h"
+#include "simdevice.h"
 #include "report.h"
 #include "timing.h"
 #include "settings.h"

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "allocator.h"
+#include "simdevice.h"
 #include "plan.h"
 #include "replay.h"
 #include "settings.h"

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "allocator.h"
+#include "simdevice.h"
 #include "replay.h"
 #include "snapshot_load.h"
 #include "explain.h"

@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include "device.h"
+#include "simdevice.h"
 #include "snapshot.h"
 #include "snapshot_load.h"
 

@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include "cli.h"
+#include "simdevice.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "replay.h"
+#include "simdevice.h"
 #include "json.h"
 #include "plan.h"
 #include "report.h"

@@ -21,6 +21,7 @@
 #include "driverva.h"
 
 #include "device.h"
+#include "simdevice.h"
 
 #define GRANULE CCA_H200_GRANULARITY
 #define REGION_ALIGN (32 * CCA_MIB)

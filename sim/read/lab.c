@@ -22,6 +22,7 @@
 
 #include "allocator.h"
 #include "device.h"
+#include "simdevice.h"
 #include "number.h"
 #include "settings.h"
 #include "size.h"

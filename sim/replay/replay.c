@@ -26,6 +26,7 @@
 
 #include "addrmap.h"
 #include "allocator.h"
+#include "simdevice.h"
 #include "plan.h"
 #include "rewind.h"
 #include "size.h"

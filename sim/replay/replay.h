@@ -41,6 +41,7 @@
 #include "allocator.h"
 #include "check.h"
 #include "device.h"
+#include "simdevice.h"
 #include "figures.h"
 #include "settings.h"
 #include "snapshot.h"

@@ -31,6 +31,7 @@
 #include "capbound.h"
 #include "event_cursor.h"
 #include "device.h"
+#include "simdevice.h"
 #include "input.h"
 #include "json.h"
 #include "size.h"

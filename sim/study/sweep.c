@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include "sweep.h"
+#include "simdevice.h"
 
 #include <math.h>
 #include <string.h>
