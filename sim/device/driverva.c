@@ -21,7 +21,6 @@
 #include "driverva.h"
 
 #include "device.h"
-#include "simdevice.h"
 
 #define GRANULE CCA_H200_GRANULARITY
 #define REGION_ALIGN (32 * CCA_MIB)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "device.h"
+#include "driverva.h" /* CCA_H200_GRANULARITY */
 #include "size.h"
 
 G_BEGIN_DECLS
@@ -45,10 +46,6 @@ typedef struct {
 /* torch.cuda.get_device_properties(0).total_memory of the H200 that
  * recorded the bundled traces. */
 #define CCA_H200_TOTAL_MEMORY UINT64_C(150109880320)
-
-/* cuMemGetAllocationGranularity (minimum) on the H200: 2 MiB.  Segments
- * and mappings are made of whole granules. */
-#define CCA_H200_GRANULARITY (2 * CCA_MIB)
 
 /* Creates a simulated device.  Free with cca_device_free(). */
 CcaDevice *cca_simdevice_new(const CcaSimDeviceConfig *config);
