@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include "gpureplay.h"
+#include "event_cursor.h"
 
 #include <string.h>
 

@@ -24,6 +24,7 @@
 #include "replay.h"
 #include "settings.h"
 #include "snapshot.h"
+#include "event_cursor.h"
 #include "snapshot_load.h"
 #include "stats.h"
 #include "testutil.h"

@@ -22,6 +22,7 @@
 #include "json.h"
 #include "size.h"
 #include "snapshot.h"
+#include "event_cursor.h"
 #include "snapshot_load.h"
 #include "testutil.h"
 #include "trace.h"

@@ -21,6 +21,7 @@
 #include "simdevice.h"
 #include "replay.h"
 #include "snapshot_load.h"
+#include "event_cursor.h"
 #include "explain.h"
 #include "export.h"
 #include "pickle.h"

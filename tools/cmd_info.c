@@ -23,6 +23,7 @@
 #include "json.h"
 #include "size.h"
 #include "snapshot.h"
+#include "event_cursor.h"
 #include "snapshot_load.h"
 #include "text.h"
 #include "trace.h"

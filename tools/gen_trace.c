@@ -26,6 +26,7 @@
 
 #include "pytorch.h"
 #include "snapshot.h"
+#include "event_cursor.h"
 #include "snapshot_load.h"
 #include "trace_write.h"
 #include "pytorch.h"

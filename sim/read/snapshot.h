@@ -18,7 +18,6 @@
 #include <stdint.h>
 
 #include "event.h"
-#include "event_cursor.h"
 #include "input.h"
 #include "pytorch.h"
 #include "settings.h" /* CcaRecordedSettings */
@@ -99,6 +98,19 @@ typedef enum {
 	CCA_FORMAT_MSGPACK,
 	CCA_FORMAT_LAB, /* a lab program run through the model (lab.h) */
 } CcaFormat;
+
+/* How a cursor over a streamed snapshot (events[d] == NULL) gets its
+ * events: the reader that streams them supplies these.  `next` stores the
+ * next event in *OUT and returns TRUE, or returns FALSE at the end (ERROR
+ * unset) or on corrupt input (ERROR set); `next_many` (may be NULL) stores
+ * up to N next events in OUT[] and returns how many, fewer than N only at
+ * the end or before corrupt input (then ERROR set); `free` releases
+ * STATE. */
+typedef struct {
+	gboolean (*next)(void *state, CcaEvent *out, GError **error);
+	guint (*next_many)(void *state, CcaEvent *out, guint n, GError **error);
+	void (*free)(void *state);
+} CcaCursorOps;
 
 typedef struct CcaSnapshot CcaSnapshot;
 /* The normalised snapshot.  Tables are public and read-only for users. */

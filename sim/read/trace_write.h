@@ -5,6 +5,7 @@
 #include <glib.h>
 
 #include "snapshot.h"
+#include "event_cursor.h"
 
 G_BEGIN_DECLS
 

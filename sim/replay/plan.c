@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "plan.h"
+#include "event_cursor.h"
 
 #include <string.h>
 

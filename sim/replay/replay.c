@@ -20,6 +20,7 @@
 #include "config.h"
 
 #include "replay.h"
+#include "event_cursor.h"
 
 #include <stdarg.h>
 #include <string.h>

@@ -21,6 +21,7 @@
 
 #include "allocator.h"
 #include "replay.h"
+#include "event_cursor.h"
 #include "pytorch.h"
 
 #define GRANULE CCA_EXPANDABLE_GRANULE

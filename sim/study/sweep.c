@@ -22,6 +22,7 @@
 
 #include "json.h"
 #include "plan.h"
+#include "event_cursor.h"
 #include "size.h"
 #include "text.h"
 

@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include "stepview.h"
+#include "event_cursor.h"
 
 #include <string.h>
 

@@ -23,6 +23,7 @@
 #include "fuzz.h"
 #include "settings.h"
 #include "snapshot.h"
+#include "event_cursor.h"
 #include "snapshot_load.h"
 
 static gboolean
