@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "explain.h"
+#include "stack.h"
 #include "size.h"
 
 /* ------------------------------------------------- where AT is shown */
@@ -652,7 +653,7 @@ cca_stepview_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
 			describe_model_address(out, &s, &asked);
 		if (asked.stack != CCA_ID_NONE) {
 			g_string_append(out, "  from ");
-			cca_explain_append_stack(out, snap, asked.stack);
+			cca_stack_append(out, snap, asked.stack);
 			g_string_append_c(out, '\n');
 		}
 		if (!s.state) {
