@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "allocator.h"
-#include "replay.h"
+#include "check.h"
 #include "event_cursor.h"
 #include "pytorch.h"
 
