@@ -12,6 +12,10 @@
  *  - a block is in its pool's free set iff it is mapped, not allocated and
  *    has no outstanding events; in the unmapped set iff it is unmapped;
  *  - reserved/allocated/active byte stats equal sums over blocks.
+ *
+ * long-file: the policy itself is under 1500 lines; mid-run seeding
+ * (cca_allocator_seed*) and the state/explain queries are to move to
+ * their own policy files, after the speed work in this file lands.
  */
 #include "config.h"
 

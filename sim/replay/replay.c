@@ -16,6 +16,11 @@
  *
  * Memory: the engine holds the live blocks and a lookahead window that is
  * only as long as the longest release burst, never the trace.
+ *
+ * long-file: the loop, its lookahead window, the --check comparison and
+ * the planning pass share the Replay state; the planning pass is to move
+ * to plan.c (with run_pass's parameters as a struct), which will bring
+ * this file under 1500 lines.
  */
 #include "config.h"
 
