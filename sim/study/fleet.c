@@ -796,6 +796,8 @@ sweep_device(const CcaFleetJob *job, const CcaFleetOptions *options, const CcaSn
 		json_object_set_new(o, "own_device", dev);
 		json_object_set_new(o, "fits", json_boolean(fits));
 		json_object_set_new(o, "may_not_fit", json_boolean(primary_fits && !fits));
+		/* a window: the figures cover it alone (cca_sweep_window_note()) */
+		json_object_set_new(o, "window", cca_sweep_window_json(sweep));
 		json_object_set_new(o, "oom_event",
 				    primary_fits ? json_null() : cca_json_uint(run->oom_event));
 		json_t *bounds = json_object();
@@ -937,6 +939,9 @@ row_problem(json_t *row, bool is_error)
 	json_t *maybe = json_object_get(row, "may_not_fit");
 	if (maybe && !json_is_boolean(maybe))
 		return "may_not_fit: must be true or false";
+	json_t *window = json_object_get(row, "window");
+	if (window && !json_is_null(window) && !json_is_object(window))
+		return "window: must be null or an object";
 	if (!int_in(json_object_get(row, "peak_reserved"), 0, (json_int_t)CCA_REPLAY_MAX_RESERVED))
 		return "peak_reserved: must be an integer from 0 to 2^48 (what a replay can "
 		       "reserve)";
@@ -1476,6 +1481,7 @@ typedef struct {
 	bool recorded;		      /* the job's own settings */
 	bool fits;		      /* no OOM on the job's own device */
 	bool may_not_fit;	      /* !fits, but only some timings or placements OOM */
+	bool window;		      /* the trace starts mid-run: figures of the window alone */
 	uint64_t peak;		      /* peak reserved bytes (up to the OOM when !fits) */
 	uint64_t oom_event;	      /* where it ran out, when !fits */
 	const CcaGpuPreset *smallest; /* smallest card that fits, when asked */
@@ -1514,6 +1520,7 @@ typedef struct {
 	guint complete;	     /* jobs replayed under their own settings */
 	guint base_oom;	     /* jobs whose own settings OOM */
 	guint base_maybe;    /* of those, jobs that OOM under some timings or placements only */
+	guint windows;	     /* jobs whose traces start mid-run */
 	guint rescued;	     /* of those, jobs some setting fits */
 	guint unsaved;	     /* jobs no setting fits */
 	MSetting *answer;    /* the setting to use fleet-wide, or NULL */
@@ -1716,6 +1723,7 @@ report_build(CcaFleetMerge *m, MReport *r)
 		mr.recorded = json_is_true(json_object_get(row, "recorded"));
 		mr.fits = json_is_true(json_object_get(row, "fits"));
 		mr.may_not_fit = json_is_true(json_object_get(row, "may_not_fit"));
+		mr.window = json_is_object(json_object_get(row, "window"));
 		mr.peak = juint(row, "peak_reserved");
 		mr.oom_event = juint(row, "oom_event");
 		const char *gpu = json_string_value(json_object_get(row, "smallest_gpu"));
@@ -1745,6 +1753,7 @@ report_build(CcaFleetMerge *m, MReport *r)
 		}
 		if (!job->base)
 			continue; /* an incomplete job: its recorded row is missing */
+		r->windows += job->base->window;
 		if (!job->base->fits) {
 			r->base_oom++;
 			r->base_maybe += job->base->may_not_fit;
@@ -1943,6 +1952,18 @@ print_answer(const MReport *r, gsize folder, bool stripped, GString *out, guint 
 		   r->base_maybe ? " or may (their replay fits, another stream timing or segment "
 				   "placement runs out)"
 				 : "");
+	if (r->windows == 1)
+		paragraphf(out, width,
+			   "1 of the jobs is a window of its run (its trace starts mid-run): its "
+			   "peaks, counts and fits cover the window alone, from the state the "
+			   "recording had when it opened.");
+	else if (r->windows)
+		paragraphf(
+			out, width,
+			"%u of the jobs are windows of their runs (their traces start mid-run): "
+			"their peaks, counts and fits cover the window alone, from the state the "
+			"recording had when it opened.",
+			r->windows);
 	g_string_append_c(out, '\n');
 	if (r->answer) {
 		const MSetting *s = r->answer;
