@@ -1743,13 +1743,40 @@ seed_start(Replay *r, const CcaStartState *start)
 	cca_allocator_seed_finish(r->alloc);
 }
 
+/* What one pass of the replay loop takes (run_pass()). */
+typedef struct {
+	const CcaPlan *plan;
+	const CcaReplayOptions *opt;
+	const CcaSettings *settings;  /* the settings replayed */
+	bool recorded_mode;	      /* the recording's own conditions */
+	RecordedAddresses *addresses; /* the recorded addresses to place segments at, or NULL */
+	const GArray *empty_cache_at; /* the plan's empty_cache() positions, or NULL */
+	const GArray *synced_at;      /* the plan's synchronising mallocs, or NULL */
+	bool online_bursts;	      /* find empty_cache() bursts as the entries are read */
+	/* filled when not NULL: empty_cache() positions, synchronising
+	 * mallocs, private pools' spans and releases found */
+	GArray *found, *synced_found, *spans_found, *releases_found;
+	CcaReplayResult *res;
+	bool *needs_entries;	   /* set when the plan must read the entries; may be NULL */
+	uint64_t *segment_entries; /* segment entries read; may be NULL */
+} Pass;
+
 static gboolean
-run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *settings,
-	 bool recorded_mode, RecordedAddresses *addresses, const GArray *empty_cache_at,
-	 const GArray *synced_at, bool online_bursts, GArray *found, GArray *synced_found,
-	 GArray *spans_found, GArray *releases_found, CcaReplayResult *res, bool *needs_entries,
-	 uint64_t *segment_entries, GError **error)
+run_pass(const Pass *pass, GError **error)
 {
+	const CcaPlan *plan = pass->plan;
+	const CcaReplayOptions *opt = pass->opt;
+	const CcaSettings *settings = pass->settings;
+	bool recorded_mode = pass->recorded_mode;
+	RecordedAddresses *addresses = pass->addresses;
+	const GArray *empty_cache_at = pass->empty_cache_at;
+	const GArray *synced_at = pass->synced_at;
+	bool online_bursts = pass->online_bursts;
+	GArray *found = pass->found, *synced_found = pass->synced_found;
+	GArray *spans_found = pass->spans_found, *releases_found = pass->releases_found;
+	CcaReplayResult *res = pass->res;
+	bool *needs_entries = pass->needs_entries;
+	uint64_t *segment_entries = pass->segment_entries;
 	const CcaSnapshot *snap = plan->snap;
 	const CcaStartState *start = plan->mid_run ? &plan->start : NULL;
 	CcaSimDeviceConfig dc = {
@@ -1923,8 +1950,19 @@ cca_replay_find_empty_cache(const CcaPlan *plan, double memory_fraction, uint64_
 	CcaReplayResult scratch;
 	memset(&scratch, 0, sizeof scratch);
 	g_atomic_int_inc(&total_planning);
-	gboolean ok = run_pass(plan, &opt, &plan->recorded, true, &own, NULL, NULL, false, found,
-			       synced, spans, releases, &scratch, NULL, NULL, error);
+	Pass pass = {
+		.plan = plan,
+		.opt = &opt,
+		.settings = &plan->recorded,
+		.recorded_mode = true,
+		.addresses = &own,
+		.found = found,
+		.synced_found = synced,
+		.spans_found = spans,
+		.releases_found = releases,
+		.res = &scratch,
+	};
+	gboolean ok = run_pass(&pass, error);
 	cca_replay_result_clear(&scratch);
 	addresses_clear(&own);
 	return ok;
@@ -2012,9 +2050,21 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 		RecordedAddresses *addresses = recorded_mode	     ? &own
 					       : opt->addresses_from ? &other
 								     : NULL;
-		ok = run_pass(plan, opt, settings, recorded_mode, addresses, empty_cache_at,
-			      synced_at, online_bursts, found, NULL, NULL, NULL, res,
-			      &needs_entries, &segment_entries, error);
+		Pass pass = {
+			.plan = plan,
+			.opt = opt,
+			.settings = settings,
+			.recorded_mode = recorded_mode,
+			.addresses = addresses,
+			.empty_cache_at = empty_cache_at,
+			.synced_at = synced_at,
+			.online_bursts = online_bursts,
+			.found = found,
+			.res = res,
+			.needs_entries = &needs_entries,
+			.segment_entries = &segment_entries,
+		};
+		ok = run_pass(&pass, error);
 		res->replays = 1;
 		g_atomic_int_inc(&total_replays);
 	}
