@@ -21,7 +21,7 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 	g_autofree char *calibration = NULL, *goal_name = NULL, *gpu_name = NULL,
 			*context_text = NULL;
 	gboolean default_grid = FALSE, recommend = FALSE, csv = FALSE, all_models = FALSE,
-		 sensitivity = FALSE, wide = FALSE;
+		 sensitivity = FALSE, wide = FALSE, no_bounds = FALSE;
 	GOptionEntry entries[] = {
 		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
 		 "Add the rows of a grid: KEY takes each value in turn, other --set keys "
@@ -46,6 +46,11 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		{"address-sensitivity", 0, 0, G_OPTION_ARG_NONE, &sensitivity,
 		 "Also replay each what-if row under the ascending and descending address models "
 		 "and show where figures differ (lo..hi; one replay per row without it)",
+		 NULL},
+		{"no-bounds", 0, 0, G_OPTION_ARG_NONE, &no_bounds,
+		 "Judge each row by the recorded completions of its deferred frees alone, "
+		 "without replaying the other timings (faster; no bounds, and 'fits' may be "
+		 "wrong for another run)",
 		 NULL},
 		{"all-address-models", 0, 0, G_OPTION_ARG_NONE, &all_models,
 		 "With --address-sensitivity, replay every address model, also for rows whose "
@@ -149,6 +154,7 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		.threads = (guint)args.jobs,
 		.all_address_models = all_models,
 		.address_sensitivity = sensitivity || all_models,
+		.no_timing_bounds = no_bounds,
 	};
 	CcaCliProgress progress = {.command = "sweep"};
 	if (!args.no_progress && isatty(STDERR_FILENO)) {

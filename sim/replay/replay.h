@@ -205,6 +205,13 @@ typedef struct {
 	/* count the model's decisions by address alone (address_ties below;
 	 * a little slower) */
 	bool count_address_ties;
+	/* studies that replay many times (stream-timing bounds: timing.h)
+	 * start no further replay once *cancel is non-zero; the replay itself
+	 * ignores it.  NULL: never. */
+	const volatile int *cancel;
+	/* the caller wants no bounds of a what-if over stream timing and
+	 * address placement (timing.h): read by the commands, not the replay */
+	bool no_bounds;
 	/* on_model_event wants segment entries alone (segment_alloc, _free,
 	 * _map, _unmap): the model builds no others for it */
 	bool model_segments_only;

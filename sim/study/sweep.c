@@ -420,6 +420,7 @@ cca_sweep_replay_options(const CcaSweep *sweep, const CcaSweepRow *row,
 	opt.device = sweep->device;
 	opt.pytorch_version = sweep->pytorch_version;
 	opt.plan = sweep->plan;
+	opt.cancel = options->cancel; /* studies of the row stop between replays */
 	/* the other address models may share the run */
 	opt.count_address_ties = options->address_sensitivity;
 	if (model == CCA_ADDRESS_RECORDED) {
@@ -673,6 +674,12 @@ timing_task_run(void *data, guint i)
 	if (cca_replay_run(job->sweep->snap, &opt, &base, &job->errors[i]))
 		cca_timing_run(job->sweep->snap, &opt, &base, &row->timing, &job->errors[i]);
 	cca_replay_result_clear(&base);
+	if (job->errors[i] &&
+	    g_error_matches(job->errors[i], CCA_TIMING_ERROR, CCA_TIMING_ERROR_CANCELLED)) {
+		g_clear_error(&job->errors[i]);
+		g_set_error(&job->errors[i], CCA_SWEEP_ERROR, CCA_SWEEP_ERROR_CANCELLED,
+			    "interrupted");
+	}
 }
 
 /* Bounds the what-if rows whose primary run deferred frees over stream
