@@ -19,6 +19,8 @@
 #include "calls.h"
 #include "commands.h"
 #include "lab.h"
+#include "replay.h"
+#include "rules.h"
 #include "settings.h"
 #include "json.h"
 #include "size.h"
@@ -228,10 +230,21 @@ cca_info_print_json(const CcaInfo *info)
 	json_object_set_new(o, "strings", json_integer(info->strings));
 	json_object_set_new(o, "annotations", json_integer(snap->annotations->len));
 	json_object_set_new(o, "allocator_settings", cca_info_json_settings(&snap->settings));
-	g_autofree char *note = cca_snapshot_newer_note(snap, CCA_PYTORCH_VERSION_DEFAULT);
+	g_autofree char *why = NULL;
+	uint32_t detected = cca_replay_detect_release(snap, &why);
+	g_autofree char *note = cca_snapshot_newer_note(snap, detected);
 	uint32_t release = cca_snapshot_format_release(snap, NULL);
 	g_autofree char *shown =
 		release ? g_strdup_printf("%u.%u", release / 100, release % 100) : NULL;
+	g_autofree char *detected_shown = g_strdup_printf("%u.%u", detected / 100, detected % 100);
+	json_t *rules = json_object();
+	json_object_set_new(rules, "release", cca_json_string(detected_shown));
+	json_object_set_new(rules, "why", cca_json_string(why));
+	json_object_set_new(rules, "best_fit_order",
+			    cca_json_string(cca_rules_order_name(cca_rules_for(detected)->order)));
+	json_object_set_new(rules, "validated", cca_json_bool(cca_rules_for(detected)->validated));
+	json_object_set_new(o, "rules", rules);
+	json_object_set_new(o, "unvalidated", cca_json_bool(!cca_rules_for(detected)->validated));
 	json_object_set_new(o, "snapshot_newer_than_rules", cca_json_bool(note != NULL));
 	json_object_set_new(o, "snapshot_newer_note", note ? cca_json_string(note) : json_null());
 	json_object_set_new(o, "snapshot_format_release",
@@ -328,7 +341,7 @@ static void
 cca_info_print_newer(const CcaSnapshot *snap)
 {
 	const CcaSnapshotNewer *n = &snap->newer;
-	g_autofree char *note = cca_snapshot_newer_note(snap, CCA_PYTORCH_VERSION_DEFAULT);
+	g_autofree char *note = cca_snapshot_newer_note(snap, cca_replay_detect_release(snap, NULL));
 	if (note == NULL && n->rendered_metadata == 0 && n->n_unknown == 0)
 		return;
 	printf("keys of PyTorch releases after 2.11:%s\n", note ? "" : " none");
@@ -436,6 +449,12 @@ cca_info_print_human(const CcaInfo *info)
 	printf("frames: %u, stacks: %u, strings: %u, annotations: %u\n", info->frames, info->stacks,
 	       info->strings, snap->annotations->len);
 	cca_info_print_settings(&snap->settings);
+	g_autofree char *why = NULL;
+	uint32_t release = cca_replay_detect_release(snap, &why);
+	const CcaRules *rules = cca_rules_for(release);
+	printf("rules: PyTorch %u.%u (%s); best fit breaks a tie of one size by %s%s\n",
+	       release / 100, release % 100, why, cca_rules_order_name(rules->order),
+	       rules->validated ? "" : "; unvalidated: modelled from source (doc/versions.md)");
 	cca_info_print_newer(snap);
 	for (int d = 0; d < snap->n_devices; d++)
 		cca_info_print_calls(d, info->calls[d]);

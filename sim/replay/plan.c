@@ -379,6 +379,7 @@ plan_init(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GError 
 	p->device = device;
 	g_mutex_init(&p->lock);
 	cca_settings_init(&p->recorded);
+	cca_settings_init(&p->upgraded);
 	p->segment_bases = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	p->segment_sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	p->map_addresses = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -391,14 +392,20 @@ plan_init(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GError 
 	p->synced_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	p->pool_regions = g_array_new(FALSE, FALSE, sizeof(CcaPlanPoolRegion));
 	p->burst_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-	p->pytorch_version =
-		pytorch_version ? pytorch_version : cca_replay_guess_pytorch_version(snap);
-	p->recorded.pytorch_version = p->pytorch_version;
+	p->trace_release = cca_replay_detect_release(snap, NULL);
+	p->pytorch_version = pytorch_version ? pytorch_version : p->trace_release;
+	/* another release that decides as the trace's (2.5 for a 2.11
+	 * recording) reads the recording by its own rules, as before; one
+	 * that decides otherwise (2.13 for 2.11) is a what-if across them */
+	p->across_releases = !cca_rules_same_decisions(p->pytorch_version, p->trace_release);
+	p->recorded.pytorch_version = p->across_releases ? p->trace_release : p->pytorch_version;
 	if (!cca_settings_from_recorded(&p->recorded, &snap->settings, error)) {
 		g_prefix_error(error, "%s: recorded allocator_settings: ", snap->source);
 		cca_plan_free(p);
 		return NULL;
 	}
+	cca_settings_copy(&p->upgraded, &p->recorded);
+	p->upgraded.pytorch_version = p->pytorch_version;
 	for (guint i = 0; i < snap->segments->len; i++) {
 		const CcaSnapSegment *s = &g_array_index(snap->segments, CcaSnapSegment, i);
 		if (s->device != device)
@@ -434,6 +441,10 @@ plan_init(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GError 
 static bool
 plan_first_says_mid_run(const CcaPlan *p, const CcaEvent *first)
 {
+	/* a ring that says it overflowed (2.12+ allocator_settings'
+	 * trace_alloc_overflowed) lost its first entries, whatever they are */
+	if (p->has_segments && p->snap->newer.trace_alloc_overflowed == 1)
+		return true;
 	return p->has_segments && first->action != 0xff &&
 	       first->action != CCA_ACTION_SEGMENT_ALLOC &&
 	       first->action != CCA_ACTION_SEGMENT_MAP && first->action != CCA_ACTION_OOM;
@@ -654,6 +665,7 @@ cca_plan_free(CcaPlan *p)
 	if (!p)
 		return;
 	cca_settings_clear(&p->recorded);
+	cca_settings_clear(&p->upgraded);
 	cca_rewind_start_state_clear(&p->start);
 	g_array_free(p->segment_bases, TRUE);
 	g_array_free(p->segment_sizes, TRUE);
