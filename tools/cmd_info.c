@@ -182,6 +182,7 @@ cca_info_json_newer(const CcaSnapshotNewer *n)
 	json_object_set_new(o, "annotate_entries", cca_json_uint(n->annotate_entries));
 	json_object_set_new(o, "forward_frames", cca_json_uint(n->forward_frames));
 	json_object_set_new(o, "host_segments", cca_info_json_opt(n->host_segments));
+	json_object_set_new(o, "host_bytes", cca_info_json_opt(n->host_bytes));
 	json_object_set_new(o, "host_traces", cca_info_json_opt(n->host_traces));
 	json_object_set_new(o, "trace_alloc_overflowed",
 			    n->trace_alloc_overflowed < 0
@@ -341,10 +342,12 @@ static void
 cca_info_print_newer(const CcaSnapshot *snap)
 {
 	const CcaSnapshotNewer *n = &snap->newer;
+	char hb[32];
 	g_autofree char *note = cca_snapshot_newer_note(snap, cca_replay_detect_release(snap, NULL));
-	if (note == NULL && n->rendered_metadata == 0 && n->n_unknown == 0)
+	if (cca_snapshot_format_release(snap, NULL) == 0 && n->rendered_metadata == 0 &&
+	    n->n_unknown == 0)
 		return;
-	printf("keys of PyTorch releases after 2.11:%s\n", note ? "" : " none");
+	printf("keys of PyTorch releases after 2.11:\n");
 	if (note)
 		printf("  note: %s\n", note);
 	if (n->pool_id_entries)
@@ -360,9 +363,10 @@ cca_info_print_newer(const CcaSnapshot *snap)
 		       "ignored\n",
 		       n->forward_frames);
 	if (n->host_segments >= 0 || n->host_traces >= 0)
-		printf("  pinned host memory: %" G_GINT64_FORMAT " host_segments, %" G_GINT64_FORMAT
-		       " host_traces entries: ignored (ccasim models device memory)\n",
-		       MAX(n->host_segments, 0), MAX(n->host_traces, 0));
+		printf("  pinned host memory: %" G_GINT64_FORMAT " host_segments (%s), %" G_GINT64_FORMAT
+		       " host_traces entries: shown, not simulated (ccasim models device memory)\n",
+		       MAX(n->host_segments, 0), cca_size_format((uint64_t)MAX(n->host_bytes, 0), hb),
+		       MAX(n->host_traces, 0));
 	if (n->trace_alloc_overflowed >= 0)
 		printf("  trace_alloc_overflowed: %s\n",
 		       n->trace_alloc_overflowed ? "true (the ring of trace entries overflowed: "

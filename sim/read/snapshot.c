@@ -106,6 +106,7 @@ cca_snapshot_new(void)
 	snap->annotations = g_array_new(FALSE, TRUE, sizeof(CcaAnnotation));
 	snap->settings.max_split_size = -1;
 	snap->newer.host_segments = -1;
+	snap->newer.host_bytes = -1;
 	snap->newer.host_traces = -1;
 	snap->newer.trace_alloc_overflowed = -1;
 	snap->newer.trace_alloc_max_entries = -1;
