@@ -243,9 +243,9 @@ cca_info_print_json(const CcaInfo *info)
 	json_object_set_new(rules, "why", cca_json_string(why));
 	json_object_set_new(rules, "best_fit_order",
 			    cca_json_string(cca_rules_order_name(cca_rules_for(detected)->order)));
-	json_object_set_new(rules, "validated", cca_json_bool(cca_rules_for(detected)->validated));
+	json_object_set_new(rules, "unvalidated", cca_json_bool(cca_rules_for(detected)->unvalidated));
 	json_object_set_new(o, "rules", rules);
-	json_object_set_new(o, "unvalidated", cca_json_bool(!cca_rules_for(detected)->validated));
+	json_object_set_new(o, "unvalidated", cca_json_bool(cca_rules_for(detected)->unvalidated));
 	json_object_set_new(o, "snapshot_newer_than_rules", cca_json_bool(note != NULL));
 	json_object_set_new(o, "snapshot_newer_note", note ? cca_json_string(note) : json_null());
 	json_object_set_new(o, "snapshot_format_release",
@@ -458,7 +458,7 @@ cca_info_print_human(const CcaInfo *info)
 	const CcaRules *rules = cca_rules_for(release);
 	printf("rules: PyTorch %u.%u (%s); best fit breaks a tie of one size by %s%s\n",
 	       release / 100, release % 100, why, cca_rules_order_name(rules->order),
-	       rules->validated ? "" : "; unvalidated: modelled from source (doc/versions.md)");
+	       rules->unvalidated ? "; unvalidated: modelled from source (doc/versions.md)" : "");
 	cca_info_print_newer(snap);
 	for (int d = 0; d < snap->n_devices; d++)
 		cca_info_print_calls(d, info->calls[d]);

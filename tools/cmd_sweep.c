@@ -62,7 +62,7 @@ sweep_all_releases(CcaCliArgs *args, const CcaSnapshot *snap, const char *const 
 				cca_size_format((uint64_t)v[CCA_SWEEP_FIG_PEAK_ALLOCATED], b),
 				v[CCA_SWEEP_FIG_MALLOCS], v[CCA_SWEEP_FIG_OOM] ? "yes" : "-",
 				row->recorded ? "recorded" : row->origin,
-				rules->validated ? "" : ", unvalidated");
+				rules->unvalidated ? ", unvalidated" : "");
 			json_t *o = json_object();
 			g_autofree char *shown =
 				g_strdup_printf("%u.%u", release / 100, release % 100);
@@ -74,7 +74,7 @@ sweep_all_releases(CcaCliArgs *args, const CcaSnapshot *snap, const char *const 
 						    json_real(v[f]));
 			json_object_set_new(o, "best_fit_order",
 					    cca_json_string(cca_rules_order_name(rules->order)));
-			json_object_set_new(o, "unvalidated", cca_json_bool(!rules->validated));
+			json_object_set_new(o, "unvalidated", cca_json_bool(rules->unvalidated));
 			json_array_append_new(rows, o);
 		}
 	}
@@ -233,8 +233,10 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 			.calibration = cal,
 			.threads = (guint)args.jobs,
 		};
-		return sweep_all_releases(&args, snap, (const char *const *)sets,
-					  default_grid || (!args.configs && !sets), &all, argv[1]);
+		/* one row per release (the recorded settings) unless the grid
+		 * is asked for */
+		return sweep_all_releases(&args, snap, (const char *const *)sets, default_grid,
+					  &all, argv[1]);
 	}
 	g_autoptr(CcaSweep) sweep = NULL;
 	status = cca_cli_build_grid("sweep", &args, snap, args.device,

@@ -26,11 +26,11 @@ static const CcaRules rules_table[] = {
 	OLD(208, false, true),
 	OLD(209, false, false),
 	OLD(210, false, false),
-	{211, CCA_ORDER_ADDRESS, false, false, false, false, false, true},
-	{212, CCA_ORDER_BLOCK_COUNTER, true, false, false, false, false, false},
-	{213, CCA_ORDER_SEGMENT_COUNTER, true, false, false, false, false, false},
-	{214, CCA_ORDER_SEGMENT_COUNTER, true, false, false, false, false, false},
-	{215, CCA_ORDER_SEGMENT_COUNTER, true, true, false, false, false, false},
+	{211, CCA_ORDER_ADDRESS, false, false, false, false, false, false},
+	{212, CCA_ORDER_BLOCK_COUNTER, true, false, false, false, false, true},
+	{213, CCA_ORDER_SEGMENT_COUNTER, true, false, false, false, false, true},
+	{214, CCA_ORDER_SEGMENT_COUNTER, true, false, false, false, false, true},
+	{215, CCA_ORDER_SEGMENT_COUNTER, true, true, false, false, false, true},
 };
 #undef OLD
 

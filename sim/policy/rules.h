@@ -44,7 +44,9 @@ typedef struct {
 	bool roundup_one_division_rounds; /* 1 division already rounds (< 2.4) */
 	bool fraction_one_is_a_limit;	  /* a fraction of 1.0 sets a limit (< 2.9) */
 	bool roundup_fill_from_last;	  /* '>' fills from the last entry (< 2.9) */
-	bool validated;			  /* checked on hardware (2.11) */
+	/* modelled from PyTorch's source alone, newer than the release
+	 * checked on hardware (2.11): its figures are labelled unvalidated */
+	bool unvalidated;
 } CcaRules;
 
 /* The rules of RELEASE (major*100+minor, 200..CCA_PYTORCH_VERSION_NEWEST;

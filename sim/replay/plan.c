@@ -379,7 +379,6 @@ plan_init(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GError 
 	p->device = device;
 	g_mutex_init(&p->lock);
 	cca_settings_init(&p->recorded);
-	cca_settings_init(&p->upgraded);
 	p->segment_bases = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	p->segment_sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	p->map_addresses = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -404,8 +403,6 @@ plan_init(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GError 
 		cca_plan_free(p);
 		return NULL;
 	}
-	cca_settings_copy(&p->upgraded, &p->recorded);
-	p->upgraded.pytorch_version = p->pytorch_version;
 	for (guint i = 0; i < snap->segments->len; i++) {
 		const CcaSnapSegment *s = &g_array_index(snap->segments, CcaSnapSegment, i);
 		if (s->device != device)
@@ -590,8 +587,14 @@ plan_finish(CcaPlan *p, CcaRewind rewind, GError **error)
 		g_array_set_size(p->reservation_releases, 0);
 	}
 	plan_pool_calls(p);
-	return !p->mid_run ||
-	       cca_rewind_start_state(p->snap, p->device, &p->recorded, &p->start, error);
+	if (p->mid_run &&
+	    !cca_rewind_start_state(p->snap, p->device, &p->recorded, &p->start, error))
+		return FALSE;
+	/* an overflowed ring is a window even when the state before it
+	 * rebuilds empty: what it counted before its first entry is unknown */
+	if (p->mid_run && p->snap->newer.trace_alloc_overflowed == 1)
+		p->start.mid_run = true;
+	return TRUE;
 }
 
 CcaPlan *
@@ -665,7 +668,6 @@ cca_plan_free(CcaPlan *p)
 	if (!p)
 		return;
 	cca_settings_clear(&p->recorded);
-	cca_settings_clear(&p->upgraded);
 	cca_rewind_start_state_clear(&p->start);
 	g_array_free(p->segment_bases, TRUE);
 	g_array_free(p->segment_sizes, TRUE);

@@ -2132,9 +2132,14 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 	res->trace_release = plan->trace_release;
 	/* a what-if across releases: the recording's settings under the
 	 * asked release's rules (doc/versions.md) */
+	g_auto(CcaSettings) upgraded = {0};
+	if (!opt->settings && plan->across_releases) {
+		cca_settings_copy(&upgraded, &plan->recorded);
+		upgraded.pytorch_version = plan->pytorch_version;
+	}
 	const CcaSettings *settings =
 		opt->settings ? opt->settings
-			      : (plan->across_releases ? &plan->upgraded : &plan->recorded);
+			      : (plan->across_releases ? &upgraded : &plan->recorded);
 	/* keys that change no device memory (notes) do not make a what-if */
 	bool same_settings = !opt->settings || opt->check ||
 			     cca_settings_same_model(opt->settings, &plan->recorded);
@@ -2150,9 +2155,11 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 			!plan->recorded.has_per_process_memory_fraction &&
 			!plan->calls_set_fraction;
 	bool gc_without_cap = plan->recorded.garbage_collection_threshold > 0.0 && uncapped;
+	/* a what-if across releases replays the requests alone, unless
+	 * --check asks whether the trace follows the asked release's rules */
 	bool recorded_mode = same_settings && opt->addresses_from == NULL &&
-			     !plan->across_releases &&
-			     (opt->check || (same_cap && !requests_only && !gc_without_cap &&
+			     (opt->check || (!plan->across_releases && same_cap &&
+					     !requests_only && !gc_without_cap &&
 					     !opt->force_whatif));
 	res->whatif = !recorded_mode;
 	/* a what-if needs the entries' facts (releases, addresses), except

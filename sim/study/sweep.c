@@ -16,6 +16,8 @@
 
 #include "sweep.h"
 
+#include "rules.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -141,12 +143,20 @@ cca_sweep_new(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GEr
 	sweep->rows = g_ptr_array_new_with_free_func(row_free);
 	CcaSweepRow *row = g_new0(CcaSweepRow, 1);
 	cca_settings_init(&row->settings);
-	row->settings.pytorch_version = sweep->pytorch_version;
+	/* the recording's settings are read by its own release, then
+	 * replayed under the sweep's (a what-if across releases, as replay
+	 * does: doc/versions.md) */
+	uint32_t trace_release = cca_replay_detect_release(snap, NULL);
+	row->settings.pytorch_version =
+		cca_rules_same_decisions(sweep->pytorch_version, trace_release)
+			? sweep->pytorch_version
+			: trace_release;
 	if (!cca_plan_start_settings(snap, device, &row->settings, error)) {
 		row_free(row);
 		cca_sweep_free(sweep);
 		return NULL;
 	}
+	row->settings.pytorch_version = sweep->pytorch_version;
 	row->conf = cca_settings_to_string(&row->settings);
 	row->origin = g_strdup("recorded");
 	row->recorded = true;

@@ -115,9 +115,9 @@ report_rules_json(const CcaReportContext *ctx, const CcaReplayResult *res, json_
 	json_object_set_new(rules, "why", cca_json_string(why));
 	json_object_set_new(rules, "trace_release", trace ? cca_json_string(trace) : json_null());
 	json_object_set_new(rules, "best_fit_order", cca_json_string(cca_rules_order_name(r->order)));
-	json_object_set_new(rules, "validated", cca_json_bool(r->validated));
+	json_object_set_new(rules, "unvalidated", cca_json_bool(r->unvalidated));
 	json_object_set_new(o, "rules", rules);
-	json_object_set_new(o, "unvalidated", cca_json_bool(!r->validated));
+	json_object_set_new(o, "unvalidated", cca_json_bool(r->unvalidated));
 	json_object_set_new(o, "counter_ties", cca_json_uint(res->counter_ties));
 	json_object_set_new(o, "oom_rejections", cca_json_uint(res->oom_rejections));
 }
@@ -136,7 +136,7 @@ report_rules_text(const CcaReportContext *ctx, const CcaReplayResult *res, GStri
 				       : r->order == CCA_ORDER_BLOCK_COUNTER
 						 ? "each block's allocation counter, then address"
 						 : "its segment's allocation counter, then address");
-	if (!r->validated)
+	if (r->unvalidated)
 		g_string_append_printf(out,
 				       "  unvalidated: PyTorch %u.%u's rules are modelled from its "
 				       "source; no recording of it has passed --check on hardware "
