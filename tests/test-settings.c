@@ -1343,8 +1343,7 @@ static const struct {
 	 "program tags in code (setExpandableSegmentReserveClassForStream), which no trace "
 	 "records; it does not change the simulation",
 	 215},
-	{"pinned_free_catch_all:True", MODEL_NOTED, PINNED_NOTE("pinned_free_catch_all:True"),
-	 215},
+	{"pinned_free_catch_all:True", MODEL_NOTED, PINNED_NOTE("pinned_free_catch_all:True"), 215},
 	{"throw_on_cudamalloc_oom:True", MODEL_PYTORCH_ERROR,
 	 "Unrecognized key 'throw_on_cudamalloc_oom' in CUDA allocator config.", 211},
 	{"expandable_segments_reserve:0.5", MODEL_PYTORCH_ERROR,

@@ -243,7 +243,8 @@ cca_info_print_json(const CcaInfo *info)
 	json_object_set_new(rules, "why", cca_json_string(why));
 	json_object_set_new(rules, "best_fit_order",
 			    cca_json_string(cca_rules_order_name(cca_rules_for(detected)->order)));
-	json_object_set_new(rules, "unvalidated", cca_json_bool(cca_rules_for(detected)->unvalidated));
+	json_object_set_new(rules, "unvalidated",
+			    cca_json_bool(cca_rules_for(detected)->unvalidated));
 	json_object_set_new(o, "rules", rules);
 	json_object_set_new(o, "unvalidated", cca_json_bool(cca_rules_for(detected)->unvalidated));
 	json_object_set_new(o, "snapshot_newer_than_rules", cca_json_bool(note != NULL));
@@ -343,7 +344,8 @@ cca_info_print_newer(const CcaSnapshot *snap)
 {
 	const CcaSnapshotNewer *n = &snap->newer;
 	char hb[32];
-	g_autofree char *note = cca_snapshot_newer_note(snap, cca_replay_detect_release(snap, NULL));
+	g_autofree char *note =
+		cca_snapshot_newer_note(snap, cca_replay_detect_release(snap, NULL));
 	if (cca_snapshot_format_release(snap, NULL) == 0 && n->rendered_metadata == 0 &&
 	    n->n_unknown == 0)
 		return;
@@ -363,9 +365,11 @@ cca_info_print_newer(const CcaSnapshot *snap)
 		       "ignored\n",
 		       n->forward_frames);
 	if (n->host_segments >= 0 || n->host_traces >= 0)
-		printf("  pinned host memory: %" G_GINT64_FORMAT " host_segments (%s), %" G_GINT64_FORMAT
+		printf("  pinned host memory: %" G_GINT64_FORMAT
+		       " host_segments (%s), %" G_GINT64_FORMAT
 		       " host_traces entries: shown, not simulated (ccasim models device memory)\n",
-		       MAX(n->host_segments, 0), cca_size_format((uint64_t)MAX(n->host_bytes, 0), hb),
+		       MAX(n->host_segments, 0),
+		       cca_size_format((uint64_t)MAX(n->host_bytes, 0), hb),
 		       MAX(n->host_traces, 0));
 	if (n->trace_alloc_overflowed >= 0)
 		printf("  trace_alloc_overflowed: %s\n",

@@ -70,8 +70,7 @@ sweep_all_releases(CcaCliArgs *args, const CcaSnapshot *snap, const char *const 
 			json_object_set_new(o, "setting", cca_json_string(row->conf));
 			json_object_set_new(o, "origin", cca_json_string(row->origin));
 			for (int f = 0; f < CCA_SWEEP_FIG_COUNT; f++)
-				json_object_set_new(o, cca_sweep_figure_name(f),
-						    json_real(v[f]));
+				json_object_set_new(o, cca_sweep_figure_name(f), json_real(v[f]));
 			json_object_set_new(o, "best_fit_order",
 					    cca_json_string(cca_rules_order_name(rules->order)));
 			json_object_set_new(o, "unvalidated", cca_json_bool(rules->unvalidated));

@@ -67,14 +67,14 @@ struct CcaAllocator {
 	/* decisions that went by device address alone (see
 	 * cca_allocator_address_ties()) */
 	uint64_t address_ties;
-	bool count_ties;    /* cca_allocator_count_address_ties() */
+	bool count_ties; /* cca_allocator_count_address_ties() */
 	/* the release's rules (rules.h), from settings.pytorch_version */
 	const CcaRules *rules;
-	uint64_t next_counter;	/* the last allocation counter drawn */
-	uint64_t counter_ties;	/* ties the counter decided (address before 2.12) */
+	uint64_t next_counter;	 /* the last allocation counter drawn */
+	uint64_t counter_ties;	 /* ties the counter decided (address before 2.12) */
 	uint64_t oom_rejections; /* throw_on_cudamalloc_oom's immediate OOMs */
-	uint32_t emit_mask; /* cca_allocator_emit_only() */
-	uint64_t n_mallocs; /* malloc calls so far */
+	uint32_t emit_mask;	 /* cca_allocator_emit_only() */
+	uint64_t n_mallocs;	 /* malloc calls so far */
 	/* what the last malloc did, stage by stage (cca_allocator_last_cascade()) */
 	CcaCascade cascade;
 	uint32_t released_n;	 /* segment_free/unmap so far, for the stages */
@@ -282,7 +282,8 @@ cca_allocator_round_size_under(const CcaSettings *settings, uint64_t size)
 	uint32_t divisions = cca_settings_roundup_divisions(settings, size);
 	/* before 2.4 one division (divisions > 0) already rounded up to the
 	 * next power of two (doc/versions.md) */
-	uint32_t least = cca_rules_for(settings->pytorch_version)->roundup_one_division_rounds ? 0 : 1;
+	uint32_t least =
+		cca_rules_for(settings->pytorch_version)->roundup_one_division_rounds ? 0 : 1;
 	if (divisions > least && size > CCA_MIN_BLOCK_SIZE * divisions)
 		return roundup_power2_next_division(size, divisions);
 	return cca_pytorch_round_min_block(size);

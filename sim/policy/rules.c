@@ -12,8 +12,10 @@
  * release notes) and throw_on_cudamalloc_oom (#179473); 2.13 carries
  * #183489 (its release notes) and, by the reading doc/versions.md gives,
  * #183591; expandable_segments_reserve (#192269) is read as 2.15. */
-#define OLD(r, one, frac)                                                                          \
-	{(r), CCA_ORDER_ADDRESS, false, false, (one), (frac), (frac), false}
+#define OLD(r, one, frac)                                                          \
+	{                                                                          \
+		(r), CCA_ORDER_ADDRESS, false, false, (one), (frac), (frac), false \
+	}
 static const CcaRules rules_table[] = {
 	OLD(200, true, true),
 	OLD(201, true, true),
@@ -65,6 +67,7 @@ bool
 cca_rules_same_decisions(uint32_t a, uint32_t b)
 {
 	const CcaRules *ra = cca_rules_for(a), *rb = cca_rules_for(b);
-	return ra->order == rb->order && ra->throw_on_cudamalloc_oom == rb->throw_on_cudamalloc_oom &&
+	return ra->order == rb->order &&
+	       ra->throw_on_cudamalloc_oom == rb->throw_on_cudamalloc_oom &&
 	       ra->expandable_reserve == rb->expandable_reserve;
 }

@@ -239,15 +239,22 @@ static const struct {
 	const char *name;
 	uint32_t since;
 } cca_knob_since[] = {
-	{"expandable_segments", 201},		{"release_lock_on_cudamalloc", 202},
-	{"pinned_use_cuda_host_register", 202}, {"pinned_num_register_threads", 202},
-	{"max_non_split_rounding_mb", 205},	{"pinned_use_background_threads", 205},
-	{"per_process_memory_fraction", 209},	{"graph_capture_record_stream_reuse", 209},
-	{"large_segment_size_mb", 211},		{"pinned_reserve_segment_size_mb", 211},
+	{"expandable_segments", 201},
+	{"release_lock_on_cudamalloc", 202},
+	{"pinned_use_cuda_host_register", 202},
+	{"pinned_num_register_threads", 202},
+	{"max_non_split_rounding_mb", 205},
+	{"pinned_use_background_threads", 205},
+	{"per_process_memory_fraction", 209},
+	{"graph_capture_record_stream_reuse", 209},
+	{"large_segment_size_mb", 211},
+	{"pinned_reserve_segment_size_mb", 211},
 	/* doc/versions.md: #179473 is in 2.12's release notes; the reserve
 	 * keys (#192269) and pinned_free_catch_all are read as 2.15 */
-	{"throw_on_cudamalloc_oom", 212},	{"pinned_free_catch_all", 215},
-	{"expandable_segments_reserve", 215},	{"expandable_segments_reserve_by_class", 215},
+	{"throw_on_cudamalloc_oom", 212},
+	{"pinned_free_catch_all", 215},
+	{"expandable_segments_reserve", 215},
+	{"expandable_segments_reserve_by_class", 215},
 };
 
 static uint32_t

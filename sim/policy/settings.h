@@ -52,7 +52,7 @@ typedef struct {
 	 * ("name:value,..."), "" when unset: classes are given to streams by
 	 * code (setExpandableSegmentReserveClassForStream), never in a trace */
 	char reserve_by_class[128];
-	char *conf;	    /* the string parsed ("" when defaults); owned */
+	char *conf; /* the string parsed ("" when defaults); owned */
 	/* The PyTorch release whose rules apply, major*100+minor (211 for
 	 * 2.11): which keys exist, how lists and errors read (spec §13.2). */
 	uint32_t pytorch_version;

@@ -343,8 +343,9 @@ lab_line(Lab *lab, char *text, GError **error)
 		if (n != 2)
 			return lab_fail(lab, error, "expected 'pytorch X.Y'");
 		if (lab->release || lab->have_settings || lab->alloc)
-			return lab_fail(lab, error,
-					"pytorch comes once, before settings and every other command");
+			return lab_fail(
+				lab, error,
+				"pytorch comes once, before settings and every other command");
 		GError *local = NULL;
 		if (!cca_settings_pytorch_version_parse(w[1], &lab->release, &local)) {
 			lab_fail(lab, error, "pytorch: %s", local->message);

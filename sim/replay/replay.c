@@ -1971,9 +1971,10 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 				    &r);
 	/* under 2.12+ rules the ties a counter decides are always counted
 	 * (reported as what 2.11 decided by address) */
-	cca_allocator_count_address_ties(
-		r.alloc, opt->count_address_ties ||
-				 cca_rules_for(settings->pytorch_version)->order != CCA_ORDER_ADDRESS);
+	cca_allocator_count_address_ties(r.alloc,
+					 opt->count_address_ties ||
+						 cca_rules_for(settings->pytorch_version)->order !=
+							 CCA_ORDER_ADDRESS);
 	/* without --check or a listener of every entry, a replay of the
 	 * recording needs its segment_allocs alone (divergence) */
 	if (hear_model && !r.expect && (!opt->on_model_event || opt->model_segments_only))
@@ -2158,9 +2159,8 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 	/* a what-if across releases replays the requests alone, unless
 	 * --check asks whether the trace follows the asked release's rules */
 	bool recorded_mode = same_settings && opt->addresses_from == NULL &&
-			     (opt->check || (!plan->across_releases && same_cap &&
-					     !requests_only && !gc_without_cap &&
-					     !opt->force_whatif));
+			     (opt->check || (!plan->across_releases && same_cap && !requests_only &&
+					     !gc_without_cap && !opt->force_whatif));
 	res->whatif = !recorded_mode;
 	/* a what-if needs the entries' facts (releases, addresses), except
 	 * on a trace of requests alone, which has none, and of a recording

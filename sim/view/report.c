@@ -106,15 +106,16 @@ report_rules_json(const CcaReportContext *ctx, const CcaReplayResult *res, json_
 	g_autofree char *why = cca_replay_rules_reason(ctx->snap, res->pytorch_version);
 	g_autofree char *release =
 		g_strdup_printf("%u.%u", res->pytorch_version / 100, res->pytorch_version % 100);
-	g_autofree char *trace = res->trace_release ? g_strdup_printf("%u.%u",
-								     res->trace_release / 100,
-								     res->trace_release % 100)
-						    : NULL;
+	g_autofree char *trace = res->trace_release
+					 ? g_strdup_printf("%u.%u", res->trace_release / 100,
+							   res->trace_release % 100)
+					 : NULL;
 	json_t *rules = json_object();
 	json_object_set_new(rules, "release", cca_json_string(release));
 	json_object_set_new(rules, "why", cca_json_string(why));
 	json_object_set_new(rules, "trace_release", trace ? cca_json_string(trace) : json_null());
-	json_object_set_new(rules, "best_fit_order", cca_json_string(cca_rules_order_name(r->order)));
+	json_object_set_new(rules, "best_fit_order",
+			    cca_json_string(cca_rules_order_name(r->order)));
 	json_object_set_new(rules, "unvalidated", cca_json_bool(r->unvalidated));
 	json_object_set_new(o, "rules", rules);
 	json_object_set_new(o, "unvalidated", cca_json_bool(r->unvalidated));
@@ -129,13 +130,13 @@ report_rules_text(const CcaReportContext *ctx, const CcaReplayResult *res, GStri
 {
 	const CcaRules *r = cca_rules_for(res->pytorch_version);
 	g_autofree char *why = cca_replay_rules_reason(ctx->snap, res->pytorch_version);
-	g_string_append_printf(out, "  rules: PyTorch %u.%u, %s; best fit breaks a tie of one size by %s\n",
-			       res->pytorch_version / 100, res->pytorch_version % 100, why,
-			       r->order == CCA_ORDER_ADDRESS
-				       ? "address"
-				       : r->order == CCA_ORDER_BLOCK_COUNTER
-						 ? "each block's allocation counter, then address"
-						 : "its segment's allocation counter, then address");
+	g_string_append_printf(
+		out, "  rules: PyTorch %u.%u, %s; best fit breaks a tie of one size by %s\n",
+		res->pytorch_version / 100, res->pytorch_version % 100, why,
+		r->order == CCA_ORDER_ADDRESS ? "address"
+		: r->order == CCA_ORDER_BLOCK_COUNTER
+			? "each block's allocation counter, then address"
+			: "its segment's allocation counter, then address");
 	if (r->unvalidated)
 		g_string_append_printf(out,
 				       "  unvalidated: PyTorch %u.%u's rules are modelled from its "
@@ -144,18 +145,20 @@ report_rules_text(const CcaReportContext *ctx, const CcaReplayResult *res, GStri
 				       res->pytorch_version / 100, res->pytorch_version % 100);
 	if (res->counter_ties > 0)
 		g_string_append_printf(out,
-				       "  %" G_GUINT64_FORMAT " best-fit tie%s between free blocks of "
+				       "  %" G_GUINT64_FORMAT
+				       " best-fit tie%s between free blocks of "
 				       "one stream and size %s decided by the allocation counter; "
 				       "PyTorch 2.11 decides %s by address\n",
 				       res->counter_ties, res->counter_ties == 1 ? "" : "s",
 				       res->counter_ties == 1 ? "was" : "were",
 				       res->counter_ties == 1 ? "it" : "them");
 	if (res->oom_rejections > 0)
-		g_string_append_printf(out,
-				       "  %" G_GUINT64_FORMAT " request%s rejected at the memory "
-				       "fraction by throw_on_cudamalloc_oom, with no release and no "
-				       "retry\n",
-				       res->oom_rejections, res->oom_rejections == 1 ? "" : "s");
+		g_string_append_printf(
+			out,
+			"  %" G_GUINT64_FORMAT " request%s rejected at the memory "
+			"fraction by throw_on_cudamalloc_oom, with no release and no "
+			"retry\n",
+			res->oom_rejections, res->oom_rejections == 1 ? "" : "s");
 }
 
 json_t *
