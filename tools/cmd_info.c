@@ -460,8 +460,8 @@ cca_info_print_human(const CcaInfo *info)
 	g_autofree char *why = NULL;
 	uint32_t release = cca_replay_detect_release(snap, &why);
 	const CcaRules *rules = cca_rules_for(release);
-	printf("rules: PyTorch %u.%u (%s); best fit breaks a tie of one size by %s%s\n",
-	       release / 100, release % 100, why, cca_rules_order_name(rules->order),
+	printf("rules: PyTorch %u.%u (%s); best fit's ties: %s%s\n", release / 100, release % 100,
+	       why, cca_rules_order_name(rules->order),
 	       rules->unvalidated ? "; unvalidated: modelled from source (doc/versions.md)" : "");
 	cca_info_print_newer(snap);
 	for (int d = 0; d < snap->n_devices; d++)

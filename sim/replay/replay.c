@@ -27,9 +27,9 @@
 #include "addrmap.h"
 #include "allocator.h"
 #include "calls.h"
-#include "rules.h"
 #include "plan.h"
 #include "rewind.h"
+#include "rules.h"
 #include "size.h"
 
 /* ------------------------------------------------ recorded addresses */
@@ -1802,8 +1802,8 @@ cca_replay_detect_release(const CcaSnapshot *snap, char **why)
 	const CcaRecordedSettings *rs = &snap->settings;
 	if (rs->present && rs->has_graph_capture_record_stream_reuse) {
 		if (why)
-			*why = g_strdup("nothing in it is newer than 2.11, and allocator_settings "
-					"has graph_capture_record_stream_reuse, 2.9 or later");
+			*why = g_strdup("nothing newer than 2.11; allocator_settings has "
+					"graph_capture_record_stream_reuse (2.9+)");
 		return CCA_PYTORCH_VERSION_DEFAULT;
 	}
 	CcaEvent first = {.time_us = CCA_TIME_NONE};

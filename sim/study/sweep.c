@@ -1082,10 +1082,14 @@ append_context(GString *out, const CcaSweep *sweep, const CcaSweepReport *report
 	g_autofree char *trace = cca_text_path(report->trace);
 	g_string_append_printf(p,
 			       "%s, device %d: %" G_GUINT64_FORMAT " events, %u settings, "
-			       "PyTorch %u.%u rules, best first by %s",
+			       "PyTorch %u.%u rules%s, best first by %s",
 			       trace, sweep->device, sweep->snap->n_events[sweep->device],
 			       sweep->rows->len, sweep->pytorch_version / 100,
-			       sweep->pytorch_version % 100, cca_sweep_goal_name(report->goal));
+			       sweep->pytorch_version % 100,
+			       cca_rules_for(sweep->pytorch_version)->unvalidated
+				       ? " (unvalidated: modelled from source, doc/versions.md)"
+				       : "",
+			       cca_sweep_goal_name(report->goal));
 	if (o->memory_fraction > 0)
 		g_string_append_printf(
 			p, ", cap %s (memory fraction %g of %s)",
@@ -1340,6 +1344,8 @@ cca_sweep_to_json(const CcaSweep *sweep, const CcaSweepReport *report)
 	json_object_set_new(doc, "device", json_integer(sweep->device));
 	json_object_set_new(doc, "events", cca_json_uint(sweep->snap->n_events[sweep->device]));
 	json_object_set_new(doc, "pytorch_version", cca_json_string(version));
+	json_object_set_new(doc, "unvalidated",
+			    cca_json_bool(cca_rules_for(sweep->pytorch_version)->unvalidated));
 	json_object_set_new(doc, "goal", cca_json_string(cca_sweep_goal_name(report->goal)));
 	json_object_set_new(doc, "memory_fraction", cca_json_real(o->memory_fraction));
 	json_object_set_new(

@@ -130,13 +130,12 @@ report_rules_text(const CcaReportContext *ctx, const CcaReplayResult *res, GStri
 {
 	const CcaRules *r = cca_rules_for(res->pytorch_version);
 	g_autofree char *why = cca_replay_rules_reason(ctx->snap, res->pytorch_version);
-	g_string_append_printf(
-		out, "  rules: PyTorch %u.%u, %s; best fit breaks a tie of one size by %s\n",
-		res->pytorch_version / 100, res->pytorch_version % 100, why,
-		r->order == CCA_ORDER_ADDRESS ? "address"
-		: r->order == CCA_ORDER_BLOCK_COUNTER
-			? "each block's allocation counter, then address"
-			: "its segment's allocation counter, then address");
+	g_string_append_printf(out, "  rules: PyTorch %u.%u, %s; best fit's ties: %s\n",
+			       res->pytorch_version / 100, res->pytorch_version % 100, why,
+			       r->order == CCA_ORDER_ADDRESS ? "address"
+			       : r->order == CCA_ORDER_BLOCK_COUNTER
+				       ? "block counter, then address"
+				       : "segment counter, then address");
 	if (r->unvalidated)
 		g_string_append_printf(out,
 				       "  unvalidated: PyTorch %u.%u's rules are modelled from its "
