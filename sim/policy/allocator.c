@@ -406,13 +406,13 @@ note_choice(CcaAllocator *a, CcaHandle h)
 	CcaHandle n = cca_tree_next(a->slab, h);
 	if (n == CCA_NIL || B(a, n)->stream != b->stream || B(a, n)->size != b->size)
 		return;
-	/* 2.12+: the counter decides what 2.11 decided by address */
-	if (B(a, n)->counter != b->counter) {
-		a->counter_ties++;
-		return;
-	}
 	CcaHandle head = segment_head_near(a, h);
-	if (head == CCA_NIL || segment_head_near(a, n) != head)
+	if (head != CCA_NIL && segment_head_near(a, n) == head)
+		return;
+	/* 2.12+: the counter decides what 2.11 decided by address */
+	if (B(a, n)->counter != b->counter)
+		a->counter_ties++;
+	else
 		a->address_ties++;
 }
 
