@@ -15,3 +15,5 @@ EXTRA_DIST += doc/fleet.md
 # the lab format (issue 16)
 EXTRA_DIST += doc/lab.md
 EXTRA_DIST += doc/ccasim.ipynb doc/python.md
+# the rules of each PyTorch release (doc/versions.md)
+EXTRA_DIST += doc/versions.md
