@@ -19,14 +19,16 @@
  * The binary layout (all integers LEB128 varints; "z" ones zigzag-coded):
  *   per run, per series (reserved, allocated, active): COUNT, then COUNT
  *     pairs (index - previous index, z value - previous value), both
- *     previous starting at 0;
+ *     previous starting at 0; an active series of COUNT 0 is the
+ *     allocated one (no block ever waited for its stream);
  *   per log (the first run's, then each other snapshot's, in run order):
  *     COUNT, then COUNT records: KIND (one byte, enum LogKind),
  *     z (cause - previous cause), z (address - previous address), then
  *     by kind: segment alloc or map: size, stream; segment free or unmap:
  *     size; alloc: size, z (block size - size), stream, stack + 1 (0:
  *     none), user_metadata + 1 (0: none; an index into the log's
- *     "metadata"); free: nothing; oom: size.
+ *     "metadata"); free: the records since its alloc's record (0: an
+ *     alloc the log does not hold); oom: size.
  * Invariants: change-point indices strictly increase within a series; a
  * record's cause is the entry that caused it (an event outside any entry
  * takes the previous record's).
@@ -121,6 +123,7 @@ typedef struct {
 	uint64_t log_cause, log_addr;
 	GArray *pending;      /* Pending: the records since the last flush */
 	GHashTable *live;     /* block address -> block size + 1 */
+	GHashTable *live_rec; /* block address -> its alloc's record + 1 */
 	int64_t allocated;    /* allocated bytes at the last flush */
 	bool seeded;	      /* the state at the trace's start is written */
 	GHashTable *stacks;   /* stack id + 1 -> json index + 1 */
@@ -152,6 +155,9 @@ series_add(Series *s, uint64_t index, int64_t value)
 static void
 log_put(Run *r, const Pending *p, uint64_t block)
 {
+	if (p->kind == LOG_ALLOC)
+		g_hash_table_insert(r->live_rec, GSIZE_TO_POINTER(p->addr),
+				    GSIZE_TO_POINTER(r->log_count + 1));
 	g_byte_array_append(r->log, &p->kind, 1);
 	put_zigzag(r->log, (int64_t)(p->cause - r->log_cause));
 	put_zigzag(r->log, (int64_t)(p->addr - r->log_addr));
@@ -175,8 +181,13 @@ log_put(Run *r, const Pending *p, uint64_t block)
 		put_varint(r->log, p->stack);
 		put_varint(r->log, p->meta);
 		break;
-	case LOG_FREE:
+	case LOG_FREE: {
+		gsize rec = GPOINTER_TO_SIZE(
+			g_hash_table_lookup(r->live_rec, GSIZE_TO_POINTER(p->addr)));
+		put_varint(r->log, rec ? r->log_count - (rec - 1) : 0);
+		g_hash_table_remove(r->live_rec, GSIZE_TO_POINTER(p->addr));
 		break;
+	}
 	}
 	r->log_count++;
 }
@@ -449,6 +460,7 @@ run_clear(Run *r)
 		g_byte_array_free(r->log, TRUE);
 		g_array_free(r->pending, TRUE);
 		g_hash_table_destroy(r->live);
+		g_hash_table_destroy(r->live_rec);
 	}
 	json_decref(r->ooms);
 	if (r->stacks) {
@@ -571,6 +583,7 @@ run_init(Run *r, const CcaSnapshot *snap, int d, bool log)
 	r->log = g_byte_array_new();
 	r->pending = g_array_new(FALSE, FALSE, sizeof(Pending));
 	r->live = g_hash_table_new(NULL, NULL);
+	r->live_rec = g_hash_table_new(NULL, NULL);
 	r->stacks = g_hash_table_new(NULL, NULL);
 	r->frames = g_hash_table_new(NULL, NULL);
 	r->metadata = g_hash_table_new(NULL, NULL);
@@ -644,9 +657,20 @@ cca_htmlview_write(const CcaSnapshot *snap, const CcaReplayOptions *opt, const C
 		ok = cca_replay_run(s, &o, &res, error);
 		if (!ok)
 			break;
+		/* active bytes the same as allocated all along (no block waited
+		 * for its stream): an empty series says so */
+		const GByteArray *al = r->series[1].pts, *ac = r->series[2].pts;
+		bool same = al->len == ac->len && memcmp(al->data, ac->data, al->len) == 0;
 		for (int k = 0; k < SERIES; k++) {
-			put_varint(raw, r->series[k].count);
-			g_byte_array_append(raw, r->series[k].pts->data, r->series[k].pts->len);
+			Series *se = &r->series[k];
+			if (k == 2 && same) {
+				put_varint(raw, 0);
+				continue;
+			}
+			put_varint(raw, se->count);
+			g_byte_array_append(raw, se->pts->data, se->pts->len);
+			/* the series is in RAW now */
+			g_byte_array_set_size(se->pts, 0);
 		}
 		result->peak_reserved[i] = r->peak[0];
 		json_t *jr = json_object();

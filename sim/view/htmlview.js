@@ -71,6 +71,7 @@
   }
   function zigzag() {
     var v = varint();
+    if (v < 2147483648) return (v >>> 1) ^ -(v & 1);
     return v % 2 ? -(v + 1) / 2 : v / 2;
   }
 
@@ -133,26 +134,28 @@
     var A = this.addr = new Float64Array(n), S = this.size = new Float64Array(n);
     var X = this.extra = new Uint32Array(n); /* block size - request */
     var T = this.stream = new Uint8Array(n), ST = this.stack = new Uint32Array(n), MD = this.md = new Uint32Array(n);
-    var streams = this.streams = [], sidx = new Map();
-    function stream(v) { var k = sidx.get(v); if (k === undefined) { k = streams.length; streams.push(v); sidx.set(v, k); } return k; }
+    var streams = this.streams = [], sidx = new Map(), lastV = -1, lastK = 0;
+    function stream(v) {
+      if (v === lastV) return lastK;
+      var k = sidx.get(v);
+      if (k === undefined) { k = streams.length; streams.push(v); sidx.set(v, k); }
+      lastV = v; lastK = k;
+      return k;
+    }
+    /* each alloc's free record (-1: live at the end) */
+    var F = this.freeAt = new Int32Array(n).fill(-1);
     var cause = 0, addr = 0, pageGcd = 0;
     function gcd(a, b) { while (b) { var t = a % b; a = b; b = t; } return a; }
     for (var i = 0; i < n; i++) {
       var kd = B[P++];
       cause += zigzag(); addr += zigzag();
       K[i] = kd; C[i] = cause; A[i] = addr;
-      if (kd === 5) continue;
+      if (kd === 5) { var back = varint(); if (back) F[i - back] = i; continue; }
       S[i] = varint();
       if (kd === 0 || kd === 2) { T[i] = stream(varint()); if (kd === 2) pageGcd = gcd(S[i], pageGcd); }
       else if (kd === 4) { X[i] = zigzag(); T[i] = stream(varint()); ST[i] = varint(); MD[i] = varint(); }
     }
     this.page = pageGcd;
-    /* each alloc's free record (-1: live at the end) */
-    var F = this.freeAt = new Int32Array(n).fill(-1), open = new Map();
-    for (var j = 0; j < n; j++) {
-      if (K[j] === 4) open.set(A[j], j);
-      else if (K[j] === 5) { var a = open.get(A[j]); if (a !== undefined) { F[a] = j; open.delete(A[j]); } }
-    }
     this.categorise();
   }
   Log.prototype.block = function (k) { return this.size[k] + this.extra[k]; };
@@ -246,6 +249,8 @@
     for (var k = 0; k < META.runs.length; k++) {
       var ss = [];
       for (var s = 0; s < 3; s++) ss.push(new Series());
+      /* an empty active series: the same as allocated (htmlview.c) */
+      if (!ss[2].n) ss[2] = ss[1];
       runs.push(ss);
     }
     var logs = META.logs.map(function (lm) { return new Log(lm); });
@@ -589,20 +594,28 @@
   var bv = {x0: 0, x1: 1, mode: 'lifetime', colour: 'category'};
   var sv = {x0: 0, x1: 1};
 
-  /* an ordered set of live items (KEYS ascending) */
-  function Live() { this.keys = []; this.ids = []; }
+  /* an ordered set of live items (KEYS ascending), the lowest position
+   * changed since it was last laid out in LOW */
+  function Live() { this.keys = []; this.objs = []; this.low = 0; }
   Live.prototype.pos = function (key) {
     var a = 0, b = this.keys.length;
     while (a < b) { var m = (a + b) >> 1; if (this.keys[m] < key) a = m + 1; else b = m; }
     return a;
   };
-  Live.prototype.add = function (key, id) {
-    var p = this.keys.length && this.keys[this.keys.length - 1] < key ? this.keys.length : this.pos(key);
-    this.keys.splice(p, 0, key); this.ids.splice(p, 0, id);
+  Live.prototype.add = function (key, obj) {
+    var n = this.keys.length, p = !n || this.keys[n - 1] < key ? n : this.pos(key);
+    if (p === n) { this.keys.push(key); this.objs.push(obj); } else { this.keys.splice(p, 0, key); this.objs.splice(p, 0, obj); }
+    if (p < this.low) this.low = p;
   };
   Live.prototype.remove = function (key) {
     var p = this.pos(key);
-    if (p < this.keys.length && this.keys[p] === key) { this.keys.splice(p, 1); this.ids.splice(p, 1); }
+    if (p < this.keys.length && this.keys[p] === key) {
+      var o = this.objs[p];
+      this.keys.splice(p, 1); this.objs.splice(p, 1);
+      if (p < this.low) this.low = p;
+      return o;
+    }
+    return null;
   };
 
   function colEvents(x0, x1, w) {
@@ -611,45 +624,72 @@
     return E;
   }
 
-  /* the items' layout over W columns of [x0, x1): steps(i) walks the
-   * items' births and deaths up to entry e, calling add(key, id, size) and
-   * remove(key, id) */
-  function layout(w, E, walk, sizeOf) {
-    var live = new Live(), items = new Map(), totals = new Float64Array(w), dirty = true;
+  /* the items' layout over W columns whose last entries are E: WALK(e,
+   * api) goes on through the items' births and deaths up to entry e,
+   * calling api.add(key, id) and api.remove(key); the state after entry
+   * PRE (the window's start) is taken first, with keys alone */
+  function layout(w, E, pre, walk, sizeOf) {
+    var live = new Live(), items = [], totals = new Float64Array(w), col = 0;
+    live.low = Infinity;
     var api = {
-      add: function (key, id) { live.add(key, id); dirty = true; },
-      remove: function (key, id) { live.remove(key); dirty = true; var it = items.get(id); if (it && it.end < 0) it.end = api.col; }
+      add: function (key, id) { var it = {id: id, cs: [], offs: [], end: -1, cur: -1, size: sizeOf(id)}; items.push(it); live.add(key, it); },
+      remove: function (key) { var it = live.remove(key); if (it) { it.end = col; it.cur = -1; } }
     };
+    /* up to the window: keys alone, items for those live at its start */
+    var before = walk.prefix(pre);
+    if (before === null || before.length > LIVE_LIMIT) return null;
+    before.sort(function (a, b) { return a[0] - b[0]; }).forEach(function (x) { api.add(x[0], x[1]); });
     for (var c = 0; c < w; c++) {
-      api.col = c;
+      col = c;
       walk(E[c], api);
-      if (live.ids.length > LIVE_LIMIT) return null;
-      if (!dirty) { totals[c] = totals[c - 1]; continue; }
-      dirty = false;
-      var off = 0;
-      for (var i = 0; i < live.ids.length; i++) {
-        var id = live.ids[i], it = items.get(id);
-        if (!it) { it = {id: id, cs: [c], offs: [off], end: -1, size: sizeOf(id)}; items.set(id, it); }
-        else if (it.end >= 0) { it.cs.push(c); it.offs.push(off); it.end = -1; }
-        else if (it.offs[it.offs.length - 1] !== off) { it.cs.push(c); it.offs.push(off); }
+      if (live.objs.length > LIVE_LIMIT) return null;
+      if (live.low === Infinity) { totals[c] = c ? totals[c - 1] : 0; continue; }
+      /* offsets change from the lowest position that changed up */
+      var p = live.low, objs = live.objs, off = p > 0 ? objs[p - 1].cur + objs[p - 1].size : 0;
+      live.low = Infinity;
+      for (var i = p; i < objs.length; i++) {
+        var it = objs[i];
+        if (it.cur !== off) { it.cs.push(c); it.offs.push(off); it.cur = off; }
         off += it.size;
       }
-      totals[c] = off;
+      totals[c] = objs.length ? objs[objs.length - 1].cur + objs[objs.length - 1].size : 0;
     }
     items.forEach(function (it) { if (it.end < 0) it.end = w; });
-    return {items: Array.from(items.values()), totals: totals, E: E, w: w};
+    return {items: items.filter(function (it) { return it.cs.length; }), totals: totals, E: E, w: w};
   }
 
   /* a walker over the allocations of log L, keyed by MODE */
   function allocWalker(L, mode) {
     var i = 0;
-    return function (e, api) {
+    var walk = function (e, api) {
       for (; i < L.n && L.cause[i] <= e; i++) {
         var kd = L.kind[i];
         if (kd === 4) api.add(mode === 'address' ? L.addr[i] : i, i);
-        else if (kd === 5) { var a = L.freeOf ? L.freeOf[i] : -1; if (a >= 0) api.remove(mode === 'address' ? L.addr[a] : a, a); }
+        else if (kd === 5) { var a = L.freeOf[i]; if (a >= 0) api.remove(mode === 'address' ? L.addr[a] : a, a); }
       }
     };
+    /* the [key, id] of the allocations live after entry PRE (null: too
+     * many), and the walk goes on from there */
+    walk.prefix = function (pre) {
+      var out = [];
+      i = L.lowerBound(pre + 1);
+      var live = liveAllocs(L, pre, LIVE_LIMIT + 1);
+      if (live.length > LIVE_LIMIT) return null;
+      live.forEach(function (k) { out.push([mode === 'address' ? L.addr[k] : k, k]); });
+      return out;
+    };
+    return walk;
+  }
+  /* the alloc records live after entry K (at most MAX of them), in log
+   * order: allocated by then and freed later or never */
+  function liveAllocs(L, K, max) {
+    var out = [], end = L.lowerBound(K + 1), Kd = L.kind, F = L.freeAt, C = L.cause;
+    for (var k = 0; k < end; k++) {
+      if (Kd[k] !== 4) continue;
+      var f = F[k];
+      if (f < 0 || C[f] > K) { out.push(k); if (max && out.length >= max) break; }
+    }
+    return out;
   }
   function freeOfIndex(L) {
     if (L.freeOf) return;
@@ -689,12 +729,21 @@
     segs.forEach(function (s) { evs.push([s.start, 1, s]); if (s.end !== Infinity) evs.push([s.end, 0, s]); });
     evs.sort(function (a, b) { return a[0] - b[0] || a[1] - b[1]; });
     var i = 0;
-    return function (e, api) {
+    var walk = function (e, api) {
       for (; i < evs.length && evs[i][0] <= e; i++) {
         var s = evs[i][2];
         if (evs[i][1]) api.add(s.addr, s.id); else api.remove(s.addr, s.id);
       }
     };
+    walk.prefix = function (pre) {
+      var live = new Map();
+      for (i = 0; i < evs.length && evs[i][0] <= pre; i++) {
+        var s = evs[i][2];
+        if (evs[i][1]) live.set(s.addr, s.id); else live.delete(s.addr);
+      }
+      return Array.from(live.entries());
+    };
+    return walk;
   }
 
   function bandCanvas(id, V, draw, hoverFn, click) {
@@ -726,15 +775,15 @@
       renderPinned(); drawBands();
     });
   }
-  function setBands(x0, x1) {
+  function setBands(x0, x1, quiet) {
     bv.x0 = Math.max(0, Math.min(x0, x1 - 1)); bv.x1 = Math.max(bv.x0 + 1, x1); clampView(bv);
-    drawBands(); drawSegTime(); drawTimeline();
+    if (!quiet) { drawBands(); drawSegTime(); drawTimeline(); }
   }
   /* a window around entry E that holds about BAND_LIMIT / 2 allocations */
-  function bandsAround(e) {
+  function bandsAround(e, quiet) {
     var L = LG(), k = L.lowerBound(e), half = BAND_LIMIT / 4;
     var a = L.cause[Math.max(0, k - half)] || 0, b = L.cause[Math.min(L.n - 1, k + half)] || META.n_events;
-    setBands(Math.min(a, e - 10), Math.max(b, e + 10) + 1);
+    setBands(Math.min(a, e - 10), Math.max(b, e + 10) + 1, quiet);
   }
 
   function catColour(L, id) {
@@ -753,8 +802,15 @@
     freeOfIndex(L);
     var E = colEvents(x0, x1, w);
     var born = L.lowerBound(Math.ceil(x1)) - L.lowerBound(Math.floor(x0));
-    var lay = born <= BAND_LIMIT ? layout(w, E, allocWalker(L, bv.mode), function (id) { return L.block(id); }) : null;
+    /* the allocated bytes' most over the window: the axis, known before
+     * the layout, which merges what would be under 2 pixels */
+    var A = D.runs[META.logs[cur].run][1], amax = 0;
+    columns(A, x0, x1, w, RUN0().end).forEach(function (cc) { if (cc && cc[2] > amax) amax = cc[2]; });
+    var thin = 2 * niceMax(amax) / PH;
+    var tb0 = performance.now();
+    var lay = born <= BAND_LIMIT ? layout(w, E, Math.ceil(x0) - 1, allocWalker(L, bv.mode), function (id) { return L.block(id); }) : null;
     bv.lay = lay;
+    var tb1 = performance.now();
     var max = 0, k, c;
     if (lay) { for (c = 0; c < w; c++) if (lay.totals[c] > max) max = lay.totals[c]; }
     else {
@@ -777,14 +833,21 @@
     function Y(v) { return bottom - v / ymax * PH; }
     g.save(); g.beginPath(); g.rect(bv.L, top, w, PH); g.clip();
     if (lay) {
+      /* items under THIN bytes (2 pixels) in one path per category */
+      var paths = CATS.map(function () { return new Path2D(); });
       lay.items.forEach(function (it) {
-        g.fillStyle = catColour(L, it.id);
+        var thick = it.size >= thin, path = paths[L.cat[it.id]];
+        if (thick) g.fillStyle = catColour(L, it.id);
         for (var r = 0; r < it.cs.length; r++) {
           var c0 = it.cs[r], c1 = r + 1 < it.cs.length ? it.cs[r + 1] : it.end;
+          if (c1 <= c0) continue;
           var y1 = Y(it.offs[r] + it.size), y0 = Y(it.offs[r]);
+          if (!thick && bv.colour === 'category') { path.rect(bv.L + c0, y1, c1 - c0, Math.max(0.5, y0 - y1)); continue; }
           g.fillRect(bv.L + c0, y1, c1 - c0, Math.max(0.5, y0 - y1));
+          if (y0 - y1 >= 4) { g.fillStyle = 'rgba(255,255,255,.55)'; g.fillRect(bv.L + c0, y1, c1 - c0, 0.6); g.fillStyle = catColour(L, it.id); }
         }
       });
+      paths.forEach(function (path, k) { g.fillStyle = CAT_COLOURS[k]; g.fill(path); });
       var pin = pinned >= 0 && lay.items.find(function (it) { return it.id === pinned; });
       if (pin) {
         g.strokeStyle = '#000'; g.lineWidth = 1.5;
@@ -794,6 +857,7 @@
         }
       }
       $('bnote').textContent = lay.items.length + ' allocations in the window';
+      fig('bands-ms', Math.round(tb1 - tb0) + ' ' + Math.round(performance.now() - tb1) + ' items ' + lay.items.length);
     } else {
       for (k = 0; k < CATS.length; k++) {
         g.fillStyle = CAT_COLOURS[k];
@@ -860,7 +924,7 @@
     var Lm = 78, w = Math.max(1, Math.floor(W - Lm - 16)), x0 = bv.x0, x1 = bv.x1, top = 10, bottom = top + PH;
     sv.W = W; sv.L = Lm; sv.R = 16; sv.top = top; sv.PH = PH;
     var segs = segItems(L), E = colEvents(x0, x1, w);
-    var lay = layout(w, E, segWalker(segs), function (id) { return segs[id].size; });
+    var lay = layout(w, E, Math.ceil(x0) - 1, segWalker(segs), function (id) { return segs[id].size; });
     sv.lay = lay; sv.E = E;
     if (!lay) { g.fillStyle = '#404040'; g.fillText('more than ' + LIVE_LIMIT + ' live segments: not drawn', Lm + 10, 30); return; }
     var max = 0;
@@ -908,16 +972,15 @@
   /* The state after entry K: the model's segments (mapped runs of an
    * expandable segment merged) and live blocks, by address. */
   function stateAt(L, K) {
-    var segs = new Map(), blocks = new Map(), mapped = [];
-    for (var i = 0; i < L.n && L.cause[i] <= K; i++) {
+    var segs = new Map(), mapped = [], Kd = L.kind;
+    for (var i = 0, end = L.lowerBound(K + 1); i < end; i++) {
+      if (Kd[i] > 3) continue;
       var a = L.addr[i];
-      switch (L.kind[i]) {
+      switch (Kd[i]) {
         case 0: segs.set(a, {addr: a, size: L.size[i], stream: L.streams[L.stream[i]], exp: false}); break;
         case 1: segs.delete(a); break;
         case 2: mapped.push({addr: a, size: L.size[i], stream: L.streams[L.stream[i]], exp: true}); break;
         case 3: mapped = unmap(mapped, a, L.size[i]); break;
-        case 4: blocks.set(a, i); break;
-        case 5: blocks.delete(a); break;
       }
     }
     mapped.sort(function (x, y) { return x.addr - y.addr; });
@@ -928,7 +991,7 @@
       else runs.push({addr: m.addr, size: m.size, stream: m.stream, exp: true});
     });
     var all = Array.from(segs.values()).concat(runs).sort(function (x, y) { return x.addr - y.addr; });
-    var bl = Array.from(blocks.values()).sort(function (x, y) { return L.addr[x] - L.addr[y]; });
+    var bl = liveAllocs(L, K, 0).sort(function (x, y) { return L.addr[x] - L.addr[y]; });
     var j = 0;
     all.forEach(function (s) {
       s.blocks = [];
@@ -978,7 +1041,7 @@
       r.ooms.slice(0, 200).map(function (e, i) { return '<option value="' + e + '">' + what + ' OOM ' + (i + 1) + ' (event ' + e + ')</option>'; }).join('');
     sel.disabled = !r.ooms.length;
   }
-  function showSegments(K) {
+  function showSegments(K, quiet) {
     K = Math.max(0, Math.min(K, META.n_events - 1));
     $('segat').value = K;
     seg.shown = K;
@@ -1019,7 +1082,7 @@
     fig('segments-allocated', live);
     fig('segments-free', free);
     fig('segments-free-text', fmt(free));
-    if (D) drawTimeline();
+    if (!quiet) drawTimeline();
   }
   function segHover(e) {
     if (!seg.state) return;
@@ -1302,10 +1365,13 @@
     var r = RUN0();
     bv.x0 = 0; bv.x1 = Math.max(1, META.n_events);
     var L = LG();
-    if (L.lowerBound(META.n_events) > BAND_LIMIT) bandsAround(r.peak_allocated_event);
-    renderPinned(); drawBands(); drawSegTime();
-    showSegments(r.peak_reserved_event);
-    showFlame(r.peak_reserved_event, 'the reserved peak');
+    if (L.lowerBound(META.n_events) > BAND_LIMIT) bandsAround(r.peak_allocated_event, true);
+    var t = [performance.now()];
+    renderPinned(); drawBands(); t.push(performance.now());
+    drawSegTime(); t.push(performance.now());
+    showSegments(r.peak_reserved_event, true); t.push(performance.now());
+    showFlame(r.peak_reserved_event, 'the reserved peak'); t.push(performance.now());
+    fig('draw-ms', t.slice(1).map(function (x, i) { return Math.round(x - t[i]); }).join(' '));
   }
 
   /* --------------------------------------------------------------- main */
@@ -1351,13 +1417,16 @@
     setupFlame();
     setupSearch();
     renderPeak();
-    drawTimeline();
     rankChanged();
+    var tt = performance.now();
+    drawTimeline();
+    fig('timeline-ms', Math.round(performance.now() - tt));
     var t2 = performance.now();
     app.setAttribute('data-status', 'ready');
     console.log('ccasim view: ready ' + Math.round(t2) + ' ms after navigation: data ' + Math.round(t0 - T0) +
       ' ms, decode ' + Math.round(t1 - t0) + ' ms, draw ' + Math.round(t2 - t1) + ' ms');
     fig('ready-ms', Math.round(t2));
+    fig('split-ms', [t0 - T0, t1 - t0, t2 - t1].map(Math.round).join(' '));
   }
 
   /* for tests and the curious: drive the page from the console */
@@ -1390,11 +1459,14 @@
     log: function () { return LG(); }
   };
 
-  /* the browser decodes: a data: URL (whitespace is ignored in its
-   * base64) through fetch, then gzip through DecompressionStream */
+  /* the browser decodes: base64 through Uint8Array.fromBase64 (or a
+   * data: URL through fetch, where it has none), then gzip through
+   * DecompressionStream */
   var T0 = performance.now();
-  fetch('data:application/octet-stream;base64,' + $('data').textContent)
-    .then(function (r) { return new Response(r.body.pipeThrough(new DecompressionStream('gzip'))).arrayBuffer(); })
+  var text = $('data').textContent;
+  (Uint8Array.fromBase64 ? Promise.resolve(new Blob([Uint8Array.fromBase64(text)]))
+    : fetch('data:application/octet-stream;base64,' + text).then(function (r) { return r.blob(); }))
+    .then(function (blob) { text = null; return new Response(blob.stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer(); })
     .then(function (buf) { start(new Uint8Array(buf)); })
     .catch(function (e) { report('error: ' + (e && e.stack || e)); app.setAttribute('data-status', 'failed'); });
 })();
