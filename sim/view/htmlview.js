@@ -364,7 +364,7 @@
         (r.n_ooms ? ', ' + r.n_ooms + ' OOM' + (r.n_ooms > 1 ? 's' : '') : '') +
         (r.stopped_by_oom ? ', <b style="color:#d62728">stopped by an OOM after event ' + r.end + '</b>' : r.diverged ? ', stopped after event ' + r.end + ' (the model left the recording)' : '') + '</span><br>';
     });
-    if (META.logs[0].annotations.length) legend.innerHTML += '<span><i style="border-color:#e8d9a8;border-top-width:8px"></i>annotations (ranges of the program\'s record_function)</span>';
+    if (!RANKS && META.logs[0].annotations.length) legend.innerHTML += '<span><i style="border-color:#e8d9a8;border-top-width:8px"></i>annotations (ranges of the program\'s record_function)</span>';
     box.appendChild(legend);
     var cv = el('canvas', {id: 'tl'});
     box.appendChild(cv);
@@ -1138,7 +1138,7 @@
     });
     function add(n, e) { n.bytes += e.bytes; n.n += e.n; for (var c = 0; c < CATS.length; c++) n.cats[c] += e.cats[c]; }
     fl.tree = fl.root = tree; fl.at = K; fl.what = what;
-    $('flsum').textContent = 'after event ' + K + ' (' + what + '): ' + fmt(tree.bytes) + ' in ' + tree.n + ' live blocks';
+    $('flsum').textContent = 'after event ' + K + (/^event /.test(what) ? '' : ' (' + what + ')') + ': ' + fmt(tree.bytes) + ' in ' + tree.n + ' live blocks';
     fig('flame-at', K);
     fig('flame-total', tree.bytes);
     drawFlame();
@@ -1158,7 +1158,9 @@
       boxes.push({x: x, w: w, row: row, n: n});
       if (w > 30) {
         g.save(); g.beginPath(); g.rect(x, row * RH, w - 2, RH); g.clip();
-        g.fillStyle = '#101010'; g.textAlign = 'left'; g.fillText(n.name + ' ' + fmt(n.bytes), x + 3, row * RH + 12); g.restore();
+        /* a frame's file without its directories: the box is narrow */
+        var short = n.name.replace(/\(([^()]*\/)?([^/()]*)\)$/, '($2)');
+        g.fillStyle = '#101010'; g.textAlign = 'left'; g.fillText(short + ' ' + fmt(n.bytes), x + 3, row * RH + 12); g.restore();
       }
       var kx = x, kids = Array.from(n.kids.values()).sort(function (a, b) { return b.bytes - a.bytes; });
       kids.forEach(function (k) { var kw = n.bytes ? w * k.bytes / n.bytes : 0; lay(k, kx, kw, row + 1); kx += kw; });
