@@ -134,8 +134,10 @@ cca_cmd_view(const CcaCliCommand *cmd, int argc, char **argv)
 		cmd, entries,
 		"Writes one self-contained HTML page (no network) of the recorded run and\n"
 		"every --config what-if: memory over the trace (zoom and pan, exact at\n"
-		"any zoom), the allocation under the mouse (size, stream, stack,\n"
-		"annotation), the segment map at any event and the peak attribution.\n"
+		"any zoom), every allocation as a band (size, stack, annotation,\n"
+		"category), segments over time, the segment map and a flame graph at\n"
+		"any event, a search over the allocations and the peak attribution\n"
+		"(doc/view.md).\n"
 		"With several TRACEs (the ranks of one job) the page has a row per rank\n"
 		"on a shared axis, each rank's peaks, the rank that peaks and its skew.",
 		NULL, &va, &argc, &argv);

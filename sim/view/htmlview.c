@@ -23,12 +23,13 @@
  *     allocated one (no block ever waited for its stream);
  *   per log (the first run's, then each other snapshot's, in run order):
  *     COUNT, then COUNT records: KIND (one byte, enum LogKind),
- *     z (cause - previous cause), z (address - previous address), then
- *     by kind: segment alloc or map: size, stream; segment free or unmap:
- *     size; alloc: size, z (block size - size), stream, stack + 1 (0:
- *     none), user_metadata + 1 (0: none; an index into the log's
- *     "metadata"); free: the records since its alloc's record (0: an
- *     alloc the log does not hold); oom: size.
+ *     z (cause - previous cause), then for a free: the records since its
+ *     alloc's record, whose address it has, or 0 (an alloc the log does
+ *     not hold) and z (address - previous address); for the others:
+ *     z (address - previous address), then by kind: segment alloc or map:
+ *     size, stream; segment free or unmap: size; alloc: size, z (block
+ *     size - size), stream, stack + 1 (0: none), user_metadata + 1 (0:
+ *     none; an index into the log's "metadata"); oom: size.
  * Invariants: change-point indices strictly increase within a series; a
  * record's cause is the entry that caused it (an event outside any entry
  * takes the previous record's).
@@ -160,8 +161,20 @@ log_put(Run *r, const Pending *p, uint64_t block)
 				    GSIZE_TO_POINTER(r->log_count + 1));
 	g_byte_array_append(r->log, &p->kind, 1);
 	put_zigzag(r->log, (int64_t)(p->cause - r->log_cause));
-	put_zigzag(r->log, (int64_t)(p->addr - r->log_addr));
 	r->log_cause = p->cause;
+	if (p->kind == LOG_FREE) {
+		/* the alloc's record holds the address */
+		gsize rec = GPOINTER_TO_SIZE(
+			g_hash_table_lookup(r->live_rec, GSIZE_TO_POINTER(p->addr)));
+		put_varint(r->log, rec ? r->log_count - (rec - 1) : 0);
+		if (!rec)
+			put_zigzag(r->log, (int64_t)(p->addr - r->log_addr));
+		g_hash_table_remove(r->live_rec, GSIZE_TO_POINTER(p->addr));
+		r->log_addr = p->addr;
+		r->log_count++;
+		return;
+	}
+	put_zigzag(r->log, (int64_t)(p->addr - r->log_addr));
 	r->log_addr = p->addr;
 	switch ((LogKind)p->kind) {
 	case LOG_SEGMENT_ALLOC:
@@ -181,13 +194,8 @@ log_put(Run *r, const Pending *p, uint64_t block)
 		put_varint(r->log, p->stack);
 		put_varint(r->log, p->meta);
 		break;
-	case LOG_FREE: {
-		gsize rec = GPOINTER_TO_SIZE(
-			g_hash_table_lookup(r->live_rec, GSIZE_TO_POINTER(p->addr)));
-		put_varint(r->log, rec ? r->log_count - (rec - 1) : 0);
-		g_hash_table_remove(r->live_rec, GSIZE_TO_POINTER(p->addr));
+	case LOG_FREE:
 		break;
-	}
 	}
 	r->log_count++;
 }

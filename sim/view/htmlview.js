@@ -148,9 +148,17 @@
     function gcd(a, b) { while (b) { var t = a % b; a = b; b = t; } return a; }
     for (var i = 0; i < n; i++) {
       var kd = B[P++];
-      cause += zigzag(); addr += zigzag();
-      K[i] = kd; C[i] = cause; A[i] = addr;
-      if (kd === 5) { var back = varint(); if (back) F[i - back] = i; continue; }
+      cause += zigzag();
+      K[i] = kd; C[i] = cause;
+      if (kd === 5) {
+        /* a free: its alloc's record has the address */
+        var back = varint();
+        if (back) { F[i - back] = i; addr = A[i - back]; } else addr += zigzag();
+        A[i] = addr;
+        continue;
+      }
+      addr += zigzag();
+      A[i] = addr;
       S[i] = varint();
       if (kd === 0 || kd === 2) { T[i] = stream(varint()); if (kd === 2) pageGcd = gcd(S[i], pageGcd); }
       else if (kd === 4) { X[i] = zigzag(); T[i] = stream(varint()); ST[i] = varint(); MD[i] = varint(); }
