@@ -1,8 +1,8 @@
 /* test-tree.c - the treaps behind best fit (sim/policy/tree.c): inserts and
  * erases in a seeded random order keep the order PyTorch's comparators
- * give (BlockComparatorSize: stream, size, address; BlockComparatorAddress:
- * stream, address), and cca_tree_check() accepts every such tree and
- * names each kind of damage: a parent link, the key order, a priority,
+ * give (BlockComparatorSize: stream, size, counter, address, the counter 0
+ * here as under 2.11's rules; BlockComparatorAddress: stream, address), and cca_tree_check()
+ * accepts every such tree and names each kind of damage: a parent link, the key order, a priority,
  * the count, a handle outside the slab. */
 #include "config.h"
 
@@ -43,6 +43,8 @@ key_order(const void *pa, const void *pb)
 		return a->stream < b->stream ? -1 : 1;
 	if (sort_by_size && a->size != b->size)
 		return a->size < b->size ? -1 : 1;
+	if (sort_by_size && a->counter != b->counter) /* 0 here: the address order */
+		return a->counter < b->counter ? -1 : 1;
 	return a->ptr < b->ptr ? -1 : a->ptr > b->ptr;
 }
 
