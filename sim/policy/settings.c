@@ -158,7 +158,7 @@ static const CcaKnob cca_knobs[] = {
 	{"max_non_split_rounding_mb", NULL, CCA_KNOB_MIB, CCA_PASS_ACCEL, false,
 	 CCA_FIELD(max_non_split_rounding), -1, cca_check_min_large_segment,
 	 "MiB >= large_segment_size_mb", "large_segment_size_mb",
-	 "an oversize cached block serves a request at most this much smaller", CCA_MODEL_SIMULATED,
+	 "an oversize cached block serves a request only if it is less than this much larger", CCA_MODEL_SIMULATED,
 	 NULL},
 	{"garbage_collection_threshold", NULL, CCA_KNOB_DOUBLE, CCA_PASS_ACCEL, false,
 	 CCA_FIELD(garbage_collection_threshold), -1, cca_check_gc_threshold, "(0.0, 1.0)",
