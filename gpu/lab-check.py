@@ -113,21 +113,23 @@ def run_program(path):
             k = int(w[1])
             if k not in pools:
                 pools[k] = torch.cuda.MemPool()
-            ctx = torch.cuda.use_mem_pool(pools[k])
-            ctx.__enter__()
-            regions.append((ctx, current))
+            # no name keeps the context (it holds the pool: `release_mempool`
+            # must drop the last reference for ~MemPool to run)
+            regions.append((torch.cuda.use_mem_pool(pools[k]), current))
+            regions[-1][0].__enter__()
         elif w[0] == "release_mempool":
             del pools[int(w[1])]  # the last reference: ~MemPool
         elif w[0] == "capture":
             g = torch.cuda.CUDAGraph()
             graphs.append(g)
-            ctx = torch.cuda.graph(g, stream=stream(int(w[1])))
-            ctx.__enter__()  # synchronize, empty_cache, capture_begin
-            regions.append((ctx, current))
+            regions.append((torch.cuda.graph(g, stream=stream(int(w[1]))), current))
+            regions[-1][0].__enter__()  # synchronize, empty_cache, capture_begin
             current = int(w[1])
         elif w[0] == "end":
-            ctx, current = regions.pop()
-            ctx.__exit__(None, None, None)
+            region = regions.pop()
+            current = region[1]
+            region[0].__exit__(None, None, None)
+            del region
         elif w[0] == "free":
             live = [k for k, t in enumerate(tensors, 1) if t is not None]
             if w[1] == "all":

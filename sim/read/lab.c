@@ -350,6 +350,19 @@ lab_capture(Lab *lab, char **w, guint n, GError **error)
 		cca_allocator_empty_cache(lab->alloc);
 		g_array_set_size(lab->pending, 0);
 	}
+	if (lab->graphs == 0) {
+		/* CUDAGraph::capture_begin registers the default CUDA generator
+		 * with its first graph, which allocates the generator's seed and
+		 * offset (two 8-byte int64 tensors) before beginAllocateToPool:
+		 * on the capture stream, in the default pool, alive while a
+		 * graph is (measured on the H200: graph.lab, pools.lab) */
+		for (int i = 0; i < 2; i++) {
+			lab_process_events(lab);
+			if (cca_allocator_malloc_in(lab->alloc, 8, s, 0) == CCA_NIL)
+				return lab_fail(lab, error,
+						"the graph's generator state does not fit");
+		}
+	}
 	LabRegion r = {.capture = true,
 		       .stream = s,
 		       .outer = lab->stream,
