@@ -12,6 +12,10 @@
  *   free all
  *   empty_cache
  *
+ * and record_stream, fraction, a settings change mid-program, a MemPool
+ * region (mempool N ... end, release_mempool N) and a graph capture
+ * (capture S ... end).
+ *
  * It has no recorded addresses, so the reader runs the program once
  * through the allocator model (under the lab's own settings, on a
  * simulated H200 with no cap) and keeps the entries the model records:
