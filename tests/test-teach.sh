@@ -198,19 +198,19 @@ run 0 "$ccasim" explain "$labs/gc.lab" --line 15 &&
 	has "without stopping at the 39.58 MiB excess"
 report $? "gc.lab line 15: garbage collection frees 80 MiB for a 39.58 MiB excess"
 run 0 "$ccasim" step "$labs/pools.lab" --line 15 &&
-	has "The program called empty_cache() here" &&
+	has "The program released cached memory here (empty_cache()" &&
 	has "After it: reserved 52.00 MiB in 3 segments"
 report $? "pools.lab line 15: empty_cache keeps the MemPool's and the graph's segments (pools in use)"
 run 0 "$ccasim" replay --json "$labs/mempool.lab" && [ "$(stat num_ooms)" = 1 ] &&
 	[ "$(stat num_alloc_retries)" = 1 ]
 report $? "mempool.lab: the pool's request fails without a retry, the default one retries"
 run 0 "$ccasim" explain "$labs/mempool.lab" --line 14 &&
-	has "It went to private pool (0, 1), a torch.cuda.MemPool's" &&
+	has "It went to private pool (0, 1), one the program made (torch.cuda.MemPool()" &&
 	has "5. release_cached_blocks: skipped (a capture or a use_mem_pool region was underway)." &&
 	lacks "a defragmented cache would have served it"
 report $? "mempool.lab line 14: the request inside use_mem_pool names its pool and skips the release"
 run 0 "$ccasim" explain "$labs/graph.lab" --line 13 &&
-	has "It went to private pool (1, 0), a CUDA graph's"
+	has "It went to private pool (1, 0), the one a CUDA graph capture made for itself"
 report $? "graph.lab line 13: the captured stream's request goes to the graph's pool"
 run 0 "$ccasim" step "$labs/graph.lab" --line 15 &&
 	has "Served from the cache" && has "It went to the default pools"
@@ -235,7 +235,7 @@ run 0 "$ccasim" step "$scratch/pages.lab" --line 4 --width 30 &&
 	has "|..........|....#####|#########| 2 blocks, 30.00 MiB used, 30.00 MiB free; 3 mapped pages of 20.00 MiB"
 report $? "step draws the page boundaries of an expandable segment"
 run 0 "$ccasim" step "$labs/expandable.lab" --line 12 &&
-	has "The program called empty_cache() here" && has "After it: reserved 0 bytes"
+	has "The program released cached memory here (empty_cache()" && has "After it: reserved 0 bytes"
 report $? "step on an empty_cache unmap shows the state after it"
 run 0 "$ccasim" step "$labs/stranded.lab" --at 7 --config expandable_segments:True &&
 	lacks "segment was released" && has "reserved 20.00 MiB"

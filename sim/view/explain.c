@@ -183,19 +183,24 @@ cca_explain_private_pool(const int64_t pool_id[2])
 char *
 cca_explain_pool_reason(const int64_t pool_id[2])
 {
-	/* torch.cuda.MemPool() ids are (0, N), graph_pool_handle()'s (N, 0)
-	 * (MemPool's constructor); other ids are a pool the replay inferred */
+	/* MemPool::graph_pool_handle(is_user_created): (0, N) for a pool the
+	 * program made (torch.cuda.MemPool(), torch.cuda.graph_pool_handle(),
+	 * which torch.compile's cudagraph trees share), (N, 0) for the pool
+	 * CUDAGraph::capture_begin makes when given none; other ids are a
+	 * pool the replay inferred */
 	if (pool_id[0] == 0 && pool_id[1] > 0)
 		return g_strdup_printf(
 			"private pool (0, %" G_GINT64_FORMAT
-			"), a torch.cuda.MemPool's: the request was made inside "
-			"use_mem_pool(pool), which sends the thread's requests there",
+			"), one the program made (torch.cuda.MemPool(), or "
+			"torch.cuda.graph_pool_handle() as torch.compile's cudagraph trees use): a "
+			"use_mem_pool region of its thread, or a capture of its stream into that pool, "
+			"was underway",
 			pool_id[1]);
 	if (pool_id[0] > 0 && pool_id[1] == 0)
 		return g_strdup_printf("private pool (%" G_GINT64_FORMAT
-				       ", 0), a CUDA graph's (torch.cuda.graph, cudagraph trees): "
-				       "its stream was being captured, and the capture takes its "
-				       "stream's requests",
+				       ", 0), the one a CUDA graph capture made for itself "
+				       "(torch.cuda.graph without a pool): its stream was being "
+				       "captured, and the capture takes its stream's requests",
 				       pool_id[0]);
 	return g_strdup_printf("private pool (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
 			       "), one the replay inferred from the trace (doc/private-pools.md)",

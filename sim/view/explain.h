@@ -81,8 +81,9 @@ void cca_explain_append_request(GString *out, const CcaRequestRecord *record, co
 bool cca_explain_private_pool(const int64_t pool_id[2]);
 
 /* A new string naming private pool POOL_ID and why a request goes there:
- * a MemPool's (0, N) through use_mem_pool, a graph's (N, 0) through a
- * capture of its stream, else one the replay inferred. */
+ * a pool the program made (0, N) through use_mem_pool or a capture into
+ * it, a capture's own (N, 0) through a capture of its stream, else one
+ * the replay inferred. */
 char *cca_explain_pool_reason(const int64_t pool_id[2]);
 
 /* Appends the stages of RECORD's malloc one per line, in PyTorch's

@@ -144,6 +144,8 @@ typedef struct {
 	uint64_t allowed_maximum;
 	uint64_t large_page;	/* an expandable large-pool page (large_segment_size) */
 	CcaEvent release_entry; /* the last release entry at or before AT */
+	bool release_is_pool;	/* a lab's release_mempool line made it */
+	const CcaSnapshot *snap;
 } Step;
 
 static void
@@ -212,8 +214,11 @@ step_before(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *
 	if (s->captured)
 		return;
 	if ((ev->action == CCA_ACTION_SEGMENT_FREE || ev->action == CCA_ACTION_SEGMENT_UNMAP) &&
-	    index <= s->where.at)
+	    index <= s->where.at) {
 		s->release_entry = *ev;
+		const char *line = cca_lab_event_line(s->snap, ev);
+		s->release_is_pool = line && strstr(line, ": release_mempool ") != NULL;
+	}
 	step_act(s, cca_stepview_at_before(&s->where, index, ev), UINT64_MAX, NULL, alloc);
 	if (!s->captured)
 		cca_explain_before(s->x, index, ev, alloc);
@@ -351,8 +356,15 @@ describe_free(GString *out, const Step *s)
 					      : " returned to its pool.\n");
 		return;
 	}
+	if (cca_explain_private_pool(seg->pool_id))
+		g_string_append_printf(out,
+				       " returns to private pool (%" G_GINT64_FORMAT
+				       ", %" G_GINT64_FORMAT ")'s",
+				       seg->pool_id[0], seg->pool_id[1]);
+	else
+		g_string_append(out, " returns to the");
 	g_string_append_printf(out,
-			       " returns to the %s pool of stream %" G_GUINT64_FORMAT
+			       " %s pool of stream %" G_GUINT64_FORMAT
 			       "; merged with any free neighbours it is now a free block of %s "
 			       "in a %s segment.\n",
 			       seg->is_small ? "small" : "large", seg->stream, sz(blk->size, a),
@@ -472,12 +484,22 @@ describe_decision(GString *out, const Step *s, const CcaReplayResult *res)
 		     ev->action == CCA_ACTION_SEGMENT_UNMAP) &&
 		    (has_model(s, CCA_ACTION_SEGMENT_FREE) ||
 		     has_model(s, CCA_ACTION_SEGMENT_UNMAP))) {
-			g_string_append(out,
-					"  The program called empty_cache() here: "
-					"release_cached_blocks synchronized the streams and "
-					"released every wholly free cached segment of the default "
-					"pools and of the freeable private pools, and unmapped the "
-					"whole free pages of expandable segments.\n");
+			if (s->release_is_pool)
+				g_string_append(
+					out,
+					"  The program deleted a MemPool here: ~MemPool made its "
+					"pool freeable (releasePool) and emptyCache(pool) "
+					"synchronized and released that pool's wholly free cached "
+					"segments, small ones first; the other pools keep theirs.\n");
+			else
+				g_string_append(
+					out,
+					"  The program released cached memory here (empty_cache(), "
+					"or a MemPool's deletion, which releases only its own pool): "
+					"release_cached_blocks synchronized the streams and released "
+					"every wholly free cached segment of the default pools and of "
+					"the freeable private pools, and unmapped the whole free "
+					"pages of expandable segments.\n");
 			break;
 		}
 		if (res->whatif)
@@ -576,6 +598,7 @@ segment_bar(GString *out, const CcaStateSegment *seg, guint width, uint64_t page
 typedef struct {
 	bool small;
 	uint64_t stream;
+	int64_t pool_id[2]; /* (0, 0): the default pools */
 	uint32_t free_blocks;
 	uint64_t free_bytes, largest;
 	uint32_t pending;
@@ -605,11 +628,14 @@ describe_state(GString *out, const Step *s, const CcaStepParams *params)
 		PoolRow *row = NULL;
 		for (guint r = 0; r < rows->len; r++) {
 			PoolRow *x = &g_array_index(rows, PoolRow, r);
-			if (x->small == seg->is_small && x->stream == seg->stream)
+			if (x->small == seg->is_small && x->stream == seg->stream &&
+			    x->pool_id[0] == seg->pool_id[0] && x->pool_id[1] == seg->pool_id[1])
 				row = x;
 		}
 		if (!row) {
-			PoolRow n = {.small = seg->is_small, .stream = seg->stream};
+			PoolRow n = {.small = seg->is_small,
+				     .stream = seg->stream,
+				     .pool_id = {seg->pool_id[0], seg->pool_id[1]}};
 			g_array_append_val(rows, n);
 			row = &g_array_index(rows, PoolRow, rows->len - 1);
 		}
@@ -630,9 +656,16 @@ describe_state(GString *out, const Step *s, const CcaStepParams *params)
 		g_string_append(out, "  (empty: nothing reserved)\n");
 	for (guint r = 0; r < rows->len; r++) {
 		const PoolRow *x = &g_array_index(rows, PoolRow, r);
+		if (cca_explain_private_pool(x->pool_id))
+			g_string_append_printf(out,
+					       "  private pool (%" G_GINT64_FORMAT
+					       ", %" G_GINT64_FORMAT ")'s",
+					       x->pool_id[0], x->pool_id[1]);
+		else
+			g_string_append(out, " ");
 		g_string_append_printf(
 			out,
-			"  %s pool, stream %" G_GUINT64_FORMAT ": %u free block%s, %s, largest %s",
+			" %s pool, stream %" G_GUINT64_FORMAT ": %u free block%s, %s, largest %s",
 			x->small ? "small" : "large", x->stream, x->free_blocks,
 			x->free_blocks == 1 ? "" : "s", sz(x->free_bytes, a), sz(x->largest, b));
 		if (x->pending)
@@ -676,6 +709,11 @@ describe_state(GString *out, const Step *s, const CcaStepParams *params)
 			g_string_append_printf(out, "| %zu block%s, %s used, %s free",
 					       seg->n_blocks, seg->n_blocks == 1 ? "" : "s",
 					       sz(used, b), sz(free, c));
+			if (cca_explain_private_pool(seg->pool_id))
+				g_string_append_printf(out,
+						       "; private pool (%" G_GINT64_FORMAT
+						       ", %" G_GINT64_FORMAT ")",
+						       seg->pool_id[0], seg->pool_id[1]);
 			if (seg->is_expandable && page)
 				g_string_append_printf(
 					out, "; %" G_GUINT64_FORMAT " mapped page%s of %s",
@@ -704,6 +742,7 @@ cca_stepview_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	}
 	Step s = {
 		.params = params,
+		.snap = snap,
 		.events = g_array_new(FALSE, FALSE, sizeof(CcaEvent)),
 		.last_events = g_array_new(FALSE, FALSE, sizeof(CcaEvent)),
 	};
