@@ -139,7 +139,9 @@ cca_cmd_step(const CcaCliCommand *cmd, int argc, char **argv)
 		{"at", 0, 0, G_OPTION_ARG_STRING, &at_text,
 		 "Print the view at this event and exit (no keys)", "EVENT"},
 		{"line", 0, 0, G_OPTION_ARG_STRING, &line_text,
-		 "A lab: print the view at the first event that lab line N made, and exit", "N"},
+		 "A lab: print the view at the first request (else the first event) that lab line N "
+		 "made, and exit",
+		 "N"},
 		{"max-segments", 0, 0, G_OPTION_ARG_INT, &max_segments,
 		 "Segments listed (default 24; 0: all)", "N"},
 		{"width", 0, 0, G_OPTION_ARG_INT, &width,
@@ -182,7 +184,7 @@ cca_cmd_step(const CcaCliCommand *cmd, int argc, char **argv)
 	if (line > 0) {
 		g_autoptr(GError) error = NULL;
 		uint64_t index = 0;
-		if (!cca_lab_find_line(snap, opt.device, (uint64_t)line, false, &index, &error)) {
+		if (!cca_lab_find_line(snap, opt.device, (uint64_t)line, true, &index, &error)) {
 			g_autofree char *shown = cca_text_path(argv[1]);
 			fprintf(stderr, "ccasim step: %s: --line: %s\n", shown, error->message);
 			return 2;

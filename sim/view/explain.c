@@ -214,9 +214,9 @@ explain_rounding(GString *out, const CcaRequestWhy *w, const char *indent)
 	if (w->size != w->size_512)
 		g_string_append_printf(
 			out,
-			"%sroundup_power2_divisions rounds it up to %s (%s more than "
-			"the 512-byte rounding).\n",
-			indent, sz(w->size, a), sz(w->size - w->size_512, b));
+			"%sroundup_power2_divisions rounds it up to %s, %" G_GUINT64_FORMAT
+			" B (%s more than the 512-byte rounding).\n",
+			indent, sz(w->size, a), w->size, sz(w->size - w->size_512, b));
 	else if (w->size != w->orig_size)
 		g_string_append_printf(out,
 				       "%sIt rounds up to %s, %" G_GUINT64_FORMAT
@@ -416,9 +416,13 @@ explain_releases(GString *out, const CcaRequestRecord *r, const char *indent)
 		g_string_append_printf(
 			out,
 			"%sThe first cudaMalloc %s, so release_available_cached_blocks released %u "
-			"cached block%s of max_split_size or more (%s) and tried again.\n",
+			"cached block%s of max_split_size or more (%s)%s.\n",
 			indent, refusal(r, k->first_refused_by_cap), k->oversize_released,
-			k->oversize_released == 1 ? "" : "s", sz(k->oversize_released_bytes, a));
+			k->oversize_released == 1 ? "" : "s", sz(k->oversize_released_bytes, a),
+			k->oversize_alloc_tried
+				? " and tried again"
+				: ", less than the request, so it reported failure and did not try "
+				  "again (the blocks stay released)");
 	if (k->release_all_ran)
 		g_string_append_printf(
 			out,
