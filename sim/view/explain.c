@@ -1011,6 +1011,15 @@ append_summary(GString *out, const CcaReplayResult *res, const Pass *pass)
 			res->oom_event);
 }
 
+/* A lab's request: the line that made it, above its account. */
+static void
+append_lab_line(GString *out, const CcaSnapshot *snap, const CcaRequestRecord *r)
+{
+	const char *line = cca_lab_event_line(snap, &r->request);
+	if (line)
+		g_string_append_printf(out, "  (made by %s)\n", line);
+}
+
 gboolean
 cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		const CcaExplainParams *params, GString *out, GError **error)
@@ -1099,6 +1108,7 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		if (r->oom || (params->limit && listed >= params->limit))
 			continue;
 		listed++;
+		append_lab_line(out, snap, r);
 		cca_explain_append_request(out, r, "  ");
 	}
 	guint ooms = 0;
@@ -1108,8 +1118,10 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 			continue;
 		if (ooms++ == 0)
 			g_string_append(out, "\nWhy the allocator ran out of memory:\n");
-		if (ooms <= (params->limit ? params->limit : G_MAXUINT))
+		if (ooms <= (params->limit ? params->limit : G_MAXUINT)) {
+			append_lab_line(out, snap, r);
 			cca_explain_append_request(out, r, "  ");
+		}
 	}
 
 	if (pass.have_peak)
