@@ -58,6 +58,8 @@ def parse(path):
             continue
         if words[0] == "settings" and not cmds and not settings:
             settings = words[1]  # the program's PYTORCH_CUDA_ALLOC_CONF
+        elif words[0] == "pytorch":
+            continue  # the release the lab models: see run_program()
         else:
             cmds.append((n, words))  # a later settings line: _set_allocator_settings
     return settings, checks, cmds
@@ -83,15 +85,17 @@ def run_program(path):
         return streams[k]
 
     for n, w in cmds:
-        if w[0] == "alloc" and len(w) == 3 and w[2] == "oom":
+        if w[0] == "alloc" and len(w) == 3 and w[2] == "catch":
+            # the program catches the OOM of a request that fails; a failed
+            # request takes no tensor number (doc/lab.md)
             if not regions:
                 torch.cuda.synchronize()
-            try:  # the program expects the failure and catches it
-                with torch.cuda.stream(stream(current)):
-                    torch.empty(size(w[1]), dtype=torch.uint8, device="cuda")
-                raise ValueError("%s: line %d: the request was served" % (path, n))
-            except torch.OutOfMemoryError:
-                pass
+            with torch.cuda.stream(stream(current)):
+                try:
+                    tensors.append(torch.empty(size(w[1]), dtype=torch.uint8,
+                                               device="cuda"))
+                except torch.OutOfMemoryError:
+                    pass
         elif w[0] == "alloc":
             count = int(w[2][1:]) if len(w) == 3 else 1
             nbytes = size(w[1])
@@ -166,8 +170,18 @@ def main():
         json.dump(run_program(args.labs[0]), sys.stdout)
         return 0
     status = 0
+    import re as _re
     for lab in args.labs:
         settings, checks, _ = parse(lab)
+        # a lab of another release (its `pytorch X.Y` line) needs that torch
+        with open(lab) as f:
+            m = _re.search(r"^pytorch\s+(\S+)", f.read(), _re.M)
+        if m:
+            import torch
+            if not torch.__version__.startswith(m.group(1) + "."):
+                print(json.dumps({"lab": lab, "skipped": "needs torch %s, this is %s"
+                                  % (m.group(1), torch.__version__)}))
+                continue
         configs = args.config if args.config is not None else [settings] + checks
         for conf in dict.fromkeys(configs):
             env = dict(os.environ, PYTORCH_CUDA_ALLOC_CONF=conf)

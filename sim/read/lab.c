@@ -60,6 +60,7 @@ typedef struct {
 	uint32_t first, last; /* the lowest and highest live numbers; 0: none live */
 	CcaSettings settings;
 	bool have_settings;
+	uint32_t release; /* `pytorch X.Y` (doc/lab.md), 0: none said */
 	char *conf;
 	CcaAllocator *alloc;
 	CcaDevice *device;
@@ -150,12 +151,24 @@ lab_start(Lab *lab)
 		return;
 	if (!lab->have_settings)
 		cca_settings_init(&lab->settings);
+	if (lab->release)
+		lab->settings.pytorch_version = lab->release;
 	CcaSimDeviceConfig dc = {.total_memory = CCA_H200_TOTAL_MEMORY,
 				 .capacity = CCA_H200_TOTAL_MEMORY,
 				 .address_model = CCA_ADDRESS_DRIVER};
 	lab->device = cca_simdevice_new(&dc);
 	CcaLimits limits = {0};
 	lab->alloc = cca_allocator_new(&lab->settings, &limits, lab->device, lab_record, lab);
+	/* the release, as ccasim-record's start record names torch's */
+	if (lab->release) {
+		/* with the conf it started with, which a later settings change
+		 * needs (lab_start_record()) */
+		g_autofree char *conf = lab_enc(lab->conf ? lab->conf : "");
+		g_autofree char *extra =
+			g_strdup_printf(" v=1 torch=%u.%u.0 conf=%s", lab->release / 100,
+					lab->release % 100, conf);
+		lab_call(lab, "start", extra);
+	}
 }
 
 /* A size: decimal digits, an optional decimal part (".5") and an optional
@@ -458,26 +471,15 @@ static gboolean
 lab_alloc(Lab *lab, char **w, guint n, GError **error)
 {
 	uint64_t size = 0, count = 1;
-	/* `alloc SIZE oom`: the program expects the request to fail and
-	 * catches the OutOfMemoryError; the request gets no tensor number */
-	bool oom = n == 3 && strcmp(w[2], "oom") == 0;
+	/* `alloc SIZE catch`: the program catches the OutOfMemoryError of a
+	 * request that fails (an oom entry; no tensor number is taken) */
+	bool catch = n == 3 && strcmp(w[2], "catch") == 0;
 	if (n < 2 || n > 3)
 		return lab_fail(lab, error,
-				"expected 'alloc SIZE', 'alloc SIZE xN' or 'alloc SIZE oom'");
+				"expected 'alloc SIZE', 'alloc SIZE xN' or 'alloc SIZE catch'");
 	if (!lab_size(lab, w[1], &size, error))
 		return FALSE;
-	if (oom) {
-		lab_start(lab);
-		lab_process_events(lab);
-		CcaHandle h = cca_allocator_malloc_in(lab->alloc, size, lab->stream,
-						      lab_pool(lab, lab->stream));
-		if (h != CCA_NIL)
-			return lab_fail(lab, error,
-					"the request (%s) was served: 'oom' expects it to fail",
-					w[1]);
-		return TRUE;
-	}
-	if (n == 3) {
+	if (n == 3 && !catch) {
 		if (w[2][0] != 'x')
 			return lab_fail(lab, error,
 					"expected xN (a count) after the size, got '%s'", w[2]);
@@ -491,6 +493,8 @@ lab_alloc(Lab *lab, char **w, guint n, GError **error)
 	for (uint64_t i = 0; i < count; i++) {
 		lab_process_events(lab);
 		CcaHandle h = cca_allocator_malloc_in(lab->alloc, size, lab->stream, pool);
+		if (h == CCA_NIL && catch)
+			return TRUE;
 		if (h == CCA_NIL)
 			return lab_fail(
 				lab, error,
@@ -631,6 +635,21 @@ lab_line(Lab *lab, char *text, GError **error)
 		return lab_capture(lab, w, n, error);
 	if (strcmp(w[0], "end") == 0)
 		return lab_end(lab, n, error);
+	if (strcmp(w[0], "pytorch") == 0) {
+		if (n != 2)
+			return lab_fail(lab, error, "expected 'pytorch X.Y'");
+		if (lab->release || lab->have_settings || lab->alloc)
+			return lab_fail(
+				lab, error,
+				"pytorch comes once, before settings and every other command");
+		GError *local = NULL;
+		if (!cca_settings_pytorch_version_parse(w[1], &lab->release, &local)) {
+			lab_fail(lab, error, "pytorch: %s", local->message);
+			g_error_free(local);
+			return FALSE;
+		}
+		return TRUE;
+	}
 	if (strcmp(w[0], "settings") == 0) {
 		if (n != 2)
 			return lab_fail(lab, error,
@@ -642,6 +661,8 @@ lab_line(Lab *lab, char *text, GError **error)
 		}
 		GError *local = NULL;
 		cca_settings_init(&lab->settings);
+		if (lab->release)
+			lab->settings.pytorch_version = lab->release;
 		lab->have_settings = true;
 		if (!cca_settings_parse(&lab->settings, w[1], &local)) {
 			lab_fail(lab, error, "settings: %s", local->message);
@@ -654,7 +675,7 @@ lab_line(Lab *lab, char *text, GError **error)
 	g_autofree char *shown = g_strescape(w[0], NULL);
 	return lab_fail(lab, error,
 			"unknown command '%.40s' (alloc, free, stream, record_stream, empty_cache, "
-			"settings, fraction, mempool, release_mempool, capture, end)",
+			"settings, fraction, mempool, release_mempool, capture, end, pytorch)",
 			shown);
 }
 
@@ -775,7 +796,7 @@ cca_lab_load(const unsigned char *data, size_t len, const char *name, GError **e
 	}
 	if (ok) {
 		lab_start(&lab); /* an empty program records nothing */
-		if (lab.settings_changed)
+		if (lab.settings_changed && !lab.release) /* a release wrote one already */
 			lab_start_record(&lab);
 		if (lab.snap->annotations->len)
 			lab_call(&lab, "dump", " reason=lab");
