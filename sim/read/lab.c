@@ -164,9 +164,8 @@ lab_start(Lab *lab)
 		/* with the conf it started with, which a later settings change
 		 * needs (lab_start_record()) */
 		g_autofree char *conf = lab_enc(lab->conf ? lab->conf : "");
-		g_autofree char *extra =
-			g_strdup_printf(" v=1 torch=%u.%u.0 conf=%s", lab->release / 100,
-					lab->release % 100, conf);
+		g_autofree char *extra = g_strdup_printf(
+			" v=1 torch=%u.%u.0 conf=%s", lab->release / 100, lab->release % 100, conf);
 		lab_call(lab, "start", extra);
 	}
 }
@@ -795,7 +794,7 @@ cca_lab_load(const unsigned char *data, size_t len, const char *name, GError **e
 		ok = lab_fail(&lab, error, "a capture or mempool region has no 'end'");
 	}
 	if (ok) {
-		lab_start(&lab); /* an empty program records nothing */
+		lab_start(&lab);			  /* an empty program records nothing */
 		if (lab.settings_changed && !lab.release) /* a release wrote one already */
 			lab_start_record(&lab);
 		if (lab.snap->annotations->len)
