@@ -6,7 +6,7 @@ stats resets), sequences modelled on PyTorch's own allocator tests that
 change settings, fractions or stats mid-run, and the CUDA-graph and
 torch.compile workloads of gpu/capture-patterns.py, whose capture-time
 empty_cache() calls plain snapshots cannot show.  Each workload runs in a
-fresh process per setting, recorded by tools/ccasim_record.py; beside the
+fresh process per setting, recorded by record/ccasim_record.py; beside the
 snapshot W.C.pickle, W.C.json holds memory_stats() at the end (the format
 of traces/pytorch-2.11/README.md).
 
@@ -17,7 +17,7 @@ of traces/pytorch-2.11/README.md).
 import glob, json, os, random, shutil, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+sys.path.insert(0, os.path.join(HERE, "..", "record"))
 sys.path.insert(0, HERE)
 
 CONFIGS = {
@@ -216,7 +216,7 @@ def oom2(outdir):
     """Two processes with RANK 0 and 1 on the one GPU, each under
     ccasim-record, each running out of memory."""
     os.makedirs(outdir, exist_ok=True)
-    tools = os.path.join(HERE, "..", "tools")
+    tools = os.path.join(HERE, "..", "record")
     # what the installed ccasim-record does, from the source tree
     wrapper = ("import sys; sys.path.insert(0, %r); import ccasim_record; "
                "sys.exit(ccasim_record.main(sys.argv[1:]))" % tools)

@@ -27,7 +27,7 @@ tabulates the spread over the repeats, gpu/check-uncertain.sh runs
 ccasim replay --check on each trace (traces/uncertain-2.11/README.md).
 
 W is a program name below (mempool-plain, snapfirst-plain: the same
-program as a plain snapshot); MODE is rec (tools/ccasim_record.py), plain
+program as a plain snapshot); MODE is rec (record/ccasim_record.py), plain
 (_record_memory_history(max_entries=10_000_000, context=None) and
 _dump_snapshot) or nohistory (_dump_snapshot only).  A capped setting
 calls set_per_process_memory_fraction(CAP / total_memory): in rec mode
@@ -39,7 +39,7 @@ first default run (phase one), rounded up to 2 MiB.
 import glob, json, os, random, shutil, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+sys.path.insert(0, os.path.join(HERE, "..", "record"))
 SCRIPT = os.path.abspath(__file__)
 MIB = 1 << 20
 

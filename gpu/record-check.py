@@ -48,7 +48,7 @@ def parse(name):
 
 
 def recorder():
-    for d in (os.environ.get("CCASIM_RECORD_PYDIR"), os.path.join(HERE, "..", "tools")):
+    for d in (os.environ.get("CCASIM_RECORD_PYDIR"), os.path.join(HERE, "..", "record")):
         if d and os.path.isfile(os.path.join(d, "ccasim_record.py")):
             sys.path.insert(0, os.path.abspath(d))
             import ccasim_record

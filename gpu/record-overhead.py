@@ -30,7 +30,7 @@ MODES = ("none", "plain", "ccasim")
 
 
 def recorder_dir():
-    for d in (os.environ.get("CCASIM_RECORD_PYDIR"), os.path.join(HERE, "..", "tools")):
+    for d in (os.environ.get("CCASIM_RECORD_PYDIR"), os.path.join(HERE, "..", "record")):
         if d and os.path.isfile(os.path.join(d, "ccasim_record.py")):
             return os.path.abspath(d)
     sys.exit("record-overhead: ccasim_record.py not found (set CCASIM_RECORD_PYDIR)")

@@ -15,10 +15,10 @@ if ! "$python" -c 'import venv, setuptools, sysconfig, os, sys; sys.exit(not os.
 	tap_done
 fi
 tree=$scratch/src
-mkdir -p "$tree/tools"
+mkdir -p "$tree/record"
 cp -R "$srcdir/pyproject.toml" "$srcdir/setup.py" "$srcdir/configure.ac" "$srcdir/README.md" \
 	"$srcdir/python" "$srcdir/sim" "$tree/"
-cp -R "$srcdir/tools/ccasim_record.py" "$srcdir/tools/record-site" "$tree/tools/"
+cp -R "$srcdir/record/ccasim_record.py" "$srcdir/record/record-site" "$tree/record/"
 rm -rf "$tree/python/__pycache__" "$tree/python/tests/__pycache__"
 "$python" -m venv --system-site-packages "$scratch/venv" >"$scratch/venv.log" 2>&1 &&
 	(cd "$tree" && "$scratch/venv/bin/pip" install --no-build-isolation --no-index . \

@@ -1,6 +1,6 @@
 #!/bin/sh
 # test-record.sh - ccasim-record, the recorder of what a snapshot leaves out
-# (issue 14), without torch or a GPU (TAP).  tools/ccasim_record.py runs
+# (issue 14), without torch or a GPU (TAP).  record/ccasim_record.py runs
 # against tests/data/fake-torch-record (a stand-in for torch with an
 # in-memory allocator, a trace and _snapshot()): each recorded call's
 # record and counts, the percent-encoding, the reset_accumulated offset,
@@ -591,7 +591,7 @@ run 0 env PYTHONPATH="$fake" FAKE_TORCH_CUDA=0 "$wrapper" --out "$scratch/nocuda
 	/usr/bin/python3 -c 'import torch, ccasim_record; assert not ccasim_record.is_recording()' &&
 	[ ! -s "$scratch/err" ]
 report $? "no CUDA: the program runs, unrecorded, silently"
-run 0 env PYTHONPATH="$tools/record-site:$fake" CCASIM_RECORD='{not json' /usr/bin/python3 -c \
+run 0 env PYTHONPATH="$record/record-site:$fake" CCASIM_RECORD='{not json' /usr/bin/python3 -c \
 	'import torch; print("ran")' && grep -qx ran "$scratch/out" && one_line &&
 	grep -q "CCASIM_RECORD is not valid" "$scratch/err"
 report $? "a bad CCASIM_RECORD: one line, the program runs unrecorded"

@@ -16,7 +16,7 @@ format, which ccasim parses).
     ccasim_record.stop()
 
 or, for a whole program, `ccasim-record --out dumps -- python3 train.py`,
-which injects this module through PYTHONPATH (tools/record-site/
+which injects this module through PYTHONPATH (record/record-site/
 sitecustomize.py) and the CCASIM_RECORD environment variable.
 
 Invariants: no Python work per allocation (the recorded calls are rare);
