@@ -10,7 +10,7 @@ set -u
 
 srcdir=${top_srcdir:-.}
 . "$srcdir/tests/tap.sh"
-gen=${top_builddir:-.}/tools/gen-trace
+gen=${top_builddir:-.}/bench/gen-trace
 sample=$traces/samples/snap_default_2.11.pickle
 
 # no_temp DIR: no temporary output (NAME.XXXXXX) is left in DIR.

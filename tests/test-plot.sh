@@ -63,7 +63,7 @@ run 0 "$ccasim" plot "$traces/multistream.default.pickle.xz" --segments --at 348
 report $? "plot --segments --at an event of multistream"
 
 # decimation: 100 times the events, about the same image
-gen=$builddir/tools/gen-trace
+gen=$builddir/bench/gen-trace
 if [ -x "$gen" ]; then
 	run 0 "$gen" -n 2000 -o "$scratch/short.msgpack" &&
 		run 0 "$gen" -n 200000 -o "$scratch/long.msgpack" &&
@@ -73,7 +73,7 @@ if [ -x "$gen" ]; then
 	report $? "a 200000-event trace plots to an SVG under 1 MB"
 else
 	n=$((n + 1))
-	echo "ok $n - decimation # SKIP no tools/gen-trace"
+	echo "ok $n - decimation # SKIP no bench/gen-trace"
 fi
 
 # usage errors

@@ -26,7 +26,7 @@ nm=${NM:-nm}
 # Symbols a file may export besides its prefix: "FILE SYMBOL # reason".
 symbol_allow='
 tools/ccasim.c main # the ccasim program
-tools/gen_trace.c main # the gen-trace program (tools/local.mk)
+bench/gen_trace.c main # the gen-trace program (bench/local.mk)
 gpu/va_probe.c main # a program of its own (gpu/probe-va.sh runs it)
 '
 

@@ -7,10 +7,6 @@ ccasim_SOURCES = \
 	%D%/cmd_replay.c %D%/cli.h %D%/cli.c
 ccasim_LDADD = libccasim.a $(CCASIM_LIBS)
 
-# A synthetic-trace generator for benchmarks (not installed).
-noinst_PROGRAMS += tools/gen-trace
-tools_gen_trace_SOURCES = %D%/gen_trace.c
-tools_gen_trace_LDADD = libccasim.a $(CCASIM_LIBS)
 # What-if studies: sweep, fit, diff.
 ccasim_SOURCES += %D%/cmd_sweep.c
 

@@ -11,7 +11,7 @@
 # (start, load, replay, output).  Skipped without the module (configure
 # --enable-python).
 #
-# Usage: CCASIM=build/ccasim tools/bench-python.sh
+# Usage: CCASIM=build/ccasim bench/bench-python.sh
 set -eu
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
 ccasim=${CCASIM:-ccasim}

@@ -7,7 +7,7 @@
 # cores), and prints the speed-ups and the target: under one second on two
 # cores.  Also checks that every thread count prints the same table.
 #
-# Usage: CCASIM=build/ccasim tools/bench-sweep.sh [TRACE]
+# Usage: CCASIM=build/ccasim bench/bench-sweep.sh [TRACE]
 # Environment: CCASIM (default: ccasim on PATH), BENCH_RUNS (default 3),
 # BENCH_STRICT=1 to exit 1 when the target is missed.
 set -eu

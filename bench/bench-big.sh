@@ -3,7 +3,7 @@
 # how long and how much memory they take, against a baseline binary.
 #
 # Writes, in a scratch directory (about 2 GB of disk), a msgpack trace of
-# about 1 GB (tools/gen-trace, 36 M events) and a pickle of about 1 GB (the
+# about 1 GB (bench/gen-trace, 36 M events) and a pickle of about 1 GB (the
 # simulated run of a 14.2 M-event generated trace, `ccasim export`), then
 # replays each BENCH_RUNS times (default 3) with $CCASIM and, when
 # BENCH_BASELINE names another ccasim (an older build), with it too,
@@ -15,10 +15,10 @@
 # Slow (a minute or more) and disk-hungry, so `make bench` runs it only
 # with BENCH_BIG=1.  BENCH_DIR keeps the traces there between runs.
 #
-# Usage: CCASIM=build/ccasim [BENCH_BASELINE=old/ccasim] tools/bench-big.sh
+# Usage: CCASIM=build/ccasim [BENCH_BASELINE=old/ccasim] bench/bench-big.sh
 set -eu
 ccasim=${CCASIM:-ccasim}
-gen=${GEN_TRACE:-$(dirname "$ccasim")/tools/gen-trace}
+gen=${GEN_TRACE:-$(dirname "$ccasim")/bench/gen-trace}
 base=${BENCH_BASELINE:-}
 runs=${BENCH_RUNS:-3}
 if [ -z "${BENCH_BIG:-}" ] && [ -z "${BENCH_DIR:-}" ]; then

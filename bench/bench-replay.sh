@@ -3,17 +3,17 @@
 #
 # Replays (best of BENCH_RUNS, default 3) with `ccasim replay`:
 #   - gpt2gen.default (256k events), converted to msgpack first;
-#   - a synthetic trace of 10 million events written by tools/gen-trace.
+#   - a synthetic trace of 10 million events written by bench/gen-trace.
 # Prints wall time, events per second against the target (10 million per
 # second), and the memory figures ccasim reports with CCASIM_MEMORY_REPORT:
 # RssAnon (the heap: live blocks and buffers) must not grow with the trace,
 # while VmHWM also counts the pages of the mapped trace file.
 #
-# Usage: CCASIM=build/ccasim GEN_TRACE=build/tools/gen-trace tools/bench-replay.sh
+# Usage: CCASIM=build/ccasim GEN_TRACE=build/bench/gen-trace bench/bench-replay.sh
 set -eu
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
 ccasim=${CCASIM:-ccasim}
-gen=${GEN_TRACE:-$(dirname "$ccasim")/tools/gen-trace}
+gen=${GEN_TRACE:-$(dirname "$ccasim")/bench/gen-trace}
 runs=${BENCH_RUNS:-3}
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/ccasim-bench.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT INT TERM

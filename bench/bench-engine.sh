@@ -4,7 +4,7 @@
 # Best of BENCH_RUNS (default 3) wall times, with $CCASIM and, when
 # BENCH_BASELINE names an older ccasim, with it too:
 #   - replay of a what-if (--config max_split_size_mb:128, one thread) on
-#     a 2 M-event trace: gpt2gen.default repeated by tools/gen-trace -r,
+#     a 2 M-event trace: gpt2gen.default repeated by bench/gen-trace -r,
 #     with an empty_cache() burst between repetitions (target 12 M
 #     events/s, replay alone);
 #   - fit over the default grid on 2 threads of bert.default (56 k events)
@@ -12,11 +12,11 @@
 #   - sweep of 21 settings over a 1 M-event trace (gpt2gen repeated), on
 #     1 thread and on 2 (target < 1 s on 2 cores).
 #
-# Usage: CCASIM=build/ccasim [BENCH_BASELINE=old/ccasim] tools/bench-engine.sh
+# Usage: CCASIM=build/ccasim [BENCH_BASELINE=old/ccasim] bench/bench-engine.sh
 set -eu
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
 ccasim=${CCASIM:-ccasim}
-gen=${GEN_TRACE:-$(dirname "$ccasim")/tools/gen-trace}
+gen=${GEN_TRACE:-$(dirname "$ccasim")/bench/gen-trace}
 base=${BENCH_BASELINE:-}
 runs=${BENCH_RUNS:-3}
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/ccasim-bench-engine.XXXXXX")

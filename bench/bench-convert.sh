@@ -11,7 +11,7 @@
 # twice the pickle's size.  Wall times are whole processes (start-up
 # included) for both; Python's in-process load+pack time is shown too.
 #
-# Usage: CCASIM=build/ccasim tools/bench-convert.sh [TRACE.pickle[.xz]]
+# Usage: CCASIM=build/ccasim bench/bench-convert.sh [TRACE.pickle[.xz]]
 # Environment: CCASIM (default: ccasim on PATH), BENCH_RUNS (default 3),
 # BENCH_WARMUP (untimed runs before them, default 1), BENCH_STRICT=1 to
 # exit 1 when a target is missed.  The warm-up run reads the program, its

@@ -11,13 +11,13 @@
 # default grid with -j 1 and -j 2 into fresh folders, checks the two merged
 # reports are equal, and prints pairs, seconds and pairs per second.
 #
-# Usage: CCASIM=build/ccasim GEN_TRACE=build/tools/gen-trace tools/bench-fleet.sh
+# Usage: CCASIM=build/ccasim GEN_TRACE=build/bench/gen-trace bench/bench-fleet.sh
 # Environment: CCASIM (default ccasim), GEN_TRACE (default: next to
-# $CCASIM in tools/), BENCH_SYNTH (synthetic traces, default 250).
+# $CCASIM in bench/), BENCH_SYNTH (synthetic traces, default 250).
 set -eu
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
 ccasim=${CCASIM:-ccasim}
-gen=${GEN_TRACE:-$(dirname "$(command -v "$ccasim")")/tools/gen-trace}
+gen=${GEN_TRACE:-$(dirname "$(command -v "$ccasim")")/bench/gen-trace}
 synth=${BENCH_SYNTH:-250}
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/ccasim-bench-fleet.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT INT TERM
