@@ -15,4 +15,3 @@ bench: ccasim$(EXEEXT)
 	  CCASIM='$(abs_top_builddir)/ccasim$(EXEEXT)' top_srcdir='$(abs_top_srcdir)' \
 	    $(SHELL) "$$script" || fail=1; \
 	done; exit $$fail
-EXTRA_DIST += tools/whatif-compare.py tools/cost-compare.py

@@ -16,7 +16,7 @@ endif
 # The H200 validation run, and its write-up.
 dist_noinst_SCRIPTS += %D%/run-validation.sh
 EXTRA_DIST += doc/validation.md
-dist_noinst_SCRIPTS += tools/torch_replay.py tools/validation-table.py tools/patterns-eval.py gpu/capture-patterns.py
+dist_noinst_SCRIPTS += tools/torch_replay.py gpu/capture-patterns.py
 # ccasim-record on the device (issue 14): its checks and its cost.
 dist_noinst_SCRIPTS += gpu/record-check.py gpu/record-overhead.py
 # the lab programs run with PyTorch itself (issue 16)

@@ -22,7 +22,7 @@
 #   - with `CCASIM replay --json --addresses-from` that snapshot: ccasim's
 #     simulation given PyTorch's segment addresses, which tells a driver
 #     that placed segments differently from a policy difference
-#     (tools/validation-table.py labels each row that differs);
+#     (validate/validation-table.py labels each row that differs);
 # then `CCASIM gpu calibrate` (CALIBRATE=no skips it), and
 # compute-sanitizer's memcheck on one small replay (SANITIZER=none skips
 # it).  Writes into $OUT: results.tsv (one row per workload, setting and
@@ -295,10 +295,10 @@ else
 fi
 
 # ------------------------------------------------ tables
-"$python" "$here/tools/validation-table.py" --collect "$runs" -o "$OUT/results.tsv" 2>>"$log"
+"$python" "$here/validate/validation-table.py" --collect "$runs" -o "$OUT/results.tsv" 2>>"$log"
 cal=()
 [ -s "$OUT/calibration.json" ] && cal=(--calibration "$OUT/calibration.json")
-"$python" "$here/tools/validation-table.py" "$OUT/results.tsv" "${cal[@]}" \
+"$python" "$here/validate/validation-table.py" "$OUT/results.tsv" "${cal[@]}" \
 	-o "$OUT/table.md" 2>>"$log"
 cat "$OUT/table.md" >>"$log" 2>/dev/null
 tar -C "$OUT" -czf "$OUT/logs.tar.gz" runs gpu.json && rm -rf "$runs" "$OUT/gpu.json"

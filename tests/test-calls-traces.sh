@@ -20,7 +20,7 @@ if ! "$python" -c 'import lzma, pickle' 2>/dev/null; then
 	skip "calls traces" "no python3 with lzma"
 	tap_done
 fi
-"$python" "$srcdir/tools/patterns-eval.py" "$ccasim" "$dir" >"$scratch/eval" 2>"$scratch/err"
+"$python" "$srcdir/validate/patterns-eval.py" "$ccasim" "$dir" >"$scratch/eval" 2>"$scratch/err"
 
 report_eval "$scratch/eval"
 # whole runs: every recording compares all 122 keys, none unknown

@@ -3,7 +3,7 @@
 # of the GPU validation (TAP).  Without CUDA at build time every `ccasim
 # gpu` command says so and exits 2; with CUDA but no GPU, one line "no CUDA
 # device: ..." and exit 2; with a GPU, a replay that agrees with the
-# simulation exits 0 with valid JSON.  tools/validation-table.py turns a
+# simulation exits 0 with valid JSON.  validate/validation-table.py turns a
 # results.tsv into the Markdown table of doc/validation.md everywhere.
 # Needs $CCASIM and $top_srcdir (set by make check).
 set -u
@@ -81,10 +81,10 @@ if [ "$python" != false ]; then
 	printf 'seedfrag\tdefault\tsimulated\tok\t104857600\t41943040\t5\t7\t2\t0\t0\t90000000\tabc\t\n' >>"$scratch/results.tsv"
 	printf 'seedfrag\tdefault\tgpu\tpass\t104857600\t41943040\t5\t7\t2\t0\t0\t90000000\tabc\t\n' >>"$scratch/results.tsv"
 	printf 'seedfrag\tdefault\ttorch\tok\t104857600\t41943040\t5\t7\t2\t0\t0\t90000000\tabc\t\n' >>"$scratch/results.tsv"
-	run 0 "$python" "$srcdir/tools/validation-table.py" "$scratch/results.tsv" &&
+	run 0 "$python" "$srcdir/validate/validation-table.py" "$scratch/results.tsv" &&
 		grep -q '^| seedfrag | default |' "$scratch/out" && grep -q '100.00 MiB' "$scratch/out"
 	report $? "validation-table.py makes the Markdown table"
-	run 1 "$python" "$srcdir/tools/validation-table.py" "$scratch/nothing.tsv" && one_line
+	run 1 "$python" "$srcdir/validate/validation-table.py" "$scratch/nothing.tsv" && one_line
 	report $? "validation-table.py: a missing file is one line, exit 1"
 else
 	skip "validation helpers" "no python3"

@@ -30,7 +30,7 @@ for f in "$dir"/mempool-plain.*.pickle.xz "$dir"/mempool.*.pickle.xz; do
 	report $? "$name: replay --check passes ($(printf '%s\n' "$line" | cut -f5 | cut -c1-160))"
 done
 
-"$python" "$srcdir/tools/patterns-eval.py" "$ccasim" "$dir" mempool >"$scratch/eval" 2>"$scratch/err"
+"$python" "$srcdir/validate/patterns-eval.py" "$ccasim" "$dir" mempool >"$scratch/eval" 2>"$scratch/err"
 
 # A plain snapshot does not show the empty_cache() the program called right
 # after `del p1`: the default pool had nothing cached, so it freed nothing

@@ -7,7 +7,7 @@
 # run's (in a window of a run, those it can determine; the rest are null);
 # for every W.C whose live run made the same requests as W.default:
 # the what-if from W.default to C equals the live run on the reserved-side
-# keys, with no address oracle.  tools/patterns-eval.py measures; known
+# keys, with no address oracle.  validate/patterns-eval.py measures; known
 # gaps are TODO with their reason until they close.
 set -u
 
@@ -20,7 +20,7 @@ if ! "$python" -c 'import lzma, pickle' 2>/dev/null; then
 	skip "patterns" "no python3 with lzma"
 	tap_done
 fi
-"$python" "$srcdir/tools/patterns-eval.py" "$ccasim" "$dir" >"$scratch/eval" 2>"$scratch/err"
+"$python" "$srcdir/validate/patterns-eval.py" "$ccasim" "$dir" >"$scratch/eval" 2>"$scratch/err"
 
 # gap CASE KIND: the reason CASE's KIND (recorded, what-if) is a known gap,
 # or nothing.

@@ -19,7 +19,7 @@ if ! "$python" -c 'import lzma, pickle' 2>/dev/null; then
 	skip "stream bounds" "no python3 with lzma"
 	tap_done
 fi
-"$python" "$srcdir/tools/timing-eval.py" "$ccasim" "$dir" rs2 loader >"$scratch/eval" 2>"$scratch/err"
+"$python" "$srcdir/validate/timing-eval.py" "$ccasim" "$dir" rs2 loader >"$scratch/eval" 2>"$scratch/err"
 cases=0
 while read -r what name arrow setting inside of total rest; do
 	[ "$what" = what-if ] || continue

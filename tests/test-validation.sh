@@ -3,7 +3,7 @@
 # (TAP): tools/torch_replay.py's options and plan_pools() (imported by a
 # python3 without torch), its replay loop against tests/data/faketorch (a
 # stand-in for torch that logs what it is asked), the plan's
-# empty_cache_at list in `ccasim replay --json`, tools/validation-table.py's
+# empty_cache_at list in `ccasim replay --json`, validate/validation-table.py's
 # labels on the hand-made results of tests/data/validation-runs, and
 # gpu/run-validation.sh end to end with `ccasim gpu` faked by the
 # simulation.  Needs $CCASIM and $top_srcdir (set by make check).
@@ -17,7 +17,7 @@ export PYTHONDONTWRITEBYTECODE=1
 
 patterns=$srcdir/traces/patterns-2.11
 tr=$srcdir/tools/torch_replay.py
-vt=$srcdir/tools/validation-table.py
+vt=$srcdir/validate/validation-table.py
 faketorch=$srcdir/tests/data/faketorch
 fixtures=$srcdir/tests/data/validation-runs
 

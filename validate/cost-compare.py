@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare the cost model's predicted allocator time with a GPU run's.
 
-  tools/cost-compare.py RUNS_DIR [--ccasim PATH] [--traces DIR] [--calibration FILE]
+  validate/cost-compare.py RUNS_DIR [--ccasim PATH] [--traces DIR] [--calibration FILE]
 
 RUNS_DIR holds the `ccasim gpu replay --json --calls` reports that
 gpu/run-validation.sh leaves in logs.tar.gz (runs/W.S.gpu.json).  For each,

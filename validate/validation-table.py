@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """The tables of doc/validation.md, from what gpu/run-validation.sh wrote.
 
-  tools/validation-table.py --collect RUNS_DIR -o results.tsv
+  validate/validation-table.py --collect RUNS_DIR -o results.tsv
       one row per (workload, setting, source) from RUNS_DIR/W.S.gpu.json
       (`ccasim gpu replay --json`: the simulated and the measured rows),
       RUNS_DIR/W.S.torch.json (tools/torch_replay.py: the PyTorch row) and
       RUNS_DIR/W.S.addresses.json (`ccasim replay --json --addresses-from`
       PyTorch's snapshot: the addresses row)
-  tools/validation-table.py results.tsv [--calibration calibration.json]
+  validate/validation-table.py results.tsv [--calibration calibration.json]
       the Markdown tables: per workload and setting, peak reserved memory,
       device calls, segments and the final layout, simulated / measured by
       ccasim gpu replay / measured by PyTorch, side by side, and a label for

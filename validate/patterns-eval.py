@@ -4,7 +4,7 @@ replay under its recorded settings with --check against every
 memory_stats() key, and the what-if from W.default to C against W.C's live
 run on the reserved-side keys, where both runs made the same requests.
 
-  tools/patterns-eval.py CCASIM DIR [PREFIX...]
+  validate/patterns-eval.py CCASIM DIR [PREFIX...]
 Cases are W.C or W.C.rN (repeats: the what-if's base is W.default.rN); with
 PREFIXes, only the cases whose name starts with one of them.
 Prints one line per case and a summary; exit 0 always (a measurement)."""

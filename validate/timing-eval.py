@@ -4,10 +4,10 @@
 to another setting S of W whose live runs made the same requests, whether
 each live run W.S.r0..r2 lies inside the printed bounds (or equals the single
 figure where none is printed) on the reserved-side keys; and the bounds'
-width against the live spread.  Caps are passed as tools/patterns-eval.py
+width against the live spread.  Caps are passed as validate/patterns-eval.py
 passes them (--memory-fraction = cap_bytes / total_memory).
 
-  tools/timing-eval.py CCASIM DIR [W ...]
+  validate/timing-eval.py CCASIM DIR [W ...]
 Prints one line per what-if and key, then the coverage table; exit 0 always
 (a measurement), or 1 with --strict when a live run falls outside."""
 import importlib.util, json, os, statistics, sys

@@ -7,7 +7,7 @@ W.default under C (settings and cap from whatif/replay.W.C.json) with
 figures (reserved_bytes.*, segment.*, num_device_alloc, num_device_free,
 num_alloc_retries, num_ooms) with what torch 2.11 reported.
 
-  tools/whatif-compare.py [--ccasim PATH] [--traces DIR] [--models a,b,...]
+  validate/whatif-compare.py [--ccasim PATH] [--traces DIR] [--models a,b,...]
 
 Address sources: `recorded` (--addresses-from whatif/replay.W.C.pickle.xz),
 `ascending`, `descending`.  Prints one row per case and a summary per
