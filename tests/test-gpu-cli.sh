@@ -75,7 +75,7 @@ fi
 
 # the validation helpers need no GPU
 if [ "$python" != false ]; then
-	run 0 "$python" "$srcdir/tools/torch_replay.py" --help
+	run 0 "$python" "$srcdir/gpu-scripts/torch_replay.py" --help
 	report $? "torch_replay.py --help works without torch"
 	printf 'workload\tsetting\tsource\tstatus\tpeak_reserved\tfinal_reserved\tsegments_peak\tnum_device_alloc\tnum_device_free\tnum_ooms\tnum_alloc_retries\tpeak_allocated\tlayout\tnote\n' >"$scratch/results.tsv"
 	printf 'seedfrag\tdefault\tsimulated\tok\t104857600\t41943040\t5\t7\t2\t0\t0\t90000000\tabc\t\n' >>"$scratch/results.tsv"

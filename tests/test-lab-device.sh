@@ -1,6 +1,6 @@
 #!/bin/sh
 # test-lab-device.sh - the lab programs of traces/lab against PyTorch itself:
-# gpu/lab-check.py ran each one with torch 2.11 on an H200 under its own
+# gpu-scripts/lab-check.py ran each one with torch 2.11 on an H200 under its own
 # settings and its `# check:` settings (traces/lab/torch-2.11-h200.jsonl,
 # PyTorch's memory_stats() after the program); `ccasim replay --json` of
 # the lab under the same settings must give every key the same.

@@ -21,9 +21,9 @@ if ! "$python" -c 'import lzma, pickle' 2>/dev/null; then
 	tap_done
 fi
 
-# gpu/check-uncertain.sh, the brief's own check, on each trace
+# gpu-scripts/check-uncertain.sh, the brief's own check, on each trace
 for f in "$dir"/mempool-plain.*.pickle.xz "$dir"/mempool.*.pickle.xz; do
-	line=$(sh "$srcdir/gpu/check-uncertain.sh" --one "$ccasim" "$f")
+	line=$(sh "$srcdir/gpu-scripts/check-uncertain.sh" --one "$ccasim" "$f")
 	name=$(printf '%s\n' "$line" | cut -f1)
 	rc=$(printf '%s\n' "$line" | cut -f2)
 	[ "$rc" = 0 ]

@@ -1,11 +1,11 @@
 #!/bin/sh
 # test-validation.sh - the GPU validation's helpers without a GPU or torch
-# (TAP): tools/torch_replay.py's options and plan_pools() (imported by a
+# (TAP): gpu-scripts/torch_replay.py's options and plan_pools() (imported by a
 # python3 without torch), its replay loop against tests/data/faketorch (a
 # stand-in for torch that logs what it is asked), the plan's
 # empty_cache_at list in `ccasim replay --json`, validate/validation-table.py's
 # labels on the hand-made results of tests/data/validation-runs, and
-# gpu/run-validation.sh end to end with `ccasim gpu` faked by the
+# gpu-scripts/run-validation.sh end to end with `ccasim gpu` faked by the
 # simulation.  Needs $CCASIM and $top_srcdir (set by make check).
 set -u
 
@@ -16,7 +16,7 @@ export PYTHONDONTWRITEBYTECODE=1
 . "$srcdir/tests/tap.sh"
 
 patterns=$srcdir/traces/patterns-2.11
-tr=$srcdir/tools/torch_replay.py
+tr=$srcdir/gpu-scripts/torch_replay.py
 vt=$srcdir/validate/validation-table.py
 faketorch=$srcdir/tests/data/faketorch
 fixtures=$srcdir/tests/data/validation-runs
@@ -241,7 +241,7 @@ report $? "results without addresses rows (an older run) are not classified"
 if "$ccasim" gpu info >/dev/null 2>&1; then
 	skip "run-validation.sh without a GPU stops with exit 2" "a GPU is here"
 else
-	run 2 env OUT="$scratch/nogpu" "$srcdir/gpu/run-validation.sh" "$ccasim" &&
+	run 2 env OUT="$scratch/nogpu" "$srcdir/gpu-scripts/run-validation.sh" "$ccasim" &&
 		grep -q 'no usable GPU' "$scratch/out"
 	report $? "run-validation.sh without a GPU stops with exit 2"
 fi
@@ -277,7 +277,7 @@ EOF
 chmod +x "$scratch/fakeccasim"
 run 0 env OUT="$scratch/val" PYTHON="$python" PYTHONPATH="$faketorch" \
 	TRACES_DIR="$patterns" WORKLOADS="graphs mempool" SETTINGS="default cap gc" \
-	CALIBRATE=no SANITIZER=none JOBS=2 "$srcdir/gpu/run-validation.sh" "$scratch/fakeccasim"
+	CALIBRATE=no SANITIZER=none JOBS=2 "$srcdir/gpu-scripts/run-validation.sh" "$scratch/fakeccasim"
 report $? "run-validation.sh with a faked GPU and torch runs through"
 (cd "$scratch/val" && tar -xzf logs.tar.gz) &&
 	(for w in graphs mempool; do

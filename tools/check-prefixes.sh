@@ -27,7 +27,7 @@ nm=${NM:-nm}
 symbol_allow='
 tools/ccasim.c main # the ccasim program
 bench/gen_trace.c main # the gen-trace program (bench/local.mk)
-gpu/va_probe.c main # a program of its own (gpu/probe-va.sh runs it)
+gpu/va_probe.c main # a program of its own (gpu-scripts/probe-va.sh runs it)
 '
 
 # Numbers that look like PyTorch constants but are not:

@@ -4,7 +4,7 @@
   validate/cost-compare.py RUNS_DIR [--ccasim PATH] [--traces DIR] [--calibration FILE]
 
 RUNS_DIR holds the `ccasim gpu replay --json --calls` reports that
-gpu/run-validation.sh leaves in logs.tar.gz (runs/W.S.gpu.json).  For each,
+gpu-scripts/run-validation.sh leaves in logs.tar.gz (runs/W.S.gpu.json).  For each,
 `ccasim sweep --json` of W.default under the same settings and memory
 fraction, with the calibration file, gives the predicted time of the
 cudaMalloc/cudaFree/map/unmap calls; the report's call_times give the

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""The tables of doc/validation.md, from what gpu/run-validation.sh wrote.
+"""The tables of doc/validation.md, from what gpu-scripts/run-validation.sh wrote.
 
   validate/validation-table.py --collect RUNS_DIR -o results.tsv
       one row per (workload, setting, source) from RUNS_DIR/W.S.gpu.json
       (`ccasim gpu replay --json`: the simulated and the measured rows),
-      RUNS_DIR/W.S.torch.json (tools/torch_replay.py: the PyTorch row) and
+      RUNS_DIR/W.S.torch.json (gpu-scripts/torch_replay.py: the PyTorch row) and
       RUNS_DIR/W.S.addresses.json (`ccasim replay --json --addresses-from`
       PyTorch's snapshot: the addresses row)
   validate/validation-table.py results.tsv [--calibration calibration.json]

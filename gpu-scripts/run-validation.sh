@@ -1,7 +1,7 @@
 #!/bin/bash
 # run-validation.sh - the GPU validation of doc/validation.md, in one go.
 #
-#   OUT=DIR gpu/run-validation.sh [CCASIM [TRACES_DIR]]
+#   OUT=DIR gpu-scripts/run-validation.sh [CCASIM [TRACES_DIR]]
 #
 # On a CUDA GPU, for every workload W of TRACES_DIR (default
 # traces/pytorch-2.11, or $TRACES_DIR; workloads: $WORKLOADS, default every
@@ -14,7 +14,7 @@
 #     the simulation; CCASIM defaults to ./ccasim, e.g. the static build),
 #     one after another, alone on the GPU since it reads the driver's
 #     used memory;
-#   - with tools/torch_replay.py (PyTorch's own allocator, a fresh python3
+#   - with gpu-scripts/torch_replay.py (PyTorch's own allocator, a fresh python3
 #     process each), JOBS at a time (default 4), replaying the program's
 #     empty_cache() calls where ccasim's plan found them (`CCASIM replay
 #     --json --whatif`: plan.empty_cache_at) and its private pools, and
@@ -265,7 +265,7 @@ torch_one() {
 	[ -n "$conf" ] && args+=(--config "$conf")
 	cap=$(cat "$runs/$w.$s.cap" 2>/dev/null)
 	[ -n "$cap" ] && args+=(--cap "$cap")
-	timeout "$limit" "$python" "$here/tools/torch_replay.py" "${args[@]}" \
+	timeout "$limit" "$python" "$here/gpu-scripts/torch_replay.py" "${args[@]}" \
 		2>"$runs/$w.$s.torch.err"
 	rc=$?
 	extra=""

@@ -13,7 +13,7 @@ process's median) and the overhead of ccasim-record against plain
 recording.  Needs torch and a GPU; nothing else.  Run with the Python that
 has torch:
 
-  python3 gpu/record-overhead.py [--steps 200] [--repeats 3] [--json]
+  python3 gpu-scripts/record-overhead.py [--steps 200] [--repeats 3] [--json]
 """
 
 import argparse

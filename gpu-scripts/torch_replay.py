@@ -21,7 +21,7 @@ torch.cuda.use_mem_pool() of one torch.cuda.MemPool per recorded pool
 released before the dump is deleted where the recording released it.
 Recorded oom entries are not replayed.
 
-  tools/torch_replay.py TRACE [--config CONF] [--cap BYTES | --memory-fraction F]
+  gpu-scripts/torch_replay.py TRACE [--config CONF] [--cap BYTES | --memory-fraction F]
                         [--empty-cache-at POS[,POS...]] [--snapshot OUT.pickle]
                         [--no-pools] [--gpu N] [--device N] [-o OUT.json]
 

@@ -17,13 +17,13 @@ settings string, the cap and the status (the format of
 traces/pytorch-2.11/README.md, plus `repeat`, `recorder` and
 `fraction`).
 
-  python3 gpu/capture-uncertain.py all OUTDIR [BUDGET_S [REPEATS [WORKLOAD...]]]
-  python3 gpu/capture-uncertain.py pack OUTDIR TARBALL   # xz -9 each pickle, one tar.xz
-  python3 gpu/capture-uncertain.py run W C N MODE CAP OUTDIR   # one run (internal)
+  python3 gpu-scripts/capture-uncertain.py all OUTDIR [BUDGET_S [REPEATS [WORKLOAD...]]]
+  python3 gpu-scripts/capture-uncertain.py pack OUTDIR TARBALL   # xz -9 each pickle, one tar.xz
+  python3 gpu-scripts/capture-uncertain.py run W C N MODE CAP OUTDIR   # one run (internal)
 
 CAPTURE_CONFIGS=C1,C2 in the environment: only those settings.  WIDTH runs
-at a time; torchoom alone, after the others (see SOLO).  gpu/spread.py
-tabulates the spread over the repeats, gpu/check-uncertain.sh runs
+at a time; torchoom alone, after the others (see SOLO).  gpu-scripts/spread.py
+tabulates the spread over the repeats, gpu-scripts/check-uncertain.sh runs
 ccasim replay --check on each trace (traces/uncertain-2.11/README.md).
 
 W is a program name below (mempool-plain, snapfirst-plain: the same

@@ -1,7 +1,7 @@
 #!/bin/sh
 # probe-va.sh - runs every driver-address probe script in a fresh process.
 #
-#   gpu/probe-va.sh VA_PROBE SCRIPTS_DIR OUT_DIR
+#   gpu-scripts/probe-va.sh VA_PROBE SCRIPTS_DIR OUT_DIR
 #
 # VA_PROBE is the built gpu/va_probe; each SCRIPTS_DIR/NAME.txt is fed to
 # a new process and its output written to OUT_DIR/NAME.out.  The results

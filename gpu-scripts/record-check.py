@@ -18,7 +18,7 @@ reads the written pickle and checks that
 Prints one PASS/FAIL line per check; exits 1 when one fails.  Needs torch
 and a GPU; nothing else.  Run with the Python that has torch:
 
-  python3 gpu/record-check.py [--out DIR] [--ccasim build/ccasim]
+  python3 gpu-scripts/record-check.py [--out DIR] [--ccasim build/ccasim]
 """
 
 import argparse

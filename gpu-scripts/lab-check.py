@@ -13,8 +13,8 @@ the same program is replayed by `ccasim replay --json LAB [--config CONF]`
 and "differ" lists the memory_stats keys whose values disagree (empty: the
 model gives PyTorch's figures).  The exit status is 1 when any run differs.
 
-    /usr/bin/python3 gpu/lab-check.py --ccasim build/ccasim traces/lab/*.lab
-    /usr/bin/python3 gpu/lab-check.py --config '' --config expandable_segments:True \
+    /usr/bin/python3 gpu-scripts/lab-check.py --ccasim build/ccasim traces/lab/*.lab
+    /usr/bin/python3 gpu-scripts/lab-check.py --config '' --config expandable_segments:True \
         --ccasim build/ccasim traces/lab/batch.lab
 
 Without --config, each lab runs under its own `settings` line and under

@@ -7,9 +7,9 @@ under a cap, and a ring buffer of a few thousand entries.  Each workload
 runs in a fresh process per setting, with memory_stats() saved beside the
 snapshot (the format of traces/pytorch-2.11/README.md).
 
-  python3 gpu/capture-patterns.py all OUTDIR [BUDGET_S [WORKLOAD...]]
+  python3 gpu-scripts/capture-patterns.py all OUTDIR [BUDGET_S [WORKLOAD...]]
                                                     # every workload x setting
-  python3 gpu/capture-patterns.py run WL CFG OUTDIR CAP   # one run (internal)
+  python3 gpu-scripts/capture-patterns.py run WL CFG OUTDIR CAP   # one run (internal)
 """
 import json, os, random, subprocess, sys, tempfile, time
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """The spread over repeats of what the real allocator reported, per
-program x setting, from the W.C.rN.json files that gpu/capture-uncertain.py
+program x setting, from the W.C.rN.json files that gpu-scripts/capture-uncertain.py
 writes (traces/uncertain-2.11/): min..max of a few memory_stats() keys,
 and how many different request sequences the repeats' snapshots hold (the
 (action, size) list of each device trace's alloc, free_requested and
 segment entries' requests, read from W.C.rN.pickle or .pickle.xz).
 
-  python3 gpu/spread.py DIR          # a Markdown table on stdout
+  python3 gpu-scripts/spread.py DIR          # a Markdown table on stdout
 """
 import collections, glob, json, lzma, os, pickle, sys
 

@@ -4,15 +4,15 @@ call into the allocator mid-run (empty_cache(), also when nothing is
 cached; _set_allocator_settings(); set_per_process_memory_fraction(); the
 stats resets), sequences modelled on PyTorch's own allocator tests that
 change settings, fractions or stats mid-run, and the CUDA-graph and
-torch.compile workloads of gpu/capture-patterns.py, whose capture-time
+torch.compile workloads of gpu-scripts/capture-patterns.py, whose capture-time
 empty_cache() calls plain snapshots cannot show.  Each workload runs in a
 fresh process per setting, recorded by record/ccasim_record.py; beside the
 snapshot W.C.pickle, W.C.json holds memory_stats() at the end (the format
 of traces/pytorch-2.11/README.md).
 
-  python3 gpu/capture-calls.py all OUTDIR [BUDGET_S [WORKLOAD...]]
-  python3 gpu/capture-calls.py oom2 OUTDIR     # two ranks that run out of memory
-  python3 gpu/capture-calls.py run WL CFG OUTDIR   # one run (internal)
+  python3 gpu-scripts/capture-calls.py all OUTDIR [BUDGET_S [WORKLOAD...]]
+  python3 gpu-scripts/capture-calls.py oom2 OUTDIR     # two ranks that run out of memory
+  python3 gpu-scripts/capture-calls.py run WL CFG OUTDIR   # one run (internal)
 """
 import glob, json, os, random, shutil, subprocess, sys, tempfile, time
 
@@ -135,13 +135,13 @@ def wl_torchtests(torch, dev):
 
 
 def wl_graphs(torch, dev):
-    """gpu/capture-patterns.py's graphs: torch.cuda.graph() calls
+    """gpu-scripts/capture-patterns.py's graphs: torch.cuda.graph() calls
     empty_cache() before each capture."""
     return _patterns().wl_graphs(torch, dev)
 
 
 def wl_compile(torch, dev):
-    """gpu/capture-patterns.py's compile (cudagraph trees)."""
+    """gpu-scripts/capture-patterns.py's compile (cudagraph trees)."""
     return _patterns().wl_compile(torch, dev)
 
 

@@ -1,10 +1,10 @@
 #!/bin/sh
-# ccasim replay --check on every trace of a folder of gpu/capture-uncertain.py
+# ccasim replay --check on every trace of a folder of gpu-scripts/capture-uncertain.py
 # (traces/uncertain-2.11): one line a trace, tab-separated: name, exit status,
 # the cap option given (plain snapshots of a capped run: --memory-fraction from
 # the json's cap_bytes / total_memory; ccasim-record's dumps carry their own),
 # the first line ccasim wrote on stderr and the `check: FAILED ...` line of stdout.
-#   gpu/check-uncertain.sh CCASIM DIR [JOBS]
+#   gpu-scripts/check-uncertain.sh CCASIM DIR [JOBS]
 ccasim=$1 dir=$2 jobs=${3:-2}
 one() {
 	b=${1%.pickle.xz}
