@@ -35,7 +35,7 @@ check_PROGRAMS += tests/test-driverva
 TESTS += tests/test-driverva
 tests_test_driverva_SOURCES = tests/test-driverva.c tests/testutil.h tests/testutil.c
 tests_test_driverva_LDADD = libccasim.a $(CCASIM_LIBS)
-EXTRA_DIST += tests/data/bad tests/data/legacy-2.0.pickle tests/data/two-devices.pickle tests/data/post-2.11.pickle tests/data/default-protocol2.pickle tests/data/default-protocol5.pickle tests/data/default-torchscript.pickle tests/data/default-cxx.pickle tests/data/two-devices-cxx.pickle tests/data/segments-only.pickle tests/data/default.pickle.gz tests/data/default.pickle.xz tests/data/default-2members.pickle.gz tests/data/default-2streams.pickle.xz tests/data/frame-huge.pickle tests/data/deep-lists.pickle tests/data/snap_default_2.11.repr tests/data/snap_expandable_2.11.repr tests/data/snap_state_2.11.repr tools/gen_fixtures.py
+EXTRA_DIST += tests/data/bad tests/data/legacy-2.0.pickle tests/data/two-devices.pickle tests/data/post-2.11.pickle tests/data/default-protocol2.pickle tests/data/default-protocol5.pickle tests/data/default-torchscript.pickle tests/data/default-cxx.pickle tests/data/two-devices-cxx.pickle tests/data/segments-only.pickle tests/data/default.pickle.gz tests/data/default.pickle.xz tests/data/default-2members.pickle.gz tests/data/default-2streams.pickle.xz tests/data/frame-huge.pickle tests/data/deep-lists.pickle tests/data/snap_default_2.11.repr tests/data/snap_expandable_2.11.repr tests/data/snap_state_2.11.repr tests/data/gen_fixtures.py
 # The GPU validation mode: engine hooks everywhere, the CUDA device and the
 # GPU replay where a GPU is (SKIP otherwise).
 check_PROGRAMS += tests/test-gpu

@@ -6,7 +6,7 @@
 # user_metadata given as a dict reads as Python's json.dumps(v,
 # separators=(",", ":"), sort_keys=True) writes it, and the wrong types of
 # these keys give one line naming the file and the offset.  The fixtures
-# are tools/gen_fixtures.py's newer_2_14() (the 2.11 default sample as a
+# are tests/data/gen_fixtures.py's newer_2_14() (the 2.11 default sample as a
 # later release writes it) and newer_hostile().  Needs $CCASIM and
 # $top_srcdir (set by make check).
 set -u

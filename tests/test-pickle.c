@@ -5,7 +5,7 @@
  * with repr() (checked with: python3 -c "import pickle;
  * print(repr(pickle.loads(b'...')))").  The three real samples are
  * compared with Python's repr() of pickle.load(), stored in tests/data by
- * tools/gen_fixtures.py.  Hostile and broken inputs live in
+ * tests/data/gen_fixtures.py.  Hostile and broken inputs live in
  * tests/data/bad/ (also the fuzz seed corpus).
  */
 #include "config.h"

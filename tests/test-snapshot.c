@@ -14,7 +14,7 @@
  *   # distinct non-empty stacks / frames, by content, over entries, segments
  *   # and blocks: set(tuple((f["name"], f["filename"], f["line"]) for f in fl))
  *
- * The fixtures under tests/data are made by tools/gen_fixtures.py, which
+ * The fixtures under tests/data are made by tests/data/gen_fixtures.py, which
  * also checks them with pickle.loads().
  */
 #include "config.h"
@@ -791,7 +791,7 @@ test_post_2_11(void)
 }
 
 /* The 2.11 default sample as a release after 2.11 writes it
- * (tools/gen_fixtures.py newer_2_14()): the same 44 entries once the two
+ * (tests/data/gen_fixtures.py newer_2_14()): the same 44 entries once the two
  * annotate entries are left out, each with its pool id; user_metadata
  * given as a dict kept as Python's json.dumps(v, separators=(",", ":"),
  * sort_keys=True) writes it; the rest counted. */

@@ -3,7 +3,7 @@
 
 Python 3 standard library only.  Run from anywhere:
 
-    python3 tools/gen_fixtures.py
+    python3 tests/data/gen_fixtures.py
 
 Writes tests/data/*.pickle (good inputs: legacy torch 2.0 schema, protocol 2
 with TorchScript type tags, protocol 5, two devices, ...) and
@@ -21,7 +21,7 @@ import pickle
 import struct
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATA = os.path.join(ROOT, "tests", "data")
 BAD = os.path.join(DATA, "bad")
 SAMPLES = os.path.join(ROOT, "traces", "pytorch-2.11", "samples")

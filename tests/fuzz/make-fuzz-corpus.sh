@@ -10,10 +10,10 @@
 #                                  format sniffing and reach the decoder
 # Run it again after a change to doc/trace-format.md.
 #
-# Usage: CCASIM=path/to/ccasim tools/make-fuzz-corpus.sh   (or `make fuzz-corpus`)
+# Usage: CCASIM=path/to/ccasim tests/fuzz/make-fuzz-corpus.sh   (or `make fuzz-corpus`)
 set -eu
 
-srcdir=$(cd "$(dirname "$0")/.." && pwd)
+srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 ccasim=${CCASIM:-ccasim}
 case $ccasim in
 */*) ccasim=$(cd "$(dirname "$ccasim")" && pwd)/$(basename "$ccasim") ;;
