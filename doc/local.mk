@@ -5,7 +5,7 @@ EXTRA_DIST += doc/driver-va.md
 EXTRA_DIST += doc/allocator-model.md
 EXTRA_DIST += doc/private-pools.md
 EXTRA_DIST += doc/whatif.md doc/cost-model.md
-# The allocator tutorial (issue #8); tests/test-tutorial.sh regenerates its
+# The allocator tutorial (issue #8); tests/fixtures/test-tutorial.sh regenerates its
 # numbers and figures.
 EXTRA_DIST += doc/tutorial.md doc/tutorial-figures/seedfrag-timeline.svg doc/tutorial-figures/stranded.svg \
 	doc/tutorial-figures/seedfrag-segments.svg doc/tutorial-figures/dyninfer-cap.svg \

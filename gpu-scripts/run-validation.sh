@@ -29,7 +29,7 @@
 # source), table.md (the Markdown table of doc/validation.md, with the
 # labels), calibration.json, sanitizer.txt, summary.txt (this script's log)
 # and logs.tar.gz (every JSON, snapshot and stderr).  With
-# TEST_GPU=path/to/tests/test-gpu it also runs that test program (its TAP
+# TEST_GPU=path/to/tests/unit/test-gpu it also runs that test program (its TAP
 # goes into summary.txt).  Needs python3 with torch for the PyTorch column
 # (PYTHON names another interpreter); everything else needs only the
 # driver.  TIMEOUT (default 300) bounds each command in seconds.  On an

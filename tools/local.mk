@@ -20,6 +20,3 @@ ccasim_SOURCES += %D%/cmd_fleet.c
 
 # Views of a replay (issue #8): plot (cairo, sim/view/plot.c), explain, step, export.
 ccasim_SOURCES += %D%/cmd_plot.c %D%/cmd_explain.c %D%/cmd_step.c %D%/cmd_export.c %D%/cmd_peak.c %D%/cmd_view.c
-# Names match places and PyTorch's constants are written once (issue 12).
-TESTS += tools/check-prefixes.sh
-dist_noinst_SCRIPTS += tools/check-prefixes.sh

@@ -1,4 +1,4 @@
-"""A stand-in for torch for tests/test-record.sh (the recorder,
+"""A stand-in for torch for tests/cli/test-record.sh (the recorder,
 record/ccasim_record.py), on machines without torch or a GPU.
 
 Only the API surface the recorder uses, over an in-memory allocator that

@@ -1,14 +1,14 @@
 #!/bin/sh
 # check-prefixes.sh - two layout rules, checked on every `make check` (TAP).
 #
-# 1. Names match places: each DIR/NAME.c of sim/, gpu/ and tools/ exports
+# 1. Names match places: each DIR/NAME.c of sim/, gpu/, tools/ and bench/ exports
 #    only symbols named cca_NAME or cca_NAME_* (CCA_NAME, CCA_NAME_* for
 #    data), as read by nm from its object file in the build tree.  A
 #    source whose object was not built here (gpu/ without CUDA) is
 #    skipped.  The allow-list below holds the justified exceptions.
 # 2. PyTorch's constants live in sim/policy/pytorch.h alone: the code (not
-#    comments or strings) of every other .c and .h file of sim/, gpu/ and
-#    tools/ may not write kMinBlockSize (512, 511), kSmallSize
+#    comments or strings) of every other .c and .h file of sim/, gpu/, tools/,
+#    bench/ may not write kMinBlockSize (512, 511), kSmallSize
 #    (1 MiB), kSmallBuffer and kRoundLarge (2 MiB), kMinLargeAlloc
 #    (10 MiB) or kLargeBuffer (20 MiB) as numbers: 1048576, 2 << 20,
 #    20 * CCA_MIB, 1024 * 1024 and the like.  Units (CCA_MIB, sim/util/
@@ -16,7 +16,7 @@
 #    device's granule) are allowed by name below, each with its reason.
 #
 # Needs $top_srcdir and $top_builddir (set by make check); runs from the
-# source tree too: `top_builddir=build tools/check-prefixes.sh`.
+# source tree too: `top_builddir=build tests/lint/check-prefixes.sh`.
 set -u
 
 srcdir=${top_srcdir:-.}
@@ -57,7 +57,7 @@ if ! command -v "$nm" >/dev/null 2>&1; then
 fi
 
 cd "$srcdir" || exit 99
-sources=$(find sim gpu tools -name '*.c' | LC_ALL=C sort)
+sources=$(find sim gpu tools bench -name '*.c' | LC_ALL=C sort)
 
 # ---------------------------------------------------------- 1. prefixes
 for src in $sources; do
@@ -134,7 +134,7 @@ kSmallBuffer and kRoundLarge (2 MiB)@${b}2097152$e|${b}2$shift20|${b}2$mib|${tim
 kMinLargeAlloc (10 MiB)@${b}10485760$e|${b}10$shift20|${b}10$mib|${times_mib}10$e
 kLargeBuffer (20 MiB)@${b}20971520$e|${b}20$shift20|${b}20$mib|${times_mib}20$e"
 
-files=$(find sim gpu tools -name '*.[ch]' ! -path sim/policy/pytorch.h | LC_ALL=C sort)
+files=$(find sim gpu tools bench -name '*.[ch]' ! -path sim/policy/pytorch.h | LC_ALL=C sort)
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/check-prefixes.XXXXXX") || exit 99
 trap 'rm -rf "$scratch"' EXIT INT TERM
 for f in $files; do

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test-cli.sh - end-to-end tests of `ccasim convert` and `ccasim info`
+# test-convert-info.sh - end-to-end tests of `ccasim convert` and `ccasim info`
 # (TAP).  A pickle and its msgpack conversion must summarise identically;
 # bad inputs exit 1 (2 for usage errors) with one line on stderr and leave
 # no output file behind.  Needs $CCASIM and $top_srcdir (set by make check).

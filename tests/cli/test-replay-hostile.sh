@@ -1,6 +1,6 @@
 #!/bin/sh
-# test-validate-cli.sh - `ccasim replay` on traces that would break the
-# model's invariants (issue 11): each hostile trace tests/test-validate
+# test-replay-hostile.sh - `ccasim replay` on traces that would break the
+# model's invariants (issue 11): each hostile trace tests/unit/test-hostile-traces
 # builds (sentinel addresses, a second free, absurd sizes, wrapping or
 # overlapping segments, bad recorded settings, a 10 MB recorded conf) must
 # exit 1 with one short line on stderr naming the trace entry, the final
@@ -24,7 +24,7 @@ clean() {
 }
 
 mkdir -p "$scratch/corpus"
-"$builddir/tests/test-validate" --write-corpus "$scratch/corpus" >/dev/null
+"$builddir/tests/unit/test-hostile-traces" --write-corpus "$scratch/corpus" >/dev/null
 for trace in "$scratch"/corpus/hostile-model-*.msgpack; do
 	name=$(basename "$trace" .msgpack)
 	run 1 "$ccasim" replay "$trace"

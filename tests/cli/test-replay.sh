@@ -1,5 +1,5 @@
 #!/bin/sh
-# test-replay-cli.sh - end-to-end tests of `ccasim replay` (TAP): its
+# test-replay.sh - end-to-end tests of `ccasim replay` (TAP): its
 # options, its exit statuses (0 ok, 1 bad input or failed --check, 2 usage
 # errors), one-line errors, the JSON it prints, and the mid-run notice.
 # Needs $CCASIM and $top_srcdir (set by make check).

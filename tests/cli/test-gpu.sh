@@ -1,5 +1,5 @@
 #!/bin/sh
-# test-gpu-cli.sh - `ccasim gpu` from the command line, and the helper scripts
+# test-gpu.sh - `ccasim gpu` from the command line, and the helper scripts
 # of the GPU validation (TAP).  Without CUDA at build time every `ccasim
 # gpu` command says so and exits 2; with CUDA but no GPU, one line "no CUDA
 # device: ..." and exit 2; with a GPU, a replay that agrees with the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test-fleet-cli.sh - `ccasim fleet run` and `fleet merge` end to end (TAP): one
+# test-fleet.sh - `ccasim fleet run` and `fleet merge` end to end (TAP): one
 # row per (snapshot, setting) with the snapshot's identity, error rows for
 # bad snapshots, shards from the engines' environments (Slurm arrays,
 # Kubernetes Indexed Jobs, Open MPI, PMI) covering every snapshot once, a

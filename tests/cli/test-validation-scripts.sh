@@ -1,5 +1,5 @@
 #!/bin/sh
-# test-validation.sh - the GPU validation's helpers without a GPU or torch
+# test-validation-scripts.sh - the GPU validation's helpers without a GPU or torch
 # (TAP): gpu-scripts/torch_replay.py's options and plan_pools() (imported by a
 # python3 without torch), its replay loop against tests/data/faketorch (a
 # stand-in for torch that logs what it is asked), the plan's

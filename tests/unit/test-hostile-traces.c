@@ -1,4 +1,4 @@
-/* test-validate.c - traces that would break the model's invariants are
+/* test-hostile-traces.c - traces that would break the model's invariants are
  * refused (issue 11, findings 4, 5 and 7).
  *
  * Every hostile trace is built here, replayed from memory (as a pickle's
@@ -9,9 +9,9 @@
  * (a stream-ordered free pair, a mid-run trace whose final blocks are all
  * pending frees) must replay.
  *
- * `test-validate --write-corpus DIR` writes each hostile trace to
+ * `test-hostile-traces --write-corpus DIR` writes each hostile trace to
  * DIR/hostile-model-NAME.msgpack: the seeds of tests/fuzz/corpus-replay/
- * and of tests/test-validate-cli.sh.
+ * and of tests/cli/test-replay-hostile.sh.
  */
 #include "config.h"
 
@@ -474,7 +474,7 @@ test_refused(gconstpointer data)
 	assert_refused(replay_error(snap, false), h->expect);
 	assert_refused(replay_error(snap, true), h->expect);
 	/* streamed from a msgpack trace */
-	g_autofree char *dir = g_dir_make_tmp("test-validate-XXXXXX", NULL);
+	g_autofree char *dir = g_dir_make_tmp("test-hostile-traces-XXXXXX", NULL);
 	g_assert_nonnull(dir);
 	g_autofree char *path = write_trace(snap, dir, h->name);
 	GError *error = NULL;

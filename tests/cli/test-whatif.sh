@@ -1,5 +1,5 @@
 #!/bin/sh
-# test-whatif-cli.sh - end-to-end tests of `ccasim sweep`, `fit` and `diff`
+# test-whatif.sh - end-to-end tests of `ccasim sweep`, `fit` and `diff`
 # (TAP): a sweep row equals `ccasim replay --config` for the same setting,
 # the machine formats hold what they promise, and bad input exits 1 (2 for
 # usage errors) with one line on stderr.  Needs $CCASIM and $top_srcdir.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test-settings-cli.sh - settings PyTorch accepts but ccasim does not model
+# test-settings.sh - settings PyTorch accepts but ccasim does not model
 # (TAP).  backend:cudaMallocAsync, in --config or in a trace's recorded
 # settings, is refused by every command that replays: one exact line on
 # stderr, a non-zero exit, nothing on stdout and no output file.  Keys

@@ -121,7 +121,7 @@ report $? "a bad line in a run folder: the re-run warns and goes on (its jobs ar
 
 # rows near 2^63: two made-up jobs whose own peak is 2^63-1 and whose other
 # setting reserves nothing would save 2^64 bytes in all (a wrapped sum); their
-# own rows are refused, which leaves them incomplete (tests/test-fleet's
+# own rows are refused, which leaves them incomplete (tests/unit/test-fleet's
 # /fleet/saved-saturates sums 2^48 over 33000 jobs)
 "$python" - "$scratch/good" "$scratch/huge" <<'EOF'
 import glob, json, os, shutil, sys
