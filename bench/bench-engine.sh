@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench-engine.sh - what the plan saves (issue 12): one replay per run.
+# bench-engine.sh - what the plan saves (doc/architecture.md, "Glossary": plan): one replay per run.
 #
 # Best of BENCH_RUNS (default 3) wall times, with $CCASIM and, when
 # BENCH_BASELINE names an older ccasim, with it too:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Record real PyTorch traces with ccasim-record (issue 14): programs that
+"""Record real PyTorch traces with ccasim-record: programs that
 call into the allocator mid-run (empty_cache(), also when nothing is
 cached; _set_allocator_settings(); set_per_process_memory_fraction(); the
 stats resets), sequences modelled on PyTorch's own allocator tests that

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Record real PyTorch traces of the allocator patterns eager workloads lack
-(issue 13): CUDA-graph capture with a second graph sharing the pool,
-torch.compile(mode="reduce-overhead") training, a MemPool used through
+(traces/patterns-2.11/README.md): CUDA-graph capture with a second graph
+sharing the pool, torch.compile(mode="reduce-overhead") training, a MemPool used through
 use_mem_pool and released before the dump, two streams with record_stream
 under a cap, and a ring buffer of a few thousand entries.  Each workload
 runs in a fresh process per setting, with memory_stats() saved beside the

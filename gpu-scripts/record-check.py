@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks ccasim-record on a real GPU (issue 14): starts the recorder, runs
+"""Checks ccasim-record on a real GPU: starts the recorder, runs
 empty_cache() (once with nothing cached), a mid-run
 _set_allocator_settings("max_split_size_mb:64"), a memory fraction change
 and an OOM under it, reset_peak and reset_accumulated, a MemPool used

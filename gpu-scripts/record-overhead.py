@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What ccasim-record costs (issue 14): one training workload (an MLP with
+"""What ccasim-record costs: one training workload (an MLP with
 AdamW, a few seconds) run three ways, each in fresh processes:
 
   none     no recording

@@ -1,4 +1,4 @@
-# python/: the `ccasim` Python module (issue 17), built with --enable-python.
+# python/: the `ccasim` Python module (doc/python.md), built with --enable-python.
 # The module links a second, position-independent build of libccasim
 # (the CLI keeps its non-PIC one); symbols stay hidden, so the module
 # exports PyInit_ccasim alone.  Tests import it from the build tree

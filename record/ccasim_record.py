@@ -1,4 +1,4 @@
-"""ccasim_record - records what a PyTorch memory snapshot leaves out (issue 14).
+"""ccasim_record - records what a PyTorch memory snapshot leaves out (doc/recording.md).
 
 A snapshot (torch.cuda.memory._snapshot()) holds the allocator's events, not
 the program's calls into the allocator: an empty_cache() that freed nothing,

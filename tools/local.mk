@@ -15,8 +15,8 @@ ccasim_SOURCES += %D%/cmd_sweep.c
 ccasim_SOURCES += %D%/cmd_gpu.c
 ccasim_LDADD += $(CCA_GPU_LDADD)
 ccasim_SOURCES += %D%/cmd_fit.c %D%/cmd_diff.c
-# Fleets of snapshots (issue 18).
+# Fleets of snapshots (doc/fleet.md).
 ccasim_SOURCES += %D%/cmd_fleet.c
 
-# Views of a replay (issue #8): plot (cairo, sim/view/plot.c), explain, step, export.
+# Views of a replay: plot (cairo, sim/view/plot.c), explain, step, export.
 ccasim_SOURCES += %D%/cmd_plot.c %D%/cmd_explain.c %D%/cmd_step.c %D%/cmd_export.c %D%/cmd_peak.c %D%/cmd_view.c

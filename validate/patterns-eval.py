@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Measure ccasim on recorded pattern traces (issue 13): for each W.C, the
+"""Measure ccasim on recorded pattern traces (traces/patterns-2.11/README.md): for each W.C, the
 replay under its recorded settings with --check against every
 memory_stats() key, and the what-if from W.default to C against W.C's live
 run on the reserved-side keys, where both runs made the same requests.

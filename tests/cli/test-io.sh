@@ -1,5 +1,5 @@
 #!/bin/sh
-# test-io.sh - hostile inputs and outputs end to end (TAP), issue 11.
+# test-io.sh - hostile inputs and outputs end to end (TAP; doc/hardening.md).
 # Outputs: -o follows a symbolic link, writes a device or FIFO in place,
 # refuses a directory or an empty name, reports every write error, and
 # leaves no temporary file behind when a signal ends the run.  Inputs:

@@ -1,6 +1,6 @@
 #!/bin/sh
 # test-record.sh - ccasim-record, the recorder of what a snapshot leaves out
-# (issue 14), without torch or a GPU (TAP).  record/ccasim_record.py runs
+# (doc/recording.md), without torch or a GPU (TAP).  record/ccasim_record.py runs
 # against tests/data/fake-torch-record (a stand-in for torch with an
 # in-memory allocator, a trace and _snapshot()): each recorded call's
 # record and counts, the percent-encoding, the reset_accumulated offset,

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test-replay-count.sh - one plan, one replay (issue 12): how many model replays
+# test-replay-count.sh - one plan, one replay (doc/architecture.md): how many model replays
 # and planning passes each command makes, from `replay --json` ("replays",
 # "planning_passes", "plan") and from CCASIM_STATS=1 ("stats: N replays,
 # M planning passes" on standard error).  A what-if costs one replay and

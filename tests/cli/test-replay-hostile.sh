@@ -1,6 +1,6 @@
 #!/bin/sh
 # test-replay-hostile.sh - `ccasim replay` on traces that would break the
-# model's invariants (issue 11): each hostile trace tests/unit/test-hostile-traces
+# model's invariants (doc/hardening.md): each hostile trace tests/unit/test-hostile-traces
 # builds (sentinel addresses, a second free, absurd sizes, wrapping or
 # overlapping segments, bad recorded settings, a 10 MB recorded conf) must
 # exit 1 with one short line on stderr naming the trace entry, the final

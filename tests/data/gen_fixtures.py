@@ -102,7 +102,7 @@ def two_devices():
 def post_2_11():
     """Newer main: pool_id per entry, an XPU-style address >= 2^63, a
     negative stream, unknown extra keys (forward_frames, fx_* frame keys)."""
-    big = 18446720620317114368  # 9-byte LONG1, from spec §2d.2
+    big = 18446720620317114368  # 9-byte LONG1 (doc/trace-format.md, "Integers")
     seg = {"device": 0, "address": big, "total_size": 1048576, "allocated_size": 1048576,
            "active_size": 1048576, "requested_size": 1000000, "stream": -1,
            "segment_type": "large", "segment_pool_id": (1, 7), "is_expandable": True,

@@ -1,7 +1,8 @@
 /* test-allocator.c - the policy, one behaviour per test.
  *
- * The expected numbers are the H200 observations of spec §14 (torch
- * 2.11.0+cu130, recorded with _record_memory_history), e.g. "segment_alloc
+ * The expected numbers are the H200 observations of doc/allocator-model.md,
+ * "Measured on an H200" (torch 2.11.0+cu130, recorded with
+ * _record_memory_history), e.g. "segment_alloc
  * 20971520 S1 | alloc 1048577 S1+0 | alloc 5242880 S1+1049088".
  */
 #include "config.h"
@@ -86,7 +87,7 @@ typedef struct {
 
 static const RoundCase round_cases[] = {
 	{"round-size", NULL, {{1, 512}, {512, 512}, {513, 1024}, {1048577, 1049088}}},
-	/* §14: 1 200 000 → 1 310 720; 314 585 145 → 335 544 320 */
+	/* H200: 1 200 000 → 1 310 720; 314 585 145 → 335 544 320 */
 	{"round-size-power2-divisions",
 	 "roundup_power2_divisions:4",
 	 {{1200000, 1310720}, {3145735, 3670016}, {314585145, 335544320}, {1 << 22, 1 << 22}}},
@@ -191,7 +192,7 @@ test_large_segment_sizes(void)
 	(void)c;
 	(void)e;
 	(void)g;
-	/* whole unsplit blocks count in allocated_bytes (§14) */
+	/* whole unsplit blocks count in allocated_bytes (H200 default run) */
 	g_assert_cmpint(stats(&f)->allocated_bytes[CCA_STAT_ALL].current, ==,
 			1049088 + 5242880 + 10485760 + 10485760 + 12582912 + 27262976);
 	fixture_teardown(&f);
@@ -344,7 +345,7 @@ test_capture_skips_release_all_retry(void)
 static void
 test_max_split_size_oversize_rules(void)
 {
-	/* §14 max_split_size_mb:100 */
+	/* H200: max_split_size_mb:100 */
 	Fixture f;
 	fixture_setup(&f, "max_split_size_mb:100", 0);
 	CcaHandle a = cca_allocator_malloc(f.alloc, 150 * CCA_MIB, 0);
@@ -371,7 +372,7 @@ test_max_split_size_oversize_rules(void)
 static void
 test_memory_fraction_cascade(void)
 {
-	/* §14: fraction = 1 GiB / total; 600 MiB kept, 300 MiB freed, 350
+	/* H200: fraction = 1 GiB / total; 600 MiB kept, 300 MiB freed, 350
 	 * MiB (release + retry), then 2000 MiB (OOM). */
 	Fixture f;
 	fixture_setup(&f, NULL, (double)(1024 * CCA_MIB) / (double)CCA_H200_TOTAL_MEMORY);
@@ -397,7 +398,7 @@ test_memory_fraction_cascade(void)
 static void
 test_expandable_segments_map_pages(void)
 {
-	/* §14 expandable_segments:True: 1000 B, 5 MiB, 3 × 16 MiB */
+	/* H200: expandable_segments:True: 1000 B, 5 MiB, 3 × 16 MiB */
 	Fixture f;
 	fixture_setup(&f, "expandable_segments:True", 0);
 	CcaHandle h[5];
@@ -438,7 +439,7 @@ test_deferred_free_stays_active(void)
 	fixture_teardown(&f);
 }
 
-/* Spec §14's capped run (1 GiB): 600 MiB kept, 300 MiB used on another
+/* The H200's capped run (1 GiB): 600 MiB kept, 300 MiB used on another
  * stream and freed, its event outstanding.  A 200 MiB request the 300 MiB
  * block could serve goes to the cascade while the block waits: the cap
  * refuses 200 MiB more, release_cached_blocks completes the event and

@@ -1,5 +1,5 @@
 /* test-hostile-traces.c - traces that would break the model's invariants are
- * refused (issue 11, findings 4, 5 and 7).
+ * refused (doc/hardening.md, "Traces the model could not survive").
  *
  * Every hostile trace is built here, replayed from memory (as a pickle's
  * events are held) and from a msgpack trace written with cca_trace_write()

@@ -266,7 +266,7 @@ test_two_devices(void)
 	}
 }
 
-/* ------------------------------------------------ spec §14's H200 run */
+/* ------------------------------------------------ the H200 default run */
 
 static void
 push(GArray *events, CcaAction action, uint64_t addr, uint64_t size)
@@ -281,7 +281,8 @@ push_free(GArray *events, uint64_t addr, uint64_t size)
 	push(events, CCA_ACTION_FREE_COMPLETED, addr, size);
 }
 
-/* The default-settings experiment of spec §14, entry for entry (segment
+/* The default-settings run of doc/allocator-model.md, "Measured on an H200",
+ * entry for entry (segment
  * addresses made up; the driver's are not reproducible): ten requests,
  * their frees, a 3 MiB request and free, then torch.cuda.empty_cache(). */
 static CcaSnapshot *

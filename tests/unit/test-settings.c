@@ -1,7 +1,8 @@
 /* test-settings.c - the PYTORCH_CUDA_ALLOC_CONF parser and the knob table.
  *
  * One behaviour per test.  Error texts are compared exactly: they are
- * PyTorch 2.11's (spec §11, §14).  The fuzz and round-trip tests are
+ * PyTorch 2.11's (doc/settings.md; doc/allocator-model.md, "Measured on
+ * an H200").  The fuzz and round-trip tests are
  * seeded; set CCA_TEST_SEED to replay another seed (it is printed).
  */
 #include "config.h"
@@ -133,7 +134,7 @@ test_max_split_size(void)
 	g_assert_cmpuint(s.max_split_size, ==, 20 * MIB);
 }
 
-/* Verified on torch 2.11 (spec §14). */
+/* Verified on torch 2.11 (doc/allocator-model.md, "Measured on an H200"). */
 static void
 test_max_split_size_too_small(void)
 {
@@ -362,7 +363,7 @@ test_pinned_reserve_segment_size(void)
 		    "Pinned reserve segment size has to be greater than 0");
 }
 
-/* Verified on torch 2.11 (spec §14). */
+/* Verified on torch 2.11 (doc/allocator-model.md, "Measured on an H200"). */
 static void
 test_unknown_key(void)
 {
@@ -538,7 +539,7 @@ test_roundup_scalar(void)
 		    "For roundups, the divisions has to be power of 2");
 }
 
-/* Verified on torch 2.11 (spec §1.3, §14). */
+/* Verified on torch 2.11 (doc/settings.md, "roundup_power2_divisions"). */
 static void
 test_roundup_list(void)
 {
@@ -1430,7 +1431,8 @@ test_models_recorded(void)
 	g_free(r.conf);
 }
 
-/* Keys and messages follow the release replayed (spec §13.2). */
+/* Keys and messages follow the release replayed (doc/settings.md, "Earlier
+ * releases"). */
 static void
 test_version_rules(void)
 {

@@ -180,7 +180,8 @@ test_sample_default_counts(void)
 	g_assert_cmpuint(snap->annotations->len, ==, 2);
 }
 
-/* The spec's example (§2d.3): the first entry of snap_default_2.11. */
+/* The first entry of snap_default_2.11 (doc/trace-format.md, "Checking
+ * against CPython"). */
 static void
 test_sample_default_first_event(void)
 {

@@ -102,7 +102,7 @@ test_pickle_ints(void)
 	g_assert_cmpstr(r, ==,
 			"[0, 255, 256, 65535, 65536, -1, 2147483647, 2147483648, 139887823028224, "
 			"9223372036854775807, -9223372036854775808, 18446744073709551615]");
-	/* CPython's encodings (spec-and-peers §2d.2) */
+	/* CPython's encodings (doc/trace-format.md, "Integers") */
 	g_assert_true(contains(b, "8004")); /* PROTO 4 */
 	g_assert_true(contains(b, "4b00"));
 	g_assert_true(contains(b, "4bff"));
