@@ -413,7 +413,7 @@ test_unexpected_oom(void)
 	cca_replay_result_clear(&res);
 }
 
-/* The three tiny snapshots of spec-and-peers: a MemPool allocation
+/* The three sample snapshots (traces/pytorch-2.11/samples): a MemPool allocation
  * (segment_pool_id (0,1)), a record_stream free, a 10 TiB request the
  * device refused (with the cascade before it), expandable segments, and
  * the one-entry enabled="state" buffer. */
