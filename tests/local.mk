@@ -188,8 +188,9 @@ TESTS += $(FIXTURE_TESTS)
 EXTRA_DIST += $(FIXTURE_TESTS)
 
 # ------------------------------------------------------------------ lint
-# names match places; PyTorch's constants are written once (sim/policy/pytorch.h)
-LINT_TESTS = tests/lint/check-prefixes.sh
+# names match places, PyTorch's constants are written once (sim/policy/pytorch.h),
+# doc/architecture.md lists every source file
+LINT_TESTS = tests/lint/check-prefixes.sh tests/lint/check-architecture.sh
 TESTS += $(LINT_TESTS)
 dist_noinst_SCRIPTS += $(LINT_TESTS)
 
