@@ -205,3 +205,23 @@ EXTRA_DIST += tests/data/msgpack-bad tests/data/bad tests/data/legacy-2.0.pickle
 	tests/data/snap_state_2.11.repr tests/data/gen_fixtures.py \
 	tests/data/faketorch/torch/__init__.py tests/data/validation-runs \
 	tests/data/newer-2.14.pickle tests/data/newer-hostile.pickle tests/data/fake-torch-record
+
+# ------------------------------------------------------------------ sanitizers
+# `make check-sanitizers` (.ci/run's sanitizer stage, built with
+# --enable-sanitizers --enable-debug): every test but these, which the
+# plain build runs.  Each repeats, many times slower under ASan and the
+# invariant walker, replays that tests/unit/test-replay and test-sweep
+# already check entry by entry in that build, or runs Python, pip or
+# Chromium rather than C: the fixtures tier (whole real traces end to end),
+# the what-if and table sweeps, the recorder's and the GPU validation's
+# Python scripts, the pip install, the page in Chromium, the fleet over
+# MPI and Dask, and the Python tests that measure memory or run a notebook.
+SANITIZER_SKIP_TESTS = $(FIXTURE_TESTS) \
+	tests/cli/test-whatif.sh tests/cli/test-tables.sh \
+	tests/cli/test-record.sh tests/cli/test-record-hostile.sh \
+	tests/cli/test-validation-scripts.sh tests/cli/test-pip.sh tests/cli/test-view.sh \
+	tests/cli/test-fleet.sh \
+	python/tests/test-rss.py python/tests/test-notebook.py
+check-sanitizers:
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(filter-out $(SANITIZER_SKIP_TESTS),$(TESTS))'
+.PHONY: check-sanitizers
