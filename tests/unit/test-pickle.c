@@ -191,7 +191,8 @@ typedef struct {
 	}
 
 /* Encodings as CPython 3.11 pickle.dumps(v, protocol=4) writes them
- * (doc/trace-format.md, "Integers"), plus the 9-byte forms of -2^63 and 2^64-1 (valid, not minimal). */
+ * (doc/trace-format.md, "Integers"), plus the 9-byte forms of -2^63 and
+ * 2^64-1 (valid, not minimal). */
 static const LongCase long_cases[] = {
 	LONG_CASE("width-0", "\x80\x04\x8a\x00.", CCA_PICKLE_INT, "0"),
 	LONG_CASE("width-1", "\x80\x04\x8a\x01\xff.", CCA_PICKLE_INT, "-1"),
