@@ -2,7 +2,8 @@
  * writes memory snapshots.
  *
  * Opcodes follow CPython's C pickler (Modules/_pickle.c: save(),
- * batch_list(), batch_dict()): PROTO 4, FRAMEs of about 64 KiB, MEMOIZE after every str, list, dict and
+ * batch_list(), batch_dict(); doc/trace-format.md §12): PROTO 4,
+ * FRAMEs of about 64 KiB, MEMOIZE after every str, list, dict and
  * non-empty tuple, ints as BININT1/BININT2/BININT/LONG1, strings as
  * SHORT_BINUNICODE/BINUNICODE, dicts and lists filled in batches of 1000
  * (MARK ... SETITEMS/APPENDS; a batch of one item is SETITEM/APPEND).
