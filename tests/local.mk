@@ -174,6 +174,8 @@ FIXTURE_TESTS += tests/fixtures/test-calls-traces.sh
 FIXTURE_TESTS += tests/fixtures/test-mempools.sh
 # a what-if's figures bounded over stream timing
 FIXTURE_TESTS += tests/fixtures/test-stream-bounds.sh
+# sweep, fit and fleet judge "fits" by every stream timing (rs2)
+FIXTURE_TESTS += tests/fixtures/test-timing-verdicts.sh
 # snapshot marks and requests past any device, taken as recorded
 FIXTURE_TESTS += tests/fixtures/test-recorded-entries.sh
 # a cap nobody passed: what an OOM entry proves about it

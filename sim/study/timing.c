@@ -177,6 +177,53 @@ cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	return ok;
 }
 
+/* A replay ran out of memory: an OOM the recording did not have, or any
+ * when it is a what-if (sweep.c's figure "oom"). */
+static bool
+ran_out(const CcaReplayResult *res)
+{
+	return res->unexpected_ooms > 0 || res->stats.num_ooms > 0;
+}
+
+gboolean
+cca_timing_all_fit(const CcaSnapshot *snap, const CcaReplayOptions *options, gboolean *fits,
+		   char failed[32], GError **error)
+{
+	*fits = TRUE;
+	if (failed)
+		failed[0] = '\0';
+	/* "never" is timing_scenarios' tenth; then the recorded timing, then
+	 * the rest in order */
+	const guint never = 9;
+	g_assert(timing_scenarios[never].shift == CCA_COMPLETION_NEVER);
+	for (int k = -2; k < (int)G_N_ELEMENTS(timing_scenarios) && *fits; k++) {
+		const Scenario *sc = k == -2   ? &timing_scenarios[never]
+				     : k == -1 ? NULL
+					       : &timing_scenarios[k];
+		if (k == (int)never)
+			continue;
+		CcaReplayOptions o = *options;
+		if (sc) {
+			o.completion = sc->completion;
+			o.completion_shift = sc->shift;
+			o.completion_seed = sc->seed;
+		}
+		CcaReplayResult res;
+		gboolean ok = cca_replay_run(snap, &o, &res, error);
+		if (ok && ran_out(&res)) {
+			*fits = FALSE;
+			if (failed) {
+				char buf[32];
+				g_strlcpy(failed, scenario_name(sc, buf), 32);
+			}
+		}
+		cca_replay_result_clear(&res);
+		if (!ok)
+			return FALSE;
+	}
+	return TRUE;
+}
+
 void
 cca_timing_clear(CcaTiming *timing)
 {

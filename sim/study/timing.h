@@ -53,6 +53,16 @@ gboolean cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options
 
 void cca_timing_clear(CcaTiming *timing);
 
+/* Whether the what-if OPTIONS of SNAP runs without running out of memory
+ * under every completion timing cca_timing_run() replays, the recorded
+ * one included: the timing most likely to run out ("never") first, and
+ * none after the first that runs out.  *FITS is TRUE when all fit;
+ * otherwise FAILED (32 bytes, or NULL) gets the --completions spelling
+ * of the timing that ran out.  Returns FALSE with ERROR on bad input
+ * only. */
+gboolean cca_timing_all_fit(const CcaSnapshot *snap, const CcaReplayOptions *options,
+			    gboolean *fits, char failed[32], GError **error);
+
 /* The bound of memory_stats() key NAME, or NULL when it does not depend
  * on the timing. */
 const CcaTimingBound *cca_timing_lookup(const CcaTiming *timing, const char *name);
