@@ -1,5 +1,5 @@
-# tools/: the ccasim CLI (the command table, cli.c's shared options and
-# parser, one cmd_*.c per command body) and user helpers.
+# tools/: the ccasim command line (the command table, cli.c's shared options
+# and parser, one cmd_*.c per command body) and nothing else.
 bin_PROGRAMS += ccasim
 ccasim_SOURCES = \
 	%D%/ccasim.c %D%/commands.h \
