@@ -130,6 +130,8 @@ CLI_TESTS += tests/cli/test-validation-scripts.sh
 CLI_TESTS += tests/cli/test-settings.sh
 # snapshots of PyTorch releases after 2.11
 CLI_TESTS += tests/cli/test-newer.sh
+# the rules of each PyTorch release (doc/versions.md): labs and a 2.13 snapshot
+CLI_TESTS += tests/cli/test-versions.sh
 # ccasim-record, the recorder, against a stand-in torch
 CLI_TESTS += tests/cli/test-record.sh
 # ccasim-record under hostile conditions
@@ -206,7 +208,8 @@ EXTRA_DIST += tests/data/msgpack-bad tests/data/bad tests/data/legacy-2.0.pickle
 	tests/data/snap_default_2.11.repr tests/data/snap_expandable_2.11.repr \
 	tests/data/snap_state_2.11.repr tests/data/gen_fixtures.py \
 	tests/data/faketorch/torch/__init__.py tests/data/validation-runs \
-	tests/data/newer-2.14.pickle tests/data/newer-hostile.pickle tests/data/fake-torch-record
+	tests/data/newer-2.14.pickle tests/data/newer-hostile.pickle tests/data/fake-torch-record \
+	tests/data/make-2.13-snapshot.py
 
 # ------------------------------------------------------------------ sanitizers
 # `make check-sanitizers` (.ci/run's sanitizer stage, built with
