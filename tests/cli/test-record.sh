@@ -591,7 +591,7 @@ run 0 env PYTHONPATH="$fake" FAKE_TORCH_CUDA=0 "$wrapper" --out "$scratch/nocuda
 	/usr/bin/python3 -c 'import torch, ccasim_record; assert not ccasim_record.is_recording()' &&
 	[ ! -s "$scratch/err" ]
 report $? "no CUDA: the program runs, unrecorded, silently"
-run 0 env PYTHONPATH="$record/record-site:$fake" CCASIM_RECORD='{not json' /usr/bin/python3 -c \
+run 0 env PYTHONPATH="$tools/record-site:$fake" CCASIM_RECORD='{not json' /usr/bin/python3 -c \
 	'import torch; print("ran")' && grep -qx ran "$scratch/out" && one_line &&
 	grep -q "CCASIM_RECORD is not valid" "$scratch/err"
 report $? "a bad CCASIM_RECORD: one line, the program runs unrecorded"
