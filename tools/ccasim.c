@@ -91,7 +91,8 @@ report_memory(void)
 	g_free(status);
 }
 
-/* CCASIM_STATS: the model passes the command ran (issue 12). */
+/* CCASIM_STATS: the model passes the command ran (doc/architecture.md,
+ * "Glossary": planning pass; tests/cli/test-replay-count.sh reads them). */
 static void
 report_stats(void)
 {

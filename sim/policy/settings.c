@@ -1,5 +1,6 @@
 /* settings.c - the caching allocator's knobs and PYTORCH_CUDA_ALLOC_CONF,
- * as torch 2.11 parses them (spec §1.3, §11).
+ * as torch 2.11 parses them (doc/settings.md; PyTorch's
+ * CUDAAllocatorConfig::parseArgs()).
  *
  * long-file: the knob table, its two tokenizer passes and the recorded
  * settings' checks are one contract with torch's parser (one table, every
@@ -23,7 +24,8 @@
  *   large_segment_size_mb, resets max_non_split_rounding to it, and parses
  *   its own keys, skipping the CUDA ones.  The CUDA pass runs first here:
  *   that is the only order consistent with the message 2.11 gives for
- *   `foo_bar:1` (spec §14), since the accelerator parser would otherwise
+ *   `foo_bar:1` (doc/allocator-model.md, "Measured on an H200"),
+ *   since the accelerator parser would otherwise
  *   have said "... in Accelerator allocator config.".
  * - checkToken(i, ":") / checkToken(i, ",") only check that index i exists
  *   (their result is ignored), so wrong separators are accepted; a missing
@@ -101,7 +103,8 @@ typedef enum {
 	CCA_KNOB_CLASSES, /* [name:F|NG,...]: reserve_by_class */
 } CcaKnobType;
 
-/* What a key PyTorch accepts does in ccasim (issue 13).  A key at its
+/* What a key PyTorch accepts does in ccasim (doc/settings.md, "What
+ * ccasim does with each key").  A key at its
  * default is always accepted silently; the effect applies to any other
  * value. */
 typedef enum {
@@ -237,7 +240,7 @@ static const CcaKnob cca_knobs[] = {
 	 "(setExpandableSegmentReserveClassForStream), which no trace records"},
 };
 
-/* The first release that accepted each key (spec §11.2, §13.2; dates
+/* The first release that accepted each key (doc/settings.md, "Earlier releases"; dates
  * from PRs are +-1 minor version).  Keys not listed exist since 2.0. */
 static const struct {
 	const char *name;

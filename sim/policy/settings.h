@@ -1,7 +1,7 @@
 /* settings.h - the caching allocator's knobs and PYTORCH_CUDA_ALLOC_CONF.
  *
  * One descriptor table of knobs drives the parser, validation, --help text
- * and the documentation.  Parsing follows torch 2.11 (spec §11): tokens
+ * and the documentation.  Parsing follows torch 2.11 (doc/settings.md, "Syntax"): tokens
  * split on , : [ ], unknown keys and bad values rejected with PyTorch's
  * messages.  Of what PyTorch accepts, ccasim refuses what replaces the
  * caching allocator (backend:cudaMallocAsync) and notes what changes no
@@ -70,7 +70,8 @@ typedef struct {
 	char reserve_by_class[128];
 	char *conf; /* the string parsed ("" when defaults); owned */
 	/* The PyTorch release whose rules apply, major*100+minor (211 for
-	 * 2.11): which keys exist, how lists and errors read (spec §13.2). */
+	 * 2.11): which keys exist, how lists and errors read (doc/settings.md, "Earlier
+	 * releases"). */
 	uint32_t pytorch_version;
 } CcaSettings;
 
@@ -191,7 +192,8 @@ gboolean cca_settings_validate(const CcaSettings *settings, GError **error);
 gboolean cca_settings_from_recorded(CcaSettings *settings, const CcaRecordedSettings *recorded,
 				    GError **error);
 
-/* Rounding divisions that apply to a request of SIZE bytes (spec §1.3):
+/* Rounding divisions that apply to a request of SIZE bytes (doc/settings.md,
+ * "roundup_power2_divisions"):
  * entry floor(log2(SIZE)) - 20, clamped to [0, 15]; SIZE 0 uses entry 0. */
 uint32_t cca_settings_roundup_divisions(const CcaSettings *settings, uint64_t size);
 

@@ -3,7 +3,7 @@
  * Invariants: an in-order walk is sorted by the tree's key; a parent's
  * priority is >= its children's; parent links mirror child links.
  * Priorities are a hash of the handle, so runs are deterministic.
- * cca_tree_check() walks a tree and checks all three (tests/test-tree.c;
+ * cca_tree_check() walks a tree and checks all three (tests/unit/test-tree.c;
  * cca_allocator_check_invariants() runs it on every pool's trees).
  */
 #include "config.h"

@@ -1,7 +1,7 @@
 /* snapshot_pickle.c - PyTorch memory-snapshot pickles -> CcaSnapshot.
  *
  * Reads the value graph of sim/read/pickle.c against the snapshot schema of
- * every torch release from 2.0 to 2.11 (spec §2a, §2b): a dict with
+ * every torch release from 2.0 to 2.11 (doc/trace-format.md §12.3): a dict with
  * `segments` and optional `device_traces`, `allocator_settings` and
  * `external_annotations`, or a bare list of segments.  Legacy (<= 2.0)
  * blocks carry `history` instead of `address`/`requested_size`/`frames`.

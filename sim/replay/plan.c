@@ -846,7 +846,7 @@ cca_plan_to_json(const CcaPlan *p)
 	json_object_set_new(o, "recorded_calls",
 			    cca_json_uint(p->calls ? p->calls->calls->len : 0));
 	/* the positions themselves, for tools that replay the calls
-	 * (tools/torch_replay.py --empty-cache-at) */
+	 * (gpu-scripts/torch_replay.py --empty-cache-at) */
 	json_t *at = json_null();
 	if (p->empty_cache_known) {
 		/* the found positions and the recorded calls, in trace order */

@@ -7,7 +7,8 @@
  * malloc explains → empty_cache(), or a private pool's release (~MemPool);
  * oom → a request that failed.
  *
- * Telling an empty_cache from the failure cascade (spec §15.4): a burst is
+ * Telling an empty_cache from the failure cascade (doc/allocator-model.md,
+ * "How ccasim replays a trace"): a burst is
  * part of the next malloc only if that malloc, run on the current model
  * state, would release memory (gc, or its first cudaMalloc fails under the
  * cap or the device).  What-if replays cannot ask their own model (its
@@ -791,7 +792,8 @@ replay_recorded_oom(Replay *r, const CcaEvent *ev)
 {
 	cause_begin(r, r->in.position - 1, ev);
 	r->res->recorded_ooms++;
-	/* Without a cap the device itself refused (spec §15.4). */
+	/* Without a cap the device itself refused (doc/allocator-model.md, "How
+	 * ccasim replays a trace"). */
 	bool device_refused = cca_allocator_allowed_maximum(r->alloc) == 0 && !r->opt->capacity_set;
 	device_set_refuse(r->device, device_refused);
 	/* the failed request's pool: an oom entry has no address, but a

@@ -293,7 +293,8 @@ alloc_start_after(const GArray *allocs, uint64_t from, uint64_t *index)
 	return a->address;
 }
 
-/* Infers the sizes of blocks known only by their request (spec §4.1): the
+/* Infers the sizes of blocks known only by their request (PyTorch's
+ * shouldSplit(), cca_pytorch_should_split()): the
  * request rounded, grown over what follows when the allocator would not
  * have split that off: up to the next live block or the segment's end, or
  * up to an address the trace allocates at while the block is still live
