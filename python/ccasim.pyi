@@ -71,11 +71,12 @@ class Trace:
               recorded_memory_fraction: Optional[float] = None) -> Any: ...
     def fit(self, configs: Union[str, Sequence[str], None] = None,
             sets: Union[str, Sequence[str], None] = None, default_grid: Optional[bool] = None,
-            recorded: bool = False, gpus: Union[str, Sequence[str], None] = None,
+            recorded: bool = False, gpu: Union[str, Sequence[str], None] = None,
             context: Optional[Size] = None, device: int = 0,
             pytorch_version: Optional[str] = None, jobs: int = 0,
             memory_fraction: Optional[float] = None, full: bool = False,
-            recorded_memory_fraction: Optional[float] = None) -> Any: ...
+            recorded_memory_fraction: Optional[float] = None, *,
+            gpus: Union[str, Sequence[str], None] = None) -> Any: ...
     def explain(self, config: Optional[str] = None, memory_fraction: Optional[float] = None,
                 device_memory: Optional[Size] = None, device: int = 0,
                 pytorch_version: Optional[str] = None, limit: int = 20, top: int = 8,

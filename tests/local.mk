@@ -183,3 +183,6 @@ EXTRA_DIST += tests/test-mempools.sh
 # A what-if's figures bounded over stream timing (record_stream completions: doc/whatif.md).
 TESTS += tests/test-stream-bounds.sh
 EXTRA_DIST += tests/test-stream-bounds.sh
+# Issue 26: diff as a gate; the exit status of a run out of memory, sizes and COLUMNS.
+TESTS += tests/test-diff-gate.sh tests/test-exit-units.sh
+EXTRA_DIST += tests/test-diff-gate.sh tests/test-exit-units.sh

@@ -37,7 +37,7 @@ import json, sys
 f = json.load(open(sys.argv[1]))["figures"]
 assert f["reserved_peak"]["reserved"] == int(sys.argv[2]), f["reserved_peak"]' "$scratch/out" "$pytorch_peak"
 report $? "peak --recorded-memory-fraction: the same figure"
-run 0 "$ccasim" peak --recorded-memory-fraction "$F" "$trace" &&
+run 0 "$ccasim" peak --wide --recorded-memory-fraction "$F" "$trace" &&
 	head -n 1 "$scratch/out" | grep -q 'recorded memory fraction 0.1147$'
 report $? "... labelled as the recorded cap"
 run 0 "$ccasim" explain --recorded-memory-fraction "$F" "$trace" &&
@@ -45,7 +45,7 @@ run 0 "$ccasim" explain --recorded-memory-fraction "$F" "$trace" &&
 report $? "explain --recorded-memory-fraction: the same peak (10.87 GiB)"
 run 0 "$ccasim" fit --recorded --recorded-memory-fraction "$F" "$trace"
 report $? "fit takes --recorded-memory-fraction"
-run 0 "$ccasim" peak --memory-fraction "$F" "$trace" &&
+run 0 "$ccasim" peak --wide --memory-fraction "$F" "$trace" &&
 	head -n 1 "$scratch/out" | grep -q 'what-if memory fraction 0.1147$'
 report $? "peak --memory-fraction (no recorded cap given) labels its figure a what-if"
 run 0 "$ccasim" replay --json --memory-fraction "$F" "$trace" && "$python" -c '
