@@ -2430,11 +2430,12 @@ fleet_write(PyObject *module, PyObject *args, PyObject *kwds)
 static PyObject *
 fleet_merge(PyObject *module, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = {"dirs", "format", "wide", NULL};
+	static char *kwlist[] = {"dirs", "format", "wide", "allow_missing", NULL};
 	PyObject *dirs_o;
 	const char *format = "text";
-	int wide = 0;
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|sp:merge", kwlist, &dirs_o, &format, &wide))
+	int wide = 0, allow_missing = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|sp$p:merge", kwlist, &dirs_o, &format,
+					 &wide, &allow_missing))
 		return NULL;
 	bool text = strcmp(format, "text") == 0;
 	void (*print)(CcaFleetMerge *, GString *) =
@@ -2456,6 +2457,21 @@ fleet_merge(PyObject *module, PyObject *args, PyObject *kwds)
 	for (char **d = dirs; ok && *d; d++)
 		ok = cca_fleet_merge_add_dir(merge, *d, &error);
 	ok = ok && cca_fleet_merge_check(merge, &error);
+	/* a shard that never ran, as `ccasim fleet merge` without --allow-missing */
+	if (ok && !allow_missing) {
+		g_autoptr(GPtrArray) missing = cca_fleet_merge_missing(merge);
+		if (missing->len) {
+			g_autoptr(GString) list = g_string_new(NULL);
+			for (guint i = 0; i < missing->len; i++)
+				g_string_append_printf(list, "%s%s", i ? ", " : "",
+						       (const char *)g_ptr_array_index(missing, i));
+			g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+				    "missing shard%s %s: no rows file in the folders given; run "
+				    "them, or merge anyway with allow_missing=True",
+				    missing->len == 1 ? "" : "s", list->str);
+			ok = FALSE;
+		}
+	}
 	if (ok && text)
 		cca_fleet_merge_print_text(merge, out, wide ? G_MAXUINT : CCA_TEXT_COLUMNS);
 	else if (ok)
@@ -2521,11 +2537,12 @@ static PyMethodDef fleet_methods[] = {
 	 "Every row is checked first (ConfigError 'rows' naming the bad one, nothing\n"
 	 "written); ccasim.Error when DIR holds a run with other options, OSError on I/O."},
 	{"merge", (PyCFunction)(void (*)(void))fleet_merge, METH_VARARGS | METH_KEYWORDS,
-	 "merge(dirs, format='text', wide=False) -> str\n\n"
+	 "merge(dirs, format='text', wide=False, *, allow_missing=False) -> str\n\n"
 	 "`ccasim fleet merge DIRS` (format 'text'; wide=True: --wide), `--json` ('json')\n"
 	 "or `--csv` ('csv'): the report on every row of the run folders, each row once.\n"
-	 "ccasim.Error when they hold no row yet (or a fleet.json differs), OSError on\n"
-	 "I/O; a RuntimeWarning for each line that is no fleet row (left out, counted)."},
+	 "ccasim.Error when they hold no row yet (or a fleet.json differs) or a shard left\n"
+	 "no rows file (allow_missing=True: --allow-missing), OSError on I/O; a\n"
+	 "RuntimeWarning for each line that is no fleet row (left out, counted)."},
 	{NULL},
 };
 

@@ -184,5 +184,8 @@ EXTRA_DIST += tests/test-mempools.sh
 TESTS += tests/test-stream-bounds.sh
 EXTRA_DIST += tests/test-stream-bounds.sh
 # Issue 26: diff as a gate; the exit status of a run out of memory, sizes and COLUMNS.
-TESTS += tests/test-diff-gate.sh tests/test-exit-units.sh
-EXTRA_DIST += tests/test-diff-gate.sh tests/test-exit-units.sh
+# fleet merge with a shard missing; ccasim-record from the build tree.
+TESTS += tests/test-diff-gate.sh tests/test-exit-units.sh tests/test-fleet-shards.sh \
+	tests/test-record-build.sh
+EXTRA_DIST += tests/test-diff-gate.sh tests/test-exit-units.sh tests/test-fleet-shards.sh \
+	tests/test-record-build.sh

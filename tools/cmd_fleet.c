@@ -190,13 +190,17 @@ fleet_merge(const CcaCliCommand *cmd, int argc, char **argv)
 		for (guint i = 0; i < missing->len; i++)
 			g_string_append_printf(list, "%s%s", i ? ", " : "",
 					       (const char *)g_ptr_array_index(missing, i));
+		/* "2/3" is rows.2-of-3.jsonl */
+		g_auto(GStrv) first = g_strsplit(g_ptr_array_index(missing, 0), "/", 2);
+		g_autofree char *file = missing->len == 1 ? g_strdup_printf("rows.%s-of-%s.jsonl",
+									    first[0], first[1])
+							  : g_strdup("rows files of theirs");
 		g_autofree char *shown = cca_text_display(list->str, -1, CCA_CLI_MESSAGE_MAX);
 		fprintf(stderr,
-			"ccasim %s: %s: missing shard%s %s (no rows.I-of-N.jsonl in the folders "
-			"given): %s\n",
+			"ccasim %s: %s: missing shard%s %s: no %s in the folders given; %s\n",
 			cmd->name, allow_missing ? "warning" : "error",
-			missing->len == 1 ? "" : "s", shown,
-			allow_missing ? "their jobs are not in the report"
+			missing->len == 1 ? "" : "s", shown, file,
+			allow_missing ? "the report leaves out their jobs"
 				      : "run them, or merge anyway with --allow-missing");
 		if (!allow_missing)
 			return 1;

@@ -1985,15 +1985,22 @@ print_answer(const MReport *r, gsize folder, bool stripped, GString *out, guint 
 	g_autofree char *jobs = count_words(r->complete, "job");
 	g_autofree char *settings = count_words(r->settings->len, "setting");
 	g_autofree char *failed = count_words(r->errors->len, "snapshot");
-	paragraphf(out, width,
-		   "Fleet: %s replayed under %s on their own devices; %s could not be "
-		   "replayed.",
-		   jobs, settings, r->errors->len ? failed : "no snapshot");
+	if (r->errors->len)
+		paragraphf(out, width,
+			   "Fleet: %s replayed under %s on %s own device%s; %s could not be "
+			   "replayed.",
+			   jobs, settings, r->complete == 1 ? "its" : "their",
+			   r->complete == 1 ? "" : "s", failed);
+	else
+		paragraphf(out, width, "Fleet: %s replayed under %s on %s own device%s.", jobs,
+			   settings, r->complete == 1 ? "its" : "their",
+			   r->complete == 1 ? "" : "s");
 	if (r->base_oom)
 		paragraphf(out, width,
 			   "Under the settings they ran with, %u of the %s run%s out of memory on "
-			   "their own device.",
-			   r->base_oom, jobs, r->base_oom == 1 ? "s" : "");
+			   "%s own device%s.",
+			   r->base_oom, jobs, r->base_oom == 1 ? "s" : "",
+			   r->base_oom == 1 ? "its" : "their", r->base_oom == 1 ? "" : "s");
 	else
 		paragraphf(out, width,
 			   "Under the settings they ran with, no job runs out of memory on its "
@@ -2016,9 +2023,9 @@ print_answer(const MReport *r, gsize folder, bool stripped, GString *out, guint 
 				: g_strdup_printf("it %s", breaks);
 		paragraphf(out, width,
 			   "Answer: set PYTORCH_CUDA_ALLOC_CONF=%s on every job: %s. Over the %s "
-			   "that fit both ways it %s (the median job: %s).",
-			   *s->shown ? s->shown : "\"\" (PyTorch's defaults)", saves, both, total,
-			   median);
+			   "that fit%s both ways it %s (the median job: %s).",
+			   *s->shown ? s->shown : "\"\" (PyTorch's defaults)", saves, both,
+			   s->saved->len == 1 ? "s" : "", total, median);
 	} else {
 		paragraph(out,
 			  "Answer: no single setting does better than each job's own settings on "
@@ -2059,9 +2066,8 @@ print_missing(CcaFleetMerge *merge, GString *out, guint width)
 		g_string_append_printf(list, "%s%s", i ? ", " : "",
 				       (const char *)g_ptr_array_index(missing, i));
 	paragraphf(out, width,
-		   "Missing: shard%s %s left no rows file; the jobs of %s are not in this "
-		   "report.",
-		   missing->len == 1 ? "" : "s", list->str, missing->len == 1 ? "it" : "them");
+		   "Missing: shard%s %s left no rows file; %s jobs are not in this report.",
+		   missing->len == 1 ? "" : "s", list->str, missing->len == 1 ? "its" : "their");
 }
 
 /* The count of lines left out, when there are some. */
