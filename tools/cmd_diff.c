@@ -55,7 +55,10 @@ cca_cmd_diff(const CcaCliCommand *cmd, int argc, char **argv)
 	g_auto(CcaCliArgs) args = {0};
 	int top = 10;
 	g_auto(GStrv) fail_if = NULL;
+	gboolean wide = FALSE;
 	GOptionEntry entries[] = {
+		{"wide", 'w', 0, G_OPTION_ARG_NONE, &wide,
+		 "Lines as long as they come (default: wrapped to COLUMNS, 100 when unset)", NULL},
 		{"top", 'n', 0, G_OPTION_ARG_INT, &top,
 		 "List this many segment and request sizes (default 10)", "N"},
 		{"fail-if", 0, 0, G_OPTION_ARG_STRING_ARRAY, &fail_if,
@@ -179,10 +182,13 @@ cca_cmd_diff(const CcaCliCommand *cmd, int argc, char **argv)
 	if (args.json) {
 		cca_diff_print_json(&diff, &report, out);
 		g_string_append_c(out, '\n');
+		fputs(out->str, stdout);
 	} else {
 		cca_diff_print_text(&diff, &report, out);
+		g_autoptr(GString) fitted = g_string_new(NULL);
+		cca_text_fit(fitted, out->str, wide ? G_MAXUINT : CCA_TEXT_COLUMNS);
+		fputs(fitted->str, stdout);
 	}
-	fputs(out->str, stdout);
 	/* the gate: one line on stderr per condition that holds */
 	for (guint i = 0; i < conditions->len; i++)
 		if (verdicts[i].holds) {
