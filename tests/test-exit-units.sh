@@ -8,8 +8,9 @@
 # 2. Sizes: 12G and 12GiB are 12 x 2^30 bytes, 12GB 12 x 10^9, 1.5G a whole
 #    number of bytes, in --device-memory as in a lab; a bare number below
 #    1 MiB is refused as a device size, one line, exit 2.
-# 3. explain, step, peak, sweep and fit fit COLUMNS (100 when unset); --wide
-#    does not wrap.
+# 3. explain, step, peak, diff, sweep and fit fit COLUMNS; unset, sweep and
+#    fit fit 100 columns and the others, piped, keep their lines whole, as
+#    --wide does.
 # Needs $CCASIM and $top_srcdir (set by make check).
 set -u
 
@@ -122,27 +123,38 @@ widest() {
 print(max((len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")), default=0))' "$scratch/out"
 }
 bert=$traces/bert.default.pickle.xz
-while IFS='|' read -r cmd; do
+while IFS='|' read -r cmd unset; do
 	[ -n "$cmd" ] || continue
 	for cols in 80 120; do
 		# shellcheck disable=SC2086 # CMD is words
 		COLUMNS=$cols run 0 "$ccasim" $cmd "$bert" && w=$(widest) && [ "$w" -le "$cols" ]
 		report $? "COLUMNS=$cols ccasim $cmd: the widest line is ${w:-?} columns"
 	done
-	(unset COLUMNS && run 0 "$ccasim" $cmd "$bert") && w=$(widest) && [ "$w" -le 100 ]
-	report $? "no COLUMNS: ccasim $cmd fits 100 columns (${w:-?})"
+	# shellcheck disable=SC2086 # CMD is words
+	env -u COLUMNS "$ccasim" $cmd "$bert" >"$scratch/plain" 2>/dev/null
+	if [ "$unset" = whole ]; then
+		# shellcheck disable=SC2086 # CMD is words
+		run 0 "$ccasim" $cmd --wide "$bert" && cmp -s "$scratch/plain" "$scratch/out"
+		report $? "no COLUMNS, piped: ccasim $cmd keeps its lines whole, as --wide"
+	else
+		cp "$scratch/plain" "$scratch/out" && w=$(widest) && [ "$w" -le 100 ]
+		report $? "no COLUMNS: ccasim $cmd fits 100 columns (${w:-?})"
+	fi
 done <<'CASES'
-explain
-explain --event 46490
-step --at 100
-step --at 46490 --max-segments 0
-peak
-sweep --set max_split_size_mb=128,512
-fit --gpu all
+explain|whole
+explain --event 46490|whole
+step --at 100|whole
+step --at 46490 --max-segments 0|whole
+peak|whole
+diff -c expandable_segments:True|whole
+sweep --set max_split_size_mb=128,512|100
+fit --gpu all|100
 CASES
 COLUMNS=80 run 0 "$ccasim" explain --wide "$bert" && w=$(widest) && [ "$w" -gt 100 ]
 report $? "explain --wide does not wrap (${w:-?} columns)"
 COLUMNS=lots run 0 "$ccasim" explain "$bert" && w=$(widest) && [ "$w" -le 100 ] && [ "$w" -gt 80 ]
 report $? "COLUMNS that is no number: 100 columns (${w:-?})"
+COLUMNS=10 run 0 "$ccasim" explain "$bert" && w=$(widest) && [ "$w" -le 40 ]
+report $? "COLUMNS=10: held to 40 columns (${w:-?})"
 
 tap_done

@@ -58,7 +58,7 @@ cca_cmd_diff(const CcaCliCommand *cmd, int argc, char **argv)
 	gboolean wide = FALSE;
 	GOptionEntry entries[] = {
 		{"wide", 'w', 0, G_OPTION_ARG_NONE, &wide,
-		 "Lines as long as they come (default: wrapped to COLUMNS, 100 when unset)", NULL},
+		 "Whole lines (default: wrapped to COLUMNS, or to the terminal's width)", NULL},
 		{"top", 'n', 0, G_OPTION_ARG_INT, &top,
 		 "List this many segment and request sizes (default 10)", "N"},
 		{"fail-if", 0, 0, G_OPTION_ARG_STRING_ARRAY, &fail_if,
@@ -186,7 +186,7 @@ cca_cmd_diff(const CcaCliCommand *cmd, int argc, char **argv)
 	} else {
 		cca_diff_print_text(&diff, &report, out);
 		g_autoptr(GString) fitted = g_string_new(NULL);
-		cca_text_fit(fitted, out->str, wide ? G_MAXUINT : CCA_TEXT_COLUMNS);
+		cca_text_fit(fitted, out->str, cca_text_fit_width(wide));
 		fputs(fitted->str, stdout);
 	}
 	/* the gate: one line on stderr per condition that holds */

@@ -18,7 +18,7 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 	gboolean wide = FALSE;
 	GOptionEntry entries[] = {
 		{"wide", 'w', 0, G_OPTION_ARG_NONE, &wide,
-		 "Lines as long as they come (default: wrapped to COLUMNS, 100 when unset)", NULL},
+		 "Whole lines (default: wrapped to COLUMNS, or to the terminal's width)", NULL},
 		{"limit", 'n', 0, G_OPTION_ARG_INT, &limit,
 		 "cudaMalloc calls and OOMs explained one by one (default 20; 0: all)", "N"},
 		{"top", 0, 0, G_OPTION_ARG_INT, &top,
@@ -75,7 +75,7 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 		return 1;
 	}
 	g_autoptr(GString) fitted = g_string_new(NULL);
-	cca_text_fit(fitted, out->str, wide ? G_MAXUINT : CCA_TEXT_COLUMNS);
+	cca_text_fit(fitted, out->str, cca_text_fit_width(wide));
 	fputs(fitted->str, stdout);
 	return 0;
 }

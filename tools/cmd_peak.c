@@ -42,7 +42,7 @@ cca_cmd_peak(const CcaCliCommand *cmd, int argc, char **argv)
 	gboolean wide = FALSE;
 	GOptionEntry entries[] = {
 		{"wide", 'w', 0, G_OPTION_ARG_NONE, &wide,
-		 "Lines as long as they come (default: wrapped to COLUMNS, 100 when unset)", NULL},
+		 "Whole lines (default: wrapped to COLUMNS, or to the terminal's width)", NULL},
 		{"under", 'u', 0, G_OPTION_ARG_STRING, &under,
 		 "Also replay under these settings (PYTORCH_CUDA_ALLOC_CONF syntax) and show what "
 		 "changes",
@@ -143,7 +143,7 @@ cca_cmd_peak(const CcaCliCommand *cmd, int argc, char **argv)
 			peak_run_text(out, argv[1], opt.device, &a, top);
 		}
 		g_autoptr(GString) fitted = g_string_new(NULL);
-		cca_text_fit(fitted, out->str, wide ? G_MAXUINT : CCA_TEXT_COLUMNS);
+		cca_text_fit(fitted, out->str, cca_text_fit_width(wide));
 		fputs(fitted->str, stdout);
 	}
 	rc = 0;

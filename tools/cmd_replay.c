@@ -25,7 +25,6 @@ typedef struct {
 	char *addresses_from;
 	char *completions;
 	char *oom_exit_status; /* --oom-exit-status, or NULL: CCA_CLI_OOM_STATUS */
-	gboolean wide;
 } ReplayArgs;
 
 /* --address-sensitivity: one what-if per address model, side by side. */
@@ -222,13 +221,7 @@ run_replay(const CcaCliCommand *cmd, ReplayArgs *args, const char *path)
 		}
 		json_decref(devs);
 	}
-	if (devs) {
-		fputs(out->str, stdout);
-	} else { /* the text fits COLUMNS (doc/ccasim.1, Width) */
-		g_autoptr(GString) fitted = g_string_new(NULL);
-		cca_text_fit(fitted, out->str, args->wide ? G_MAXUINT : CCA_TEXT_COLUMNS);
-		fputs(fitted->str, stdout);
-	}
+	fputs(out->str, stdout);
 	g_string_free(out, TRUE);
 	return status;
 }
@@ -258,8 +251,6 @@ cca_cmd_replay(const CcaCliCommand *cmd, int argc, char **argv)
 		 "then bounds over the others), earliest, early:D, lag:D, sized:D, random:M/SEED, "
 		 "late:K, never",
 		 "WHEN"},
-		{"wide", 'w', 0, G_OPTION_ARG_NONE, &args.wide,
-		 "Lines as long as they come (default: wrapped to COLUMNS, 100 when unset)", NULL},
 		{"oom-exit-status", 0, 0, G_OPTION_ARG_STRING, &args.oom_exit_status,
 		 "Exit with N when the replayed run runs out of memory (default 3; 0: success; "
 		 "--check exits by the check alone)",

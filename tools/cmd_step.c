@@ -48,7 +48,7 @@ show(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaStepParams *params
 	if (screen)
 		fputs("\033[H\033[2J", stdout);
 	GString *fitted = g_string_new(NULL);
-	cca_text_fit(fitted, out->str, params->wide ? G_MAXUINT : CCA_TEXT_COLUMNS);
+	cca_text_fit(fitted, out->str, cca_text_fit_width(params->wide));
 	fputs(fitted->str, stdout);
 	g_string_free(fitted, TRUE);
 	if (screen)
@@ -140,7 +140,7 @@ cca_cmd_step(const CcaCliCommand *cmd, int argc, char **argv)
 	gboolean wide = FALSE;
 	GOptionEntry entries[] = {
 		{"wide", 'w', 0, G_OPTION_ARG_NONE, &wide,
-		 "Lines as long as they come (default: wrapped to COLUMNS, 100 when unset)", NULL},
+		 "Whole lines (default: wrapped to COLUMNS, or to the terminal's width)", NULL},
 		{"at", 0, 0, G_OPTION_ARG_STRING, &at_text,
 		 "Print the view at this event and exit (no keys)", "EVENT"},
 		{"max-segments", 0, 0, G_OPTION_ARG_INT, &max_segments,
@@ -172,8 +172,9 @@ cca_cmd_step(const CcaCliCommand *cmd, int argc, char **argv)
 	if (args.n_settings)
 		opt.settings = &args.settings[0];
 	/* a segment's line holds some 80 columns besides its bar */
+	guint fit = cca_text_fit_width(wide);
 	if (width == -1)
-		width = wide ? 48 : (int)CLAMP((gint64)CCA_TEXT_COLUMNS - 80, 8, 48);
+		width = fit == G_MAXUINT ? 48 : (int)CLAMP((gint64)fit - 80, 8, 48);
 	CcaStepParams params = {
 		.at = at >= 0 ? (uint64_t)at : 0,
 		.max_segments = (guint)max_segments,

@@ -10,6 +10,8 @@
 #include "number.h"
 
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 char *
 cca_text_path(const char *path)
@@ -120,6 +122,19 @@ cca_text_columns(void)
 	if (!env || !cca_number_parse_u64(env, G_MAXUINT32, &n))
 		return CCA_TEXT_DEFAULT_COLUMNS;
 	return (guint)CLAMP(n, CCA_TEXT_MIN_COLUMNS, CCA_TEXT_MAX_COLUMNS);
+}
+
+guint
+cca_text_fit_width(gboolean wide)
+{
+	if (wide)
+		return G_MAXUINT;
+	if (g_getenv("COLUMNS"))
+		return cca_text_columns();
+	struct winsize ws;
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return CLAMP((guint)ws.ws_col, CCA_TEXT_MIN_COLUMNS, CCA_TEXT_MAX_COLUMNS);
+	return G_MAXUINT;
 }
 
 guint

@@ -86,6 +86,13 @@ void cca_text_pad(GString *out, const char *s, guint width, gboolean right_align
  * only way a line exceeds WIDTH). */
 void cca_text_wrap(GString *out, const char *text, guint width, guint indent);
 
+/* The width the text of explain, step, peak and diff is fitted to
+ * (cca_text_fit()): G_MAXUINT (whole lines) with WIDE (--wide); else
+ * cca_text_columns() when COLUMNS is set, else the terminal's width when
+ * standard output is one, else G_MAXUINT: a report piped to a file or
+ * another program keeps its lines whole unless COLUMNS asks otherwise. */
+guint cca_text_fit_width(gboolean wide);
+
 /* Appends TEXT (lines, each ended by a newline but maybe the last) to OUT
  * with every line wider than WIDTH columns wrapped by cca_text_wrap(), its
  * continuation lines indented two spaces past the line's own indent; lines
