@@ -183,6 +183,8 @@ EXTRA_DIST += tests/test-mempools.sh
 # A what-if's figures bounded over stream timing (record_stream completions: doc/whatif.md).
 TESTS += tests/test-stream-bounds.sh
 EXTRA_DIST += tests/test-stream-bounds.sh
+TESTS += tests/test-timing-verdicts.sh
+EXTRA_DIST += tests/test-timing-verdicts.sh
 # Issue 26: diff as a gate; the exit status of a run out of memory, sizes and COLUMNS.
 # fleet merge with a shard missing; ccasim-record from the build tree.
 TESTS += tests/test-diff-gate.sh tests/test-exit-units.sh tests/test-fleet-shards.sh \
