@@ -1408,7 +1408,14 @@ cca_settings_cell(const char *conf, guint width, gboolean *abbreviated)
 		GString *kept = g_string_new(NULL);
 		const char *p = cell;
 		while (*p) {
-			const char *comma = strchr(p, ',');
+			/* the comma that ends the item: not one inside a roundup
+			 * list's brackets */
+			const char *comma = p;
+			int depth = 0;
+			for (; *comma && (*comma != ',' || depth > 0); comma++)
+				depth += *comma == '[' ? 1 : *comma == ']' ? -1 : 0;
+			if (!*comma)
+				comma = NULL;
 			gsize len = comma ? (gsize)(comma - p) : strlen(p);
 			g_autofree char *item = g_strndup(p, len);
 			guint room = cca_text_width(kept->str) + (kept->len ? 1 : 0) +
