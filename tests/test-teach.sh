@@ -129,13 +129,19 @@ while read -r lab conf peak final why; do
 	[ -n "$lab" ] || continue
 	set -- "$ccasim" replay --json "$labs/$lab"
 	[ "$conf" = - ] || set -- "$@" --config "$conf"
-	run 0 "$@" && "$python" - "$scratch/out" "$peak" "$final" <<'EOF'
+	# replay exits 3 where the lab runs out of memory (mempool.lab), else 0
+	"$@" >"$scratch/out" 2>"$scratch/err"
+	"$python" - "$scratch/out" "$peak" "$final" $? <<'EOF'
 import json, sys
 s = json.load(open(sys.argv[1]))["memory_stats"]
 got = (s["reserved_bytes.all.peak"] >> 20, s["reserved_bytes.all.current"] >> 20)
 want = (int(sys.argv[2]), int(sys.argv[3]))
 if got != want:
     print("# got peak/final", got, "MiB, want", want)
+    sys.exit(1)
+status = 3 if s["num_ooms"] else 0
+if int(sys.argv[4]) != status:
+    print("# exit status", sys.argv[4], "with", s["num_ooms"], "OOMs, want", status)
     sys.exit(1)
 EOF
 	report $? "lab $lab ($conf): peak $peak MiB, $final MiB at the end: $why"
@@ -201,7 +207,7 @@ run 0 "$ccasim" step "$labs/pools.lab" --line 15 &&
 	has "The program released cached memory here (empty_cache()" &&
 	has "After it: reserved 52.00 MiB in 3 segments"
 report $? "pools.lab line 15: empty_cache keeps the MemPool's and the graph's segments (pools in use)"
-run 0 "$ccasim" replay --json "$labs/mempool.lab" && [ "$(stat num_ooms)" = 1 ] &&
+run 3 "$ccasim" replay --json "$labs/mempool.lab" && [ "$(stat num_ooms)" = 1 ] &&
 	[ "$(stat num_alloc_retries)" = 1 ]
 report $? "mempool.lab: the pool's request fails without a retry, the default one retries"
 run 0 "$ccasim" explain "$labs/mempool.lab" --line 14 &&
