@@ -42,3 +42,6 @@ TESTS += %D%/tests/test-fleet-hostile.py
 endif
 # One question, one answer: recorded_memory_fraction in every call.
 PY_TESTS += %D%/tests/test-recorded-cap.py
+# Issue 26: the timeline as pandas takes it; OSError for the file system,
+# TraceError for content; fit(gpu=); fleet.merge() and missing shards.
+PY_TESTS += %D%/tests/test-pandas.py %D%/tests/test-errors.py

@@ -160,6 +160,14 @@ CLI_TESTS += tests/cli/test-utf8.sh
 CLI_TESTS += tests/cli/test-names.sh
 # pip install of the Python module into a virtualenv
 CLI_TESTS += tests/cli/test-pip.sh
+# `diff --fail-if`: conditions that hold, that do not, and bad ones
+CLI_TESTS += tests/cli/test-diff-gate.sh
+# the exit status of a replay that runs out of memory, sizes with units, COLUMNS
+CLI_TESTS += tests/cli/test-exit-units.sh
+# `fleet merge` names the shards that are missing
+CLI_TESTS += tests/cli/test-fleet-shards.sh
+# ccasim-record from the build tree, before `make install`
+CLI_TESTS += tests/cli/test-record-build.sh
 TESTS += $(CLI_TESTS)
 EXTRA_DIST += $(CLI_TESTS)
 

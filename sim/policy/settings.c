@@ -1538,7 +1538,39 @@ cca_settings_cell(const char *conf, guint width, gboolean *abbreviated)
 	char *cell = cca_text_width(conf) <= width ? g_strdup(conf)
 						   : cca_settings_abbreviate(conf, &changed);
 	if (cca_text_width(cell) > width) {
-		char *cut = cca_text_ellipsize_middle(cell, width);
+		/* whole "key:value" items and "...": a cut never hides a value's
+		 * last digits (128 and 1280 stay apart); a first item too wide
+		 * for the cell alone is cut in the middle */
+		GString *kept = g_string_new(NULL);
+		const char *p = cell;
+		while (*p) {
+			/* the comma that ends the item: not one inside a roundup
+			 * list's brackets */
+			const char *comma = p;
+			int depth = 0;
+			for (; *comma && (*comma != ',' || depth > 0); comma++)
+				depth += *comma == '[' ? 1 : *comma == ']' ? -1 : 0;
+			if (!*comma)
+				comma = NULL;
+			gsize len = comma ? (gsize)(comma - p) : strlen(p);
+			g_autofree char *item = g_strndup(p, len);
+			guint room = cca_text_width(kept->str) + (kept->len ? 1 : 0) +
+				     cca_text_width(item) + (comma ? 4 : 0);
+			if (room > width)
+				break;
+			if (kept->len)
+				g_string_append_c(kept, ',');
+			g_string_append(kept, item);
+			p += len + (comma ? 1 : 0);
+		}
+		char *cut;
+		if (kept->len) {
+			g_string_append(kept, ",...");
+			cut = g_string_free(kept, FALSE);
+		} else {
+			g_string_free(kept, TRUE);
+			cut = cca_text_ellipsize_middle(cell, width);
+		}
 		g_free(cell);
 		cell = cut;
 	}

@@ -213,7 +213,9 @@ char *cca_settings_abbreviate(const char *conf, gboolean *changed);
 /* Returns a new string: the settings text CONF for a table cell of WIDTH
  * columns: whole when it fits, else with brief key names
  * (cca_settings_abbreviate(); sets *ABBREVIATED, when not NULL, if so),
- * else that cut in the middle (cca_text_ellipsize_middle()). */
+ * else the whole "key:value" items that fit and ",...", so that no value
+ * is shown cut (only a first item wider than the cell is cut in the
+ * middle, cca_text_ellipsize_middle()). */
 char *cca_settings_cell(const char *conf, guint width, gboolean *abbreviated);
 
 /* Appends to OUT the note a table prints under cells that

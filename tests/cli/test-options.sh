@@ -123,13 +123,14 @@ EOF
 [ ! -e "$out" ] && [ ! -e "$scratch/e.pickle" ]
 report $? "refused options leave no output file"
 
-# A fraction in (0, 1] is taken, 1 included, and caps the replay.
-run 0 "$ccasim" replay --memory-fraction 1 "$trace" && grep -q 'recorded settings' "$scratch/out"
+# A fraction in (0, 1] is taken, 1 included, and caps the replay.  The
+# sample holds a recorded OOM (a 10 TiB request): replay exits 3 on it.
+run 3 "$ccasim" replay --memory-fraction 1 "$trace" && grep -q 'recorded settings' "$scratch/out"
 report $? "replay --memory-fraction 1 is accepted"
-run 0 "$ccasim" replay --memory-fraction 1e-6 --keep-going "$trace" &&
+run 3 "$ccasim" replay --memory-fraction 1e-6 --keep-going "$trace" &&
 	grep -q 'cap ' "$scratch/out"
 report $? "replay --memory-fraction 1e-6 caps the replay"
-run 0 "$ccasim" replay --device 0 "$trace"
+run 3 "$ccasim" replay --device 0 "$trace"
 report $? "replay --device 0 is accepted"
 
 # A snapshot with segments but no trace entries: info reads it and says

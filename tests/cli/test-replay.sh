@@ -1,7 +1,8 @@
 #!/bin/sh
 # test-replay.sh - end-to-end tests of `ccasim replay` (TAP): its
 # options, its exit statuses (0 ok, 1 bad input or failed --check, 2 usage
-# errors), one-line errors, the JSON it prints, and the mid-run notice.
+# errors, 3 a run that ran out of memory), one-line errors, the JSON it
+# prints, and the mid-run notice.
 # Needs $CCASIM and $top_srcdir (set by make check).
 set -u
 
@@ -51,14 +52,14 @@ check "a bad size suffix is a usage error" 2 "$ccasim" replay --device-memory 12
 check "an unsupported PyTorch version is a usage error" 2 "$ccasim" replay --pytorch-version 3.0 "$traces/seedfrag.default.pickle.xz"
 check "an unknown address model is a usage error" 2 "$ccasim" replay --address-model sideways "$traces/seedfrag.default.pickle.xz"
 check "--check with --addresses-from is a usage error" 2 "$ccasim" replay --check --addresses-from "$traces/seedfrag.ms128.pickle.xz" "$traces/seedfrag.default.pickle.xz"
-check "a what-if on a small device stops at its OOM" 0 "$ccasim" replay --json --device-memory 256MiB "$traces/seedfrag.default.pickle.xz"
+check "a what-if on a small device stops at its OOM (exit 3)" 3 "$ccasim" replay --json --device-memory 256MiB "$traces/seedfrag.default.pickle.xz"
 expect "... and the JSON names the event and sizes" "$python" -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["oom"]["stopped"] is True and r["oom"]["size"] > 0, r["oom"]
 assert r["events"] < 1870
 ' "$scratch/out"
-check "--keep-going replays every event" 0 "$ccasim" replay --json --keep-going --device-memory 256MiB "$traces/seedfrag.default.pickle.xz"
+check "--keep-going replays every event (exit 3: it ran out of memory)" 3 "$ccasim" replay --json --keep-going --device-memory 256MiB "$traces/seedfrag.default.pickle.xz"
 expect "... all 1870 of them" "$python" -c '
 import json, sys
 assert json.load(open(sys.argv[1]))["events"] == 1870' "$scratch/out"
@@ -99,9 +100,9 @@ for kv in sys.argv[2:]:
 
 check "multistream on a 150 MiB device" 0 "$ccasim" replay --json --device-memory 150MiB "$traces/multistream.default.pickle.xz"
 expect "... fits: peak reserved 56 MiB, no OOM, nothing on stderr" eval '[ ! -s "$scratch/err" ] && stats_are "$scratch/out" num_ooms=0 reserved_bytes.all.peak=58720256'
-check "multistream on a 40 MiB device" 0 "$ccasim" replay --device-memory 40MiB "$traces/multistream.default.pickle.xz"
+check "multistream on a 40 MiB device" 3 "$ccasim" replay --device-memory 40MiB "$traces/multistream.default.pickle.xz"
 expect "... stops at its OOM and says so once, nothing on stderr" eval '[ ! -s "$scratch/err" ] && [ "$(grep -c "^Out of memory at event 29 " "$scratch/out")" -eq 1 ]'
-check "multistream.ms512 on a 60 MiB device (syncs before later completions)" 0 "$ccasim" replay --json --device-memory 60MiB "$traces/multistream.ms512.pickle.xz"
+check "multistream.ms512 on a 60 MiB device (syncs before later completions)" 3 "$ccasim" replay --json --device-memory 60MiB "$traces/multistream.ms512.pickle.xz"
 expect "... stops at its OOM, nothing on stderr" eval '[ ! -s "$scratch/err" ] && stats_are "$scratch/out" num_ooms=1'
 check "rscap.cap on a 150 MiB device" 0 "$ccasim" replay --json --device-memory 150MiB "$patterns/rscap.cap.pickle.xz"
 expect "... its recorded OOM request fits: no OOM, nothing on stderr" eval '[ ! -s "$scratch/err" ] && stats_are "$scratch/out" num_ooms=0'

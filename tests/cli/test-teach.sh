@@ -48,25 +48,25 @@ if [ "$python" = false ]; then
 else
 	# --- 1. release paths: trace, event, what must be said, what must not
 	gc=$(cap "$traces/seedfrag.gc.json")
-	run 0 "$ccasim" explain "$traces/seedfrag.gc.pickle.xz" --recorded-memory-fraction "$gc" \
+	run 0 "$ccasim" explain --wide "$traces/seedfrag.gc.pickle.xz" --recorded-memory-fraction "$gc" \
 		--event 1745 &&
 		has "2. garbage_collect_cached_blocks: reserved 584.00 MiB is past the threshold (542.67 MiB), so it released 2 unsplit large-pool blocks (68.00 MiB)" &&
 		has "3. alloc_block: cudaMalloc of 300.00 MiB succeeded" &&
 		lacks "max_split_size or more" && lacks "release_cached_blocks" && lacks "tried again"
 	report $? "seedfrag.gc 1745: garbage collection released two unsplit 34 MiB blocks, no retry"
-	run 0 "$ccasim" step "$traces/seedfrag.gc.pickle.xz" --recorded-memory-fraction "$gc" \
+	run 0 "$ccasim" step --wide "$traces/seedfrag.gc.pickle.xz" --recorded-memory-fraction "$gc" \
 		--at 1745 --max-segments 1 &&
 		has "Garbage collection (garbage_collect_cached_blocks) first released 2 unsplit large-pool blocks (68.00 MiB)" &&
 		has "Model entries: segment_free 34.00 MiB; segment_free 34.00 MiB; segment_alloc 300.00 MiB" &&
 		lacks "max_split_size or more"
 	report $? "step at seedfrag.gc 1745 says the same"
-	run 0 "$ccasim" explain "$traces/seedfrag.gc.pickle.xz" --recorded-memory-fraction "$gc" \
+	run 0 "$ccasim" explain --wide "$traces/seedfrag.gc.pickle.xz" --recorded-memory-fraction "$gc" \
 		--limit 0 &&
 		[ "$(grep -c 'Garbage collection (garbage_collect_cached_blocks)' "$scratch/out")" -eq 1 ] &&
 		lacks "max_split_size or more"
 	report $? "seedfrag.gc: one malloc released by garbage collection, none by the oversize release"
 	for t in bert.gc:8 resnet152.gc:33; do
-		run 0 "$ccasim" explain "$traces/${t%:*}.pickle.xz" \
+		run 0 "$ccasim" explain --wide "$traces/${t%:*}.pickle.xz" \
 			--recorded-memory-fraction "$(cap "$traces/${t%:*}.json")" --limit 0 &&
 			[ "$(grep -c 'Garbage collection (garbage_collect_cached_blocks)' "$scratch/out")" -eq "${t#*:}" ] &&
 			lacks "release_available_cached_blocks released"
@@ -74,51 +74,51 @@ else
 	done
 
 	ms=$(cap "$traces/bert.capms.json")
-	run 0 "$ccasim" explain "$traces/bert.capms.pickle.xz" --recorded-memory-fraction "$ms" \
+	run 0 "$ccasim" explain --wide "$traces/bert.capms.pickle.xz" --recorded-memory-fraction "$ms" \
 		--event 46520 &&
 		has "3. alloc_block: cudaMalloc of 240.00 MiB refused: it would pass the memory-fraction cap." &&
 		has "4. release_available_cached_blocks: the smallest cached block of the stream at least as large as the request and at least max_split_size (max_split_size 256.00 MiB): released 1 (478.00 MiB)." &&
 		has "5. alloc_block again: succeeded." &&
 		lacks "release_cached_blocks:" && lacks "garbage_collect_cached_blocks: reserved"
 	report $? "bert.capms 46520: the oversize release frees one 478 MiB block, the second cudaMalloc succeeds"
-	run 0 "$ccasim" explain "$traces/bert.capms.pickle.xz" --recorded-memory-fraction "$ms" \
+	run 0 "$ccasim" explain --wide "$traces/bert.capms.pickle.xz" --recorded-memory-fraction "$ms" \
 		--event 46509 &&
 		has "no single cached block of max_split_size or more was as large as the request, so the largest ones, largest first, until the request's size was freed (max_split_size 256.00 MiB): released 2 (716.00 MiB)." &&
 		has "The first cudaMalloc would pass the memory-fraction cap, so release_available_cached_blocks released 2 cached blocks of max_split_size or more (716.00 MiB) and tried again."
 	report $? "bert.capms 46509: no block as large as the request, so the two largest go"
 
 	sc=$(cap "$traces/seedfrag.cap.json")
-	run 0 "$ccasim" explain "$traces/seedfrag.cap.pickle.xz" --recorded-memory-fraction "$sc" \
+	run 0 "$ccasim" explain --wide "$traces/seedfrag.cap.pickle.xz" --recorded-memory-fraction "$sc" \
 		--event 1792 &&
 		has "4. release_available_cached_blocks: skipped (it runs only with max_split_size_mb)." &&
 		has "5. release_cached_blocks: synchronize_and_free_events completed 0 pending frees (num_sync_all_streams + 1), then every wholly free cached segment of the default pools (every stream) and of the freeable private pools was released: 49 (258.00 MiB)." &&
 		has "6. alloc_block(isRetry): succeeded (num_alloc_retries + 1)." &&
 		has "-> cudaMalloc 300.00 MiB after 1 retry" && lacks "garbage_collect_cached_blocks: reserved"
 	report $? "seedfrag.cap 1792: release all after a synchronisation, then the retry succeeds"
-	run 0 "$ccasim" step "$traces/seedfrag.cap.pickle.xz" --recorded-memory-fraction "$sc" \
+	run 0 "$ccasim" step --wide "$traces/seedfrag.cap.pickle.xz" --recorded-memory-fraction "$sc" \
 		--at 1792 --max-segments 1 &&
 		has "so release_cached_blocks synchronized the streams and released every wholly free cached segment of the default pools and the freeable private pools (49, 258.00 MiB), then tried once more (num_alloc_retries)."
 	report $? "step at seedfrag.cap 1792 says the same"
 
 	rs=$(cap "$patterns/rscap.cap.json")
-	run 0 "$ccasim" explain "$patterns/rscap.cap.pickle.xz" --recorded-memory-fraction "$rs" \
+	run 0 "$ccasim" explain --wide "$patterns/rscap.cap.pickle.xz" --recorded-memory-fraction "$rs" \
 		--event 1474 &&
 		has "5. release_cached_blocks: synchronize_and_free_events completed 1 pending free (num_sync_all_streams + 1), then every wholly free cached segment of the default pools (every stream) and of the freeable private pools was released: 1 (2.00 MiB)." &&
 		has "6. alloc_block(isRetry): refused again (num_alloc_retries + 1): it would pass the memory-fraction cap." &&
 		has "7. out of memory: an oom entry, num_ooms + 1, OutOfMemoryError."
 	report $? "rscap.cap 1474: the synchronisation completes a pending free, the retry fails, OOM"
 
-	run 0 "$ccasim" step "$traces/seedfrag.gc.pickle.xz" --memory-fraction "$gc" --at 1745 \
+	run 0 "$ccasim" step --wide "$traces/seedfrag.gc.pickle.xz" --memory-fraction "$gc" --at 1745 \
 		--max-segments 1 &&
 		has "(that address is the recorded run's; in this what-if the model's block is at 0x7eff94000000)"
 	report $? "a what-if's step names the model's own address beside the recorded one"
 fi
 run 2 "$ccasim" explain "$traces/seedfrag.gc.pickle.xz" --event 99999 && one_line
 report $? "explain --event past the trace's end is a usage error"
-run 0 "$ccasim" explain "$labs/bestfit.lab" --event 15 &&
+run 0 "$ccasim" explain --wide "$labs/bestfit.lab" --event 15 &&
 	has "Event 15 is no request (alloc or oom entry): \`ccasim step --at 15\` shows what it did."
 report $? "explain --event on a free says it is no request"
-run 0 "$ccasim" step "$labs/bestfit.lab" --at 16 &&
+run 0 "$ccasim" step --wide "$labs/bestfit.lab" --at 16 &&
 	has "3 free blocks there could hold it; 2 of them have that size, and the one at the lowest address wins" &&
 	has "Segments (* touched by this entry, listed first; then address order;"
 report $? "step names best fit's candidates, the address tie-break and its own order"
@@ -129,13 +129,19 @@ while read -r lab conf peak final why; do
 	[ -n "$lab" ] || continue
 	set -- "$ccasim" replay --json "$labs/$lab"
 	[ "$conf" = - ] || set -- "$@" --config "$conf"
-	run 0 "$@" && "$python" - "$scratch/out" "$peak" "$final" <<'EOF'
+	# replay exits 3 where the lab runs out of memory (mempool.lab), else 0
+	"$@" >"$scratch/out" 2>"$scratch/err"
+	"$python" - "$scratch/out" "$peak" "$final" $? <<'EOF'
 import json, sys
 s = json.load(open(sys.argv[1]))["memory_stats"]
 got = (s["reserved_bytes.all.peak"] >> 20, s["reserved_bytes.all.current"] >> 20)
 want = (int(sys.argv[2]), int(sys.argv[3]))
 if got != want:
     print("# got peak/final", got, "MiB, want", want)
+    sys.exit(1)
+status = 3 if s["num_ooms"] else 0
+if int(sys.argv[4]) != status:
+    print("# exit status", sys.argv[4], "with", s["num_ooms"], "OOMs, want", status)
     sys.exit(1)
 EOF
 	report $? "lab $lab ($conf): peak $peak MiB, $final MiB at the end: $why"
@@ -201,7 +207,7 @@ run 0 "$ccasim" step "$labs/pools.lab" --line 15 &&
 	has "The program released cached memory here (empty_cache()" &&
 	has "After it: reserved 52.00 MiB in 3 segments"
 report $? "pools.lab line 15: empty_cache keeps the MemPool's and the graph's segments (pools in use)"
-run 0 "$ccasim" replay --json "$labs/mempool.lab" && [ "$(stat num_ooms)" = 1 ] &&
+run 3 "$ccasim" replay --json "$labs/mempool.lab" && [ "$(stat num_ooms)" = 1 ] &&
 	[ "$(stat num_alloc_retries)" = 1 ]
 report $? "mempool.lab: the pool's request fails without a retry, the default one retries"
 run 0 "$ccasim" explain "$labs/mempool.lab" --line 14 &&
@@ -276,7 +282,8 @@ capture 1\ncapture 2|3|a capture is underway already
 settings max_split_size_mb:banana|2|settings:
 malloc 1M|2|unknown command
 alloc 0|2|size '0': must be 1 byte to 1 TiB
-alloc 2T|2|size '2T': unknown unit
+alloc 2T|2|size '2T': must be 1 byte to 1 TiB
+alloc 2P|2|size '2P': unknown unit
 alloc 100G x2|2|tensor 2 (100G) does not fit: out of memory on the simulated H200
 alloc 1.3|2|size '1.3' is not a whole number of bytes
 EOF

@@ -147,7 +147,7 @@ test_job_and_merge(void)
 	cca_fleet_merge_print_text(a, ra, CCA_TEXT_COLUMNS);
 	cca_fleet_merge_print_text(b, rb, CCA_TEXT_COLUMNS);
 	g_assert_cmpstr(ra->str, ==, rb->str);
-	g_assert_nonnull(strstr(ra->str, "Fleet: 1 jobs replayed under 2 settings"));
+	g_assert_nonnull(strstr(ra->str, "Fleet: 1 job replayed under 2 settings"));
 }
 
 static void

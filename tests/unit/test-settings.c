@@ -1538,8 +1538,11 @@ static const CellCase cell_cases[] = {
 	 "max_split:512,expandable:True", TRUE},
 	{"brief-key-and-origin", "max_split_size_mb:239 (p99 request)", 30,
 	 "max_split:239 (p99 request)", TRUE},
-	{"brief-then-middle-cut", "max_split_size_mb:256,garbage_collection_threshold:0.6", 24,
-	 "max_split:...reshold:0.6", TRUE},
+	/* then whole key:value items: a cut never hides a value (256 stays 256) */
+	{"brief-then-whole-items", "max_split_size_mb:256,garbage_collection_threshold:0.6", 24,
+	 "max_split:256,...", TRUE},
+	{"whole-items-keep-lists", "roundup_power2_divisions:[64:8,>:2],max_split_size_mb:64", 24,
+	 "roundup:[64:8,>:2],...", TRUE},
 	/* a roundup list keeps its own commas; only keys at an item's start change */
 	{"roundup-list", "roundup_power2_divisions:[64:8,>:2],max_split_size_mb:64", 40,
 	 "roundup:[64:8,>:2],max_split:64", TRUE},
