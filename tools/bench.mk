@@ -10,4 +10,4 @@ bench: ccasim$(EXEEXT)
 	done; exit $$fail
 EXTRA_DIST += tools/bench-sweep.sh tools/bench-big.sh tools/bench-engine.sh
 EXTRA_DIST += tools/bench-fleet.sh
-EXTRA_DIST += tools/bench-python.sh
+EXTRA_DIST += tools/bench-python.sh tools/bench-live.sh
