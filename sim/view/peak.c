@@ -11,10 +11,11 @@
  * with the origin of each block and segment.  cca_peak_collect() replays
  * twice so that the copies stay linear in the live blocks: the first
  * replay finds the moments (keeping no origin and copying no state), the
- * second, stopped after the last of them, copies the state once at each.  A block's annotation is
- * the path of record_function ranges (START/END pairs of the snapshot's external annotations, by
- * time_us) open when its alloc entry was recorded; ccasim-record's own
- * "ccasim:" entries are no ranges and are left out.
+ * second, stopped after the last of them, copies the state once at each.
+ * A block's annotation is the path of record_function ranges (START/END
+ * pairs of the snapshot's external annotations, by time_us) open when its
+ * alloc entry was recorded; ccasim-record's own "ccasim:" entries are no
+ * ranges and are left out.
  *
  * Invariant: at each moment the live blocks of the copied state sum to
  * the bytes allocated then (stats' allocated_bytes.all.current), so each
@@ -317,16 +318,10 @@ cca_peak_observe(CcaPeak *p, uint64_t index, const CcaEvent *ev, const CcaAlloca
 		      (p->take[1] && index == p->take_at[1] ? CCA_FIGURES_ALLOCATED_PEAK : 0);
 	else
 		set = cca_figures_observe(&p->figures, index, ev, alloc);
-	if (p->mode == PEAK_FIND) {
-		set = 0;
-	} else {
-		if (set & CCA_FIGURES_RESERVED_PEAK)
-			moment_take(p, &p->peaks[CCA_PEAK_RESERVED], CCA_PEAK_RESERVED, index, ev,
-				    alloc);
-		if (set & CCA_FIGURES_ALLOCATED_PEAK)
-			moment_take(p, &p->peaks[CCA_PEAK_ALLOCATED], CCA_PEAK_ALLOCATED, index, ev,
-				    alloc);
-	}
+	if (p->mode != PEAK_FIND && (set & CCA_FIGURES_RESERVED_PEAK))
+		moment_take(p, &p->peaks[CCA_PEAK_RESERVED], CCA_PEAK_RESERVED, index, ev, alloc);
+	if (p->mode != PEAK_FIND && (set & CCA_FIGURES_ALLOCATED_PEAK))
+		moment_take(p, &p->peaks[CCA_PEAK_ALLOCATED], CCA_PEAK_ALLOCATED, index, ev, alloc);
 	bool recorded = ev && ev->action == CCA_ACTION_OOM;
 	if (!p->oom_pending && !recorded)
 		return;

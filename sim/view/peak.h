@@ -58,7 +58,8 @@ CcaPeak *cca_peak_new(const CcaSnapshot *snap, int device);
 void cca_peak_free(CcaPeak *peak);
 
 /* Feed from the replay's observer (same arguments): takes the state at a
- * new peak and after an OOM. */
+ * new peak and after an OOM (a copy of every live block at each rise of a
+ * peak: cca_peak_collect() copies once per moment). */
 void cca_peak_observe(CcaPeak *peak, uint64_t index, const CcaEvent *event,
 		      const CcaAllocator *alloc);
 
@@ -67,10 +68,13 @@ void cca_peak_observe(CcaPeak *peak, uint64_t index, const CcaEvent *event,
 void cca_peak_model_event(CcaPeak *peak, uint64_t cause, const CcaEvent *trace,
 			  const CcaEvent *model);
 
-/* Replays device OPTIONS->device of SNAP once (OPTIONS's hooks must be
- * unset) with a peak observer; returns it with the replay's result in
- * *RESULT (cleared by the caller with cca_replay_result_clear()), or NULL
- * with ERROR as cca_replay_run() does. */
+/* Replays device OPTIONS->device of SNAP (OPTIONS's hooks must be unset)
+ * with a peak observer; returns it with the replay's result in *RESULT
+ * (cleared by the caller with cca_replay_result_clear()), or NULL with
+ * ERROR as cca_replay_run() does.  Two replays from one plan: the first
+ * finds the moments and gives RESULT, the second, stopped after the last
+ * moment, copies the state once at each, so the cost is linear in the
+ * live blocks however often the peaks rise. */
 CcaPeak *cca_peak_collect(const CcaSnapshot *snap, const CcaReplayOptions *options,
 			  CcaReplayResult *result, GError **error);
 
