@@ -325,7 +325,8 @@ cca_peak_observe(CcaPeak *p, uint64_t index, const CcaEvent *ev, const CcaAlloca
 	bool recorded = ev && ev->action == CCA_ACTION_OOM;
 	if (!p->oom_pending && !recorded)
 		return;
-	p->n_ooms++;
+	if (p->mode != PEAK_TAKE) /* (the first replay counted them all) */
+		p->n_ooms++;
 	if (p->mode == PEAK_FIND) {
 		if (p->n_ooms <= CCA_PEAK_MAX_OOMS)
 			p->last_oom = index; /* the last OOM whose state is kept */
@@ -345,6 +346,30 @@ cca_peak_observe(CcaPeak *p, uint64_t index, const CcaEvent *ev, const CcaAlloca
 		cca_allocator_explain_request(alloc, m->oom_size, m->oom_stream, &m->why);
 	}
 	p->oom_pending = false;
+}
+
+void
+cca_peak_begin_find(CcaPeak *p)
+{
+	p->mode = PEAK_FIND;
+}
+
+uint64_t
+cca_peak_begin_take(CcaPeak *p)
+{
+	uint64_t stop = 0;
+	const CcaMoment *at[2] = {&p->figures.reserved_peak, &p->figures.allocated_peak};
+	for (int k = 0; k < 2; k++) {
+		p->take[k] = at[k]->seen;
+		p->take_at[k] = at[k]->index;
+		if (at[k]->seen && at[k]->index + 1 > stop)
+			stop = at[k]->index + 1;
+	}
+	if (p->n_ooms > 0 && p->last_oom + 1 > stop)
+		stop = p->last_oom + 1;
+	p->mode = PEAK_TAKE;
+	p->oom_pending = false;
+	return stop;
 }
 
 static void
@@ -380,38 +405,22 @@ cca_peak_collect(const CcaSnapshot *snap, const CcaReplayOptions *options, CcaRe
 	o.on_model_event = peak_model;
 	o.on_model_event_data = p;
 	/* the first replay finds the moments, and gives the result */
-	p->mode = PEAK_FIND;
+	cca_peak_begin_find(p);
 	if (!cca_replay_run(snap, &o, result, error)) {
 		cca_peak_free(p);
 		return NULL;
 	}
-	uint64_t n_ooms = p->n_ooms, stop = 0;
-	const CcaMoment *at[2] = {&p->figures.reserved_peak, &p->figures.allocated_peak};
-	for (int k = 0; k < 2; k++) {
-		p->take[k] = at[k]->seen;
-		p->take_at[k] = at[k]->index;
-		if (at[k]->seen && at[k]->index + 1 > stop)
-			stop = at[k]->index + 1;
-	}
-	if (n_ooms > 0 && p->last_oom + 1 > stop)
-		stop = p->last_oom + 1;
-	if (stop == 0)
+	o.stop_after = cca_peak_begin_take(p);
+	if (o.stop_after == 0)
 		return p; /* no entry: no moment */
 	/* the second copies the state at each, and stops after the last */
-	p->mode = PEAK_TAKE;
-	p->n_ooms = 0;
-	p->oom_pending = false;
-	o.stop_after = stop;
 	CcaReplayResult again;
-	gboolean ok = cca_replay_run(snap, &o, &again, error);
-	if (ok)
-		cca_replay_result_clear(&again);
-	p->n_ooms = n_ooms;
-	if (!ok) {
+	if (!cca_replay_run(snap, &o, &again, error)) {
 		cca_replay_result_clear(result);
 		cca_peak_free(p);
 		return NULL;
 	}
+	cca_replay_result_clear(&again);
 	return p;
 }
 

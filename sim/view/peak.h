@@ -68,6 +68,16 @@ void cca_peak_observe(CcaPeak *peak, uint64_t index, const CcaEvent *event,
 void cca_peak_model_event(CcaPeak *peak, uint64_t cause, const CcaEvent *trace,
 			  const CcaEvent *model);
 
+/* For two replays of one run, as cca_peak_collect() makes them (the cost
+ * linear in the live blocks): cca_peak_begin_find() before the first,
+ * which then finds the moments (and counts the OOMs) without keeping
+ * origins or copying any state; cca_peak_begin_take() after it returns
+ * the stop_after for the second replay (0: no moment, none needed), in
+ * which the peak copies the state at each moment found.  Feed both
+ * replays as above. */
+void cca_peak_begin_find(CcaPeak *peak);
+uint64_t cca_peak_begin_take(CcaPeak *peak);
+
 /* Replays device OPTIONS->device of SNAP (OPTIONS's hooks must be unset)
  * with a peak observer; returns it with the replay's result in *RESULT
  * (cleared by the caller with cca_replay_result_clear()), or NULL with
