@@ -183,3 +183,5 @@ EXTRA_DIST += tests/test-mempools.sh
 # A what-if's figures bounded over stream timing (record_stream completions: doc/whatif.md).
 TESTS += tests/test-stream-bounds.sh
 EXTRA_DIST += tests/test-stream-bounds.sh
+TESTS += tests/test-timing-verdicts.sh
+EXTRA_DIST += tests/test-timing-verdicts.sh

@@ -45,6 +45,16 @@ run 0 "$ccasim" explain --recorded-memory-fraction "$F" "$trace" &&
 report $? "explain --recorded-memory-fraction: the same peak (10.87 GiB)"
 run 0 "$ccasim" fit --recorded --recorded-memory-fraction "$F" "$trace"
 report $? "fit takes --recorded-memory-fraction"
+run 0 "$ccasim" diff --json --recorded-memory-fraction "$F" "$trace" "$trace" && "$python" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for side in "a", "b":
+    assert d[side]["reserved_bytes_peak"] == d[side]["peak_reserved"] == int(sys.argv[2]), d[side]
+' "$scratch/out" "$pytorch_peak"
+report $? "diff --recorded-memory-fraction: the same figure on both sides"
+run 0 "$ccasim" view --recorded-memory-fraction "$F" -o "$scratch/page.html" "$trace" &&
+	grep -q "recorded .* peak reserved 10.87 GiB" "$scratch/out"
+report $? "view --recorded-memory-fraction: the same peak, labelled recorded"
 run 0 "$ccasim" peak --memory-fraction "$F" "$trace" &&
 	head -n 1 "$scratch/out" | grep -q 'what-if memory fraction 0.1147$'
 report $? "peak --memory-fraction (no recorded cap given) labels its figure a what-if"

@@ -2,7 +2,8 @@
 # test-stream-bounds.sh - a what-if's figures bounded over stream timing
 # (doc/whatif.md, "Stream timing"; sim/study/timing.c).  On the real runs of
 # traces/uncertain-2.11: every what-if from rs2.default.rN and
-# loader.default.rN (record_stream frees, whose completions are a race) to
+# loader.default.rN (record_stream frees, whose completions are a race) and
+# gen.default.rN (a growing cache whose ties go by device address) to
 # each other setting whose live runs made the same requests holds every
 # live run's reserved-side keys inside its printed bounds (or equal to the
 # single figure where none is printed); a what-if of a trace without
@@ -19,7 +20,7 @@ if ! "$python" -c 'import lzma, pickle' 2>/dev/null; then
 	skip "stream bounds" "no python3 with lzma"
 	tap_done
 fi
-"$python" "$srcdir/tools/timing-eval.py" "$ccasim" "$dir" rs2 loader >"$scratch/eval" 2>"$scratch/err"
+"$python" "$srcdir/tools/timing-eval.py" "$ccasim" "$dir" rs2 loader gen >"$scratch/eval" 2>"$scratch/err"
 cases=0
 while read -r what name arrow setting inside of total rest; do
 	[ "$what" = what-if ] || continue
@@ -27,8 +28,8 @@ while read -r what name arrow setting inside of total rest; do
 	[ "$inside" = "$total" ]
 	report $? "$name -> ${setting%:} $inside $of $total $rest"
 done <"$scratch/eval"
-[ "$cases" -eq 30 ]
-report $? "every what-if measured: rs2 and loader, 3 base runs x 5 settings ($cases)"
+[ "$cases" -eq 45 ]
+report $? "every what-if measured: rs2, loader and gen, 3 base runs x 5 settings ($cases)"
 
 # rs2 to expandable segments: the reserved peak is bounded, the bounds
 # hold the recorded timing's figure, and the text says why
@@ -55,6 +56,24 @@ r = json.load(open(sys.argv[1]))
 assert r["whatif"] and r["deferred_frees"] == 0 and r["bounds"] is None, r["bounds"]
 ' "$scratch/out"
 report $? "gen.default.r0 (no record_stream) under expandable_segments:True: bounds null"
+
+# ties by address: the bounds come from the address models, and hold the
+# live runs' 274 and 276 MiB (gen.rp4.r0..r2)
+run 0 "$ccasim" replay --json --config roundup_power2_divisions:4 "$dir/gen.default.r0.pickle.xz" &&
+	"$python" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+lo, hi = r["bounds"]["reserved_bytes.all.peak"]
+assert r["deferred_frees"] == 0 and r["address_ties"] is None
+assert all(s.startswith("address:") for s in r["bounds_timings"]["reserved_bytes.all.peak"])
+for n in range(3):
+    live = json.load(open("%s/gen.rp4.r%d.json" % (sys.argv[2], n)))["memory_stats"]
+    assert lo <= live["reserved_bytes.all.peak"] <= hi, (lo, live["reserved_bytes.all.peak"], hi)
+' "$scratch/out" "$dir"
+report $? "gen.default.r0 under roundup_power2_divisions:4: address models bound the reserved peak, live runs inside"
+run 0 "$ccasim" replay --config roundup_power2_divisions:4 "$dir/gen.default.r0.pickle.xz" &&
+	grep -q "^address placement: the what-if decided [0-9]* times by device" "$scratch/out"
+report $? "its text says the figures depend on address placement, and why"
 run 0 "$ccasim" replay --config expandable_segments:True "$dir/gen.default.r0.pickle.xz" &&
 	! grep -q "stream timing" "$scratch/out"
 report $? "its text says nothing of stream timing"

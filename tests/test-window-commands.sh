@@ -48,4 +48,33 @@ report $? "explain of a window says 'within the window', never 'ever'"
 run 0 "$ccasim" explain "$whole" && grep -q 'more than the tensors ever needed' "$scratch/out"
 report $? "explain of a trace from the start keeps 'ever'"
 
+# diff: the side that is a window says so, and its run-wide counts are null
+run 0 "$ccasim" diff --json "$ring" "$whole" && window_is "$scratch/out" a 0 &&
+	window_is "$scratch/out" b 1 && "$python" -c '
+import json, sys
+a = json.load(open(sys.argv[1]))["a"]
+assert a["num_device_alloc"] is None and a["reserved_bytes_peak"] is None, a
+assert a["window"]["within"]["num_device_alloc"] >= 0, a["window"]
+' "$scratch/out"
+report $? "diff --json: the window side carries window, its run-wide counts null"
+run 0 "$ccasim" diff "$ring" "$whole" && grep -q '^   a window of the run (the trace starts mid-run)' "$scratch/out" &&
+	grep -q 'OOMs within the window$' "$scratch/out"
+report $? "diff says in its text which side is a window"
+
+# fleet: the window job's rows carry window, and the report says so
+mkdir -p "$scratch/fleet"
+cp "$ring" "$whole" "$scratch/fleet/"
+run 0 "$ccasim" fleet run "$scratch/fleet" --set max_split_size_mb=default --no-progress \
+	--out "$scratch/rows" &&
+	cat "$scratch"/rows/rows.*.jsonl >"$scratch/all" && "$python" -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+for r in rows:
+    assert (r["window"] is not None) == r["path"].endswith("ringwrap.default.pickle.xz"), r
+' "$scratch/all"
+report $? "fleet run: the rows of the window carry window, the others null"
+run 0 "$ccasim" fleet merge "$scratch/rows" && tr -s ' \n' '  ' <"$scratch/out" |
+	grep -q '1 of the jobs is a window of its run'
+report $? "fleet merge says which share of the jobs are windows"
+
 tap_done

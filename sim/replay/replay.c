@@ -1119,7 +1119,19 @@ replay_release_burst(Replay *r)
 	}
 	if (by_malloc) {
 		/* The releases (and the completions their synchronisation
-		 * caused) are the malloc's own outputs. */
+		 * caused) are the malloc's own outputs.  Its
+		 * synchronize_and_free_events() walks PyTorch's events stream
+		 * by stream, the streams in a hash map's order, keyed by the
+		 * streams the blocks were used on, which no entry records: the
+		 * model completes them in the recording's order. */
+		for (uint32_t i = end; i-- > 0;) {
+			const CcaEvent *c = window_peek(&r->in, i, &r->error);
+			if (c->action != CCA_ACTION_FREE_COMPLETED)
+				continue;
+			CcaHandle v = map_get(&r->live, c->addr);
+			if (v != CCA_NIL && (v & FREE_REQUESTED) && HANDLE_OF(v) != HANDLE_FAILED)
+				cca_allocator_pending_first(r->alloc, HANDLE_OF(v));
+		}
 		for (uint32_t i = 0; i < end; i++) {
 			const CcaEvent *rel = window_peek(&r->in, 0, &r->error);
 			if (rel->action == CCA_ACTION_FREE_COMPLETED)

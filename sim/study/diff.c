@@ -470,11 +470,18 @@ describe_event(GString *out, const CcaEvent *ev)
 			       ev->stream);
 }
 
+/* What a side that is a window of its run (it starts mid-run) covers. */
+#define DIFF_WINDOW_NOTE                                                                        \
+	"a window of the run (the trace starts mid-run): its peak and counts cover the window " \
+	"alone, from the state the recording had when it opened"
+
 static void
 print_side(GString *out, const char *name, const char *label, const CcaDiffSide *s)
 {
 	char a[32], b[32], c[32];
 	g_string_append_printf(out, "%s: %s\n", name, label);
+	if (s->result.start_reconstructed)
+		g_string_append(out, "   " DIFF_WINDOW_NOTE "\n");
 	g_string_append_printf(out,
 			       "   peak reserved %s after event %" G_GUINT64_FORMAT
 			       ": %s in live blocks, %s cached free, %" G_GUINT64_FORMAT
@@ -484,9 +491,11 @@ print_side(GString *out, const char *name, const char *label, const CcaDiffSide 
 			       s->peak_segments);
 	g_string_append_printf(out,
 			       "   %" G_GINT64_FORMAT " cudaMalloc, %" G_GINT64_FORMAT
-			       " cudaFree, %" G_GINT64_FORMAT " retries, %" G_GINT64_FORMAT " OOMs",
+			       " cudaFree, %" G_GINT64_FORMAT " retries, %" G_GINT64_FORMAT
+			       " OOMs%s",
 			       s->result.stats.num_device_alloc, s->result.stats.num_device_free,
-			       s->result.stats.num_alloc_retries, s->result.stats.num_ooms);
+			       s->result.stats.num_alloc_retries, s->result.stats.num_ooms,
+			       s->result.start_reconstructed ? " within the window" : "");
 	if (s->result.stopped_by_oom)
 		g_string_append_printf(out, "; stopped by an OOM at event %" G_GUINT64_FORMAT,
 				       s->result.oom_event);
@@ -649,12 +658,36 @@ side_json(const char *label, const CcaDiffSide *s)
 	json_object_set_new(o, "peak_segments", cca_json_uint(s->peak_segments));
 	json_object_set_new(o, "figures",
 			    cca_figures_to_json(&s->result.figures, &s->result.stats));
-	json_object_set_new(o, "reserved_bytes_peak",
-			    json_integer(st->reserved_bytes[CCA_STAT_ALL].peak));
-	json_object_set_new(o, "num_device_alloc", json_integer(st->num_device_alloc));
-	json_object_set_new(o, "num_device_free", json_integer(st->num_device_free));
-	json_object_set_new(o, "num_alloc_retries", json_integer(st->num_alloc_retries));
-	json_object_set_new(o, "num_ooms", json_integer(st->num_ooms));
+	/* a window cannot know the run's peaks and counts (replay's
+	 * memory_stats: null); peak_* above and the window's own counts under
+	 * "window" are what it saw */
+	bool window = s->result.start_reconstructed;
+	static const struct {
+		const char *key, *stat;
+	} keys[] = {
+		{"reserved_bytes_peak", "reserved_bytes.all.peak"},
+		{"num_device_alloc", "num_device_alloc"},
+		{"num_device_free", "num_device_free"},
+		{"num_alloc_retries", "num_alloc_retries"},
+		{"num_ooms", "num_ooms"},
+	};
+	const int64_t values[] = {st->reserved_bytes[CCA_STAT_ALL].peak, st->num_device_alloc,
+				  st->num_device_free, st->num_alloc_retries, st->num_ooms};
+	json_t *seen = json_object();
+	for (guint k = 0; k < G_N_ELEMENTS(keys); k++) {
+		bool known = !window || cca_stats_known_in_window(keys[k].stat);
+		json_object_set_new(o, keys[k].key, known ? json_integer(values[k]) : json_null());
+		json_object_set_new(seen, keys[k].key, json_integer(values[k]));
+	}
+	if (window) {
+		json_t *w = json_object();
+		json_object_set_new(w, "assumes", cca_json_string(DIFF_WINDOW_NOTE));
+		json_object_set_new(w, "within", seen);
+		json_object_set_new(o, "window", w);
+	} else {
+		json_decref(seen);
+		json_object_set_new(o, "window", json_null());
+	}
 	json_object_set_new(o, "stopped_by_oom", cca_json_bool(s->result.stopped_by_oom));
 	return o;
 }

@@ -321,6 +321,90 @@ fit_search(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, con
 	return TRUE;
 }
 
+/* Whether ROW under MODEL runs at CAPACITY under every completion timing
+ * (cca_timing_all_fit()); FAILED gets the one that ran out. */
+static gboolean
+all_timings_fit_at(const FitJob *job, CcaFitRow *frow, CcaAddressModel model, uint64_t capacity,
+		   gboolean *fits, char failed[32], GError **error)
+{
+	CcaSweepOptions o = {
+		.device_memory = capacity,
+		.capacity_set = true,
+		.threads = 1,
+		.recorded_memory_fraction = job->options->recorded_memory_fraction,
+	};
+	if (job->options->cancel && *job->options->cancel) {
+		g_set_error(error, CCA_SWEEP_ERROR, CCA_SWEEP_ERROR_CANCELLED, "interrupted");
+		return FALSE;
+	}
+	CcaReplayOptions ro;
+	cca_sweep_replay_options(job->sweep, frow->row, &o, model, &ro);
+	frow->timing_probes++;
+	return cca_timing_all_fit(job->sweep->snap, &ro, fits, failed, error);
+}
+
+/* The smallest capacity, from the first run's answer up, at which ROW runs
+ * under every completion timing (doc/whatif.md, "Stream timing"): the
+ * answer itself when it holds, else doubling until one holds and a
+ * bisection below it, in 2 MiB steps. */
+static gboolean
+fit_timing(const FitJob *job, CcaFitRow *frow, CcaAddressModel model, GError **error)
+{
+	const CcaFitRun *first = &frow->runs[0];
+	frow->timed = true;
+	gboolean fits;
+	char failed[32];
+	uint64_t hi = first->capacity;
+	if (!all_timings_fit_at(job, frow, model, hi, &fits, failed, error))
+		return FALSE;
+	if (fits) {
+		frow->timing_found = true;
+		frow->timing_capacity = hi;
+		/* a step below, the recorded timing itself runs out */
+		g_strlcpy(frow->timing_failed, first->below_run ? "recorded" : "",
+			  sizeof frow->timing_failed);
+		return TRUE;
+	}
+	uint64_t lo = hi;
+	g_strlcpy(frow->timing_failed, failed, sizeof frow->timing_failed);
+	for (;;) {
+		hi = hi < CCA_FIT_LIMIT / 2 ? MAX(hi * 2, CCA_FIT_STEP) : CCA_FIT_LIMIT;
+		if (!all_timings_fit_at(job, frow, model, hi, &fits, failed, error))
+			return FALSE;
+		if (fits)
+			break;
+		lo = hi;
+		g_strlcpy(frow->timing_failed, failed, sizeof frow->timing_failed);
+		if (hi == CCA_FIT_LIMIT)
+			return TRUE; /* no capacity fits every timing */
+	}
+	while (hi - lo > CCA_FIT_STEP) {
+		uint64_t mid = lo + (hi - lo) / CCA_FIT_STEP / 2 * CCA_FIT_STEP;
+		if (!all_timings_fit_at(job, frow, model, mid, &fits, failed, error))
+			return FALSE;
+		if (fits) {
+			hi = mid;
+		} else {
+			lo = mid;
+			g_strlcpy(frow->timing_failed, failed, sizeof frow->timing_failed);
+		}
+	}
+	frow->timing_found = true;
+	frow->timing_capacity = hi;
+	return TRUE;
+}
+
+bool
+cca_fit_row_capacity(const CcaFitRow *row, uint64_t *capacity)
+{
+	if (row->timed) {
+		*capacity = row->timing_capacity;
+		return row->timing_found;
+	}
+	*capacity = row->runs[0].capacity;
+	return row->runs[0].found;
+}
+
 /* A phase's progress as the whole search's. */
 static void
 fit_progress(void *data, guint done, guint total)
@@ -343,6 +427,10 @@ fit_task(void *data, guint i)
 	if (!fit_search(job, frow->row, model, hint, out, &job->errors[i]))
 		return;
 	const CcaFitOptions *o = job->options;
+	bool timed = job->run_of[i] == 0 && !o->no_timing_bounds && out->found && out->at.whatif &&
+		     out->at.deferred_frees > 0;
+	if (timed && !fit_timing(job, frow, model, &job->errors[i]))
+		return;
 	for (guint g = 0; g < o->n_gpus && g < CCA_FIT_MAX_GPUS; g++) {
 		uint64_t usable = cca_fit_gpu_usable(o->gpus[g], o->context);
 		CcaSweepRun run;
@@ -353,6 +441,12 @@ fit_task(void *data, guint i)
 		if (!replay_at(job, frow->row, model, usable, &run, &out->replays, &job->errors[i]))
 			return;
 		out->gpu_fits[g] = fits(&run) ? 1 : 0;
+		gboolean all = FALSE;
+		char failed[32];
+		if (timed && out->gpu_fits[g] &&
+		    !all_timings_fit_at(job, frow, model, usable, &all, failed, &job->errors[i]))
+			return;
+		frow->timing_gpu_fits[g] = all ? 1 : 0;
 	}
 }
 
@@ -439,10 +533,12 @@ static gint
 compare_fit_rows(gconstpointer pa, gconstpointer pb)
 {
 	const CcaFitRow *a = pa, *b = pb;
-	if (a->runs[0].found != b->runs[0].found)
-		return a->runs[0].found ? -1 : 1;
-	if (a->runs[0].capacity != b->runs[0].capacity)
-		return a->runs[0].capacity < b->runs[0].capacity ? -1 : 1;
+	uint64_t ca, cb;
+	bool fa = cca_fit_row_capacity(a, &ca), fb = cca_fit_row_capacity(b, &cb);
+	if (fa != fb)
+		return fa ? -1 : 1;
+	if (ca != cb)
+		return ca < cb ? -1 : 1;
 	return strcmp(a->row->conf, b->row->conf);
 }
 
@@ -480,6 +576,9 @@ gpu_answer(const CcaFitRow *f, guint g)
 		any_yes |= f->runs[m].gpu_fits[g] == 1;
 		any_no |= f->runs[m].gpu_fits[g] != 1;
 	}
+	/* fits with the recorded completions, runs out under another timing */
+	if (f->timed && any_yes && f->timing_gpu_fits[g] != 1)
+		return "may not";
 	return any_yes && any_no ? "depends" : any_yes ? "yes" : "no";
 }
 
@@ -496,8 +595,13 @@ fit_cell(const CcaFitRow *f, guint c, guint rank, bool ranges)
 		return g_strdup_printf("%s%s", conf_label(f->row->conf),
 				       f->row->recorded ? " (recorded)" : "");
 	case 2:
-		if (!r->found)
+		if (!r->found || (f->timed && !f->timing_found))
 			return g_strdup("> 1 TiB");
+		if (f->timed && f->timing_capacity != r->capacity) {
+			/* the recorded completions' answer..every timing's */
+			g_autofree char *a = mib(r->capacity), *b = mib(f->timing_capacity);
+			return ranges ? g_strdup_printf("%s..%s", a, b) : g_strdup(b);
+		}
 		if (ranges && f->lo != f->hi) {
 			g_autofree char *a = mib(f->lo), *b = mib(f->hi);
 			return g_strdup_printf("%s..%s", a, b);
@@ -549,6 +653,29 @@ fit_sensitivity_line(const CcaFitRow *f, const CcaFitOptions *o)
 			sep = ", ";
 		}
 	return g_string_free(l, FALSE);
+}
+
+/* The stream-timing line under row F (NULL when it was not timed). */
+static char *
+fit_timing_line(const CcaFitRow *f)
+{
+	if (!f->timed)
+		return NULL;
+	g_autofree char *a = mib(f->runs[0].capacity);
+	if (!f->timing_found)
+		return g_strdup_printf(
+			"stream timing: fits in %s MiB with the recorded completions "
+			"of its deferred frees, in no device up to 1 TiB under "
+			"every timing (%s runs out)",
+			a, f->timing_failed);
+	if (f->timing_capacity == f->runs[0].capacity)
+		return g_strdup("stream timing: the answer holds under every completion timing "
+				"of its deferred frees");
+	g_autofree char *b = mib(f->timing_capacity), *c = mib(f->timing_capacity - CCA_FIT_STEP);
+	return g_strdup_printf("stream timing: fits in %s MiB with the recorded completions of "
+			       "its deferred frees, but needs %s MiB under every timing (at %s "
+			       "MiB the timing %s runs out)",
+			       a, b, c, f->timing_failed);
 }
 
 /* Appends one line of the CELLS of the N_COLS columns, those SHOWN, each
@@ -686,13 +813,17 @@ cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 	fit_table_line(out, heads, shown, width, n_cols);
 	for (guint r = 0; r < n; r++) {
 		fit_table_line(out, cells[r], shown, width, n_cols);
-		g_autofree char *line = wide ? NULL : fit_sensitivity_line(&rows[r], o);
-		if (line) {
+		char *lines[2] = {wide ? NULL : fit_sensitivity_line(&rows[r], o),
+				  fit_timing_line(&rows[r])};
+		for (guint k = 0; k < 2; k++) {
+			if (!lines[k])
+				continue;
 			g_string_assign(p, "");
 			for (guint i = 0; i < width[0] + 2; i++)
 				g_string_append_c(p, ' ');
-			g_string_append(p, line);
+			g_string_append(p, lines[k]);
 			cca_text_wrap(out, p->str, CCA_TEXT_COLUMNS, width[0] + 4);
+			g_free(lines[k]);
 		}
 		g_strfreev(cells[r]);
 	}
@@ -824,6 +955,26 @@ cca_fit_to_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n, const Cca
 			json_object_set_new(fits, o->gpus[g]->name,
 					    cca_json_bool(run->gpu_fits[g]));
 		json_object_set_new(row, "gpus", fits);
+		json_t *timing = json_null();
+		if (f->timed) {
+			/* the answer under every completion timing of the
+			 * deferred frees; device_memory is the recorded one's */
+			timing = json_object();
+			json_object_set_new(timing, "device_memory",
+					    f->timing_found ? cca_json_uint(f->timing_capacity)
+							    : json_null());
+			json_object_set_new(timing, "runs_out_below",
+					    *f->timing_failed ? cca_json_string(f->timing_failed)
+							      : json_null());
+			json_object_set_new(timing, "probes", json_integer(f->timing_probes));
+			json_t *g2 = json_object();
+			for (guint g = 0; g < o->n_gpus; g++)
+				json_object_set_new(
+					g2, o->gpus[g]->name,
+					cca_json_bool(run->gpu_fits[g] && f->timing_gpu_fits[g]));
+			json_object_set_new(timing, "gpus", g2);
+		}
+		json_object_set_new(row, "timing", timing);
 		json_array_append_new(list, row);
 	}
 	json_object_set_new(doc, "rows", list);

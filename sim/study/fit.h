@@ -85,7 +85,22 @@ typedef struct {
 	CcaFitRun runs[CCA_SWEEP_MAX_MODELS];
 	uint64_t lo, hi; /* range of the found capacities over the runs */
 	bool sensitive;	 /* the runs disagree (capacity, found or a GPU answer) */
+	/* stream timing: the first run's answer defers frees to other
+	 * streams, so it was searched again with every completion timing
+	 * (cca_timing_all_fit()) from that answer up */
+	bool timed;
+	bool timing_found;	  /* some capacity up to CCA_FIT_LIMIT fits every timing */
+	uint64_t timing_capacity; /* the smallest such (>= runs[0].capacity) */
+	char timing_failed[32];	  /* a timing that runs out a step below it ("" if none) */
+	guint timing_probes;	  /* capacities tried under every timing */
+	/* 1/0 per GPU: every timing fits at its usable memory (timed rows
+	 * whose first run fits there) */
+	int8_t timing_gpu_fits[CCA_FIT_MAX_GPUS];
 } CcaFitRow;
+
+/* The capacity ROW is sure to run in: the stream-timing answer where
+ * there is one, else its first run's; FALSE when none was found. */
+bool cca_fit_row_capacity(const CcaFitRow *row, uint64_t *capacity);
 
 /* How to fit. */
 typedef struct {
@@ -101,6 +116,9 @@ typedef struct {
 	 * none or not known): what the what-ifs learn the program's
 	 * empty_cache() calls under, as in a sweep */
 	double recorded_memory_fraction;
+	/* leave stream timing out: the answers hold for the recorded
+	 * completions only (CcaSweepOptions' no_timing_bounds) */
+	bool no_timing_bounds;
 } CcaFitOptions;
 
 /* Fits every row of SWEEP (whose rows need not have been run).  Returns a

@@ -766,7 +766,7 @@ sweep_device(const CcaFleetJob *job, const CcaFleetOptions *options, const CcaSn
 	bool any_fits = false;
 	for (guint r = 0; r < sweep->rows->len; r++) {
 		const CcaSweepRow *row = g_ptr_array_index(sweep->rows, r);
-		any_fits |= row->runs[0].value[CCA_SWEEP_FIG_OOM] == 0;
+		any_fits |= !cca_sweep_row_may_oom(row);
 	}
 	guint n_presets;
 	const CcaGpuPreset *presets = cca_fit_gpu_presets(&n_presets);
@@ -777,7 +777,10 @@ sweep_device(const CcaFleetJob *job, const CcaFleetOptions *options, const CcaSn
 	for (guint r = 0; r < sweep->rows->len; r++) {
 		const CcaSweepRow *row = g_ptr_array_index(sweep->rows, r);
 		const CcaSweepRun *run = &row->runs[0];
-		bool fits = run->value[CCA_SWEEP_FIG_OOM] == 0;
+		/* "fits" only when no address model and no stream timing runs
+		 * out; "may_not_fit" when the primary replay alone fits */
+		bool fits = !cca_sweep_row_may_oom(row);
+		bool primary_fits = run->value[CCA_SWEEP_FIG_OOM] == 0;
 		json_t *o = json_object();
 		json_object_set_new(o, "device", json_integer(device));
 		json_object_set_new(o, "setting", cca_json_string(row->conf));
@@ -792,8 +795,22 @@ sweep_device(const CcaFleetJob *job, const CcaFleetOptions *options, const CcaSn
 		json_object_set_new(dev, "cap_proved", cca_capbound_to_json(&own.cap_proved));
 		json_object_set_new(o, "own_device", dev);
 		json_object_set_new(o, "fits", json_boolean(fits));
+		json_object_set_new(o, "may_not_fit", json_boolean(primary_fits && !fits));
+		/* a window: the figures cover it alone (cca_sweep_window_note()) */
+		json_object_set_new(o, "window", cca_sweep_window_json(sweep));
 		json_object_set_new(o, "oom_event",
-				    fits ? json_null() : cca_json_uint(run->oom_event));
+				    primary_fits ? json_null() : cca_json_uint(run->oom_event));
+		json_t *bounds = json_object();
+		for (guint f = 0; f < CCA_SWEEP_FIG_COUNT; f++) {
+			double lo = MIN(row->lo[f], row->tlo[f]), hi = MAX(row->hi[f], row->thi[f]);
+			if (f == CCA_SWEEP_FIG_OOM || f == CCA_SWEEP_FIG_FRAGMENTATION || lo == hi)
+				continue;
+			json_t *pair = json_array();
+			json_array_append_new(pair, cca_json_uint((uint64_t)lo));
+			json_array_append_new(pair, cca_json_uint((uint64_t)hi));
+			json_object_set_new(bounds, cca_sweep_figure_name((CcaSweepFigure)f), pair);
+		}
+		json_object_set_new(o, "bounds", bounds);
 		for (guint f = 0; f < CCA_SWEEP_FIG_COUNT; f++) {
 			if (f == CCA_SWEEP_FIG_OOM)
 				continue;
@@ -919,6 +936,12 @@ row_problem(json_t *row, bool is_error)
 		return "recorded: must be true or false";
 	if (!json_is_boolean(json_object_get(row, "fits")))
 		return "fits: must be true or false";
+	json_t *maybe = json_object_get(row, "may_not_fit");
+	if (maybe && !json_is_boolean(maybe))
+		return "may_not_fit: must be true or false";
+	json_t *window = json_object_get(row, "window");
+	if (window && !json_is_null(window) && !json_is_object(window))
+		return "window: must be null or an object";
 	if (!int_in(json_object_get(row, "peak_reserved"), 0, (json_int_t)CCA_REPLAY_MAX_RESERVED))
 		return "peak_reserved: must be an integer from 0 to 2^48 (what a replay can "
 		       "reserve)";
@@ -1457,6 +1480,8 @@ typedef struct {
 	char *shown;		      /* SETTING escaped for the text report */
 	bool recorded;		      /* the job's own settings */
 	bool fits;		      /* no OOM on the job's own device */
+	bool may_not_fit;	      /* !fits, but only some timings or placements OOM */
+	bool window;		      /* the trace starts mid-run: figures of the window alone */
 	uint64_t peak;		      /* peak reserved bytes (up to the OOM when !fits) */
 	uint64_t oom_event;	      /* where it ran out, when !fits */
 	const CcaGpuPreset *smallest; /* smallest card that fits, when asked */
@@ -1494,6 +1519,8 @@ typedef struct {
 	guint snapshots;     /* distinct snapshots replayed */
 	guint complete;	     /* jobs replayed under their own settings */
 	guint base_oom;	     /* jobs whose own settings OOM */
+	guint base_maybe;    /* of those, jobs that OOM under some timings or placements only */
+	guint windows;	     /* jobs whose traces start mid-run */
 	guint rescued;	     /* of those, jobs some setting fits */
 	guint unsaved;	     /* jobs no setting fits */
 	MSetting *answer;    /* the setting to use fleet-wide, or NULL */
@@ -1695,6 +1722,8 @@ report_build(CcaFleetMerge *m, MReport *r)
 		mr.shown = shown(mr.setting);
 		mr.recorded = json_is_true(json_object_get(row, "recorded"));
 		mr.fits = json_is_true(json_object_get(row, "fits"));
+		mr.may_not_fit = json_is_true(json_object_get(row, "may_not_fit"));
+		mr.window = json_is_object(json_object_get(row, "window"));
 		mr.peak = juint(row, "peak_reserved");
 		mr.oom_event = juint(row, "oom_event");
 		const char *gpu = json_string_value(json_object_get(row, "smallest_gpu"));
@@ -1724,8 +1753,10 @@ report_build(CcaFleetMerge *m, MReport *r)
 		}
 		if (!job->base)
 			continue; /* an incomplete job: its recorded row is missing */
+		r->windows += job->base->window;
 		if (!job->base->fits) {
 			r->base_oom++;
+			r->base_maybe += job->base->may_not_fit;
 			if (job->best)
 				r->rescued++;
 		}
@@ -1916,8 +1947,23 @@ print_answer(const MReport *r, gsize folder, bool stripped, GString *out, guint 
 		   r->complete, r->settings->len, r->errors->len);
 	paragraphf(out, width,
 		   "Under the settings they ran with, %u of the %u jobs run out of memory on their "
-		   "own device.",
-		   r->base_oom, r->complete);
+		   "own device%s.",
+		   r->base_oom, r->complete,
+		   r->base_maybe ? " or may (their replay fits, another stream timing or segment "
+				   "placement runs out)"
+				 : "");
+	if (r->windows == 1)
+		paragraphf(out, width,
+			   "1 of the jobs is a window of its run (its trace starts mid-run): its "
+			   "peaks, counts and fits cover the window alone, from the state the "
+			   "recording had when it opened.");
+	else if (r->windows)
+		paragraphf(
+			out, width,
+			"%u of the jobs are windows of their runs (their traces start mid-run): "
+			"their peaks, counts and fits cover the window alone, from the state the "
+			"recording had when it opened.",
+			r->windows);
 	g_string_append_c(out, '\n');
 	if (r->answer) {
 		const MSetting *s = r->answer;
@@ -2124,8 +2170,9 @@ print_best(const MReport *r, char *const *names, GString *out, guint width)
 			g_autofree char *line = g_strdup_printf("on %s:", device);
 			cca_table_add_line(table, line);
 		}
-		g_autofree char *own_result = job->base->fits
-						      ? g_strdup("fits")
+		g_autofree char *own_result = job->base->fits ? g_strdup("fits")
+					      : job->base->may_not_fit
+						      ? g_strdup("may not fit")
 						      : g_strdup_printf("OOM at %" G_GUINT64_FORMAT,
 									job->base->oom_event);
 		const char *best = !job->best		    ? "none fits"

@@ -121,6 +121,7 @@ row_free(gpointer data)
 	g_free(row->conf);
 	g_free(row->origin);
 	cca_settings_clear(&row->settings);
+	cca_timing_clear(&row->timing);
 	g_free(row);
 }
 
@@ -404,9 +405,10 @@ collect_segment_entry(void *data, uint64_t cause, const CcaEvent *trace, const C
 	g_array_append_val((GArray *)data, e);
 }
 
-gboolean
-cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOptions *options,
-		 CcaAddressModel model, CcaSweepRun *run, GError **error)
+void
+cca_sweep_replay_options(const CcaSweep *sweep, const CcaSweepRow *row,
+			 const CcaSweepOptions *options, CcaAddressModel model,
+			 CcaReplayOptions *out)
 {
 	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
@@ -426,6 +428,15 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 		opt.address_model = model;
 		opt.force_whatif = row->recorded;
 	}
+	*out = opt;
+}
+
+gboolean
+cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOptions *options,
+		 CcaAddressModel model, CcaSweepRun *run, GError **error)
+{
+	CcaReplayOptions opt;
+	cca_sweep_replay_options(sweep, row, options, model, &opt);
 	GArray *entries = g_array_new(FALSE, FALSE, sizeof(SegmentEntry));
 	if (options->calibration) { /* the cost model prices the segment entries */
 		opt.on_model_event = collect_segment_entry;
@@ -445,6 +456,7 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 	run->whatif = res.whatif;
 	run->model = model;
 	run->address_ties = res.address_ties;
+	run->deferred_frees = res.deferred_frees;
 	run->replayed = true;
 	double reserved = (double)st->reserved_bytes[CCA_STAT_ALL].peak;
 	double *v = run->value;
@@ -596,6 +608,107 @@ row_ranges(CcaSweepRow *row)
 	}
 }
 
+/* The memory_stats() key that gives each figure, where one does. */
+static const char *const figure_keys[CCA_SWEEP_FIG_COUNT] = {
+	[CCA_SWEEP_FIG_PEAK_RESERVED] = "reserved_bytes.all.peak",
+	[CCA_SWEEP_FIG_PEAK_ALLOCATED] = "allocated_bytes.all.peak",
+	[CCA_SWEEP_FIG_MALLOCS] = "num_device_alloc",
+	[CCA_SWEEP_FIG_FREES] = "num_device_free",
+	[CCA_SWEEP_FIG_RETRIES] = "num_alloc_retries",
+	[CCA_SWEEP_FIG_OOMS] = "num_ooms",
+	[CCA_SWEEP_FIG_SYNCS] = "num_sync_all_streams",
+	[CCA_SWEEP_FIG_OOM] = "num_ooms",
+};
+
+/* Fills ROW's tlo..thi from its primary value and its timing bounds. */
+static void
+row_timing_ranges(CcaSweepRow *row)
+{
+	for (int f = 0; f < CCA_SWEEP_FIG_COUNT; f++) {
+		row->tlo[f] = row->thi[f] = row->runs[0].value[f];
+		const CcaTimingBound *b =
+			figure_keys[f] ? cca_timing_lookup(&row->timing, figure_keys[f]) : NULL;
+		if (!b)
+			continue;
+		if (f == CCA_SWEEP_FIG_OOM) {
+			/* some timing ran out of memory, or none did */
+			row->tlo[f] = b->lo > 0;
+			row->thi[f] = b->hi > 0;
+		} else {
+			row->tlo[f] = MIN(row->tlo[f], (double)b->lo);
+			row->thi[f] = MAX(row->thi[f], (double)b->hi);
+		}
+	}
+}
+
+bool
+cca_sweep_row_may_oom(const CcaSweepRow *row)
+{
+	return row->runs[0].value[CCA_SWEEP_FIG_OOM] != 0 || row->hi[CCA_SWEEP_FIG_OOM] != 0 ||
+	       row->thi[CCA_SWEEP_FIG_OOM] != 0;
+}
+
+/* One row's stream-timing bounds: its primary replay again, then every
+ * timing of cca_timing_run(). */
+typedef struct {
+	const CcaSweep *sweep;
+	const CcaSweepOptions *options;
+	CcaSweepRow **rows;
+	GError **errors;
+} TimingJob;
+
+static void
+timing_task_run(void *data, guint i)
+{
+	TimingJob *job = data;
+	CcaSweepRow *row = job->rows[i];
+	if (job->options->cancel && *job->options->cancel) {
+		g_set_error(&job->errors[i], CCA_SWEEP_ERROR, CCA_SWEEP_ERROR_CANCELLED,
+			    "interrupted");
+		return;
+	}
+	CcaReplayOptions opt;
+	cca_sweep_replay_options(job->sweep, row, job->options, row->runs[0].model, &opt);
+	CcaReplayResult base;
+	if (cca_replay_run(job->sweep->snap, &opt, &base, &job->errors[i]))
+		cca_timing_run(job->sweep->snap, &opt, &base, &row->timing, &job->errors[i]);
+	cca_replay_result_clear(&base);
+}
+
+/* Bounds the what-if rows whose primary run deferred frees over stream
+ * timing (doc/whatif.md, "Stream timing"). */
+static gboolean
+sweep_timing(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
+{
+	guint n_rows = sweep->rows->len, n = 0;
+	CcaSweepRow **rows = g_new0(CcaSweepRow *, n_rows ? n_rows : 1);
+	for (guint i = 0; i < n_rows; i++) {
+		CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
+		cca_timing_clear(&row->timing);
+		if (!options->no_timing_bounds && row->runs[0].whatif &&
+		    row->runs[0].deferred_frees > 0)
+			rows[n++] = row;
+	}
+	GError **errors = g_new0(GError *, n ? n : 1);
+	TimingJob job = {sweep, options, rows, errors};
+	if (n > 0)
+		cca_sweep_parallel(n, options->threads, timing_task_run, &job, NULL, NULL);
+	gboolean ok = TRUE;
+	for (guint i = 0; i < n; i++) {
+		if (errors[i] && ok) {
+			g_propagate_error(error, errors[i]);
+			ok = FALSE;
+		} else if (errors[i]) {
+			g_error_free(errors[i]);
+		}
+	}
+	for (guint i = 0; i < n_rows; i++)
+		row_timing_ranges(g_ptr_array_index(sweep->rows, i));
+	g_free(errors);
+	g_free(rows);
+	return ok;
+}
+
 /* Moves the first of TASKS[0..N)'s errors into ERROR and frees the others;
  * FALSE when there was one. */
 static gboolean
@@ -684,7 +797,7 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 		row_ranges(row);
 	}
 	g_free(probes);
-	return ok;
+	return ok && sweep_timing(sweep, options, error);
 }
 
 /* ---------------------------------------------------------- ranking */
@@ -700,6 +813,8 @@ compare_rows(const CcaSweepRow *a, const CcaSweepRow *b, CcaGoal goal)
 {
 	const double *x = a->runs[0].value, *y = b->runs[0].value;
 	int c = compare_double(x[CCA_SWEEP_FIG_OOM], y[CCA_SWEEP_FIG_OOM]);
+	if (c == 0) /* then the rows that may run out under some address or timing */
+		c = (int)cca_sweep_row_may_oom(a) - (int)cca_sweep_row_may_oom(b);
 	if (c == 0)
 		c = compare_double(x[goal_figure(goal)], y[goal_figure(goal)]);
 	if (c == 0)
@@ -793,16 +908,35 @@ cca_sweep_recommend(const CcaSweep *sweep, CcaGoal goal, const CcaSweepOptions *
 		    GString *why)
 {
 	const CcaSweepRow *best = NULL, *base = recorded_row(sweep), *furthest = NULL;
+	const CcaSweepRow *maybe = NULL; /* the best that fits under some timings only */
 	for (guint i = 0; i < sweep->rows->len; i++) {
 		const CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
 		if (!furthest || row->runs[0].oom_event > furthest->runs[0].oom_event)
 			furthest = row;
-		if (row->runs[0].value[CCA_SWEEP_FIG_OOM] == 0 &&
-		    (!best || compare_rows(row, best, goal) < 0))
+		if (!cca_sweep_row_may_oom(row) && (!best || compare_rows(row, best, goal) < 0))
 			best = row;
+		if (row->runs[0].value[CCA_SWEEP_FIG_OOM] == 0 &&
+		    (!maybe || compare_rows(row, maybe, goal) < 0))
+			maybe = row;
 	}
 	g_autofree char *cap = capacity_phrase(options);
 	char a[32], b[32], c[32];
+	if (!best && maybe) {
+		g_autofree char *name = settings_name(maybe);
+		g_string_append_printf(
+			why,
+			"No setting in this grid is sure to run without running out of memory%s. "
+			"%s runs to the end with the recorded stream timing and the driver's "
+			"placement, but %s. `ccasim fit` finds the device memory each setting "
+			"needs.",
+			cap, name,
+			maybe->thi[CCA_SWEEP_FIG_OOM] != 0
+				? "runs out under other completion timings of its deferred frees, "
+				  "which another run of the program can meet"
+				: "runs out under other placements of its segments");
+		append_cap_proved(why, base);
+		return NULL;
+	}
 	if (!best) {
 		g_autofree char *name = settings_name(furthest);
 		g_string_append_printf(
@@ -817,7 +951,7 @@ cca_sweep_recommend(const CcaSweep *sweep, CcaGoal goal, const CcaSweepOptions *
 	}
 	CcaSweepFigure f = goal_figure(goal);
 	const double *bv = best->runs[0].value, *rv = base->runs[0].value;
-	bool base_ok = rv[CCA_SWEEP_FIG_OOM] == 0;
+	bool base_ok = !cca_sweep_row_may_oom(base);
 	if (base_ok && best != base && rv[f] == bv[f]) {
 		best = base; /* a tie: keep what the program already uses */
 		bv = rv;
@@ -884,6 +1018,17 @@ cca_sweep_recommend(const CcaSweep *sweep, CcaGoal goal, const CcaSweepOptions *
 			best->lo[CCA_SWEEP_FIG_MALLOCS], best->hi[CCA_SWEEP_FIG_MALLOCS]);
 	else if (*cap && best != base && base_ok)
 		g_string_append_printf(why, " Both run without running out of memory%s.", cap);
+	if (best->timing.timed &&
+	    (best->tlo[CCA_SWEEP_FIG_PEAK_RESERVED] != best->thi[CCA_SWEEP_FIG_PEAK_RESERVED] ||
+	     best->tlo[CCA_SWEEP_FIG_MALLOCS] != best->thi[CCA_SWEEP_FIG_MALLOCS]))
+		g_string_append_printf(
+			why,
+			" When its deferred frees complete is up to the GPU: over %u completion "
+			"timings peak reserved is %s to %s, %.0f to %.0f cudaMalloc calls.",
+			best->timing.scenarios,
+			cca_size_format((uint64_t)best->tlo[CCA_SWEEP_FIG_PEAK_RESERVED], a),
+			cca_size_format((uint64_t)best->thi[CCA_SWEEP_FIG_PEAK_RESERVED], b),
+			best->tlo[CCA_SWEEP_FIG_MALLOCS], best->thi[CCA_SWEEP_FIG_MALLOCS]);
 	return best;
 }
 
@@ -986,11 +1131,46 @@ row_cell(const CcaSweepRow *row, guint rank, guint c, bool ranges)
 		break;
 	}
 	if (columns[c].figure == CCA_SWEEP_FIG_OOM) {
-		if (row->lo[CCA_SWEEP_FIG_OOM] != row->hi[CCA_SWEEP_FIG_OOM])
+		if (row->lo[CCA_SWEEP_FIG_OOM] != row->hi[CCA_SWEEP_FIG_OOM] ||
+		    row->tlo[CCA_SWEEP_FIG_OOM] != row->thi[CCA_SWEEP_FIG_OOM])
 			return g_strdup("depends");
 		return g_strdup(row->runs[0].value[CCA_SWEEP_FIG_OOM] ? "yes" : "no");
 	}
 	return cell(row, (CcaSweepFigure)columns[c].figure, columns[c].kind, ranges);
+}
+
+/* The timing line of ROW (NULL when no figure depends on when its
+ * deferred frees complete): each figure bounded, with its bounds. */
+static char *
+timing_line(const CcaSweepRow *row)
+{
+	if (!row->timing.timed)
+		return NULL;
+	GString *l = g_string_new(NULL);
+	g_string_append_printf(l, "stream timing (%u timings) varies:", row->timing.scenarios);
+	bool any = false;
+	for (guint c = 0; c < N_COLUMNS; c++) {
+		int f = columns[c].figure;
+		if (f < 0 || f == CCA_SWEEP_FIG_OOM)
+			continue;
+		g_autoptr(GString) lo = g_string_new(NULL), hi = g_string_new(NULL);
+		cell_value(lo, row->tlo[f], columns[c].kind);
+		cell_value(hi, row->thi[f], columns[c].kind);
+		if (strcmp(lo->str, hi->str) == 0)
+			continue;
+		g_string_append_printf(l, "%s %s %s..%s", any ? "," : "", columns[c].name, lo->str,
+				       hi->str);
+		any = true;
+	}
+	if (row->tlo[CCA_SWEEP_FIG_OOM] != row->thi[CCA_SWEEP_FIG_OOM]) {
+		g_string_append_printf(l, "%s OOM under some timings", any ? "," : "");
+		any = true;
+	}
+	if (!any) {
+		g_string_free(l, TRUE);
+		return NULL;
+	}
+	return g_string_free(l, FALSE);
 }
 
 /* The sensitivity line of ROW (NULL when no figure depends on the
@@ -1163,15 +1343,18 @@ cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, GStrin
 	append_table_line(out, heads[1], shown, width);
 	for (guint r = 0; r < n; r++) {
 		append_table_line(out, cells[r], shown, width);
-		g_autofree char *line =
-			wide ? NULL : sensitivity_line(g_ptr_array_index(sweep->rows, r));
-		if (line) {
+		const CcaSweepRow *row = g_ptr_array_index(sweep->rows, r);
+		char *lines[2] = {wide ? NULL : sensitivity_line(row), timing_line(row)};
+		for (guint k = 0; k < 2; k++) {
+			if (!lines[k])
+				continue;
 			g_autoptr(GString) l = g_string_new(NULL);
 			guint indent = width[0] + 2;
 			for (guint i = 0; i < indent; i++)
 				g_string_append_c(l, ' ');
-			g_string_append(l, line);
+			g_string_append(l, lines[k]);
 			cca_text_wrap(out, l->str, CCA_TEXT_COLUMNS, indent + 2);
+			g_free(lines[k]);
 		}
 		g_strfreev(cells[r]);
 	}
@@ -1307,7 +1490,20 @@ row_json(const CcaSweepRow *row, guint rank)
 			json_array_append_new(range, figure_json(f, row->hi[f]));
 		}
 		json_object_set_new(o, range_key, range);
+		g_autofree char *bounds_key = g_strconcat(figure_names[f], "_bounds", NULL);
+		json_t *bounds = json_null();
+		if (row->tlo[f] != row->thi[f]) {
+			bounds = json_array();
+			json_array_append_new(bounds, figure_json(f, row->tlo[f]));
+			json_array_append_new(bounds, figure_json(f, row->thi[f]));
+		}
+		json_object_set_new(o, bounds_key, bounds);
 	}
+	/* "fits" only where no address model and no stream timing runs out */
+	json_object_set_new(o, "may_oom", cca_json_bool(cca_sweep_row_may_oom(row)));
+	json_object_set_new(o, "timing",
+			    row->timing.timed ? json_integer(row->timing.scenarios) : json_null());
+	json_object_set_new(o, "bounds", cca_timing_to_json(&row->timing));
 	json_object_set_new(o, "oom_event",
 			    run->value[CCA_SWEEP_FIG_OOM] ? cca_json_uint(run->oom_event)
 							  : json_null());

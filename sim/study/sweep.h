@@ -22,6 +22,7 @@
 #include "settings.h"
 #include "snapshot.h"
 #include "stats.h"
+#include "timing.h"
 
 G_BEGIN_DECLS
 
@@ -71,15 +72,16 @@ const CcaAddressModel *cca_sweep_address_models(guint *n);
 /* One replay of a row. */
 typedef struct {
 	double value[CCA_SWEEP_FIG_COUNT];
-	CcaStats stats;	       /* memory_stats() at the end (or at the OOM) */
-	CcaCost cost;	       /* allocator time by cause */
-	uint64_t events;       /* trace events consumed */
-	uint64_t oom_event;    /* first unexpected OOM's event; valid when value[OOM] */
-	bool whatif;	       /* the engine replayed a what-if */
-	CcaAddressModel model; /* the address model (CCA_ADDRESS_RECORDED: the trace's own) */
-	uint64_t address_ties; /* the replay's decisions by address alone */
-	bool replayed;	       /* FALSE: copied from the primary run, which met no tie */
-	CcaCapBound cap;       /* a cap the recording proves (the recorded row's replay) */
+	CcaStats stats;		 /* memory_stats() at the end (or at the OOM) */
+	CcaCost cost;		 /* allocator time by cause */
+	uint64_t events;	 /* trace events consumed */
+	uint64_t oom_event;	 /* first unexpected OOM's event; valid when value[OOM] */
+	bool whatif;		 /* the engine replayed a what-if */
+	CcaAddressModel model;	 /* the address model (CCA_ADDRESS_RECORDED: the trace's own) */
+	uint64_t address_ties;	 /* the replay's decisions by address alone */
+	bool replayed;		 /* FALSE: copied from the primary run, which met no tie */
+	uint64_t deferred_frees; /* frees that waited for another stream (record_stream) */
+	CcaCapBound cap;	 /* a cap the recording proves (the recorded row's replay) */
 } CcaSweepRun;
 
 /* One setting and its results. */
@@ -93,7 +95,18 @@ typedef struct {
 	double lo[CCA_SWEEP_FIG_COUNT], hi[CCA_SWEEP_FIG_COUNT]; /* range over the runs */
 	bool sensitive;	      /* some figure differs between address models */
 	bool address_checked; /* the address choice was looked at (see above) */
+	/* stream timing: a what-if row whose primary run deferred frees is
+	 * replayed under every completion timing (cca_timing_run()); tlo..thi
+	 * bound each figure over them (the primary value where the timing
+	 * changes nothing, and for the figures no memory_stats() key gives:
+	 * fragmentation, unallocated at peak, time) */
+	CcaTiming timing;
+	double tlo[CCA_SWEEP_FIG_COUNT], thi[CCA_SWEEP_FIG_COUNT];
 } CcaSweepRow;
+
+/* ROW may run out of memory: its primary run does, or another address
+ * model or stream timing does.  A row "fits" only when this is false. */
+bool cca_sweep_row_may_oom(const CcaSweepRow *row);
 
 /* The error of a sweep or fit whose options' cancel flag was set. */
 #define CCA_SWEEP_ERROR (cca_sweep_error_quark())
@@ -130,6 +143,10 @@ typedef struct {
 	 * the rows' lo..hi ranges and address_sensitive (unchecked, and
 	 * one replay per row, without it) */
 	bool address_sensitivity;
+	/* leave the stream-timing bounds out (the rows' timing stays
+	 * untimed): one replay per row and model, as for a trace without
+	 * deferred frees */
+	bool no_timing_bounds;
 } CcaSweepOptions;
 
 /* A sweep of one device of one trace. */
@@ -212,6 +229,13 @@ guint cca_sweep_row_models(const CcaSweepRow *row, bool capped, CcaAddressModel 
 gboolean cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row,
 			  const CcaSweepOptions *options, CcaAddressModel model, CcaSweepRun *run,
 			  GError **error);
+
+/* The options cca_sweep_replay() replays ROW under OPTIONS with address
+ * MODEL by, into OUT (pointing into SWEEP, ROW and OPTIONS: valid while
+ * they are). */
+void cca_sweep_replay_options(const CcaSweep *sweep, const CcaSweepRow *row,
+			      const CcaSweepOptions *options, CcaAddressModel model,
+			      CcaReplayOptions *out);
 
 /* Sorts the rows best first for GOAL: rows that run out of memory last,
  * then by the goal's figure (primary model), then peak reserved, then

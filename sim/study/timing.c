@@ -135,23 +135,50 @@ fold(Fold *f, const CcaStats *stats)
 	f->first = false;
 }
 
+/* Whether BASE, a what-if replayed under OPTIONS, decided something by
+ * address alone; replays it once more counting, when it did not count. */
+static gboolean
+address_ties_of(const CcaSnapshot *snap, const CcaReplayOptions *options,
+		const CcaReplayResult *base, uint64_t *ties, GError **error)
+{
+	if (base->address_ties_counted) {
+		*ties = base->address_ties;
+		return TRUE;
+	}
+	CcaReplayOptions o = *options;
+	o.count_address_ties = true;
+	CcaReplayResult res;
+	gboolean ok = cca_replay_run(snap, &o, &res, error);
+	*ties = ok ? res.address_ties : 0;
+	cca_replay_result_clear(&res);
+	return ok;
+}
+
 gboolean
 cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	       const CcaReplayResult *base, CcaTiming *out, GError **error)
 {
 	memset(out, 0, sizeof *out);
 	out->bounds = g_array_new(FALSE, FALSE, sizeof(CcaTimingBound));
-	if (!base->whatif || base->deferred_frees == 0)
+	if (!base->whatif)
 		return TRUE;
-	out->timed = true;
+	uint64_t ties = 0;
+	if (!address_ties_of(snap, options, base, &ties, error))
+		return FALSE;
+	out->timed = base->deferred_frees > 0;
+	out->placed = ties > 0;
+	if (!out->timed && !out->placed)
+		return TRUE;
 	out->deferred_frees = base->deferred_frees;
+	out->address_ties = ties;
 	out->scenarios = 1;
+	out->address_models = 1;
 	Fold f = {.all = g_array_new(FALSE, FALSE, sizeof(CcaTimingBound)),
 		  .first = true,
 		  .timing = "recorded"};
 	fold(&f, &base->stats);
 	gboolean ok = TRUE;
-	for (guint s = 0; s < G_N_ELEMENTS(timing_scenarios) && ok; s++) {
+	for (guint s = 0; out->timed && s < G_N_ELEMENTS(timing_scenarios) && ok; s++) {
 		CcaReplayOptions o = *options;
 		o.completion = timing_scenarios[s].completion;
 		o.completion_shift = timing_scenarios[s].shift;
@@ -166,6 +193,26 @@ cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		}
 		cca_replay_result_clear(&res);
 	}
+	/* where the driver puts each segment is its own choice: every model */
+	static const CcaAddressModel models[] = {CCA_ADDRESS_DRIVER, CCA_ADDRESS_ASCENDING,
+						 CCA_ADDRESS_DESCENDING};
+	for (guint m = 0; out->placed && m < G_N_ELEMENTS(models) && ok; m++) {
+		if (models[m] == options->address_model)
+			continue;
+		CcaReplayOptions o = *options;
+		o.address_model = models[m];
+		CcaReplayResult res;
+		ok = cca_replay_run(snap, &o, &res, error);
+		if (ok) {
+			char buf[32];
+			g_snprintf(buf, sizeof buf, "address:%s",
+				   cca_simdevice_address_model_name(models[m]));
+			f.timing = buf;
+			fold(&f, &res.stats);
+			out->address_models++;
+		}
+		cca_replay_result_clear(&res);
+	}
 	for (guint i = 0; i < f.all->len; i++) {
 		const CcaTimingBound *b = &g_array_index(f.all, CcaTimingBound, i);
 		/* a window of a run cannot know these at all (report.c) */
@@ -175,6 +222,53 @@ cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	}
 	g_array_free(f.all, TRUE);
 	return ok;
+}
+
+/* A replay ran out of memory: an OOM the recording did not have, or any
+ * when it is a what-if (sweep.c's figure "oom"). */
+static bool
+ran_out(const CcaReplayResult *res)
+{
+	return res->unexpected_ooms > 0 || res->stats.num_ooms > 0;
+}
+
+gboolean
+cca_timing_all_fit(const CcaSnapshot *snap, const CcaReplayOptions *options, gboolean *fits,
+		   char failed[32], GError **error)
+{
+	*fits = TRUE;
+	if (failed)
+		failed[0] = '\0';
+	/* "never" is timing_scenarios' tenth; then the recorded timing, then
+	 * the rest in order */
+	const guint never = 9;
+	g_assert(timing_scenarios[never].shift == CCA_COMPLETION_NEVER);
+	for (int k = -2; k < (int)G_N_ELEMENTS(timing_scenarios) && *fits; k++) {
+		const Scenario *sc = k == -2   ? &timing_scenarios[never]
+				     : k == -1 ? NULL
+					       : &timing_scenarios[k];
+		if (k == (int)never)
+			continue;
+		CcaReplayOptions o = *options;
+		if (sc) {
+			o.completion = sc->completion;
+			o.completion_shift = sc->shift;
+			o.completion_seed = sc->seed;
+		}
+		CcaReplayResult res;
+		gboolean ok = cca_replay_run(snap, &o, &res, error);
+		if (ok && ran_out(&res)) {
+			*fits = FALSE;
+			if (failed) {
+				char buf[32];
+				g_strlcpy(failed, scenario_name(sc, buf), 32);
+			}
+		}
+		cca_replay_result_clear(&res);
+		if (!ok)
+			return FALSE;
+	}
+	return TRUE;
 }
 
 void
@@ -201,7 +295,7 @@ cca_timing_lookup(const CcaTiming *timing, const char *name)
 static json_t *
 bounds_json(const CcaTiming *timing, bool sources)
 {
-	if (!timing->timed)
+	if (!timing->timed && !timing->placed)
 		return json_null();
 	json_t *o = json_object();
 	for (guint i = 0; i < timing->bounds->len; i++) {
@@ -245,21 +339,40 @@ is_bytes(const char *name)
 void
 cca_timing_describe(const CcaTiming *timing, GString *out)
 {
-	if (!timing->timed)
+	if (!timing->timed && !timing->placed)
 		return;
-	g_autofree char *why = g_strdup_printf(
-		"stream timing: the completions of frees deferred by record_stream are a race "
-		"with the GPU (%" G_GUINT64_FORMAT " frees here), which the trace shows for the "
-		"recorded run alone; another run of the same program sees them earlier or later. "
-		"Replayed under %u timings, from the next malloc's process_events (earliest) to "
-		"none before the model synchronises (never: the program's own synchronisations "
-		"are not in the trace), %s",
-		timing->deferred_frees, timing->scenarios,
+	g_autofree char *placed = g_strdup_printf(
+		"address placement: the what-if decided %" G_GUINT64_FORMAT " times by device "
+		"address alone (equal free blocks, the order of releases), and where the driver "
+		"puts a new segment is its own choice: replayed under %u address models, %s",
+		timing->address_ties, timing->address_models,
 		timing->bounds->len == 0 ? "every figure above is the same."
+		: timing->timed		 ? "the bounds below hold them too."
 					 : "these figures vary; each lies between the least and "
-					   "the greatest of them (and the timing that gave it):");
+					   "the greatest of them (and the model that gave it):");
+	g_autofree char *why =
+		!timing->timed
+			? NULL
+			: g_strdup_printf(
+				  "stream timing: the completions of frees deferred by record_stream are a race "
+				  "with the GPU (%" G_GUINT64_FORMAT
+				  " frees here), which the trace shows for the "
+				  "recorded run alone; another run of the same program sees them earlier or later. "
+				  "Replayed under %u timings, from the next malloc's process_events (earliest) to "
+				  "none before the model synchronises (never: the program's own synchronisations "
+				  "are not in the trace), %s",
+				  timing->deferred_frees, timing->scenarios,
+				  timing->bounds->len == 0
+					  ? "every figure above is the same."
+					  : "these figures vary; each lies between the least and "
+					    "the greatest of them (and the timing that gave it):");
 	g_string_append_c(out, '\n');
-	cca_text_wrap(out, why, 100, 0);
+	if (timing->placed && timing->timed) {
+		cca_text_wrap(out, placed, 100, 0);
+		if (out->len > 0 && out->str[out->len - 1] != '\n')
+			g_string_append_c(out, '\n');
+	}
+	cca_text_wrap(out, why ? why : placed, 100, 0);
 	if (out->len > 0 && out->str[out->len - 1] != '\n')
 		g_string_append_c(out, '\n');
 	for (guint i = 0; i < timing->bounds->len; i++) {

@@ -10,7 +10,10 @@
  * (CcaCompletion, replay.h), from the earliest PyTorch allows to none at
  * all before the model synchronises; each memory_stats() key that differs
  * between them is bounded by their least and greatest values
- * (doc/whatif.md, "Stream timing").
+ * (doc/whatif.md, "Stream timing").  A what-if whose replay decided
+ * something by device address alone is replayed under every address
+ * model too (where the driver puts a segment is the driver's choice), and
+ * the bounds hold those figures as well.
  */
 #ifndef CCA_TIMING_H
 #define CCA_TIMING_H
@@ -39,19 +42,37 @@ typedef struct {
 	bool timed;
 	uint64_t deferred_frees; /* of the replay under the recorded timing */
 	guint scenarios;	 /* timings replayed, the recorded one included */
-	GArray *bounds;		 /* CcaTimingBound, keys with lo < hi, in key order */
+	/* the what-if took decisions by device address alone (ties between
+	 * equal free blocks, the order of releases): it was replayed under
+	 * every other address model too, whose figures the bounds hold */
+	bool placed;
+	uint64_t address_ties; /* of the replay under the recorded timing */
+	guint address_models;  /* models replayed, the what-if's own included */
+	GArray *bounds;	       /* CcaTimingBound, keys with lo < hi, in key order */
 } CcaTiming;
 
 /* Bounds the what-if OPTIONS of SNAP (planned: OPTIONS->plan set) over
- * stream timing, given BASE, its replay under the recorded completions:
- * nothing to do (OUT->timed false) when BASE is no what-if or deferred no
- * free; else replays every other timing and fills OUT->bounds with the
- * keys that differ (BASE's values included).  Returns FALSE with ERROR on
+ * stream timing and address placement, given BASE, its replay under the
+ * recorded completions: nothing to do (OUT->timed and OUT->placed false)
+ * when BASE is no what-if, or deferred no free and decided nothing by
+ * address alone; else replays every other timing (OUT->timed) and every
+ * other address model (OUT->placed) and fills OUT->bounds with the keys
+ * that differ (BASE's values included).  Returns FALSE with ERROR on
  * bad input only; clear OUT with cca_timing_clear() either way. */
 gboolean cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 			const CcaReplayResult *base, CcaTiming *out, GError **error);
 
 void cca_timing_clear(CcaTiming *timing);
+
+/* Whether the what-if OPTIONS of SNAP runs without running out of memory
+ * under every completion timing cca_timing_run() replays, the recorded
+ * one included: the timing most likely to run out ("never") first, and
+ * none after the first that runs out.  *FITS is TRUE when all fit;
+ * otherwise FAILED (32 bytes, or NULL) gets the --completions spelling
+ * of the timing that ran out.  Returns FALSE with ERROR on bad input
+ * only. */
+gboolean cca_timing_all_fit(const CcaSnapshot *snap, const CcaReplayOptions *options,
+			    gboolean *fits, char failed[32], GError **error);
 
 /* The bound of memory_stats() key NAME, or NULL when it does not depend
  * on the timing. */
