@@ -32,7 +32,7 @@ fi
 # cpu CMD...: best CPU seconds of RUNS runs; the peak RSS (KiB) of the
 # best run in $scratch/rss
 cpu() {
-	b= m=
+	b="" m=""
 	for _ in $(seq "$runs"); do
 		/usr/bin/time -f '%U %S %M' -o "$scratch/time" "$ccasim" "$@" >/dev/null 2>&1
 		read -r u s k <"$scratch/time"

@@ -21,7 +21,7 @@
  *
  * With -l, a trace that holds LIVE blocks at once (for the costs that grow
  * with the live blocks): LIVE allocations of mostly small sizes (every
- * 64th one 1 to 3 MiB), each fourth followed by a temporary allocated and
+ * 64th one from the large pool, 1 to 3 MiB), each fourth followed by a temporary allocated and
  * freed, then every block freed in a random order; about 3.75 LIVE events.
  * The reserved and allocated peaks rise all through the first half.
  */
@@ -141,8 +141,10 @@ gen_live(Gen *g, uint64_t live)
 	GArray *addrs = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), (guint)live);
 	GArray *sizes = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), (guint)live);
 	for (uint64_t i = 0; i < live; i++) {
-		uint64_t size = i % 64 == 63 ? (uint64_t)g_rand_int_range(g->rand, 1 << 20, 3 << 20)
-					     : (uint64_t)g_rand_int_range(g->rand, 1, 32768);
+		uint64_t size =
+			i % 64 == 63 ? (uint64_t)g_rand_int_range(g->rand, (gint32)CCA_SMALL_SIZE,
+								  (gint32)(3 * CCA_SMALL_SIZE))
+				     : (uint64_t)g_rand_int_range(g->rand, 1, 32768);
 		uint64_t addr = gen_alloc(g, size, 0);
 		g_array_append_val(addrs, addr);
 		g_array_append_val(sizes, size);
