@@ -2,7 +2,7 @@
 if HAVE_CUDA
 noinst_LIBRARIES += libccagpu.a
 libccagpu_a_SOURCES = \
-	%D%/cudautil.h %D%/cudautil.c \
+	%D%/cudaerror.h %D%/cudautil.h %D%/cudautil.c \
 	%D%/cudadevice.h %D%/cudadevice.c \
 	%D%/calibrate.h %D%/calibrate.c \
 	%D%/gpureplay.h %D%/gpureplay.c

@@ -187,3 +187,8 @@ TESTS += tests/test-stream-bounds.sh
 EXTRA_DIST += tests/test-stream-bounds.sh
 TESTS += tests/test-timing-verdicts.sh
 EXTRA_DIST += tests/test-timing-verdicts.sh
+# The treaps behind best fit and their validator, cca_tree_check().
+check_PROGRAMS += tests/test-tree
+TESTS += tests/test-tree
+tests_test_tree_SOURCES = tests/test-tree.c tests/testutil.h tests/testutil.c
+tests_test_tree_LDADD = libccasim.a $(CCASIM_LIBS)

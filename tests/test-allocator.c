@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "allocator.h"
+#include "simdevice.h"
 #include "testutil.h"
 
 

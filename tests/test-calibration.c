@@ -12,6 +12,7 @@
 
 #include "calibration.h"
 #include "replay.h"
+#include "simdevice.h"
 #include "snapshot.h"
 #include "sweep.h"
 #include "testutil.h"

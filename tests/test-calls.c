@@ -7,6 +7,7 @@
 
 #include "calls.h"
 #include "replay.h"
+#include "simdevice.h"
 #include "size.h"
 #include "testutil.h"
 

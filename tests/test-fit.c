@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "replay.h"
+#include "simdevice.h"
 #include "fit.h"
 #include "settings.h"
 #include "snapshot.h"

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "simdevice.h"
 #include "replay.h"
 #include "settings.h"
 #include "snapshot.h"

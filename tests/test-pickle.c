@@ -17,6 +17,7 @@
 #include "input.h"
 #include "pickle.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------ helpers */

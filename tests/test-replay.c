@@ -19,10 +19,13 @@
 #include <string.h>
 
 #include "allocator.h"
+#include "simdevice.h"
 #include "plan.h"
 #include "replay.h"
 #include "settings.h"
 #include "snapshot.h"
+#include "event_cursor.h"
+#include "snapshot_load.h"
 #include "stats.h"
 #include "testutil.h"
 

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 
 #include "replay.h"
+#include "simdevice.h"
 #include "rewind.h"
+#include "snapshot_load.h"
 #include "testutil.h"
 
 typedef struct {

@@ -26,6 +26,8 @@
 
 #include "input.h"
 #include "snapshot.h"
+#include "event_cursor.h"
+#include "snapshot_load.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------ helpers */

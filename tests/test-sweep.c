@@ -17,6 +17,7 @@
 
 #include "calibration.h"
 #include "replay.h"
+#include "simdevice.h"
 #include "settings.h"
 #include "snapshot.h"
 #include "stats.h"

@@ -22,8 +22,11 @@
 #include "json.h"
 #include "size.h"
 #include "snapshot.h"
+#include "event_cursor.h"
+#include "snapshot_load.h"
 #include "testutil.h"
 #include "trace.h"
+#include "trace_write.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
@@ -697,7 +700,7 @@ test_corrupt_tweaks(void)
 		if (t->expect == NULL) {
 			g_assert_no_error(error);
 			g_assert_nonnull(snap);
-			g_assert_true(cca_trace_sniff(data, len));
+			g_assert_true(cca_sniff_trace(data, len));
 			continue;
 		}
 		g_assert_null(snap);
@@ -874,20 +877,20 @@ test_sniff(void)
 	static const unsigned char map16[] = "\xde\x00\x08\xa6"
 					     "format\xd9\x0c"
 					     "ccasim-trace";
-	g_assert_true(cca_trace_sniff(good, sizeof good - 1));
-	g_assert_true(cca_trace_sniff(map16, sizeof map16 - 1));
+	g_assert_true(cca_sniff_trace(good, sizeof good - 1));
+	g_assert_true(cca_sniff_trace(map16, sizeof map16 - 1));
 	for (size_t n = 0; n + 1 < sizeof good; n++)
-		g_assert_false(cca_trace_sniff(good, n));
-	g_assert_false(cca_trace_sniff((const unsigned char *)"\x80", 1));
-	g_assert_false(cca_trace_sniff((const unsigned char *)"\x81\xa6"
+		g_assert_false(cca_sniff_trace(good, n));
+	g_assert_false(cca_sniff_trace((const unsigned char *)"\x80", 1));
+	g_assert_false(cca_sniff_trace((const unsigned char *)"\x81\xa6"
 							      "formaX\xac"
 							      "ccasim-trace",
 				       21));
-	g_assert_false(cca_trace_sniff((const unsigned char *)"\x81\xa6"
+	g_assert_false(cca_sniff_trace((const unsigned char *)"\x81\xa6"
 							      "format\xac"
 							      "ccasim-tracX",
 				       21));
-	g_assert_false(cca_trace_sniff((const unsigned char *)"\x80\x04\x95", 3)); /* a pickle */
+	g_assert_false(cca_sniff_trace((const unsigned char *)"\x80\x04\x95", 3)); /* a pickle */
 }
 
 /* ------------------------------------------------------------------ */

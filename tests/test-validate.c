@@ -23,8 +23,9 @@
 #include "replay.h"
 #include "settings.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 #include "testutil.h"
-#include "trace.h"
+#include "trace_write.h"
 
 #define S0 UINT64_C(0x7f0000000000) /* a segment base */
 #define S1 UINT64_C(0x7f0000400000)

@@ -18,7 +18,10 @@
 #include <string.h>
 
 #include "allocator.h"
+#include "simdevice.h"
 #include "replay.h"
+#include "snapshot_load.h"
+#include "event_cursor.h"
 #include "explain.h"
 #include "export.h"
 #include "pickle.h"

@@ -4,7 +4,9 @@
 #include "testutil.h"
 
 #include "device.h"
+#include "simdevice.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 
 #include <string.h>
 

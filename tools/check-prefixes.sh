@@ -34,7 +34,7 @@ gpu/va_probe.c main # a program of its own (gpu/probe-va.sh runs it)
 # "FILE ERE # reason", ERE matched against the code of one line.
 literal_allow='
 sim/read/input.h define CCA_INPUT_HUGE_PAGE # a transparent huge page of the host, not a PyTorch size
-sim/policy/device.h define CCA_H200_GRANULARITY # cuMemGetAllocationGranularity of the H200, a CUDA figure
+sim/device/driverva.h define CCA_H200_GRANULARITY # cuMemGetAllocationGranularity of the H200, a CUDA figure
 sim/study/fit.h define CCA_FIT_STEP # the resolution of the capacity search, not a PyTorch rule
 sim/study/calibration.c ^[[:space:]]*\{ *(2|20) \* CCA_MIB, # sizes the H200 timings were measured at (traces/pytorch-2.11/h200-cudamalloc-timing.json)
 '

@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include "cli.h"
+#include "simdevice.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 #include "input.h"
 #include "number.h"
 #include "size.h"
+#include "snapshot_load.h"
 #include "text.h"
 
 /* ------------------------------------------------------------ checks */

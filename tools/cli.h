@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "replay.h"
+#include "simdevice.h"
 #include "settings.h"
 #include "size.h"
 #include "snapshot.h"

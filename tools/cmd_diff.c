@@ -9,6 +9,7 @@
 #include "replay.h"
 #include "settings.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 #include "text.h"
 
 /* One side: its trace, settings and label. */

@@ -6,12 +6,14 @@
 
 #include "commands.h"
 #include "replay.h"
+#include "simdevice.h"
 #include "json.h"
 #include "plan.h"
 #include "report.h"
 #include "sensitivity.h"
 #include "settings.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 #include "text.h"
 #include "timing.h"
 

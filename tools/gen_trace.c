@@ -33,7 +33,9 @@
 
 #include "pytorch.h"
 #include "snapshot.h"
-#include "trace.h"
+#include "event_cursor.h"
+#include "snapshot_load.h"
+#include "trace_write.h"
 #include "pytorch.h"
 
 /* PyTorch's empty_cache() order of whole segments: large-pool ones

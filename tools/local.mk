@@ -27,6 +27,10 @@ ccasim_SOURCES += %D%/cmd_plot.c %D%/cmd_explain.c %D%/cmd_step.c %D%/cmd_export
 # Names match places and PyTorch's constants are written once (issue 12).
 TESTS += tools/check-prefixes.sh
 dist_noinst_SCRIPTS += tools/check-prefixes.sh
+# The include graph: no circle, no arrow from a lower layer to a higher
+# one, no source file over 1500 lines without a reason (doc/architecture.md).
+TESTS += tools/check-includes.sh
+dist_noinst_SCRIPTS += tools/check-includes.sh
 
 # ccasim-record (issue 14): the recorder of what a snapshot leaves out.  The
 # command is generated with the interpreter configure found and the

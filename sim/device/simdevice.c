@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "device.h"
+#include "simdevice.h"
 
 #include <string.h>
 

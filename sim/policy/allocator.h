@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "device.h"
+#include "handle.h"
 #include "event.h"
 #include "settings.h"
 #include "stats.h"
@@ -25,9 +26,6 @@ G_BEGIN_DECLS
  * the default pool included. */
 #define CCA_MAX_MEMPOOLS 64
 
-/* Handle of a block in the allocator's slab; CCA_NIL is "no block". */
-typedef uint32_t CcaHandle;
-#define CCA_NIL UINT32_MAX
 
 typedef struct CcaAllocator CcaAllocator;
 

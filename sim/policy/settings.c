@@ -1,6 +1,11 @@
 /* settings.c - the caching allocator's knobs and PYTORCH_CUDA_ALLOC_CONF,
  * as torch 2.11 parses them (spec §1.3, §11).
  *
+ * long-file: the knob table, its two tokenizer passes and the recorded
+ * settings' checks are one contract with torch's parser (one table, every
+ * printer and parser walking it); split, each part would need the others'
+ * statics.
+ *
  * One static table, cca_knobs[], names every knob once: its keys, type,
  * range check, default and help text.  The parser, cca_settings_validate(),
  * cca_settings_to_string(), cca_settings_equal() and the help/Markdown
@@ -62,7 +67,6 @@
 
 #include "json.h"
 #include "settings.h"
-#include "snapshot.h"
 #include "text.h"
 
 GQuark

@@ -20,8 +20,24 @@
 
 G_BEGIN_DECLS
 
-/* The settings a snapshot recorded (snapshot.h). */
-typedef struct CcaRecordedSettings CcaRecordedSettings;
+/* The recorded `allocator_settings` (torch >= 2.3) a snapshot holds
+ * (snapshot.h); `present` is false when the snapshot has none.  Defined
+ * here, where the policy reads it (cca_settings_from_recorded()), so that
+ * the policy needs no reader. */
+typedef struct CcaRecordedSettings {
+	bool present;
+	char *conf;		/* PYTORCH_CUDA_ALLOC_CONF string, "" when unset; owned */
+	int64_t max_split_size; /* bytes, -1 = unlimited */
+	double garbage_collection_threshold;
+	bool expandable_segments;
+	int64_t pinned_num_register_threads;
+	bool release_lock_on_cudamalloc;
+	bool pinned_use_cuda_host_register;
+	bool graph_capture_record_stream_reuse;
+	bool has_graph_capture_record_stream_reuse;
+	uint32_t roundup_power2_divisions[CCA_ROUNDUP_INTERVALS]; /* index i = sizes [2^(20+i),
+								     2^(21+i)) */
+} CcaRecordedSettings;
 
 /* The effective allocator configuration of one replay. */
 typedef struct {

@@ -22,6 +22,7 @@
 
 #include "allocator.h"
 #include "device.h"
+#include "simdevice.h"
 #include "number.h"
 #include "settings.h"
 #include "size.h"
@@ -74,14 +75,6 @@ typedef struct {
 	bool settings_changed;		      /* a `settings` line after the first command */
 	char *first_conf;		      /* the settings the program started with */
 } Lab;
-
-bool
-cca_lab_sniff(const unsigned char *data, size_t len)
-{
-	size_t n = strlen(CCA_LAB_MAGIC);
-	return len >= n && memcmp(data, CCA_LAB_MAGIC, n) == 0 &&
-	       (len == n || data[n] == '\n' || data[n] == '\r' || data[n] == ' ');
-}
 
 static gboolean G_GNUC_PRINTF(3, 4) lab_fail(const Lab *lab, GError **error, const char *fmt, ...)
 {

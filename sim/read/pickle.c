@@ -29,6 +29,11 @@
  * entries and allocations the opcodes would, or leaves the dict to them.
  * A progress hook lets the owner of the input drop the pages behind the
  * parse.
+ *
+ * long-file: one pickle virtual machine: the opcode loop, its inline fast
+ * paths for trace entries and the young-chunk arena keep their state in
+ * the loop's locals and share the invariants above; split, each part would
+ * need the others' statics and the hot loop would lose its inlining.
  */
 #include "config.h"
 

@@ -27,6 +27,10 @@
  * (cca_pickle_transient_has()) is remembered by identity; the whole walk
  * is charged against a budget proportional to the pickle's size, so
  * shared containers cannot blow it up.
+ *
+ * long-file: one walk of the snapshot schema of every release; the key
+ * shapes and interning tables are shared by the streamed and the
+ * whole-graph paths, which must give the same snapshot (conv_event()).
  */
 #include "config.h"
 
@@ -36,7 +40,7 @@
 #include "pickle.h"
 #include "snapshot.h"
 #include "input.h"
-#include "trace.h"
+#include "trace_events.h"
 
 #define CONV_MAX_DEVICES (1 << 16)
 #define CONV_MAX_RESERVE (1u << 24) /* events reserved up front (1 GiB of virtual memory) */

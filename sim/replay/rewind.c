@@ -20,7 +20,8 @@
 #include <string.h>
 
 #include "allocator.h"
-#include "replay.h"
+#include "check.h"
+#include "event_cursor.h"
 #include "pytorch.h"
 
 #define GRANULE CCA_EXPANDABLE_GRANULE
@@ -488,7 +489,7 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 	GError *local = NULL;
 	for (uint64_t i = 0; cca_event_cursor_next(cursor, &ev, &local); i++) {
 		/* the engine checks each entry too, but only as it replays */
-		if (!cca_replay_check_event(snap, &ev, i, &local))
+		if (!cca_check_event(snap, &ev, i, &local))
 			break;
 		scan_event(&scan, &ev, i);
 		if (scan.too_much) {

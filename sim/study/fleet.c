@@ -11,6 +11,11 @@
  * snapshot's bytes (not on threads, shards or time), so a re-run writes
  * the same text and a merge can keep a row once by its key; the report is
  * computed from rows sorted by key, so it depends only on the set of rows.
+ *
+ * long-file: jobs, shards, rows, run folders and the merged report are
+ * one file format (doc/fleet.md) written and read here; a split into
+ * fleet_run.c and fleet_merge.c is the natural cut, left for when the
+ * format settles.
  */
 #include "config.h"
 
@@ -31,10 +36,12 @@
 #include "capbound.h"
 #include "event_cursor.h"
 #include "device.h"
+#include "simdevice.h"
 #include "input.h"
 #include "json.h"
 #include "size.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 #include "sweep.h"
 #include "table.h"
 #include "text.h"

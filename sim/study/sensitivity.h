@@ -8,6 +8,7 @@
 #define CCA_SENSITIVITY_H
 
 #include "replay.h"
+#include "simdevice.h"
 
 G_BEGIN_DECLS
 

@@ -29,6 +29,7 @@
 #include "peak.h"
 #include "plan.h"
 #include "pytorch.h"
+#include "stack.h"
 #include "size.h"
 #include "report.h"
 #include "text.h"
@@ -624,55 +625,6 @@ cca_explain_append_request(GString *out, const CcaRequestRecord *r, const char *
 		explain_segment_rule(out, r, more);
 }
 
-static bool
-is_torch_file(const char *filename)
-{
-	return strstr(filename, "/torch/") != NULL || g_str_has_prefix(filename, "torch/");
-}
-
-static void
-append_frame(GString *out, const CcaSnapshot *snap, uint32_t frame_id)
-{
-	const CcaFrame *fr = &g_array_index(snap->frames, CcaFrame, frame_id);
-	const char *file = cca_snapshot_string(snap, fr->filename);
-	const char *base = strrchr(file, '/');
-	/* names come from the trace: shown escaped and bounded */
-	g_autofree char *name =
-		cca_text_display(cca_snapshot_string(snap, fr->name), -1, CCA_TEXT_DISPLAY_MAX);
-	g_autofree char *where = cca_text_display(base ? base + 1 : file, -1, CCA_TEXT_DISPLAY_MAX);
-	g_string_append_printf(out, "%s (%s:%" G_GINT64_FORMAT ")", name, where, fr->line);
-}
-
-void
-cca_explain_append_stack(GString *out, const CcaSnapshot *snap, uint32_t stack)
-{
-	if (stack == CCA_ID_NONE || stack >= cca_snapshot_n_stacks(snap)) {
-		g_string_append(out, "(no frames)");
-		return;
-	}
-	uint32_t lo = g_array_index(snap->stack_offsets, uint32_t, stack);
-	uint32_t hi = g_array_index(snap->stack_offsets, uint32_t, stack + 1);
-	if (lo == hi) {
-		g_string_append(out, "(no frames)");
-		return;
-	}
-	uint32_t site = g_array_index(snap->stack_frames, uint32_t, lo);
-	for (uint32_t i = lo; i < hi; i++) {
-		uint32_t f = g_array_index(snap->stack_frames, uint32_t, i);
-		const CcaFrame *fr = &g_array_index(snap->frames, CcaFrame, f);
-		if (!is_torch_file(cca_snapshot_string(snap, fr->filename))) {
-			site = f;
-			break;
-		}
-	}
-	append_frame(out, snap, site);
-	uint32_t inner = g_array_index(snap->stack_frames, uint32_t, lo);
-	if (inner != site) {
-		g_string_append(out, " via ");
-		append_frame(out, snap, inner);
-	}
-}
-
 /* ------------------------------------------------------------- report */
 
 /* The replay: every request that reserved memory or failed, and the
@@ -910,7 +862,7 @@ append_peak(GString *out, const CcaSnapshot *snap, const Pass *p, const CcaExpla
 			rank_add(by_size, label->str, share);
 			uint32_t stack = stacks[k];
 			g_string_truncate(label, 0);
-			cca_explain_append_stack(label, snap, stack);
+			cca_stack_append(label, snap, stack);
 			if (stack != CCA_ID_NONE)
 				frames = true;
 			rank_add(by_site, label->str, share);

@@ -27,7 +27,7 @@
 
 #include <string.h>
 
-#include "explain.h"
+#include "stack.h"
 #include "figures.h"
 #include "json.h"
 #include "plan.h"
@@ -538,7 +538,7 @@ group_key(const CcaPeak *p, GroupBy by, const Origin *o)
 		if (!o->known || !has_frames(p->snap, o->stack))
 			return g_strdup(CCA_PEAK_NO_STACK);
 		GString *s = g_string_new(NULL);
-		cca_explain_append_stack(s, p->snap, o->stack);
+		cca_stack_append(s, p->snap, o->stack);
 		/* stacks that show alike stay apart: their id */
 		g_string_append_printf(s, " [stack %u]", o->stack);
 		return g_string_free(s, FALSE);

@@ -2,9 +2,9 @@
  *
  * The types an event is made of (the action, the block states of a final
  * segment list, the entry itself) and their names (event.c), apart from
- * the snapshot reader that loads them (snapshot.h, which includes this
- * header): the allocator policy emits events without knowing about
- * snapshots.
+ * the snapshot reader that loads them (sim/read/snapshot.h, which
+ * includes this header): the allocator policy (sim/policy/) owns them and
+ * emits events without knowing about snapshots or readers.
  */
 #ifndef CCA_EVENT_H
 #define CCA_EVENT_H
@@ -40,7 +40,7 @@ typedef enum {
  * pointers.  For CCA_ACTION_OOM, `addr` holds the entry's `device_free`. */
 typedef struct {
 	uint64_t addr;		  /* block/segment address; device_free for oom */
-	uint64_t size;		  /* bytes exactly as recorded (see spec §9.1) */
+	uint64_t size;		  /* bytes exactly as recorded (doc/trace-format.md §6) */
 	uint64_t stream;	  /* int64(cudaStream_t) reinterpreted; 0 = legacy default */
 	int64_t time_us;	  /* epoch microseconds, CCA_TIME_NONE if absent */
 	uint32_t stack;		  /* stack-table id of `frames`, CCA_ID_NONE if none */
