@@ -10,6 +10,7 @@
  *
  *   gen-trace [-n EVENTS] [-s SEED] -o OUT.msgpack
  *   gen-trace -r TRACE [-n EVENTS] -o OUT.msgpack
+ *   gen-trace -l LIVE [-s SEED] -o OUT.msgpack
  *
  * With -r, the events of device 0 of a real TRACE are repeated until
  * there are N: repetition k shifts every address by k TiB and ends by
@@ -17,6 +18,12 @@
  * of segment_free), so each repetition starts from an empty cache (stack
  * and context ids are dropped, and the final state is empty: a replay of
  * it is a what-if, whose empty_cache() calls a recorded pass must find).
+ *
+ * With -l, a trace that holds LIVE blocks at once (for the costs that grow
+ * with the live blocks): LIVE allocations of mostly small sizes (every
+ * 64th one from the large pool, 1 to 3 MiB), each fourth followed by a temporary allocated and
+ * freed, then every block freed in a random order; about 3.75 LIVE events.
+ * The reserved and allocated peaks rise all through the first half.
  */
 #include "config.h"
 
@@ -129,6 +136,38 @@ gen_step(Gen *g, int layers, uint64_t batch)
 		gen_complete(g, side_addr, side_size, SIDE_STREAM);
 }
 
+/* LIVE blocks allocated, then freed in a random order. */
+static void
+gen_live(Gen *g, uint64_t live)
+{
+	GArray *addrs = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), (guint)live);
+	GArray *sizes = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), (guint)live);
+	for (uint64_t i = 0; i < live; i++) {
+		uint64_t size =
+			i % 64 == 63 ? (uint64_t)g_rand_int_range(g->rand, (gint32)CCA_SMALL_SIZE,
+								  (gint32)(3 * CCA_SMALL_SIZE))
+				     : (uint64_t)g_rand_int_range(g->rand, 1, 32768);
+		uint64_t addr = gen_alloc(g, size, 0);
+		g_array_append_val(addrs, addr);
+		g_array_append_val(sizes, size);
+		if (i % 4 == 3) {
+			uint64_t tmp =
+				gen_alloc(g, (uint64_t)g_rand_int_range(g->rand, 1, 65536), 0);
+			gen_free(g, tmp, 0, 0, TRUE);
+		}
+	}
+	for (guint n = addrs->len; n > 0; n--) { /* Fisher-Yates: a random order */
+		guint k = (guint)g_rand_int_range(g->rand, 0, (gint32)n);
+		uint64_t addr = g_array_index(addrs, uint64_t, k);
+		uint64_t size = g_array_index(sizes, uint64_t, k);
+		g_array_index(addrs, uint64_t, k) = g_array_index(addrs, uint64_t, n - 1);
+		g_array_index(sizes, uint64_t, k) = g_array_index(sizes, uint64_t, n - 1);
+		gen_free(g, addr, size, 0, TRUE);
+	}
+	g_array_free(addrs, TRUE);
+	g_array_free(sizes, TRUE);
+}
+
 /* Appends device 0's events of TRACE to G until it has G->target. */
 static gboolean
 gen_repeat(Gen *g, const char *trace, GError **error)
@@ -191,13 +230,15 @@ gen_repeat(Gen *g, const char *trace, GError **error)
 int
 main(int argc, char **argv)
 {
-	gint64 n = 10000000;
+	gint64 n = 10000000, live = 0;
 	gint seed = 1;
 	char *out = NULL, *repeat = NULL;
 	GOptionEntry entries[] = {
 		{"repeat", 'r', 0, G_OPTION_ARG_FILENAME, &repeat, "Repeat this real trace",
 		 "TRACE"},
 		{"events", 'n', 0, G_OPTION_ARG_INT64, &n, "Number of events (at least)", "N"},
+		{"live", 'l', 0, G_OPTION_ARG_INT64, &live, "Hold this many blocks at once",
+		 "LIVE"},
 		{"seed", 's', 0, G_OPTION_ARG_INT, &seed, "Random seed", "SEED"},
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Output msgpack trace", "FILE"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -205,8 +246,11 @@ main(int argc, char **argv)
 	g_autoptr(GOptionContext) ctx = g_option_context_new("- write a synthetic trace");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	GError *error = NULL;
-	if (!g_option_context_parse(ctx, &argc, &argv, &error) || !out || n <= 0) {
-		fprintf(stderr, "gen-trace: %s\n", error ? error->message : "-o FILE is required");
+	if (!g_option_context_parse(ctx, &argc, &argv, &error) || !out || n <= 0 || live < 0 ||
+	    live > G_MAXINT32 / 4) {
+		fprintf(stderr, "gen-trace: %s\n",
+			error ? error->message
+			      : "-o FILE is required, -n N above 0, -l LIVE at most 536870911");
 		return 2;
 	}
 	Gen g = {.snap = cca_snapshot_new(),
@@ -214,12 +258,16 @@ main(int argc, char **argv)
 		 .next_addr = UINT64_C(0x7f0000000000),
 		 .time_us = 1700000000000000,
 		 .rand = g_rand_new_with_seed((guint32)seed)};
-	g.events = g_array_sized_new(FALSE, FALSE, sizeof(CcaEvent), (guint)n + 4096);
+	if (live > 0)
+		g.target = (uint64_t)live * 4;
+	g.events = g_array_sized_new(FALSE, FALSE, sizeof(CcaEvent), (guint)g.target + 4096);
 	if (repeat && !gen_repeat(&g, repeat, &error)) {
 		fprintf(stderr, "gen-trace: %s\n", error->message);
 		return 1;
 	}
-	while (!repeat && g.events->len < g.target) {
+	if (live > 0)
+		gen_live(&g, (uint64_t)live);
+	while (!repeat && !live && g.events->len < g.target) {
 		int layers = 24 + g_rand_int_range(g.rand, 0, 48);
 		gen_step(&g, layers, (uint64_t)g_rand_int_range(g.rand, 1, 9));
 	}

@@ -8,7 +8,7 @@ bench_gen_trace_SOURCES = %D%/gen_trace.c
 bench_gen_trace_LDADD = libccasim.a $(CCASIM_LIBS)
 
 EXTRA_DIST += %D%/bench-convert.sh %D%/bench-replay.sh %D%/bench-sweep.sh %D%/bench-big.sh \
-	%D%/bench-engine.sh %D%/bench-fleet.sh %D%/bench-python.sh
+	%D%/bench-engine.sh %D%/bench-fleet.sh %D%/bench-python.sh %D%/bench-live.sh
 
 bench: ccasim$(EXEEXT)
 	@fail=0; for script in $(srcdir)/bench/bench-*.sh; do \

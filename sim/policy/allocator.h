@@ -267,8 +267,8 @@ typedef struct {
 } CcaStateSegment;
 
 /* How many segments cca_allocator_state() would list now (a mapped run
- * of an expandable segment is one).  Pure; a walk over the blocks, with
- * no allocation. */
+ * of an expandable segment is one).  Constant time: a count the device
+ * calls keep (after seeding, the first call walks the blocks once). */
 uint64_t cca_allocator_segment_count(const CcaAllocator *alloc);
 
 /* Returns the current segments sorted by address, as _snapshot() lists

@@ -44,27 +44,52 @@ timeline_observe(void *data, uint64_t index, const CcaEvent *event, const CcaAll
 {
 	Timeline *t = data;
 	Sample s = {index, cca_allocator_reserved(alloc)};
-	if (cca_figures_observe(&t->figures, index, event, alloc) & CCA_FIGURES_RESERVED_PEAK) {
-		cca_allocator_state_free(t->state);
-		t->state = cca_allocator_state(alloc);
-	}
+	cca_figures_observe(&t->figures, index, event, alloc);
 	g_array_append_val(t->samples, s);
 }
 
-/* Replays one side once; leaves its timeline in *SAMPLES and its state at
- * the peak in *STATE. */
+/* Observer of the second replay: the state at the reserved peak the first
+ * found (copied once, however often the peak rose). */
+static void
+timeline_take(void *data, uint64_t index, const CcaEvent *event, const CcaAllocator *alloc)
+{
+	Timeline *t = data;
+	(void)event;
+	if (index == t->figures.reserved_peak.index && !t->state)
+		t->state = cca_allocator_state(alloc);
+}
+
+/* Replays one side; leaves its timeline in *SAMPLES and its state at the
+ * peak in *STATE (from a second replay stopped there, from the same
+ * plan). */
 static gboolean
 diff_side(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaDiffSide *side, GArray **samples,
 	  GArray **state, GError **error)
 {
 	CcaReplayOptions o = *opt;
+	g_autoptr(CcaPlan) own_plan = NULL;
+	if (!o.plan) {
+		own_plan =
+			cca_plan_new(snap, opt->device, opt->pytorch_version, opt->rewind, error);
+		if (!own_plan)
+			return FALSE;
+		o.plan = own_plan;
+	}
 	Timeline t = {.samples = g_array_new(FALSE, FALSE, sizeof(Sample))};
 	o.observer = timeline_observe;
 	o.observer_data = &t;
 	*samples = t.samples;
-	if (!cca_replay_run(snap, &o, &side->result, error)) {
-		cca_allocator_state_free(t.state);
+	if (!cca_replay_run(snap, &o, &side->result, error))
 		return FALSE;
+	if (t.figures.reserved_peak.seen) {
+		CcaReplayResult again;
+		o.observer = timeline_take;
+		o.stop_after = t.figures.reserved_peak.index + 1;
+		if (!cca_replay_run(snap, &o, &again, error)) {
+			cca_allocator_state_free(t.state);
+			return FALSE;
+		}
+		cca_replay_result_clear(&again);
 	}
 	side->events_seen = t.samples->len;
 	side->peak_reserved = t.figures.reserved_peak.reserved;

@@ -27,6 +27,7 @@
 #include "figures.h"
 #include "lab.h"
 #include "peak.h"
+#include "plan.h"
 #include "pytorch.h"
 #include "stack.h"
 #include "size.h"
@@ -644,6 +645,7 @@ typedef struct {
 	const CcaExplainParams *params;
 	CcaRequestRecord asked; /* request params->event, with one_event */
 	bool have_asked;
+	bool taking;	     /* the second replay: copies the state at the peak the first found */
 	uint64_t large_page; /* an expandable large-pool page at the peak (large_segment_size) */
 } Pass;
 
@@ -696,13 +698,17 @@ static void
 pass_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
 {
 	Pass *p = data;
-	cca_explain_observe(p->x, index, ev, alloc);
 	cca_peak_observe(p->peak, index, ev, alloc);
+	if (p->taking) {
+		if (p->have_peak && index == p->peak_index)
+			pass_take_peak(p, alloc);
+		return;
+	}
+	cca_explain_observe(p->x, index, ev, alloc);
 	if (cca_figures_observe(&p->figures, index, ev, alloc) & CCA_FIGURES_RESERVED_PEAK) {
 		p->peak_reserved = p->figures.reserved_peak.reserved;
 		p->peak_index = index;
 		p->have_peak = true;
-		pass_take_peak(p, alloc);
 	}
 }
 
@@ -710,8 +716,11 @@ static void
 pass_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
 {
 	Pass *p = data;
-	cca_explain_model_event(p->x, cause, trace, ev);
 	cca_peak_model_event(p->peak, cause, trace, ev);
+	if (!p->taking) {
+		cca_explain_model_event(p->x, cause, trace, ev);
+		return;
+	}
 	if (ev->action == CCA_ACTION_ALLOC) {
 		uint64_t *key = g_new(uint64_t, 1);
 		*key = ev->addr;
@@ -985,14 +994,46 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	pass.x = cca_explain_new(pass_record, &pass);
 	pass.peak = cca_peak_new(snap, options->device);
 	CcaReplayOptions opt = *options;
+	g_autoptr(CcaPlan) own_plan = NULL;
+	if (!opt.plan) { /* both replays from one plan */
+		own_plan = cca_plan_new(snap, options->device, options->pytorch_version,
+					options->rewind, error);
+		if (!own_plan) {
+			cca_explain_free(pass.x);
+			g_hash_table_destroy(pass.stacks);
+			g_array_free(pass.records, TRUE);
+			g_array_free(pass.state_stacks, TRUE);
+			cca_peak_free(pass.peak);
+			return FALSE;
+		}
+		opt.plan = own_plan;
+	}
 	opt.before_request = pass_before;
 	opt.before_request_data = &pass;
 	opt.observer = pass_observer;
 	opt.observer_data = &pass;
 	opt.on_model_event = pass_model;
 	opt.on_model_event_data = &pass;
+	/* the first replay explains and finds the moments; the second, stopped
+	 * after the last of them, copies the state at each (once, however
+	 * often the peaks rose) */
 	CcaReplayResult res;
+	cca_peak_begin_find(pass.peak);
 	gboolean ok = cca_replay_run(snap, &opt, &res, error);
+	uint64_t stop = ok ? cca_peak_begin_take(pass.peak) : 0;
+	if (ok && pass.have_peak && pass.peak_index + 1 > stop)
+		stop = pass.peak_index + 1;
+	if (ok && stop > 0) {
+		CcaReplayResult again;
+		pass.taking = true;
+		opt.before_request = NULL;
+		opt.stop_after = stop;
+		ok = cca_replay_run(snap, &opt, &again, error);
+		if (ok)
+			cca_replay_result_clear(&again);
+		else
+			cca_replay_result_clear(&res);
+	}
 	cca_explain_free(pass.x);
 	g_hash_table_destroy(pass.stacks);
 	if (!ok) {
