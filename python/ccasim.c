@@ -1251,6 +1251,10 @@ run_replay(Trace *t, const ReplaySpec *spec, uint32_t buckets, PyObject **doc_ou
 	opt.check = spec->check;
 	opt.keep_going = spec->keep_going;
 	opt.force_whatif = spec->whatif;
+	/* as `ccasim replay`: a likely what-if counts its decisions by address
+	 * in its one replay, for its bounds (timing.h) */
+	opt.count_address_ties = doc_out != NULL && (has_settings || opt.force_whatif ||
+						     opt.memory_fraction > 0 || opt.capacity_set);
 
 	GError *error = NULL;
 	json_t *doc = NULL;

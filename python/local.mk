@@ -22,7 +22,7 @@ EXTRA_DIST += %D%/ccasim.pyi %D%/ccasim.c
 # The module's tests (TAP from Python), run by the interpreter configure
 # found, the module imported from the build tree.
 PY_TESTS = %D%/tests/test-cli-equal.py %D%/tests/test-dict.py %D%/tests/test-rss.py \
-	%D%/tests/test-notebook.py %D%/tests/test-peak.py %D%/tests/unit/test-fleet.py
+	%D%/tests/test-notebook.py %D%/tests/test-peak.py %D%/tests/test-fleet.py
 EXTRA_DIST += $(PY_TESTS) %D%/tests/taputil.py
 if ENABLE_PYTHON
 TESTS += $(PY_TESTS)
