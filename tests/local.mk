@@ -183,5 +183,8 @@ EXTRA_DIST += tests/test-mempools.sh
 # A what-if's figures bounded over stream timing (record_stream completions: doc/whatif.md).
 TESTS += tests/test-stream-bounds.sh
 EXTRA_DIST += tests/test-stream-bounds.sh
+# the ranks of one job, recorded under torchrun on one GPU (traces/ranks-2.11)
+TESTS += tests/test-ranks.sh
+EXTRA_DIST += tests/test-ranks.sh
 TESTS += tests/test-timing-verdicts.sh
 EXTRA_DIST += tests/test-timing-verdicts.sh
