@@ -51,9 +51,9 @@ VOCAB, DMODEL, HEADS, FF, SEQ = 8192, 512, 8, 2048, 256
 
 
 def recorder_dir():
-    """The folder of ccasim_record.py: beside this script (a carried copy),
-    else the source tree's tools/ (or where a reorganised tree keeps it)."""
-    for d in (HERE, os.path.join(HERE, "..", "tools"), os.path.join(HERE, "..", "tools", "record")):
+    """The folder of ccasim_record.py: beside this script (a copy carried
+    to the device with it), else the source tree's tools/ or record/."""
+    for d in (HERE, os.path.join(HERE, "..", "tools"), os.path.join(HERE, "..", "record")):
         if os.path.isfile(os.path.join(d, "ccasim_record.py")):
             return os.path.abspath(d)
     raise SystemExit("no ccasim_record.py beside %s nor in ../tools" % SCRIPT)
