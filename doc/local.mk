@@ -12,6 +12,10 @@ EXTRA_DIST += doc/tutorial.md doc/tutorial-figures/seedfrag-timeline.svg doc/tut
 	doc/tutorial-figures/dyninfer-expandable.svg
 EXTRA_DIST += doc/recording.md doc/figures.md
 EXTRA_DIST += doc/fleet.md
+# the page of `ccasim view`
+EXTRA_DIST += doc/view.md
 # the lab format (issue 16)
 EXTRA_DIST += doc/lab.md
 EXTRA_DIST += doc/ccasim.ipynb doc/python.md
+# the rules of each PyTorch release (doc/versions.md)
+EXTRA_DIST += doc/versions.md

@@ -58,6 +58,8 @@ def parse(path):
             continue
         if words[0] == "settings":
             settings = words[1]
+        elif words[0] == "pytorch":
+            continue  # the release the lab models: see run_program()
         else:
             cmds.append((n, words))
     return settings, checks, cmds
@@ -74,7 +76,16 @@ def run_program(path):
     current = 0
     tensors = []
     for n, w in cmds:
-        if w[0] == "alloc":
+        if w[0] == "alloc" and len(w) == 3 and w[2] == "catch":
+            # the program catches the OOM of a request that fails; a failed
+            # request takes no tensor number (doc/lab.md)
+            with torch.cuda.stream(streams[current]):
+                try:
+                    tensors.append(torch.empty(size(w[1]), dtype=torch.uint8,
+                                               device="cuda"))
+                except torch.OutOfMemoryError:
+                    pass
+        elif w[0] == "alloc":
             count = int(w[2][1:]) if len(w) == 3 else 1
             nbytes = size(w[1])
             with torch.cuda.stream(streams[current]):
@@ -117,8 +128,18 @@ def main():
         json.dump(run_program(args.labs[0]), sys.stdout)
         return 0
     status = 0
+    import re as _re
     for lab in args.labs:
         settings, checks, _ = parse(lab)
+        # a lab of another release (its `pytorch X.Y` line) needs that torch
+        with open(lab) as f:
+            m = _re.search(r"^pytorch\s+(\S+)", f.read(), _re.M)
+        if m:
+            import torch
+            if not torch.__version__.startswith(m.group(1) + "."):
+                print(json.dumps({"lab": lab, "skipped": "needs torch %s, this is %s"
+                                  % (m.group(1), torch.__version__)}))
+                continue
         configs = args.config if args.config is not None else [settings] + checks
         for conf in dict.fromkeys(configs):
             env = dict(os.environ, PYTORCH_CUDA_ALLOC_CONF=conf)

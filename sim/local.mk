@@ -6,7 +6,7 @@ libccasim_a_SOURCES =
 # read/: bytes to events and a final state
 libccasim_a_SOURCES += %D%/read/event.h %D%/read/event.c %D%/read/calls.h %D%/read/calls.c %D%/read/event_cursor.h %D%/read/event_cursor.c %D%/read/input.h %D%/read/input.c %D%/read/pickle.h %D%/read/pickle.c %D%/read/snapshot.h %D%/read/snapshot.c %D%/read/snapshot_pickle.c %D%/read/trace.h %D%/read/trace.c %D%/read/lab.h %D%/read/lab.c
 # policy/: PyTorch's caching allocator, its constants and settings
-libccasim_a_SOURCES += %D%/policy/allocator.h %D%/policy/allocator.c %D%/policy/block.h %D%/policy/tree.h %D%/policy/tree.c %D%/policy/stats.h %D%/policy/stats.c %D%/policy/settings.h %D%/policy/settings.c %D%/policy/device.h %D%/policy/pytorch.h
+libccasim_a_SOURCES += %D%/policy/allocator.h %D%/policy/allocator.c %D%/policy/block.h %D%/policy/tree.h %D%/policy/tree.c %D%/policy/stats.h %D%/policy/stats.c %D%/policy/settings.h %D%/policy/settings.c %D%/policy/rules.h %D%/policy/rules.c %D%/policy/device.h %D%/policy/pytorch.h
 # device/: the simulated device and the driver address model
 libccasim_a_SOURCES += %D%/device/simdevice.c %D%/device/driverva.h %D%/device/driverva.c
 # replay/: the plan and the one replay

@@ -115,6 +115,8 @@ EXTRA_DIST += tests/test-validation.sh tests/data/faketorch/torch/__init__.py te
 TESTS += tests/test-calls-traces.sh
 EXTRA_DIST += tests/test-calls-traces.sh
 TESTS += tests/test-newer.sh
+TESTS += tests/test-versions.sh
+EXTRA_DIST += tests/test-versions.sh tests/make-2.13-snapshot.py
 EXTRA_DIST += tests/test-newer.sh tests/data/newer-2.14.pickle tests/data/newer-hostile.pickle
 # ccasim-record, the recorder (issue 14), against a stand-in torch.
 TESTS += tests/test-record.sh

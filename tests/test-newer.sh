@@ -5,7 +5,9 @@
 # keeps every entry's pool_id and what the header can say of the rest,
 # user_metadata given as a dict reads as Python's json.dumps(v,
 # separators=(",", ":"), sort_keys=True) writes it, and the wrong types of
-# these keys give one line naming the file and the offset.  The fixtures
+# these keys give one line naming the file and the offset.  A snapshot is
+# replayed under the rules of the release its format proves
+# (doc/versions.md), and says so.  The fixtures
 # are tools/gen_fixtures.py's newer_2_14() (the 2.11 default sample as a
 # later release writes it) and newer_hostile().  Needs $CCASIM and
 # $top_srcdir (set by make check).
@@ -18,6 +20,7 @@ newer=$srcdir/tests/data/newer-2.14.pickle
 hostile=$srcdir/tests/data/newer-hostile.pickle
 sample=$traces/samples/snap_default_2.11.pickle
 note='the snapshot comes from PyTorch 2.14 or later (it has top-level host_segments), newer than the PyTorch 2.11 rules applied'
+rules='rules: PyTorch 2.14 (its format has top-level host_segments: 2.14 or later)'
 
 # json_is FILE EXPR: the Python expression EXPR over the JSON object d read
 # from FILE is true.
@@ -28,13 +31,15 @@ sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$1" "$2"
 }
 
 # --- info
-run 0 "$ccasim" info "$newer" && grep -qF "  note: $note" "$scratch/out" &&
+run 0 "$ccasim" info "$newer" && grep -qF "$rules" "$scratch/out" &&
+	! grep -qF "note: $note" "$scratch/out" &&
 	grep -q "pool_id in 44 trace entries: kept" "$scratch/out" &&
 	grep -q "2 'annotate' entries: skipped" "$scratch/out" &&
-	grep -q "1 host_segments, 2 host_traces entries: ignored" "$scratch/out" &&
+	grep -q "1 host_segments (2.00 MiB), 2 host_traces entries: shown, not simulated" \
+		"$scratch/out" &&
 	grep -q "entry.internal_metadata (1), segment.internal_metadata (1)" "$scratch/out" &&
 	grep -q "device 0: 44 events" "$scratch/out"
-report $? "info says a 2.14 snapshot is newer than the 2.11 rules, and what it kept or ignored"
+report $? "info says a 2.14 snapshot's rules are 2.14's, and what it kept, showed or ignored"
 run 0 "$ccasim" info "$sample" && ! grep -q "after 2.11" "$scratch/out"
 report $? "info of a 2.11 snapshot says nothing of later releases"
 
@@ -42,15 +47,15 @@ if [ "$python" = false ]; then
 	skip "info --json and replay --json of a newer snapshot" "no python3"
 else
 	"$ccasim" info --json "$newer" >"$scratch/info.json" 2>"$scratch/err" &&
-		json_is "$scratch/info.json" 'd["snapshot_newer_than_rules"] is True and
-d["snapshot_format_release"] == "2.14" and d["snapshot_newer_note"].startswith(
-"the snapshot comes from PyTorch 2.14") and d["newer_keys"] == {
+		json_is "$scratch/info.json" 'd["snapshot_newer_than_rules"] is False and
+d["snapshot_format_release"] == "2.14" and d["snapshot_newer_note"] is None and
+d["rules"]["release"] == "2.14" and d["unvalidated"] is True and d["newer_keys"] == {
 "pool_id_entries": 44, "annotate_entries": 2, "forward_frames": 1, "host_segments": 1,
-"host_traces": 2, "trace_alloc_overflowed": False,
+"host_bytes": 2097152, "host_traces": 2, "trace_alloc_overflowed": False,
 "trace_alloc_max_entries": 9223372036854775807, "rendered_metadata": 2,
 "unknown_keys": {"entry.internal_metadata": 1, "segment.internal_metadata": 1},
 "unknown_more": 0}'
-	report $? "info --json: snapshot_newer_than_rules, the release and every key counted"
+	report $? "info --json: the rules of the release the format proves, every key counted"
 	"$ccasim" info --json "$sample" >"$scratch/old.json" 2>"$scratch/err" &&
 		json_is "$scratch/old.json" 'd["snapshot_newer_than_rules"] is False and
 d["snapshot_newer_note"] is None and d["snapshot_format_release"] is None and
@@ -59,8 +64,9 @@ d["newer_keys"]["host_segments"] is None and d["newer_keys"]["pool_id_entries"] 
 
 	# --- replay
 	run 0 "$ccasim" replay --check --json "$newer" &&
-		json_is "$scratch/out" 'd["snapshot_newer_than_rules"] is True and
-d["snapshot_format_release"] == "2.14" and d["pytorch_version"] == "2.11" and
+		json_is "$scratch/out" 'd["snapshot_newer_than_rules"] is False and
+d["snapshot_format_release"] == "2.14" and d["pytorch_version"] == "2.14" and
+d["unvalidated"] is True and d["rules"]["best_fit_order"] == "segment counter" and
 d["check"]["passed"] is True' &&
 		"$ccasim" replay --check --json "$sample" >"$scratch/old.json" &&
 		json_is "$scratch/old.json" 'd["snapshot_newer_than_rules"] is False and
@@ -68,11 +74,16 @@ d["snapshot_newer_note"] is None' &&
 		"$python" -c 'import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:])
 sys.exit(0 if a["memory_stats"] == b["memory_stats"] else 1)' "$scratch/out" "$scratch/old.json"
-	report $? "replay --check --json: newer than the rules, checked, the 2.11 sample's stats"
+	report $? "replay --check --json: 2.14's rules, unvalidated, checked, the 2.11 sample's stats"
 fi
-run 0 "$ccasim" replay --check "$newer" && grep -qF "  note: $note" "$scratch/out" &&
+run 0 "$ccasim" replay --check "$newer" &&
+	grep -qF "  rules: PyTorch 2.14, detected: its format has top-level host_segments" \
+		"$scratch/out" &&
+	grep -q "  unvalidated: PyTorch 2.14's rules are modelled from its source" "$scratch/out" &&
 	grep -q "check: passed (44 entries" "$scratch/out"
-report $? "replay --check says the snapshot is newer than the rules and passes"
+report $? "replay --check applies 2.14's rules, says why and that they are unvalidated, passes"
+run 0 "$ccasim" replay --pytorch-version 2.11 "$newer" && grep -qF "  note: $note" "$scratch/out"
+report $? "replay under 2.11's rules says the snapshot is newer"
 run 0 "$ccasim" replay --pytorch-version 2.8 "$newer" &&
 	grep -q "newer than the PyTorch 2.8 rules applied" "$scratch/out"
 report $? "replay under older rules names them"
@@ -82,9 +93,9 @@ report $? "replay of a 2.11 snapshot has no such note"
 # --- convert
 trace=$scratch/newer.msgpack
 run 0 "$ccasim" convert "$newer" -o "$trace" && run 0 "$ccasim" info "$trace" &&
-	grep -qF "  note: $note" "$scratch/out" &&
+	grep -qF "$rules" "$scratch/out" &&
 	grep -q "pool_id in 44 trace entries" "$scratch/out" &&
-	run 0 "$ccasim" replay --check "$trace" && grep -qF "  note: $note" "$scratch/out" &&
+	run 0 "$ccasim" replay --check "$trace" && grep -q "rules: PyTorch 2.14" "$scratch/out" &&
 	grep -q "check: passed" "$scratch/out"
 report $? "convert keeps what shows the release; the trace replays and checks"
 if [ "$python" = false ] || ! "$python" -c 'import msgpack' 2>/dev/null; then
@@ -146,7 +157,7 @@ for ev in objs[6][1::3]:
 EOF
 		cmp "$scratch/md.want" "$scratch/md.got" &&
 		run 0 "$ccasim" replay --check "$md" && grep -q "check: passed" "$scratch/out" &&
-		grep -q "note: the snapshot comes from PyTorch 2.12 or later (it has pool_id in trace entries)" "$scratch/out"
+		grep -q "rules: PyTorch 2.12, detected: its format has pool_id in trace entries: 2.12 or later" "$scratch/out"
 	report $? "user_metadata dicts read as json.dumps writes them; pool_id alone proves 2.12"
 fi
 

@@ -123,7 +123,7 @@ ms=$traces/multistream.default.pickle.xz
 bert=$traces/bert.default.pickle.xz
 if [ "$python" = false ]; then
 	for t in "SVG text is <text>" "a panel per run" "one panel" "peak labels in the axis unit" \
-		"a colour per run" "segment map words and order agree"; do
+		"a colour per run" "device memory line, labels apart" "segment map words and order agree"; do
 		skip "$t" "no python3"
 	done
 else
@@ -165,6 +165,23 @@ assert (0x1f, 0x77, 0xb4) in seen and (0xff, 0x7f, 0x0e) in seen, "run colours m
 ' "$scratch/t.png"
 	st=$?
 	if [ $st -eq 77 ]; then skip "a colour per run in the PNG" "no python3-cairo"; else report $st "a colour per run in the PNG (blue recording, orange what-if)"; fi
+	# --device-memory draws where cudaMalloc fails, and no two labels of
+	# the plot (four runs whose peaks lie within 2 GiB, the limit) overlap
+	run 0 "$ccasim" plot "$bert" --device-memory 13GiB --config max_split_size_mb:128 \
+		--config expandable_segments:True --config garbage_collection_threshold:0.6 \
+		-o "$scratch/d.svg" && "$python" - "$scratch/d.svg" <<'EOF'
+import re, sys
+svg = open(sys.argv[1]).read()
+labels = [(float(x), float(y), t) for x, y, t in re.findall(
+    r'<text x="([0-9.]+)" y="([0-9.]+)"[^>]*>((?:peak|device memory|cap) [0-9.]+ [KMG]iB)</text>', svg)]
+assert any(t == "device memory 13.00 GiB" for _, _, t in labels), labels
+assert sum(1 for _, _, t in labels if t.startswith("peak")) == 4, labels
+width = lambda t: 6.6 * len(t)  # DejaVu Sans at 11 px: under 6.6 px a character
+for i, (x, y, t) in enumerate(labels):
+    for (u, v, s) in labels[:i]:
+        assert not (x < u + width(s) and u < x + width(t) and abs(y - v) < 11), (t, s, x, y, u, v)
+EOF
+	report $? "plot --device-memory draws the device's memory; peak labels do not overlap"
 	run 0 "$ccasim" plot "$bert" --segments --max-rows 5 -o "$scratch/s.svg" &&
 		svgtext "$scratch/s.svg" >"$scratch/stexts" &&
 		grep -q 'showing the 5 of the 454 segments with the most free space beside live blocks, in address order' \

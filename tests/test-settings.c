@@ -1080,7 +1080,11 @@ test_help(void)
 			      "pinned_use_cuda_host_register",
 			      "pinned_num_register_threads",
 			      "pinned_use_background_threads",
-			      "pinned_reserve_segment_size_mb"};
+			      "pinned_reserve_segment_size_mb",
+			      "throw_on_cudamalloc_oom",
+			      "pinned_free_catch_all",
+			      "expandable_segments_reserve",
+			      "expandable_segments_reserve_by_class"};
 	size_t k = 0, col;
 
 	cca_settings_print_help(out);
@@ -1323,55 +1327,88 @@ static const struct {
 	 "CachingAllocator option max_split_size_mb too small, must be >= 20"},
 };
 
+/* Keys after 2.11 (doc/versions.md), parsed under the release's rules:
+ * accepted from the release that adds them, unknown before. */
+static const struct {
+	const char *conf;
+	ModelOutcome outcome;
+	const char *text;
+	uint32_t release;
+} release_rows[] = {
+	{"throw_on_cudamalloc_oom:True", MODEL_SIMULATED, NULL, 212},
+	{"expandable_segments_reserve:0.5", MODEL_SIMULATED, NULL, 215},
+	{"expandable_segments_reserve:40G", MODEL_SIMULATED, NULL, 215},
+	{"expandable_segments_reserve_by_class:[serving:0.25,ads:8G]", MODEL_NOTED,
+	 "expandable_segments_reserve_by_class:[serving:0.25,ads:8G] applies to streams the "
+	 "program tags in code (setExpandableSegmentReserveClassForStream), which no trace "
+	 "records; it does not change the simulation",
+	 215},
+	{"pinned_free_catch_all:True", MODEL_NOTED, PINNED_NOTE("pinned_free_catch_all:True"), 215},
+	{"throw_on_cudamalloc_oom:True", MODEL_PYTORCH_ERROR,
+	 "Unrecognized key 'throw_on_cudamalloc_oom' in CUDA allocator config.", 211},
+	{"expandable_segments_reserve:0.5", MODEL_PYTORCH_ERROR,
+	 "Unrecognized key 'expandable_segments_reserve' in CUDA allocator config.", 214},
+};
+
+/* One row of the tables above: CONF parsed by RELEASE's rules (0: the
+ * default) gives OUTCOME with TEXT. */
+static void
+check_model_row(const char *conf, ModelOutcome outcome, const char *text, uint32_t release)
+{
+	g_auto(CcaSettings) s = {0};
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+	g_auto(CcaSettings) defaults = {0};
+
+	g_test_message("%s (release %u)", conf, release);
+	cca_settings_init(&defaults);
+	cca_settings_init(&s);
+	if (release)
+		s.pytorch_version = defaults.pytorch_version = release;
+	gboolean ok = cca_settings_parse(&s, conf, &error);
+	switch (outcome) {
+	case MODEL_SIMULATED:
+	case MODEL_NOTED:
+		g_assert_no_error(error);
+		g_assert_true(ok);
+		/* a noted key makes the same replay as the defaults */
+		g_assert_true(cca_settings_same_model(&s, &defaults) ==
+			      (outcome == MODEL_NOTED || cca_settings_equal(&s, &defaults)));
+		g_assert_true(cca_settings_check_modelled(&s, NULL));
+		cca_settings_add_notes(&s, notes);
+		if (outcome == MODEL_SIMULATED) {
+			g_assert_cmpuint(notes->len, ==, 0);
+			break;
+		}
+		g_assert_cmpuint(notes->len, ==, 1);
+		g_assert_cmpstr(g_ptr_array_index(notes, 0), ==, text);
+		/* the same settings again add nothing */
+		cca_settings_add_notes(&s, notes);
+		g_assert_cmpuint(notes->len, ==, 1);
+		break;
+	case MODEL_REFUSED:
+		g_assert_false(ok);
+		g_assert_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_NOT_MODELLED);
+		g_assert_cmpstr(error->message, ==, text);
+		g_assert_false(s.backend_async); /* left at the defaults */
+		break;
+	case MODEL_PYTORCH_ERROR:
+		g_assert_false(ok);
+		g_assert_nonnull(error);
+		g_assert_cmpint(error->code, !=, CCA_SETTINGS_ERROR_NOT_MODELLED);
+		g_assert_cmpstr(error->message, ==, text);
+		break;
+	}
+}
+
 static void
 test_models(void)
 {
-	for (size_t i = 0; i < G_N_ELEMENTS(model_rows); i++) {
-		const char *conf = model_rows[i].conf;
-		g_auto(CcaSettings) s = {0};
-		g_autoptr(GError) error = NULL;
-		g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
-		g_auto(CcaSettings) defaults = {0};
-
-		g_test_message("%s", conf);
-		cca_settings_init(&defaults);
-		cca_settings_init(&s);
-		gboolean ok = cca_settings_parse(&s, conf, &error);
-		switch (model_rows[i].outcome) {
-		case MODEL_SIMULATED:
-		case MODEL_NOTED:
-			g_assert_no_error(error);
-			g_assert_true(ok);
-			/* a noted key makes the same replay as the defaults */
-			g_assert_true(cca_settings_same_model(&s, &defaults) ==
-				      (model_rows[i].outcome == MODEL_NOTED ||
-				       cca_settings_equal(&s, &defaults)));
-			g_assert_true(cca_settings_check_modelled(&s, NULL));
-			cca_settings_add_notes(&s, notes);
-			if (model_rows[i].outcome == MODEL_SIMULATED) {
-				g_assert_cmpuint(notes->len, ==, 0);
-				break;
-			}
-			g_assert_cmpuint(notes->len, ==, 1);
-			g_assert_cmpstr(g_ptr_array_index(notes, 0), ==, model_rows[i].text);
-			/* the same settings again add nothing */
-			cca_settings_add_notes(&s, notes);
-			g_assert_cmpuint(notes->len, ==, 1);
-			break;
-		case MODEL_REFUSED:
-			g_assert_false(ok);
-			g_assert_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_NOT_MODELLED);
-			g_assert_cmpstr(error->message, ==, model_rows[i].text);
-			g_assert_false(s.backend_async); /* left at the defaults */
-			break;
-		case MODEL_PYTORCH_ERROR:
-			g_assert_false(ok);
-			g_assert_nonnull(error);
-			g_assert_cmpint(error->code, !=, CCA_SETTINGS_ERROR_NOT_MODELLED);
-			g_assert_cmpstr(error->message, ==, model_rows[i].text);
-			break;
-		}
-	}
+	for (size_t i = 0; i < G_N_ELEMENTS(model_rows); i++)
+		check_model_row(model_rows[i].conf, model_rows[i].outcome, model_rows[i].text, 0);
+	for (size_t i = 0; i < G_N_ELEMENTS(release_rows); i++)
+		check_model_row(release_rows[i].conf, release_rows[i].outcome, release_rows[i].text,
+				release_rows[i].release);
 }
 
 /* Every key of the knob table (the doc's table) has a row above. */
@@ -1393,11 +1430,14 @@ test_models_cover_keys(void)
 		for (size_t i = 0; i < G_N_ELEMENTS(model_rows) && !found; i++)
 			found = g_str_has_prefix(model_rows[i].conf, prefix) &&
 				model_rows[i].outcome != MODEL_PYTORCH_ERROR;
+		for (size_t i = 0; i < G_N_ELEMENTS(release_rows) && !found; i++)
+			found = g_str_has_prefix(release_rows[i].conf, prefix) &&
+				release_rows[i].outcome != MODEL_PYTORCH_ERROR;
 		if (!found)
 			g_error("no row of model_rows for key %s", name);
 		keys++;
 	}
-	g_assert_cmpuint(keys, ==, 14);
+	g_assert_cmpuint(keys, ==, 18);
 }
 
 /* Recorded settings: a recording that says backend:cudaMallocAsync is
@@ -1469,7 +1509,11 @@ test_version_parse(void)
 	g_assert_cmpuint(v, ==, 211);
 	g_assert_true(cca_settings_pytorch_version_parse("2.0", &v, &error));
 	g_assert_cmpuint(v, ==, 200);
-	g_assert_false(cca_settings_pytorch_version_parse("2.12", &v, &error));
+	/* 2.12 to 2.15: the newest rules (doc/versions.md) */
+	g_assert_true(cca_settings_pytorch_version_parse("2.15", &v, &error));
+	g_assert_cmpuint(v, ==, 215);
+	g_assert_false(cca_settings_pytorch_version_parse("2.16", &v, &error));
+	g_assert_cmpstr(error->message, ==, "unsupported PyTorch version '2.16' (2.0 to 2.15)");
 	g_clear_error(&error);
 	g_assert_false(cca_settings_pytorch_version_parse("1.13", &v, &error));
 	g_clear_error(&error);

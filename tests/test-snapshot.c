@@ -941,7 +941,8 @@ set_rendered_unknown(CcaSnapshotNewer *n)
 
 static const ReleaseCase release_cases[] = {
 	{"pool-id", set_pool, 212, "pool_id in trace entries"},
-	{"annotate", set_annotate, 212, "'annotate' trace entries"},
+	/* #190575 is in 2.14.0's release notes (doc/versions.md) */
+	{"annotate", set_annotate, 214, "'annotate' trace entries"},
 	{"forward-frames", set_forward, 212, "forward_frames"},
 	{"host-segments", set_host_segments, 214, "top-level host_segments"},
 	{"host-traces", set_host_traces, 214, "top-level host_traces"},

@@ -30,7 +30,7 @@ static const CcaCliCommand commands[] = {
 	 "What-if allocator settings (PYTORCH_CUDA_ALLOC_CONF syntax); repeat to overlay "
 	 "several"},
 	{"view", cca_cmd_view,
-	 "write one offline HTML page: timeline, allocations, segment map, peak", "TRACE",
+	 "write one offline HTML page: timeline, allocations, segment map, peak", "TRACE...",
 	 VIEW | CCA_CLI_CONFIGS,
 	 "What-if allocator settings (PYTORCH_CUDA_ALLOC_CONF syntax); repeat to overlay "
 	 "several"},

@@ -1062,7 +1062,10 @@ def start(out_dir=".", **options):
         stacks="python" if stacks == "none" else stacks, max_entries=opts["max_entries"])
     rec.active = True
     _ACTIVE = rec
-    conf = os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
+    # the string the CUDA allocator parses: PYTORCH_CUDA_ALLOC_CONF, else
+    # PYTORCH_ALLOC_CONF (CUDAAllocatorConfig::instance(), doc/versions.md)
+    conf = os.environ.get("PYTORCH_CUDA_ALLOC_CONF",
+                          os.environ.get("PYTORCH_ALLOC_CONF", ""))
     t = int(time.time() * 1e6)
     devs = list(range(torch.cuda.device_count()))
     rec.append(rec.take("start", devs, [

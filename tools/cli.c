@@ -396,8 +396,14 @@ cca_cli_check(const CcaCliCommand *cmd, CcaCliArgs *args)
 	args->n_configs = args->configs ? g_strv_length(args->configs) : 0;
 	if ((g & CCA_CLI_JOBS) && !cca_cli_check_int(cmd->name, "--jobs", args->jobs, 0, G_MAXINT))
 		return FALSE;
+	/* `sweep --pytorch-version all` tabulates every release
+	 * (doc/versions.md); another command takes one release */
+	args->all_releases = args->pytorch_version_text &&
+			     strcmp(args->pytorch_version_text, "all") == 0 &&
+			     strcmp(cmd->name, "sweep") == 0;
 	if (!cca_cli_parse_limits(cmd->name, args->memory_fraction_text, &args->memory_fraction,
-				  args->device_memory_text, args->pytorch_version_text,
+				  args->device_memory_text,
+				  args->all_releases ? NULL : args->pytorch_version_text,
 				  &args->device_memory, &args->capacity_set,
 				  &args->pytorch_version) ||
 	    !cca_cli_parse_fraction(cmd->name, "--recorded-memory-fraction",

@@ -61,6 +61,7 @@ typedef struct {
 	uint64_t device_memory;		 /* 0: not given */
 	bool capacity_set;		 /* --device-memory given */
 	uint32_t pytorch_version;	 /* 0: guess from the trace */
+	bool all_releases;		 /* --pytorch-version all (sweep only) */
 	CcaAddressModel address_model;	 /* CCA_ADDRESS_DRIVER unless given */
 	/* filled by cca_cli_load(): settings[i] is configs[i] parsed */
 	CcaSettings *settings;

@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "explain.h"
 #include "report.h"
+#include "rules.h"
 #include "text.h"
 
 int
@@ -52,9 +53,12 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 	g_autofree char *trace = cca_text_path(argv[1]);
 	g_autoptr(GString) out = g_string_new(NULL);
 	g_string_append_printf(
-		out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s, PyTorch %u.%u rules\n",
+		out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s, PyTorch %u.%u rules%s\n",
 		trace, opt.device, snap->n_events[opt.device], label, opt.pytorch_version / 100,
-		opt.pytorch_version % 100);
+		opt.pytorch_version % 100,
+		cca_rules_for(opt.pytorch_version)->unvalidated
+			? " (unvalidated: modelled from source, doc/versions.md)"
+			: "");
 	if (event >= 0 && (uint64_t)event >= snap->n_events[opt.device]) {
 		fprintf(stderr,
 			"ccasim explain: --event: the trace has %" G_GUINT64_FORMAT

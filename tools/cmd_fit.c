@@ -46,7 +46,8 @@ cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv)
 	g_auto(CcaCliArgs) args = {0};
 	g_auto(GStrv) sets = NULL, gpu_names = NULL;
 	g_autofree char *context_text = NULL;
-	gboolean default_grid = FALSE, recorded = FALSE, list_gpus = FALSE, wide = FALSE;
+	gboolean default_grid = FALSE, recorded = FALSE, list_gpus = FALSE, wide = FALSE,
+		 no_bounds = FALSE;
 	GOptionEntry entries[] = {
 		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
 		 "Fit under each setting of a grid, as for sweep (repeatable)", "KEY=V1,V2,..."},
@@ -57,6 +58,10 @@ cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv)
 		 "Fit only under the trace's recorded settings", NULL},
 		{"gpu", 0, 0, G_OPTION_ARG_STRING_ARRAY, &gpu_names,
 		 "Also say whether it fits on this GPU (a preset, or 'all'; repeatable)", "NAME"},
+		{"no-bounds", 0, 0, G_OPTION_ARG_NONE, &no_bounds,
+		 "Search each row under the recorded completions of its deferred frees alone "
+		 "(faster; the answer may not hold for another run)",
+		 NULL},
 		{"wide", 'w', 0, G_OPTION_ARG_NONE, &wide,
 		 "Print every column, whole settings, ranges in the cells and the GPUs' "
 		 "sources (the table fits in 100 columns without it)",
@@ -116,6 +121,7 @@ cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv)
 		return 1;
 	}
 	CcaFitOptions opt = {
+		.no_timing_bounds = no_bounds,
 		.threads = (guint)args.jobs,
 		.gpus = gpus,
 		.n_gpus = n_gpus,

@@ -19,6 +19,8 @@
 #include "calls.h"
 #include "commands.h"
 #include "lab.h"
+#include "replay.h"
+#include "rules.h"
 #include "settings.h"
 #include "json.h"
 #include "size.h"
@@ -180,6 +182,7 @@ cca_info_json_newer(const CcaSnapshotNewer *n)
 	json_object_set_new(o, "annotate_entries", cca_json_uint(n->annotate_entries));
 	json_object_set_new(o, "forward_frames", cca_json_uint(n->forward_frames));
 	json_object_set_new(o, "host_segments", cca_info_json_opt(n->host_segments));
+	json_object_set_new(o, "host_bytes", cca_info_json_opt(n->host_bytes));
 	json_object_set_new(o, "host_traces", cca_info_json_opt(n->host_traces));
 	json_object_set_new(o, "trace_alloc_overflowed",
 			    n->trace_alloc_overflowed < 0
@@ -228,10 +231,22 @@ cca_info_print_json(const CcaInfo *info)
 	json_object_set_new(o, "strings", json_integer(info->strings));
 	json_object_set_new(o, "annotations", json_integer(snap->annotations->len));
 	json_object_set_new(o, "allocator_settings", cca_info_json_settings(&snap->settings));
-	g_autofree char *note = cca_snapshot_newer_note(snap, CCA_PYTORCH_VERSION_DEFAULT);
+	g_autofree char *why = NULL;
+	uint32_t detected = cca_replay_detect_release(snap, &why);
+	g_autofree char *note = cca_snapshot_newer_note(snap, detected);
 	uint32_t release = cca_snapshot_format_release(snap, NULL);
 	g_autofree char *shown =
 		release ? g_strdup_printf("%u.%u", release / 100, release % 100) : NULL;
+	g_autofree char *detected_shown = g_strdup_printf("%u.%u", detected / 100, detected % 100);
+	json_t *rules = json_object();
+	json_object_set_new(rules, "release", cca_json_string(detected_shown));
+	json_object_set_new(rules, "why", cca_json_string(why));
+	json_object_set_new(rules, "best_fit_order",
+			    cca_json_string(cca_rules_order_name(cca_rules_for(detected)->order)));
+	json_object_set_new(rules, "unvalidated",
+			    cca_json_bool(cca_rules_for(detected)->unvalidated));
+	json_object_set_new(o, "rules", rules);
+	json_object_set_new(o, "unvalidated", cca_json_bool(cca_rules_for(detected)->unvalidated));
 	json_object_set_new(o, "snapshot_newer_than_rules", cca_json_bool(note != NULL));
 	json_object_set_new(o, "snapshot_newer_note", note ? cca_json_string(note) : json_null());
 	json_object_set_new(o, "snapshot_format_release",
@@ -328,10 +343,13 @@ static void
 cca_info_print_newer(const CcaSnapshot *snap)
 {
 	const CcaSnapshotNewer *n = &snap->newer;
-	g_autofree char *note = cca_snapshot_newer_note(snap, CCA_PYTORCH_VERSION_DEFAULT);
-	if (note == NULL && n->rendered_metadata == 0 && n->n_unknown == 0)
+	char hb[32];
+	g_autofree char *note =
+		cca_snapshot_newer_note(snap, cca_replay_detect_release(snap, NULL));
+	if (cca_snapshot_format_release(snap, NULL) == 0 && n->rendered_metadata == 0 &&
+	    n->n_unknown == 0)
 		return;
-	printf("keys of PyTorch releases after 2.11:%s\n", note ? "" : " none");
+	printf("keys of PyTorch releases after 2.11:\n");
 	if (note)
 		printf("  note: %s\n", note);
 	if (n->pool_id_entries)
@@ -347,9 +365,12 @@ cca_info_print_newer(const CcaSnapshot *snap)
 		       "ignored\n",
 		       n->forward_frames);
 	if (n->host_segments >= 0 || n->host_traces >= 0)
-		printf("  pinned host memory: %" G_GINT64_FORMAT " host_segments, %" G_GINT64_FORMAT
-		       " host_traces entries: ignored (ccasim models device memory)\n",
-		       MAX(n->host_segments, 0), MAX(n->host_traces, 0));
+		printf("  pinned host memory: %" G_GINT64_FORMAT
+		       " host_segments (%s), %" G_GINT64_FORMAT
+		       " host_traces entries: shown, not simulated (ccasim models device memory)\n",
+		       MAX(n->host_segments, 0),
+		       cca_size_format((uint64_t)MAX(n->host_bytes, 0), hb),
+		       MAX(n->host_traces, 0));
 	if (n->trace_alloc_overflowed >= 0)
 		printf("  trace_alloc_overflowed: %s\n",
 		       n->trace_alloc_overflowed ? "true (the ring of trace entries overflowed: "
@@ -436,6 +457,12 @@ cca_info_print_human(const CcaInfo *info)
 	printf("frames: %u, stacks: %u, strings: %u, annotations: %u\n", info->frames, info->stacks,
 	       info->strings, snap->annotations->len);
 	cca_info_print_settings(&snap->settings);
+	g_autofree char *why = NULL;
+	uint32_t release = cca_replay_detect_release(snap, &why);
+	const CcaRules *rules = cca_rules_for(release);
+	printf("rules: PyTorch %u.%u (%s); best fit's ties: %s%s\n", release / 100, release % 100,
+	       why, cca_rules_order_name(rules->order),
+	       rules->unvalidated ? "; unvalidated: modelled from source (doc/versions.md)" : "");
 	cca_info_print_newer(snap);
 	for (int d = 0; d < snap->n_devices; d++)
 		cca_info_print_calls(d, info->calls[d]);

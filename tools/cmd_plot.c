@@ -12,6 +12,7 @@
 #include "json.h"
 #include "plot.h"
 #include "report.h"
+#include "rules.h"
 #include "size.h"
 #include "text.h"
 #include "timeline.h"
@@ -130,9 +131,11 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 			plot_title(pa, "%s: reserved, allocated and active memory (device %d)",
 				   base_name(trace), opt->device);
 		GString *sub = g_string_new(NULL);
-		g_string_append_printf(sub, "%s, PyTorch %u.%u rules, %" G_GUINT64_FORMAT " events",
-				       label, opt->pytorch_version / 100,
-				       opt->pytorch_version % 100, tls[0].n_events);
+		g_string_append_printf(
+			sub, "%s, PyTorch %u.%u rules%s, %" G_GUINT64_FORMAT " events", label,
+			opt->pytorch_version / 100, opt->pytorch_version % 100,
+			cca_rules_for(opt->pytorch_version)->unvalidated ? " (unvalidated)" : "",
+			tls[0].n_events);
 		if (n_runs > 1)
 			g_string_append_printf(sub, "; %u what-if%s overlaid", n_runs - 1,
 					       n_runs == 2 ? "" : "s");
@@ -231,9 +234,10 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 	g_autofree char *title = plot_title(
 		pa, "%s: segments%s (after event %" G_GUINT64_FORMAT ", device %d)",
 		base_name(trace), at_peak ? " at the reserved peak" : "", shown, opt->device);
-	g_autofree char *sub =
-		g_strdup_printf("%s, PyTorch %u.%u rules", label, opt->pytorch_version / 100,
-				opt->pytorch_version % 100);
+	g_autofree char *sub = g_strdup_printf(
+		"%s, PyTorch %u.%u rules%s", label, opt->pytorch_version / 100,
+		opt->pytorch_version % 100,
+		cca_rules_for(opt->pytorch_version)->unvalidated ? " (unvalidated)" : "");
 	CcaPlotSegments segs = {.segments = state, .max_rows = (guint)pa->max_rows};
 	CcaPlotStyle style = {.title = title, .subtitle = sub, .width = pa->width};
 	style.height = cca_plot_segments_height(&style, &segs);

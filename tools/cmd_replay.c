@@ -24,6 +24,7 @@ typedef struct {
 	gboolean sensitivity;
 	char *addresses_from;
 	char *completions;
+	gboolean no_bounds;
 } ReplayArgs;
 
 /* --address-sensitivity: one what-if per address model, side by side. */
@@ -103,7 +104,7 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 	/* a what-if with frees deferred by record_stream: its figures depend
 	 * on when they complete, bounded over the timings (timing.h) */
 	CcaTiming timing = {0};
-	if (opt->completion == CCA_COMPLETION_RECORDED &&
+	if (opt->completion == CCA_COMPLETION_RECORDED && !opt->no_bounds &&
 	    !cca_timing_run(snap, &planned, &result, &timing, &error)) {
 		cca_cli_print_error("replay", error);
 		g_error_free(error);
@@ -164,7 +165,13 @@ run_replay(const CcaCliCommand *cmd, ReplayArgs *args, const char *path)
 		return s;
 	}
 	opt.check_invariants = args->invariants;
-	opt.count_address_ties = args->address_ties || args->sensitivity;
+	/* a what-if's bounds need its decisions by address (timing.h):
+	 * counted in its one replay rather than by another */
+	opt.count_address_ties =
+		args->address_ties || args->sensitivity ||
+		(!args->no_bounds && (args->common.n_settings || opt.force_whatif ||
+				      opt.memory_fraction > 0 || opt.capacity_set));
+	opt.no_bounds = args->no_bounds;
 	if (args->common.n_settings)
 		opt.settings = &args->common.settings[0];
 	g_autoptr(CcaSnapshot) other = NULL;
@@ -235,6 +242,10 @@ cca_cmd_replay(const CcaCliCommand *cmd, int argc, char **argv)
 		 "then bounds over the others), earliest, early:D, lag:D, sized:D, random:M/SEED, "
 		 "late:K, never",
 		 "WHEN"},
+		{"no-bounds", 0, 0, G_OPTION_ARG_NONE, &args.no_bounds,
+		 "A what-if's figures under the recorded completions and the driver's placement "
+		 "alone, without the bounds over the others (one replay; for benchmarks)",
+		 NULL},
 		G_OPTION_ENTRY_NULL,
 	};
 	int status = cca_cli_parse(cmd, entries,

@@ -2,16 +2,101 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "calibration.h"
 #include "commands.h"
 #include "fit.h"
+#include "json.h"
+#include "replay.h"
+#include "rules.h"
 #include "settings.h"
 #include "size.h"
 #include "snapshot.h"
 #include "sweep.h"
+
+/* `sweep --pytorch-version all`: the grid of ARGS under every release
+ * from 2.0 to the newest (doc/versions.md), one table of release x
+ * setting; rows of a release not validated on hardware are labelled. */
+static int
+sweep_all_releases(CcaCliArgs *args, const CcaSnapshot *snap, const char *const *sets,
+		   gboolean default_grid, const CcaSweepOptions *opt, const char *trace)
+{
+	g_autoptr(GError) error = NULL;
+	json_t *rows = json_array();
+	g_autoptr(GString) out = g_string_new(NULL);
+	char a[32], b[32];
+	g_autofree char *why = NULL;
+	uint32_t detected = cca_replay_detect_release(snap, &why);
+	g_string_append_printf(out, "%s, device %d: the trace is PyTorch %u.%u (%s)\n", trace,
+			       args->device, detected / 100, detected % 100, why);
+	g_string_append_printf(out, "%-8s %-40s %13s %13s %8s %4s  %s\n", "release", "setting",
+			       "peak reserved", "peak alloc", "mallocs", "OOM", "");
+	for (uint32_t release = CCA_PYTORCH_VERSION_OLDEST; release <= CCA_PYTORCH_VERSION_NEWEST;
+	     release++) {
+		args->pytorch_version = release;
+		g_autoptr(CcaSweep) sweep = NULL;
+		int status = cca_cli_build_grid("sweep", args, snap, args->device,
+						(const char *const *)args->configs, sets,
+						default_grid, &sweep);
+		if (status) {
+			json_decref(rows);
+			return status;
+		}
+		if (!cca_sweep_run(sweep, opt, &error)) {
+			cca_cli_print_error("sweep", error);
+			json_decref(rows);
+			return 1;
+		}
+		const CcaRules *rules = cca_rules_for(release);
+		for (guint i = 0; i < sweep->rows->len; i++) {
+			const CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
+			const double *v = row->runs[0].value;
+			g_autofree char *conf = g_strdup(row->conf[0] ? row->conf : "(defaults)");
+			g_string_append_printf(
+				out, "%u.%-6u %-40.40s %13s %13s %8.0f %4s  %s%s\n", release / 100,
+				release % 100, conf,
+				cca_size_format((uint64_t)v[CCA_SWEEP_FIG_PEAK_RESERVED], a),
+				cca_size_format((uint64_t)v[CCA_SWEEP_FIG_PEAK_ALLOCATED], b),
+				v[CCA_SWEEP_FIG_MALLOCS], v[CCA_SWEEP_FIG_OOM] ? "yes" : "-",
+				row->recorded ? "recorded" : row->origin,
+				rules->unvalidated ? ", unvalidated" : "");
+			json_t *o = json_object();
+			g_autofree char *shown =
+				g_strdup_printf("%u.%u", release / 100, release % 100);
+			json_object_set_new(o, "release", cca_json_string(shown));
+			json_object_set_new(o, "setting", cca_json_string(row->conf));
+			json_object_set_new(o, "origin", cca_json_string(row->origin));
+			for (int f = 0; f < CCA_SWEEP_FIG_COUNT; f++)
+				json_object_set_new(o, cca_sweep_figure_name(f), json_real(v[f]));
+			json_object_set_new(o, "best_fit_order",
+					    cca_json_string(cca_rules_order_name(rules->order)));
+			json_object_set_new(o, "unvalidated", cca_json_bool(rules->unvalidated));
+			json_array_append_new(rows, o);
+		}
+	}
+	if (args->json) {
+		json_t *doc = json_object();
+		json_object_set_new(doc, "trace", cca_json_string(trace));
+		json_object_set_new(doc, "device", json_integer(args->device));
+		g_autofree char *shown = g_strdup_printf("%u.%u", detected / 100, detected % 100);
+		json_object_set_new(doc, "trace_release", cca_json_string(shown));
+		json_object_set_new(doc, "trace_release_why", cca_json_string(why));
+		json_object_set_new(doc, "rows", rows);
+		char *text = json_dumps(doc, JSON_INDENT(2));
+		printf("%s\n", text);
+		free(text);
+		json_decref(doc);
+	} else {
+		json_decref(rows);
+		g_string_append(out, "Releases after 2.11 are modelled from PyTorch's source "
+				     "(unvalidated: doc/versions.md).\n");
+		fputs(out->str, stdout);
+	}
+	return 0;
+}
 
 int
 cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
@@ -21,7 +106,7 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 	g_autofree char *calibration = NULL, *goal_name = NULL, *gpu_name = NULL,
 			*context_text = NULL;
 	gboolean default_grid = FALSE, recommend = FALSE, csv = FALSE, all_models = FALSE,
-		 sensitivity = FALSE, wide = FALSE;
+		 sensitivity = FALSE, wide = FALSE, no_bounds = FALSE;
 	GOptionEntry entries[] = {
 		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
 		 "Add the rows of a grid: KEY takes each value in turn, other --set keys "
@@ -46,6 +131,11 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		{"address-sensitivity", 0, 0, G_OPTION_ARG_NONE, &sensitivity,
 		 "Also replay each what-if row under the ascending and descending address models "
 		 "and show where figures differ (lo..hi; one replay per row without it)",
+		 NULL},
+		{"no-bounds", 0, 0, G_OPTION_ARG_NONE, &no_bounds,
+		 "Judge each row by the recorded completions of its deferred frees alone, "
+		 "without replaying the other timings (faster; no bounds, and 'fits' may be "
+		 "wrong for another run)",
 		 NULL},
 		{"all-address-models", 0, 0, G_OPTION_ARG_NONE, &all_models,
 		 "With --address-sensitivity, replay every address model, also for rows whose "
@@ -134,6 +224,24 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		args.device_memory = usable;
 		args.capacity_set = TRUE;
 	}
+	if (args.all_releases) {
+		if (recommend || csv || sensitivity || all_models)
+			return cca_cli_usage(cmd, "--pytorch-version all tabulates releases: "
+						  "leave out --recommend, --csv and the address "
+						  "options");
+		CcaSweepOptions all = {
+			.memory_fraction = args.memory_fraction,
+			.recorded_memory_fraction = args.recorded_memory_fraction,
+			.device_memory = args.device_memory,
+			.capacity_set = args.capacity_set,
+			.calibration = cal,
+			.threads = (guint)args.jobs,
+		};
+		/* one row per release (the recorded settings) unless the grid
+		 * is asked for */
+		return sweep_all_releases(&args, snap, (const char *const *)sets, default_grid,
+					  &all, argv[1]);
+	}
 	g_autoptr(CcaSweep) sweep = NULL;
 	status = cca_cli_build_grid("sweep", &args, snap, args.device,
 				    (const char *const *)args.configs, (const char *const *)sets,
@@ -149,6 +257,7 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		.threads = (guint)args.jobs,
 		.all_address_models = all_models,
 		.address_sensitivity = sensitivity || all_models,
+		.no_timing_bounds = no_bounds,
 	};
 	CcaCliProgress progress = {.command = "sweep"};
 	if (!args.no_progress && isatty(STDERR_FILENO)) {

@@ -1,6 +1,8 @@
 /* cmd_view.c - `ccasim view TRACE -o PAGE.html`: replays the recorded run
  * and every --config what-if and has sim/view/htmlview.c write one
- * offline page of them: the command's options and output only. */
+ * offline page of them; `ccasim view RANK0 RANK1 ... -o PAGE.html` one
+ * page of several snapshots (the ranks of one job), a row each: the
+ * command's options and output only. */
 #include "config.h"
 
 #include <stdio.h>
@@ -13,14 +15,103 @@
 #include "size.h"
 #include "text.h"
 
-/* The most runs a page draws (the recording and its what-ifs). */
+/* The most runs a page of one trace draws (the recording and its
+ * what-ifs), and the most snapshots of a page of ranks. */
 #define VIEW_MAX_RUNS 8
+#define VIEW_MAX_RANKS CCA_HTMLVIEW_MAX_RUNS
 
 static const char *
 base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	return slash ? slash + 1 : path;
+}
+
+/* The recorded run's peak attribution as compact JSON (one replay of its
+ * own: the page's replays do not keep the live blocks' origins); NULL
+ * after printing the error. */
+static char *
+peak_of(const CcaSnapshot *snap, const CcaReplayOptions *opt)
+{
+	CcaReplayResult pres;
+	GError *perr = NULL;
+	g_autoptr(CcaPeak) peak = cca_peak_collect(snap, opt, &pres, &perr);
+	if (!peak) {
+		cca_cli_print_error("view", perr);
+		g_error_free(perr);
+		return NULL;
+	}
+	json_t *o = cca_peak_to_json(peak, &pres.stats);
+	char *text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	cca_replay_result_clear(&pres);
+	return text;
+}
+
+/* Writes the page and prints its one-line summary; the exit status. */
+static int
+view_write(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaHtmlviewRun *runs,
+	   guint n_runs, const char *page_title, const char *peak_json, const char *output,
+	   char *const *labels)
+{
+	CcaHtmlviewResult res;
+	GError *error = NULL;
+	if (!cca_htmlview_write(snap, opt, runs, n_runs, page_title, peak_json, output, &res,
+				&error)) {
+		cca_cli_print_error("view", error);
+		g_error_free(error);
+		return 1;
+	}
+	char a[32], b[32];
+	g_autofree char *shown = cca_text_path(output);
+	printf("%s: %" G_GUINT64_FORMAT " events, %u run%s, %" G_GUINT64_FORMAT
+	       " model events; page %s (data %s)",
+	       shown, res.n_events, n_runs, n_runs == 1 ? "" : "s", res.log_records,
+	       cca_size_format(res.page_bytes, a), cca_size_format(res.data_bytes, b));
+	for (guint r = 0; r < n_runs && r < G_N_ELEMENTS(res.peak_reserved); r++)
+		printf("%s %s peak reserved %s", r ? ";" : ",", labels[r],
+		       cca_size_format(res.peak_reserved[r], a));
+	printf("\n");
+	return 0;
+}
+
+/* A page of N snapshots PATHS (the ranks of one job): each rank's recorded
+ * run, a row each; the peak attribution is the first rank's. */
+static int
+view_ranks(CcaCliArgs *va, char **paths, guint n, const char *output, const char *title,
+	   const char *peak_json)
+{
+	CcaSnapshot *snaps[VIEW_MAX_RANKS] = {0};
+	CcaReplayOptions opts[VIEW_MAX_RANKS];
+	CcaHtmlviewRun runs[VIEW_MAX_RANKS] = {{0}};
+	char *labels[VIEW_MAX_RANKS] = {0};
+	g_autofree char *peak = peak_json ? g_strdup(peak_json) : NULL;
+	int status = 0;
+	for (guint i = 0; i < n && status == 0; i++) {
+		/* cca_cli_load() makes the (empty) what-if table anew each time */
+		g_clear_pointer(&va->settings, g_free);
+		snaps[i] = cca_cli_load(va, "view", paths[i], &opts[i], &status);
+		if (!snaps[i])
+			break;
+		labels[i] = g_strdup_printf("rank %u: %s", i, base_name(paths[i]));
+		runs[i].label = labels[i];
+		runs[i].snap = snaps[i];
+		runs[i].opt = &opts[i];
+	}
+	if (status == 0 && !peak && !(peak = peak_of(snaps[0], &opts[0])))
+		status = 1;
+	if (status == 0) {
+		g_autofree char *page_title =
+			title ? cca_text_display(title, -1, CCA_TEXT_DISPLAY_MAX)
+			      : g_strdup_printf("%u ranks: memory (device %d)", n, opts[0].device);
+		status = view_write(snaps[0], &opts[0], runs, n, page_title, peak, output, labels);
+	}
+	for (guint i = 0; i < n; i++) {
+		if (snaps[i])
+			cca_snapshot_free(snaps[i]);
+		g_free(labels[i]);
+	}
+	return status;
 }
 
 int
@@ -43,13 +134,23 @@ cca_cmd_view(const CcaCliCommand *cmd, int argc, char **argv)
 		cmd, entries,
 		"Writes one self-contained HTML page (no network) of the recorded run and\n"
 		"every --config what-if: memory over the trace (zoom and pan, exact at\n"
-		"any zoom), the allocation under the mouse (size, stream, stack,\n"
-		"annotation), the segment map at any event and the peak attribution.",
+		"any zoom), every allocation as a band (size, stack, annotation,\n"
+		"category), segments over time, the segment map and a flame graph at\n"
+		"any event, a search over the allocations and the peak attribution\n"
+		"(doc/view.md).\n"
+		"With several TRACEs (the ranks of one job) the page has a row per rank\n"
+		"on a shared axis, each rank's peaks, the rank that peaks and its skew.",
 		NULL, &va, &argc, &argv);
 	if (status >= 0)
 		return status;
-	if (argc != 2 || !output)
-		return cca_cli_usage(cmd, "expected one TRACE and -o FILE (see --help)");
+	if (argc < 2 || !output)
+		return cca_cli_usage(cmd, "expected TRACE... and -o FILE (see --help)");
+	guint n_traces = (guint)argc - 1;
+	if (n_traces > VIEW_MAX_RANKS)
+		return cca_cli_usage(cmd, "at most %d TRACEs in one page", VIEW_MAX_RANKS);
+	if (n_traces > 1 && va.n_configs)
+		return cca_cli_usage(cmd, "--config what-ifs take one TRACE (a page of ranks "
+					  "draws the recorded runs)");
 	if (va.n_settings + 1 > VIEW_MAX_RUNS)
 		return cca_cli_usage(cmd, "at most %d --config what-ifs", VIEW_MAX_RUNS - 1);
 	g_autofree char *peak_json = NULL;
@@ -61,28 +162,19 @@ cca_cmd_view(const CcaCliCommand *cmd, int argc, char **argv)
 			return 1;
 		}
 	}
+	if (n_traces > 1)
+		return view_ranks(&va, argv + 1, n_traces, output, title, peak_json);
 	CcaReplayOptions opt;
 	g_autoptr(CcaSnapshot) snap = cca_cli_load(&va, "view", argv[1], &opt, &status);
 	if (!snap)
 		return status;
 	if (!peak_json) {
-		/* the peak attribution of the recorded run (one replay of its own;
-		 * the page's replays do not keep the live blocks' origins) */
-		CcaReplayResult pres;
-		GError *perr = NULL;
-		g_autoptr(CcaPeak) peak = cca_peak_collect(snap, &opt, &pres, &perr);
-		if (!peak) {
-			cca_cli_print_error("view", perr);
-			g_error_free(perr);
+		peak_json = peak_of(snap, &opt);
+		if (!peak_json)
 			return 1;
-		}
-		json_t *o = cca_peak_to_json(peak, &pres.stats);
-		peak_json = json_dumps(o, JSON_COMPACT);
-		json_decref(o);
-		cca_replay_result_clear(&pres);
 	}
 	guint n_runs = 1 + va.n_settings;
-	CcaHtmlviewRun runs[VIEW_MAX_RUNS];
+	CcaHtmlviewRun runs[VIEW_MAX_RUNS] = {{0}};
 	char *labels[VIEW_MAX_RUNS] = {0};
 	for (guint r = 0; r < n_runs; r++) {
 		if (r > 0) {
@@ -102,26 +194,7 @@ cca_cmd_view(const CcaCliCommand *cmd, int argc, char **argv)
 	g_autofree char *page_title =
 		title ? cca_text_display(title, -1, CCA_TEXT_DISPLAY_MAX)
 		      : g_strdup_printf("%s: memory (device %d)", base_name(argv[1]), opt.device);
-	CcaHtmlviewResult res;
-	GError *error = NULL;
-	if (!cca_htmlview_write(snap, &opt, runs, n_runs, page_title, peak_json, output, &res,
-				&error)) {
-		cca_cli_print_error("view", error);
-		g_error_free(error);
-		status = 1;
-	} else {
-		char a[32], b[32];
-		g_autofree char *shown = cca_text_path(output);
-		printf("%s: %" G_GUINT64_FORMAT " events, %u run%s, %" G_GUINT64_FORMAT
-		       " model events; page %s (data %s)",
-		       shown, res.n_events, n_runs, n_runs == 1 ? "" : "s", res.log_records,
-		       cca_size_format(res.page_bytes, a), cca_size_format(res.data_bytes, b));
-		for (guint r = 0; r < n_runs && r < G_N_ELEMENTS(res.peak_reserved); r++)
-			printf("%s %s peak reserved %s", r ? ";" : ",", labels[r],
-			       cca_size_format(res.peak_reserved[r], a));
-		printf("\n");
-		status = 0;
-	}
+	status = view_write(snap, &opt, runs, n_runs, page_title, peak_json, output, labels);
 	for (guint r = 0; r < n_runs; r++)
 		g_free(labels[r]);
 	return status;

@@ -23,6 +23,7 @@
 #include "block.h"
 #include "tree.h"
 #include "pytorch.h"
+#include "rules.h"
 
 typedef struct {
 	CcaTree blocks;	  /* free mapped blocks, (stream, size, ptr) */
@@ -66,9 +67,14 @@ struct CcaAllocator {
 	/* decisions that went by device address alone (see
 	 * cca_allocator_address_ties()) */
 	uint64_t address_ties;
-	bool count_ties;    /* cca_allocator_count_address_ties() */
-	uint32_t emit_mask; /* cca_allocator_emit_only() */
-	uint64_t n_mallocs; /* malloc calls so far */
+	bool count_ties; /* cca_allocator_count_address_ties() */
+	/* the release's rules (rules.h), from settings.pytorch_version */
+	const CcaRules *rules;
+	uint64_t next_counter;	 /* the last allocation counter drawn */
+	uint64_t counter_ties;	 /* ties the counter decided (address before 2.12) */
+	uint64_t oom_rejections; /* throw_on_cudamalloc_oom's immediate OOMs */
+	uint32_t emit_mask;	 /* cca_allocator_emit_only() */
+	uint64_t n_mallocs;	 /* malloc calls so far */
 	/* what the last malloc did, stage by stage (cca_allocator_last_cascade()) */
 	CcaCascade cascade;
 	uint32_t released_n;	 /* segment_free/unmap so far, for the stages */
@@ -147,7 +153,29 @@ block_new(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_t stream, uint8_t
 	b->is_small = pool % 2 == 0;
 	b->mapped = true;
 	b->live = true;
+	/* 2.12 (#178362): every new Block draws the counter */
+	if (a->rules->order == CCA_ORDER_BLOCK_COUNTER)
+		b->counter = ++a->next_counter;
 	return h;
+}
+
+/* The counter of a block cut from PARENT (a split, a remap, an unmap):
+ * 2.13+ (#183591) inherits the segment's counter; 2.12's block drew its
+ * own in block_new(). */
+static void
+inherit_counter(CcaAllocator *a, CcaHandle h, CcaHandle parent)
+{
+	if (a->rules->order == CCA_ORDER_SEGMENT_COUNTER)
+		B(a, h)->counter = B(a, parent)->counter;
+}
+
+/* The counter of a new segment's first block: 2.13+ draws it at cudaMalloc
+ * and at each new expandable segment (#183591). */
+static void
+segment_counter(CcaAllocator *a, CcaHandle h)
+{
+	if (a->rules->order == CCA_ORDER_SEGMENT_COUNTER)
+		B(a, h)->counter = ++a->next_counter;
 }
 
 static void
@@ -253,8 +281,9 @@ cca_allocator_round_size_under(const CcaSettings *settings, uint64_t size)
 		return CCA_MIN_BLOCK_SIZE;
 	uint32_t divisions = cca_settings_roundup_divisions(settings, size);
 	/* before 2.4 one division (divisions > 0) already rounded up to the
-	 * next power of two */
-	uint32_t least = settings->pytorch_version && settings->pytorch_version < 204 ? 0 : 1;
+	 * next power of two (doc/versions.md) */
+	uint32_t least =
+		cca_rules_for(settings->pytorch_version)->roundup_one_division_rounds ? 0 : 1;
 	if (divisions > least && size > CCA_MIN_BLOCK_SIZE * divisions)
 		return roundup_power2_next_division(size, divisions);
 	return cca_pytorch_round_min_block(size);
@@ -378,7 +407,12 @@ note_choice(CcaAllocator *a, CcaHandle h)
 	if (n == CCA_NIL || B(a, n)->stream != b->stream || B(a, n)->size != b->size)
 		return;
 	CcaHandle head = segment_head_near(a, h);
-	if (head == CCA_NIL || segment_head_near(a, n) != head)
+	if (head != CCA_NIL && segment_head_near(a, n) == head)
+		return;
+	/* 2.12+: the counter decides what 2.11 decided by address */
+	if (B(a, n)->counter != b->counter)
+		a->counter_ties++;
+	else
 		a->address_ties++;
 }
 
@@ -606,9 +640,14 @@ find_expandable_block(CcaAllocator *a, AllocParams *p)
 		.live = true,
 	};
 	seg.size = cca_pytorch_reservation_size(a->device->total_memory, seg.page);
+	if (a->rules->expandable_reserve && a->settings.has_expandable_segments_reserve)
+		seg.size = cca_pytorch_expandable_reserve(
+			a->device->total_memory, seg.page, a->settings.expandable_segments_reserve,
+			a->settings.expandable_segments_reserve_gib);
 	seg.base = a->device->ops->reserve(a->device, seg.size, p->stream);
 	g_array_append_val(a->expandable, seg);
 	CcaHandle h = block_new(a, seg.base, seg.size, p->stream, pool_index(a, pool));
+	segment_counter(a, h);
 	B(a, h)->mapped = false;
 	B(a, h)->expandable = (int32_t)a->expandable->len - 1;
 	pool_insert_unmapped(a, h);
@@ -637,6 +676,7 @@ map_block(CcaAllocator *a, CcaHandle h, uint64_t size)
 		uint8_t pool = b->pool;
 		int32_t exp = b->expandable;
 		CcaHandle rest = block_new(a, rest_ptr, rest_size, stream, pool);
+		inherit_counter(a, rest, h);
 		b = B(a, h);
 		CcaBlock *r = B(a, rest);
 		r->mapped = false;
@@ -664,6 +704,11 @@ static CcaHandle
 try_allocate_expandable_block(CcaAllocator *a, AllocParams *p)
 {
 	CcaHandle c = find_expandable_block(a, p);
+	/* 2.15 (#192269): a request past a whole new segment's reserve fails
+	 * before any page is mapped (doc/versions.md) */
+	if (a->rules->expandable_reserve && !B(a, c)->mapped && B(a, c)->prev == CCA_NIL &&
+	    B(a, c)->next == CCA_NIL && B(a, c)->size < p->size)
+		return CCA_NIL;
 	if (!B(a, c)->mapped) {
 		uint64_t want = B(a, c)->size < p->size ? B(a, c)->size : p->size;
 		if (!map_block(a, c, want))
@@ -709,6 +754,7 @@ unmap_block(CcaAllocator *a, CcaHandle h)
 	int32_t exp = b->expandable;
 	if (before > 0) {
 		CcaHandle f = block_new(a, B(a, h)->ptr, before, stream, pool);
+		inherit_counter(a, f, h);
 		CcaBlock *fb = B(a, f), *hb = B(a, h);
 		fb->expandable = exp;
 		fb->prev = hb->prev;
@@ -720,6 +766,7 @@ unmap_block(CcaAllocator *a, CcaHandle h)
 	}
 	if (after > 0) {
 		CcaHandle f = block_new(a, unmapped_ptr + unmapped_size, after, stream, pool);
+		inherit_counter(a, f, h);
 		CcaBlock *fb = B(a, f), *hb = B(a, h);
 		fb->expandable = exp;
 		fb->prev = h;
@@ -1029,6 +1076,7 @@ alloc_block(CcaAllocator *a, AllocParams *p, bool is_retry)
 		return false;
 	a->total_reserved += p->alloc_size;
 	p->block = block_new(a, ptr, p->alloc_size, p->stream, pool_index(a, p->pool));
+	segment_counter(a, p->block);
 	CcaStatType t = stat_type(p->pool->is_small);
 	cca_stat_array_update(a->stats.segment, t, 1);
 	cca_stat_array_update(a->stats.reserved_bytes, t, (int64_t)p->alloc_size);
@@ -1081,6 +1129,7 @@ alloc_found_block(CcaAllocator *a, AllocParams *p)
 	if (should_split(a, h, p->size)) {
 		CcaBlock *rest = B(a, h);
 		CcaHandle blk = block_new(a, rest->ptr, p->size, p->stream, rest->pool);
+		inherit_counter(a, blk, h);
 		rest = B(a, h);
 		CcaBlock *nb = B(a, blk);
 		nb->expandable = rest->expandable;
@@ -1174,7 +1223,14 @@ cca_allocator_malloc_in(CcaAllocator *a, uint64_t orig_size, uint64_t stream, ui
 		bool capturing = p.pool != &a->pools[0] && p.pool != &a->pools[1];
 		c->first_ok = found = alloc_block(a, &p, false);
 		c->first_refused_by_cap = !found && a->refused_by_cap;
-		if (!found && a->settings.max_split_size != UINT64_MAX) {
+		/* 2.12+ (#179473): throw_on_cudamalloc_oom with a memory
+		 * fraction rejects a request past it before any driver call
+		 * and skips every retry */
+		c->rejected = c->first_refused_by_cap && a->rules->throw_on_cudamalloc_oom &&
+			      a->settings.throw_on_cudamalloc_oom;
+		if (c->rejected)
+			a->oom_rejections++;
+		if (!found && !c->rejected && a->settings.max_split_size != UINT64_MAX) {
 			c->oversize_ran = true;
 			cascade_stage_begin(a);
 			bool enough = release_available_cached_blocks(a, &p);
@@ -1184,7 +1240,7 @@ cca_allocator_malloc_in(CcaAllocator *a, uint64_t orig_size, uint64_t stream, ui
 				c->oversize_alloc_ok = found = alloc_block(a, &p, false);
 			}
 		}
-		if (!found && !capturing) {
+		if (!found && !capturing && !c->rejected) {
 			c->release_all_ran = true;
 			c->synced = a->pending->len;
 			cascade_stage_begin(a);
@@ -1313,6 +1369,7 @@ cca_allocator_new(const CcaSettings *settings, const CcaLimits *limits, CcaDevic
 {
 	CcaAllocator *a = g_new0(CcaAllocator, 1);
 	cca_settings_copy(&a->settings, settings);
+	a->rules = cca_rules_for(settings->pytorch_version);
 	a->device = device;
 	a->emit = emit_fn;
 	a->emit_data = emit_data;
@@ -1342,7 +1399,7 @@ cca_allocator_set_memory_fraction(CcaAllocator *a, double fraction)
 {
 	/* 2.9+ imposes no limit at a fraction of 1; older releases set the
 	 * limit (and enabled garbage collection) for any fraction */
-	bool old_rules = a->settings.pytorch_version && a->settings.pytorch_version < 209;
+	bool old_rules = cca_rules_for(a->settings.pytorch_version)->fraction_one_is_a_limit;
 	a->fraction_set = fraction > 0.0 && (fraction < 1.0 || old_rules);
 	a->allowed_maximum =
 		a->fraction_set ? (uint64_t)(fraction * (double)a->device->total_memory) : 0;
@@ -1354,6 +1411,7 @@ cca_allocator_set_settings(CcaAllocator *a, const CcaSettings *settings)
 	/* memory_stats()'s max_split_size keeps the value the allocator was
 	 * made with, as DeviceStats does */
 	cca_settings_copy(&a->settings, settings);
+	a->rules = cca_rules_for(settings->pytorch_version);
 	CCA_CHECK_INVARIANTS(a, "settings");
 }
 
@@ -1432,6 +1490,18 @@ cca_allocator_address_ties(const CcaAllocator *a)
 }
 
 uint64_t
+cca_allocator_counter_ties(const CcaAllocator *a)
+{
+	return a->counter_ties;
+}
+
+uint64_t
+cca_allocator_oom_rejections(const CcaAllocator *a)
+{
+	return a->oom_rejections;
+}
+
+uint64_t
 cca_allocator_largest_free(const CcaAllocator *a)
 {
 	uint64_t largest = 0;
@@ -1477,6 +1547,7 @@ cca_allocator_seed_segment(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_
 	a->device->ops->adopt(a->device, ptr, size);
 	a->total_reserved += size;
 	CcaHandle h = block_new(a, ptr, size, stream, is_small ? 0 : 1);
+	segment_counter(a, h);
 	pool_insert_block(a, h);
 	CcaStatType t = stat_type(is_small);
 	cca_stat_array_update(a->stats.segment, t, 1);
@@ -1501,6 +1572,7 @@ cca_allocator_seed_reservation(CcaAllocator *a, uint64_t base, uint64_t stream, 
 	seg.size = cca_pytorch_reservation_size(a->device->total_memory, seg.page);
 	g_array_append_val(a->expandable, seg);
 	CcaHandle h = block_new(a, base, seg.size, stream, is_small ? 0 : 1);
+	segment_counter(a, h);
 	B(a, h)->mapped = false;
 	B(a, h)->expandable = (int32_t)a->expandable->len - 1;
 	pool_insert_unmapped(a, h);
@@ -1530,6 +1602,7 @@ cca_allocator_seed_mapped(CcaAllocator *a, uint64_t ptr, uint64_t size)
 		uint64_t stream = b->stream;
 		if (b->ptr < ptr) {
 			CcaHandle before = block_new(a, b->ptr, ptr - B(a, h)->ptr, stream, pool);
+			inherit_counter(a, before, h);
 			CcaBlock *bb = B(a, before), *hb = B(a, h);
 			bb->mapped = false;
 			bb->expandable = exp;
@@ -1545,6 +1618,7 @@ cca_allocator_seed_mapped(CcaAllocator *a, uint64_t ptr, uint64_t size)
 		if (B(a, h)->size > size) {
 			CcaBlock *hb = B(a, h);
 			CcaHandle after = block_new(a, ptr + size, hb->size - size, stream, pool);
+			inherit_counter(a, after, h);
 			CcaBlock *ab = B(a, after);
 			hb = B(a, h);
 			ab->mapped = false;
@@ -1596,6 +1670,7 @@ carve(CcaAllocator *a, CcaHandle f, uint64_t ptr, uint64_t size)
 	if (fb->ptr < ptr) { /* F keeps the front; the rest is a new block */
 		CcaHandle rest =
 			block_new(a, ptr, B(a, f)->ptr + B(a, f)->size - ptr, stream, pool);
+		inherit_counter(a, rest, f);
 		fb = B(a, f);
 		CcaBlock *rb = B(a, rest);
 		rb->expandable = exp;
@@ -1611,6 +1686,7 @@ carve(CcaAllocator *a, CcaHandle f, uint64_t ptr, uint64_t size)
 	fb = B(a, f);
 	if (fb->size > size) {
 		CcaHandle after = block_new(a, ptr + size, B(a, f)->size - size, stream, pool);
+		inherit_counter(a, after, f);
 		fb = B(a, f);
 		CcaBlock *ab = B(a, after);
 		ab->expandable = exp;

@@ -224,6 +224,16 @@ uint64_t cca_allocator_block_address(const CcaAllocator *alloc, CcaHandle block)
  * its segments (the address models of a what-if agree). */
 uint64_t cca_allocator_address_ties(const CcaAllocator *alloc);
 
+/* Decisions so far where the free block taken had another of its stream
+ * and size next in order that only the allocation counter put after it
+ * (2.12+, doc/versions.md): under 2.11's rules the address decided them.
+ * Counted when cca_allocator_count_address_ties() is on. */
+uint64_t cca_allocator_counter_ties(const CcaAllocator *alloc);
+
+/* Requests throw_on_cudamalloc_oom rejected at the memory fraction
+ * without trying any release (2.12+; PyTorch's num_oom_rejections). */
+uint64_t cca_allocator_oom_rejections(const CcaAllocator *alloc);
+
 /* Whether to count every decision that cca_allocator_address_ties()
  * counts; off by default, since the check of each free block taken costs
  * a walk to its segment's head (the oversize release and expandable
@@ -361,7 +371,10 @@ typedef struct {
 	uint64_t release_all_bytes;
 	bool retry_ok;		   /* alloc_block(isRetry) succeeded (num_alloc_retries + 1) */
 	bool retry_refused_by_cap; /* the retry failed at the memory fraction */
-	bool oom;		   /* every stage failed: an oom entry, num_ooms + 1 */
+	/* throw_on_cudamalloc_oom (2.12+) rejected it at the fraction: no
+	 * release and no retry ran */
+	bool rejected;
+	bool oom; /* every stage failed: an oom entry, num_ooms + 1 */
 } CcaCascade;
 
 /* What the last cca_allocator_malloc() (or _malloc_in()) did, stage by

@@ -37,6 +37,10 @@ typedef struct {
 	uint8_t mapped; /* false only for unmapped expandable address space */
 	uint8_t set;	/* CcaBlockSet */
 	uint8_t live;	/* slab slot in use */
+	/* The allocation counter between size and address in the free set's
+	 * key (2.12+, rules.h's CcaBlockOrder); 0 under the address order,
+	 * which then orders as (stream, size, address) */
+	uint64_t counter;
 } CcaBlock;
 
 #endif

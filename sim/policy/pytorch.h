@@ -111,4 +111,19 @@ cca_pytorch_reservation_size(uint64_t total_memory, uint64_t page)
 	return page * ((space + page - 1) / page);
 }
 
+/* The address space of a new expandable segment of PAGE-byte pages under
+ * expandable_segments_reserve (2.15+, CUDAAllocatorConfig's
+ * ExpandableSegmentReserveSpec::resolveBytes and clamp_reserve_bytes):
+ * VALUE of TOTAL_MEMORY (or VALUE GiB when GIB), truncated to bytes, at
+ * most the historical reserve, then rounded up to whole pages
+ * (numSegments).  PAGE must not be 0. */
+static inline uint64_t
+cca_pytorch_expandable_reserve(uint64_t total_memory, uint64_t page, double value, bool gib)
+{
+	uint64_t full = total_memory + total_memory / 8;
+	double bytes = gib ? value * (double)(UINT64_C(1) << 30) : value * (double)total_memory;
+	uint64_t reserve = bytes >= (double)full ? full : (uint64_t)bytes;
+	return page * ((reserve + page - 1) / page);
+}
+
 #endif

@@ -54,6 +54,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -92,6 +93,8 @@ typedef enum {
 	CCA_KNOB_BOOL,	  /* True | False, bool */
 	CCA_KNOB_BACKEND, /* native | cudaMallocAsync, bool backend_async */
 	CCA_KNOB_ROUNDUP, /* N | [K:V,...,>:V], uint32_t[16] */
+	CCA_KNOB_RESERVE, /* F | NG: expandable_segments_reserve */
+	CCA_KNOB_CLASSES, /* [name:F|NG,...]: reserve_by_class */
 } CcaKnobType;
 
 /* What a key PyTorch accepts does in ccasim (issue 13).  A key at its
@@ -209,6 +212,25 @@ static const CcaKnob cca_knobs[] = {
 	 CCA_FIELD(pinned_reserve_segment_size_mb), -1, cca_check_positive, "MiB > 0", "0 (none)",
 	 "pinned allocator pre-reserves a segment this large", CCA_MODEL_NOTED,
 	 "changes pinned host memory only"},
+	{"throw_on_cudamalloc_oom", NULL, CCA_KNOB_BOOL, CCA_PASS_CUDA, false,
+	 CCA_FIELD(throw_on_cudamalloc_oom), -1, NULL, "True | False", "False",
+	 "2.12+: with a memory fraction, a request past it raises at once, skipping the retries",
+	 CCA_MODEL_SIMULATED, NULL},
+	{"pinned_free_catch_all", NULL, CCA_KNOB_BOOL, CCA_PASS_CUDA, false,
+	 CCA_FIELD(pinned_free_catch_all), -1, NULL, "True | False", "False",
+	 "2.15+: pinned allocator swallows exceptions in free()", CCA_MODEL_NOTED,
+	 "changes pinned host memory only"},
+	{"expandable_segments_reserve", NULL, CCA_KNOB_RESERVE, CCA_PASS_CUDA, false,
+	 CCA_FIELD(expandable_segments_reserve), CCA_FIELD(has_expandable_segments_reserve), NULL,
+	 "fraction > 0 | GiB followed by G", "1.125 (none)",
+	 "2.15+: virtual range of a new expandable segment, capped at 1 1/8 of the device",
+	 CCA_MODEL_SIMULATED, NULL},
+	{"expandable_segments_reserve_by_class", NULL, CCA_KNOB_CLASSES, CCA_PASS_CUDA, false,
+	 CCA_FIELD(reserve_by_class), -1, NULL, "[class:reserve,...]", "[] (none)",
+	 "2.15+: expandable_segments_reserve for the streams a program tags with a class",
+	 CCA_MODEL_NOTED,
+	 "applies to streams the program tags in code "
+	 "(setExpandableSegmentReserveClassForStream), which no trace records"},
 };
 
 /* The first release that accepted each key (spec §11.2, §13.2; dates
@@ -217,11 +239,22 @@ static const struct {
 	const char *name;
 	uint32_t since;
 } cca_knob_since[] = {
-	{"expandable_segments", 201},		{"release_lock_on_cudamalloc", 202},
-	{"pinned_use_cuda_host_register", 202}, {"pinned_num_register_threads", 202},
-	{"max_non_split_rounding_mb", 205},	{"pinned_use_background_threads", 205},
-	{"per_process_memory_fraction", 209},	{"graph_capture_record_stream_reuse", 209},
-	{"large_segment_size_mb", 211},		{"pinned_reserve_segment_size_mb", 211},
+	{"expandable_segments", 201},
+	{"release_lock_on_cudamalloc", 202},
+	{"pinned_use_cuda_host_register", 202},
+	{"pinned_num_register_threads", 202},
+	{"max_non_split_rounding_mb", 205},
+	{"pinned_use_background_threads", 205},
+	{"per_process_memory_fraction", 209},
+	{"graph_capture_record_stream_reuse", 209},
+	{"large_segment_size_mb", 211},
+	{"pinned_reserve_segment_size_mb", 211},
+	/* doc/versions.md: #179473 is in 2.12's release notes; the reserve
+	 * keys (#192269) and pinned_free_catch_all are read as 2.15 */
+	{"throw_on_cudamalloc_oom", 212},
+	{"pinned_free_catch_all", 215},
+	{"expandable_segments_reserve", 215},
+	{"expandable_segments_reserve_by_class", 215},
 };
 
 static uint32_t
@@ -252,9 +285,10 @@ cca_settings_pytorch_version_parse(const char *text, uint32_t *version, GError *
 	unsigned major = 0, minor = 0;
 	char tail = 0;
 	if (!text || sscanf(text, "%u.%u%c", &major, &minor, &tail) != 2 || major != 2 ||
-	    minor > CCA_PYTORCH_VERSION_DEFAULT - 200) {
+	    minor > CCA_PYTORCH_VERSION_NEWEST - 200) {
 		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_BAD_VALUE,
-			    "unsupported PyTorch version '%s' (2.0 to 2.11)", text ? text : "");
+			    "unsupported PyTorch version '%s' (2.0 to 2.%u)", text ? text : "",
+			    CCA_PYTORCH_VERSION_NEWEST - 200);
 		return FALSE;
 	}
 	*version = major * 100 + minor;
@@ -613,7 +647,9 @@ cca_roundup_entry(CcaSettings *s, const CcaTokens *t, size_t key_i, size_t i, bo
 		return cca_roundup_divisions_error(true, error);
 	if (cca_tokens_is(t, key_i, ">")) {
 		/* 2.11 fills *after* the last explicit entry (≤2.8: from it). */
-		size_t from = s->pytorch_version < 209 ? *last_index : *last_index + 1;
+		size_t from = cca_rules_for(s->pytorch_version)->roundup_fill_from_last
+				      ? *last_index
+				      : *last_index + 1;
 		for (size_t j = from; j < CCA_ROUNDUP_INTERVALS; j++)
 			table[j] = cca_divisions_store(value);
 		return TRUE;
@@ -689,6 +725,82 @@ cca_backend_parse(CcaSettings *s, const CcaTokens *t, size_t i, GError **error)
 		return FALSE;
 	}
 	s->backend_async = tok[0] == 'c';
+	return TRUE;
+}
+
+/* parseReserveSpec: a fraction of the device memory ("0.5") or GiB
+ * ("40G"), positive and finite.  TRUE with *VALUE and *GIB set, FALSE for
+ * what PyTorch warns about and ignores (it keeps its default). */
+static bool
+cca_reserve_spec(const char *tok, double *value, bool *gib)
+{
+	size_t len = strlen(tok);
+	*gib = len > 0 && (tok[len - 1] == 'G' || tok[len - 1] == 'g');
+	g_autofree char *num = g_strndup(tok, *gib ? len - 1 : len);
+	char *end = NULL;
+	double v = num[0] ? g_ascii_strtod(num, &end) : 0.0;
+	if (!num[0] || end == NULL || *end != '\0' || !isfinite(v) || v <= 0.0)
+		return false;
+	*value = v;
+	return true;
+}
+
+/* parseExpandableSegmentsReserve: the value at I; a bad one is ignored
+ * (PyTorch warns and keeps the historical reserve). */
+static gboolean
+cca_reserve_parse(CcaSettings *s, const CcaTokens *t, size_t i, GError **error)
+{
+	const char *tok = cca_tokens_at(t, i, error);
+	double v;
+	bool gib;
+	if (tok == NULL)
+		return FALSE;
+	if (cca_reserve_spec(tok, &v, &gib)) {
+		s->expandable_segments_reserve = v;
+		s->expandable_segments_reserve_gib = gib;
+		s->has_expandable_segments_reserve = true;
+	}
+	return TRUE;
+}
+
+/* parseExpandableSegmentsReserveByClass: "[name:value,...]" from *I; the
+ * valid entries are kept as written, a bad value is skipped. */
+static gboolean
+cca_classes_parse(CcaSettings *s, const CcaTokens *t, size_t *i, GError **error)
+{
+	size_t n = cca_tokens_len(t);
+	const char *open = cca_tokens_at(t, *i, error);
+	if (open == NULL)
+		return FALSE;
+	if (strcmp(open, "[") != 0) {
+		g_autofree char *shown = cca_text_display(open, -1, CCA_TEXT_DISPLAY_MAX);
+		g_set_error(error, CCA_SETTINGS_ERROR, CCA_SETTINGS_ERROR_SYNTAX,
+			    "Expected '[' at index %zu in ConfigTokenizer but got '%s'", *i, shown);
+		return FALSE;
+	}
+	GString *kept = g_string_new(NULL);
+	while (*i + 1 < n && !cca_tokens_is(t, *i + 1, "]")) {
+		const char *name = cca_tokens_get(t, ++*i);
+		if (*i + 2 >= n) {
+			g_string_free(kept, TRUE);
+			return cca_missing_bracket(error);
+		}
+		++*i; /* ':' */
+		const char *value = cca_tokens_get(t, ++*i);
+		double v;
+		bool gib;
+		if (cca_reserve_spec(value, &v, &gib))
+			g_string_append_printf(kept, "%s%s:%s", kept->len ? "," : "", name, value);
+		if (*i + 1 < n && cca_tokens_is(t, *i + 1, ","))
+			++*i;
+	}
+	if (*i + 1 >= n) {
+		g_string_free(kept, TRUE);
+		return cca_missing_bracket(error);
+	}
+	++*i; /* ']' */
+	g_strlcpy(s->reserve_by_class, kept->str, sizeof s->reserve_by_class);
+	g_string_free(kept, TRUE);
 	return TRUE;
 }
 
@@ -803,6 +915,10 @@ cca_knob_parse(const CcaKnob *knob, CcaSettings *s, const CcaTokens *t, size_t *
 	case CCA_KNOB_ROUNDUP:
 		ok = cca_roundup_parse(s, t, i, error);
 		break;
+	case CCA_KNOB_RESERVE:
+		return cca_reserve_parse(s, t, *i, error);
+	case CCA_KNOB_CLASSES:
+		return cca_classes_parse(s, t, i, error);
 	default:
 		ok = cca_knob_parse_number(knob, s, t, *i, error);
 		break;
@@ -1016,6 +1132,11 @@ cca_knob_equal(const CcaKnob *knob, const CcaSettings *a, const CcaSettings *b)
 		return *(const bool *)fa == *(const bool *)fb;
 	case CCA_KNOB_ROUNDUP:
 		return memcmp(fa, fb, sizeof(a->roundup_power2_divisions)) == 0;
+	case CCA_KNOB_RESERVE:
+		return a->expandable_segments_reserve == b->expandable_segments_reserve &&
+		       a->expandable_segments_reserve_gib == b->expandable_segments_reserve_gib;
+	case CCA_KNOB_CLASSES:
+		return strcmp(a->reserve_by_class, b->reserve_by_class) == 0;
 	}
 	return FALSE;
 }
@@ -1351,6 +1472,14 @@ cca_knob_append_value(GString *out, const CcaKnob *knob, const CcaSettings *s)
 	case CCA_KNOB_ROUNDUP:
 		cca_roundup_append(out, s->roundup_power2_divisions);
 		break;
+	case CCA_KNOB_RESERVE:
+		cca_append_double(out, s->expandable_segments_reserve);
+		if (s->expandable_segments_reserve_gib)
+			g_string_append_c(out, 'G');
+		break;
+	case CCA_KNOB_CLASSES:
+		g_string_append_printf(out, "[%s]", s->reserve_by_class);
+		break;
 	}
 }
 
@@ -1583,4 +1712,25 @@ cca_settings_print_markdown(GString *out)
 		cca_markdown_cell(out, model);
 		g_string_append_c(out, '\n');
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Which release a string needs                                        */
+
+uint32_t
+cca_settings_conf_release(const char *conf, const char **key)
+{
+	uint32_t release = 0;
+	CcaTokens t;
+	cca_tokens_init(&t, conf ? conf : "", false);
+	for (size_t i = 0; i < cca_tokens_len(&t); i++)
+		for (size_t k = 0; k < G_N_ELEMENTS(cca_knob_since); k++)
+			if (strcmp(cca_tokens_get(&t, i), cca_knob_since[k].name) == 0 &&
+			    cca_knob_since[k].since > release) {
+				release = cca_knob_since[k].since;
+				if (key)
+					*key = cca_knob_since[k].name;
+			}
+	cca_tokens_clear(&t);
+	return release;
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "pytorch.h"
+#include "rules.h"
 
 G_BEGIN_DECLS
 
@@ -39,18 +40,37 @@ typedef struct {
 	uint64_t pinned_reserve_segment_size_mb;
 	bool graph_capture_record_stream_reuse;
 	bool backend_async; /* backend:cudaMallocAsync */
-	char *conf;	    /* the string parsed ("" when defaults); owned */
+	/* 2.12+: with a memory fraction, a request past it raises at once */
+	bool throw_on_cudamalloc_oom;
+	bool pinned_free_catch_all; /* parsed, no simulated effect */
+	/* 2.15+: the virtual range of a new expandable segment, a fraction of
+	 * the device memory or (reserve_gib) GiB; has_: set and valid */
+	double expandable_segments_reserve;
+	bool expandable_segments_reserve_gib;
+	bool has_expandable_segments_reserve;
+	/* 2.15+: expandable_segments_reserve_by_class's entries as written
+	 * ("name:value,..."), "" when unset: classes are given to streams by
+	 * code (setExpandableSegmentReserveClassForStream), never in a trace */
+	char reserve_by_class[128];
+	char *conf; /* the string parsed ("" when defaults); owned */
 	/* The PyTorch release whose rules apply, major*100+minor (211 for
 	 * 2.11): which keys exist, how lists and errors read (spec §13.2). */
 	uint32_t pytorch_version;
 } CcaSettings;
 
+/* The rules applied when nothing says which release made a trace. */
 #define CCA_PYTORCH_VERSION_DEFAULT 211u
 #define CCA_PYTORCH_VERSION_OLDEST 200u
 
-/* Parses "X.Y" (2.0 to 2.11) into major*100+minor; FALSE with ERROR on
- * anything else. */
+/* Parses "X.Y" (2.0 to 2.15, rules.h's newest) into major*100+minor;
+ * FALSE with ERROR on anything else. */
 gboolean cca_settings_pytorch_version_parse(const char *text, uint32_t *version, GError **error);
+
+/* The first release that accepts every key CONF names (a
+ * PYTORCH_CUDA_ALLOC_CONF string), or 0 when it names no key added after
+ * 2.0; *KEY (when not NULL) gets the key of the newest.  A
+ * release before it would have refused the string (doc/versions.md). */
+uint32_t cca_settings_conf_release(const char *conf, const char **key);
 
 /* Error domain for settings strings. */
 #define CCA_SETTINGS_ERROR (cca_settings_error_quark())

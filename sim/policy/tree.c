@@ -18,14 +18,18 @@ priority_of(CcaHandle h)
 	return x;
 }
 
-/* Three-way comparison of block A with the key (STREAM, SIZE, PTR). */
+/* Three-way comparison of block A with the key (STREAM, SIZE, COUNTER,
+ * PTR); the counter (block.h) is 0 under the address order. */
 static inline int
-compare_key(const CcaTree *tree, const CcaBlock *a, uint64_t stream, uint64_t size, uint64_t ptr)
+compare_key(const CcaTree *tree, const CcaBlock *a, uint64_t stream, uint64_t size,
+	    uint64_t counter, uint64_t ptr)
 {
 	if (a->stream != stream)
 		return a->stream < stream ? -1 : 1;
 	if (tree->by_size && a->size != size)
 		return a->size < size ? -1 : 1;
+	if (tree->by_size && a->counter != counter)
+		return a->counter < counter ? -1 : 1;
 	if (a->ptr != ptr)
 		return a->ptr < ptr ? -1 : 1;
 	return 0;
@@ -86,7 +90,7 @@ cca_tree_insert(CcaTree *tree, CcaBlock *slab, CcaHandle h)
 	bool go_left = false;
 	while (cur != CCA_NIL) {
 		parent = cur;
-		go_left = compare_key(tree, &slab[cur], b->stream, b->size, b->ptr) > 0;
+		go_left = compare_key(tree, &slab[cur], b->stream, b->size, b->counter, b->ptr) > 0;
 		cur = go_left ? slab[cur].left : slab[cur].right;
 	}
 	b->parent = parent;
@@ -123,7 +127,7 @@ cca_tree_lower_bound(const CcaTree *tree, const CcaBlock *slab, uint64_t stream,
 {
 	CcaHandle cur = tree->root, best = CCA_NIL;
 	while (cur != CCA_NIL) {
-		if (compare_key(tree, &slab[cur], stream, size, ptr) >= 0) {
+		if (compare_key(tree, &slab[cur], stream, size, 0, ptr) >= 0) {
 			best = cur;
 			cur = slab[cur].left;
 		} else {

@@ -1,7 +1,8 @@
 /* tree.h - ordered sets of free blocks (treaps over the block slab).
  *
  * A pool's free set is ordered exactly as PyTorch's BlockComparatorSize:
- * (stream, size, address); its unmapped set (expandable segments) as
+ * (stream, size, address), or from 2.12 (stream, size, allocation counter,
+ * address) (CcaBlock.counter, 0 under the address order); its unmapped set (expandable segments) as
  * BlockComparatorAddress: (stream, address).  Both are treaps whose nodes
  * are the blocks themselves (intrusive links), so insert, erase, lower
  * bound and neighbour steps cost O(log n) and allocate nothing.
@@ -26,8 +27,8 @@ void cca_tree_insert(CcaTree *tree, CcaBlock *slab, CcaHandle h);
 /* Removes block H (must be in TREE). */
 void cca_tree_erase(CcaTree *tree, CcaBlock *slab, CcaHandle h);
 
-/* First block whose key is >= (STREAM, SIZE, PTR); CCA_NIL if none.
- * SIZE is ignored by address-ordered trees. */
+/* First block whose key is >= (STREAM, SIZE, counter 0, PTR); CCA_NIL if
+ * none.  SIZE is ignored by address-ordered trees. */
 CcaHandle cca_tree_lower_bound(const CcaTree *tree, const CcaBlock *slab, uint64_t stream,
 			       uint64_t size, uint64_t ptr);
 

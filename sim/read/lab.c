@@ -46,6 +46,7 @@ typedef struct {
 	uint32_t first, last; /* the lowest and highest live numbers; 0: none live */
 	CcaSettings settings;
 	bool have_settings;
+	uint32_t release; /* `pytorch X.Y` (doc/lab.md), 0: none said */
 	char *conf;
 	CcaAllocator *alloc;
 	CcaDevice *device;
@@ -108,12 +109,20 @@ lab_start(Lab *lab)
 		return;
 	if (!lab->have_settings)
 		cca_settings_init(&lab->settings);
+	if (lab->release)
+		lab->settings.pytorch_version = lab->release;
 	CcaSimDeviceConfig dc = {.total_memory = CCA_H200_TOTAL_MEMORY,
 				 .capacity = CCA_H200_TOTAL_MEMORY,
 				 .address_model = CCA_ADDRESS_DRIVER};
 	lab->device = cca_simdevice_new(&dc);
 	CcaLimits limits = {0};
 	lab->alloc = cca_allocator_new(&lab->settings, &limits, lab->device, lab_record, lab);
+	/* the release, as ccasim-record's start record names torch's */
+	if (lab->release) {
+		g_autofree char *extra = g_strdup_printf(" v=1 torch=%u.%u.0", lab->release / 100,
+							 lab->release % 100);
+		lab_call(lab, "start", extra);
+	}
 }
 
 /* A size: decimal digits, an optional decimal part (".5") and an optional
@@ -190,11 +199,15 @@ static gboolean
 lab_alloc(Lab *lab, char **w, guint n, GError **error)
 {
 	uint64_t size = 0, count = 1;
+	/* `alloc SIZE catch`: the program catches the OutOfMemoryError of a
+	 * request that fails (an oom entry; no tensor number is taken) */
+	bool catch = n == 3 && strcmp(w[2], "catch") == 0;
 	if (n < 2 || n > 3)
-		return lab_fail(lab, error, "expected 'alloc SIZE' or 'alloc SIZE xN'");
+		return lab_fail(lab, error,
+				"expected 'alloc SIZE', 'alloc SIZE xN' or 'alloc SIZE catch'");
 	if (!lab_size(lab, w[1], &size, error))
 		return FALSE;
-	if (n == 3) {
+	if (n == 3 && !catch) {
 		if (w[2][0] != 'x')
 			return lab_fail(lab, error,
 					"expected xN (a count) after the size, got '%s'", w[2]);
@@ -206,6 +219,8 @@ lab_alloc(Lab *lab, char **w, guint n, GError **error)
 	lab_start(lab);
 	for (uint64_t i = 0; i < count; i++) {
 		CcaHandle h = cca_allocator_malloc(lab->alloc, size, lab->stream);
+		if (h == CCA_NIL && catch)
+			return TRUE;
 		if (h == CCA_NIL)
 			return lab_fail(
 				lab, error,
@@ -324,6 +339,21 @@ lab_line(Lab *lab, char *text, GError **error)
 		cca_allocator_empty_cache(lab->alloc);
 		return TRUE;
 	}
+	if (strcmp(w[0], "pytorch") == 0) {
+		if (n != 2)
+			return lab_fail(lab, error, "expected 'pytorch X.Y'");
+		if (lab->release || lab->have_settings || lab->alloc)
+			return lab_fail(
+				lab, error,
+				"pytorch comes once, before settings and every other command");
+		GError *local = NULL;
+		if (!cca_settings_pytorch_version_parse(w[1], &lab->release, &local)) {
+			lab_fail(lab, error, "pytorch: %s", local->message);
+			g_error_free(local);
+			return FALSE;
+		}
+		return TRUE;
+	}
 	if (strcmp(w[0], "settings") == 0) {
 		if (n != 2)
 			return lab_fail(lab, error,
@@ -332,6 +362,8 @@ lab_line(Lab *lab, char *text, GError **error)
 			return lab_fail(lab, error, "settings come once, before any other command");
 		GError *local = NULL;
 		cca_settings_init(&lab->settings);
+		if (lab->release)
+			lab->settings.pytorch_version = lab->release;
 		lab->have_settings = true;
 		if (!cca_settings_parse(&lab->settings, w[1], &local)) {
 			lab_fail(lab, error, "settings: %s", local->message);
@@ -343,7 +375,8 @@ lab_line(Lab *lab, char *text, GError **error)
 	}
 	g_autofree char *shown = g_strescape(w[0], NULL);
 	return lab_fail(lab, error,
-			"unknown command '%.40s' (alloc, free, stream, empty_cache, settings)",
+			"unknown command '%.40s' (alloc, free, stream, empty_cache, settings, "
+			"pytorch)",
 			shown);
 }
 

@@ -106,6 +106,7 @@ cca_snapshot_new(void)
 	snap->annotations = g_array_new(FALSE, TRUE, sizeof(CcaAnnotation));
 	snap->settings.max_split_size = -1;
 	snap->newer.host_segments = -1;
+	snap->newer.host_bytes = -1;
 	snap->newer.host_traces = -1;
 	snap->newer.trace_alloc_overflowed = -1;
 	snap->newer.trace_alloc_max_entries = -1;
@@ -225,10 +226,11 @@ cca_snapshot_newer_add_unknown(CcaSnapshotNewer *newer, const char *name, size_t
 }
 
 /* The keys of releases after 2.11, with the lowest release that writes
- * each (doc/trace-format.md §11): pool_id per entry arrived in 2.12 (PR
- * #177717), host_segments/host_traces in 2.14 (PR #182407, in 2.14.0's
- * release notes); the others are known only as "after 2.11", so 2.12 is
- * the release they prove. */
+ * each (doc/trace-format.md §11, doc/versions.md): pool_id per entry
+ * arrived in 2.12 (PR #177717), host_segments/host_traces and the
+ * annotate action in 2.14 (PRs #182407, #190575, both in 2.14.0's release
+ * notes); the others are known only as "after 2.11", so 2.12 is the
+ * release they prove. */
 uint32_t
 cca_snapshot_format_release(const CcaSnapshot *snap, const char **key)
 {
@@ -241,7 +243,7 @@ cca_snapshot_format_release(const CcaSnapshot *snap, const char **key)
 		{n->host_segments >= 0, 214, "top-level host_segments"},
 		{n->host_traces >= 0, 214, "top-level host_traces"},
 		{n->pool_id_entries > 0, 212, "pool_id in trace entries"},
-		{n->annotate_entries > 0, 212, "'annotate' trace entries"},
+		{n->annotate_entries > 0, 214, "'annotate' trace entries"},
 		{n->forward_frames > 0, 212, "forward_frames"},
 		{n->trace_alloc_overflowed >= 0, 212, "allocator_settings trace_alloc_overflowed"},
 		{n->trace_alloc_max_entries >= 0, 212,

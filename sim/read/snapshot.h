@@ -99,6 +99,7 @@ typedef struct {
 	uint64_t annotate_entries;	 /* `annotate` entries, skipped: they change no state */
 	uint64_t forward_frames;	 /* dicts with `forward_frames`, ignored */
 	int64_t host_segments;		 /* items of top-level `host_segments`, -1 absent */
+	int64_t host_bytes;		 /* their total_size summed (2.14+), -1 absent */
 	int64_t host_traces;		 /* entries of top-level `host_traces`, -1 absent */
 	int8_t trace_alloc_overflowed;	 /* allocator_settings key: -1 absent, 0, 1 */
 	int64_t trace_alloc_max_entries; /* allocator_settings key, -1 absent */

@@ -1639,6 +1639,19 @@ conv_top_newer(Conv *c, const CcaPickleValue *root)
 		gboolean listed = v->type == CCA_PICKLE_LIST || v->type == CCA_PICKLE_TUPLE;
 		if (cca_pickle_str_equal(k, "host_segments", 13)) {
 			n->host_segments = listed ? v->len : 0;
+			/* shown, not simulated: the pinned host memory they hold
+			 * (each item's int total_size; other items add nothing) */
+			n->host_bytes = 0;
+			for (uint32_t j = 0; listed && j < v->len; j++) {
+				CcaPickleKey k_total = CCA_PICKLE_KEY("total_size");
+				const CcaPickleValue *t =
+					v->items[j]->type == CCA_PICKLE_DICT
+						? cca_pickle_dict_get(v->items[j], &k_total)
+						: NULL;
+				if (t && t->type == CCA_PICKLE_INT && t->i > 0 &&
+				    t->i <= INT64_MAX - n->host_bytes)
+					n->host_bytes += t->i;
+			}
 		} else if (cca_pickle_str_equal(k, "host_traces", 11)) {
 			/* a list of per-host lists of entries, or of entries */
 			n->host_traces = 0;

@@ -391,9 +391,13 @@ plan_init(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GError 
 	p->synced_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	p->pool_regions = g_array_new(FALSE, FALSE, sizeof(CcaPlanPoolRegion));
 	p->burst_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-	p->pytorch_version =
-		pytorch_version ? pytorch_version : cca_replay_guess_pytorch_version(snap);
-	p->recorded.pytorch_version = p->pytorch_version;
+	p->trace_release = cca_replay_detect_release(snap, NULL);
+	p->pytorch_version = pytorch_version ? pytorch_version : p->trace_release;
+	/* another release that decides as the trace's (2.5 for a 2.11
+	 * recording) reads the recording by its own rules, as before; one
+	 * that decides otherwise (2.13 for 2.11) is a what-if across them */
+	p->across_releases = !cca_rules_same_decisions(p->pytorch_version, p->trace_release);
+	p->recorded.pytorch_version = p->across_releases ? p->trace_release : p->pytorch_version;
 	if (!cca_settings_from_recorded(&p->recorded, &snap->settings, error)) {
 		g_prefix_error(error, "%s: recorded allocator_settings: ", snap->source);
 		cca_plan_free(p);
@@ -434,6 +438,10 @@ plan_init(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GError 
 static bool
 plan_first_says_mid_run(const CcaPlan *p, const CcaEvent *first)
 {
+	/* a ring that says it overflowed (2.12+ allocator_settings'
+	 * trace_alloc_overflowed) lost its first entries, whatever they are */
+	if (p->has_segments && p->snap->newer.trace_alloc_overflowed == 1)
+		return true;
 	return p->has_segments && first->action != 0xff &&
 	       first->action != CCA_ACTION_SEGMENT_ALLOC &&
 	       first->action != CCA_ACTION_SEGMENT_MAP && first->action != CCA_ACTION_OOM;
@@ -579,8 +587,14 @@ plan_finish(CcaPlan *p, CcaRewind rewind, GError **error)
 		g_array_set_size(p->reservation_releases, 0);
 	}
 	plan_pool_calls(p);
-	return !p->mid_run ||
-	       cca_rewind_start_state(p->snap, p->device, &p->recorded, &p->start, error);
+	if (p->mid_run &&
+	    !cca_rewind_start_state(p->snap, p->device, &p->recorded, &p->start, error))
+		return FALSE;
+	/* an overflowed ring is a window even when the state before it
+	 * rebuilds empty: what it counted before its first entry is unknown */
+	if (p->mid_run && p->snap->newer.trace_alloc_overflowed == 1)
+		p->start.mid_run = true;
+	return TRUE;
 }
 
 CcaPlan *

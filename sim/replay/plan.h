@@ -168,6 +168,13 @@ struct CcaPlan {
 	int device;
 	uint32_t pytorch_version; /* whose rules (211 = 2.11) */
 	CcaSettings recorded;	  /* the recorded settings, by those rules */
+	/* The release the trace comes from (cca_replay_detect_release()).
+	 * When PYTORCH_VERSION decides allocations otherwise
+	 * (cca_rules_same_decisions()), the plan is a what-if across
+	 * releases: RECORDED is read by the trace's release, and a replay
+	 * applies it under PYTORCH_VERSION's rules. */
+	uint32_t trace_release;
+	bool across_releases;
 	/* FALSE for a plan of cca_plan_new_unread() whose entries were not
 	 * read: the fields below that come from the entries (events,
 	 * max_request, has_segment_entries, has_releases, burst_at,

@@ -26,8 +26,10 @@
 
 #include "addrmap.h"
 #include "allocator.h"
+#include "calls.h"
 #include "plan.h"
 #include "rewind.h"
+#include "rules.h"
 #include "size.h"
 
 /* ------------------------------------------------ recorded addresses */
@@ -1755,26 +1757,109 @@ cca_replay_check_final_state(const CcaSnapshot *snap, int device, GError **error
 }
 
 
-uint32_t
-cca_replay_guess_pytorch_version(const CcaSnapshot *snap)
+/* The release ccasim-record's start record names (torch.__version__,
+ * "2.13.0+cu130"), 0 when there is none; *TORCH gets the text. */
+static uint32_t
+recorded_torch_release(const CcaSnapshot *snap, char **torch)
 {
+	for (int d = 0; d < snap->n_devices; d++) {
+		if (!cca_calls_present(snap, d))
+			continue;
+		g_autoptr(CcaCalls) calls = cca_calls_parse(snap, d, NULL);
+		for (guint i = 0; calls && i < calls->calls->len; i++) {
+			const CcaCall *c = &g_array_index(calls->calls, CcaCall, i);
+			unsigned major = 0, minor = 0;
+			if (c->kind != CCA_CALL_START || c->torch == NULL ||
+			    sscanf(c->torch, "%u.%u", &major, &minor) != 2 || major != 2)
+				continue;
+			*torch = g_strdup(c->torch);
+			return 200 + MIN(minor, 99u);
+		}
+	}
+	return 0;
+}
+
+uint32_t
+cca_replay_detect_release(const CcaSnapshot *snap, char **why)
+{
+	g_autofree char *torch = NULL;
+	uint32_t recorded = recorded_torch_release(snap, &torch);
+	if (recorded >= CCA_PYTORCH_VERSION_OLDEST) {
+		uint32_t release = MIN(recorded, CCA_PYTORCH_VERSION_NEWEST);
+		if (why)
+			*why = g_strdup_printf(
+				"ccasim-record's start record says torch %s%s", torch,
+				recorded > release ? ", newer than the newest rules" : "");
+		return release;
+	}
+	/* keys a later release writes, or that only a later release accepts
+	 * in the recorded PYTORCH_CUDA_ALLOC_CONF: a lower bound */
+	const char *key = NULL, *conf_key = NULL;
+	uint32_t format = cca_snapshot_format_release(snap, &key);
+	uint32_t conf = snap->settings.present
+				? cca_settings_conf_release(snap->settings.conf, &conf_key)
+				: 0;
+	if (format > 0 || conf > CCA_PYTORCH_VERSION_VALIDATED) {
+		uint32_t release = MIN(MAX(format, conf), CCA_PYTORCH_VERSION_NEWEST);
+		if (why)
+			*why = conf > format
+				       ? g_strdup_printf("its allocator_settings name %s, a key "
+							 "PyTorch %u.%u added: %u.%u or later",
+							 conf_key, conf / 100, conf % 100,
+							 conf / 100, conf % 100)
+				       : g_strdup_printf("its format has %s: %u.%u or later", key,
+							 format / 100, format % 100);
+		return release;
+	}
 	const CcaRecordedSettings *rs = &snap->settings;
-	if ((rs->present && rs->has_graph_capture_record_stream_reuse) ||
-	    cca_snapshot_format_release(snap, NULL) > 0) /* after 2.11: the newest rules */
+	if (rs->present && rs->has_graph_capture_record_stream_reuse) {
+		if (why)
+			*why = g_strdup("nothing newer than 2.11; allocator_settings has "
+					"graph_capture_record_stream_reuse (2.9+)");
 		return CCA_PYTORCH_VERSION_DEFAULT;
+	}
 	CcaEvent first = {.time_us = CCA_TIME_NONE};
 	for (int d = 0; d < snap->n_devices; d++) {
 		g_autoptr(CcaEventCursor) c = cca_event_cursor_new(snap, d);
 		if (cca_event_cursor_next(c, &first, NULL))
 			break;
 	}
-	if (first.compile_context != CCA_ID_NONE)
-		return 208;
-	if (rs->present)
-		return 204;
-	if (first.time_us != CCA_TIME_NONE)
-		return 202;
-	return 201;
+	const struct {
+		bool when;
+		uint32_t release;
+		const char *text;
+	} marks[] = {
+		{first.compile_context != CCA_ID_NONE, 208, "its entries have compile_context"},
+		{rs->present, 204, "it has allocator_settings (2.3 to 2.7: 2.4 taken)"},
+		{first.time_us != CCA_TIME_NONE, 202, "its entries have time_us"},
+		{true, 201, "it has none of the later keys (2.0 or 2.1: 2.1 taken)"},
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(marks); i++)
+		if (marks[i].when) {
+			if (why)
+				*why = g_strdup(marks[i].text);
+			return marks[i].release;
+		}
+	return CCA_PYTORCH_VERSION_DEFAULT;
+}
+
+uint32_t
+cca_replay_guess_pytorch_version(const CcaSnapshot *snap)
+{
+	return cca_replay_detect_release(snap, NULL);
+}
+
+char *
+cca_replay_rules_reason(const CcaSnapshot *snap, uint32_t applied)
+{
+	g_autofree char *why = NULL;
+	uint32_t detected = snap ? cca_replay_detect_release(snap, &why) : 0;
+	if (snap && applied == detected)
+		return g_strdup_printf("detected: %s", why);
+	if (!snap)
+		return g_strdup("asked for (--pytorch-version)");
+	return g_strdup_printf("asked for (--pytorch-version); the trace is %u.%u (%s)",
+			       detected / 100, detected % 100, why);
 }
 
 void
@@ -1896,7 +1981,12 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 	bool hear_model = opt->on_model_event || recorded_mode || r.expect;
 	r.alloc = cca_allocator_new(settings, &limits, r.device, hear_model ? on_model_event : NULL,
 				    &r);
-	cca_allocator_count_address_ties(r.alloc, opt->count_address_ties);
+	/* under 2.12+ rules the ties a counter decides are always counted
+	 * (reported as what 2.11 decided by address) */
+	cca_allocator_count_address_ties(r.alloc,
+					 opt->count_address_ties ||
+						 cca_rules_for(settings->pytorch_version)->order !=
+							 CCA_ORDER_ADDRESS);
 	/* without --check or a listener of every entry, a replay of the
 	 * recording needs its segment_allocs alone (divergence) */
 	if (hear_model && !r.expect && (!opt->on_model_event || opt->model_segments_only))
@@ -1954,6 +2044,8 @@ run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *se
 	res->reserved_at_peak = res->figures.reserved_peak.reserved;
 	res->allocated_at_peak = res->figures.reserved_peak.allocated;
 	res->address_ties = cca_allocator_address_ties(r.alloc);
+	res->counter_ties = cca_allocator_counter_ties(r.alloc);
+	res->oom_rejections = cca_allocator_oom_rejections(r.alloc);
 	res->address_ties_counted = opt->count_address_ties;
 	if (segment_entries)
 		*segment_entries = r.in.segment_entries;
@@ -2050,7 +2142,17 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 	       CcaReplayResult *res, bool *redo, GError **error)
 {
 	res->pytorch_version = plan->pytorch_version;
-	const CcaSettings *settings = opt->settings ? opt->settings : &plan->recorded;
+	res->trace_release = plan->trace_release;
+	/* a what-if across releases: the recording's settings under the
+	 * asked release's rules (doc/versions.md) */
+	g_auto(CcaSettings) upgraded = {0};
+	if (!opt->settings && plan->across_releases) {
+		cca_settings_copy(&upgraded, &plan->recorded);
+		upgraded.pytorch_version = plan->pytorch_version;
+	}
+	const CcaSettings *settings =
+		opt->settings ? opt->settings
+			      : (plan->across_releases ? &upgraded : &plan->recorded);
 	/* keys that change no device memory (notes) do not make a what-if */
 	bool same_settings = !opt->settings || opt->check ||
 			     cca_settings_same_model(opt->settings, &plan->recorded);
@@ -2066,9 +2168,11 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 			!plan->recorded.has_per_process_memory_fraction &&
 			!plan->calls_set_fraction;
 	bool gc_without_cap = plan->recorded.garbage_collection_threshold > 0.0 && uncapped;
+	/* a what-if across releases replays the requests alone, unless
+	 * --check asks whether the trace follows the asked release's rules */
 	bool recorded_mode = same_settings && opt->addresses_from == NULL &&
-			     (opt->check || (same_cap && !requests_only && !gc_without_cap &&
-					     !opt->force_whatif));
+			     (opt->check || (!plan->across_releases && same_cap && !requests_only &&
+					     !gc_without_cap && !opt->force_whatif));
 	res->whatif = !recorded_mode;
 	/* a what-if needs the entries' facts (releases, addresses), except
 	 * on a trace of requests alone, which has none, and of a recording

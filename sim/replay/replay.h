@@ -205,6 +205,13 @@ typedef struct {
 	/* count the model's decisions by address alone (address_ties below;
 	 * a little slower) */
 	bool count_address_ties;
+	/* studies that replay many times (stream-timing bounds: timing.h)
+	 * start no further replay once *cancel is non-zero; the replay itself
+	 * ignores it.  NULL: never. */
+	const volatile int *cancel;
+	/* the caller wants no bounds of a what-if over stream timing and
+	 * address placement (timing.h): read by the commands, not the replay */
+	bool no_bounds;
 	/* on_model_event wants segment entries alone (segment_alloc, _free,
 	 * _map, _unmap): the model builds no others for it */
 	bool model_segments_only;
@@ -234,6 +241,14 @@ typedef struct {
 	 * this run */
 	uint64_t address_ties;
 	bool address_ties_counted; /* options->count_address_ties */
+	/* best-fit ties the allocation counter decided that 2.11 decided by
+	 * address (cca_allocator_counter_ties(); 2.12+ rules, counted with
+	 * address_ties) */
+	uint64_t counter_ties;
+	uint64_t oom_rejections; /* throw_on_cudamalloc_oom's (2.12+) */
+	/* the release the trace comes from (cca_replay_detect_release()),
+	 * which may differ from pytorch_version in a what-if across releases */
+	uint32_t trace_release;
 	/* the peak moments (figures.h: the one definition every command
 	 * uses), sampled after each entry the observer hears of */
 	CcaFigures figures;
@@ -308,13 +323,23 @@ gboolean cca_replay_find_empty_cache(const CcaPlan *plan, double memory_fraction
 				     GArray *synced, GArray *spans, GArray *releases,
 				     GError **error);
 
-/* The PyTorch release SNAP most likely comes from, from the keys its
- * format has (spec-and-peers §2b): keys of a release after 2.11
- * (cca_snapshot_format_release()) or allocator_settings with
- * graph_capture_record_stream_reuse mean 2.11, the newest rules ccasim
- * has (2.9 or later for the second);
- * compile_context 2.8; allocator_settings 2.3 to 2.7 (2.4 assumed);
- * time_us 2.2; none of them 2.0/2.1 (2.1 assumed). */
+/* The PyTorch release SNAP comes from (doc/versions.md, "Which release
+ * made a trace"): the torch version ccasim-record's start record names;
+ * else the lowest release its format or the keys of its recorded
+ * PYTORCH_CUDA_ALLOC_CONF prove (cca_snapshot_format_release(),
+ * cca_settings_conf_release()); else 2.11 with allocator_settings'
+ * graph_capture_record_stream_reuse; compile_context 2.8;
+ * allocator_settings 2.3 to 2.7 (2.4 assumed); time_us 2.2; none of them
+ * 2.0/2.1 (2.1 assumed).  WHY (NULL: not wanted) gets one line saying
+ * which of these decided; free with g_free(). */
+uint32_t cca_replay_detect_release(const CcaSnapshot *snap, char **why);
+
+/* Why the rules of APPLIED were applied to SNAP: "detected: ..." or
+ * "asked for (--pytorch-version); the trace is X.Y (...)".  Free with
+ * g_free(). */
+char *cca_replay_rules_reason(const CcaSnapshot *snap, uint32_t applied);
+
+/* cca_replay_detect_release() without the reason. */
 uint32_t cca_replay_guess_pytorch_version(const CcaSnapshot *snap);
 
 /* Checks trace entry INDEX (EV) of SNAP on its own, before the model or

@@ -337,10 +337,20 @@ all_timings_fit_at(const FitJob *job, CcaFitRow *frow, CcaAddressModel model, ui
 		g_set_error(error, CCA_SWEEP_ERROR, CCA_SWEEP_ERROR_CANCELLED, "interrupted");
 		return FALSE;
 	}
+	o.cancel = job->options->cancel;
 	CcaReplayOptions ro;
 	cca_sweep_replay_options(job->sweep, frow->row, &o, model, &ro);
 	frow->timing_probes++;
-	return cca_timing_all_fit(job->sweep->snap, &ro, fits, failed, error);
+	GError *e = NULL;
+	if (cca_timing_all_fit(job->sweep->snap, &ro, fits, failed, &e))
+		return TRUE;
+	if (g_error_matches(e, CCA_TIMING_ERROR, CCA_TIMING_ERROR_CANCELLED)) {
+		g_error_free(e);
+		g_set_error(error, CCA_SWEEP_ERROR, CCA_SWEEP_ERROR_CANCELLED, "interrupted");
+	} else {
+		g_propagate_error(error, e);
+	}
+	return FALSE;
 }
 
 /* The smallest capacity, from the first run's answer up, at which ROW runs

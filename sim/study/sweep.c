@@ -16,6 +16,8 @@
 
 #include "sweep.h"
 
+#include "rules.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -142,12 +144,20 @@ cca_sweep_new(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GEr
 	sweep->rows = g_ptr_array_new_with_free_func(row_free);
 	CcaSweepRow *row = g_new0(CcaSweepRow, 1);
 	cca_settings_init(&row->settings);
-	row->settings.pytorch_version = sweep->pytorch_version;
+	/* the recording's settings are read by its own release, then
+	 * replayed under the sweep's (a what-if across releases, as replay
+	 * does: doc/versions.md) */
+	uint32_t trace_release = cca_replay_detect_release(snap, NULL);
+	row->settings.pytorch_version =
+		cca_rules_same_decisions(sweep->pytorch_version, trace_release)
+			? sweep->pytorch_version
+			: trace_release;
 	if (!cca_plan_start_settings(snap, device, &row->settings, error)) {
 		row_free(row);
 		cca_sweep_free(sweep);
 		return NULL;
 	}
+	row->settings.pytorch_version = sweep->pytorch_version;
 	row->conf = cca_settings_to_string(&row->settings);
 	row->origin = g_strdup("recorded");
 	row->recorded = true;
@@ -421,6 +431,7 @@ cca_sweep_replay_options(const CcaSweep *sweep, const CcaSweepRow *row,
 	opt.device = sweep->device;
 	opt.pytorch_version = sweep->pytorch_version;
 	opt.plan = sweep->plan;
+	opt.cancel = options->cancel; /* studies of the row stop between replays */
 	/* the other address models may share the run */
 	opt.count_address_ties = options->address_sensitivity;
 	if (model == CCA_ADDRESS_RECORDED) {
@@ -674,6 +685,12 @@ timing_task_run(void *data, guint i)
 	if (cca_replay_run(job->sweep->snap, &opt, &base, &job->errors[i]))
 		cca_timing_run(job->sweep->snap, &opt, &base, &row->timing, &job->errors[i]);
 	cca_replay_result_clear(&base);
+	if (job->errors[i] &&
+	    g_error_matches(job->errors[i], CCA_TIMING_ERROR, CCA_TIMING_ERROR_CANCELLED)) {
+		g_clear_error(&job->errors[i]);
+		g_set_error(&job->errors[i], CCA_SWEEP_ERROR, CCA_SWEEP_ERROR_CANCELLED,
+			    "interrupted");
+	}
 }
 
 /* Bounds the what-if rows whose primary run deferred frees over stream
@@ -1253,10 +1270,14 @@ append_context(GString *out, const CcaSweep *sweep, const CcaSweepReport *report
 	g_autofree char *trace = cca_text_path(report->trace);
 	g_string_append_printf(p,
 			       "%s, device %d: %" G_GUINT64_FORMAT " events, %u settings, "
-			       "PyTorch %u.%u rules, best first by %s",
+			       "PyTorch %u.%u rules%s, best first by %s",
 			       trace, sweep->device, sweep->snap->n_events[sweep->device],
 			       sweep->rows->len, sweep->pytorch_version / 100,
-			       sweep->pytorch_version % 100, cca_sweep_goal_name(report->goal));
+			       sweep->pytorch_version % 100,
+			       cca_rules_for(sweep->pytorch_version)->unvalidated
+				       ? " (unvalidated: modelled from source, doc/versions.md)"
+				       : "",
+			       cca_sweep_goal_name(report->goal));
 	if (o->memory_fraction > 0)
 		g_string_append_printf(
 			p, ", cap %s (memory fraction %g of %s)",
@@ -1527,6 +1548,8 @@ cca_sweep_to_json(const CcaSweep *sweep, const CcaSweepReport *report)
 	json_object_set_new(doc, "device", json_integer(sweep->device));
 	json_object_set_new(doc, "events", cca_json_uint(sweep->snap->n_events[sweep->device]));
 	json_object_set_new(doc, "pytorch_version", cca_json_string(version));
+	json_object_set_new(doc, "unvalidated",
+			    cca_json_bool(cca_rules_for(sweep->pytorch_version)->unvalidated));
 	json_object_set_new(doc, "goal", cca_json_string(cca_sweep_goal_name(report->goal)));
 	json_object_set_new(doc, "memory_fraction", cca_json_real(o->memory_fraction));
 	json_object_set_new(

@@ -135,6 +135,22 @@ fold(Fold *f, const CcaStats *stats)
 	f->first = false;
 }
 
+G_DEFINE_QUARK(cca - timing - error - quark, cca_timing_error)
+
+/* Replays SNAP under O into RES (cleared by the caller), unless OPTIONS'
+ * cancel flag is set: then FALSE with CCA_TIMING_ERROR_CANCELLED. */
+static gboolean
+replay_unless_cancelled(const CcaSnapshot *snap, const CcaReplayOptions *o, CcaReplayResult *res,
+			GError **error)
+{
+	if (o->cancel && *o->cancel) {
+		memset(res, 0, sizeof *res);
+		g_set_error(error, CCA_TIMING_ERROR, CCA_TIMING_ERROR_CANCELLED, "interrupted");
+		return FALSE;
+	}
+	return cca_replay_run(snap, o, res, error);
+}
+
 /* Whether BASE, a what-if replayed under OPTIONS, decided something by
  * address alone; replays it once more counting, when it did not count. */
 static gboolean
@@ -148,7 +164,7 @@ address_ties_of(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	CcaReplayOptions o = *options;
 	o.count_address_ties = true;
 	CcaReplayResult res;
-	gboolean ok = cca_replay_run(snap, &o, &res, error);
+	gboolean ok = replay_unless_cancelled(snap, &o, &res, error);
 	*ties = ok ? res.address_ties : 0;
 	cca_replay_result_clear(&res);
 	return ok;
@@ -184,7 +200,7 @@ cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		o.completion_shift = timing_scenarios[s].shift;
 		o.completion_seed = timing_scenarios[s].seed;
 		CcaReplayResult res;
-		ok = cca_replay_run(snap, &o, &res, error);
+		ok = replay_unless_cancelled(snap, &o, &res, error);
 		if (ok) {
 			char buf[32];
 			f.timing = scenario_name(&timing_scenarios[s], buf);
@@ -202,7 +218,7 @@ cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		CcaReplayOptions o = *options;
 		o.address_model = models[m];
 		CcaReplayResult res;
-		ok = cca_replay_run(snap, &o, &res, error);
+		ok = replay_unless_cancelled(snap, &o, &res, error);
 		if (ok) {
 			char buf[32];
 			g_snprintf(buf, sizeof buf, "address:%s",
@@ -256,7 +272,7 @@ cca_timing_all_fit(const CcaSnapshot *snap, const CcaReplayOptions *options, gbo
 			o.completion_seed = sc->seed;
 		}
 		CcaReplayResult res;
-		gboolean ok = cca_replay_run(snap, &o, &res, error);
+		gboolean ok = replay_unless_cancelled(snap, &o, &res, error);
 		if (ok && ran_out(&res)) {
 			*fits = FALSE;
 			if (failed) {

@@ -27,6 +27,13 @@
 
 G_BEGIN_DECLS
 
+/* The error of a study whose replay options' cancel flag was set. */
+#define CCA_TIMING_ERROR (cca_timing_error_quark())
+GQuark cca_timing_error_quark(void);
+enum {
+	CCA_TIMING_ERROR_CANCELLED,
+};
+
 /* One memory_stats() key whose value depends on the timing. */
 typedef struct {
 	char name[96]; /* "reserved_bytes.all.peak" */

@@ -2,23 +2,34 @@
  *
  * Each run is replayed once; an observer appends the change points of
  * reserved, allocated and active bytes (the entry index and the new value,
- * as varint deltas) and, for the first run, a model-event hook appends the
- * log of the model's segment and block events with the entry that caused
- * each.  Memory is that of the encoded streams (a few bytes per entry),
- * whatever the trace's length.  The streams are gzipped and base64-encoded
+ * as varint deltas) and, for the first run and each run of another
+ * snapshot (a rank), a model-event hook appends the log of the model's
+ * segment and block events with the entry that caused each.  An alloc
+ * record carries the block's size besides the request's: the model's
+ * events hold the request alone, so the records of one entry wait in a
+ * small batch until the observer sees the allocated bytes after it (the
+ * block is that change plus the blocks the entry freed, whose sizes a
+ * table of the live blocks keeps).  A trace that starts mid-run begins
+ * with its rebuilt state, written as records of its first entry.  Memory
+ * is that of the encoded streams (a few bytes per entry) and of the live
+ * blocks, whatever the trace's length.  The streams are gzipped and base64-encoded
  * into the page; the page's script (htmlview.js, built into
  * htmlview-js.h) decodes them with the browser's own DecompressionStream.
  *
  * The binary layout (all integers LEB128 varints; "z" ones zigzag-coded):
  *   per run, per series (reserved, allocated, active): COUNT, then COUNT
  *     pairs (index - previous index, z value - previous value), both
- *     previous starting at 0;
- *   the log: COUNT, then COUNT records: KIND (one byte, enum LogKind),
- *     z (cause - previous cause), z (address - previous address), then
- *     by kind: segment alloc or map: size, stream; segment free or unmap:
- *     size; alloc: size, stream, stack + 1 (0: none), user_metadata + 1
- *     (0: none; an index into the JSON's "metadata"); free: nothing; oom:
- *     size.
+ *     previous starting at 0; an active series of COUNT 0 is the
+ *     allocated one (no block ever waited for its stream);
+ *   per log (the first run's, then each other snapshot's, in run order):
+ *     COUNT, then COUNT records: KIND (one byte, enum LogKind),
+ *     z (cause - previous cause), then for a free: the records since its
+ *     alloc's record, whose address it has, or 0 (an alloc the log does
+ *     not hold) and z (address - previous address); for the others:
+ *     z (address - previous address), then by kind: segment alloc or map:
+ *     size, stream; segment free or unmap: size; alloc: size, z (block
+ *     size - size), stream, stack + 1 (0: none), user_metadata + 1 (0:
+ *     none; an index into the log's "metadata"); oom: size.
  * Invariants: change-point indices strictly increase within a series; a
  * record's cause is the entry that caused it (an event outside any entry
  * takes the previous record's).
@@ -89,6 +100,14 @@ typedef struct {
 	bool any;
 } Series;
 
+/* One model record of the entry being handled, before its block size is
+ * known. */
+typedef struct {
+	guint8 kind; /* LogKind */
+	uint64_t cause, addr, size, stream;
+	guint stack, meta;
+} Pending;
+
 typedef struct {
 	const CcaSnapshot *snap;
 	int device;
@@ -99,10 +118,15 @@ typedef struct {
 	json_t *ooms; /* entry indices */
 	uint64_t n_ooms;
 	uint64_t cap;
-	/* the first run only */
+	/* a run with a log (the first, and each rank's) */
 	GByteArray *log; /* NULL: no log */
 	uint64_t log_count;
 	uint64_t log_cause, log_addr;
+	GArray *pending;      /* Pending: the records since the last flush */
+	GHashTable *live;     /* block address -> block size + 1 */
+	GHashTable *live_rec; /* block address -> its alloc's record + 1 */
+	int64_t allocated;    /* allocated bytes at the last flush */
+	bool seeded;	      /* the state at the trace's start is written */
 	GHashTable *stacks;   /* stack id + 1 -> json index + 1 */
 	json_t *stack_list;   /* [[frame index]] */
 	GHashTable *frames;   /* frame id + 1 -> index + 1 */
@@ -128,6 +152,154 @@ series_add(Series *s, uint64_t index, int64_t value)
 	s->count++;
 }
 
+/* Writes one record of the log. BLOCK: an alloc's block size. */
+static void
+log_put(Run *r, const Pending *p, uint64_t block)
+{
+	if (p->kind == LOG_ALLOC)
+		g_hash_table_insert(r->live_rec, GSIZE_TO_POINTER(p->addr),
+				    GSIZE_TO_POINTER(r->log_count + 1));
+	g_byte_array_append(r->log, &p->kind, 1);
+	put_zigzag(r->log, (int64_t)(p->cause - r->log_cause));
+	r->log_cause = p->cause;
+	if (p->kind == LOG_FREE) {
+		/* the alloc's record holds the address */
+		gsize rec = GPOINTER_TO_SIZE(
+			g_hash_table_lookup(r->live_rec, GSIZE_TO_POINTER(p->addr)));
+		put_varint(r->log, rec ? r->log_count - (rec - 1) : 0);
+		if (!rec)
+			put_zigzag(r->log, (int64_t)(p->addr - r->log_addr));
+		g_hash_table_remove(r->live_rec, GSIZE_TO_POINTER(p->addr));
+		r->log_addr = p->addr;
+		r->log_count++;
+		return;
+	}
+	put_zigzag(r->log, (int64_t)(p->addr - r->log_addr));
+	r->log_addr = p->addr;
+	switch ((LogKind)p->kind) {
+	case LOG_SEGMENT_ALLOC:
+	case LOG_SEGMENT_MAP:
+		put_varint(r->log, p->size);
+		put_varint(r->log, p->stream);
+		break;
+	case LOG_SEGMENT_FREE:
+	case LOG_SEGMENT_UNMAP:
+	case LOG_OOM:
+		put_varint(r->log, p->size);
+		break;
+	case LOG_ALLOC:
+		put_varint(r->log, p->size);
+		put_zigzag(r->log, (int64_t)(block - p->size));
+		put_varint(r->log, p->stream);
+		put_varint(r->log, p->stack);
+		put_varint(r->log, p->meta);
+		break;
+	case LOG_FREE:
+		break;
+	}
+	r->log_count++;
+}
+
+/* Writes the batch of records: the allocated bytes went from r->allocated
+ * to ALLOCATED over it, so its alloc's block is that change plus the
+ * blocks its frees released.  An entry makes one alloc at most; were
+ * there more, all but the last would take the rounded request
+ * (cca_allocator_round_size()) and the last the rest. */
+static void
+run_flush(Run *r, const CcaAllocator *alloc, int64_t allocated)
+{
+	if (!r->log)
+		return;
+	GArray *pend = r->pending;
+	int64_t change = allocated - r->allocated;
+	r->allocated = allocated;
+	guint last_alloc = G_MAXUINT;
+	int64_t others = 0;
+	for (guint i = 0; i < pend->len; i++) {
+		const Pending *p = &g_array_index(pend, Pending, i);
+		gsize held = p->kind == LOG_FREE ? GPOINTER_TO_SIZE(g_hash_table_lookup(
+							   r->live, GSIZE_TO_POINTER(p->addr)))
+						 : 0;
+		if (held)
+			change += (int64_t)(held - 1);
+		if (p->kind == LOG_ALLOC)
+			last_alloc = i;
+	}
+	for (guint i = 0; i < pend->len; i++) {
+		const Pending *p = &g_array_index(pend, Pending, i);
+		uint64_t block = 0;
+		if (p->kind == LOG_ALLOC) {
+			if (i == last_alloc)
+				block = change - others >= (int64_t)p->size
+						? (uint64_t)(change - others)
+						: cca_allocator_round_size(alloc, p->size);
+			else
+				block = cca_allocator_round_size(alloc, p->size);
+			others += (int64_t)block;
+			g_hash_table_insert(r->live, GSIZE_TO_POINTER(p->addr),
+					    GSIZE_TO_POINTER(block + 1));
+		} else if (p->kind == LOG_FREE) {
+			g_hash_table_remove(r->live, GSIZE_TO_POINTER(p->addr));
+		}
+		log_put(r, p, block);
+	}
+	g_array_set_size(pend, 0);
+}
+
+/* Writes the model's state before the first entry (a trace that started
+ * mid-run) as records of entry INDEX: its segments and live blocks. */
+static void
+run_seed(Run *r, uint64_t index, const CcaAllocator *alloc)
+{
+	r->seeded = true;
+	const CcaStats *st = cca_allocator_stats(alloc);
+	r->allocated = st->allocated_bytes[CCA_STAT_ALL].current;
+	if (!r->log || st->reserved_bytes[CCA_STAT_ALL].current == 0)
+		return;
+	GArray *state = cca_allocator_state(alloc);
+	for (guint i = 0; i < state->len; i++) {
+		const CcaStateSegment *s = &g_array_index(state, CcaStateSegment, i);
+		Pending p = {s->is_expandable ? LOG_SEGMENT_MAP : LOG_SEGMENT_ALLOC,
+			     index,
+			     s->address,
+			     s->total_size,
+			     s->stream,
+			     0,
+			     0};
+		log_put(r, &p, 0);
+		for (size_t k = 0; k < s->n_blocks; k++) {
+			const CcaStateBlock *b = &s->blocks[k];
+			if (b->state == CCA_BLOCK_INACTIVE)
+				continue;
+			Pending q = {LOG_ALLOC, index, b->address, b->requested_size,
+				     s->stream, 0,     0};
+			log_put(r, &q, b->size);
+			g_hash_table_insert(r->live, GSIZE_TO_POINTER(b->address),
+					    GSIZE_TO_POINTER(b->size + 1));
+		}
+	}
+	cca_allocator_state_free(state);
+}
+
+static void
+run_before(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
+{
+	Run *r = data;
+	(void)ev;
+	if (!r->seeded)
+		run_seed(r, index, alloc);
+}
+
+static void
+run_finish(void *data, const CcaAllocator *alloc)
+{
+	Run *r = data;
+	const CcaStats *st = cca_allocator_stats(alloc);
+	if (!r->seeded)
+		r->seeded = true;
+	run_flush(r, alloc, st->allocated_bytes[CCA_STAT_ALL].current);
+}
+
 static void
 run_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
 {
@@ -138,6 +310,9 @@ run_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator 
 		st->allocated_bytes[CCA_STAT_ALL].current,
 		st->active_bytes[CCA_STAT_ALL].current,
 	};
+	if (!r->seeded)
+		r->seeded = true; /* no request came first: nothing was rebuilt */
+	run_flush(r, alloc, v[1]);
 	/* the engine never restarts a replay (replay.h); entries go forward */
 	if ((int64_t)index <= r->last_index)
 		return;
@@ -257,34 +432,16 @@ run_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
 	default:
 		return;
 	}
-	uint64_t c = cause != CCA_REPLAY_NO_CAUSE ? cause : r->log_cause;
-	guint8 k = (guint8)kind;
-	g_byte_array_append(r->log, &k, 1);
-	put_zigzag(r->log, (int64_t)(c - r->log_cause));
-	put_zigzag(r->log, (int64_t)(ev->addr - r->log_addr));
-	r->log_cause = c;
-	r->log_addr = ev->addr;
-	switch (kind) {
-	case LOG_SEGMENT_ALLOC:
-	case LOG_SEGMENT_MAP:
-		put_varint(r->log, ev->size);
-		put_varint(r->log, ev->stream);
-		break;
-	case LOG_SEGMENT_FREE:
-	case LOG_SEGMENT_UNMAP:
-	case LOG_OOM:
-		put_varint(r->log, ev->size);
-		break;
-	case LOG_ALLOC:
-		put_varint(r->log, ev->size);
-		put_varint(r->log, ev->stream);
-		put_varint(r->log, trace ? run_stack(r, trace->stack) : 0);
-		put_varint(r->log, trace ? run_metadata(r, trace->user_metadata) : 0);
-		break;
-	case LOG_FREE:
-		break;
+	uint64_t c = cause != CCA_REPLAY_NO_CAUSE ? cause
+		     : r->pending->len
+			     ? g_array_index(r->pending, Pending, r->pending->len - 1).cause
+			     : r->log_cause;
+	Pending p = {(guint8)kind, c, ev->addr, ev->size, ev->stream, 0, 0};
+	if (kind == LOG_ALLOC && trace) {
+		p.stack = run_stack(r, trace->stack);
+		p.meta = run_metadata(r, trace->user_metadata);
 	}
-	r->log_count++;
+	g_array_append_val(r->pending, p);
 }
 
 static const CcaSnapshot *sort_snap;
@@ -307,8 +464,12 @@ run_clear(Run *r)
 	for (int s = 0; s < SERIES; s++)
 		if (r->series[s].pts)
 			g_byte_array_free(r->series[s].pts, TRUE);
-	if (r->log)
+	if (r->log) {
 		g_byte_array_free(r->log, TRUE);
+		g_array_free(r->pending, TRUE);
+		g_hash_table_destroy(r->live);
+		g_hash_table_destroy(r->live_rec);
+	}
 	json_decref(r->ooms);
 	if (r->stacks) {
 		g_hash_table_destroy(r->stacks);
@@ -415,12 +576,53 @@ put_base64(FILE *f, const guint8 *data, gsize len)
 	}
 }
 
+/* Starts run R of SNAP's device D, with a log when LOG. */
+static void
+run_init(Run *r, const CcaSnapshot *snap, int d, bool log)
+{
+	r->snap = snap;
+	r->device = d;
+	r->last_index = -1;
+	r->ooms = json_array();
+	for (int s = 0; s < SERIES; s++)
+		r->series[s].pts = g_byte_array_new();
+	if (!log)
+		return;
+	r->log = g_byte_array_new();
+	r->pending = g_array_new(FALSE, FALSE, sizeof(Pending));
+	r->live = g_hash_table_new(NULL, NULL);
+	r->live_rec = g_hash_table_new(NULL, NULL);
+	r->stacks = g_hash_table_new(NULL, NULL);
+	r->frames = g_hash_table_new(NULL, NULL);
+	r->metadata = g_hash_table_new(NULL, NULL);
+	r->stack_list = json_array();
+	r->frame_list = json_array();
+	r->meta_list = json_array();
+	guint na = snap->annotations ? snap->annotations->len : 0;
+	uint64_t n_events = d >= 0 && d < snap->n_devices ? snap->n_events[d] : 0;
+	if (na) {
+		r->ann_order = g_array_new(FALSE, FALSE, sizeof(guint));
+		r->ann_index = g_new0(uint64_t, na);
+		for (guint a = 0; a < na; a++) {
+			const CcaAnnotation *an =
+				&g_array_index(snap->annotations, CcaAnnotation, a);
+			if (an->device == d && an->time_us != CCA_TIME_NONE) {
+				r->ann_index[a] = n_events ? n_events - 1 : 0;
+				g_array_append_val(r->ann_order, a);
+			}
+		}
+		sort_snap = snap;
+		g_array_sort(r->ann_order, annotation_by_time);
+	}
+}
+
 gboolean
 cca_htmlview_write(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaHtmlviewRun *runs,
 		   guint n_runs, const char *title, const char *peak_json, const char *path,
 		   CcaHtmlviewResult *result, GError **error)
 {
 	memset(result, 0, sizeof *result);
+	g_return_val_if_fail(n_runs >= 1 && n_runs <= CCA_HTMLVIEW_MAX_RUNS, FALSE);
 	json_t *peak = NULL;
 	if (peak_json) {
 		json_error_t jerr;
@@ -432,96 +634,115 @@ cca_htmlview_write(const CcaSnapshot *snap, const CcaReplayOptions *opt, const C
 			return FALSE;
 		}
 	}
-	int d = opt->device;
-	result->n_events = d >= 0 && d < snap->n_devices ? snap->n_events[d] : 0;
 	Run *rs = g_new0(Run, n_runs);
 	gboolean ok = TRUE;
 	GByteArray *raw = g_byte_array_new();
-	json_t *meta = json_object(), *jruns = json_array(), *anns = json_array();
+	json_t *meta = json_object(), *jruns = json_array(), *jlogs = json_array();
+	guint n_logs = 0;
 	for (guint i = 0; i < n_runs && ok; i++) {
 		Run *r = &rs[i];
-		r->snap = snap;
-		r->device = d;
-		r->last_index = -1;
-		r->ooms = json_array();
-		for (int s = 0; s < SERIES; s++)
-			r->series[s].pts = g_byte_array_new();
-		if (i == 0) {
-			r->log = g_byte_array_new();
-			r->stacks = g_hash_table_new(NULL, NULL);
-			r->frames = g_hash_table_new(NULL, NULL);
-			r->metadata = g_hash_table_new(NULL, NULL);
-			r->stack_list = json_array();
-			r->frame_list = json_array();
-			r->meta_list = json_array();
-			guint na = snap->annotations ? snap->annotations->len : 0;
-			if (na) {
-				r->ann_order = g_array_new(FALSE, FALSE, sizeof(guint));
-				r->ann_index = g_new0(uint64_t, na);
-				for (guint a = 0; a < na; a++) {
-					const CcaAnnotation *an =
-						&g_array_index(snap->annotations, CcaAnnotation, a);
-					if (an->device == d && an->time_us != CCA_TIME_NONE) {
-						r->ann_index[a] =
-							result->n_events ? result->n_events - 1 : 0;
-						g_array_append_val(r->ann_order, a);
-					}
-				}
-				sort_snap = snap;
-				g_array_sort(r->ann_order, annotation_by_time);
-			}
-		}
-		CcaReplayOptions o = *opt;
+		const CcaSnapshot *s = runs[i].snap ? runs[i].snap : snap;
+		const CcaReplayOptions *ro = runs[i].opt ? runs[i].opt : opt;
+		int d = ro->device;
+		uint64_t n_events = d >= 0 && d < s->n_devices ? s->n_events[d] : 0;
+		result->n_events = MAX(result->n_events, n_events);
+		/* a log per snapshot: the first run's, and each rank's */
+		bool log = i == 0 || (runs[i].snap && runs[i].snap != snap);
+		run_init(r, s, d, log);
+		CcaReplayOptions o = *ro;
 		o.settings = runs[i].settings;
 		o.observer = run_observer;
 		o.observer_data = r;
 		o.on_model_event = run_model;
 		o.on_model_event_data = r;
+		if (log) {
+			o.before_request = run_before;
+			o.before_request_data = r;
+			o.on_finish = run_finish;
+			o.on_finish_data = r;
+		}
 		CcaReplayResult res;
-		ok = cca_replay_run(snap, &o, &res, error);
+		ok = cca_replay_run(s, &o, &res, error);
 		if (!ok)
 			break;
-		for (int s = 0; s < SERIES; s++) {
-			put_varint(raw, r->series[s].count);
-			g_byte_array_append(raw, r->series[s].pts->data, r->series[s].pts->len);
+		/* active bytes the same as allocated all along (no block waited
+		 * for its stream): an empty series says so */
+		const GByteArray *al = r->series[1].pts, *ac = r->series[2].pts;
+		bool same = al->len == ac->len && memcmp(al->data, ac->data, al->len) == 0;
+		for (int k = 0; k < SERIES; k++) {
+			Series *se = &r->series[k];
+			if (k == 2 && same) {
+				put_varint(raw, 0);
+				continue;
+			}
+			put_varint(raw, se->count);
+			g_byte_array_append(raw, se->pts->data, se->pts->len);
+			/* the series is in RAW now */
+			g_byte_array_set_size(se->pts, 0);
 		}
-		if (i < G_N_ELEMENTS(result->peak_reserved))
-			result->peak_reserved[i] = r->peak[0];
+		result->peak_reserved[i] = r->peak[0];
 		json_t *jr = json_object();
 		json_object_set_new(jr, "label", cca_json_string(runs[i].label));
+		json_object_set_new(jr, "log", json_integer(log ? (json_int_t)n_logs : -1));
+		json_object_set_new(jr, "n_events", cca_json_uint(n_events));
+		/* the last entry the run handled: past it the run has no value */
+		json_object_set_new(jr, "end", json_integer(r->last_index));
+		json_object_set_new(jr, "stopped_by_oom", cca_json_bool(res.stopped_by_oom));
+		json_object_set_new(jr, "diverged", cca_json_bool(res.diverged_from_recording));
 		json_object_set_new(jr, "peak_reserved", cca_json_uint(r->peak[0]));
 		json_object_set_new(jr, "peak_reserved_event", cca_json_uint(r->peak_index[0]));
 		json_object_set_new(jr, "peak_allocated", cca_json_uint(r->peak[1]));
 		json_object_set_new(jr, "peak_allocated_event", cca_json_uint(r->peak_index[1]));
 		json_object_set_new(jr, "peak_active", cca_json_uint(r->peak[2]));
 		json_object_set_new(jr, "cap", cca_json_uint(r->cap));
+		json_object_set_new(jr, "device_memory", cca_json_uint(ro->device_memory));
 		json_object_set_new(jr, "n_ooms", cca_json_uint(r->n_ooms));
 		json_object_set_new(jr, "ooms", json_incref(r->ooms));
 		json_object_set_new(jr, "whatif", cca_json_bool(res.whatif));
 		json_array_append_new(jruns, jr);
+		if (log) {
+			json_t *jl = json_object();
+			json_t *anns = json_array();
+			annotations_json(r, anns);
+			json_object_set_new(jl, "run", json_integer(i));
+			json_object_set_new(jl, "trace", cca_json_string(s->source));
+			json_object_set_new(jl, "device", json_integer(d));
+			json_object_set_new(jl, "n_events", cca_json_uint(n_events));
+			json_object_set_new(jl, "annotations", anns);
+			json_object_set_new(jl, "frames", json_incref(r->frame_list));
+			json_object_set_new(jl, "stacks", json_incref(r->stack_list));
+			json_object_set_new(jl, "metadata", json_incref(r->meta_list));
+			json_array_append_new(jlogs, jl);
+			n_logs++;
+		}
 		cca_replay_result_clear(&res);
 	}
 	GByteArray *gz = g_byte_array_new();
 	if (ok) {
-		Run *r0 = &rs[0];
-		put_varint(raw, r0->log_count);
-		g_byte_array_append(raw, r0->log->data, r0->log->len);
-		result->log_records = r0->log_count;
-		annotations_json(r0, anns);
+		for (guint i = 0; i < n_runs; i++) {
+			Run *r = &rs[i];
+			if (!r->log)
+				continue;
+			put_varint(raw, r->log_count);
+			g_byte_array_append(raw, r->log->data, r->log->len);
+			result->log_records += r->log_count;
+			/* the encoded log is in RAW now */
+			g_byte_array_set_size(r->log, 0);
+		}
 		ok = gzip_bytes(raw, gz, error);
 		result->data_bytes = gz->len;
+		const CcaHtmlviewRun *r0 = &runs[0];
+		const CcaSnapshot *s0 = r0->snap ? r0->snap : snap;
 		json_object_set_new(meta, "title", cca_json_string(title ? title : "ccasim view"));
-		json_object_set_new(meta, "trace", cca_json_string(snap->source));
-		json_object_set_new(meta, "device", json_integer(d));
+		json_object_set_new(meta, "trace", cca_json_string(s0->source));
+		json_object_set_new(meta, "device",
+				    json_integer(r0->opt ? r0->opt->device : opt->device));
 		json_object_set_new(meta, "n_events", cca_json_uint(result->n_events));
 		json_object_set_new(meta, "runs", jruns);
-		json_object_set_new(meta, "annotations", anns);
-		json_object_set_new(meta, "frames", json_incref(r0->frame_list));
-		json_object_set_new(meta, "stacks", json_incref(r0->stack_list));
-		json_object_set_new(meta, "metadata", json_incref(r0->meta_list));
+		json_object_set_new(meta, "logs", jlogs);
 		json_object_set_new(meta, "peak", peak ? peak : json_null());
 		peak = NULL;
-		jruns = anns = NULL;
+		jruns = jlogs = NULL;
 	}
 	char *tmp = NULL;
 	FILE *f = ok ? cca_outfile_open(path, &tmp, error) : NULL;
@@ -553,7 +774,7 @@ cca_htmlview_write(const CcaSnapshot *snap, const CcaReplayOptions *opt, const C
 	}
 	json_decref(meta);
 	json_decref(jruns);
-	json_decref(anns);
+	json_decref(jlogs);
 	json_decref(peak);
 	g_byte_array_free(gz, TRUE);
 	g_byte_array_free(raw, TRUE);

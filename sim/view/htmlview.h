@@ -25,23 +25,34 @@
 G_BEGIN_DECLS
 
 /* One run of the page: the first is the reference (its model events feed
- * the segment map and the hover), the others what-ifs. */
+ * the per-allocation views, the segment map and the hover), the others
+ * what-ifs of the same snapshot, or other snapshots (the ranks of one
+ * job), each with a log of its own. */
 typedef struct {
 	const char *label;	     /* legend: "recorded ..." or "what-if ..." */
 	const CcaSettings *settings; /* NULL: the recorded ones */
+	/* NULL: the page's snapshot and options; else another snapshot (a
+	 * rank) replayed under OPT (NULL: the page's options), whose model
+	 * events the page embeds too */
+	const CcaSnapshot *snap;
+	const CcaReplayOptions *opt;
 } CcaHtmlviewRun;
+
+/* The most runs one page holds. */
+#define CCA_HTMLVIEW_MAX_RUNS 16
 
 /* What a page holds. */
 typedef struct {
-	uint64_t n_events;	   /* trace entries of the device */
-	uint64_t peak_reserved[8]; /* bytes, of the first 8 runs */
-	uint64_t log_records;	   /* model events embedded (first run) */
-	uint64_t data_bytes;	   /* the embedded data, compressed */
-	uint64_t page_bytes;	   /* the whole file */
+	uint64_t n_events; /* trace entries of the device (longest run) */
+	uint64_t peak_reserved[CCA_HTMLVIEW_MAX_RUNS]; /* bytes, per run */
+	uint64_t log_records;			       /* model events embedded (all logs) */
+	uint64_t data_bytes;			       /* the embedded data, compressed */
+	uint64_t page_bytes;			       /* the whole file */
 } CcaHtmlviewResult;
 
-/* Replays device OPT->device of SNAP once per run of RUNS (N_RUNS >= 1;
- * OPT's hooks must be unset; each run's settings replace OPT->settings)
+/* Replays device OPT->device of SNAP once per run of RUNS (1 <= N_RUNS <=
+ * CCA_HTMLVIEW_MAX_RUNS; OPT's hooks must be unset; each run's settings
+ * replace OPT->settings; a run with a snapshot of its own replays that)
  * and writes the page to PATH under TITLE.  PEAK_JSON, when not NULL, is
  * a JSON object (`ccasim peak --json`) shown in the page's peak section;
  * without it the section says how to get one.  The file is written to

@@ -440,6 +440,29 @@ swatch_line(cairo_t *cr, double x, double y, guint run, int series)
 	cairo_set_dash(cr, NULL, 0, 0);
 }
 
+/* The most peak labels one panel keeps clear of each other. */
+#define CCA_PLOT_MAX_LABELS 64
+
+/* The baseline for a label of width W at X, as near Y as it can be (a line
+ * of 13 pixels up, then down, in turn) without overlapping the N labels
+ * PLACED (x, baseline, width) and within [TOP, BOTTOM]. */
+static double
+label_place(double placed[][3], guint n, double x, double y, double w, double top, double bottom)
+{
+	for (int k = 0; k < 40; k++) {
+		double ly = y + (k % 2 ? 1 : -1) * ((k + 1) / 2) * 13.0;
+		if (ly < top || ly > bottom)
+			continue;
+		bool clash = false;
+		for (guint i = 0; i < n && !clash; i++)
+			clash = x < placed[i][0] + placed[i][2] && placed[i][0] < x + w &&
+				ly - 11 < placed[i][1] && placed[i][1] - 11 < ly;
+		if (!clash)
+			return ly;
+	}
+	return MAX(top, MIN(y, bottom));
+}
+
 /* Whether the timeline draws a panel per run: when one run's reserved
  * peak is more than TIMELINE_DWARF times another's, a shared axis would
  * flatten the smaller runs into a line at the bottom. */
@@ -508,7 +531,7 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 		columns(&f, runs[r].tl, &cols[r * CCA_SERIES_COUNT], ncols);
 	}
 	char buf[64];
-	bool any_cap_shown = false;
+	bool any_cap_shown = false, any_dev_shown = false;
 	double xstep = nice_step(f.xmax, 8);
 	int xd = decimals(xstep);
 	for (guint p = 0; p < n_panels; p++) {
@@ -516,7 +539,7 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 		f.y0 = area_top + p * (ph + gap);
 		f.y1 = f.y0 + ph;
 		double data_max = 0;
-		uint64_t pcap = 0;
+		uint64_t pcap = 0, pdev = 0;
 		for (guint r = r0; r < r1; r++) {
 			const CcaTimeline *tl = runs[r].tl;
 			for (uint32_t i = 0; i < tl->n_buckets; i++)
@@ -524,10 +547,14 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 					data_max = MAX(data_max,
 						       tl->buckets[i].max[CCA_SERIES_RESERVED]);
 			pcap = MAX(pcap, tl->allowed_maximum);
+			pdev = MAX(pdev, tl->device_memory);
 		}
 		bool cap_shown = pcap > 0 && (double)pcap <= 3.0 * MAX(data_max, 1.0);
+		bool dev_shown = pdev > 0 && (double)pdev <= 3.0 * MAX(data_max, 1.0);
 		any_cap_shown |= cap_shown;
+		any_dev_shown |= dev_shown;
 		double ymax = MAX(data_max, cap_shown ? (double)pcap : 0.0);
+		ymax = MAX(ymax, dev_shown ? (double)pdev : 0.0);
 		if (ymax <= 0)
 			ymax = 1024.0 * 1024;
 		double unit;
@@ -587,6 +614,10 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 			text(cr, f.x0, f.y0 - 5, label, 0); /* above its panel */
 		}
 
+		/* labels placed so far: x, baseline y, width */
+		double placed[CCA_PLOT_MAX_LABELS][3];
+		guint n_placed = 0;
+
 		/* the cap, in the axis's unit */
 		if (cap_shown) {
 			static const double dash[] = {8, 4};
@@ -601,6 +632,34 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 			font(cr, 11, false);
 			g_snprintf(buf, sizeof buf, "cap %.2f %s", (double)pcap / unit, unit_name);
 			text(cr, f.x0 + 6, y - 5, buf, 0);
+			placed[n_placed][0] = f.x0 + 6;
+			placed[n_placed][1] = y - 5;
+			placed[n_placed][2] = text_width(cr, buf);
+			n_placed++;
+		}
+
+		/* the device's memory (--device-memory): where cudaMalloc fails */
+		if (dev_shown) {
+			static const double dash[] = {2, 3};
+			double y = round(fy(&f, (double)pdev)) + 0.5;
+			rgb(cr, 0x7f0000);
+			cairo_set_line_width(cr, 1.2);
+			cairo_set_dash(cr, dash, 2, 0);
+			cairo_move_to(cr, f.x0, y);
+			cairo_line_to(cr, f.x1, y);
+			cairo_stroke(cr);
+			cairo_set_dash(cr, NULL, 0, 0);
+			font(cr, 11, false);
+			g_snprintf(buf, sizeof buf, "device memory %.2f %s", (double)pdev / unit,
+				   unit_name);
+			double tw = text_width(cr, buf);
+			double ly =
+				label_place(placed, n_placed, f.x0 + 6, y - 5, tw, f.y0 + 10, f.y1);
+			text(cr, f.x0 + 6, ly, buf, 0);
+			placed[n_placed][0] = f.x0 + 6;
+			placed[n_placed][1] = ly;
+			placed[n_placed][2] = tw;
+			n_placed++;
 		}
 
 		/* series: columns of one pixel; what-ifs first, the reference on
@@ -640,7 +699,8 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 		}
 		g_hash_table_destroy(drawn);
 		cairo_restore(cr);
-		/* each run's reserved peak, labelled in the axis's unit */
+		/* each run's reserved peak, labelled in the axis's unit; a label
+		 * that would overlap one placed before moves a line up (or down) */
 		font(cr, 11, false);
 		for (guint r = r0; r < r1; r++) {
 			const CcaTimeline *tl = runs[r].tl;
@@ -661,9 +721,13 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 				   (double)tl->peak_reserved / unit, unit_name);
 			double tw = text_width(cr, buf);
 			double lx = x + 6 + tw > f.x1 ? x - 6 - tw : x + 6;
-			double ly = y - 6 - 13.0 * (r - r0);
-			if (ly < f.y0 + 10)
-				ly = y + 14 + 13.0 * (r - r0);
+			double ly = label_place(placed, n_placed, lx, y - 6, tw, f.y0 + 10, f.y1);
+			if (n_placed < CCA_PLOT_MAX_LABELS) {
+				placed[n_placed][0] = lx;
+				placed[n_placed][1] = ly;
+				placed[n_placed][2] = tw;
+				n_placed++;
+			}
 			text(cr, lx, ly, buf, 0);
 		}
 	}
@@ -717,6 +781,24 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 			g_snprintf(buf, sizeof buf, "memory-fraction cap %s%s",
 				   cca_size_format(cap, a),
 				   any_cap_shown ? "" : " (off the scale)");
+			text(cr, x + 32, y + 4, buf, 0);
+			x += 32 + text_width(cr, buf) + 22;
+		}
+		uint64_t dev = 0;
+		for (guint r = 0; r < n_runs; r++)
+			dev = MAX(dev, runs[r].tl->device_memory);
+		if (dev) {
+			static const double dash[] = {2, 3};
+			rgb(cr, 0x7f0000);
+			cairo_set_line_width(cr, 1.2);
+			cairo_set_dash(cr, dash, 2, 0);
+			cairo_move_to(cr, x, y);
+			cairo_line_to(cr, x + 26, y);
+			cairo_stroke(cr);
+			cairo_set_dash(cr, NULL, 0, 0);
+			rgb(cr, 0x202020);
+			g_snprintf(buf, sizeof buf, "device memory %s%s", cca_size_format(dev, a),
+				   any_dev_shown ? "" : " (off the scale)");
 			text(cr, x + 32, y + 4, buf, 0);
 			x += 32 + text_width(cr, buf) + 22;
 		}

@@ -13,6 +13,7 @@
 #include "figures.h"
 
 #include "json.h"
+#include "rules.h"
 #include "size.h"
 #include "text.h"
 
@@ -96,6 +97,69 @@ report_newer_json(const CcaReportContext *ctx, const CcaReplayResult *res, json_
 			    shown ? cca_json_string(shown) : json_null());
 }
 
+/* The rules RES applied and why (doc/versions.md): "rules" and
+ * "unvalidated" in the replay's JSON. */
+static void
+report_rules_json(const CcaReportContext *ctx, const CcaReplayResult *res, json_t *o)
+{
+	const CcaRules *r = cca_rules_for(res->pytorch_version);
+	g_autofree char *why = cca_replay_rules_reason(ctx->snap, res->pytorch_version);
+	g_autofree char *release =
+		g_strdup_printf("%u.%u", res->pytorch_version / 100, res->pytorch_version % 100);
+	g_autofree char *trace = res->trace_release
+					 ? g_strdup_printf("%u.%u", res->trace_release / 100,
+							   res->trace_release % 100)
+					 : NULL;
+	json_t *rules = json_object();
+	json_object_set_new(rules, "release", cca_json_string(release));
+	json_object_set_new(rules, "why", cca_json_string(why));
+	json_object_set_new(rules, "trace_release", trace ? cca_json_string(trace) : json_null());
+	json_object_set_new(rules, "best_fit_order",
+			    cca_json_string(cca_rules_order_name(r->order)));
+	json_object_set_new(rules, "unvalidated", cca_json_bool(r->unvalidated));
+	json_object_set_new(o, "rules", rules);
+	json_object_set_new(o, "unvalidated", cca_json_bool(r->unvalidated));
+	json_object_set_new(o, "counter_ties", cca_json_uint(res->counter_ties));
+	json_object_set_new(o, "oom_rejections", cca_json_uint(res->oom_rejections));
+}
+
+/* The lines of text that say the rules RES applied, why, and what they
+ * decided that 2.11's would have decided otherwise. */
+static void
+report_rules_text(const CcaReportContext *ctx, const CcaReplayResult *res, GString *out)
+{
+	const CcaRules *r = cca_rules_for(res->pytorch_version);
+	g_autofree char *why = cca_replay_rules_reason(ctx->snap, res->pytorch_version);
+	g_string_append_printf(out, "  rules: PyTorch %u.%u, %s; best fit's ties: %s\n",
+			       res->pytorch_version / 100, res->pytorch_version % 100, why,
+			       r->order == CCA_ORDER_ADDRESS ? "address"
+			       : r->order == CCA_ORDER_BLOCK_COUNTER
+				       ? "block counter, then address"
+				       : "segment counter, then address");
+	if (r->unvalidated)
+		g_string_append_printf(out,
+				       "  unvalidated: PyTorch %u.%u's rules are modelled from its "
+				       "source; no recording of it has passed --check on hardware "
+				       "(doc/versions.md)\n",
+				       res->pytorch_version / 100, res->pytorch_version % 100);
+	if (res->counter_ties > 0)
+		g_string_append_printf(out,
+				       "  %" G_GUINT64_FORMAT
+				       " best-fit tie%s between free blocks of "
+				       "one stream and size %s decided by the allocation counter; "
+				       "PyTorch 2.11 decides %s by address\n",
+				       res->counter_ties, res->counter_ties == 1 ? "" : "s",
+				       res->counter_ties == 1 ? "was" : "were",
+				       res->counter_ties == 1 ? "it" : "them");
+	if (res->oom_rejections > 0)
+		g_string_append_printf(
+			out,
+			"  %" G_GUINT64_FORMAT " request%s rejected at the memory "
+			"fraction by throw_on_cudamalloc_oom, with no release and no "
+			"retry\n",
+			res->oom_rejections, res->oom_rejections == 1 ? "" : "s");
+}
+
 json_t *
 cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *res)
 {
@@ -111,6 +175,7 @@ cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *re
 	json_object_set_new(o, "notes", cca_json_strings(notes));
 	json_object_set_new(o, "pytorch_version", cca_json_string(version));
 	report_newer_json(ctx, res, o);
+	report_rules_json(ctx, res, o);
 	json_object_set_new(o, "whatif", cca_json_bool(res->whatif));
 	json_object_set_new(o, "memory_fraction", cca_json_real(ctx->memory_fraction));
 	json_object_set_new(o, "allowed_memory_maximum", cca_json_uint(res->allowed_maximum));
@@ -326,6 +391,7 @@ cca_report_replay_text(const CcaReportContext *ctx, const CcaReplayResult *res, 
 		ctx->snap ? cca_snapshot_newer_note(ctx->snap, res->pytorch_version) : NULL;
 	if (newer)
 		g_string_append_printf(out, "  note: %s\n", newer);
+	report_rules_text(ctx, res, out);
 	g_autoptr(GPtrArray) notes = report_notes(ctx);
 	for (guint i = 0; i < notes->len; i++)
 		g_string_append_printf(out, "  note: %s\n",

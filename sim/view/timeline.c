@@ -121,6 +121,7 @@ cca_timeline_collect(const CcaSnapshot *snap, const CcaReplayOptions *options, u
 	tl->n_buckets = (uint32_t)nb;
 	tl->buckets = g_new0(CcaTimelineBucket, tl->n_buckets);
 	tl->ooms = g_array_new(FALSE, FALSE, sizeof(CcaTimelineOom));
+	tl->device_memory = options->capacity_set ? options->device_memory : 0;
 	Collect c = {.tl = tl, .last_index = -1};
 	CcaReplayOptions opt = *options;
 	opt.observer = collect_observer;

@@ -58,6 +58,7 @@ typedef struct {
 	bool has_time;		    /* entries carry time_us */
 	int64_t t_min, t_max;	    /* time range of the handled entries */
 	uint64_t allowed_maximum;   /* memory-fraction cap, 0 if none */
+	uint64_t device_memory;	    /* --device-memory, where cudaMalloc fails; 0 if none */
 	uint64_t peak_reserved;	    /* bytes: figures.reserved_peak.reserved */
 	uint64_t peak_index;	    /* the first entry after which reserved peaked */
 	CcaFigures figures;	    /* the peak moments (figures.h) */
