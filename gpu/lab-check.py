@@ -56,12 +56,12 @@ def parse(path):
         words = line.split("#", 1)[0].split()
         if not words:
             continue
-        if words[0] == "settings":
-            settings = words[1]
+        if words[0] == "settings" and not cmds and not settings:
+            settings = words[1]  # the program's PYTORCH_CUDA_ALLOC_CONF
         elif words[0] == "pytorch":
             continue  # the release the lab models: see run_program()
         else:
-            cmds.append((n, words))
+            cmds.append((n, words))  # a later settings line: _set_allocator_settings
     return settings, checks, cmds
 
 
@@ -75,11 +75,22 @@ def run_program(path):
     streams = {0: torch.cuda.current_stream()}
     current = 0
     tensors = []
+    pools = {}      # MemPool N
+    graphs = []     # every captured graph lives to the end
+    regions = []    # the context managers entered, innermost last: (ctx, stream before)
+
+    def stream(k):
+        if k not in streams:
+            streams[k] = torch.cuda.Stream()
+        return streams[k]
+
     for n, w in cmds:
         if w[0] == "alloc" and len(w) == 3 and w[2] == "catch":
             # the program catches the OOM of a request that fails; a failed
             # request takes no tensor number (doc/lab.md)
-            with torch.cuda.stream(streams[current]):
+            if not regions:
+                torch.cuda.synchronize()
+            with torch.cuda.stream(stream(current)):
                 try:
                     tensors.append(torch.empty(size(w[1]), dtype=torch.uint8,
                                                device="cuda"))
@@ -88,9 +99,41 @@ def run_program(path):
         elif w[0] == "alloc":
             count = int(w[2][1:]) if len(w) == 3 else 1
             nbytes = size(w[1])
-            with torch.cuda.stream(streams[current]):
+            # the events of record_stream frees have completed before the
+            # malloc's process_events looks (the lab's model assumes so);
+            # synchronize() is no allocator call and changes no statistic
+            if not regions:
+                torch.cuda.synchronize()
+            with torch.cuda.stream(stream(current)):
                 for _ in range(count):
                     tensors.append(torch.empty(nbytes, dtype=torch.uint8, device="cuda"))
+        elif w[0] == "record_stream":
+            tensors[int(w[1]) - 1].record_stream(stream(int(w[2])))
+        elif w[0] == "fraction":
+            torch.cuda.set_per_process_memory_fraction(float(w[1]))
+        elif w[0] == "settings":
+            torch.cuda.memory._set_allocator_settings(w[1])
+        elif w[0] == "mempool":
+            k = int(w[1])
+            if k not in pools:
+                pools[k] = torch.cuda.MemPool()
+            # no name keeps the context (it holds the pool: `release_mempool`
+            # must drop the last reference for ~MemPool to run)
+            regions.append((torch.cuda.use_mem_pool(pools[k]), current))
+            regions[-1][0].__enter__()
+        elif w[0] == "release_mempool":
+            del pools[int(w[1])]  # the last reference: ~MemPool
+        elif w[0] == "capture":
+            g = torch.cuda.CUDAGraph()
+            graphs.append(g)
+            regions.append((torch.cuda.graph(g, stream=stream(int(w[1]))), current))
+            regions[-1][0].__enter__()  # synchronize, empty_cache, capture_begin
+            current = int(w[1])
+        elif w[0] == "end":
+            region = regions.pop()
+            current = region[1]
+            region[0].__exit__(None, None, None)
+            del region
         elif w[0] == "free":
             live = [k for k, t in enumerate(tensors, 1) if t is not None]
             if w[1] == "all":
@@ -106,8 +149,7 @@ def run_program(path):
                 tensors[k - 1] = None  # the last reference: the block is freed
         elif w[0] == "stream":
             current = int(w[1])
-            if current not in streams:
-                streams[current] = torch.cuda.Stream()
+            stream(current)
         elif w[0] == "empty_cache":
             torch.cuda.empty_cache()
         else:

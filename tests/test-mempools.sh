@@ -129,4 +129,16 @@ sys.exit(not (d["pool_releases"] == 1 and d["empty_cache_calls"] == 0
 ' "$scratch/rec.json"
 report $? "its what-if releases the pool at the mempool_release call and keeps the default pool's cached 24 MiB segment"
 
+# An OOM inside a use_mem_pool region is the pool's: traces/lab/mempool.lab
+# (measured on the H200: one OOM, no retry inside the region) without its
+# first request into the pool, so that the failing request is the region's
+# first and no earlier request of the pool tells where it went.
+grep -v '^alloc 1M$' "$srcdir/traces/lab/mempool.lab" >"$scratch/first.lab"
+run 0 "$ccasim" replay --json "$scratch/first.lab" && "$python" -c '
+import json, sys
+m = json.load(open(sys.argv[1]))["memory_stats"]
+assert m["num_ooms"] == 1 and m["num_alloc_retries"] == 1, (m["num_ooms"], m["num_alloc_retries"])
+' "$scratch/out"
+report $? "an oom entry inside a use_mem_pool region goes to the region's pool: no release, no retry"
+
 tap_done

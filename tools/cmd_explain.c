@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "commands.h"
+#include "lab.h"
 #include "explain.h"
 #include "report.h"
 #include "rules.h"
@@ -14,8 +15,8 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 {
 	g_auto(CcaCliArgs) args = {0};
 	int limit = 20, top = 8;
-	gint64 event = -1; /* -1: not given */
-	g_autofree char *event_text = NULL;
+	gint64 event = -1, line = -1; /* -1: not given */
+	g_autofree char *event_text = NULL, *line_text = NULL;
 	GOptionEntry entries[] = {
 		{"limit", 'n', 0, G_OPTION_ARG_INT, &limit,
 		 "cudaMalloc calls and OOMs explained one by one (default 20; 0: all)", "N"},
@@ -26,6 +27,8 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 		 "garbage collection, cudaMalloc, oversize release, synchronize and release "
 		 "all, retry, OOM)",
 		 "N"},
+		{"line", 0, 0, G_OPTION_ARG_STRING, &line_text,
+		 "A lab: explain the first request that lab line N made (as --event)", "N"},
 		G_OPTION_ENTRY_NULL,
 	};
 	int status = cca_cli_parse(
@@ -41,8 +44,11 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 		return cca_cli_usage(cmd, "expected one TRACE (see --help)");
 	if (!cca_cli_check_int("explain", "--limit", limit, 0, G_MAXINT) ||
 	    !cca_cli_check_int("explain", "--top", top, 1, G_MAXINT) ||
-	    !cca_cli_parse_int("explain", "--event", event_text, 0, G_MAXINT64, &event))
+	    !cca_cli_parse_int("explain", "--event", event_text, 0, G_MAXINT64, &event) ||
+	    !cca_cli_parse_int("explain", "--line", line_text, 1, G_MAXINT64, &line))
 		return 2;
+	if (event_text && line_text)
+		return cca_cli_usage(cmd, "--event and --line name the same thing: give one");
 	CcaReplayOptions opt;
 	g_autoptr(CcaSnapshot) snap = cca_cli_load(&args, "explain", argv[1], &opt, &status);
 	if (!snap)
@@ -59,6 +65,15 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 		cca_rules_for(opt.pytorch_version)->unvalidated
 			? " (unvalidated: modelled from source, doc/versions.md)"
 			: "");
+	if (line > 0) {
+		g_autoptr(GError) error = NULL;
+		uint64_t index = 0;
+		if (!cca_lab_find_line(snap, opt.device, (uint64_t)line, true, &index, &error)) {
+			fprintf(stderr, "ccasim explain: %s: --line: %s\n", trace, error->message);
+			return 2;
+		}
+		event = (gint64)index;
+	}
 	if (event >= 0 && (uint64_t)event >= snap->n_events[opt.device]) {
 		fprintf(stderr,
 			"ccasim explain: --event: the trace has %" G_GUINT64_FORMAT

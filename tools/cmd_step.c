@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "lab.h"
 #include "stepview.h"
 #include "text.h"
 
@@ -131,12 +132,16 @@ int
 cca_cmd_step(const CcaCliCommand *cmd, int argc, char **argv)
 {
 	g_auto(CcaCliArgs) args = {0};
-	gint64 at = -1; /* not given */
-	g_autofree char *at_text = NULL;
+	gint64 at = -1, line = -1; /* not given */
+	g_autofree char *at_text = NULL, *line_text = NULL;
 	int max_segments = 24, width = 48;
 	GOptionEntry entries[] = {
 		{"at", 0, 0, G_OPTION_ARG_STRING, &at_text,
 		 "Print the view at this event and exit (no keys)", "EVENT"},
+		{"line", 0, 0, G_OPTION_ARG_STRING, &line_text,
+		 "A lab: print the view at the first request (else the first event) that lab line N "
+		 "made, and exit",
+		 "N"},
 		{"max-segments", 0, 0, G_OPTION_ARG_INT, &max_segments,
 		 "Segments listed (default 24; 0: all)", "N"},
 		{"width", 0, 0, G_OPTION_ARG_INT, &width,
@@ -155,8 +160,11 @@ cca_cmd_step(const CcaCliCommand *cmd, int argc, char **argv)
 		return cca_cli_usage(cmd, "expected one TRACE (see --help)");
 	if (!cca_cli_check_int("step", "--max-segments", max_segments, 0, G_MAXINT) ||
 	    !cca_cli_check_int("step", "--width", width, 8, 10000) ||
-	    !cca_cli_parse_int("step", "--at", at_text, 0, G_MAXINT64, &at))
+	    !cca_cli_parse_int("step", "--at", at_text, 0, G_MAXINT64, &at) ||
+	    !cca_cli_parse_int("step", "--line", line_text, 1, G_MAXINT64, &line))
 		return 2;
+	if (at_text && line_text)
+		return cca_cli_usage(cmd, "--at and --line name the same thing: give one");
 	CcaReplayOptions opt;
 	g_autoptr(CcaSnapshot) snap = cca_cli_load(&args, "step", argv[1], &opt, &status);
 	if (!snap)
@@ -172,6 +180,17 @@ cca_cmd_step(const CcaCliCommand *cmd, int argc, char **argv)
 		g_autofree char *shown = cca_text_path(argv[1]);
 		fprintf(stderr, "ccasim step: %s: device %d has no events\n", shown, opt.device);
 		return 1;
+	}
+	if (line > 0) {
+		g_autoptr(GError) error = NULL;
+		uint64_t index = 0;
+		if (!cca_lab_find_line(snap, opt.device, (uint64_t)line, true, &index, &error)) {
+			g_autofree char *shown = cca_text_path(argv[1]);
+			fprintf(stderr, "ccasim step: %s: --line: %s\n", shown, error->message);
+			return 2;
+		}
+		params.at = index;
+		at_text = g_strdup("");
 	}
 	if (params.at >= snap->n_events[opt.device])
 		return cca_cli_usage(cmd,

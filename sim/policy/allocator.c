@@ -1204,6 +1204,8 @@ cca_allocator_malloc_in(CcaAllocator *a, uint64_t orig_size, uint64_t stream, ui
 	c->serial = ++a->n_mallocs;
 	c->orig_size = orig_size;
 	c->alloc_size = p.alloc_size;
+	c->pool_id[0] = a->mempool_ids[mempool < a->n_mempools ? mempool : 0][0];
+	c->pool_id[1] = a->mempool_ids[mempool < a->n_mempools ? mempool : 0][1];
 	bool found = get_free_block(a, &p);
 	c->cache_hit = found;
 	if (!found) {

@@ -351,6 +351,7 @@ typedef struct {
 	uint64_t serial;	     /* 1 for the allocator's first malloc, then +1 each */
 	uint64_t orig_size;	     /* the request */
 	uint64_t alloc_size;	     /* bytes the new segment (or mapping) would take */
+	int64_t pool_id[2];	     /* the pool get_pool chose (segment_pool_id; (0, 0) default) */
 	bool cache_hit;		     /* get_free_block found a block: nothing else ran */
 	bool gc_ran;		     /* garbage_collect_cached_blocks was called */
 	uint64_t gc_threshold;	     /* threshold x allowed maximum, bytes */

@@ -12,6 +12,10 @@
  *   free all
  *   empty_cache
  *
+ * and record_stream, fraction, a settings change mid-program, a MemPool
+ * region (mempool N ... end, release_mempool N) and a graph capture
+ * (capture S ... end).
+ *
  * It has no recorded addresses, so the reader runs the program once
  * through the allocator model (under the lab's own settings, on a
  * simulated H200 with no cap) and keeps the entries the model records:
@@ -45,6 +49,18 @@ bool cca_lab_sniff(const unsigned char *data, size_t len);
  * live, a request the simulated device cannot hold, or a program over
  * the limits (a million tensors, 2^40 bytes a request). */
 CcaSnapshot *cca_lab_load(const unsigned char *data, size_t len, const char *name, GError **error);
+
+/* The lab line that made EVENT ("lab line N: TEXT", its user_metadata in
+ * a lab's trace), or NULL when EVENT came from no lab line.  Borrowed
+ * from SNAP. */
+const char *cca_lab_event_line(const CcaSnapshot *snap, const CcaEvent *event);
+
+/* The first entry of DEVICE in SNAP that lab line LINE made, preferring
+ * a request (alloc or oom) when REQUEST; TRUE with *INDEX set, or FALSE
+ * with ERROR (CCA_INPUT_ERROR_CORRUPT) "line N made no trace entry ..."
+ * naming the next line that did, or saying the trace is no lab's. */
+gboolean cca_lab_find_line(const CcaSnapshot *snap, int device, uint64_t line, bool request,
+			   uint64_t *index, GError **error);
 
 G_END_DECLS
 

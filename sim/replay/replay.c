@@ -825,6 +825,16 @@ replay_recorded_oom(Replay *r, const CcaEvent *ev)
 	uint32_t pool = ev->stream == r->last_alloc_stream && !r->released_since_request
 				? r->last_alloc_pool
 				: 0;
+	/* a use_mem_pool region ccasim-record saw, or the entry's own pool
+	 * (newer PyTorch): the recording says */
+	int k = ev->has_pool_id && (ev->pool_id[0] != 0 || ev->pool_id[1] != 0)
+			? cca_allocator_mempool(r->alloc, ev->pool_id)
+			: 0;
+	uint32_t region = region_pool(r, r->in.position - 1);
+	if (k > 0)
+		pool = (uint32_t)k;
+	else if (region != 0)
+		pool = region;
 	complete_due(r);
 	CcaHandle h = cca_allocator_malloc_in(r->alloc, ev->size, ev->stream, pool);
 	device_set_refuse(r->device, false);

@@ -25,7 +25,9 @@
 #include <string.h>
 
 #include "figures.h"
+#include "lab.h"
 #include "peak.h"
+#include "pytorch.h"
 #include "size.h"
 #include "report.h"
 #include "text.h"
@@ -172,6 +174,39 @@ pool_name(bool small)
 	return small ? "small" : "large";
 }
 
+bool
+cca_explain_private_pool(const int64_t pool_id[2])
+{
+	return pool_id[0] != 0 || pool_id[1] != 0;
+}
+
+char *
+cca_explain_pool_reason(const int64_t pool_id[2])
+{
+	/* MemPool::graph_pool_handle(is_user_created): (0, N) for a pool the
+	 * program made (torch.cuda.MemPool(), torch.cuda.graph_pool_handle(),
+	 * which torch.compile's cudagraph trees share), (N, 0) for the pool
+	 * CUDAGraph::capture_begin makes when given none; other ids are a
+	 * pool the replay inferred */
+	if (pool_id[0] == 0 && pool_id[1] > 0)
+		return g_strdup_printf(
+			"private pool (0, %" G_GINT64_FORMAT
+			"), one the program made (torch.cuda.MemPool(), or "
+			"torch.cuda.graph_pool_handle() as torch.compile's cudagraph trees use): a "
+			"use_mem_pool region of its thread, or a capture of its stream into that pool, "
+			"was underway",
+			pool_id[1]);
+	if (pool_id[0] > 0 && pool_id[1] == 0)
+		return g_strdup_printf("private pool (%" G_GINT64_FORMAT
+				       ", 0), the one a CUDA graph capture made for itself "
+				       "(torch.cuda.graph without a pool): its stream was being "
+				       "captured, and the capture takes its stream's requests",
+				       pool_id[0]);
+	return g_strdup_printf("private pool (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+			       "), one the replay inferred from the trace (doc/private-pools.md)",
+			       pool_id[0], pool_id[1]);
+}
+
 static void
 explain_rounding(GString *out, const CcaRequestWhy *w, const char *indent)
 {
@@ -179,13 +214,14 @@ explain_rounding(GString *out, const CcaRequestWhy *w, const char *indent)
 	if (w->size != w->size_512)
 		g_string_append_printf(
 			out,
-			"%sroundup_power2_divisions rounds it up to %s (%s more than "
-			"the 512-byte rounding).\n",
-			indent, sz(w->size, a), sz(w->size - w->size_512, b));
-	else if (w->size - w->orig_size >= CCA_MIN_BLOCK_SIZE || w->orig_size < CCA_MIN_BLOCK_SIZE)
+			"%sroundup_power2_divisions rounds it up to %s, %" G_GUINT64_FORMAT
+			" B (%s more than the 512-byte rounding).\n",
+			indent, sz(w->size, a), w->size, sz(w->size - w->size_512, b));
+	else if (w->size != w->orig_size)
 		g_string_append_printf(out,
-				       "%sIt rounds up to %s (blocks are multiples of 512 B).\n",
-				       indent, sz(w->size, a));
+				       "%sIt rounds up to %s, %" G_GUINT64_FORMAT
+				       " B (blocks are multiples of 512 B).\n",
+				       indent, sz(w->size, a), w->size);
 }
 
 static void
@@ -316,6 +352,17 @@ explain_oom(GString *out, const CcaRequestRecord *r, const char *indent)
 				       "%sReleasing every wholly free cached segment (%s) did not "
 				       "make room.\n",
 				       indent, sz(r->released_bytes, a));
+	if (r->cascade_valid && cca_explain_private_pool(r->cascade.pool_id)) {
+		if (!r->cascade.release_all_ran && w->cached_bytes)
+			g_string_append_printf(
+				out,
+				"%sThe cache held %s in wholly free segments, but "
+				"release_cached_blocks does not run while a capture or a "
+				"use_mem_pool region is underway, and no other pool's "
+				"block serves this pool's request.\n",
+				indent, sz(w->cached_bytes, a));
+		return;
+	}
 	if (w->stranded_bytes)
 		g_string_append_printf(out,
 				       "%s%s was free but stranded in split blocks of %u segment%s "
@@ -369,15 +416,19 @@ explain_releases(GString *out, const CcaRequestRecord *r, const char *indent)
 		g_string_append_printf(
 			out,
 			"%sThe first cudaMalloc %s, so release_available_cached_blocks released %u "
-			"cached block%s of max_split_size or more (%s) and tried again.\n",
+			"cached block%s of max_split_size or more (%s)%s.\n",
 			indent, refusal(r, k->first_refused_by_cap), k->oversize_released,
-			k->oversize_released == 1 ? "" : "s", sz(k->oversize_released_bytes, a));
+			k->oversize_released == 1 ? "" : "s", sz(k->oversize_released_bytes, a),
+			k->oversize_alloc_tried
+				? " and tried again"
+				: ", less than the request, so it reported failure and did not try "
+				  "again (the blocks stay released)");
 	if (k->release_all_ran)
 		g_string_append_printf(
 			out,
 			"%sThe cudaMalloc %s, so release_cached_blocks synchronized the streams and "
-			"released every wholly free cached segment (%u, %s), then tried once more "
-			"(num_alloc_retries).\n",
+			"released every wholly free cached segment of the default pools and the "
+			"freeable private pools (%u, %s), then tried once more (num_alloc_retries).\n",
 			indent, refusal(r, k->first_refused_by_cap), k->release_all_released,
 			sz(k->release_all_bytes, a));
 }
@@ -400,10 +451,20 @@ cca_explain_append_cascade(GString *out, const CcaRequestRecord *r, const char *
 				       indent, n);
 		return;
 	}
-	g_string_append_printf(out,
-			       "%s  %d. get_free_block: no cached block of the %s pool on stream "
-			       "%" G_GUINT64_FORMAT " serves it.\n",
-			       indent, n++, pool_name(w->small_pool), w->stream);
+	if (cca_explain_private_pool(k->pool_id))
+		g_string_append_printf(
+			out,
+			"%s  %d. get_free_block: no cached block of private pool (%" G_GINT64_FORMAT
+			", %" G_GINT64_FORMAT ")'s %s pool on stream %" G_GUINT64_FORMAT
+			" serves it.\n",
+			indent, n++, k->pool_id[0], k->pool_id[1], pool_name(w->small_pool),
+			w->stream);
+	else
+		g_string_append_printf(
+			out,
+			"%s  %d. get_free_block: no cached block of the %s pool on stream "
+			"%" G_GUINT64_FORMAT " serves it.\n",
+			indent, n++, pool_name(w->small_pool), w->stream);
 	if (!k->gc_ran)
 		g_string_append_printf(
 			out,
@@ -420,10 +481,10 @@ cca_explain_append_cascade(GString *out, const CcaRequestRecord *r, const char *
 		g_string_append_printf(
 			out,
 			"%s  %d. garbage_collect_cached_blocks: reserved %s is past the threshold "
-			"(%s), so it released %u unsplit large-pool block%s (%s) whose age (the large "
-			"pool's lookups since it was freed) was at least the average, pass after pass, until %s "
-			"was reclaimed or none was left; never split blocks, never the small "
-			"pool.\n",
+			"(%s), so it released %u unsplit large-pool block%s (%s): in each pass every "
+			"one whose age (the large pool's lookups since it was freed) was at least the "
+			"average, without stopping at the %s excess; another pass only while less "
+			"than that was reclaimed; never split blocks, never the small pool.\n",
 			indent, n++, sz(k->gc_reserved_before, a), sz(k->gc_threshold, b),
 			k->gc_released, k->gc_released == 1 ? "" : "s", sz(k->gc_released_bytes, c),
 			sz(k->gc_reserved_before - k->gc_threshold, d));
@@ -476,15 +537,16 @@ cca_explain_append_cascade(GString *out, const CcaRequestRecord *r, const char *
 	}
 	if (!k->release_all_ran) {
 		g_string_append_printf(out,
-				       "%s  %d. release_cached_blocks: skipped (a request of a "
-				       "private pool during a capture or use_mem_pool).\n",
+				       "%s  %d. release_cached_blocks: skipped (a capture or a "
+				       "use_mem_pool region was underway).\n",
 				       indent, n++);
 	} else {
 		g_string_append_printf(
 			out,
 			"%s  %d. release_cached_blocks: synchronize_and_free_events completed %u "
 			"pending free%s (num_sync_all_streams + 1), then every wholly free cached "
-			"segment of every stream was released: %u (%s).\n",
+			"segment of the default pools (every stream) and of the freeable private "
+			"pools was released: %u (%s).\n",
 			indent, n++, k->synced, k->synced == 1 ? "" : "s", k->release_all_released,
 			sz(k->release_all_bytes, a));
 		if (k->retry_ok) {
@@ -534,7 +596,25 @@ cca_explain_append_request(GString *out, const CcaRequestRecord *r, const char *
 	g_string_append_printf(out, "%sIt belongs to the %s pool (%s).\n", more,
 			       pool_name(w->small_pool),
 			       w->small_pool ? "blocks up to 1 MiB" : "blocks over 1 MiB");
-	explain_miss(out, r, more);
+	if (r->cascade_valid && cca_explain_private_pool(r->cascade.pool_id)) {
+		/* WHY looked at the default pools: the private pool's own account */
+		g_autofree char *why = cca_explain_pool_reason(r->cascade.pool_id);
+		g_string_append_printf(out, "%sIt went to %s.\n", more, why);
+		g_string_append_printf(
+			out,
+			"%s%s: a private pool's blocks serve only its own "
+			"requests, and the default pools' never serve them.\n",
+			more,
+			r->cascade.cache_hit
+				? "A cached block of that pool served it"
+				: "No cached block of that pool on the stream served it");
+	} else {
+		g_string_append_printf(out,
+				       "%sIt went to the default pools: no capture of its stream "
+				       "and no use_mem_pool region was underway (get_pool).\n",
+				       more);
+		explain_miss(out, r, more);
+	}
 	if (r->releases && !r->oom)
 		explain_releases(out, r, more);
 	if (r->oom)
@@ -612,6 +692,7 @@ typedef struct {
 	const CcaExplainParams *params;
 	CcaRequestRecord asked; /* request params->event, with one_event */
 	bool have_asked;
+	uint64_t large_page; /* an expandable large-pool page at the peak (large_segment_size) */
 } Pass;
 
 static void
@@ -643,6 +724,7 @@ pass_take_peak(Pass *p, const CcaAllocator *alloc)
 {
 	cca_allocator_state_free(p->state);
 	p->state = cca_allocator_state(alloc);
+	p->large_page = cca_allocator_settings(alloc)->large_segment_size;
 	g_array_set_size(p->state_stacks, 0);
 	for (guint i = 0; i < p->state->len; i++) {
 		const CcaStateSegment *s = &g_array_index(p->state, CcaStateSegment, i);
@@ -784,6 +866,29 @@ append_peak(GString *out, const CcaSnapshot *snap, const Pass *p, const CcaExpla
 		}
 		if (free == 0)
 			continue;
+		if (s->is_expandable) {
+			/* empty_cache() unmaps every whole page of a free block
+			 * (release_blocks, unmap_block) even beside live blocks:
+			 * those pages are releasable, the rest of the block is not */
+			uint64_t page = cca_pytorch_expandable_page(s->is_small, p->large_page);
+			uint64_t pages = 0;
+			for (size_t k = 0; page && k < s->n_blocks; k++) {
+				const CcaStateBlock *blk = &s->blocks[k];
+				if (blk->state != CCA_BLOCK_INACTIVE)
+					continue;
+				uint64_t off = blk->address - s->address;
+				uint64_t lo = (off + page - 1) / page * page;
+				uint64_t hi = (off + blk->size) / page * page;
+				pages += hi > lo ? hi - lo : 0;
+			}
+			if (pages) {
+				cached += pages;
+				cached_segs++;
+				free -= pages;
+				if (free == 0)
+					continue;
+			}
+		}
 		stranded += free;
 		stranded_segs++;
 		for (size_t k = 0; k < s->n_blocks; k++) {
@@ -816,7 +921,7 @@ append_peak(GString *out, const CcaSnapshot *snap, const Pass *p, const CcaExpla
 	g_string_append_printf(out, "  %-44s %12s  (%u segments)\n",
 			       "free, stranded beside live blocks", sz(stranded, d), stranded_segs);
 	g_string_append_printf(out, "  %-44s %12s  (%u segments)\n",
-			       "free, whole cached segments (releasable)", sz(cached, e),
+			       "free, releasable (segments, whole pages)", sz(cached, e),
 			       cached_segs);
 	if (stranded) {
 		g_string_append(out,
@@ -906,6 +1011,15 @@ append_summary(GString *out, const CcaReplayResult *res, const Pass *pass)
 			res->oom_event);
 }
 
+/* A lab's request: the line that made it, above its account. */
+static void
+append_lab_line(GString *out, const CcaSnapshot *snap, const CcaRequestRecord *r)
+{
+	const char *line = cca_lab_event_line(snap, &r->request);
+	if (line)
+		g_string_append_printf(out, "  (made by %s)\n", line);
+}
+
 gboolean
 cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		const CcaExplainParams *params, GString *out, GError **error)
@@ -937,6 +1051,16 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		return FALSE;
 	}
 	if (params->one_event) {
+		/* a lab's events are in memory; a compact trace's are no lab's */
+		const char *lab_line =
+			snap->events && snap->events[options->device] &&
+					params->event < snap->n_events[options->device]
+				? cca_lab_event_line(snap,
+						     &g_array_index(snap->events[options->device],
+								    CcaEvent, params->event))
+				: NULL;
+		if (lab_line)
+			g_string_append_printf(out, "(made by %s)\n", lab_line);
 		if (pass.have_asked) {
 			cca_explain_append_request(out, &pass.asked, "");
 			cca_explain_append_cascade(out, &pass.asked, "");
@@ -984,6 +1108,7 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		if (r->oom || (params->limit && listed >= params->limit))
 			continue;
 		listed++;
+		append_lab_line(out, snap, r);
 		cca_explain_append_request(out, r, "  ");
 	}
 	guint ooms = 0;
@@ -993,8 +1118,10 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 			continue;
 		if (ooms++ == 0)
 			g_string_append(out, "\nWhy the allocator ran out of memory:\n");
-		if (ooms <= (params->limit ? params->limit : G_MAXUINT))
+		if (ooms <= (params->limit ? params->limit : G_MAXUINT)) {
+			append_lab_line(out, snap, r);
 			cca_explain_append_request(out, r, "  ");
+		}
 	}
 
 	if (pass.have_peak)

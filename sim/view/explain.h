@@ -76,6 +76,16 @@ void cca_explain_model_event(CcaExplainer *explainer, uint64_t cause, const CcaE
  * INDENT. */
 void cca_explain_append_request(GString *out, const CcaRequestRecord *record, const char *indent);
 
+/* Whether POOL_ID (a segment_pool_id) names a private pool, not the
+ * default (0, 0). */
+bool cca_explain_private_pool(const int64_t pool_id[2]);
+
+/* A new string naming private pool POOL_ID and why a request goes there:
+ * a pool the program made (0, N) through use_mem_pool or a capture into
+ * it, a capture's own (N, 0) through a capture of its stream, else one
+ * the replay inferred. */
+char *cca_explain_pool_reason(const int64_t pool_id[2]);
+
 /* Appends the stages of RECORD's malloc one per line, in PyTorch's
  * order (get_free_block, garbage_collect_cached_blocks, cudaMalloc,
  * release_available_cached_blocks, release_cached_blocks with its

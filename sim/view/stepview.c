@@ -19,6 +19,8 @@
 #include <string.h>
 
 #include "explain.h"
+#include "lab.h"
+#include "pytorch.h"
 #include "size.h"
 
 /* ------------------------------------------------- where AT is shown */
@@ -51,7 +53,9 @@ cca_stepview_at_before(CcaStepAt *t, uint64_t index, const CcaEvent *event)
 		t->held = false;
 		return CCA_STEP_AT_WAIT;
 	}
-	if (index > t->at) { /* the model did nothing up to AT since LAST */
+	if (index > t->at) {		    /* the model did nothing up to AT since LAST */
+		if (t->held && t->released) /* the empty_cache() at AT: the state now */
+			return step_at_take(t, t->at);
 		if (t->held) {
 			t->done = true;
 			return CCA_STEP_AT_KEEP;
@@ -63,8 +67,17 @@ cca_stepview_at_before(CcaStepAt *t, uint64_t index, const CcaEvent *event)
 	if (t->held)
 		return CCA_STEP_AT_WAIT;
 	t->held = true;
+	t->released = false;
 	t->shown = t->last;
 	return CCA_STEP_AT_HOLD;
+}
+
+void
+cca_stepview_at_model(CcaStepAt *t, uint64_t cause, const CcaEvent *model)
+{
+	if (!t->done && t->held && cause <= t->at &&
+	    (model->action == CCA_ACTION_SEGMENT_FREE || model->action == CCA_ACTION_SEGMENT_UNMAP))
+		t->released = true;
 }
 
 CcaStepAtAction
@@ -80,6 +93,8 @@ cca_stepview_at_observe(CcaStepAt *t, uint64_t index)
 	}
 	if (index == t->at || t->request || !t->have_last)
 		return step_at_take(t, index);
+	if (t->held && t->released) /* the empty_cache() at AT: the state now */
+		return step_at_take(t, t->at);
 	if (t->held) {
 		t->done = true;
 		return CCA_STEP_AT_KEEP;
@@ -93,6 +108,8 @@ cca_stepview_at_finish(CcaStepAt *t)
 {
 	if (t->done || t->request || !t->have_last)
 		return CCA_STEP_AT_WAIT;
+	if (t->held && t->released)
+		return step_at_take(t, t->at);
 	if (t->held) {
 		t->done = true;
 		return CCA_STEP_AT_KEEP;
@@ -125,6 +142,10 @@ typedef struct {
 	GArray *state; /* NULL until a copy was taken */
 	CcaStats stats;
 	uint64_t allowed_maximum;
+	uint64_t large_page;	/* an expandable large-pool page (large_segment_size) */
+	CcaEvent release_entry; /* the last release entry at or before AT */
+	bool release_is_pool;	/* a lab's release_mempool line made it */
+	const CcaSnapshot *snap;
 } Step;
 
 static void
@@ -151,6 +172,7 @@ step_copy(Step *s, uint64_t index, const CcaEvent *ev, const GArray *events,
 	s->state = cca_allocator_state(alloc);
 	s->stats = *cca_allocator_stats(alloc);
 	s->allowed_maximum = cca_allocator_allowed_maximum(alloc);
+	s->large_page = cca_allocator_settings(alloc)->large_segment_size;
 	s->shown_record = *record;
 	s->shown_has_record = has_record;
 }
@@ -169,7 +191,13 @@ step_act(Step *s, CcaStepAtAction action, uint64_t index, const CcaEvent *ev,
 		return;
 	case CCA_STEP_AT_TAKE:
 	case CCA_STEP_AT_HOLD:
-		if (s->where.shown == index)
+		if (action == CCA_STEP_AT_TAKE && s->where.released &&
+		    s->where.shown == s->where.at && index != s->where.at) {
+			/* the releases of the empty_cache() at AT, applied since */
+			CcaRequestRecord none = {0};
+			step_copy(s, s->where.at, &s->release_entry, s->events, &none, false,
+				  alloc);
+		} else if (s->where.shown == index)
 			step_copy(s, index, ev, s->events, &s->record, s->have_record, alloc);
 		else
 			step_copy(s, s->where.shown, &s->last_entry, s->last_events,
@@ -185,6 +213,12 @@ step_before(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *
 	Step *s = data;
 	if (s->captured)
 		return;
+	if ((ev->action == CCA_ACTION_SEGMENT_FREE || ev->action == CCA_ACTION_SEGMENT_UNMAP) &&
+	    index <= s->where.at) {
+		s->release_entry = *ev;
+		const char *line = cca_lab_event_line(s->snap, ev);
+		s->release_is_pool = line && strstr(line, ": release_mempool ") != NULL;
+	}
 	step_act(s, cca_stepview_at_before(&s->where, index, ev), UINT64_MAX, NULL, alloc);
 	if (!s->captured)
 		cca_explain_before(s->x, index, ev, alloc);
@@ -216,6 +250,7 @@ step_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev
 	Step *s = data;
 	if (s->captured)
 		return;
+	cca_stepview_at_model(&s->where, cause, ev);
 	cca_explain_model_event(s->x, cause, trace, ev);
 	g_array_append_val(s->events, *ev);
 }
@@ -287,8 +322,17 @@ describe_free(GString *out, const Step *s)
 	char a[32], b[32];
 	const CcaEvent *ev = &s->entry;
 	bool completed = has_model(s, CCA_ACTION_FREE_COMPLETED);
+	/* the model's own address: in a what-if it may differ from the trace's */
+	uint64_t addr = ev->addr;
+	for (guint i = 0; i < s->events->len; i++) {
+		const CcaEvent *m = &g_array_index(s->events, CcaEvent, i);
+		if (m->action == CCA_ACTION_FREE_COMPLETED) {
+			addr = m->addr;
+			break;
+		}
+	}
 	const CcaStateSegment *seg = NULL;
-	const CcaStateBlock *blk = find_block(s->state, ev->addr, &seg);
+	const CcaStateBlock *blk = find_block(s->state, addr, &seg);
 	if (ev->action == CCA_ACTION_FREE_REQUESTED && !completed) {
 		g_string_append(out,
 				"  The tensor was used on another stream (record_stream), so "
@@ -305,11 +349,22 @@ describe_free(GString *out, const Step *s)
 	else
 		g_string_append(out, "  The block");
 	if (!blk) {
-		g_string_append(out, " returned to its pool and its segment was released.\n");
+		bool released = has_model(s, CCA_ACTION_SEGMENT_FREE) ||
+				has_model(s, CCA_ACTION_SEGMENT_UNMAP);
+		g_string_append(out, released ? " returned to its pool and its segment was "
+						"released.\n"
+					      : " returned to its pool.\n");
 		return;
 	}
+	if (cca_explain_private_pool(seg->pool_id))
+		g_string_append_printf(out,
+				       " returns to private pool (%" G_GINT64_FORMAT
+				       ", %" G_GINT64_FORMAT ")'s",
+				       seg->pool_id[0], seg->pool_id[1]);
+	else
+		g_string_append(out, " returns to the");
 	g_string_append_printf(out,
-			       " returns to the %s pool of stream %" G_GUINT64_FORMAT
+			       " %s pool of stream %" G_GUINT64_FORMAT
 			       "; merged with any free neighbours it is now a free block of %s "
 			       "in a %s segment.\n",
 			       seg->is_small ? "small" : "large", seg->stream, sz(blk->size, a),
@@ -322,9 +377,22 @@ describe_free(GString *out, const Step *s)
 				     : "  The whole segment is free again: empty_cache(), garbage "
 				       "collection or an allocation that runs out can return it to "
 				       "the device.\n");
+	else if (seg->is_expandable && blk->address + blk->size == seg->address + seg->total_size)
+		g_string_append(
+			out, "  It is the free tail of an expandable segment's mapped pages: a "
+			     "larger request of this pool and stream grows it by mapping more "
+			     "pages after it, and empty_cache() unmaps the whole pages inside it "
+			     "(the rest of the reservation is address space, not memory).\n");
+	else if (seg->is_expandable)
+		g_string_append(out, "  Live blocks share this expandable segment's mapped pages: "
+				     "the free block serves requests that fit in it, and "
+				     "empty_cache() unmaps the whole pages inside it (none if it "
+				     "holds no whole page).\n");
 	else
-		g_string_append(out, "  The segment still holds live blocks, so this free space "
-				     "can only serve requests that fit in it (fragmentation).\n");
+		g_string_append(out,
+				"  The segment still holds live blocks, so this free space "
+				"can only serve requests that fit in it (fragmentation), and the "
+				"segment cannot be released.\n");
 }
 
 static void
@@ -334,13 +402,31 @@ describe_fit(GString *out, const Step *s)
 	const CcaRequestWhy *w = &s->record.why;
 	const CcaStateSegment *seg = NULL;
 	const CcaStateBlock *blk = find_block(s->state, s->record.address, &seg);
+	if (s->record.cascade_valid && cca_explain_private_pool(s->record.cascade.pool_id)) {
+		g_autofree char *why = cca_explain_pool_reason(s->record.cascade.pool_id);
+		g_string_append_printf(
+			out,
+			"  Served from the cache: the request rounds to %s (%" G_GUINT64_FORMAT
+			" B). It went to %s; a cached block of that pool's %s pool "
+			"served it (a private pool's blocks serve only its own "
+			"requests).\n",
+			sz(w->size, a), w->size, why, w->small_pool ? "small" : "large");
+		if (blk && blk->size > w->size)
+			g_string_append_printf(out,
+					       "  It is handed out whole (%s more than needed).\n",
+					       sz(blk->size - w->size, a));
+		return;
+	}
 	g_string_append_printf(
 		out,
-		"  Served from the cache: the request rounds to %s; the smallest free "
-		"block of the %s pool on stream %" G_GUINT64_FORMAT
+		"  Served from the cache: the request rounds to %s (%" G_GUINT64_FORMAT
+		" B); the smallest free block of the %s pool on stream %" G_GUINT64_FORMAT
 		" that holds it (best fit) has %s.\n",
-		sz(w->size, a), w->small_pool ? "small" : "large", w->stream,
+		sz(w->size, a), w->size, w->small_pool ? "small" : "large", w->stream,
 		sz(w->candidate_size, b));
+	if (s->record.cascade_valid)
+		g_string_append(out, "  It went to the default pools: no capture of its stream and "
+				     "no use_mem_pool region was underway (get_pool).\n");
 	if (w->fitting_blocks > 1 && w->same_size > 1)
 		g_string_append_printf(
 			out,
@@ -363,8 +449,9 @@ describe_fit(GString *out, const Step *s)
 		g_string_append_printf(
 			out,
 			"  It is handed out whole (%s more than needed): large-pool "
-			"blocks are split only when more than 1 MiB would remain, and "
-			"never at max_split_size or above.\n",
+			"blocks are split only when more than 1 MiB would remain (512 B "
+			"under expandable_segments:True), and never at max_split_size or "
+			"above.\n",
 			sz(blk->size - w->size, a));
 }
 
@@ -393,6 +480,28 @@ describe_decision(GString *out, const Step *s, const CcaReplayResult *res)
 		g_string_append(out, "  Nothing: a _snapshot() call was recorded here.\n");
 		break;
 	default:
+		if ((ev->action == CCA_ACTION_SEGMENT_FREE ||
+		     ev->action == CCA_ACTION_SEGMENT_UNMAP) &&
+		    (has_model(s, CCA_ACTION_SEGMENT_FREE) ||
+		     has_model(s, CCA_ACTION_SEGMENT_UNMAP))) {
+			if (s->release_is_pool)
+				g_string_append(
+					out,
+					"  The program deleted a MemPool here: ~MemPool made its "
+					"pool freeable (releasePool) and emptyCache(pool) "
+					"synchronized and released that pool's wholly free cached "
+					"segments, small ones first; the other pools keep theirs.\n");
+			else
+				g_string_append(
+					out,
+					"  The program released cached memory here (empty_cache(), "
+					"or a MemPool's deletion, which releases only its own pool): "
+					"release_cached_blocks synchronized the streams and released "
+					"every wholly free cached segment of the default pools and of "
+					"the freeable private pools, and unmapped the whole free "
+					"pages of expandable segments.\n");
+			break;
+		}
 		if (res->whatif)
 			g_string_append(out,
 					"  Nothing: this is the recorded run's own segment entry, "
@@ -449,14 +558,25 @@ touched(const Step *s, const CcaStateSegment *seg)
 }
 
 /* One character per 1/WIDTH of SEG: the state holding most of its range
- * ('#' allocated, 'p' pending free, '.' free). */
+ * ('#' allocated, 'p' pending free, '.' free); in an expandable segment
+ * of PAGE-byte pages, '|' where a page ends inside the column (the mapped
+ * run starts on a page boundary). */
 static void
-segment_bar(GString *out, const CcaStateSegment *seg, guint width)
+segment_bar(GString *out, const CcaStateSegment *seg, guint width, uint64_t page)
 {
 	size_t k = 0;
 	for (guint c = 0; c < width; c++) {
 		uint64_t lo = seg->address + seg->total_size * c / width;
 		uint64_t hi = seg->address + seg->total_size * (c + 1) / width;
+		if (seg->is_expandable && page && c > 0 &&
+		    (lo - seg->address) / page != (hi - 1 - seg->address) / page) {
+			g_string_append_c(out, '|');
+			continue;
+		}
+		if (seg->is_expandable && page && c > 0 && (lo - seg->address) % page == 0) {
+			g_string_append_c(out, '|');
+			continue;
+		}
 		uint64_t cover[3] = {0};
 		while (k < seg->n_blocks && seg->blocks[k].address + seg->blocks[k].size <= lo)
 			k++;
@@ -478,6 +598,7 @@ segment_bar(GString *out, const CcaStateSegment *seg, guint width)
 typedef struct {
 	bool small;
 	uint64_t stream;
+	int64_t pool_id[2]; /* (0, 0): the default pools */
 	uint32_t free_blocks;
 	uint64_t free_bytes, largest;
 	uint32_t pending;
@@ -507,11 +628,14 @@ describe_state(GString *out, const Step *s, const CcaStepParams *params)
 		PoolRow *row = NULL;
 		for (guint r = 0; r < rows->len; r++) {
 			PoolRow *x = &g_array_index(rows, PoolRow, r);
-			if (x->small == seg->is_small && x->stream == seg->stream)
+			if (x->small == seg->is_small && x->stream == seg->stream &&
+			    x->pool_id[0] == seg->pool_id[0] && x->pool_id[1] == seg->pool_id[1])
 				row = x;
 		}
 		if (!row) {
-			PoolRow n = {.small = seg->is_small, .stream = seg->stream};
+			PoolRow n = {.small = seg->is_small,
+				     .stream = seg->stream,
+				     .pool_id = {seg->pool_id[0], seg->pool_id[1]}};
 			g_array_append_val(rows, n);
 			row = &g_array_index(rows, PoolRow, rows->len - 1);
 		}
@@ -532,9 +656,16 @@ describe_state(GString *out, const Step *s, const CcaStepParams *params)
 		g_string_append(out, "  (empty: nothing reserved)\n");
 	for (guint r = 0; r < rows->len; r++) {
 		const PoolRow *x = &g_array_index(rows, PoolRow, r);
+		if (cca_explain_private_pool(x->pool_id))
+			g_string_append_printf(out,
+					       "  private pool (%" G_GINT64_FORMAT
+					       ", %" G_GINT64_FORMAT ")'s",
+					       x->pool_id[0], x->pool_id[1]);
+		else
+			g_string_append(out, " ");
 		g_string_append_printf(
 			out,
-			"  %s pool, stream %" G_GUINT64_FORMAT ": %u free block%s, %s, largest %s",
+			" %s pool, stream %" G_GUINT64_FORMAT ": %u free block%s, %s, largest %s",
 			x->small ? "small" : "large", x->stream, x->free_blocks,
 			x->free_blocks == 1 ? "" : "s", sz(x->free_bytes, a), sz(x->largest, b));
 		if (x->pending)
@@ -547,7 +678,8 @@ describe_state(GString *out, const Step *s, const CcaStepParams *params)
 	guint limit = params->max_segments ? params->max_segments : G_MAXUINT;
 	g_string_append_printf(
 		out, "Segments (* touched by this entry, listed first; then address order; "
-		     "'#' allocated, 'p' pending free, '.' free):\n");
+		     "'#' allocated, 'p' pending free, '.' free, '|' a page boundary of "
+		     "an expandable segment):\n");
 	guint shown = 0, hidden = 0;
 	for (int pass = 0; pass < 2; pass++)
 		for (guint i = 0; i < s->state->len; i++) {
@@ -572,10 +704,22 @@ describe_state(GString *out, const Step *s, const CcaStepParams *params)
 			g_string_append_printf(out, " %c0x%012" G_GINT64_MODIFIER "x %10s %s |",
 					       t ? '*' : ' ', seg->address, sz(seg->total_size, a),
 					       seg->is_small ? "small" : "large");
-			segment_bar(out, seg, width);
-			g_string_append_printf(out, "| %zu block%s, %s used, %s free\n",
+			uint64_t page = cca_pytorch_expandable_page(seg->is_small, s->large_page);
+			segment_bar(out, seg, width, page);
+			g_string_append_printf(out, "| %zu block%s, %s used, %s free",
 					       seg->n_blocks, seg->n_blocks == 1 ? "" : "s",
 					       sz(used, b), sz(free, c));
+			if (cca_explain_private_pool(seg->pool_id))
+				g_string_append_printf(out,
+						       "; private pool (%" G_GINT64_FORMAT
+						       ", %" G_GINT64_FORMAT ")",
+						       seg->pool_id[0], seg->pool_id[1]);
+			if (seg->is_expandable && page)
+				g_string_append_printf(
+					out, "; %" G_GUINT64_FORMAT " mapped page%s of %s",
+					seg->total_size / page,
+					seg->total_size / page == 1 ? "" : "s", sz(page, a));
+			g_string_append_c(out, '\n');
 		}
 	if (hidden)
 		g_string_append_printf(out,
@@ -598,6 +742,7 @@ cca_stepview_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	}
 	Step s = {
 		.params = params,
+		.snap = snap,
 		.events = g_array_new(FALSE, FALSE, sizeof(CcaEvent)),
 		.last_events = g_array_new(FALSE, FALSE, sizeof(CcaEvent)),
 	};
@@ -647,6 +792,9 @@ cca_stepview_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
 			g_string_append_printf(out, ", t = %.6f s",
 					       (double)(asked.time_us - first.time_us) / 1e6);
 		g_string_append_c(out, '\n');
+		const char *lab_line = cca_lab_event_line(snap, &asked);
+		if (lab_line)
+			g_string_append_printf(out, "  made by %s\n", lab_line);
 		if (s.state && res.whatif && s.shown == params->at)
 			describe_model_address(out, &s, &asked);
 		if (asked.stack != CCA_ID_NONE) {

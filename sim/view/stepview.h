@@ -53,6 +53,10 @@ typedef struct {
 	bool request; /* a request came after LAST, at or before AT */
 	bool held;    /* a copy after LAST is held */
 	bool done;    /* the answer is known */
+	/* the model released memory for a release entry at or before AT since
+	 * the copy was held (an empty_cache() the program made there): the
+	 * state after it, not the copy, is the answer */
+	bool released;
 } CcaStepAt;
 
 /* Starts T for entry AT. */
@@ -60,6 +64,10 @@ void cca_stepview_at_init(CcaStepAt *t, uint64_t at);
 
 /* Feed from before_request (its INDEX and EVENT); returns what to do. */
 CcaStepAtAction cca_stepview_at_before(CcaStepAt *t, uint64_t index, const CcaEvent *event);
+
+/* Feed from on_model_event (its CAUSE and the model's entry MODEL):
+ * notes the releases of an empty_cache() at or before AT. */
+void cca_stepview_at_model(CcaStepAt *t, uint64_t cause, const CcaEvent *model);
 
 /* Feed from the observer (its INDEX); returns what to do. */
 CcaStepAtAction cca_stepview_at_observe(CcaStepAt *t, uint64_t index);
