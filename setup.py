@@ -3,7 +3,7 @@
 Compiles python/ccasim.c with every sim/**/*.c (the sources of libccasim.a,
 nothing else), flags from pkg-config, and a config.h of its own (what
 configure would write for a release build).  Ships ccasim-record
-(tools/ccasim_record.py and tools/record-site/sitecustomize.py) too.
+(record/ccasim_record.py and record/record-site/sitecustomize.py) too.
 """
 import glob
 import os
@@ -67,11 +67,11 @@ class BuildExt(build_ext):
 
 
 class BuildPy(build_py):
-    """Also copies tools/ccasim_record.py and the module's stub to the top level."""
+    """Also copies record/ccasim_record.py and the module's stub to the top level."""
 
     def run(self):
         super().run()
-        for src, dst in (("tools/ccasim_record.py", "ccasim_record.py"), ("python/ccasim.pyi", "ccasim.pyi")):
+        for src, dst in (("record/ccasim_record.py", "ccasim_record.py"), ("python/ccasim.pyi", "ccasim.pyi")):
             self.copy_file(os.path.join(here, src), os.path.join(self.build_lib, dst))
 
 
@@ -96,7 +96,7 @@ setup(
     version=version(),
     ext_modules=[ccasim],
     cmdclass={"build_ext": BuildExt, "build_py": BuildPy},
-    package_dir={"": "python", "ccasim_record_site": "tools/record-site"},
+    package_dir={"": "python", "ccasim_record_site": "record/record-site"},
     py_modules=["ccasim_record_main"],
     packages=["ccasim_record_site"],
 )

@@ -16,6 +16,7 @@
 
 #include "cudautil.h"
 #include "json.h"
+#include "size.h"
 
 
 /* Times one cudaMalloc/cudaFree pair of SIZE bytes; FALSE on an error. */

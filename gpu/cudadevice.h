@@ -15,20 +15,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cudaerror.h"
 #include "device.h"
 #include "snapshot.h"
 
 G_BEGIN_DECLS
 
-/* Errors of the CUDA runtime or driver, and the absence of a device. */
-#define CCA_CUDA_ERROR (cca_cudadevice_error_quark())
-GQuark cca_cudadevice_error_quark(void);
-
-typedef enum {
-	CCA_CUDA_ERROR_NO_DEVICE,   /* no usable GPU (no driver, no device, bad ordinal) */
-	CCA_CUDA_ERROR_FAILED,	    /* a runtime or driver call failed */
-	CCA_CUDA_ERROR_UNSUPPORTED, /* the replay needs what a GPU cannot do */
-} CcaCudaError;
 
 /* What one device call was. */
 typedef enum {

@@ -1,6 +1,6 @@
 /* cudautil.h - what the GPU modules share: opening a device, the
  * virtual-memory driver API reached through cudart, CUDA errors as GErrors
- * (domain CCA_CUDA_ERROR of cudadevice.h), a monotonic clock and medians.
+ * (domain CCA_CUDA_ERROR of cudaerror.h), a monotonic clock and medians.
  * Private to gpu/: it includes the CUDA headers, which the rest of ccasim
  * never sees.
  */
@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cudadevice.h"
+#include "cudaerror.h"
 
 G_BEGIN_DECLS
 

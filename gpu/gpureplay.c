@@ -18,12 +18,14 @@
 #include "config.h"
 
 #include "gpureplay.h"
+#include "event_cursor.h"
 
 #include <string.h>
 
 #include "cudautil.h"
 #include "json.h"
 #include "settings.h"
+#include "simdevice.h"
 #include "size.h"
 
 #define DEFAULT_GRANULARITY CCA_H200_GRANULARITY

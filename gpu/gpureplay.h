@@ -46,7 +46,7 @@ typedef struct {
 /* The blocks within segments at one moment: a digest of the exact layout
  * (addresses) and one of the layout up to segment placement (each segment
  * as its size and its blocks' offsets, sizes and active/free state, the
- * segments sorted; the same text tools/torch_replay.py hashes). */
+ * segments sorted; the same text gpu-scripts/torch_replay.py hashes). */
 typedef struct {
 	bool taken;
 	uint64_t reserved; /* bytes reserved then */

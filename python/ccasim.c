@@ -16,6 +16,11 @@
  * one trace at once.  No Python code runs during the walk of a dict
  * (exact type checks, PyDict_Next, no __eq__, __hash__ or __index__), and
  * every container walked is kept alive until the walk ends.
+ *
+ * long-file: one CPython extension module; its functions share the
+ * argument converters, the GIL discipline and the dict walk above.  A
+ * split into several C files of one module is the natural cut (the
+ * loaders, the replays, the studies), left for later.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -24,7 +29,10 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
@@ -40,11 +48,13 @@
 #include "pickle.h"
 #include "plan.h"
 #include "replay.h"
+#include "simdevice.h"
 #include "report.h"
 #include "timing.h"
 #include "settings.h"
 #include "size.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 #include "sweep.h"
 #include "text.h"
 #include "timeline.h"
@@ -156,6 +166,31 @@ raise_trace_error(const char *name, const GError *error)
 	}
 	Py_XDECREF(exc);
 	Py_XDECREF(offset);
+}
+
+/* When ERROR, the failed load of file PATH, is the file system's (PATH
+ * cannot be opened, or is a folder), raises the OSError of Python's own
+ * open() for it, FileNotFoundError, PermissionError, IsADirectoryError and
+ * the like, with errno and filename, and returns TRUE; FALSE (nothing
+ * raised) for anything else, which is the content's: TraceError. */
+static gboolean
+raise_file_error(const char *path, const GError *error)
+{
+	if (!error || error->domain != CCA_INPUT_ERROR || error->code != CCA_INPUT_ERROR_IO)
+		return FALSE;
+	int fd = g_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY, 0);
+	int e = errno;
+	if (fd >= 0) {
+		struct stat st;
+		gboolean dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+		close(fd);
+		if (!dir)
+			return FALSE;
+		e = EISDIR;
+	}
+	errno = e;
+	PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
+	return TRUE;
 }
 
 /* Raises ConfigError MESSAGE with `key` KEY (NULL: None). */
@@ -583,6 +618,48 @@ column_item(PyObject *self, Py_ssize_t i)
 	return PyLong_FromLongLong(c->data[i]);
 }
 
+/* iter(column): its values in order (pandas and list() take it as a
+ * sequence, not as one object). */
+static PyObject *
+column_iter(PyObject *self)
+{
+	return PySeqIter_New(self);
+}
+
+/* column.__array__(dtype=None, copy=None): numpy's view of the buffer, so
+ * that numpy.asarray(), pandas.Series() and DataFrame columns are int64
+ * arrays without a copy (a copy when COPY is true or DTYPE differs). */
+static PyObject *
+column_array(PyObject *self, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {"dtype", "copy", NULL};
+	PyObject *dtype = Py_None, *copy = Py_None;
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OO:__array__", kwlist, &dtype, &copy))
+		return NULL;
+	PyObject *numpy = PyImport_ImportModule("numpy");
+	if (numpy == NULL)
+		return NULL;
+	PyObject *view = PyMemoryView_FromObject(self);
+	PyObject *array =
+		view ? PyObject_CallMethod(numpy, "frombuffer", "Os", view, "int64") : NULL;
+	Py_XDECREF(view);
+	if (array != NULL && (dtype != Py_None || (copy != Py_None && PyObject_IsTrue(copy)))) {
+		PyObject *converted = dtype != Py_None
+					      ? PyObject_CallMethod(array, "astype", "O", dtype)
+					      : PyObject_CallMethod(array, "copy", NULL);
+		Py_DECREF(array);
+		array = converted;
+	}
+	Py_DECREF(numpy);
+	return array;
+}
+
+static PyMethodDef column_methods[] = {
+	{"__array__", (PyCFunction)(void (*)(void))column_array, METH_VARARGS | METH_KEYWORDS,
+	 "__array__(dtype=None, copy=None) -> numpy.ndarray of int64 over the column's buffer"},
+	{NULL},
+};
+
 static PyBufferProcs column_as_buffer = {column_getbuffer, column_releasebuffer};
 static PySequenceMethods column_as_sequence = {.sq_length = column_len, .sq_item = column_item};
 
@@ -592,6 +669,8 @@ static PyTypeObject column_type = {
 	.tp_dealloc = column_dealloc,
 	.tp_as_buffer = &column_as_buffer,
 	.tp_as_sequence = &column_as_sequence,
+	.tp_iter = column_iter,
+	.tp_methods = column_methods,
 	.tp_flags = Py_TPFLAGS_DEFAULT,
 	.tp_doc = "An int64 column of a timeline (buffer protocol, format 'q'): "
 		  "numpy.asarray(column) takes it without a copy.",
@@ -675,7 +754,7 @@ parse_limits(PyObject *memory_fraction, PyObject *device_memory, PyObject *pytor
 			GError *error = NULL;
 			if (text == NULL)
 				return FALSE;
-			if (!cca_size_parse(text, "device_memory", &bytes, &error)) {
+			if (!cca_size_parse_device(text, "device_memory", &bytes, &error)) {
 				raise_config_error("device_memory", error->message);
 				g_error_free(error);
 				return FALSE;
@@ -696,6 +775,17 @@ parse_limits(PyObject *memory_fraction, PyObject *device_memory, PyObject *pytor
 		}
 		if (bytes == 0) {
 			raise_config_error("device_memory", "device_memory: must be above 0");
+			return FALSE;
+		}
+		/* an int is bytes: one below 1 MiB is a unit left out, as on the
+		 * command line (cca_size_parse_device()) */
+		if (bytes < CCA_MIB) {
+			g_autofree char *m = g_strdup_printf(
+				"device_memory: %" G_GUINT64_FORMAT
+				" bytes is no device's memory: give a size string such as "
+				"'%" G_GUINT64_FORMAT "G' or a byte count",
+				bytes, bytes);
+			raise_config_error("device_memory", m);
 			return FALSE;
 		}
 		a->device_memory = bytes;
@@ -813,7 +903,58 @@ parse_config(const char *conf, uint32_t version, CcaSettings *settings)
 }
 
 
-/* The timeline TL as a dict of columns (one entry per bucket). */
+/* ccasim.Timeline, made at import from TIMELINE_SOURCE. */
+static PyObject *timeline_class;
+
+/* The class of a replay's timeline: a dict of the equal-length columns
+ * alone, so that pandas.DataFrame(timeline) is one row per bucket, with
+ * the other figures as attributes (and as items for timeline[name]). */
+static const char timeline_source[] =
+	"class Timeline(dict):\n"
+	"    '''A replay's timeline: a dict of equal-length int64 columns (ccasim.Column),\n"
+	"    one row per bucket, so that pandas.DataFrame(timeline) has a row per bucket.\n"
+	"    The figures beside them (ooms, n_events, n_buckets, has_time, t_min, t_max,\n"
+	"    peak_reserved, peak_index, allowed_maximum) are attributes; timeline[name]\n"
+	"    reads them too.  to_pandas() is pandas.DataFrame(timeline).'''\n"
+	"    __slots__ = ('_meta',)\n"
+	"    def __missing__(self, key):\n"
+	"        meta = object.__getattribute__(self, '_meta')\n"
+	"        if isinstance(key, str) and key in meta:\n"
+	"            return meta[key]\n"
+	"        raise KeyError(key)\n"
+	"    def __getattr__(self, name):\n"
+	"        try:\n"
+	"            return object.__getattribute__(self, '_meta')[name]\n"
+	"        except (KeyError, AttributeError):\n"
+	"            raise AttributeError(name) from None\n"
+	"    @property\n"
+	"    def figures(self):\n"
+	"        '''The figures beside the columns, as a new dict.'''\n"
+	"        return dict(object.__getattribute__(self, '_meta'))\n"
+	"    def to_pandas(self):\n"
+	"        '''pandas.DataFrame of the columns, one row per bucket.'''\n"
+	"        import pandas\n"
+	"        return pandas.DataFrame(dict(self))\n"
+	"    def __reduce__(self):\n"
+	"        return (dict, (dict(self),))\n";
+
+/* Makes ccasim.Timeline into TIMELINE_CLASS; FALSE with a Python error. */
+static gboolean
+timeline_class_make(void)
+{
+	PyObject *globals = Py_BuildValue("{s:O,s:s}", "__builtins__", PyEval_GetBuiltins(),
+					  "__name__", "ccasim");
+	if (globals == NULL)
+		return FALSE;
+	PyObject *r = PyRun_String(timeline_source, Py_file_input, globals, globals);
+	Py_XDECREF(r);
+	if (r != NULL)
+		timeline_class = Py_XNewRef(PyDict_GetItemString(globals, "Timeline"));
+	Py_DECREF(globals);
+	return timeline_class != NULL;
+}
+
+/* The timeline TL as a Timeline: a dict of columns (one entry per bucket). */
 static PyObject *
 timeline_dict(const CcaTimeline *tl)
 {
@@ -864,7 +1005,14 @@ timeline_dict(const CcaTimeline *tl)
 			ok = FALSE;
 		Py_XDECREF(col);
 	}
-	PyObject *ooms = ok ? PyList_New(0) : NULL;
+	/* the figures beside the columns: attributes of the Timeline, and
+	 * items that timeline[name] finds, but no columns of its DataFrame */
+	if (!ok) {
+		Py_DECREF(d);
+		return NULL;
+	}
+	PyObject *meta = PyDict_New();
+	PyObject *ooms = meta ? PyList_New(0) : NULL;
 	for (guint i = 0; ooms != NULL && tl->ooms && i < tl->ooms->len; i++) {
 		const CcaTimelineOom *o = &g_array_index(tl->ooms, CcaTimelineOom, i);
 		PyObject *od = Py_BuildValue(
@@ -875,8 +1023,9 @@ timeline_dict(const CcaTimeline *tl)
 			Py_CLEAR(ooms);
 		Py_XDECREF(od);
 	}
-	if (ooms == NULL || PyDict_SetItemString(d, "ooms", ooms) < 0) {
+	if (ooms == NULL || PyDict_SetItemString(meta, "ooms", ooms) < 0) {
 		Py_XDECREF(ooms);
+		Py_XDECREF(meta);
 		Py_DECREF(d);
 		return NULL;
 	}
@@ -888,13 +1037,22 @@ timeline_dict(const CcaTimeline *tl)
 		(unsigned long long)tl->peak_reserved, "peak_index",
 		(unsigned long long)tl->peak_index, "allowed_maximum",
 		(unsigned long long)tl->allowed_maximum);
-	if (scalars == NULL || PyDict_Update(d, scalars) < 0) {
+	if (scalars == NULL || PyDict_Update(meta, scalars) < 0) {
 		Py_XDECREF(scalars);
+		Py_DECREF(meta);
 		Py_DECREF(d);
 		return NULL;
 	}
 	Py_DECREF(scalars);
-	return d;
+	PyObject *timeline = PyObject_CallOneArg(timeline_class, d);
+	Py_DECREF(d);
+	if (timeline == NULL || PyObject_SetAttrString(timeline, "_meta", meta) < 0) {
+		Py_XDECREF(timeline);
+		Py_DECREF(meta);
+		return NULL;
+	}
+	Py_DECREF(meta);
+	return timeline;
 }
 
 /* What one replay call asked for, kept by its result for the timeline. */
@@ -1484,27 +1642,36 @@ trace_sweep(PyObject *self, PyObject *args, PyObject *kwds)
 static PyObject *
 trace_fit(PyObject *self, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = {"configs",
-				 "sets",
-				 "default_grid",
-				 "recorded",
-				 "gpus",
-				 "context",
-				 "device",
-				 "pytorch_version",
-				 "jobs",
-				 "memory_fraction",
-				 "full",
-				 "recorded_memory_fraction",
-				 NULL};
+	static char *kwlist[] = {"configs",	 "sets",
+				 "default_grid", "recorded",
+				 "gpu",		 "context",
+				 "device",	 "pytorch_version",
+				 "jobs",	 "memory_fraction",
+				 "full",	 "recorded_memory_fraction",
+				 "gpus",	 NULL};
 	Trace *t = (Trace *)self;
 	PyObject *configs_o = NULL, *sets_o = NULL, *default_o = Py_None, *gpus_o = NULL,
-		 *context = NULL, *version = NULL, *fraction = NULL, *recorded_fraction = NULL;
+		 *context = NULL, *version = NULL, *fraction = NULL, *recorded_fraction = NULL,
+		 *old_gpus = NULL;
 	int recorded = 0, device = 0, jobs = 0, full = 0;
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OOOpOOiOiOpO:fit", kwlist, &configs_o,
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OOOpOOiOiOpO$O:fit", kwlist, &configs_o,
 					 &sets_o, &default_o, &recorded, &gpus_o, &context, &device,
-					 &version, &jobs, &fraction, &full, &recorded_fraction))
+					 &version, &jobs, &fraction, &full, &recorded_fraction,
+					 &old_gpus))
 		return NULL;
+	/* gpus= is fit's old name of gpu= (sweep's, fleet's and the CLI's --gpu) */
+	if (old_gpus != NULL) {
+		if (gpus_o != NULL) {
+			raise_config_error("gpus", "gpus: give gpu= alone (gpus= is its old name)");
+			return NULL;
+		}
+		if (PyErr_WarnEx(
+			    PyExc_DeprecationWarning,
+			    "fit(gpus=...) is now fit(gpu=...), as in sweep() and the CLI's --gpu",
+			    1) < 0)
+			return NULL;
+		gpus_o = old_gpus;
+	}
 	CallArgs a = {.device = device};
 	if (!parse_limits(fraction, NULL, version, &a) ||
 	    !parse_recorded_fraction(recorded_fraction, &a))
@@ -1517,7 +1684,7 @@ trace_fit(PyObject *self, PyObject *args, PyObject *kwds)
 	g_auto(GStrv) sets = NULL;
 	g_auto(GStrv) gpu_names = NULL;
 	if (!parse_strv(configs_o, "configs", &configs) || !parse_strv(sets_o, "sets", &sets) ||
-	    !parse_strv(gpus_o, "gpus", &gpu_names))
+	    !parse_strv(gpus_o, "gpu", &gpu_names))
 		return NULL;
 	const CcaGpuPreset *gpus[CCA_FIT_MAX_GPUS];
 	guint n_gpus = 0, n_presets;
@@ -1532,10 +1699,10 @@ trace_fit(PyObject *self, PyObject *args, PyObject *kwds)
 		const CcaGpuPreset *g = cca_fit_gpu_preset_find(*p, &why);
 		if (!g || n_gpus == CCA_FIT_MAX_GPUS) {
 			g_autofree char *m =
-				g ? g_strdup_printf("gpus: at most %d GPUs", CCA_FIT_MAX_GPUS)
-				  : g_strdup_printf("gpus: %s", why->message);
+				g ? g_strdup_printf("gpu: at most %d GPUs", CCA_FIT_MAX_GPUS)
+				  : g_strdup_printf("gpu: %s", why->message);
 			g_clear_error(&why);
-			raise_config_error("gpus", m);
+			raise_config_error("gpu", m);
 			return NULL;
 		}
 		gpus[n_gpus++] = g;
@@ -1792,11 +1959,12 @@ static PyMethodDef trace_methods[] = {
 	 "Returns the rows, or with full=True the whole document (notes,\n"
 	 "recommendation, ...).  pandas.DataFrame(rows) takes the rows as they are."},
 	{"fit", (PyCFunction)(void (*)(void))trace_fit, METH_VARARGS | METH_KEYWORDS,
-	 "fit(configs=None, sets=None, default_grid=None, recorded=False, gpus=None,\n"
+	 "fit(configs=None, sets=None, default_grid=None, recorded=False, gpu=None,\n"
 	 "    context=None, device=0, pytorch_version=None, jobs=0, memory_fraction=None,\n"
 	 "    full=False) -> list of dict\n\n"
 	 "`ccasim fit --json`: the smallest device memory (to 2 MiB) each setting runs\n"
-	 "in without OOM; gpus names presets ('A100-40GB', 'all')."},
+	 "in without OOM; gpu names presets, one or a list ('A100-40GB', 'all'), as\n"
+	 "sweep(gpu=) and --gpu do (gpus= is its deprecated old name)."},
 	{"explain", (PyCFunction)(void (*)(void))trace_explain, METH_VARARGS | METH_KEYWORDS,
 	 "explain(config=None, memory_fraction=None, device_memory=None, device=0,\n"
 	 "        pytorch_version=None, limit=20, top=8) -> str\n\n"
@@ -1837,7 +2005,11 @@ raise_fleet_error(const GError *error)
 {
 	PyObject *type = ccasim_error;
 	if (error->domain == G_FILE_ERROR)
-		type = error->code == G_FILE_ERROR_NOENT ? PyExc_FileNotFoundError : PyExc_OSError;
+		type = error->code == G_FILE_ERROR_NOENT ? PyExc_FileNotFoundError
+		       : error->code == G_FILE_ERROR_ACCES || error->code == G_FILE_ERROR_PERM
+			       ? PyExc_PermissionError
+		       : error->code == G_FILE_ERROR_ISDIR ? PyExc_IsADirectoryError
+							   : PyExc_OSError;
 	PyErr_SetString(type, error->message);
 }
 
@@ -2265,11 +2437,12 @@ fleet_write(PyObject *module, PyObject *args, PyObject *kwds)
 static PyObject *
 fleet_merge(PyObject *module, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = {"dirs", "format", "wide", NULL};
+	static char *kwlist[] = {"dirs", "format", "wide", "allow_missing", NULL};
 	PyObject *dirs_o;
 	const char *format = "text";
-	int wide = 0;
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|sp:merge", kwlist, &dirs_o, &format, &wide))
+	int wide = 0, allow_missing = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|sp$p:merge", kwlist, &dirs_o, &format,
+					 &wide, &allow_missing))
 		return NULL;
 	bool text = strcmp(format, "text") == 0;
 	void (*print)(CcaFleetMerge *, GString *) =
@@ -2291,6 +2464,21 @@ fleet_merge(PyObject *module, PyObject *args, PyObject *kwds)
 	for (char **d = dirs; ok && *d; d++)
 		ok = cca_fleet_merge_add_dir(merge, *d, &error);
 	ok = ok && cca_fleet_merge_check(merge, &error);
+	/* a shard that never ran, as `ccasim fleet merge` without --allow-missing */
+	if (ok && !allow_missing) {
+		g_autoptr(GPtrArray) missing = cca_fleet_merge_missing(merge);
+		if (missing->len) {
+			g_autoptr(GString) list = g_string_new(NULL);
+			for (guint i = 0; i < missing->len; i++)
+				g_string_append_printf(list, "%s%s", i ? ", " : "",
+						       (const char *)g_ptr_array_index(missing, i));
+			g_set_error(&error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+				    "missing shard%s %s: no rows file in the folders given; run "
+				    "them, or merge anyway with allow_missing=True",
+				    missing->len == 1 ? "" : "s", list->str);
+			ok = FALSE;
+		}
+	}
 	if (ok && text)
 		cca_fleet_merge_print_text(merge, out, wide ? G_MAXUINT : CCA_TEXT_COLUMNS);
 	else if (ok)
@@ -2356,11 +2544,12 @@ static PyMethodDef fleet_methods[] = {
 	 "Every row is checked first (ConfigError 'rows' naming the bad one, nothing\n"
 	 "written); ccasim.Error when DIR holds a run with other options, OSError on I/O."},
 	{"merge", (PyCFunction)(void (*)(void))fleet_merge, METH_VARARGS | METH_KEYWORDS,
-	 "merge(dirs, format='text', wide=False) -> str\n\n"
+	 "merge(dirs, format='text', wide=False, *, allow_missing=False) -> str\n\n"
 	 "`ccasim fleet merge DIRS` (format 'text'; wide=True: --wide), `--json` ('json')\n"
 	 "or `--csv` ('csv'): the report on every row of the run folders, each row once.\n"
-	 "ccasim.Error when they hold no row yet (or a fleet.json differs), OSError on\n"
-	 "I/O; a RuntimeWarning for each line that is no fleet row (left out, counted)."},
+	 "ccasim.Error when they hold no row yet (or a fleet.json differs) or a shard left\n"
+	 "no rows file (allow_missing=True: --allow-missing), OSError on I/O; a\n"
+	 "RuntimeWarning for each line that is no fleet row (left out, counted)."},
 	{NULL},
 };
 
@@ -2392,6 +2581,7 @@ ccasim_load(PyObject *module, PyObject *args, PyObject *kwds)
 	CcaSnapshot *snap = NULL;
 	char *name = NULL;
 	GError *error = NULL;
+	gboolean from_path = FALSE;
 	if (PyDict_Check(source) || PyList_Check(source)) {
 		name = g_strdup(name_arg ? name_arg : "<dict>");
 		snap = snapshot_from_object(source, name);
@@ -2421,12 +2611,14 @@ ccasim_load(PyObject *module, PyObject *args, PyObject *kwds)
 		}
 		name = g_strdup(PyBytes_AS_STRING(path));
 		Py_DECREF(path);
+		from_path = TRUE;
 		Py_BEGIN_ALLOW_THREADS;
 		snap = cca_snapshot_load(name, &error);
 		Py_END_ALLOW_THREADS;
 	}
 	if (!snap) {
-		raise_trace_error(name, error);
+		if (!from_path || !raise_file_error(name, error))
+			raise_trace_error(name, error);
 		g_clear_error(&error);
 		g_free(name);
 		return NULL;
@@ -2468,7 +2660,7 @@ static PyMethodDef ccasim_methods[] = {
 	 "(walked in C, nothing unpickled or executed).  name replaces the path in\n"
 	 "messages.  Raises TraceError (with .file and .offset) on bad input."},
 	{"gpu_presets", ccasim_gpu_presets, METH_NOARGS,
-	 "gpu_presets() -> list of dict: the GPUs fit(gpus=...) and sweep(gpu=...) know."},
+	 "gpu_presets() -> list of dict: the GPUs fit(gpu=...) and sweep(gpu=...) know."},
 	{NULL},
 };
 
@@ -2491,7 +2683,7 @@ PyMODINIT_FUNC
 PyInit_ccasim(void)
 {
 	if (PyType_Ready(&column_type) < 0 || PyType_Ready(&replay_type) < 0 ||
-	    PyType_Ready(&trace_type) < 0)
+	    PyType_Ready(&trace_type) < 0 || !timeline_class_make())
 		return NULL;
 	PyObject *m = PyModule_Create(&ccasim_module);
 	if (m == NULL)
@@ -2515,6 +2707,7 @@ PyInit_ccasim(void)
 	    PyModule_AddObjectRef(m, "Trace", (PyObject *)&trace_type) < 0 ||
 	    PyModule_AddObjectRef(m, "Replay", (PyObject *)&replay_type) < 0 ||
 	    PyModule_AddObjectRef(m, "Column", (PyObject *)&column_type) < 0 ||
+	    PyModule_AddObjectRef(m, "Timeline", timeline_class) < 0 ||
 	    PyModule_AddStringConstant(m, "__version__", PACKAGE_VERSION) < 0) {
 		Py_DECREF(m);
 		return NULL;

@@ -1,4 +1,4 @@
-"""ccasim-record as pip installs it: tools/ccasim_record.py's main() with the
+"""ccasim-record as pip installs it: record/ccasim_record.py's main() with the
 directory of its sitecustomize.py (the ccasim_record_site package)."""
 import sys
 

@@ -1,4 +1,4 @@
-# python/: the `ccasim` Python module (issue 17), built with --enable-python.
+# python/: the `ccasim` Python module (doc/python.md), built with --enable-python.
 # The module links a second, position-independent build of libccasim
 # (the CLI keeps its non-PIC one); symbols stay hidden, so the module
 # exports PyInit_ccasim alone.  Tests import it from the build tree
@@ -22,7 +22,7 @@ EXTRA_DIST += %D%/ccasim.pyi %D%/ccasim.c
 # The module's tests (TAP from Python), run by the interpreter configure
 # found, the module imported from the build tree.
 PY_TESTS = %D%/tests/test-cli-equal.py %D%/tests/test-dict.py %D%/tests/test-rss.py \
-	%D%/tests/test-notebook.py %D%/tests/test-peak.py %D%/tests/test-fleet.py
+	%D%/tests/test-notebook.py %D%/tests/test-peak.py %D%/tests/unit/test-fleet.py
 EXTRA_DIST += $(PY_TESTS) %D%/tests/taputil.py
 if ENABLE_PYTHON
 TESTS += $(PY_TESTS)
@@ -42,3 +42,6 @@ TESTS += %D%/tests/test-fleet-hostile.py
 endif
 # One question, one answer: recorded_memory_fraction in every call.
 PY_TESTS += %D%/tests/test-recorded-cap.py
+# Issue 26: the timeline as pandas takes it; OSError for the file system,
+# TraceError for content; fit(gpu=); fleet.merge() and missing shards.
+PY_TESTS += %D%/tests/test-pandas.py %D%/tests/test-errors.py

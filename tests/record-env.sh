@@ -5,7 +5,7 @@
 # recorder or the stand-in torch read (ranks, job ids, settings, the
 # stand-in's switches), so that each test sets only its own.
 fake=$(cd "$srcdir/tests/data/fake-torch-record" && pwd)
-tools=$(cd "$srcdir/tools" && pwd)
+tools=$(cd "$srcdir/record" && pwd)
 wrapper=${top_builddir:-.}/ccasim-record
 export CCASIM_RECORD_PYDIR="$tools"
 unset CCASIM_RECORD RANK LOCAL_RANK SLURM_JOB_ID SLURM_PROCID TORCHELASTIC_RUN_ID \

@@ -48,7 +48,7 @@ todo() {
 	fi
 }
 
-# report_eval FILE [GAP]: a test for each case tools/patterns-eval.py
+# report_eval FILE [GAP]: a test for each case validate/patterns-eval.py
 # measured into FILE (cases that are no truth are left out): a recording
 # passes with "check passed; N keys equal, 0 differ", a what-if with
 # "exact" or "exact (both stop at the OOM)".  GAP, a function given NAME

@@ -91,7 +91,8 @@ report_memory(void)
 	g_free(status);
 }
 
-/* CCASIM_STATS: the model passes the command ran (issue 12). */
+/* CCASIM_STATS: the model passes the command ran (doc/architecture.md,
+ * "Glossary": planning pass; tests/cli/test-replay-count.sh reads them). */
 static void
 report_stats(void)
 {
@@ -105,8 +106,8 @@ report_stats(void)
 /* Flushes and closes standard output and returns STATUS, or 1 after one
  * line on stderr when a write to it failed (a full disk, a closed pipe
  * with SIGPIPE ignored): a report that was not written all is an error,
- * never exit 0.  A closed pipe under SIGPIPE's default action kills the
- * process by the signal, as any filter's (doc/ccasim.1, EXIT STATUS). */
+ * exit 1 (2 stays 2), never 0 nor a status that reports a finding.  A closed pipe under SIGPIPE's
+ * default action kills the process by the signal, as any filter's (doc/ccasim.1, EXIT STATUS). */
 static int
 finish_stdout(int status)
 {
@@ -126,7 +127,9 @@ finish_stdout(int status)
 	if (!failed)
 		return status;
 	fprintf(stderr, "ccasim: standard output: %s\n", err ? g_strerror(err) : "write error");
-	return status ? status : 1;
+	/* a report not written whole is an error whatever the command found
+	 * (replay's status of a run out of memory included) */
+	return status == 2 ? 2 : 1;
 }
 
 int

@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include "cli.h"
+#include "simdevice.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 #include "input.h"
 #include "number.h"
 #include "size.h"
+#include "snapshot_load.h"
 #include "text.h"
 
 /* ------------------------------------------------------------ checks */
@@ -110,13 +112,9 @@ cca_cli_parse_limits(const char *cmd, const char *memory_fraction, double *fract
 	if (!cca_cli_parse_fraction(cmd, "--memory-fraction", memory_fraction, fraction))
 		return FALSE;
 	if (device_memory) {
-		if (!cca_size_parse(device_memory, "--device-memory", bytes, &error)) {
+		if (!cca_size_parse_device(device_memory, "--device-memory", bytes, &error)) {
 			cca_cli_print_error(cmd, error);
 			g_error_free(error);
-			return FALSE;
-		}
-		if (*bytes == 0) {
-			fprintf(stderr, "ccasim %s: --device-memory: must be more than 0\n", cmd);
 			return FALSE;
 		}
 		*capacity_set = true;
@@ -257,7 +255,7 @@ cca_cli_input_group(void)
 		{"max-input-size", 0, 0, G_OPTION_ARG_CALLBACK, (void *)cca_cli_max_input_size,
 		 "Refuse an input that holds (or decompresses to) more than SIZE bytes "
 		 "(default 16GiB)",
-		 "SIZE"},
+		 "BYTES"},
 		{"max-inflate-ratio", 0, 0, G_OPTION_ARG_CALLBACK,
 		 (void *)cca_cli_max_inflate_ratio,
 		 "Refuse a compressed input that grows more than N-fold past its first 64 MiB "
@@ -300,7 +298,9 @@ cca_cli_add_groups(GOptionContext *octx, const CcaCliCommand *cmd, CcaCliArgs *a
 		{"memory-fraction", 0, 0, G_OPTION_ARG_STRING, &args->memory_fraction_text,
 		 "set_per_process_memory_fraction(F) of the device memory: the cap", "F"},
 		{"device-memory", 0, 0, G_OPTION_ARG_STRING, &args->device_memory_text,
-		 "Device memory (e.g. 80GB, 24GiB); alone, cudaMalloc fails past it", "BYTES"},
+		 "Device memory (e.g. 80G, 24GiB, 80GB: G is GiB, GB 10^9 bytes); alone, "
+		 "cudaMalloc fails past it",
+		 "BYTES"},
 		{"recorded-memory-fraction", 0, 0, G_OPTION_ARG_STRING,
 		 &args->recorded_fraction_text,
 		 "The cap the recording ran under (a snapshot does not hold it; ccasim-record's "

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "replay.h"
+#include "simdevice.h"
 #include "settings.h"
 #include "size.h"
 #include "snapshot.h"
@@ -165,6 +166,11 @@ gboolean cca_cli_parse_limits(const char *cmd, const char *memory_fraction, doub
  * one line "ccasim CMD: PATH: ..." and returns FALSE in either case. */
 gboolean cca_cli_check_device(const char *cmd, const CcaSnapshot *snap, const char *path,
 			      int device, int *status);
+
+/* The exit status of `ccasim replay` when the replayed run runs out of
+ * memory (--oom-exit-status N asks for another, 0 for success; doc/ccasim.1,
+ * EXIT STATUS): apart from 1 (bad input) and 2 (usage). */
+#define CCA_CLI_OOM_STATUS 3
 
 /* The longest error message cca_cli_print_error() shows, in bytes. */
 #define CCA_CLI_MESSAGE_MAX 1024

@@ -12,7 +12,8 @@
 
 #include "commands.h"
 #include "snapshot.h"
-#include "trace.h"
+#include "snapshot_load.h"
+#include "trace_write.h"
 #include "text.h"
 
 int

@@ -9,6 +9,7 @@
 #include "replay.h"
 #include "settings.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 #include "text.h"
 
 /* One side: its trace, settings and label. */
@@ -54,9 +55,17 @@ cca_cmd_diff(const CcaCliCommand *cmd, int argc, char **argv)
 {
 	g_auto(CcaCliArgs) args = {0};
 	int top = 10;
+	g_auto(GStrv) fail_if = NULL;
+	gboolean wide = FALSE;
 	GOptionEntry entries[] = {
+		{"wide", 'w', 0, G_OPTION_ARG_NONE, &wide,
+		 "Whole lines (default: wrapped to COLUMNS, or to the terminal's width)", NULL},
 		{"top", 'n', 0, G_OPTION_ARG_INT, &top,
 		 "List this many segment and request sizes (default 10)", "N"},
+		{"fail-if", 0, 0, G_OPTION_ARG_STRING_ARRAY, &fail_if,
+		 "Exit 1 when a condition holds, e.g. peak_reserved>+5%, num_device_alloc>+10, "
+		 "oom (repeatable; commas separate several)",
+		 "EXPR"},
 		G_OPTION_ENTRY_NULL,
 	};
 	int status = cca_cli_parse(
@@ -69,7 +78,15 @@ cca_cmd_diff(const CcaCliCommand *cmd, int argc, char **argv)
 		"requests that match by size and stream, with a warning below 90 %.\n"
 		"When both hold record_function annotations (ProfilerStep#N,\n"
 		"Optimizer.step; not ccasim-record's), they are paired by name and the\n"
-		"first pair where reserved memory differs is named.  See doc/whatif.md.",
+		"first pair where reserved memory differs is named.\n\n"
+		"--fail-if makes diff a gate for CI: each condition is oom (B runs out of\n"
+		"memory) or METRIC OP VALUE, OP one of > >= < <=, VALUE +N% or -N% (the\n"
+		"change from A to B in percent of A), +N or -N (the change; sizes take\n"
+		"units: +512M), or N (B's own value).  Metrics: peak_reserved,\n"
+		"peak_allocated, peak_live, peak_free, peak_segments, final_reserved,\n"
+		"num_device_alloc, num_device_free, num_alloc_retries, num_ooms,\n"
+		"num_sync_all_streams.  Exit 1 when one holds, naming it on stderr.\n"
+		"See doc/whatif.md.",
 		&args, &argc, &argv);
 	if (status >= 0)
 		return status;
@@ -84,6 +101,13 @@ cca_cmd_diff(const CcaCliCommand *cmd, int argc, char **argv)
 	if (!cca_cli_check_int("diff", "--top", top, 0, G_MAXINT))
 		return 2;
 	g_autoptr(GError) error = NULL;
+	g_autoptr(GArray) conditions = g_array_new(FALSE, FALSE, sizeof(CcaDiffCondition));
+	g_array_set_clear_func(conditions, (GDestroyNotify)cca_diff_condition_clear);
+	for (char **f = fail_if; f && *f; f++)
+		if (!cca_diff_conditions_parse(*f, conditions, &error)) {
+			cca_cli_print_error("diff", error);
+			return 2;
+		}
 	g_auto(Side) a = {0};
 	g_auto(Side) b = {0};
 	a.snap = cca_snapshot_load(argv[1], &error);
@@ -142,14 +166,36 @@ cca_cmd_diff(const CcaCliCommand *cmd, int argc, char **argv)
 		cca_cli_print_error("diff", error);
 		return 1;
 	}
-	CcaDiffReport report = {.label_a = a.label, .label_b = b.label, .top = (guint)top};
+	g_autofree CcaDiffVerdict *verdicts = g_new0(CcaDiffVerdict, conditions->len + 1);
+	gboolean failed = FALSE;
+	for (guint i = 0; i < conditions->len; i++)
+		failed |= cca_diff_condition_eval(&g_array_index(conditions, CcaDiffCondition, i),
+						  &diff, &verdicts[i]);
+	CcaDiffReport report = {
+		.label_a = a.label,
+		.label_b = b.label,
+		.top = (guint)top,
+		.conditions = (const CcaDiffCondition *)(void *)conditions->data,
+		.verdicts = verdicts,
+		.n_conditions = conditions->len,
+	};
 	g_autoptr(GString) out = g_string_new(NULL);
 	if (args.json) {
 		cca_diff_print_json(&diff, &report, out);
 		g_string_append_c(out, '\n');
+		fputs(out->str, stdout);
 	} else {
 		cca_diff_print_text(&diff, &report, out);
+		g_autoptr(GString) fitted = g_string_new(NULL);
+		cca_text_fit(fitted, out->str, cca_text_fit_width(wide));
+		fputs(fitted->str, stdout);
 	}
-	fputs(out->str, stdout);
-	return 0;
+	/* the gate: one line on stderr per condition that holds */
+	for (guint i = 0; i < conditions->len; i++)
+		if (verdicts[i].holds) {
+			g_autofree char *shown = cca_text_display(
+				g_array_index(conditions, CcaDiffCondition, i).text, -1, 80);
+			fprintf(stderr, "ccasim diff: --fail-if: %s holds\n", shown);
+		}
+	return failed ? 1 : 0;
 }

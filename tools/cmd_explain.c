@@ -17,7 +17,10 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 	int limit = 20, top = 8;
 	gint64 event = -1, line = -1; /* -1: not given */
 	g_autofree char *event_text = NULL, *line_text = NULL;
+	gboolean wide = FALSE;
 	GOptionEntry entries[] = {
+		{"wide", 'w', 0, G_OPTION_ARG_NONE, &wide,
+		 "Whole lines (default: wrapped to COLUMNS, or to the terminal's width)", NULL},
 		{"limit", 'n', 0, G_OPTION_ARG_INT, &limit,
 		 "cudaMalloc calls and OOMs explained one by one (default 20; 0: all)", "N"},
 		{"top", 0, 0, G_OPTION_ARG_INT, &top,
@@ -90,6 +93,8 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 		cca_cli_print_error("explain", error);
 		return 1;
 	}
-	fputs(out->str, stdout);
+	g_autoptr(GString) fitted = g_string_new(NULL);
+	cca_text_fit(fitted, out->str, cca_text_fit_width(wide));
+	fputs(fitted->str, stdout);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include "fit.h"
 #include "size.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 #include "sweep.h"
 
 /* Resolves --gpu names ("all" for every preset) into GPUS; returns FALSE

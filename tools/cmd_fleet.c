@@ -146,9 +146,13 @@ static int
 fleet_merge(const CcaCliCommand *cmd, int argc, char **argv)
 {
 	g_auto(CcaCliArgs) args = {0};
-	gboolean csv = FALSE, wide = FALSE;
+	gboolean csv = FALSE, wide = FALSE, allow_missing = FALSE;
 	GOptionEntry entries[] = {
 		{"csv", 0, 0, G_OPTION_ARG_NONE, &csv, "Print the settings table as CSV", NULL},
+		{"allow-missing", 0, 0, G_OPTION_ARG_NONE, &allow_missing,
+		 "Report even when shards left no rows file (named on stderr and in the report); "
+		 "without it merge exits 1",
+		 NULL},
 		{"wide", 'w', 0, G_OPTION_ARG_NONE, &wide,
 		 "Print whole paths and settings (lines may exceed 100 columns)", NULL},
 		G_OPTION_ENTRY_NULL,
@@ -178,6 +182,28 @@ fleet_merge(const CcaCliCommand *cmd, int argc, char **argv)
 	if (!cca_fleet_merge_check(merge, &error)) {
 		cca_cli_print_error(cmd->name, error);
 		return 1;
+	}
+	/* a shard that never ran: its jobs would be missing from the report */
+	g_autoptr(GPtrArray) missing = cca_fleet_merge_missing(merge);
+	if (missing->len) {
+		g_autoptr(GString) list = g_string_new(NULL);
+		for (guint i = 0; i < missing->len; i++)
+			g_string_append_printf(list, "%s%s", i ? ", " : "",
+					       (const char *)g_ptr_array_index(missing, i));
+		/* "2/3" is rows.2-of-3.jsonl */
+		g_auto(GStrv) first = g_strsplit(g_ptr_array_index(missing, 0), "/", 2);
+		g_autofree char *file = missing->len == 1 ? g_strdup_printf("rows.%s-of-%s.jsonl",
+									    first[0], first[1])
+							  : g_strdup("rows files of theirs");
+		g_autofree char *shown = cca_text_display(list->str, -1, CCA_CLI_MESSAGE_MAX);
+		fprintf(stderr,
+			"ccasim %s: %s: missing shard%s %s: no %s in the folders given; %s\n",
+			cmd->name, allow_missing ? "warning" : "error",
+			missing->len == 1 ? "" : "s", shown, file,
+			allow_missing ? "the report leaves out their jobs"
+				      : "run them, or merge anyway with --allow-missing");
+		if (!allow_missing)
+			return 1;
 	}
 	g_autoptr(GString) out = g_string_new(NULL);
 	if (args.json)

@@ -25,6 +25,8 @@
 #include "json.h"
 #include "size.h"
 #include "snapshot.h"
+#include "event_cursor.h"
+#include "snapshot_load.h"
 #include "text.h"
 #include "trace.h"
 

@@ -39,7 +39,10 @@ cca_cmd_peak(const CcaCliCommand *cmd, int argc, char **argv)
 	g_auto(CcaCliArgs) args = {0};
 	int top = 10;
 	g_autofree char *under = NULL, *folded = NULL, *moment = NULL;
+	gboolean wide = FALSE;
 	GOptionEntry entries[] = {
+		{"wide", 'w', 0, G_OPTION_ARG_NONE, &wide,
+		 "Whole lines (default: wrapped to COLUMNS, or to the terminal's width)", NULL},
 		{"under", 'u', 0, G_OPTION_ARG_STRING, &under,
 		 "Also replay under these settings (PYTORCH_CUDA_ALLOC_CONF syntax) and show what "
 		 "changes",
@@ -139,7 +142,9 @@ cca_cmd_peak(const CcaCliCommand *cmd, int argc, char **argv)
 		} else {
 			peak_run_text(out, argv[1], opt.device, &a, top);
 		}
-		fputs(out->str, stdout);
+		g_autoptr(GString) fitted = g_string_new(NULL);
+		cca_text_fit(fitted, out->str, cca_text_fit_width(wide));
+		fputs(fitted->str, stdout);
 	}
 	rc = 0;
 out:

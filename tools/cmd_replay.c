@@ -6,12 +6,14 @@
 
 #include "commands.h"
 #include "replay.h"
+#include "simdevice.h"
 #include "json.h"
 #include "plan.h"
 #include "report.h"
 #include "sensitivity.h"
 #include "settings.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 #include "text.h"
 #include "timing.h"
 
@@ -24,6 +26,7 @@ typedef struct {
 	gboolean sensitivity;
 	char *addresses_from;
 	char *completions;
+	char *oom_exit_status; /* --oom-exit-status, or NULL: CCA_CLI_OOM_STATUS */
 	gboolean no_bounds;
 } ReplayArgs;
 
@@ -77,10 +80,11 @@ report_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t 
 }
 
 /* Replays one device and adds its report to DEVS (--json) or OUT;
- * returns the exit status. */
+ * returns the exit status, and sets *OOM when the replay ran out of
+ * memory (stopped by it, or past it with --keep-going). */
 static int
 replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs, GString *out,
-	      gboolean first)
+	      gboolean first, gboolean *oom)
 {
 	CcaReplayResult result;
 	memset(&result, 0, sizeof result);
@@ -134,6 +138,8 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 		cca_timing_describe(&timing, out);
 	}
 	cca_timing_clear(&timing);
+	if (result.stopped_by_oom || result.stats.num_ooms > 0)
+		*oom = TRUE;
 	int status = result.check_ran && !result.check_passed ? 1 : 0;
 	g_autofree char *shown = cca_text_path(snap->source);
 	if (status) /* one line on stderr too: the report may scroll past */
@@ -153,6 +159,10 @@ run_replay(const CcaCliCommand *cmd, ReplayArgs *args, const char *path)
 	if (args->check && args->addresses_from)
 		return cca_cli_usage(cmd, "--check compares with the recorded run and cannot "
 					  "take --addresses-from");
+	gint64 oom_status = CCA_CLI_OOM_STATUS;
+	if (!cca_cli_parse_int(cmd->name, "--oom-exit-status", args->oom_exit_status, 0, 125,
+			       &oom_status))
+		return 2;
 	CcaReplayOptions opt;
 	int status;
 	g_autoptr(CcaSnapshot) snap = cca_cli_load(&args->common, "replay", path, &opt, &status);
@@ -191,15 +201,23 @@ run_replay(const CcaCliCommand *cmd, ReplayArgs *args, const char *path)
 	gboolean several = last_dev > first_dev;
 	status = 0;
 	json_t *devs = args->common.json ? json_array() : NULL;
+	gboolean oom = FALSE;
 	for (int d = first_dev; d <= last_dev && status != 1; d++) {
 		opt.device = d;
 		if (args->sensitivity && d != first_dev && !devs)
 			g_string_append_c(out, '\n');
-		int s = args->sensitivity ? report_sensitivity(snap, &opt, devs, out)
-					  : replay_device(snap, &opt, devs, out, d == first_dev);
+		int s = args->sensitivity
+				? report_sensitivity(snap, &opt, devs, out)
+				: replay_device(snap, &opt, devs, out, d == first_dev, &oom);
 		if (s)
 			status = s;
 	}
+	/* a run that ran out of memory has its own status (the report says
+	 * where; nothing on stderr, as diff(1) says nothing of its status 1),
+	 * unless --check asked whether the model matches the recording
+	 * (doc/ccasim.1, EXIT STATUS) */
+	if (status == 0 && oom && !args->check)
+		status = (int)oom_status;
 	if (devs && several) {
 		json_t *doc = json_object();
 		json_object_set_new(doc, "devices", devs);
@@ -242,6 +260,10 @@ cca_cmd_replay(const CcaCliCommand *cmd, int argc, char **argv)
 		 "then bounds over the others), earliest, early:D, lag:D, sized:D, random:M/SEED, "
 		 "late:K, never",
 		 "WHEN"},
+		{"oom-exit-status", 0, 0, G_OPTION_ARG_STRING, &args.oom_exit_status,
+		 "Exit with N when the replayed run runs out of memory (default 3; 0: success; "
+		 "--check exits by the check alone)",
+		 "N"},
 		{"no-bounds", 0, 0, G_OPTION_ARG_NONE, &args.no_bounds,
 		 "A what-if's figures under the recorded completions and the driver's placement "
 		 "alone, without the bounds over the others (one replay; for benchmarks)",
@@ -258,5 +280,6 @@ cca_cmd_replay(const CcaCliCommand *cmd, int argc, char **argv)
 	cca_cli_args_clear(&args.common);
 	g_free(args.addresses_from);
 	g_free(args.completions);
+	g_free(args.oom_exit_status);
 	return status;
 }

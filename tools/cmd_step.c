@@ -48,7 +48,10 @@ show(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaStepParams *params
 	}
 	if (screen)
 		fputs("\033[H\033[2J", stdout);
-	fputs(out->str, stdout);
+	GString *fitted = g_string_new(NULL);
+	cca_text_fit(fitted, out->str, cca_text_fit_width(params->wide));
+	fputs(fitted->str, stdout);
+	g_string_free(fitted, TRUE);
 	if (screen)
 		printf("\n%s%s\n", note ? note : "", step_keys);
 	fflush(stdout);
@@ -134,8 +137,11 @@ cca_cmd_step(const CcaCliCommand *cmd, int argc, char **argv)
 	g_auto(CcaCliArgs) args = {0};
 	gint64 at = -1, line = -1; /* not given */
 	g_autofree char *at_text = NULL, *line_text = NULL;
-	int max_segments = 24, width = 48;
+	int max_segments = 24, width = -1; /* -1: as COLUMNS leaves room */
+	gboolean wide = FALSE;
 	GOptionEntry entries[] = {
+		{"wide", 'w', 0, G_OPTION_ARG_NONE, &wide,
+		 "Whole lines (default: wrapped to COLUMNS, or to the terminal's width)", NULL},
 		{"at", 0, 0, G_OPTION_ARG_STRING, &at_text,
 		 "Print the view at this event and exit (no keys)", "EVENT"},
 		{"line", 0, 0, G_OPTION_ARG_STRING, &line_text,
@@ -145,7 +151,9 @@ cca_cmd_step(const CcaCliCommand *cmd, int argc, char **argv)
 		{"max-segments", 0, 0, G_OPTION_ARG_INT, &max_segments,
 		 "Segments listed (default 24; 0: all)", "N"},
 		{"width", 0, 0, G_OPTION_ARG_INT, &width,
-		 "Characters of each segment's bar (default 48)", "N"},
+		 "Characters of each segment's bar (default 48, less where COLUMNS is narrower "
+		 "than a segment's line)",
+		 "N"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	int status = cca_cli_parse(
@@ -159,7 +167,7 @@ cca_cmd_step(const CcaCliCommand *cmd, int argc, char **argv)
 	if (argc != 2)
 		return cca_cli_usage(cmd, "expected one TRACE (see --help)");
 	if (!cca_cli_check_int("step", "--max-segments", max_segments, 0, G_MAXINT) ||
-	    !cca_cli_check_int("step", "--width", width, 8, 10000) ||
+	    (width != -1 && !cca_cli_check_int("step", "--width", width, 8, 10000)) ||
 	    !cca_cli_parse_int("step", "--at", at_text, 0, G_MAXINT64, &at) ||
 	    !cca_cli_parse_int("step", "--line", line_text, 1, G_MAXINT64, &line))
 		return 2;
@@ -171,10 +179,15 @@ cca_cmd_step(const CcaCliCommand *cmd, int argc, char **argv)
 		return status;
 	if (args.n_settings)
 		opt.settings = &args.settings[0];
+	/* a segment's line holds some 80 columns besides its bar */
+	guint fit = cca_text_fit_width(wide);
+	if (width == -1)
+		width = fit == G_MAXUINT ? 48 : (int)CLAMP((gint64)fit - 80, 8, 48);
 	CcaStepParams params = {
 		.at = at >= 0 ? (uint64_t)at : 0,
 		.max_segments = (guint)max_segments,
 		.bar_width = (guint)width,
+		.wide = wide,
 	};
 	if (snap->n_events[opt.device] == 0) {
 		g_autofree char *shown = cca_text_path(argv[1]);

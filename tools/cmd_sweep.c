@@ -15,6 +15,7 @@
 #include "settings.h"
 #include "size.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 #include "sweep.h"
 
 /* `sweep --pytorch-version all`: the grid of ARGS under every release

@@ -6,5 +6,5 @@ EXTRA_DIST += traces/uncertain-2.11
 EXTRA_DIST += traces/ranks-2.11
 EXTRA_DIST += traces/h200-calibration.json
 EXTRA_DIST += traces/bundled.manifest
-# lab programs (doc/lab.md), each run by tests/test-teach.sh
+# lab programs (doc/lab.md), each run by tests/cli/test-teach.sh
 EXTRA_DIST += traces/lab

@@ -254,8 +254,9 @@ for data, label in ERRS:
         ok(e.file == "mem.pickle" and str(e).startswith("mem.pickle"), "bytes %s: TraceError naming it (%s)" % (label, e))
 try:
     ccasim.load("/nonexistent/x.pickle")
-except ccasim.TraceError as e:
-    ok(e.file == "/nonexistent/x.pickle", "a missing file: TraceError with .file")
+    ok(False, "a missing file: FileNotFoundError with .filename")
+except FileNotFoundError as e:
+    ok(e.filename == "/nonexistent/x.pickle", "a missing file: FileNotFoundError with .filename")
 
 t = ccasim.load(os.path.join(src, "traces/pytorch-2.11/gpt2gen.default.pickle.xz"))
 CONFIG_ERRS = [

@@ -12,9 +12,9 @@ import taputil
 from taputil import ok
 
 builddir = os.environ.get("top_builddir", ".")
-gen = os.path.join(builddir, "tools", "gen-trace")
+gen = os.path.join(builddir, "bench", "gen-trace")
 if not os.access(gen, os.X_OK):
-    taputil.skip_all("no tools/gen-trace")
+    taputil.skip_all("no bench/gen-trace")
 
 tmp = os.environ.get("TMPDIR", "/tmp")
 trace = os.path.join(tmp, "test-interrupt-%d.msgpack" % os.getpid())

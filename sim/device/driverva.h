@@ -12,7 +12,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "size.h"
+
 G_BEGIN_DECLS
+
+/* cuMemGetAllocationGranularity (minimum) on the H200: 2 MiB.  Segments
+ * and mappings are made of whole granules. */
+#define CCA_H200_GRANULARITY (2 * CCA_MIB)
+
 
 typedef struct CcaDriverVA CcaDriverVA;
 

@@ -1,14 +1,15 @@
 /* simdevice.c - the simulated device: address assignment and capacity.
  *
  * Addresses: a recorded run's segment bases are handed out in order (so
- * that ties between equal-size free blocks break as they did on the GPU,
- * spec §15); past them, or without them, segments are placed ascending or
- * descending in 2 MiB-aligned address space.  Capacity: when set, a
+ * that ties between equal-size free blocks break as they did on the GPU:
+ * doc/driver-va.md); past them, or without them, segments are placed
+ * ascending or descending in 2 MiB-aligned address space.  Capacity: when set, a
  * cudaMalloc or page map that would take the used bytes past it fails.
  */
 #include "config.h"
 
 #include "device.h"
+#include "simdevice.h"
 
 #include <string.h>
 

@@ -12,6 +12,10 @@
  *  - a block is in its pool's free set iff it is mapped, not allocated and
  *    has no outstanding events; in the unmapped set iff it is unmapped;
  *  - reserved/allocated/active byte stats equal sums over blocks.
+ *
+ * long-file: the policy itself is under 1500 lines; mid-run seeding
+ * (cca_allocator_seed*) and the state/explain queries are to move to
+ * their own policy files, after the speed work in this file lands.
  */
 #include "config.h"
 
@@ -80,6 +84,11 @@ struct CcaAllocator {
 	uint32_t released_n;	 /* segment_free/unmap so far, for the stages */
 	uint64_t released_bytes; /* their bytes */
 	bool refused_by_cap;	 /* the last alloc_block failed at the cap */
+	/* the first blocks of mapped runs (cca_allocator_segment_count()),
+	 * kept by every device call; seeding marks it stale and the next
+	 * count walks the slab once */
+	uint64_t mapped_runs;
+	bool mapped_runs_stale;
 };
 
 /* Everything one malloc() works with (AllocParams). */
@@ -207,6 +216,26 @@ static inline bool
 is_split(const CcaBlock *b)
 {
 	return b->prev != CCA_NIL || b->next != CCA_NIL;
+}
+
+/* Whether live block H starts a mapped run: a segment, or a mapped run of
+ * an expandable segment, as cca_allocator_state() lists them. */
+static inline bool
+run_head(const CcaAllocator *a, CcaHandle h)
+{
+	const CcaBlock *b = B(a, h);
+	return b->mapped && (b->prev == CCA_NIL || !B(a, b->prev)->mapped);
+}
+
+/* The mapped runs counted by walking the slab. */
+static uint64_t
+mapped_runs_walk(const CcaAllocator *a)
+{
+	uint64_t n = 0;
+	for (CcaHandle h = 0; h < a->slab_len; h++)
+		if (B(a, h)->live && run_head(a, h))
+			n++;
+	return n;
 }
 
 /* insert_into_blocks: into the free set, resetting the gc age base. */
@@ -449,6 +478,7 @@ release_block(CcaAllocator *a, CcaHandle h)
 	cca_stat_array_update(a->stats.reserved_bytes, stat_type(is_small), -(int64_t)size);
 	if (size >= a->settings.max_split_size)
 		cca_stat_update(&a->stats.oversize_segments, -1);
+	a->mapped_runs--; /* a whole cudaMalloc segment, one run */
 	pool_erase(a, h);
 	block_delete(a, h);
 }
@@ -668,6 +698,12 @@ map_block(CcaAllocator *a, CcaHandle h, uint64_t size)
 	if (!a->device->ops->map(a->device, mapped_ptr, mapped_size))
 		return false;
 	pool_erase(a, h);
+	/* the runs: H starts one unless its previous block is mapped, and
+	 * its next block stops starting one if H maps all of itself */
+	if (!(B(a, h)->prev != CCA_NIL && B(a, B(a, h)->prev)->mapped))
+		a->mapped_runs++;
+	if (mapped_size >= B(a, h)->size && B(a, h)->next != CCA_NIL && B(a, B(a, h)->next)->mapped)
+		a->mapped_runs--;
 	B(a, h)->mapped = true;
 	if (mapped_size < B(a, h)->size) {
 		CcaBlock *b = B(a, h);
@@ -752,6 +788,13 @@ unmap_block(CcaAllocator *a, CcaHandle h)
 	bool is_small = b->is_small;
 	uint8_t pool = b->pool;
 	int32_t exp = b->expandable;
+	/* the runs: the part before keeps H's start of a run (none is left
+	 * without it), the part after starts one (or H's next block does,
+	 * when mapped) */
+	if (before == 0 && run_head(a, h))
+		a->mapped_runs--;
+	if (after > 0 || (b->next != CCA_NIL && B(a, b->next)->mapped))
+		a->mapped_runs++;
 	if (before > 0) {
 		CcaHandle f = block_new(a, B(a, h)->ptr, before, stream, pool);
 		inherit_counter(a, f, h);
@@ -1076,6 +1119,7 @@ alloc_block(CcaAllocator *a, AllocParams *p, bool is_retry)
 		return false;
 	a->total_reserved += p->alloc_size;
 	p->block = block_new(a, ptr, p->alloc_size, p->stream, pool_index(a, p->pool));
+	a->mapped_runs++;
 	segment_counter(a, p->block);
 	CcaStatType t = stat_type(p->pool->is_small);
 	cca_stat_array_update(a->stats.segment, t, 1);
@@ -1558,6 +1602,7 @@ cca_allocator_seed_segment(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_
 		cca_stat_update(&a->stats.oversize_segments, 1);
 	/* one cudaMalloc before the trace (alloc_block counts each) */
 	a->stats.num_device_alloc++;
+	a->mapped_runs_stale = true;
 	CCA_CHECK_INVARIANTS(a, "seed_segment");
 }
 
@@ -1578,6 +1623,7 @@ cca_allocator_seed_reservation(CcaAllocator *a, uint64_t base, uint64_t stream, 
 	B(a, h)->mapped = false;
 	B(a, h)->expandable = (int32_t)a->expandable->len - 1;
 	pool_insert_unmapped(a, h);
+	a->mapped_runs_stale = true;
 	CCA_CHECK_INVARIANTS(a, "seed_reservation");
 	return (int)a->expandable->len - 1;
 }
@@ -1639,6 +1685,7 @@ cca_allocator_seed_mapped(CcaAllocator *a, uint64_t ptr, uint64_t size)
 		a->total_reserved += size;
 		cca_stat_array_update(a->stats.reserved_bytes, stat_type(B(a, h)->is_small),
 				      (int64_t)size);
+		a->mapped_runs_stale = true;
 		CCA_CHECK_INVARIANTS(a, "seed_mapped");
 		return TRUE;
 	}
@@ -1727,6 +1774,7 @@ cca_allocator_seed_block(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_t 
 	cca_stat_array_update(a->stats.active, t, 1);
 	cca_stat_array_update(a->stats.active_bytes, t, (int64_t)size);
 	cca_stat_array_update(a->stats.requested_bytes, t, (int64_t)requested);
+	a->mapped_runs_stale = true;
 	CCA_CHECK_INVARIANTS(a, "seed_block");
 	return h;
 }
@@ -1838,15 +1886,12 @@ cca_allocator_segment_count(const CcaAllocator *a)
 	 * the segment stat counts; the walk is for mapped runs */
 	if (a->expandable->len == 0)
 		return (uint64_t)a->stats.segment[CCA_STAT_ALL].current;
-	uint64_t n = 0;
-	for (CcaHandle h = 0; h < a->slab_len; h++) {
-		const CcaBlock *head = B(a, h);
-		/* the first block of a mapped run, as cca_allocator_state() */
-		if (head->live && head->mapped &&
-		    (head->prev == CCA_NIL || !B(a, head->prev)->mapped))
-			n++;
+	if (a->mapped_runs_stale) { /* once after seeding: the count is a cache */
+		CcaAllocator *m = (CcaAllocator *)a;
+		m->mapped_runs = mapped_runs_walk(a);
+		m->mapped_runs_stale = false;
 	}
-	return n;
+	return a->mapped_runs;
 }
 
 GArray *
@@ -1954,6 +1999,10 @@ cca_allocator_check_invariants(const CcaAllocator *a, GString *why)
 	if (tree_total != in_sets)
 		return check_fail(why, "%u blocks claim a set but the sets hold %u", in_sets,
 				  tree_total);
+	for (uint32_t i = 0; i < 2 * a->n_mempools; i++)
+		if (!cca_tree_check(&a->pools[i].blocks, a->slab, a->slab_len, why) ||
+		    !cca_tree_check(&a->pools[i].unmapped, a->slab, a->slab_len, why))
+			return FALSE;
 	for (int t = CCA_STAT_SMALL_POOL; t <= CCA_STAT_LARGE_POOL; t++) {
 		if (reserved[t] != a->stats.reserved_bytes[t].current)
 			return check_fail(why,
@@ -1973,6 +2022,11 @@ cca_allocator_check_invariants(const CcaAllocator *a, GString *why)
 	}
 	if ((uint64_t)(reserved[1] + reserved[2]) != a->total_reserved)
 		return check_fail(why, "total reserved does not match the blocks");
+	if (!a->mapped_runs_stale && a->mapped_runs != mapped_runs_walk(a))
+		return check_fail(why,
+				  "%" G_GUINT64_FORMAT " mapped runs counted, %" G_GUINT64_FORMAT
+				  " on the blocks",
+				  a->mapped_runs, mapped_runs_walk(a));
 	return TRUE;
 }
 

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "device.h"
+#include "handle.h"
 #include "event.h"
 #include "settings.h"
 #include "stats.h"
@@ -25,9 +26,6 @@ G_BEGIN_DECLS
  * the default pool included. */
 #define CCA_MAX_MEMPOOLS 64
 
-/* Handle of a block in the allocator's slab; CCA_NIL is "no block". */
-typedef uint32_t CcaHandle;
-#define CCA_NIL UINT32_MAX
 
 typedef struct CcaAllocator CcaAllocator;
 
@@ -269,8 +267,8 @@ typedef struct {
 } CcaStateSegment;
 
 /* How many segments cca_allocator_state() would list now (a mapped run
- * of an expandable segment is one).  Pure; a walk over the blocks, with
- * no allocation. */
+ * of an expandable segment is one).  Constant time: a count the device
+ * calls keep (after seeding, the first call walks the blocks once). */
 uint64_t cca_allocator_segment_count(const CcaAllocator *alloc);
 
 /* Returns the current segments sorted by address, as _snapshot() lists

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "allocator.h"
+#include "handle.h"
 
 /* Which set a block is in. */
 typedef enum {

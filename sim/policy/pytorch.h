@@ -3,7 +3,7 @@
  * Every number the model takes from PyTorch 2.11's CUDACachingAllocator
  * is defined here once, derived where it derives, with PyTorch's name and
  * the file that defines it (c10/cuda/CUDACachingAllocator.cpp unless
- * said); nowhere else writes them as numbers (tools/check-prefixes.sh
+ * said); nowhere else writes them as numbers (tests/lint/check-prefixes.sh
  * checks).  The rules built on them alone (round_size's 512-byte rounding,
  * the pool of a size, get_allocation_size, should_split, the expandable
  * segment's page and reservation) are static inline functions, so that

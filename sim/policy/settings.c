@@ -1,5 +1,11 @@
 /* settings.c - the caching allocator's knobs and PYTORCH_CUDA_ALLOC_CONF,
- * as torch 2.11 parses them (spec §1.3, §11).
+ * as torch 2.11 parses them (doc/settings.md; PyTorch's
+ * CUDAAllocatorConfig::parseArgs()).
+ *
+ * long-file: the knob table, its two tokenizer passes and the recorded
+ * settings' checks are one contract with torch's parser (one table, every
+ * printer and parser walking it); split, each part would need the others'
+ * statics.
  *
  * One static table, cca_knobs[], names every knob once: its keys, type,
  * range check, default and help text.  The parser, cca_settings_validate(),
@@ -18,7 +24,8 @@
  *   large_segment_size_mb, resets max_non_split_rounding to it, and parses
  *   its own keys, skipping the CUDA ones.  The CUDA pass runs first here:
  *   that is the only order consistent with the message 2.11 gives for
- *   `foo_bar:1` (spec §14), since the accelerator parser would otherwise
+ *   `foo_bar:1` (doc/allocator-model.md, "Measured on an H200"),
+ *   since the accelerator parser would otherwise
  *   have said "... in Accelerator allocator config.".
  * - checkToken(i, ":") / checkToken(i, ",") only check that index i exists
  *   (their result is ignored), so wrong separators are accepted; a missing
@@ -62,7 +69,6 @@
 
 #include "json.h"
 #include "settings.h"
-#include "snapshot.h"
 #include "text.h"
 
 GQuark
@@ -97,7 +103,8 @@ typedef enum {
 	CCA_KNOB_CLASSES, /* [name:F|NG,...]: reserve_by_class */
 } CcaKnobType;
 
-/* What a key PyTorch accepts does in ccasim (issue 13).  A key at its
+/* What a key PyTorch accepts does in ccasim (doc/settings.md, "What
+ * ccasim does with each key").  A key at its
  * default is always accepted silently; the effect applies to any other
  * value. */
 typedef enum {
@@ -233,7 +240,7 @@ static const CcaKnob cca_knobs[] = {
 	 "(setExpandableSegmentReserveClassForStream), which no trace records"},
 };
 
-/* The first release that accepted each key (spec §11.2, §13.2; dates
+/* The first release that accepted each key (doc/settings.md, "Earlier releases"; dates
  * from PRs are +-1 minor version).  Keys not listed exist since 2.0. */
 static const struct {
 	const char *name;
@@ -1531,7 +1538,39 @@ cca_settings_cell(const char *conf, guint width, gboolean *abbreviated)
 	char *cell = cca_text_width(conf) <= width ? g_strdup(conf)
 						   : cca_settings_abbreviate(conf, &changed);
 	if (cca_text_width(cell) > width) {
-		char *cut = cca_text_ellipsize_middle(cell, width);
+		/* whole "key:value" items and "...": a cut never hides a value's
+		 * last digits (128 and 1280 stay apart); a first item too wide
+		 * for the cell alone is cut in the middle */
+		GString *kept = g_string_new(NULL);
+		const char *p = cell;
+		while (*p) {
+			/* the comma that ends the item: not one inside a roundup
+			 * list's brackets */
+			const char *comma = p;
+			int depth = 0;
+			for (; *comma && (*comma != ',' || depth > 0); comma++)
+				depth += *comma == '[' ? 1 : *comma == ']' ? -1 : 0;
+			if (!*comma)
+				comma = NULL;
+			gsize len = comma ? (gsize)(comma - p) : strlen(p);
+			g_autofree char *item = g_strndup(p, len);
+			guint room = cca_text_width(kept->str) + (kept->len ? 1 : 0) +
+				     cca_text_width(item) + (comma ? 4 : 0);
+			if (room > width)
+				break;
+			if (kept->len)
+				g_string_append_c(kept, ',');
+			g_string_append(kept, item);
+			p += len + (comma ? 1 : 0);
+		}
+		char *cut;
+		if (kept->len) {
+			g_string_append(kept, ",...");
+			cut = g_string_free(kept, FALSE);
+		} else {
+			g_string_free(kept, TRUE);
+			cut = cca_text_ellipsize_middle(cell, width);
+		}
 		g_free(cell);
 		cell = cut;
 	}

@@ -1,7 +1,7 @@
 /* settings.h - the caching allocator's knobs and PYTORCH_CUDA_ALLOC_CONF.
  *
  * One descriptor table of knobs drives the parser, validation, --help text
- * and the documentation.  Parsing follows torch 2.11 (spec §11): tokens
+ * and the documentation.  Parsing follows torch 2.11 (doc/settings.md, "Syntax"): tokens
  * split on , : [ ], unknown keys and bad values rejected with PyTorch's
  * messages.  Of what PyTorch accepts, ccasim refuses what replaces the
  * caching allocator (backend:cudaMallocAsync) and notes what changes no
@@ -20,8 +20,24 @@
 
 G_BEGIN_DECLS
 
-/* The settings a snapshot recorded (snapshot.h). */
-typedef struct CcaRecordedSettings CcaRecordedSettings;
+/* The recorded `allocator_settings` (torch >= 2.3) a snapshot holds
+ * (snapshot.h); `present` is false when the snapshot has none.  Defined
+ * here, where the policy reads it (cca_settings_from_recorded()), so that
+ * the policy needs no reader. */
+typedef struct CcaRecordedSettings {
+	bool present;
+	char *conf;		/* PYTORCH_CUDA_ALLOC_CONF string, "" when unset; owned */
+	int64_t max_split_size; /* bytes, -1 = unlimited */
+	double garbage_collection_threshold;
+	bool expandable_segments;
+	int64_t pinned_num_register_threads;
+	bool release_lock_on_cudamalloc;
+	bool pinned_use_cuda_host_register;
+	bool graph_capture_record_stream_reuse;
+	bool has_graph_capture_record_stream_reuse;
+	uint32_t roundup_power2_divisions[CCA_ROUNDUP_INTERVALS]; /* index i = sizes [2^(20+i),
+								     2^(21+i)) */
+} CcaRecordedSettings;
 
 /* The effective allocator configuration of one replay. */
 typedef struct {
@@ -54,7 +70,8 @@ typedef struct {
 	char reserve_by_class[128];
 	char *conf; /* the string parsed ("" when defaults); owned */
 	/* The PyTorch release whose rules apply, major*100+minor (211 for
-	 * 2.11): which keys exist, how lists and errors read (spec §13.2). */
+	 * 2.11): which keys exist, how lists and errors read (doc/settings.md, "Earlier
+	 * releases"). */
 	uint32_t pytorch_version;
 } CcaSettings;
 
@@ -175,7 +192,8 @@ gboolean cca_settings_validate(const CcaSettings *settings, GError **error);
 gboolean cca_settings_from_recorded(CcaSettings *settings, const CcaRecordedSettings *recorded,
 				    GError **error);
 
-/* Rounding divisions that apply to a request of SIZE bytes (spec §1.3):
+/* Rounding divisions that apply to a request of SIZE bytes (doc/settings.md,
+ * "roundup_power2_divisions"):
  * entry floor(log2(SIZE)) - 20, clamped to [0, 15]; SIZE 0 uses entry 0. */
 uint32_t cca_settings_roundup_divisions(const CcaSettings *settings, uint64_t size);
 
@@ -195,7 +213,9 @@ char *cca_settings_abbreviate(const char *conf, gboolean *changed);
 /* Returns a new string: the settings text CONF for a table cell of WIDTH
  * columns: whole when it fits, else with brief key names
  * (cca_settings_abbreviate(); sets *ABBREVIATED, when not NULL, if so),
- * else that cut in the middle (cca_text_ellipsize_middle()). */
+ * else the whole "key:value" items that fit and ",...", so that no value
+ * is shown cut (only a first item wider than the cell is cut in the
+ * middle, cca_text_ellipsize_middle()). */
 char *cca_settings_cell(const char *conf, guint width, gboolean *abbreviated);
 
 /* Appends to OUT the note a table prints under cells that

@@ -3,10 +3,14 @@
  * Invariants: an in-order walk is sorted by the tree's key; a parent's
  * priority is >= its children's; parent links mirror child links.
  * Priorities are a hash of the handle, so runs are deterministic.
+ * cca_tree_check() walks a tree and checks all three (tests/unit/test-tree.c;
+ * cca_allocator_check_invariants() runs it on every pool's trees).
  */
 #include "config.h"
 
 #include "tree.h"
+
+#include <stdarg.h>
 
 static uint32_t
 priority_of(CcaHandle h)
@@ -191,4 +195,73 @@ cca_tree_prev(const CcaBlock *slab, CcaHandle h)
 		p = slab[p].parent;
 	}
 	return p;
+}
+
+/* ------------------------------------------------------------- check */
+
+/* The walk of cca_tree_check(): blocks reached so far, the last one in
+ * order, and the first broken rule. */
+typedef struct {
+	const CcaTree *tree;
+	const CcaBlock *slab;
+	uint32_t slab_len;
+	uint32_t seen;
+	CcaHandle last; /* the previous block in order, CCA_NIL before the first */
+	GString *why;
+} TreeCheck;
+
+static gboolean G_GNUC_PRINTF(2, 3) tree_check_fail(TreeCheck *c, const char *fmt, ...)
+{
+	if (c->why) {
+		va_list ap;
+		va_start(ap, fmt);
+		g_string_append_vprintf(c->why, fmt, ap);
+		va_end(ap);
+	}
+	return FALSE;
+}
+
+/* Checks the subtree at H, whose parent is PARENT, in order. */
+static gboolean
+tree_check_node(TreeCheck *c, CcaHandle h, CcaHandle parent)
+{
+	if (h == CCA_NIL)
+		return TRUE;
+	if (h >= c->slab_len)
+		return tree_check_fail(c, "tree: handle %u outside the slab of %u", h, c->slab_len);
+	if (++c->seen > c->tree->count)
+		return tree_check_fail(c, "tree: more blocks reached than its count %u (a cycle?)",
+				       c->tree->count);
+	const CcaBlock *b = &c->slab[h];
+	if (b->parent != parent)
+		return tree_check_fail(c, "tree: block %u has parent %u, reached from %u", h,
+				       b->parent, parent);
+	if (b->priority != priority_of(h))
+		return tree_check_fail(c, "tree: block %u has priority %u, not its handle's %u", h,
+				       b->priority, priority_of(h));
+	if (parent != CCA_NIL && c->slab[parent].priority < b->priority)
+		return tree_check_fail(c, "tree: block %u has a higher priority than its parent %u",
+				       h, parent);
+	if (!tree_check_node(c, b->left, h))
+		return FALSE;
+	if (c->last != CCA_NIL) {
+		const CcaBlock *p = &c->slab[c->last];
+		if (compare_key(c->tree, p, b->stream, b->size, b->counter, b->ptr) >= 0)
+			return tree_check_fail(
+				c, "tree: block %u is not after block %u in key order", h, c->last);
+	}
+	c->last = h;
+	return tree_check_node(c, b->right, h);
+}
+
+gboolean
+cca_tree_check(const CcaTree *tree, const CcaBlock *slab, uint32_t slab_len, GString *why)
+{
+	TreeCheck c = {tree, slab, slab_len, 0, CCA_NIL, why};
+	if (!tree_check_node(&c, tree->root, CCA_NIL))
+		return FALSE;
+	if (c.seen != tree->count)
+		return tree_check_fail(&c, "tree: %u blocks reached, its count says %u", c.seen,
+				       tree->count);
+	return TRUE;
 }

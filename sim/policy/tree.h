@@ -10,6 +10,8 @@
 #ifndef CCA_TREE_H
 #define CCA_TREE_H
 
+#include <glib.h>
+
 #include "block.h"
 
 typedef struct {
@@ -39,5 +41,14 @@ CcaHandle cca_tree_last(const CcaTree *tree, const CcaBlock *slab);
 /* The block after / before H in order, or CCA_NIL. */
 CcaHandle cca_tree_next(const CcaBlock *slab, CcaHandle h);
 CcaHandle cca_tree_prev(const CcaBlock *slab, CcaHandle h);
+
+/* Checks TREE over the SLAB_LEN blocks of SLAB (the invariant walker's
+ * part for one tree, cca_allocator_check_invariants()): every handle in
+ * the slab and reached once, parent links mirror child links, the root
+ * has no parent, each block's priority is its handle's and no lower than
+ * its children's, an in-order walk is strictly increasing in the tree's
+ * key, and TREE's count is the number of blocks reached.  Returns TRUE, or
+ * FALSE with the first broken rule appended to WHY (when not NULL). */
+gboolean cca_tree_check(const CcaTree *tree, const CcaBlock *slab, uint32_t slab_len, GString *why);
 
 #endif

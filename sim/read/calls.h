@@ -3,7 +3,7 @@
  * A snapshot records the allocator's events, not the program's calls: an
  * empty_cache() that freed nothing, _set_allocator_settings(),
  * set_per_process_memory_fraction() and the stats resets leave no entry.
- * ccasim-record (tools/ccasim_record.py) writes each such call into the
+ * ccasim-record (record/ccasim_record.py) writes each such call into the
  * snapshot's external_annotations as "ccasim:KIND k=v ..." with the
  * device's allocator counts at the call (allocation.all.allocated,
  * allocation.all.freed, num_ooms): doc/recording.md gives the format.

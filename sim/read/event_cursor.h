@@ -7,24 +7,12 @@
 #include <stdint.h>
 
 #include "event.h"
+#include "snapshot.h"
+#include "event_cursor.h"
 
 G_BEGIN_DECLS
 
-typedef struct CcaSnapshot CcaSnapshot;
 typedef struct CcaEventCursor CcaEventCursor;
-
-/* How a cursor over a streamed snapshot (events[d] == NULL) gets its
- * events: the reader that streams them supplies these.  `next` stores the
- * next event in *OUT and returns TRUE, or returns FALSE at the end (ERROR
- * unset) or on corrupt input (ERROR set); `next_many` (may be NULL) stores
- * up to N next events in OUT[] and returns how many, fewer than N only at
- * the end or before corrupt input (then ERROR set); `free` releases
- * STATE. */
-typedef struct {
-	gboolean (*next)(void *state, CcaEvent *out, GError **error);
-	guint (*next_many)(void *state, CcaEvent *out, guint n, GError **error);
-	void (*free)(void *state);
-} CcaCursorOps;
 
 /* Opens a cursor over device DEVICE's events (in trace order).  Works for
  * in-memory and streamed snapshots alike.  Free with

@@ -15,9 +15,9 @@
  * Streamed bytes are held to a budget: at most cca_input_limits' max_size
  * bytes in all, and once past CCA_INPUT_RATIO_GRACE, at most max_ratio
  * times the compressed bytes read so far.  Their first bytes must look
- * like a snapshot pickle (protocol 2..5) or a ccasim trace
- * (cca_input_check_magic()), so that a bomb of anything else stops at
- * once.
+ * like a snapshot pickle (protocol 2..5), a ccasim trace or a lab
+ * (cca_input_check_magic(), which asks sniff.c, the one file that knows
+ * every format's magic), so that a bomb of anything else stops at once.
  *
  * Side files read whole (manifests, rows, calibration tables) go through
  * cca_input_read_file(): a regular file only, opened without waiting on a
@@ -41,12 +41,9 @@
 #include <zlib.h>
 
 #include "input.h"
-#include "lab.h"
 #include "size.h"
-#include "snapshot.h"
-#include "trace.h"
+#include "sniff.h"
 
-#define CCA_INPUT_XZ_MAGIC "\xfd\x37\x7a\x58\x5a\x00"
 /* Bytes read or decompressed at a time. */
 #define CCA_INPUT_CHUNK ((size_t)CCA_MIB)
 /* The ratio cap applies once this much has been decompressed, so that a
@@ -81,34 +78,11 @@ cca_input_get_limits(uint64_t *max_size, unsigned *max_ratio)
 gboolean
 cca_input_check_magic(const unsigned char *data, size_t len, const char *path, GError **error)
 {
-	if (len == 0)
-		return TRUE; /* the reader says "empty" */
-	if (data[0] == 0x80) {
-		if (len < 2 || (data[1] >= 2 && data[1] <= 5))
-			return TRUE;
-		if (data[1] <= 1) /* PROTO 0/1 does not occur, but say it plainly */
-			goto text;
-		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
-			    "%s: offset 1: unsupported pickle protocol %d (expected 2..5)", path,
-			    data[1]);
-		return FALSE;
-	}
-	if (cca_trace_sniff(data, len) || cca_lab_sniff(data, len))
+	char *refusal = cca_sniff_refusal(data, len, path);
+	if (refusal == NULL)
 		return TRUE;
-	/* Protocols 0 and 1 have no PROTO opcode: a dict or list starts
-	 * them (EMPTY_DICT, EMPTY_LIST, or MARK then DICT/LIST). */
-	if (data[0] == '}' || data[0] == ']' ||
-	    (data[0] == '(' && len >= 2 && strchr("dlt(", data[1]) != NULL && data[1] != 0))
-		goto text;
-	g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
-		    "%s: offset 0: not a pickle or ccasim trace (first byte 0x%02x)", path,
-		    data[0]);
-	return FALSE;
-text:
-	g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
-		    "%s: offset 0: pickle protocol 0/1 (text) is not supported: dump the "
-		    "snapshot with protocol 2 or later",
-		    path);
+	g_set_error_literal(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT, refusal);
+	g_free(refusal);
 	return FALSE;
 }
 
@@ -482,7 +456,7 @@ input_gunzip(InputSource *src, InputSink *k, unsigned char *out, GError **error)
 				ok = TRUE;
 				break;
 			}
-			if (src->n < 2 || src->p[0] != 0x1f || src->p[1] != 0x8b) {
+			if (!cca_sniff_gzip(src->p, src->n)) {
 				g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
 					    "%s: offset %" G_GUINT64_FORMAT
 					    ": trailing garbage after gzip stream",
@@ -526,20 +500,14 @@ input_copy(InputSource *src, InputSink *k, GError **error)
 	}
 }
 
-static gboolean
-input_has_magic(const unsigned char *data, size_t len, const char *magic, size_t magic_len)
-{
-	return len >= magic_len && memcmp(data, magic, magic_len) == 0;
-}
-
 /* Streams SRC (decompressing it when it starts with a magic) into INPUT. */
 static gboolean
 input_stream(InputSource *src, CcaInput *input, GError **error)
 {
 	if (!source_fill(src, 6, error))
 		return FALSE;
-	gboolean xz = input_has_magic(src->p, src->n, CCA_INPUT_XZ_MAGIC, 6);
-	gboolean gz = input_has_magic(src->p, src->n, "\x1f\x8b", 2);
+	gboolean xz = cca_sniff_xz(src->p, src->n);
+	gboolean gz = cca_sniff_gzip(src->p, src->n);
 	InputSink k = {.path = input->path, .fd = sink_spill_open(), .compressed = xz || gz};
 	unsigned char *out = xz || gz ? g_malloc(CCA_INPUT_CHUNK) : NULL;
 	gboolean ok = xz   ? input_unxz(src, &k, out, error)
@@ -586,8 +554,8 @@ cca_input_open(CcaInput *input, const char *path, GError **error)
 		unsigned char magic[6] = {0};
 		ssize_t got = pread(fd, magic, sizeof magic, 0);
 		size_t len = (size_t)st.st_size;
-		if (got < 0 || (!input_has_magic(magic, (size_t)got, CCA_INPUT_XZ_MAGIC, 6) &&
-				!input_has_magic(magic, (size_t)got, "\x1f\x8b", 2))) {
+		if (got < 0 ||
+		    (!cca_sniff_xz(magic, (size_t)got) && !cca_sniff_gzip(magic, (size_t)got))) {
 			/* plain: mapped, and read straight from the mapping */
 			void *addr = NULL;
 			if (len > 0)

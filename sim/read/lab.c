@@ -22,6 +22,7 @@
 
 #include "allocator.h"
 #include "device.h"
+#include "simdevice.h"
 #include "number.h"
 #include "settings.h"
 #include "size.h"
@@ -74,14 +75,6 @@ typedef struct {
 	bool settings_changed;		      /* a `settings` line after the first command */
 	char *first_conf;		      /* the settings the program started with */
 } Lab;
-
-bool
-cca_lab_sniff(const unsigned char *data, size_t len)
-{
-	size_t n = strlen(CCA_LAB_MAGIC);
-	return len >= n && memcmp(data, CCA_LAB_MAGIC, n) == 0 &&
-	       (len == n || data[n] == '\n' || data[n] == '\r' || data[n] == ' ');
-}
 
 static gboolean G_GNUC_PRINTF(3, 4) lab_fail(const Lab *lab, GError **error, const char *fmt, ...)
 {
@@ -170,62 +163,21 @@ lab_start(Lab *lab)
 	}
 }
 
-/* A size: decimal digits, an optional decimal part (".5") and an optional
- * unit; K, M, G and their KiB, MiB, GiB forms are powers of 1024, KB, MB,
- * GB powers of 1000, B or none bytes.  Hex (0x10) and exponents (1e6) are
- * refused, as cca_size_parse() refuses them on the command line
- * (doc/lab.md). */
+/* A size as cca_size_parse() reads it on the command line (K, M, G and
+ * their KiB, MiB, GiB forms are powers of 1024, KB, MB, GB powers of
+ * 1000; decimals that give whole bytes; no hex, no exponent), from 1
+ * byte to 1 TiB (doc/lab.md). */
 static gboolean
 lab_size(const Lab *lab, const char *text, uint64_t *out, GError **error)
 {
-	static const struct {
-		const char *unit;
-		double scale;
-	} units[] = {
-		{"", 1},
-		{"B", 1},
-		{"K", (double)CCA_KIB},
-		{"KiB", (double)CCA_KIB},
-		{"KB", 1e3},
-		{"M", (double)CCA_MIB},
-		{"MiB", (double)CCA_MIB},
-		{"MB", 1e6},
-		{"G", (double)CCA_GIB},
-		{"GiB", (double)CCA_GIB},
-		{"GB", 1e9},
-	};
-	errno = 0;
-	if (!g_ascii_isdigit(text[0]))
-		return lab_fail(lab, error, "'%s' is no size (e.g. 512, 1.5M, 16MiB, 2G)", text);
-	size_t digits = strspn(text, "0123456789");
-	if (text[digits] == '.' && g_ascii_isdigit(text[digits + 1]))
-		digits += 1 + strspn(text + digits + 1, "0123456789");
-	const char *tail = text + digits;
-	if ((g_ascii_tolower(tail[0]) == 'x' && digits == 1 && text[0] == '0') ||
-	    (g_ascii_tolower(tail[0]) == 'e' &&
-	     (g_ascii_isdigit(tail[1]) || tail[1] == '+' || tail[1] == '-')))
-		return lab_fail(lab, error,
-				"size '%s': write it in decimal digits, without hex or an "
-				"exponent (e.g. 1000000, 1MB, 1.5M)",
-				text);
-	g_autofree char *number = g_strndup(text, digits);
-	double v = g_ascii_strtod(number, NULL);
-	for (guint i = 0; i < G_N_ELEMENTS(units); i++) {
-		if (g_ascii_strcasecmp(tail, units[i].unit) != 0)
-			continue;
-		double bytes = v * units[i].scale;
-		/* ERANGE alone: a thread may see another errno after a good
-		 * conversion (number.h) */
-		if (errno == ERANGE || !(bytes >= 1) || bytes > (double)LAB_MAX_REQUEST)
-			return lab_fail(lab, error, "size '%s': must be 1 byte to 1 TiB", text);
-		*out = (uint64_t)bytes;
-		if ((double)*out != bytes)
-			return lab_fail(lab, error, "size '%s' is not a whole number of bytes",
-					text);
-		return TRUE;
-	}
-	return lab_fail(lab, error,
-			"size '%s': unknown unit (B, K, M, G, KiB, MiB, GiB, KB, MB, GB)", text);
+	g_autoptr(GError) local = NULL;
+	uint64_t bytes = 0;
+	if (!cca_size_parse(text, NULL, &bytes, &local))
+		return lab_fail(lab, error, "%s", local->message);
+	if (bytes < 1 || bytes > LAB_MAX_REQUEST)
+		return lab_fail(lab, error, "size '%s': must be 1 byte to 1 TiB", text);
+	*out = bytes;
+	return TRUE;
 }
 
 static gboolean

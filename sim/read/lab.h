@@ -30,15 +30,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "sniff.h" /* CCA_LAB_MAGIC, cca_sniff_lab() */
 #include "snapshot.h"
 
 G_BEGIN_DECLS
-
-/* The first line every lab starts with. */
-#define CCA_LAB_MAGIC "# ccasim lab"
-
-/* Whether the LEN bytes at DATA start like a lab (CCA_LAB_MAGIC). */
-bool cca_lab_sniff(const unsigned char *data, size_t len);
 
 /* Reads the lab program of LEN bytes at DATA, runs it through the model
  * and returns the snapshot of what it recorded: one device, its entries

@@ -1,7 +1,7 @@
 /* pickle.c - a safe unpickler for PyTorch memory snapshots.
  *
  * Models the pickle virtual machine of CPython's _pickle.c for the opcodes
- * snapshot writers emit (spec §2d): a value stack, a stack of marks (saved
+ * snapshot writers emit (doc/trace-format.md §12): a value stack, a stack of marks (saved
  * stack depths; the top one is the "fence" no ordinary pop may cross) and
  * a memo of shared objects.  Nothing is imported or called: the one GLOBAL
  * allowed (torch.jit._pickle.restore_type_tag) is an identity function on
@@ -29,6 +29,11 @@
  * entries and allocations the opcodes would, or leaves the dict to them.
  * A progress hook lets the owner of the input drop the pages behind the
  * parse.
+ *
+ * long-file: one pickle virtual machine: the opcode loop, its inline fast
+ * paths for trace entries and the young-chunk arena keep their state in
+ * the loop's locals and share the invariants above; split, each part would
+ * need the others' statics and the hot loop would lose its inlining.
  */
 #include "config.h"
 

@@ -7,7 +7,7 @@
  * hostile pickle can even make it cyclic: walkers must bound their depth).
  * Strings point into the input buffer, which must outlive the CcaPickle.
  *
- * Supported: protocols 2..5 and the opcodes of spec §2d.2, plus GLOBAL and
+ * Supported: protocols 2..5 and the opcodes of doc/trace-format.md §12.1, plus GLOBAL and
  * REDUCE for `torch.jit._pickle restore_type_tag` only (it returns its first
  * argument).  Every opcode that could import or call code is refused with
  * CCA_INPUT_ERROR_FORBIDDEN; other opcodes snapshots never use are refused

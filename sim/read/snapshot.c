@@ -1,5 +1,5 @@
-/* snapshot.c - the normalised snapshot: tables and the format-sniffing
- * loader.
+/* snapshot.c - the normalised snapshot: its tables and the string index
+ * (the loader is snapshot_load.c).
  *
  * A CcaSnapshot is allocated inside a private wrapper that also holds the
  * string-interning index (content -> id).  The index owns copies of its
@@ -13,10 +13,7 @@
 
 #include <string.h>
 
-#include "input.h"
 #include "snapshot.h"
-#include "lab.h"
-#include "trace.h"
 
 /* A key of the intern index; `s` points just past the struct for stored
  * keys, into the caller's bytes for lookups. */
@@ -270,77 +267,4 @@ cca_snapshot_newer_note(const CcaSnapshot *snap, uint32_t rules)
 			       "newer than the PyTorch %u.%u rules applied: what that PyTorch "
 			       "changed is not modelled",
 			       release / 100, release % 100, key, rules / 100, rules % 100);
-}
-/* ------------------------------------------------------------ loading */
-
-/* The parse's progress hook: lets a mapped input drop what the parser has
- * left behind, which keeps a big pickle from sitting in memory whole. */
-static void
-snapshot_advance(void *user, size_t pos)
-{
-	cca_input_advance(user, pos);
-}
-
-/* Reads the snapshot in INPUT (opened from PATH), which it clears. */
-static CcaSnapshot *
-snapshot_read(CcaInput *in, const char *path, gboolean compact, GError **error)
-{
-	CcaInput input = *in;
-	if (input.len == 0) {
-		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_TRUNCATED, "%s: empty file",
-			    path);
-		cca_input_clear(&input);
-		return NULL;
-	}
-	if (cca_lab_sniff(input.data, input.len)) {
-		CcaSnapshot *snap = cca_lab_load(input.data, input.len, path, error);
-		if (snap)
-			snap->format = CCA_FORMAT_LAB;
-		cca_input_clear(&input);
-		return snap;
-	}
-	if (input.data[0] == 0x80) {
-		CcaSnapshot *snap = cca_snapshot_pickle_load_with(
-			input.data, input.len, path, compact, snapshot_advance, &input, error);
-		cca_input_clear(&input);
-		return snap;
-	}
-	if (cca_trace_sniff(input.data, input.len))
-		return cca_trace_load_input(&input, error); /* takes INPUT's contents */
-	if (cca_input_check_magic(input.data, MIN(input.len, 64), path, error))
-		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
-			    "%s: offset 0: not a pickle or ccasim trace (first byte 0x%02x)", path,
-			    input.data[0]);
-	cca_input_clear(&input);
-	return NULL;
-}
-
-static CcaSnapshot *
-snapshot_load(const char *path, gboolean compact, GError **error)
-{
-	CcaInput input;
-	if (!cca_input_open(&input, path, error))
-		return NULL;
-	return snapshot_read(&input, path, compact, error);
-}
-
-CcaSnapshot *
-cca_snapshot_load_memory(const unsigned char *data, size_t len, const char *name, GError **error)
-{
-	CcaInput input;
-	if (!cca_input_open_memory(&input, data, len, name, error))
-		return NULL;
-	return snapshot_read(&input, name, FALSE, error);
-}
-
-CcaSnapshot *
-cca_snapshot_load(const char *path, GError **error)
-{
-	return snapshot_load(path, FALSE, error);
-}
-
-CcaSnapshot *
-cca_snapshot_load_compact(const char *path, GError **error)
-{
-	return snapshot_load(path, TRUE, error);
 }

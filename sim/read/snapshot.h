@@ -18,9 +18,9 @@
 #include <stdint.h>
 
 #include "event.h"
-#include "event_cursor.h"
 #include "input.h"
 #include "pytorch.h"
+#include "settings.h" /* CcaRecordedSettings */
 
 typedef struct CcaPickle CcaPickle;
 
@@ -68,23 +68,6 @@ typedef struct {
 	int64_t time_us;
 } CcaAnnotation;
 
-/* The recorded `allocator_settings` (torch >= 2.3); `present` is false
- * when the snapshot has none. */
-typedef struct CcaRecordedSettings {
-	bool present;
-	char *conf;		/* PYTORCH_CUDA_ALLOC_CONF string, "" when unset; owned */
-	int64_t max_split_size; /* bytes, -1 = unlimited */
-	double garbage_collection_threshold;
-	bool expandable_segments;
-	int64_t pinned_num_register_threads;
-	bool release_lock_on_cudamalloc;
-	bool pinned_use_cuda_host_register;
-	bool graph_capture_record_stream_reuse;
-	bool has_graph_capture_record_stream_reuse;
-	uint32_t roundup_power2_divisions[CCA_ROUNDUP_INTERVALS]; /* index i = sizes [2^(20+i),
-								     2^(21+i)) */
-} CcaRecordedSettings;
-
 /* Distinct unknown key names a snapshot remembers (the rest are counted
  * in `unknown_more`). */
 #define CCA_NEWER_MAX_NAMES 16
@@ -116,6 +99,19 @@ typedef enum {
 	CCA_FORMAT_MSGPACK,
 	CCA_FORMAT_LAB, /* a lab program run through the model (lab.h) */
 } CcaFormat;
+
+/* How a cursor over a streamed snapshot (events[d] == NULL) gets its
+ * events: the reader that streams them supplies these.  `next` stores the
+ * next event in *OUT and returns TRUE, or returns FALSE at the end (ERROR
+ * unset) or on corrupt input (ERROR set); `next_many` (may be NULL) stores
+ * up to N next events in OUT[] and returns how many, fewer than N only at
+ * the end or before corrupt input (then ERROR set); `free` releases
+ * STATE. */
+typedef struct {
+	gboolean (*next)(void *state, CcaEvent *out, GError **error);
+	guint (*next_many)(void *state, CcaEvent *out, guint n, GError **error);
+	void (*free)(void *state);
+} CcaCursorOps;
 
 typedef struct CcaSnapshot CcaSnapshot;
 /* The normalised snapshot.  Tables are public and read-only for users. */
@@ -154,17 +150,6 @@ struct CcaSnapshot {
 	void *(*stream_cursor_new)(const CcaSnapshot *snap, int device, const CcaCursorOps **ops);
 };
 
-/* Reads PATH, which may be a pickle or a ccasim msgpack trace, plain or
- * compressed with xz or gzip (detected from the first bytes, not the
- * name).  Returns a new snapshot or NULL with ERROR set to a one-line
- * message naming the file and the byte offset of the problem. */
-CcaSnapshot *cca_snapshot_load(const char *path, GError **error);
-
-/* cca_snapshot_load() of the LEN bytes at DATA (only read during the
- * call) instead of a file, NAME standing for the path in messages. */
-CcaSnapshot *cca_snapshot_load_memory(const unsigned char *data, size_t len, const char *name,
-				      GError **error);
-
 /* Builds a snapshot from the value graph PICKLE (made with
  * cca_pickle_build_new(), a snapshot dict as torch.cuda.memory._snapshot()
  * returns it), with every check cca_snapshot_pickle_load() makes; NAME
@@ -202,12 +187,6 @@ CcaSnapshot *cca_snapshot_pickle_load_with(const unsigned char *data, size_t len
 					   gboolean compact,
 					   void (*progress)(void *user, size_t pos), void *user,
 					   GError **error);
-
-/* cca_snapshot_load() for a snapshot that is only going to be written out
- * with cca_trace_write(), as `ccasim convert` does: a pickle's events are
- * kept encoded (cca_snapshot_pickle_load_with()'s COMPACT), which takes
- * less than half the memory and lets the writer copy them. */
-CcaSnapshot *cca_snapshot_load_compact(const char *path, GError **error);
 
 /* Returns an empty snapshot owning its tables, for builders (readers,
  * tests).  Free with cca_snapshot_free(). */

@@ -1,7 +1,7 @@
 /* snapshot_pickle.c - PyTorch memory-snapshot pickles -> CcaSnapshot.
  *
  * Reads the value graph of sim/read/pickle.c against the snapshot schema of
- * every torch release from 2.0 to 2.11 (spec §2a, §2b): a dict with
+ * every torch release from 2.0 to 2.11 (doc/trace-format.md §12.3): a dict with
  * `segments` and optional `device_traces`, `allocator_settings` and
  * `external_annotations`, or a bare list of segments.  Legacy (<= 2.0)
  * blocks carry `history` instead of `address`/`requested_size`/`frames`.
@@ -27,6 +27,10 @@
  * (cca_pickle_transient_has()) is remembered by identity; the whole walk
  * is charged against a budget proportional to the pickle's size, so
  * shared containers cannot blow it up.
+ *
+ * long-file: one walk of the snapshot schema of every release; the key
+ * shapes and interning tables are shared by the streamed and the
+ * whole-graph paths, which must give the same snapshot (conv_event()).
  */
 #include "config.h"
 
@@ -36,7 +40,7 @@
 #include "pickle.h"
 #include "snapshot.h"
 #include "input.h"
-#include "trace.h"
+#include "trace_events.h"
 
 #define CONV_MAX_DEVICES (1 << 16)
 #define CONV_MAX_RESERVE (1u << 24) /* events reserved up front (1 GiB of virtual memory) */

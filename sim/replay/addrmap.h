@@ -1,6 +1,9 @@
-/* addrmap.h - an open-addressing map from a trace address to a value,
- * shared by the engine (address -> model block) and the plan (the trace's
- * own live addresses).  Internal to sim/: static inline functions.
+/* addrmap.h - containers of trace addresses: an open-addressing map from
+ * a trace address to a value, shared by the engine (address -> model
+ * block) and the plan (the trace's own live addresses), and sorted lists
+ * of live segments and address ranges.  The checks of a trace's entries
+ * that use them are check.c's.  Internal to sim/: static inline
+ * functions.
  */
 #ifndef CCA_ADDRMAP_H
 #define CCA_ADDRMAP_H
@@ -9,8 +12,6 @@
 #include <stdint.h>
 
 #include "allocator.h"
-#include "replay.h"
-#include "input.h"
 #include "pytorch.h"
 
 
@@ -77,7 +78,7 @@ map_grow(AddrMap *m)
 }
 
 /* Keys are trace addresses; UINT64_MAX and UINT64_MAX-1 never occur:
- * cca_replay_check_event() refuses them before any entry gets here. */
+ * cca_check_event() (check.c) refuses them before any entry gets here. */
 static inline void
 map_put(AddrMap *m, uint64_t key, CcaHandle value)
 {
@@ -128,48 +129,6 @@ map_remove(AddrMap *m, uint64_t key)
 		}
 		i = (i + 1) & mask;
 	}
-}
-
-/* ------------------------------------------------ entry checks */
-
-/* Does EV carry an address (not an oom's device_free or a snapshot)? */
-static inline bool
-cca_trace_event_has_address(const CcaEvent *ev)
-{
-	return ev->action != CCA_ACTION_OOM && ev->action != CCA_ACTION_SNAPSHOT;
-}
-
-/* Is EV, on its own, an entry the model can hold: a size below 2^48 (an
- * `oom` entry's request below 2^62: CCA_REPLAY_MAX_OOM_REQUEST), an
- * address range that neither holds a map marker nor wraps past 2^64, a
- * segment of some bytes, maps and unmaps of whole pages?  The fast half
- * of cca_replay_check_event(), which says why when it is not. */
-static inline bool
-cca_trace_event_in_range(const CcaEvent *ev)
-{
-	bool segment =
-		ev->action >= CCA_ACTION_SEGMENT_ALLOC && ev->action <= CCA_ACTION_SEGMENT_UNMAP;
-	bool pages = ev->action == CCA_ACTION_SEGMENT_MAP || ev->action == CCA_ACTION_SEGMENT_UNMAP;
-	uint64_t max =
-		ev->action == CCA_ACTION_OOM ? CCA_REPLAY_MAX_OOM_REQUEST : CCA_REPLAY_MAX_BYTES;
-	return ev->size <= max &&
-	       (!cca_trace_event_has_address(ev) ||
-		(ev->addr < MAP_TOMB && ev->size <= MAP_TOMB - ev->addr)) &&
-	       (!segment || ev->size > 0) &&
-	       (!pages || ((ev->addr | ev->size) & (CCA_PAGE_GRANULE - 1)) == 0);
-}
-
-/* Sets ERROR for free_requested entry INDEX of SNAP at ADDR, a block whose
- * free the trace had requested already and not completed. */
-static inline void
-cca_trace_set_double_free_error(GError **error, const CcaSnapshot *snap, uint64_t index,
-				uint64_t addr)
-{
-	g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
-		    "%s: event %" G_GUINT64_FORMAT
-		    ": free_requested of the block at 0x%" G_GINT64_MODIFIER
-		    "x, whose free was already requested and has not completed",
-		    snap->source, index, addr);
 }
 
 /* ------------------------------------------------ live ranges */
@@ -296,79 +255,6 @@ ranges_add(GArray *ranges, uint64_t a, uint64_t b)
 	}
 	LiveSegment r = {a, b - a};
 	g_array_insert_val(ranges, i, r);
-}
-
-/* What the check of a trace's entries remembers: the trace's cudaMalloc
- * segments live at the point read so far (a segment_alloc over one of
- * them is refused), and the expandable memory it has mapped, and
- * unmapped, so far (ranges it has not touched are in neither: a
- * segment_map of mapped memory or a segment_unmap of unmapped memory is
- * refused). */
-typedef struct {
-	GArray *segments;	   /* LiveSegment, by address */
-	GArray *mapped, *unmapped; /* LiveSegment, by address */
-} CcaTraceCheck;
-
-static inline void
-cca_trace_check_init(CcaTraceCheck *c)
-{
-	c->segments = g_array_new(FALSE, FALSE, sizeof(LiveSegment));
-	c->mapped = g_array_new(FALSE, FALSE, sizeof(LiveSegment));
-	c->unmapped = g_array_new(FALSE, FALSE, sizeof(LiveSegment));
-}
-
-static inline void
-cca_trace_check_clear(CcaTraceCheck *c)
-{
-	g_array_free(c->segments, TRUE);
-	g_array_free(c->mapped, TRUE);
-	g_array_free(c->unmapped, TRUE);
-}
-
-/* Checks EV, trace entry INDEX of SNAP, as it is read: on its own
- * (cca_replay_check_event()), a segment_alloc against the segments live
- * then, a segment_map/unmap against what the trace mapped and unmapped. */
-static inline gboolean
-cca_trace_check_event(CcaTraceCheck *w, const CcaSnapshot *snap, const CcaEvent *ev, uint64_t index,
-		      GError **error)
-{
-	/* the common entries (alloc and the frees) in range: nothing more to
-	 * check, and no call */
-	if (G_LIKELY(ev->action <= CCA_ACTION_FREE_COMPLETED && cca_trace_event_in_range(ev)))
-		return TRUE;
-	if (!cca_replay_check_event(snap, ev, index, error))
-		return FALSE;
-	if (ev->action == CCA_ACTION_SEGMENT_MAP || ev->action == CCA_ACTION_SEGMENT_UNMAP) {
-		bool map = ev->action == CCA_ACTION_SEGMENT_MAP;
-		GArray *to = map ? w->mapped : w->unmapped, *from = map ? w->unmapped : w->mapped;
-		uint64_t end = ev->addr + ev->size;
-		if (ranges_meet(to, ev->addr, end)) {
-			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
-				    "%s: event %" G_GUINT64_FORMAT ": %s of %" G_GUINT64_FORMAT
-				    " bytes at 0x%" G_GINT64_MODIFIER "x: part of it is already %s",
-				    snap->source, index, cca_event_action_name(ev->action),
-				    ev->size, ev->addr, map ? "mapped" : "unmapped");
-			return FALSE;
-		}
-		ranges_cut(from, ev->addr, end);
-		ranges_add(to, ev->addr, end);
-	} else if (ev->action == CCA_ACTION_SEGMENT_FREE) {
-		segments_remove(w->segments, ev->addr);
-	} else if (ev->action == CCA_ACTION_SEGMENT_ALLOC) {
-		const LiveSegment *other = segments_add(w->segments, ev->addr, ev->size);
-		if (other) {
-			g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
-				    "%s: event %" G_GUINT64_FORMAT
-				    ": segment_alloc of %" G_GUINT64_FORMAT
-				    " bytes at 0x%" G_GINT64_MODIFIER
-				    "x overlaps the live segment of %" G_GUINT64_FORMAT
-				    " bytes at 0x%" G_GINT64_MODIFIER "x",
-				    snap->source, index, ev->size, ev->addr, other->size,
-				    other->address);
-			return FALSE;
-		}
-	}
-	return TRUE;
 }
 
 #endif

@@ -73,8 +73,7 @@ typedef struct {
  * than every earlier entry's, makes INDEX the reserved (allocated) peak.
  * Call it from an observer, once per entry, in order.  Returns the
  * CCA_FIGURES_* bits of the peaks INDEX set (0: none), so that a view
- * takes its copy of the state exactly there.  Costs a walk over the
- * blocks (expandable segments only) at most once per device call. */
+ * takes its copy of the state exactly there.  Constant time. */
 static inline unsigned cca_figures_observe(CcaFigures *figures, uint64_t index,
 					   const CcaEvent *event, const CcaAllocator *alloc);
 

@@ -1,6 +1,6 @@
 /* plan.c - one read of a trace that settles what a replay needs to know.
  *
- * The read checks each entry as the engine would (cca_trace_check_event()
+ * The read checks each entry as the engine would (cca_check_walk_event()
  * and the free_requested rule), and tracks the trace's own live addresses
  * the way the engine's address map does without a rebuilt start: a
  * free_requested of an address not live is a free of a block the trace
@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "plan.h"
+#include "event_cursor.h"
 
 #include <string.h>
 
@@ -265,7 +266,7 @@ plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 	const CcaSnapshot *snap = p->snap;
 	g_autoptr(CcaEventCursor) cursor = cca_event_cursor_new(snap, p->device);
 	CcaTraceCheck check;
-	cca_trace_check_init(&check);
+	cca_check_walk_init(&check);
 	AddrMap live;
 	map_init(&live, 1024);
 	CcaEvent ev;
@@ -302,7 +303,7 @@ plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 			p->burst_may_release_pool = true;
 		if (first->action == 0xff && ev.action != CCA_ACTION_SNAPSHOT)
 			*first = ev;
-		if (!cca_trace_check_event(&check, snap, &ev, i, &local))
+		if (!cca_check_walk_event(&check, snap, &ev, i, &local))
 			break;
 		if (cca_plan_reservations_note(&reservations, &ev, i))
 			plan_note_reservation_release(p, &reservations);
@@ -319,7 +320,7 @@ plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 			if (v == CCA_NIL) {
 				p->unknown_frees++;
 			} else if (v & FREE_REQUESTED) {
-				cca_trace_set_double_free_error(&local, snap, i, ev.addr);
+				cca_check_double_free_error(&local, snap, i, ev.addr);
 			} else {
 				map_put(&live, ev.addr, FREE_REQUESTED);
 			}
@@ -353,7 +354,7 @@ plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 		plan_note_reservation_release(p, &reservations);
 	cca_plan_reservations_clear(&reservations);
 	map_clear(&live);
-	cca_trace_check_clear(&check);
+	cca_check_walk_clear(&check);
 	if (local) {
 		g_propagate_error(error, local);
 		return FALSE;
@@ -372,7 +373,7 @@ plan_init(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GError 
 			    snap->n_devices);
 		return NULL;
 	}
-	if (!cca_replay_check_final_state(snap, device, error))
+	if (!cca_check_final_state(snap, device, error))
 		return NULL;
 	CcaPlan *p = g_new0(CcaPlan, 1);
 	p->snap = snap;
@@ -845,7 +846,7 @@ cca_plan_to_json(const CcaPlan *p)
 	json_object_set_new(o, "recorded_calls",
 			    cca_json_uint(p->calls ? p->calls->calls->len : 0));
 	/* the positions themselves, for tools that replay the calls
-	 * (tools/torch_replay.py --empty-cache-at) */
+	 * (gpu-scripts/torch_replay.py --empty-cache-at) */
 	json_t *at = json_null();
 	if (p->empty_cache_known) {
 		/* the found positions and the recorded calls, in trace order */

@@ -9,7 +9,7 @@
  * addresses; whether it releases segments; the private-pool segments of
  * the final state; the private pools released before the dump with whole
  * expandable reservations (CcaPlanReservations).  The read validates every entry
- * (cca_replay_check_event(), cca_replay_check_final_state(), no second
+ * (cca_check_event(), cca_check_final_state(), no second
  * free_requested of a block before its free_completed), so a replay of a
  * planned trace starts from checked input.
  *

@@ -7,7 +7,8 @@
  * malloc explains → empty_cache(), or a private pool's release (~MemPool);
  * oom → a request that failed.
  *
- * Telling an empty_cache from the failure cascade (spec §15.4): a burst is
+ * Telling an empty_cache from the failure cascade (doc/allocator-model.md,
+ * "How ccasim replays a trace"): a burst is
  * part of the next malloc only if that malloc, run on the current model
  * state, would release memory (gc, or its first cudaMalloc fails under the
  * cap or the device).  What-if replays cannot ask their own model (its
@@ -16,10 +17,16 @@
  *
  * Memory: the engine holds the live blocks and a lookahead window that is
  * only as long as the longest release burst, never the trace.
+ *
+ * long-file: the loop, its lookahead window, the --check comparison and
+ * the planning pass share the Replay state; the planning pass is to move
+ * to plan.c (with run_pass's parameters as a struct), which will bring
+ * this file under 1500 lines.
  */
 #include "config.h"
 
 #include "replay.h"
+#include "event_cursor.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -27,6 +34,7 @@
 #include "addrmap.h"
 #include "allocator.h"
 #include "calls.h"
+#include "simdevice.h"
 #include "plan.h"
 #include "rewind.h"
 #include "rules.h"
@@ -93,7 +101,7 @@ addresses_scan(RecordedAddresses *ra, const CcaSnapshot *snap, int device, GErro
 	CcaEvent ev;
 	GError *local = NULL;
 	for (uint64_t i = 0; cca_event_cursor_next(cursor, &ev, &local); i++) {
-		if (!cca_replay_check_event(snap, &ev, i, &local))
+		if (!cca_check_event(snap, &ev, i, &local))
 			break;
 		addresses_note(ra, &ev);
 	}
@@ -102,37 +110,6 @@ addresses_scan(RecordedAddresses *ra, const CcaSnapshot *snap, int device, GErro
 		return FALSE;
 	}
 	return TRUE;
-}
-
-/* ------------------------------------------------------ input checks */
-
-gboolean
-cca_replay_check_event(const CcaSnapshot *snap, const CcaEvent *ev, uint64_t index, GError **error)
-{
-	if (G_LIKELY(cca_trace_event_in_range(ev)) || ev->action == CCA_ACTION_SNAPSHOT)
-		return TRUE;
-	bool segment =
-		ev->action >= CCA_ACTION_SEGMENT_ALLOC && ev->action <= CCA_ACTION_SEGMENT_UNMAP;
-	bool pages = ev->action == CCA_ACTION_SEGMENT_MAP || ev->action == CCA_ACTION_SEGMENT_UNMAP;
-	const char *what;
-	if (segment && ev->size == 0)
-		what = "a segment of 0 bytes";
-	else if (pages && ((ev->addr | ev->size) & (CCA_PAGE_GRANULE - 1)) != 0)
-		what = "expandable segments map whole 2 MiB pages at 2 MiB boundaries";
-	else if (ev->action == CCA_ACTION_OOM)
-		what = "a request of 4 EiB (2^62 bytes) or more, past what any size rounds to";
-	else if (ev->size > CCA_REPLAY_MAX_BYTES)
-		what = "its size is 256 TiB (2^48 bytes) or more, larger than any device";
-	else if (ev->addr >= MAP_TOMB)
-		what = "its address is 2^64-1 or 2^64-2, which no device memory has";
-	else
-		what = "its address range wraps past 2^64";
-	g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_LIMIT,
-		    "%s: event %" G_GUINT64_FORMAT ": %s of %" G_GUINT64_FORMAT
-		    " bytes at 0x%" G_GINT64_MODIFIER "x: %s",
-		    snap->source, index, cca_event_action_name(ev->action), ev->size, ev->addr,
-		    what);
-	return FALSE;
 }
 
 /* --------------------------------------------------- lookahead window */
@@ -166,7 +143,7 @@ window_init(Window *w, const CcaSnapshot *snap, int device)
 	memset(w, 0, sizeof *w);
 	w->cursor = cca_event_cursor_new(snap, device);
 	w->snap = snap;
-	cca_trace_check_init(&w->check);
+	cca_check_walk_init(&w->check);
 	w->cap = 64;
 	w->ring = g_new(CcaEvent, w->cap);
 }
@@ -180,17 +157,17 @@ window_clear(Window *w)
 		g_array_free(w->pool_bursts, TRUE);
 	}
 	cca_event_cursor_free(w->cursor);
-	cca_trace_check_clear(&w->check);
+	cca_check_walk_clear(&w->check);
 	g_free(w->ring);
 	g_clear_error(&w->pending);
 }
 
-/* Checks EV, trace entry INDEX, as it is read (cca_trace_check_event()),
+/* Checks EV, trace entry INDEX, as it is read (cca_check_walk_event()),
  * unless a plan checked the trace already. */
 static gboolean
 window_check(Window *w, const CcaEvent *ev, uint64_t index, GError **error)
 {
-	return w->trusted || cca_trace_check_event(&w->check, w->snap, ev, index, error);
+	return w->trusted || cca_check_walk_event(&w->check, w->snap, ev, index, error);
 }
 
 /* How many entries the window reads at a time, at most. */
@@ -815,7 +792,8 @@ replay_recorded_oom(Replay *r, const CcaEvent *ev)
 {
 	cause_begin(r, r->in.position - 1, ev);
 	r->res->recorded_ooms++;
-	/* Without a cap the device itself refused (spec §15.4). */
+	/* Without a cap the device itself refused (doc/allocator-model.md, "How
+	 * ccasim replays a trace"). */
 	bool device_refused = cca_allocator_allowed_maximum(r->alloc) == 0 && !r->opt->capacity_set;
 	device_set_refuse(r->device, device_refused);
 	/* the failed request's pool: an oom entry has no address, but a
@@ -867,7 +845,7 @@ replay_free_requested(Replay *r, const CcaEvent *ev, uint64_t index)
 	CcaHandle v = map_get(&r->live, ev->addr);
 	if (v != CCA_NIL && (v & FREE_REQUESTED)) {
 		if (!r->error)
-			cca_trace_set_double_free_error(&r->error, r->snap, index, ev->addr);
+			cca_check_double_free_error(&r->error, r->snap, index, ev->addr);
 		return FALSE;
 	}
 	cause_begin(r, index, ev);
@@ -1689,84 +1667,6 @@ check_trace_exhausted(Replay *r)
 
 /* ------------------------------------------------------------ driver */
 
-static gint
-segment_index_order(gconstpointer a, gconstpointer b, gpointer data)
-{
-	const GArray *segs = data;
-	uint64_t x = g_array_index(segs, CcaSnapSegment, *(const guint *)a).address;
-	uint64_t y = g_array_index(segs, CcaSnapSegment, *(const guint *)b).address;
-	return x < y ? -1 : x > y;
-}
-
-static gboolean final_state_error(const CcaSnapshot *snap, guint i, GError **error, const char *fmt,
-				  ...) G_GNUC_PRINTF(4, 5);
-
-static gboolean
-final_state_error(const CcaSnapshot *snap, guint i, GError **error, const char *fmt, ...)
-{
-	va_list args;
-	va_start(args, fmt);
-	g_autofree char *what = g_strdup_vprintf(fmt, args);
-	va_end(args);
-	const CcaSnapSegment *s = &g_array_index(snap->segments, CcaSnapSegment, i);
-	g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
-		    "%s: final segment %u (0x%" G_GINT64_MODIFIER "x, %" G_GUINT64_FORMAT
-		    " bytes): %s",
-		    snap->source, i, s->address, s->total_size, what);
-	return FALSE;
-}
-
-gboolean
-cca_replay_check_final_state(const CcaSnapshot *snap, int device, GError **error)
-{
-	g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint));
-	for (guint i = 0; i < snap->segments->len; i++) {
-		const CcaSnapSegment *s = &g_array_index(snap->segments, CcaSnapSegment, i);
-		if (s->device != device)
-			continue;
-		if (s->total_size == 0)
-			return final_state_error(snap, i, error, "a segment of 0 bytes");
-		if (s->total_size > CCA_REPLAY_MAX_BYTES)
-			return final_state_error(snap, i, error,
-						 "256 TiB (2^48 bytes) or more, larger than "
-						 "any device");
-		if (s->address >= MAP_TOMB || s->total_size > MAP_TOMB - s->address)
-			return final_state_error(snap, i, error,
-						 "its address range wraps past 2^64");
-		if (s->first_block > snap->blocks->len ||
-		    s->n_blocks > snap->blocks->len - s->first_block)
-			return final_state_error(snap, i, error, "its blocks are not in the table");
-		uint64_t at = s->address, end = s->address + s->total_size;
-		for (uint32_t k = 0; k < s->n_blocks; k++) {
-			const CcaSnapBlock *b =
-				&g_array_index(snap->blocks, CcaSnapBlock, s->first_block + k);
-			if (b->address < at || b->address >= end || b->size > end - b->address ||
-			    b->size == 0)
-				return final_state_error(
-					snap, i, error,
-					"block %u (0x%" G_GINT64_MODIFIER "x, %" G_GUINT64_FORMAT
-					" bytes) is not inside the segment after the block before it",
-					k, b->address, b->size);
-			at = b->address + b->size;
-		}
-		g_array_append_val(order, i);
-	}
-	g_array_sort_with_data(order, segment_index_order, snap->segments);
-	for (guint k = 1; k < order->len; k++) {
-		const CcaSnapSegment *prev = &g_array_index(snap->segments, CcaSnapSegment,
-							    g_array_index(order, guint, k - 1));
-		guint i = g_array_index(order, guint, k);
-		if (g_array_index(snap->segments, CcaSnapSegment, i).address <
-		    prev->address + prev->total_size)
-			return final_state_error(snap, i, error,
-						 "it overlaps the segment of %" G_GUINT64_FORMAT
-						 " bytes at 0x%" G_GINT64_MODIFIER "x",
-						 prev->total_size, prev->address);
-	}
-	return TRUE;
-}
-
-
 /* The release ccasim-record's start record names (torch.__version__,
  * "2.13.0+cu130"), 0 when there is none; *TORCH gets the text. */
 static uint32_t
@@ -1940,13 +1840,40 @@ seed_start(Replay *r, const CcaStartState *start)
 	cca_allocator_seed_finish(r->alloc);
 }
 
+/* What one pass of the replay loop takes (run_pass()). */
+typedef struct {
+	const CcaPlan *plan;
+	const CcaReplayOptions *opt;
+	const CcaSettings *settings;  /* the settings replayed */
+	bool recorded_mode;	      /* the recording's own conditions */
+	RecordedAddresses *addresses; /* the recorded addresses to place segments at, or NULL */
+	const GArray *empty_cache_at; /* the plan's empty_cache() positions, or NULL */
+	const GArray *synced_at;      /* the plan's synchronising mallocs, or NULL */
+	bool online_bursts;	      /* find empty_cache() bursts as the entries are read */
+	/* filled when not NULL: empty_cache() positions, synchronising
+	 * mallocs, private pools' spans and releases found */
+	GArray *found, *synced_found, *spans_found, *releases_found;
+	CcaReplayResult *res;
+	bool *needs_entries;	   /* set when the plan must read the entries; may be NULL */
+	uint64_t *segment_entries; /* segment entries read; may be NULL */
+} Pass;
+
 static gboolean
-run_pass(const CcaPlan *plan, const CcaReplayOptions *opt, const CcaSettings *settings,
-	 bool recorded_mode, RecordedAddresses *addresses, const GArray *empty_cache_at,
-	 const GArray *synced_at, bool online_bursts, GArray *found, GArray *synced_found,
-	 GArray *spans_found, GArray *releases_found, CcaReplayResult *res, bool *needs_entries,
-	 uint64_t *segment_entries, GError **error)
+run_pass(const Pass *pass, GError **error)
 {
+	const CcaPlan *plan = pass->plan;
+	const CcaReplayOptions *opt = pass->opt;
+	const CcaSettings *settings = pass->settings;
+	bool recorded_mode = pass->recorded_mode;
+	RecordedAddresses *addresses = pass->addresses;
+	const GArray *empty_cache_at = pass->empty_cache_at;
+	const GArray *synced_at = pass->synced_at;
+	bool online_bursts = pass->online_bursts;
+	GArray *found = pass->found, *synced_found = pass->synced_found;
+	GArray *spans_found = pass->spans_found, *releases_found = pass->releases_found;
+	CcaReplayResult *res = pass->res;
+	bool *needs_entries = pass->needs_entries;
+	uint64_t *segment_entries = pass->segment_entries;
 	const CcaSnapshot *snap = plan->snap;
 	const CcaStartState *start = plan->mid_run ? &plan->start : NULL;
 	CcaSimDeviceConfig dc = {
@@ -2127,8 +2054,19 @@ cca_replay_find_empty_cache(const CcaPlan *plan, double memory_fraction, uint64_
 	CcaReplayResult scratch;
 	memset(&scratch, 0, sizeof scratch);
 	g_atomic_int_inc(&total_planning);
-	gboolean ok = run_pass(plan, &opt, &plan->recorded, true, &own, NULL, NULL, false, found,
-			       synced, spans, releases, &scratch, NULL, NULL, error);
+	Pass pass = {
+		.plan = plan,
+		.opt = &opt,
+		.settings = &plan->recorded,
+		.recorded_mode = true,
+		.addresses = &own,
+		.found = found,
+		.synced_found = synced,
+		.spans_found = spans,
+		.releases_found = releases,
+		.res = &scratch,
+	};
+	gboolean ok = run_pass(&pass, error);
 	cca_replay_result_clear(&scratch);
 	addresses_clear(&own);
 	return ok;
@@ -2228,9 +2166,21 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 		RecordedAddresses *addresses = recorded_mode	     ? &own
 					       : opt->addresses_from ? &other
 								     : NULL;
-		ok = run_pass(plan, opt, settings, recorded_mode, addresses, empty_cache_at,
-			      synced_at, online_bursts, found, NULL, NULL, NULL, res,
-			      &needs_entries, &segment_entries, error);
+		Pass pass = {
+			.plan = plan,
+			.opt = opt,
+			.settings = settings,
+			.recorded_mode = recorded_mode,
+			.addresses = addresses,
+			.empty_cache_at = empty_cache_at,
+			.synced_at = synced_at,
+			.online_bursts = online_bursts,
+			.found = found,
+			.res = res,
+			.needs_entries = &needs_entries,
+			.segment_entries = &segment_entries,
+		};
+		ok = run_pass(&pass, error);
 		res->replays = 1;
 		g_atomic_int_inc(&total_replays);
 	}

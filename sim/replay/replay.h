@@ -39,7 +39,9 @@
 #include <stdint.h>
 
 #include "allocator.h"
+#include "check.h"
 #include "device.h"
+#include "simdevice.h"
 #include "figures.h"
 #include "settings.h"
 #include "snapshot.h"
@@ -48,23 +50,6 @@
 G_BEGIN_DECLS
 
 typedef struct CcaPlan CcaPlan;
-
-/* The most bytes one request, block or segment of a trace may have:
- * 2^48 - 1; 256 TiB is a thousand times the largest device made (a 288 GB
- * accelerator).  A request rounds to at most 2^48 bytes, so no size
- * rounds to 0.  The model may hold at most CCA_REPLAY_MAX_RESERVED bytes
- * reserved at once, so no current or peak statistic nears 2^63 (the
- * cumulative ones saturate).  Larger figures are no recording of a real
- * program. */
-#define CCA_REPLAY_MAX_BYTES ((UINT64_C(1) << 48) - 1)
-#define CCA_REPLAY_MAX_RESERVED (UINT64_C(1) << 48)
-
-/* The most bytes an `oom` entry's request may have: 2^62 - 1.  A program
- * may ask for more than any device holds and be refused (PyTorch's own
- * test_out_of_memory asks for 800 PB), and the trace records that
- * request as it was asked; it never becomes a block, so no statistic
- * adds it, and every rounding of it stays below 2^63. */
-#define CCA_REPLAY_MAX_OOM_REQUEST ((UINT64_C(1) << 62) - 1)
 
 /* Whether to rebuild the state at the trace's first event. */
 typedef enum {
@@ -341,23 +326,6 @@ char *cca_replay_rules_reason(const CcaSnapshot *snap, uint32_t applied);
 
 /* cca_replay_detect_release() without the reason. */
 uint32_t cca_replay_guess_pytorch_version(const CcaSnapshot *snap);
-
-/* Checks trace entry INDEX (EV) of SNAP on its own, before the model or
- * the rewind sees it: no address is 2^64-1 or 2^64-2 (the engine's map
- * markers), no size exceeds CCA_REPLAY_MAX_BYTES, no [addr, addr+size)
- * wraps past 2^64 (oom and snapshot entries carry no address), no
- * segment entry is of 0 bytes.  Returns
- * FALSE with ERROR (CCA_INPUT_ERROR_LIMIT) set to one line
- * "SOURCE: event INDEX: ..." otherwise.  Cheap: a few comparisons. */
-gboolean cca_replay_check_event(const CcaSnapshot *snap, const CcaEvent *ev, uint64_t index,
-				GError **error);
-
-/* Checks the final segments of device DEVICE of SNAP: each of 1 to
- * CCA_REPLAY_MAX_BYTES bytes, not wrapping past 2^64, not overlapping another;
- * its blocks inside it, in order, not overlapping, at no marker address.
- * Returns FALSE with ERROR (CCA_INPUT_ERROR_CORRUPT) set to one line
- * "SOURCE: final segment I (0xADDR): ..." otherwise. */
-gboolean cca_replay_check_final_state(const CcaSnapshot *snap, int device, GError **error);
 
 /* Fills OPTIONS with the defaults (recorded settings, device 0). */
 void cca_replay_options_init(CcaReplayOptions *options);

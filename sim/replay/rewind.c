@@ -20,7 +20,8 @@
 #include <string.h>
 
 #include "allocator.h"
-#include "replay.h"
+#include "check.h"
+#include "event_cursor.h"
 #include "pytorch.h"
 
 #define GRANULE CCA_EXPANDABLE_GRANULE
@@ -292,7 +293,8 @@ alloc_start_after(const GArray *allocs, uint64_t from, uint64_t *index)
 	return a->address;
 }
 
-/* Infers the sizes of blocks known only by their request (spec §4.1): the
+/* Infers the sizes of blocks known only by their request (PyTorch's
+ * shouldSplit(), cca_pytorch_should_split()): the
  * request rounded, grown over what follows when the allocator would not
  * have split that off: up to the next live block or the segment's end, or
  * up to an address the trace allocates at while the block is still live
@@ -488,7 +490,7 @@ cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *s
 	GError *local = NULL;
 	for (uint64_t i = 0; cca_event_cursor_next(cursor, &ev, &local); i++) {
 		/* the engine checks each entry too, but only as it replays */
-		if (!cca_replay_check_event(snap, &ev, i, &local))
+		if (!cca_check_event(snap, &ev, i, &local))
 			break;
 		scan_event(&scan, &ev, i);
 		if (scan.too_much) {

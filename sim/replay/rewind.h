@@ -61,7 +61,7 @@ typedef struct {
 
 /* Reads device DEVICE of SNAP and fills START.  Block sizes of blocks freed
  * during the trace are inferred from their request under SETTINGS and the
- * splitting rules (spec §4.1).  Returns FALSE with ERROR on a read error
+ * splitting rules (PyTorch's shouldSplit()).  Returns FALSE with ERROR on a read error
  * or a trace whose events contradict its final state. */
 gboolean cca_rewind_start_state(const CcaSnapshot *snap, int device, const CcaSettings *settings,
 				CcaStartState *start, GError **error);

@@ -257,7 +257,7 @@ cca_calibration_load(const char *path, GError **error)
 }
 
 /* traces/pytorch-2.11/h200-cudamalloc-timing.json, to the digit
- * (tests/test-calibration.c checks that they agree). */
+ * (tests/unit/test-calibration.c checks that they agree). */
 static const CcaCalibrationPoint h200_points[] = {
 	{2 * CCA_MIB, 70.018000002392, 48.208999999133084, -1, -1},
 	{20 * CCA_MIB, 50.18499999920323, 53.68099999714104, -1, -1},

@@ -14,6 +14,7 @@
 
 #include "diff.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,7 @@
 #include "plan.h"
 #include "figures.h"
 #include "json.h"
+#include "number.h"
 #include "size.h"
 #include "text.h"
 
@@ -42,27 +44,52 @@ timeline_observe(void *data, uint64_t index, const CcaEvent *event, const CcaAll
 {
 	Timeline *t = data;
 	Sample s = {index, cca_allocator_reserved(alloc)};
-	if (cca_figures_observe(&t->figures, index, event, alloc) & CCA_FIGURES_RESERVED_PEAK) {
-		cca_allocator_state_free(t->state);
-		t->state = cca_allocator_state(alloc);
-	}
+	cca_figures_observe(&t->figures, index, event, alloc);
 	g_array_append_val(t->samples, s);
 }
 
-/* Replays one side once; leaves its timeline in *SAMPLES and its state at
- * the peak in *STATE. */
+/* Observer of the second replay: the state at the reserved peak the first
+ * found (copied once, however often the peak rose). */
+static void
+timeline_take(void *data, uint64_t index, const CcaEvent *event, const CcaAllocator *alloc)
+{
+	Timeline *t = data;
+	(void)event;
+	if (index == t->figures.reserved_peak.index && !t->state)
+		t->state = cca_allocator_state(alloc);
+}
+
+/* Replays one side; leaves its timeline in *SAMPLES and its state at the
+ * peak in *STATE (from a second replay stopped there, from the same
+ * plan). */
 static gboolean
 diff_side(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaDiffSide *side, GArray **samples,
 	  GArray **state, GError **error)
 {
 	CcaReplayOptions o = *opt;
+	g_autoptr(CcaPlan) own_plan = NULL;
+	if (!o.plan) {
+		own_plan =
+			cca_plan_new(snap, opt->device, opt->pytorch_version, opt->rewind, error);
+		if (!own_plan)
+			return FALSE;
+		o.plan = own_plan;
+	}
 	Timeline t = {.samples = g_array_new(FALSE, FALSE, sizeof(Sample))};
 	o.observer = timeline_observe;
 	o.observer_data = &t;
 	*samples = t.samples;
-	if (!cca_replay_run(snap, &o, &side->result, error)) {
-		cca_allocator_state_free(t.state);
+	if (!cca_replay_run(snap, &o, &side->result, error))
 		return FALSE;
+	if (t.figures.reserved_peak.seen) {
+		CcaReplayResult again;
+		o.observer = timeline_take;
+		o.stop_after = t.figures.reserved_peak.index + 1;
+		if (!cca_replay_run(snap, &o, &again, error)) {
+			cca_allocator_state_free(t.state);
+			return FALSE;
+		}
+		cca_replay_result_clear(&again);
 	}
 	side->events_seen = t.samples->len;
 	side->peak_reserved = t.figures.reserved_peak.reserved;
@@ -556,8 +583,9 @@ print_program(GString *out, const CcaDiff *diff)
 			       cca_size_format(diff->mark_reserved_b, b));
 }
 
-void
-cca_diff_print_text(const CcaDiff *diff, const CcaDiffReport *report, GString *out)
+/* The comparison without the gate (cca_diff_print_text()). */
+static void
+print_comparison(const CcaDiff *diff, const CcaDiffReport *report, GString *out)
 {
 	char a[32], b[32];
 	char d[40], e[40], f[40];
@@ -667,6 +695,303 @@ side_json(const char *label, const CcaDiffSide *s)
 	return o;
 }
 
+/* ---------------------------------------------------------------- the gate */
+
+/* The metrics a condition may name, in the order --fail-if's errors list
+ * them; BYTES: a size (thresholds take units). */
+static const struct {
+	const char *name;
+	bool bytes;
+} gate_metrics[] = {
+	{"peak_reserved", true},     {"peak_allocated", true},	      {"peak_live", true},
+	{"peak_free", true},	     {"peak_segments", false},	      {"final_reserved", true},
+	{"num_device_alloc", false}, {"num_device_free", false},      {"num_alloc_retries", false},
+	{"num_ooms", false},	     {"num_sync_all_streams", false},
+};
+
+/* Metric M of side S. */
+static double
+gate_metric(const CcaDiffSide *s, int m)
+{
+	const CcaStats *st = &s->result.stats;
+	switch (m) {
+	case 0:
+		return (double)s->peak_reserved;
+	case 1:
+		return (double)st->allocated_bytes[CCA_STAT_ALL].peak;
+	case 2:
+		return (double)s->peak_live;
+	case 3:
+		return (double)s->peak_free;
+	case 4:
+		return (double)s->peak_segments;
+	case 5:
+		return (double)s->final_reserved;
+	case 6:
+		return (double)st->num_device_alloc;
+	case 7:
+		return (double)st->num_device_free;
+	case 8:
+		return (double)st->num_alloc_retries;
+	case 9:
+		return (double)st->num_ooms;
+	default:
+		return (double)st->num_sync_all_streams;
+	}
+}
+
+/* Did side S run out of memory (stopped by it, or past it)? */
+static bool
+gate_oom(const CcaDiffSide *s)
+{
+	return s->result.stopped_by_oom || s->result.stats.num_ooms > 0;
+}
+
+static gboolean
+gate_fail(const char *text, const char *why, GError **error)
+{
+	g_autofree char *shown = cca_text_display(text, -1, 80);
+	GString *names = g_string_new("oom");
+	for (guint i = 0; i < G_N_ELEMENTS(gate_metrics); i++)
+		g_string_append_printf(names, ", %s", gate_metrics[i].name);
+	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		    "--fail-if '%s': %s (e.g. peak_reserved>+5%%, num_device_alloc>+10, "
+		    "peak_reserved>20G, oom; metrics: %s; see 'ccasim diff --help')",
+		    shown, why, names->str);
+	g_string_free(names, TRUE);
+	return FALSE;
+}
+
+/* Parses one condition TEXT (trimmed, not empty) into C. */
+static gboolean
+gate_parse_one(const char *text, CcaDiffCondition *c, GError **error)
+{
+	memset(c, 0, sizeof *c);
+	if (strcmp(text, "oom") == 0) {
+		c->metric = -1;
+		c->text = g_strdup(text);
+		return TRUE;
+	}
+	const char *op = strpbrk(text, "<>");
+	if (!op)
+		return gate_fail(text, "no comparison (> >= < <=)", error);
+	g_autofree char *name = g_strstrip(g_strndup(text, (gsize)(op - text)));
+	int metric = -1;
+	for (guint i = 0; i < G_N_ELEMENTS(gate_metrics); i++)
+		if (strcmp(name, gate_metrics[i].name) == 0)
+			metric = (int)i;
+	if (metric < 0)
+		return gate_fail(text, *name ? "unknown metric" : "no metric before the comparison",
+				 error);
+	c->op = op[1] == '=' ? (op[0] == '>' ? 'G' : 'L') : op[0];
+	g_autofree char *value = g_strstrip(g_strdup(op + (op[1] == '=' ? 2 : 1)));
+	char *v = value;
+	int sign = 0;
+	if (*v == '+' || *v == '-') {
+		sign = *v == '-' ? -1 : 1;
+		v++;
+	}
+	gsize len = strlen(v);
+	if (len == 0)
+		return gate_fail(text, "no value after the comparison", error);
+	if (v[len - 1] == '%') {
+		v[len - 1] = '\0';
+		char *end = NULL;
+		double pct = g_ascii_strtod(v, &end);
+		if (!g_ascii_isdigit(*v) || end == v || *end || !isfinite(pct))
+			return gate_fail(text, "a percentage is a number and %", error);
+		c->kind = CCA_DIFF_GATE_PERCENT;
+		c->value = sign < 0 ? -pct : pct;
+	} else {
+		uint64_t n = 0;
+		if (gate_metrics[metric].bytes) {
+			g_autoptr(GError) local = NULL;
+			if (!cca_size_parse(v, NULL, &n, &local))
+				return gate_fail(text, local->message, error);
+		} else if (!cca_number_parse_u64(v, UINT64_MAX, &n)) {
+			return gate_fail(text, "a count is a whole number", error);
+		}
+		c->kind = sign ? CCA_DIFF_GATE_CHANGE : CCA_DIFF_GATE_B;
+		c->value = sign < 0 ? -(double)n : (double)n;
+	}
+	c->metric = metric;
+	c->text = g_strdup(text);
+	return TRUE;
+}
+
+gboolean
+cca_diff_conditions_parse(const char *text, GArray *conditions, GError **error)
+{
+	g_auto(GStrv) parts = g_strsplit(text, ",", -1);
+	guint before = conditions->len;
+	for (char **p = parts; *p; p++) {
+		g_strstrip(*p);
+		CcaDiffCondition c;
+		if (!**p) {
+			gate_fail(text, "an empty condition", error);
+		} else if (gate_parse_one(*p, &c, error)) {
+			g_array_append_val(conditions, c);
+			continue;
+		}
+		for (guint i = before; i < conditions->len; i++)
+			cca_diff_condition_clear(&g_array_index(conditions, CcaDiffCondition, i));
+		g_array_set_size(conditions, before);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+void
+cca_diff_condition_clear(CcaDiffCondition *condition)
+{
+	g_clear_pointer(&condition->text, g_free);
+}
+
+bool
+cca_diff_condition_eval(const CcaDiffCondition *c, const CcaDiff *diff, CcaDiffVerdict *v)
+{
+	memset(v, 0, sizeof *v);
+	if (c->metric < 0) {
+		v->a = gate_oom(&diff->a);
+		v->b = gate_oom(&diff->b);
+		v->change = v->b;
+		v->holds = v->b != 0;
+		return v->holds;
+	}
+	v->a = gate_metric(&diff->a, c->metric);
+	v->b = gate_metric(&diff->b, c->metric);
+	switch (c->kind) {
+	case CCA_DIFF_GATE_B:
+		v->change = v->b;
+		break;
+	case CCA_DIFF_GATE_CHANGE:
+		v->change = v->b - v->a;
+		break;
+	case CCA_DIFF_GATE_PERCENT:
+		/* from 0, any growth is infinitely many percent */
+		v->change = v->a != 0	? 100.0 * (v->b - v->a) / v->a
+			    : v->b == 0 ? 0.0
+			    : v->b > 0	? INFINITY
+					: -INFINITY;
+		break;
+	}
+	switch (c->op) {
+	case '>':
+		v->holds = v->change > c->value;
+		break;
+	case 'G':
+		v->holds = v->change >= c->value;
+		break;
+	case '<':
+		v->holds = v->change < c->value;
+		break;
+	default:
+		v->holds = v->change <= c->value;
+		break;
+	}
+	return v->holds;
+}
+
+/* Appends metric M's value X in words: a size for byte metrics. */
+static void
+gate_value(GString *out, int m, double x)
+{
+	char a[32];
+	if (m >= 0 && gate_metrics[m].bytes)
+		g_string_append(out, cca_size_format((uint64_t)x, a));
+	else
+		g_string_append_printf(out, "%.0f", x);
+}
+
+static void
+print_gate(const CcaDiffReport *report, GString *out)
+{
+	if (!report->n_conditions)
+		return;
+	g_string_append(out, "\ngate (--fail-if):\n");
+	for (guint i = 0; i < report->n_conditions; i++) {
+		const CcaDiffCondition *c = &report->conditions[i];
+		const CcaDiffVerdict *v = &report->verdicts[i];
+		g_autofree char *shown = cca_text_display(c->text, -1, 80);
+		g_string_append_printf(out, "   %s: %s: ", shown,
+				       v->holds ? "HOLDS" : "does not hold");
+		if (c->metric < 0) {
+			g_string_append_printf(out, "A %s, B %s\n",
+					       v->a ? "ran out of memory" : "fits",
+					       v->b ? "ran out of memory" : "fits");
+			continue;
+		}
+		g_string_append(out, "A ");
+		gate_value(out, c->metric, v->a);
+		g_string_append(out, ", B ");
+		gate_value(out, c->metric, v->b);
+		if (c->kind == CCA_DIFF_GATE_PERCENT && isfinite(v->change)) {
+			g_string_append_printf(out, ", change %+.1f %%", v->change);
+		} else if (c->kind == CCA_DIFF_GATE_PERCENT) {
+			g_string_append(out, ", change from 0");
+		} else if (c->kind == CCA_DIFF_GATE_CHANGE) {
+			char d[40];
+			if (gate_metrics[c->metric].bytes)
+				g_string_append_printf(out, ", change %s",
+						       signed_size((int64_t)v->change, d));
+			else
+				g_string_append_printf(out, ", change %+.0f", v->change);
+		}
+		g_string_append_c(out, '\n');
+	}
+}
+
+void
+cca_diff_print_text(const CcaDiff *diff, const CcaDiffReport *report, GString *out)
+{
+	print_comparison(diff, report, out);
+	print_gate(report, out);
+}
+
+/* REPORT's conditions and verdicts as JSON, or null without any. */
+static json_t *
+gate_json(const CcaDiffReport *report)
+{
+	if (!report->n_conditions)
+		return json_null();
+	json_t *list = json_array();
+	bool failed = false;
+	for (guint i = 0; i < report->n_conditions; i++) {
+		const CcaDiffCondition *c = &report->conditions[i];
+		const CcaDiffVerdict *v = &report->verdicts[i];
+		json_t *o = json_object();
+		json_object_set_new(o, "condition", cca_json_string(c->text));
+		json_object_set_new(
+			o, "metric",
+			cca_json_string(c->metric < 0 ? "oom" : gate_metrics[c->metric].name));
+		json_object_set_new(o, "compare",
+				    cca_json_string(c->metric < 0		      ? "b"
+						    : c->kind == CCA_DIFF_GATE_B      ? "b"
+						    : c->kind == CCA_DIFF_GATE_CHANGE ? "change"
+										      : "percent"));
+		if (c->metric < 0) {
+			json_object_set_new(o, "a", cca_json_bool(v->a != 0));
+			json_object_set_new(o, "b", cca_json_bool(v->b != 0));
+			json_object_set_new(o, "change", json_null());
+		} else {
+			json_object_set_new(o, "a", json_integer((json_int_t)v->a));
+			json_object_set_new(o, "b", json_integer((json_int_t)v->b));
+			json_object_set_new(o, "change",
+					    !isfinite(v->change) ? json_null()
+					    : c->kind == CCA_DIFF_GATE_PERCENT
+						    ? json_real(v->change)
+						    : json_integer((json_int_t)v->change));
+		}
+		json_object_set_new(o, "holds", cca_json_bool(v->holds));
+		failed |= v->holds;
+		json_array_append_new(list, o);
+	}
+	json_t *gate = json_object();
+	json_object_set_new(gate, "failed", cca_json_bool(failed));
+	json_object_set_new(gate, "conditions", list);
+	return gate;
+}
+
 void
 cca_diff_print_json(const CcaDiff *diff, const CcaDiffReport *report, GString *out)
 {
@@ -722,5 +1047,6 @@ cca_diff_print_json(const CcaDiff *diff, const CcaDiffReport *report, GString *o
 	}
 	json_object_set_new(marks, "first_difference", md);
 	json_object_set_new(o, "annotations", marks);
+	json_object_set_new(o, "gate", gate_json(report));
 	cca_json_append(out, o);
 }

@@ -88,20 +88,69 @@ gboolean cca_diff_run(const CcaSnapshot *snap_a, const CcaReplayOptions *opt_a,
 /* Frees what DIFF holds and zeroes it; safe on a zeroed or cleared DIFF. */
 void cca_diff_clear(CcaDiff *diff);
 
+/* A condition of `diff --fail-if` on the two replays (doc/whatif.md,
+ * "Diff as a gate"): "oom" (B runs out of memory), or METRIC OP VALUE with
+ * OP one of > >= < <= and VALUE one of
+ *   [+|-]N%      the change from A to B, in percent of A's value;
+ *   +N or -N     the change from A to B (B - A), a size for byte metrics;
+ *   N            B's own value (a size for byte metrics). */
+typedef enum {
+	CCA_DIFF_GATE_B,       /* B's value */
+	CCA_DIFF_GATE_CHANGE,  /* B - A */
+	CCA_DIFF_GATE_PERCENT, /* (B - A) / A, in percent */
+} CcaDiffGateKind;
+
+typedef struct {
+	char *text;	      /* as given, spaces trimmed (owned) */
+	int metric;	      /* index of the metric; -1: "oom" */
+	int op;		      /* '>', '<', 'G' (>=) or 'L' (<=) */
+	CcaDiffGateKind kind; /* what VALUE is compared with */
+	double value;	      /* the threshold */
+} CcaDiffCondition;
+
+/* A condition's outcome on a diff. */
+typedef struct {
+	double a, b;   /* the metric of each side (oom: 1 or 0) */
+	double change; /* what the threshold was compared with */
+	bool holds;
+} CcaDiffVerdict;
+
+/* Parses TEXT, one or more conditions separated by commas, appending each
+ * to CONDITIONS (an array of CcaDiffCondition; free each with
+ * cca_diff_condition_clear()).  FALSE with ERROR ("--fail-if 'X': why",
+ * naming the metrics) on a bad condition, CONDITIONS as it was. */
+gboolean cca_diff_conditions_parse(const char *text, GArray *conditions, GError **error);
+
+/* Frees what CONDITION holds. */
+void cca_diff_condition_clear(CcaDiffCondition *condition);
+
+/* Evaluates CONDITION on DIFF into VERDICT; returns VERDICT->holds. */
+bool cca_diff_condition_eval(const CcaDiffCondition *condition, const CcaDiff *diff,
+			     CcaDiffVerdict *verdict);
+
 /* What the printers say besides the comparison. */
 typedef struct {
 	const char *label_a, *label_b; /* "trace, settings" of each side */
 	guint top;		       /* groups listed (0: 10) */
+	/* --fail-if: the conditions and their verdicts (N_CONDITIONS each; 0:
+	 * no gate) */
+	const CcaDiffCondition *conditions;
+	const CcaDiffVerdict *verdicts;
+	guint n_conditions;
 } CcaDiffReport;
 
 /* Appends the comparison for people (a line "note: NOTE" for each of
- * DIFF's notes after the two sides).  Two traces get a line on how alike
+ * DIFF's notes after the two sides, and with REPORT's conditions a last
+ * part "gate:" with a line for each, "holds" or "does not hold", A's and
+ * B's values and the change).  Two traces get a line on how alike
  * their programs are, "warning: ..." below CCA_DIFF_SAME_PROGRAM, and the
  * first annotation where reserved memory differs when they share
  * annotations. */
 void cca_diff_print_text(const CcaDiff *diff, const CcaDiffReport *report, GString *out);
 
 /* Appends one JSON object: "a", "b", "notes", "differs", "first_difference",
+ * "gate" (null without conditions, else {"failed": any holds,
+ * "conditions": [{condition, metric, a, b, change, holds}]}),
  * "peak_difference" with "segments" and "requests", "program" (two_traces,
  * similarity, same_program, requests_a, requests_b) and "annotations"
  * (marks_a, marks_b, paired, first_difference: null or {name, occurrence,

@@ -11,6 +11,11 @@
  * snapshot's bytes (not on threads, shards or time), so a re-run writes
  * the same text and a merge can keep a row once by its key; the report is
  * computed from rows sorted by key, so it depends only on the set of rows.
+ *
+ * long-file: jobs, shards, rows, run folders and the merged report are
+ * one file format (doc/fleet.md) written and read here; a split into
+ * fleet_run.c and fleet_merge.c is the natural cut, left for when the
+ * format settles.
  */
 #include "config.h"
 
@@ -31,10 +36,13 @@
 #include "capbound.h"
 #include "event_cursor.h"
 #include "device.h"
+#include "simdevice.h"
 #include "input.h"
 #include "json.h"
+#include "number.h"
 #include "size.h"
 #include "snapshot.h"
+#include "snapshot_load.h"
 #include "sweep.h"
 #include "table.h"
 #include "text.h"
@@ -213,8 +221,7 @@ cca_fleet_manifest_parse(const char *text, gsize len, const char *manifest, GPtr
 				g_free(job->gpu);
 				job->gpu = g_strdup(word + 4);
 			} else if (g_str_has_prefix(word, "cap=")) {
-				if (!cca_size_parse(word + 4, "cap", &job->cap, &local) ||
-				    job->cap == 0) {
+				if (!cca_size_parse_device(word + 4, "cap", &job->cap, &local)) {
 					g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
 						    "%s:%u: cap=%s: %s", manifest, i + 1, word + 4,
 						    local ? local->message : "must be above 0");
@@ -1354,6 +1361,9 @@ struct CcaFleetMerge {
 	char *options_source;	 /* its folder */
 	GPtrArray *dirs;	 /* the folders added (char*), for "no rows" */
 	CcaFleetSkipped skipped; /* lines that were no rows */
+	/* the shards whose rows files were found: shard count N -> the set
+	 * of indices I + 1 (rows.I-of-N.jsonl) */
+	GHashTable *shards;
 };
 
 CcaFleetMerge *
@@ -1362,6 +1372,8 @@ cca_fleet_merge_new(void)
 	CcaFleetMerge *m = g_new0(CcaFleetMerge, 1);
 	m->rows = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	m->dirs = g_ptr_array_new_with_free_func(g_free);
+	m->shards = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
+					  (GDestroyNotify)g_hash_table_unref);
 	return m;
 }
 
@@ -1374,6 +1386,7 @@ cca_fleet_merge_free(CcaFleetMerge *merge)
 	g_free(merge->options);
 	g_free(merge->options_source);
 	g_ptr_array_unref(merge->dirs);
+	g_hash_table_unref(merge->shards);
 	cca_fleet_skipped_clear(&merge->skipped);
 	g_free(merge);
 }
@@ -1443,6 +1456,37 @@ cca_fleet_merge_check(const CcaFleetMerge *merge, GError **error)
 	return FALSE;
 }
 
+/* Orders guints. */
+static gint
+compare_uint(gconstpointer a, gconstpointer b)
+{
+	guint x = *(const guint *)a, y = *(const guint *)b;
+	return (x > y) - (x < y);
+}
+
+/* Notes the shard of rows file NAME when it is named as cca_fleet_run()
+ * names them, rows.I-of-N.jsonl (not cca_fleet_append()'s own names). */
+static void
+note_shard(CcaFleetMerge *merge, const char *name)
+{
+	if (!g_str_has_prefix(name, FLEET_ROWS_PREFIX))
+		return;
+	const char *p = name + strlen(FLEET_ROWS_PREFIX);
+	uint64_t i, n;
+	if (!cca_number_scan_u64(&p, &i) || !g_str_has_prefix(p, "-of-"))
+		return;
+	p += 4;
+	if (!cca_number_scan_u64(&p, &n) || strcmp(p, FLEET_ROWS_SUFFIX) != 0 || n == 0 || i >= n ||
+	    n > G_MAXUINT32)
+		return;
+	GHashTable *seen = g_hash_table_lookup(merge->shards, GUINT_TO_POINTER((guint)n));
+	if (!seen) {
+		seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+		g_hash_table_insert(merge->shards, GUINT_TO_POINTER((guint)n), seen);
+	}
+	g_hash_table_add(seen, GUINT_TO_POINTER((guint)i + 1));
+}
+
 gboolean
 cca_fleet_merge_add_dir(CcaFleetMerge *merge, const char *dir, GError **error)
 {
@@ -1475,8 +1519,35 @@ cca_fleet_merge_add_dir(CcaFleetMerge *merge, const char *dir, GError **error)
 		if (!read_rows_file(path, &text, &len, error))
 			return FALSE;
 		cca_fleet_merge_add_text(merge, text, len, path);
+		note_shard(merge, g_ptr_array_index(names, i));
 	}
 	return TRUE;
+}
+
+GPtrArray *
+cca_fleet_merge_missing(const CcaFleetMerge *merge)
+{
+	GPtrArray *missing = g_ptr_array_new_with_free_func(g_free);
+	GHashTableIter it;
+	gpointer key, value;
+	g_autoptr(GArray) counts = g_array_new(FALSE, FALSE, sizeof(guint));
+	g_hash_table_iter_init(&it, merge->shards);
+	while (g_hash_table_iter_next(&it, &key, &value)) {
+		guint n = GPOINTER_TO_UINT(key);
+		/* one shard count whose every shard ran covers every job */
+		if (g_hash_table_size(value) == n)
+			return missing;
+		g_array_append_val(counts, n);
+	}
+	g_array_sort(counts, compare_uint);
+	for (guint c = 0; c < counts->len; c++) {
+		guint n = g_array_index(counts, guint, c);
+		GHashTable *seen = g_hash_table_lookup(merge->shards, GUINT_TO_POINTER(n));
+		for (guint i = 0; i < n; i++)
+			if (!g_hash_table_contains(seen, GUINT_TO_POINTER(i + 1)))
+				g_ptr_array_add(missing, g_strdup_printf("%u/%u", i, n));
+	}
+	return missing;
 }
 
 /* One parsed row of the report. */
@@ -1943,20 +2014,44 @@ job_display_names(const MReport *r, gsize folder, bool *stripped)
 /* The report's opening: the fleet, the answer, what choosing per job
  * gives, and how the tables name the jobs: under the folder of FOLDER
  * bytes of the first job's name, less their extensions when STRIPPED. */
+/* Returns a new string: N and NOUN, its plural with an "s" unless N is 1
+ * ("1 job", "3 jobs"; NOUN "snapshot", "setting"). */
+static char *
+count_words(guint64 n, const char *noun)
+{
+	return g_strdup_printf("%" G_GUINT64_FORMAT " %s%s", n, noun, n == 1 ? "" : "s");
+}
+
 static void
 print_answer(const MReport *r, gsize folder, bool stripped, GString *out, guint width)
 {
-	paragraphf(out, width,
-		   "Fleet: %u jobs replayed under %u settings on their own devices; %u snapshots "
-		   "could not be replayed.",
-		   r->complete, r->settings->len, r->errors->len);
-	paragraphf(out, width,
-		   "Under the settings they ran with, %u of the %u jobs run out of memory on their "
-		   "own device%s.",
-		   r->base_oom, r->complete,
-		   r->base_maybe ? " or may (their replay fits, another stream timing or segment "
-				   "placement runs out)"
-				 : "");
+	g_autofree char *jobs = count_words(r->complete, "job");
+	g_autofree char *settings = count_words(r->settings->len, "setting");
+	g_autofree char *failed = count_words(r->errors->len, "snapshot");
+	if (r->errors->len)
+		paragraphf(out, width,
+			   "Fleet: %s replayed under %s on %s own device%s; %s could not be "
+			   "replayed.",
+			   jobs, settings, r->complete == 1 ? "its" : "their",
+			   r->complete == 1 ? "" : "s", failed);
+	else
+		paragraphf(out, width, "Fleet: %s replayed under %s on %s own device%s.", jobs,
+			   settings, r->complete == 1 ? "its" : "their",
+			   r->complete == 1 ? "" : "s");
+	const char *maybe = r->base_maybe ? " or may (their replay fits, another stream timing or "
+					    "segment placement runs out)"
+					  : "";
+	if (r->base_oom)
+		paragraphf(out, width,
+			   "Under the settings they ran with, %u of the %s run%s out of memory on "
+			   "%s own device%s%s.",
+			   r->base_oom, jobs, r->base_oom == 1 ? "s" : "",
+			   r->base_oom == 1 ? "its" : "their", r->base_oom == 1 ? "" : "s", maybe);
+	else
+		paragraphf(out, width,
+			   "Under the settings they ran with, no job runs out of memory on its "
+			   "own device%s.",
+			   maybe);
 	if (r->windows == 1)
 		paragraphf(out, width,
 			   "1 of the jobs is a window of its run (its trace starts mid-run): its "
@@ -1973,30 +2068,40 @@ print_answer(const MReport *r, gsize folder, bool stripped, GString *out, guint 
 	if (r->answer) {
 		const MSetting *s = r->answer;
 		g_autofree char *breaks =
-			s->breaks ? g_strdup_printf("but makes %u that fit run out", s->breaks)
-				  : g_strdup("and makes none that fit run out");
+			s->breaks ? g_strdup_printf("makes %u that fit run out", s->breaks)
+				  : g_strdup("makes none that fit run out");
 		g_autofree char *total = saved_words(s->saved_total, "in total");
 		g_autofree char *median = saved_words(s->saved_median, NULL);
+		g_autofree char *both = count_words(s->saved->len, "job");
+		g_autofree char *saves =
+			r->base_oom
+				? g_strdup_printf("it saves %u of the %u that ran out of memory "
+						  "%s %s",
+						  s->saves, r->base_oom, s->breaks ? "but" : "and",
+						  breaks)
+				: g_strdup_printf("it %s", breaks);
 		paragraphf(out, width,
-			   "Answer: set PYTORCH_ALLOC_CONF=%s on every job: it saves %u of the %u "
-			   "jobs that ran out of memory %s. Over the %u jobs that fit both ways it "
-			   "%s (the median job: %s).",
-			   *s->shown ? s->shown : "\"\" (PyTorch's defaults)", s->saves,
-			   r->base_oom, breaks, s->saved->len, total, median);
+			   "Answer: set PYTORCH_CUDA_ALLOC_CONF=%s on every job: %s. Over the %s "
+			   "that fit%s both ways it %s (the median job: %s).",
+			   *s->shown ? s->shown : "\"\" (PyTorch's defaults)", saves, both,
+			   s->saved->len == 1 ? "s" : "", total, median);
 	} else {
 		paragraph(out,
 			  "Answer: no single setting does better than each job's own settings on "
 			  "every job.",
 			  width);
 	}
-	paragraphf(out, width,
-		   "Choosing per job (below), the best settings save %u of the %u jobs that ran "
-		   "out of memory.",
-		   r->rescued, r->base_oom);
-	if (r->unsaved)
+	if (r->base_oom)
 		paragraphf(out, width,
-			   "%u jobs fit under no setting: they need a bigger card (below).",
-			   r->unsaved);
+			   "Choosing per job (below), the best settings save %u of the %u that ran "
+			   "out of memory.",
+			   r->rescued, r->base_oom);
+	if (r->unsaved) {
+		g_autofree char *unsaved = count_words(r->unsaved, "job");
+		paragraphf(out, width, "%s fit%s under no setting: %s a bigger card (below).",
+			   unsaved, r->unsaved == 1 ? "s" : "",
+			   r->unsaved == 1 ? "it needs" : "they need");
+	}
 	if (r->jobs->len && (folder || stripped)) {
 		g_autofree char *under =
 			g_strndup(((MJob *)g_ptr_array_index(r->jobs, 0))->name, folder);
@@ -2007,16 +2112,35 @@ print_answer(const MReport *r, gsize folder, bool stripped, GString *out, guint 
 	}
 }
 
+/* The shards that left no rows file, when some did (merge ran with
+ * --allow-missing): their jobs are not in the report. */
+static void
+print_missing(CcaFleetMerge *merge, GString *out, guint width)
+{
+	g_autoptr(GPtrArray) missing = cca_fleet_merge_missing(merge);
+	if (!missing->len)
+		return;
+	g_autoptr(GString) list = g_string_new(NULL);
+	for (guint i = 0; i < missing->len; i++)
+		g_string_append_printf(list, "%s%s", i ? ", " : "",
+				       (const char *)g_ptr_array_index(missing, i));
+	paragraphf(out, width,
+		   "Missing: shard%s %s left no rows file; %s jobs are not in this report.",
+		   missing->len == 1 ? "" : "s", list->str, missing->len == 1 ? "its" : "their");
+}
+
 /* The count of lines left out, when there are some. */
 static void
 print_skipped(const MReport *r, GString *out, guint width)
 {
-	if (r->skipped)
+	if (r->skipped) {
+		g_autofree char *lines = count_words(r->skipped, "line");
 		paragraphf(out, width,
-			   "%" G_GUINT64_FORMAT
-			   " lines of the rows files are no fleet rows and were "
-			   "left out (the warnings name the first).",
-			   r->skipped);
+			   "%s of the rows files %s no fleet row%s and %s left out (the warnings "
+			   "name the first).",
+			   lines, r->skipped == 1 ? "is" : "are", r->skipped == 1 ? "" : "s",
+			   r->skipped == 1 ? "was" : "were");
+	}
 }
 
 /* The snapshots that could not be replayed, with the reason each. */
@@ -2074,11 +2198,13 @@ print_settings(const MReport *r, GString *out, guint width)
 						      signed_size(s->saved_median, b)});
 	}
 	bool shortened = cca_table_print(table, out, width) & 1u;
-	if (partial)
+	if (partial) {
+		g_autofree char *more = count_words(partial, "more setting");
 		paragraphf(out, width,
-			   "(%u more settings ran on some jobs only: values taken from each "
+			   "(%s ran on some jobs only: values taken from each "
 			   "trace's requests, and jobs' own settings; see --json)",
-			   partial);
+			   more);
+	}
 	return shortened;
 }
 
@@ -2200,16 +2326,21 @@ cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out, guint width)
 	if (r.complete == 0) {
 		/* every snapshot failed, or no job has all its rows yet: no
 		 * setting can be compared with a job's own */
+		g_autofree char *failed = count_words(r.errors->len, "snapshot");
 		paragraphf(
 			out, width,
 			"Fleet: no job was replayed under its own settings, so no setting can be "
-			"compared with them: %u snapshots could not be replayed.",
-			r.errors->len);
-		if (r.jobs->len)
+			"compared with them: %s could not be replayed.",
+			r.errors->len ? failed : "no snapshot");
+		if (r.jobs->len) {
+			g_autofree char *partial = count_words(r.jobs->len, "job");
 			paragraphf(out, width,
-				   "%u jobs have some of their rows only (their run is not "
-				   "complete).",
-				   r.jobs->len);
+				   "%s ha%s some of %s rows only (%s run is not complete).",
+				   partial, r.jobs->len == 1 ? "s" : "ve",
+				   r.jobs->len == 1 ? "its" : "their",
+				   r.jobs->len == 1 ? "its" : "their");
+		}
+		print_missing(merge, out, width);
 		print_skipped(&r, out, width);
 		print_errors(&r, out, width);
 		report_clear(&r);
@@ -2219,6 +2350,7 @@ cca_fleet_merge_print_text(CcaFleetMerge *merge, GString *out, guint width)
 	bool stripped;
 	g_auto(GStrv) names = job_display_names(&r, folder, &stripped);
 	print_answer(&r, folder, stripped, out, width);
+	print_missing(merge, out, width);
 	print_skipped(&r, out, width);
 	bool shortened = print_settings(&r, out, width);
 	if (r.unsaved)
@@ -2288,6 +2420,8 @@ cca_fleet_merge_print_json(CcaFleetMerge *merge, GString *out)
 	}
 	json_object_set_new(doc, "jobs", jobs);
 	json_object_set_new(doc, "errors", cca_json_strings(r.errors));
+	g_autoptr(GPtrArray) missing = cca_fleet_merge_missing(merge);
+	json_object_set_new(doc, "missing_shards", cca_json_strings(missing));
 	cca_json_append_indented(out, doc, 2); /* releases DOC */
 	g_string_append_c(out, '\n');
 	report_clear(&r);
@@ -2315,16 +2449,20 @@ cca_fleet_merge_print_csv(CcaFleetMerge *merge, GString *out)
 {
 	MReport r;
 	report_build(merge, &r);
+	/* name: the setting in words, as the text report names it ("(PyTorch
+	 * defaults)" for the empty setting) */
 	g_string_append(out, "rank,setting,jobs,all_jobs,oom,saves,breaks,fit_both,saved_total,"
-			     "saved_median\n");
+			     "saved_median,name\n");
 	for (guint i = 0; i < r.settings->len; i++) {
 		MSetting *s = g_ptr_array_index(r.settings, i);
 		g_string_append_printf(out, "%u,", i + 1);
 		csv_field(out, s->shown);
 		g_string_append_printf(
-			out, ",%u,%s,%u,%u,%u,%u,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT "\n",
+			out, ",%u,%s,%u,%u,%u,%u,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",",
 			s->jobs, s->all_jobs ? "true" : "false", s->oom, s->saves, s->breaks,
 			s->saved->len, s->saved_total, s->saved_median);
+		csv_field(out, setting_words(s->shown));
+		g_string_append_c(out, '\n');
 	}
 	report_clear(&r);
 }

@@ -244,6 +244,14 @@ void cca_fleet_merge_add_text(CcaFleetMerge *merge, const char *text, gsize len,
  * differs from that of a directory added before.  Bad rows are no error. */
 gboolean cca_fleet_merge_add_dir(CcaFleetMerge *merge, const char *dir, GError **error);
 
+/* The shards of the runs added that left no rows file, each "I/N", in
+ * order: for each shard count N of the rows files rows.I-of-N.jsonl
+ * found, the indices I < N not found.  Empty when nothing is missing:
+ * every shard of some count N was found (a re-run under another count
+ * covers the same jobs), or no rows file is named by shard.  Free with
+ * g_ptr_array_unref(). */
+GPtrArray *cca_fleet_merge_missing(const CcaFleetMerge *merge);
+
 /* The lines left out so far because they were no fleet rows. */
 const CcaFleetSkipped *cca_fleet_merge_skipped(const CcaFleetMerge *merge);
 

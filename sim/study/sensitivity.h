@@ -1,13 +1,14 @@
 /* sensitivity.h - does the device's address choice change the answer?
  *
  * Ties between equal-size free blocks, and the order of releases, go by
- * device address (spec §15).  A what-if replayed under several address
- * models tells whether its figures depend on that choice, and by how much.
+ * device address (doc/driver-va.md).  A what-if replayed under several
+ * address models tells whether its figures depend on that choice, and by how much.
  */
 #ifndef CCA_SENSITIVITY_H
 #define CCA_SENSITIVITY_H
 
 #include "replay.h"
+#include "simdevice.h"
 
 G_BEGIN_DECLS
 

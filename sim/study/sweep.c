@@ -11,10 +11,15 @@
  * the recorded row exists exactly once; results live in per-task slots
  * and are never written by two threads, so the outcome is independent of
  * the thread count and completion order.
+ *
+ * long-file: the grid, the rows, their address models and stream timings
+ * share the per-task slots above; the timings' bounds of a row are the
+ * natural cut (beside timing.c), left until the what-if work settles.
  */
 #include "config.h"
 
 #include "sweep.h"
+#include "simdevice.h"
 
 #include "rules.h"
 
@@ -23,6 +28,7 @@
 
 #include "json.h"
 #include "plan.h"
+#include "event_cursor.h"
 #include "size.h"
 #include "text.h"
 

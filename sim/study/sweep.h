@@ -18,6 +18,7 @@
 #include "calibration.h"
 #include "capbound.h"
 #include "device.h"
+#include "simdevice.h"
 #include "replay.h"
 #include "settings.h"
 #include "snapshot.h"

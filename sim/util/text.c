@@ -7,7 +7,11 @@
  * The work is bounded by the display length, never by the input's. */
 #include "text.h"
 
+#include "number.h"
+
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 char *
 cca_text_path(const char *path)
@@ -108,6 +112,29 @@ cca_text_display(const char *s, gssize len, gsize max)
 		i += step;
 	}
 	return g_string_free(out, FALSE);
+}
+
+guint
+cca_text_columns(void)
+{
+	const char *env = g_getenv("COLUMNS");
+	uint64_t n = 0;
+	if (!env || !cca_number_parse_u64(env, G_MAXUINT32, &n))
+		return CCA_TEXT_DEFAULT_COLUMNS;
+	return (guint)CLAMP(n, CCA_TEXT_MIN_COLUMNS, CCA_TEXT_MAX_COLUMNS);
+}
+
+guint
+cca_text_fit_width(gboolean wide)
+{
+	if (wide)
+		return G_MAXUINT;
+	if (g_getenv("COLUMNS"))
+		return cca_text_columns();
+	struct winsize ws;
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return CLAMP((guint)ws.ws_col, CCA_TEXT_MIN_COLUMNS, CCA_TEXT_MAX_COLUMNS);
+	return G_MAXUINT;
 }
 
 guint
@@ -218,4 +245,27 @@ cca_text_wrap(GString *out, const char *text, guint width, guint indent)
 		p = end;
 	}
 	g_string_append_c(out, '\n');
+}
+
+void
+cca_text_fit(GString *out, const char *text, guint width)
+{
+	const char *p = text;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		gsize len = nl ? (gsize)(nl - p) : strlen(p);
+		g_autofree char *line = g_strndup(p, len);
+		if (width == G_MAXUINT || cca_text_width(line) <= width) {
+			g_string_append(out, line);
+			if (nl)
+				g_string_append_c(out, '\n');
+		} else {
+			guint lead = (guint)strspn(line, " ");
+			guint indent = MIN(lead + 2, width / 2);
+			cca_text_wrap(out, line, width, indent);
+			if (!nl) /* cca_text_wrap() ends the line; TEXT did not */
+				g_string_truncate(out, out->len - 1);
+		}
+		p += len + (nl ? 1 : 0);
+	}
 }

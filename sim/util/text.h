@@ -37,9 +37,23 @@ gboolean cca_text_is_pickle_utf8(const char *s, gsize len);
  * reaches the terminal (report headers, errors) goes through it. */
 char *cca_text_path(const char *path);
 
-/* The width of a terminal that tables and prose are laid out for by
- * default (sweep, fit): 100 columns. */
-#define CCA_TEXT_COLUMNS 100
+/* The width tables and prose are laid out for when COLUMNS is not set. */
+#define CCA_TEXT_DEFAULT_COLUMNS 100
+
+/* The narrowest and widest layout COLUMNS may ask for. */
+#define CCA_TEXT_MIN_COLUMNS 40
+#define CCA_TEXT_MAX_COLUMNS 10000
+
+/* The width every table and paragraph is laid out for (explain, step,
+ * sweep, fit, fleet merge...): the environment's COLUMNS, as terminals and
+ * shells set it, held to [CCA_TEXT_MIN_COLUMNS, CCA_TEXT_MAX_COLUMNS];
+ * CCA_TEXT_DEFAULT_COLUMNS when it is unset or no number (doc/ccasim.1,
+ * ENVIRONMENT).  --wide lays out without a limit instead. */
+guint cca_text_columns(void);
+
+/* The width of the layout, as a call: CCA_TEXT_COLUMNS is read where a
+ * table or paragraph is laid out. */
+#define CCA_TEXT_COLUMNS (cca_text_columns())
 
 /* Columns S takes on a terminal: its UTF-8 characters. */
 guint cca_text_width(const char *s);
@@ -71,6 +85,21 @@ void cca_text_pad(GString *out, const char *s, guint width, gboolean right_align
  * word.  A word longer than a line stays whole on a line of its own (the
  * only way a line exceeds WIDTH). */
 void cca_text_wrap(GString *out, const char *text, guint width, guint indent);
+
+/* The width the text of explain, step, peak and diff is fitted to
+ * (cca_text_fit()): G_MAXUINT (whole lines) with WIDE (--wide); else
+ * cca_text_columns() when COLUMNS is set, else the terminal's width when
+ * standard output is one, else G_MAXUINT: a report piped to a file or
+ * another program keeps its lines whole unless COLUMNS asks otherwise. */
+guint cca_text_fit_width(gboolean wide);
+
+/* Appends TEXT (lines, each ended by a newline but maybe the last) to OUT
+ * with every line wider than WIDTH columns wrapped by cca_text_wrap(), its
+ * continuation lines indented two spaces past the line's own indent; lines
+ * that fit are kept as they are (aligned columns too).  WIDTH G_MAXUINT
+ * (--wide) appends TEXT unchanged.  The output of explain, step and peak
+ * goes through it, so that they fit COLUMNS (cca_text_columns()). */
+void cca_text_fit(GString *out, const char *text, guint width);
 
 G_END_DECLS
 

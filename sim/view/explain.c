@@ -27,7 +27,9 @@
 #include "figures.h"
 #include "lab.h"
 #include "peak.h"
+#include "plan.h"
 #include "pytorch.h"
+#include "stack.h"
 #include "size.h"
 #include "report.h"
 #include "text.h"
@@ -623,55 +625,6 @@ cca_explain_append_request(GString *out, const CcaRequestRecord *r, const char *
 		explain_segment_rule(out, r, more);
 }
 
-static bool
-is_torch_file(const char *filename)
-{
-	return strstr(filename, "/torch/") != NULL || g_str_has_prefix(filename, "torch/");
-}
-
-static void
-append_frame(GString *out, const CcaSnapshot *snap, uint32_t frame_id)
-{
-	const CcaFrame *fr = &g_array_index(snap->frames, CcaFrame, frame_id);
-	const char *file = cca_snapshot_string(snap, fr->filename);
-	const char *base = strrchr(file, '/');
-	/* names come from the trace: shown escaped and bounded */
-	g_autofree char *name =
-		cca_text_display(cca_snapshot_string(snap, fr->name), -1, CCA_TEXT_DISPLAY_MAX);
-	g_autofree char *where = cca_text_display(base ? base + 1 : file, -1, CCA_TEXT_DISPLAY_MAX);
-	g_string_append_printf(out, "%s (%s:%" G_GINT64_FORMAT ")", name, where, fr->line);
-}
-
-void
-cca_explain_append_stack(GString *out, const CcaSnapshot *snap, uint32_t stack)
-{
-	if (stack == CCA_ID_NONE || stack >= cca_snapshot_n_stacks(snap)) {
-		g_string_append(out, "(no frames)");
-		return;
-	}
-	uint32_t lo = g_array_index(snap->stack_offsets, uint32_t, stack);
-	uint32_t hi = g_array_index(snap->stack_offsets, uint32_t, stack + 1);
-	if (lo == hi) {
-		g_string_append(out, "(no frames)");
-		return;
-	}
-	uint32_t site = g_array_index(snap->stack_frames, uint32_t, lo);
-	for (uint32_t i = lo; i < hi; i++) {
-		uint32_t f = g_array_index(snap->stack_frames, uint32_t, i);
-		const CcaFrame *fr = &g_array_index(snap->frames, CcaFrame, f);
-		if (!is_torch_file(cca_snapshot_string(snap, fr->filename))) {
-			site = f;
-			break;
-		}
-	}
-	append_frame(out, snap, site);
-	uint32_t inner = g_array_index(snap->stack_frames, uint32_t, lo);
-	if (inner != site) {
-		g_string_append(out, " via ");
-		append_frame(out, snap, inner);
-	}
-}
-
 /* ------------------------------------------------------------- report */
 
 /* The replay: every request that reserved memory or failed, and the
@@ -692,6 +645,7 @@ typedef struct {
 	const CcaExplainParams *params;
 	CcaRequestRecord asked; /* request params->event, with one_event */
 	bool have_asked;
+	bool taking;	     /* the second replay: copies the state at the peak the first found */
 	uint64_t large_page; /* an expandable large-pool page at the peak (large_segment_size) */
 } Pass;
 
@@ -744,13 +698,17 @@ static void
 pass_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
 {
 	Pass *p = data;
-	cca_explain_observe(p->x, index, ev, alloc);
 	cca_peak_observe(p->peak, index, ev, alloc);
+	if (p->taking) {
+		if (p->have_peak && index == p->peak_index)
+			pass_take_peak(p, alloc);
+		return;
+	}
+	cca_explain_observe(p->x, index, ev, alloc);
 	if (cca_figures_observe(&p->figures, index, ev, alloc) & CCA_FIGURES_RESERVED_PEAK) {
 		p->peak_reserved = p->figures.reserved_peak.reserved;
 		p->peak_index = index;
 		p->have_peak = true;
-		pass_take_peak(p, alloc);
 	}
 }
 
@@ -758,8 +716,11 @@ static void
 pass_model(void *data, uint64_t cause, const CcaEvent *trace, const CcaEvent *ev)
 {
 	Pass *p = data;
-	cca_explain_model_event(p->x, cause, trace, ev);
 	cca_peak_model_event(p->peak, cause, trace, ev);
+	if (!p->taking) {
+		cca_explain_model_event(p->x, cause, trace, ev);
+		return;
+	}
 	if (ev->action == CCA_ACTION_ALLOC) {
 		uint64_t *key = g_new(uint64_t, 1);
 		*key = ev->addr;
@@ -901,7 +862,7 @@ append_peak(GString *out, const CcaSnapshot *snap, const Pass *p, const CcaExpla
 			rank_add(by_size, label->str, share);
 			uint32_t stack = stacks[k];
 			g_string_truncate(label, 0);
-			cca_explain_append_stack(label, snap, stack);
+			cca_stack_append(label, snap, stack);
 			if (stack != CCA_ID_NONE)
 				frames = true;
 			rank_add(by_site, label->str, share);
@@ -1033,14 +994,46 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	pass.x = cca_explain_new(pass_record, &pass);
 	pass.peak = cca_peak_new(snap, options->device);
 	CcaReplayOptions opt = *options;
+	g_autoptr(CcaPlan) own_plan = NULL;
+	if (!opt.plan) { /* both replays from one plan */
+		own_plan = cca_plan_new(snap, options->device, options->pytorch_version,
+					options->rewind, error);
+		if (!own_plan) {
+			cca_explain_free(pass.x);
+			g_hash_table_destroy(pass.stacks);
+			g_array_free(pass.records, TRUE);
+			g_array_free(pass.state_stacks, TRUE);
+			cca_peak_free(pass.peak);
+			return FALSE;
+		}
+		opt.plan = own_plan;
+	}
 	opt.before_request = pass_before;
 	opt.before_request_data = &pass;
 	opt.observer = pass_observer;
 	opt.observer_data = &pass;
 	opt.on_model_event = pass_model;
 	opt.on_model_event_data = &pass;
+	/* the first replay explains and finds the moments; the second, stopped
+	 * after the last of them, copies the state at each (once, however
+	 * often the peaks rose) */
 	CcaReplayResult res;
+	cca_peak_begin_find(pass.peak);
 	gboolean ok = cca_replay_run(snap, &opt, &res, error);
+	uint64_t stop = ok ? cca_peak_begin_take(pass.peak) : 0;
+	if (ok && pass.have_peak && pass.peak_index + 1 > stop)
+		stop = pass.peak_index + 1;
+	if (ok && stop > 0) {
+		CcaReplayResult again;
+		pass.taking = true;
+		opt.before_request = NULL;
+		opt.stop_after = stop;
+		ok = cca_replay_run(snap, &opt, &again, error);
+		if (ok)
+			cca_replay_result_clear(&again);
+		else
+			cca_replay_result_clear(&res);
+	}
 	cca_explain_free(pass.x);
 	g_hash_table_destroy(pass.stacks);
 	if (!ok) {

@@ -95,11 +95,6 @@ char *cca_explain_pool_reason(const int64_t pool_id[2]);
  * Each line starts with INDENT. */
 void cca_explain_append_cascade(GString *out, const CcaRequestRecord *record, const char *indent);
 
-/* Appends a one-line description of stack STACK of SNAP: the first frame
- * outside torch's own files (the call site) and the innermost frame, or
- * "(no frames)". */
-void cca_explain_append_stack(GString *out, const CcaSnapshot *snap, uint32_t stack);
-
 /* What `ccasim explain` shows. */
 typedef struct {
 	guint limit;	/* cudaMalloc calls listed one by one; 0: all */

@@ -17,6 +17,7 @@
 
 #include "outfile.h"
 #include "plan.h"
+#include "event_cursor.h"
 
 #include <errno.h>
 #include <math.h>

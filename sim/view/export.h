@@ -15,6 +15,7 @@
 #include <glib.h>
 
 #include "replay.h"
+#include "simdevice.h"
 #include "settings.h"
 #include "snapshot.h"
 

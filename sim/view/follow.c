@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include "follow.h"
+#include "event_cursor.h"
 
 struct CcaFollow {
 	CcaEventCursor *cursor;

@@ -8,11 +8,14 @@
  * free_completed; another keeps, per segment base (or page mapping), the
  * request that made it.  At a new peak (figures.h's rule, the same the
  * engine applies to its result) and after an OOM the state is copied
- * with the origin of each block and segment, so one replay answers for
- * every moment.  A block's annotation is the path of record_function
- * ranges (START/END pairs of the snapshot's external annotations, by
- * time_us) open when its alloc entry was recorded; ccasim-record's own
- * "ccasim:" entries are no ranges and are left out.
+ * with the origin of each block and segment.  cca_peak_collect() replays
+ * twice so that the copies stay linear in the live blocks: the first
+ * replay finds the moments (keeping no origin and copying no state), the
+ * second, stopped after the last of them, copies the state once at each.
+ * A block's annotation is the path of record_function ranges (START/END
+ * pairs of the snapshot's external annotations, by time_us) open when its
+ * alloc entry was recorded; ccasim-record's own "ccasim:" entries are no
+ * ranges and are left out.
  *
  * Invariant: at each moment the live blocks of the copied state sum to
  * the bytes allocated then (stats' allocated_bytes.all.current), so each
@@ -24,9 +27,10 @@
 
 #include <string.h>
 
-#include "explain.h"
+#include "stack.h"
 #include "figures.h"
 #include "json.h"
+#include "plan.h"
 #include "report.h"
 #include "size.h"
 #include "text.h"
@@ -65,9 +69,19 @@ typedef struct {
 	char *path;   /* "outer > inner", or NULL: none open */
 } AnnotationSpan;
 
+/* What cca_peak_observe() does with each entry. */
+typedef enum {
+	PEAK_EVERY, /* keeps the origins, copies the state at every moment */
+	PEAK_FIND,  /* finds the moments: no origins, no copies */
+	PEAK_TAKE,  /* copies the state at the moments PEAK_FIND found */
+} PeakMode;
+
 struct CcaPeak {
 	const CcaSnapshot *snap;
 	int device;
+	PeakMode mode;
+	uint64_t take_at[2]; /* PEAK_TAKE: the entries of peaks[] (figures.h) */
+	bool take[2];
 	CcaFigures figures;
 	GHashTable *live;     /* model block address -> Origin* */
 	GHashTable *segments; /* segment base or mapping address -> Origin* */
@@ -76,7 +90,8 @@ struct CcaPeak {
 	uint64_t n_ooms;
 	bool oom_pending;
 	uint64_t oom_size, oom_stream;
-	GArray *spans; /* AnnotationSpan by time */
+	uint64_t last_oom; /* PEAK_FIND: the entry of the last OOM kept */
+	GArray *spans;	   /* AnnotationSpan by time */
 };
 
 /* ------------------------------------------------------- annotations */
@@ -239,6 +254,8 @@ table_get(GHashTable *t, uint64_t addr)
 void
 cca_peak_model_event(CcaPeak *p, uint64_t cause, const CcaEvent *trace, const CcaEvent *model)
 {
+	if (p->mode == PEAK_FIND && model->action != CCA_ACTION_OOM)
+		return; /* the moments alone */
 	switch (model->action) {
 	case CCA_ACTION_ALLOC:
 		table_put(p->live, model->addr, trace, cause);
@@ -295,15 +312,27 @@ moment_take(CcaPeak *p, Moment *m, CcaPeakKind kind, uint64_t index, const CcaEv
 void
 cca_peak_observe(CcaPeak *p, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
 {
-	unsigned set = cca_figures_observe(&p->figures, index, ev, alloc);
-	if (set & CCA_FIGURES_RESERVED_PEAK)
+	unsigned set;
+	if (p->mode == PEAK_TAKE) /* the moments the first replay found */
+		set = (p->take[0] && index == p->take_at[0] ? CCA_FIGURES_RESERVED_PEAK : 0) |
+		      (p->take[1] && index == p->take_at[1] ? CCA_FIGURES_ALLOCATED_PEAK : 0);
+	else
+		set = cca_figures_observe(&p->figures, index, ev, alloc);
+	if (p->mode != PEAK_FIND && (set & CCA_FIGURES_RESERVED_PEAK))
 		moment_take(p, &p->peaks[CCA_PEAK_RESERVED], CCA_PEAK_RESERVED, index, ev, alloc);
-	if (set & CCA_FIGURES_ALLOCATED_PEAK)
+	if (p->mode != PEAK_FIND && (set & CCA_FIGURES_ALLOCATED_PEAK))
 		moment_take(p, &p->peaks[CCA_PEAK_ALLOCATED], CCA_PEAK_ALLOCATED, index, ev, alloc);
 	bool recorded = ev && ev->action == CCA_ACTION_OOM;
 	if (!p->oom_pending && !recorded)
 		return;
-	p->n_ooms++;
+	if (p->mode != PEAK_TAKE) /* (the first replay counted them all) */
+		p->n_ooms++;
+	if (p->mode == PEAK_FIND) {
+		if (p->n_ooms <= CCA_PEAK_MAX_OOMS)
+			p->last_oom = index; /* the last OOM whose state is kept */
+		p->oom_pending = false;
+		return;
+	}
 	if (p->ooms->len < CCA_PEAK_MAX_OOMS) {
 		g_array_set_size(p->ooms, p->ooms->len + 1);
 		Moment *m = &g_array_index(p->ooms, Moment, p->ooms->len - 1);
@@ -317,6 +346,30 @@ cca_peak_observe(CcaPeak *p, uint64_t index, const CcaEvent *ev, const CcaAlloca
 		cca_allocator_explain_request(alloc, m->oom_size, m->oom_stream, &m->why);
 	}
 	p->oom_pending = false;
+}
+
+void
+cca_peak_begin_find(CcaPeak *p)
+{
+	p->mode = PEAK_FIND;
+}
+
+uint64_t
+cca_peak_begin_take(CcaPeak *p)
+{
+	uint64_t stop = 0;
+	const CcaMoment *at[2] = {&p->figures.reserved_peak, &p->figures.allocated_peak};
+	for (int k = 0; k < 2; k++) {
+		p->take[k] = at[k]->seen;
+		p->take_at[k] = at[k]->index;
+		if (at[k]->seen && at[k]->index + 1 > stop)
+			stop = at[k]->index + 1;
+	}
+	if (p->n_ooms > 0 && p->last_oom + 1 > stop)
+		stop = p->last_oom + 1;
+	p->mode = PEAK_TAKE;
+	p->oom_pending = false;
+	return stop;
 }
 
 static void
@@ -336,15 +389,38 @@ cca_peak_collect(const CcaSnapshot *snap, const CcaReplayOptions *options, CcaRe
 		 GError **error)
 {
 	CcaPeak *p = cca_peak_new(snap, options->device);
+	g_autoptr(CcaPlan) own_plan = NULL;
 	CcaReplayOptions o = *options;
+	if (!o.plan) { /* both replays from one plan */
+		own_plan = cca_plan_new(snap, options->device, options->pytorch_version,
+					options->rewind, error);
+		if (!own_plan) {
+			cca_peak_free(p);
+			return NULL;
+		}
+		o.plan = own_plan;
+	}
 	o.observer = peak_observer;
 	o.observer_data = p;
 	o.on_model_event = peak_model;
 	o.on_model_event_data = p;
+	/* the first replay finds the moments, and gives the result */
+	cca_peak_begin_find(p);
 	if (!cca_replay_run(snap, &o, result, error)) {
 		cca_peak_free(p);
 		return NULL;
 	}
+	o.stop_after = cca_peak_begin_take(p);
+	if (o.stop_after == 0)
+		return p; /* no entry: no moment */
+	/* the second copies the state at each, and stops after the last */
+	CcaReplayResult again;
+	if (!cca_replay_run(snap, &o, &again, error)) {
+		cca_replay_result_clear(result);
+		cca_peak_free(p);
+		return NULL;
+	}
+	cca_replay_result_clear(&again);
 	return p;
 }
 
@@ -462,7 +538,7 @@ group_key(const CcaPeak *p, GroupBy by, const Origin *o)
 		if (!o->known || !has_frames(p->snap, o->stack))
 			return g_strdup(CCA_PEAK_NO_STACK);
 		GString *s = g_string_new(NULL);
-		cca_explain_append_stack(s, p->snap, o->stack);
+		cca_stack_append(s, p->snap, o->stack);
 		/* stacks that show alike stay apart: their id */
 		g_string_append_printf(s, " [stack %u]", o->stack);
 		return g_string_free(s, FALSE);

@@ -58,7 +58,8 @@ CcaPeak *cca_peak_new(const CcaSnapshot *snap, int device);
 void cca_peak_free(CcaPeak *peak);
 
 /* Feed from the replay's observer (same arguments): takes the state at a
- * new peak and after an OOM. */
+ * new peak and after an OOM (a copy of every live block at each rise of a
+ * peak: cca_peak_collect() copies once per moment). */
 void cca_peak_observe(CcaPeak *peak, uint64_t index, const CcaEvent *event,
 		      const CcaAllocator *alloc);
 
@@ -67,10 +68,23 @@ void cca_peak_observe(CcaPeak *peak, uint64_t index, const CcaEvent *event,
 void cca_peak_model_event(CcaPeak *peak, uint64_t cause, const CcaEvent *trace,
 			  const CcaEvent *model);
 
-/* Replays device OPTIONS->device of SNAP once (OPTIONS's hooks must be
- * unset) with a peak observer; returns it with the replay's result in
- * *RESULT (cleared by the caller with cca_replay_result_clear()), or NULL
- * with ERROR as cca_replay_run() does. */
+/* For two replays of one run, as cca_peak_collect() makes them (the cost
+ * linear in the live blocks): cca_peak_begin_find() before the first,
+ * which then finds the moments (and counts the OOMs) without keeping
+ * origins or copying any state; cca_peak_begin_take() after it returns
+ * the stop_after for the second replay (0: no moment, none needed), in
+ * which the peak copies the state at each moment found.  Feed both
+ * replays as above. */
+void cca_peak_begin_find(CcaPeak *peak);
+uint64_t cca_peak_begin_take(CcaPeak *peak);
+
+/* Replays device OPTIONS->device of SNAP (OPTIONS's hooks must be unset)
+ * with a peak observer; returns it with the replay's result in *RESULT
+ * (cleared by the caller with cca_replay_result_clear()), or NULL with
+ * ERROR as cca_replay_run() does.  Two replays from one plan: the first
+ * finds the moments and gives RESULT, the second, stopped after the last
+ * moment, copies the state once at each, so the cost is linear in the
+ * live blocks however often the peaks rise. */
 CcaPeak *cca_peak_collect(const CcaSnapshot *snap, const CcaReplayOptions *options,
 			  CcaReplayResult *result, GError **error);
 

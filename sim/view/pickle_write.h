@@ -1,7 +1,8 @@
 /* pickle_write.h - writing Python pickles (protocol 4) the way CPython
  * writes memory snapshots.
  *
- * Opcodes follow CPython's C pickler (spec-and-peers §2d.1): PROTO 4,
+ * Opcodes follow CPython's C pickler (Modules/_pickle.c: save(),
+ * batch_list(), batch_dict(); doc/trace-format.md §12): PROTO 4,
  * FRAMEs of about 64 KiB, MEMOIZE after every str, list, dict and
  * non-empty tuple, ints as BININT1/BININT2/BININT/LONG1, strings as
  * SHORT_BINUNICODE/BINUNICODE, dicts and lists filled in batches of 1000

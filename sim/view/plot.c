@@ -27,6 +27,7 @@
 
 #include "html.h"
 #include "json.h"
+#include "plan.h"
 #include "replay.h"
 #include "size.h"
 #include "stepview.h"
@@ -1183,7 +1184,8 @@ cca_plot_draw_segments(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotSegm
  * --at` shows it (CcaStepAt, stepview.h). */
 typedef struct {
 	CcaStepAt where;
-	bool at_peak; /* AT unknown: the reserved peak (figures.h) */
+	bool at_peak;	 /* AT unknown: the reserved peak (figures.h) */
+	bool peak_found; /* at_peak: the first replay found it; copy it there */
 	CcaFigures figures;
 	uint64_t shown;
 	GArray *state;
@@ -1216,11 +1218,11 @@ static void
 plot_capture_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator *alloc)
 {
 	PlotCapture *c = data;
-	if (c->at_peak) { /* the same moment every command names */
-		if (cca_figures_observe(&c->figures, index, ev, alloc) &
-		    CCA_FIGURES_RESERVED_PEAK) {
-			cca_allocator_state_free(c->state);
-			c->state = cca_allocator_state(alloc);
+	if (c->at_peak) {	    /* the same moment every command names */
+		if (!c->peak_found) /* the first replay finds it */
+			cca_figures_observe(&c->figures, index, ev, alloc);
+		else if (index == c->figures.reserved_peak.index && !c->done) {
+			c->state = cca_allocator_state(alloc); /* the second copies it */
 			c->shown = index;
 			c->done = true;
 		}
@@ -1244,10 +1246,20 @@ gboolean
 cca_plot_segments_state(const CcaSnapshot *snap, const CcaReplayOptions *opt, bool at_peak,
 			uint64_t at, GArray **state, uint64_t *shown, GError **error)
 {
-	/* one replay: the state at each new reserved peak, or up to AT only */
+	/* one replay up to AT only; at the reserved peak, one to find it and
+	 * one stopped there that copies the state (once, however often the
+	 * peak rose), from one plan */
 	PlotCapture c = {.at_peak = at_peak};
 	cca_stepview_at_init(&c.where, at);
 	CcaReplayOptions o = *opt;
+	g_autoptr(CcaPlan) own_plan = NULL;
+	if (at_peak && !o.plan) {
+		own_plan =
+			cca_plan_new(snap, opt->device, opt->pytorch_version, opt->rewind, error);
+		if (!own_plan)
+			return FALSE;
+		o.plan = own_plan;
+	}
 	o.observer = plot_capture_observer;
 	o.observer_data = &c;
 	if (!at_peak) {
@@ -1259,6 +1271,12 @@ cca_plot_segments_state(const CcaSnapshot *snap, const CcaReplayOptions *opt, bo
 	}
 	CcaReplayResult res;
 	gboolean ok = cca_replay_run(snap, &o, &res, error);
+	if (ok && at_peak && c.figures.reserved_peak.seen) {
+		cca_replay_result_clear(&res);
+		c.peak_found = true;
+		o.stop_after = c.figures.reserved_peak.index + 1;
+		ok = cca_replay_run(snap, &o, &res, error);
+	}
 	/* a copy held that nothing confirmed, or taken when the replay stopped
 	 * early (it never got to AT) */
 	if (!c.done || (ok && c.at_finish && (res.stopped_by_oom || res.diverged_from_recording)))

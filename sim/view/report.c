@@ -1,8 +1,8 @@
 /* report.c - turning a CcaReplayResult into text and JSON.
  *
- * Fragmentation is reported two ways (spec-and-peers §5): GMLake's
- * 1 - peak active / peak reserved, and the bytes reserved but not
- * allocated at the moment reserved memory peaked.
+ * Fragmentation is reported two ways (doc/figures.md, "Two counts, two
+ * moments"): GMLake's 1 - peak active / peak reserved, and the bytes
+ * reserved but not allocated at the moment reserved memory peaked.
  */
 #include "config.h"
 

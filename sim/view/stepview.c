@@ -15,12 +15,14 @@
 #include "config.h"
 
 #include "stepview.h"
+#include "event_cursor.h"
 
 #include <string.h>
 
 #include "explain.h"
 #include "lab.h"
 #include "pytorch.h"
+#include "stack.h"
 #include "size.h"
 
 /* ------------------------------------------------- where AT is shown */
@@ -799,7 +801,7 @@ cca_stepview_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
 			describe_model_address(out, &s, &asked);
 		if (asked.stack != CCA_ID_NONE) {
 			g_string_append(out, "  from ");
-			cca_explain_append_stack(out, snap, asked.stack);
+			cca_stack_append(out, snap, asked.stack);
 			g_string_append_c(out, '\n');
 		}
 		if (!s.state) {

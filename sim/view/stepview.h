@@ -22,6 +22,7 @@ typedef struct {
 	uint64_t at;	    /* the trace entry (index) */
 	guint max_segments; /* segments listed; 0: all */
 	guint bar_width;    /* characters of a segment's bar (>= 8) */
+	gboolean wide;	    /* the command's --wide: lines not fitted to COLUMNS */
 } CcaStepParams;
 
 /* Where a view of trace entry AT takes the allocator's state (`step

@@ -23,6 +23,8 @@
 #include "fuzz.h"
 #include "settings.h"
 #include "snapshot.h"
+#include "event_cursor.h"
+#include "snapshot_load.h"
 
 static gboolean
 fuzz_write_all(int fd, const uint8_t *data, size_t size)

@@ -77,11 +77,11 @@ endif
 
 # Regenerates the msgpack seeds from the sample pickles with the built ccasim.
 fuzz-corpus: ccasim$(EXEEXT)
-	CCASIM=$(abs_top_builddir)/ccasim$(EXEEXT) $(SHELL) $(srcdir)/tools/make-fuzz-corpus.sh
+	CCASIM=$(abs_top_builddir)/ccasim$(EXEEXT) $(SHELL) $(srcdir)/tests/fuzz/make-fuzz-corpus.sh
 
 EXTRA_DIST += %D%/corpus-pickle %D%/corpus-msgpack %D%/corpus-settings %D%/corpus-replay \
 	%D%/corpus-calibration \
-	%D%/README.md tools/make-fuzz-corpus.sh
+	%D%/README.md tests/fuzz/make-fuzz-corpus.sh
 .PHONY: fuzz-smoke fuzz-corpus
 # the HTML pages (plot's and view's) under hostile trace strings
 %C%_replay_html_SOURCES = %D%/replay-corpus.c %D%/fuzz-html.c %D%/fuzz.h

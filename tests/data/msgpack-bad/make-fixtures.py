@@ -2,7 +2,7 @@
 """Writes the bad ccasim-trace fixtures of this directory (doc/trace-format.md).
 
 Each NAME.msgpack is a minimal valid trace with one defect, or raw bytes that
-are not a trace at all; tests/test-trace.c (/trace/corrupt-files) checks that
+are not a trace at all; tests/unit/test-trace.c (/trace/corrupt-files) checks that
 every one fails to load with a one-line error naming the file.  Needs
 python3-msgpack.  Run from anywhere: ./make-fixtures.py
 """

@@ -1,5 +1,5 @@
-"""A stand-in for torch for tests/test-record.sh (the recorder,
-tools/ccasim_record.py), on machines without torch or a GPU.
+"""A stand-in for torch for tests/cli/test-record.sh (the recorder,
+record/ccasim_record.py), on machines without torch or a GPU.
 
 Only the API surface the recorder uses, over an in-memory allocator that
 caches whole segments: every request gets a segment of its own (rounded up

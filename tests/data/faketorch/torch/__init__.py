@@ -1,5 +1,5 @@
-"""A stand-in for torch, for tests of tools/torch_replay.py and
-gpu/run-validation.sh on machines without torch or a GPU.
+"""A stand-in for torch, for tests of gpu-scripts/torch_replay.py and
+gpu-scripts/run-validation.sh on machines without torch or a GPU.
 
 Only what torch_replay.py calls, with an allocator that caches nothing:
 every request is a segment of its own (rounded up to 2 MiB), freed with
