@@ -192,6 +192,8 @@ FIXTURE_TESTS += tests/fixtures/test-stream-bounds.sh
 FIXTURE_TESTS += tests/fixtures/test-timing-verdicts.sh
 # snapshot marks and requests past any device, taken as recorded
 FIXTURE_TESTS += tests/fixtures/test-recorded-entries.sh
+# the ranks of one job, recorded under torchrun on one GPU (traces/ranks-2.11)
+FIXTURE_TESTS += tests/fixtures/test-ranks.sh
 # a cap nobody passed: what an OOM entry proves about it
 FIXTURE_TESTS += tests/fixtures/test-cap-proof.sh
 # the recording's cap given to every command

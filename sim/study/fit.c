@@ -456,7 +456,10 @@ fit_task(void *data, guint i)
 		if (timed && out->gpu_fits[g] &&
 		    !all_timings_fit_at(job, frow, model, usable, &all, failed, &job->errors[i]))
 			return;
-		frow->timing_gpu_fits[g] = all ? 1 : 0;
+		/* only the timed run answers: the row's other address models
+		 * (tasks of their own, in any order) must not clear it */
+		if (timed)
+			frow->timing_gpu_fits[g] = all ? 1 : 0;
 	}
 }
 

@@ -676,6 +676,10 @@ own_device(const CcaFleetJob *job, const CcaFleetOptions *options, const CcaSnap
 		own->cap = 0;
 		own->opt.device_memory = usable;
 		own->opt.capacity_set = true;
+		/* the GPU ccasim-record recorded, less what it measured outside
+		 * the allocator, is the device the job ran on: its own settings
+		 * replay the recording (PyTorch's peaks, doc/fleet.md) */
+		own->opt.recorded_capacity_set = rec_total > 0 && !gpu_name;
 		own->limit = usable;
 	}
 	if (own->limit == 0) {
@@ -734,6 +738,7 @@ smallest_gpu(const CcaSweep *sweep, const CcaSweepRow *row, const OwnDevice *own
 		o.memory_fraction = 0;
 		o.device_memory = usable;
 		o.capacity_set = true;
+		o.recorded_capacity_set = false; /* another card: a what-if */
 		CcaSweepRun run;
 		guint nm;
 		const CcaAddressModel *models = cca_sweep_address_models(&nm);

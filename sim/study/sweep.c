@@ -433,6 +433,7 @@ cca_sweep_replay_options(const CcaSweep *sweep, const CcaSweepRow *row,
 	opt.recorded_memory_fraction = options->recorded_memory_fraction;
 	opt.device_memory = options->device_memory;
 	opt.capacity_set = options->capacity_set;
+	opt.recorded_capacity_set = options->recorded_capacity_set;
 	opt.device = sweep->device;
 	opt.pytorch_version = sweep->pytorch_version;
 	opt.plan = sweep->plan;

@@ -125,9 +125,13 @@ typedef struct {
 	double memory_fraction; /* 0: none */
 	/* the cap the recording ran under (--recorded-memory-fraction): a
 	 * row of the recorded settings under it replays the recording */
-	double recorded_memory_fraction;	/* 0: none, or not known */
-	uint64_t device_memory;			/* totalGlobalMem; 0: the H200's */
-	bool capacity_set;			/* cudaMalloc fails past device_memory */
+	double recorded_memory_fraction; /* 0: none, or not known */
+	uint64_t device_memory;		 /* totalGlobalMem; 0: the H200's */
+	bool capacity_set;		 /* cudaMalloc fails past device_memory */
+	/* the recording ran on a device of device_memory (capacity_set, the
+	 * GPU ccasim-record recorded less the memory outside the allocator):
+	 * a row of the recorded settings on it replays the recording */
+	bool recorded_capacity_set;
 	const CcaCalibrationTable *calibration; /* NULL: CCA_SWEEP_FIG_TIME_US stays 0 */
 	guint threads;				/* 0: one per core */
 	CcaSweepProgress progress;		/* NULL: none */
