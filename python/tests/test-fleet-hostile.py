@@ -82,7 +82,7 @@ with warnings.catch_warnings(record=True) as caught:
 said = [str(w.message) for w in caught if w.category is RuntimeWarning]
 ok(len(said) == 2 and all("rows.extra.jsonl:1: not a fleet row" in s and s.endswith("line skipped") for s in said) and
    doc["rows_skipped"] == 1 and skipped.replace(
-       "1 lines of the rows files are no fleet rows and were left out (the warnings name the first).\n", "") == report,
+       "1 line of the rows files is no fleet row and was left out (the warnings name the first).\n", "") == report,
    "merge() skips a line that is no row with a RuntimeWarning naming file and line, and counts it",
    "%r\n%s" % (said, skipped))
 with warnings.catch_warnings():

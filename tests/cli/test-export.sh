@@ -60,9 +60,9 @@ fi
 out=$scratch/small.pickle
 run 0 "$ccasim" export "$traces/bert.default.pickle.xz" --device-memory 6GiB --keep-going \
 	-o "$out" &&
-	run 0 "$ccasim" replay --json "$traces/bert.default.pickle.xz" --device-memory 6GiB \
+	run 3 "$ccasim" replay --json "$traces/bert.default.pickle.xz" --device-memory 6GiB \
 		--keep-going && cp "$scratch/out" "$scratch/small-whatif.json" &&
-	run 0 "$ccasim" replay --json "$out" && cp "$scratch/out" "$scratch/small-export.json"
+	run 3 "$ccasim" replay --json "$out" && cp "$scratch/out" "$scratch/small-export.json"
 report $? "export and replay a what-if on a 6 GiB device"
 checked "$out"
 report $? "replay --check of the 6 GiB export passes"
