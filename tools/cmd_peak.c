@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "figures.h"
+#include "rules.h"
 #include "json.h"
 #include "outfile.h"
 #include "peak.h"
@@ -25,8 +26,12 @@ static void
 peak_run_text(GString *out, const char *trace, int device, const CcaPeakRun *r, guint top)
 {
 	g_autofree char *shown = cca_text_path(trace);
-	g_string_append_printf(out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s\n", shown,
-			       device, r->result.events, r->label);
+	g_string_append_printf(
+		out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s%s\n", shown, device,
+		r->result.events, r->label,
+		cca_rules_for(r->pytorch_version)->unvalidated
+			? ", unvalidated rules (modelled from source, doc/versions.md)"
+			: "");
 	if (r->result.start_reconstructed)
 		cca_text_wrap(out, cca_report_window_peaks(), CCA_TEXT_COLUMNS, 2);
 	cca_figures_append_text(out, &r->result.figures, &r->result.stats, "  ");

@@ -22,6 +22,7 @@
 #include "plan.h"
 #include "figures.h"
 #include "json.h"
+#include "rules.h"
 #include "number.h"
 #include "size.h"
 #include "text.h"
@@ -481,7 +482,11 @@ static void
 print_side(GString *out, const char *name, const char *label, const CcaDiffSide *s)
 {
 	char a[32], b[32], c[32];
-	g_string_append_printf(out, "%s: %s\n", name, label);
+	g_string_append_printf(
+		out, "%s: %s%s\n", name, label,
+		cca_rules_for(s->result.pytorch_version)->unvalidated
+			? ", unvalidated rules (modelled from source, doc/versions.md)"
+			: "");
 	if (s->result.start_reconstructed)
 		g_string_append(out, "   " DIFF_WINDOW_NOTE "\n");
 	g_string_append_printf(out,
@@ -692,6 +697,8 @@ side_json(const char *label, const CcaDiffSide *s)
 		json_object_set_new(o, "window", json_null());
 	}
 	json_object_set_new(o, "stopped_by_oom", cca_json_bool(s->result.stopped_by_oom));
+	json_object_set_new(o, "unvalidated",
+			    cca_json_bool(cca_rules_for(s->result.pytorch_version)->unvalidated));
 	return o;
 }
 

@@ -22,6 +22,7 @@
 
 #include "calls.h"
 #include "json.h"
+#include "rules.h"
 #include "plan.h"
 #include "size.h"
 #include "text.h"
@@ -820,8 +821,12 @@ cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 	g_string_append_printf(p,
 			       "%s, device %d: the smallest device memory (to 2 MiB) at which the "
 			       "trace runs without OOM; each answer is a replay that fits, and 2 "
-			       "MiB less is a replay that runs out of memory",
-			       trace, sweep->device);
+			       "MiB less is a replay that runs out of memory%s",
+			       trace, sweep->device,
+			       cca_rules_for(sweep->pytorch_version)->unvalidated
+				       ? " (PyTorch's rules unvalidated: modelled from source, "
+					 "doc/versions.md)"
+				       : "");
 	cca_text_wrap(out, p->str, wide ? G_MAXUINT : CCA_TEXT_COLUMNS, 2);
 	fit_table_line(out, heads, shown, width, n_cols);
 	for (guint r = 0; r < n; r++) {
@@ -936,6 +941,8 @@ cca_fit_to_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n, const Cca
 	g_autoptr(GPtrArray) notes = cca_sweep_notes(sweep);
 	json_object_set_new(doc, "notes", cca_json_strings(notes));
 	json_object_set_new(doc, "window", cca_sweep_window_json(sweep));
+	json_object_set_new(doc, "unvalidated",
+			    cca_json_bool(cca_rules_for(sweep->pytorch_version)->unvalidated));
 	json_t *list = json_array();
 	for (guint r = 0; r < n; r++) {
 		const CcaFitRow *f = &rows[r];

@@ -39,6 +39,7 @@
 #include "simdevice.h"
 #include "input.h"
 #include "json.h"
+#include "rules.h"
 #include "number.h"
 #include "size.h"
 #include "snapshot.h"
@@ -810,6 +811,10 @@ sweep_device(const CcaFleetJob *job, const CcaFleetOptions *options, const CcaSn
 		json_object_set_new(o, "may_not_fit", json_boolean(primary_fits && !fits));
 		/* a window: the figures cover it alone (cca_sweep_window_note()) */
 		json_object_set_new(o, "window", cca_sweep_window_json(sweep));
+		/* rules modelled from source, never checked on hardware */
+		json_object_set_new(
+			o, "unvalidated",
+			json_boolean(cca_rules_for(sweep->pytorch_version)->unvalidated));
 		json_object_set_new(o, "oom_event",
 				    primary_fits ? json_null() : cca_json_uint(run->oom_event));
 		json_t *bounds = json_object();

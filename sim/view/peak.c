@@ -27,6 +27,7 @@
 
 #include <string.h>
 
+#include "rules.h"
 #include "stack.h"
 #include "figures.h"
 #include "json.h"
@@ -429,6 +430,7 @@ cca_peak_run_collect(CcaPeakRun *run, const CcaSnapshot *snap, const CcaReplayOp
 		     GError **error)
 {
 	run->label = cca_report_settings_label(snap, options);
+	run->pytorch_version = options->pytorch_version;
 	run->peak = cca_peak_collect(snap, options, &run->result, error);
 	return run->peak != NULL;
 }
@@ -452,6 +454,9 @@ run_json(const char *trace, int device, const CcaPeakRun *r)
 	json_object_set_new(o, "settings", cca_json_string(r->label));
 	json_object_set_new(o, "whatif", cca_json_bool(r->result.whatif));
 	json_object_set_new(o, "window", cca_report_window_json(&r->result));
+	/* rules modelled from source, never checked on hardware (doc/versions.md) */
+	json_object_set_new(o, "unvalidated",
+			    cca_json_bool(cca_rules_for(r->pytorch_version)->unvalidated));
 	return o;
 }
 

@@ -124,9 +124,10 @@ json_t *cca_peak_changes_to_json(const CcaPeak *a, const CcaPeak *b);
 
 /* One run of `ccasim peak`: a replay with a peak observer. */
 typedef struct {
-	CcaReplayResult result; /* the replay's result */
-	CcaPeak *peak;		/* what the observer kept; NULL until collected */
-	char *label;		/* the settings replayed, for people (report.h) */
+	CcaReplayResult result;	  /* the replay's result */
+	CcaPeak *peak;		  /* what the observer kept; NULL until collected */
+	char *label;		  /* the settings replayed, for people (report.h) */
+	uint32_t pytorch_version; /* the rules replayed (rules.h: maybe unvalidated) */
 } CcaPeakRun;
 
 /* Fills RUN (zeroed by the caller) with a replay of SNAP under OPTIONS

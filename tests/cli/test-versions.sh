@@ -168,4 +168,20 @@ run 0 "$ccasim" sweep --pytorch-version all "$labs/throwoom.lab" &&
 	grep -q "^2.12 .* 100.00 MiB .* yes  recorded, unvalidated$" "$scratch/out"
 report $? "sweep --pytorch-version all: one row per release, 2.12+ unvalidated"
 
+# every command labels figures under rules nobody checked on hardware
+seed=$traces/seedfrag.default.pickle.xz
+for cmd in "peak" "fit --set max_split_size_mb=default" "diff -c max_split_size_mb:128"; do
+	# shellcheck disable=SC2086 # CMD is words
+	run 0 "$ccasim" $cmd --json --pytorch-version 2.13 "$seed" &&
+		grep -q '"unvalidated": *true' "$scratch/out" &&
+		run 0 "$ccasim" $cmd --pytorch-version 2.13 "$seed" && grep -q 'unvalidated' "$scratch/out" &&
+		run 0 "$ccasim" $cmd --json --pytorch-version 2.11 "$seed" &&
+		! grep -q '"unvalidated": *true' "$scratch/out"
+	report $? "${cmd%% *} labels figures under 2.13's rules unvalidated, text and --json, and not 2.11's"
+done
+mkdir -p "$scratch/fleet" && cp "$seed" "$scratch/fleet/"
+run 0 "$ccasim" fleet run "$scratch/fleet" --pytorch-version 2.13 --set max_split_size_mb=default \
+	--no-progress --out "$scratch/rows" && cat "$scratch"/rows/rows.*.jsonl | grep -q '"unvalidated":true'
+report $? "fleet rows under 2.13's rules say unvalidated"
+
 tap_done
