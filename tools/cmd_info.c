@@ -273,29 +273,36 @@ cca_info_print_json(const CcaInfo *info)
 /* Human summary                                                       */
 /* ------------------------------------------------------------------ */
 
+/* The human summary being written, fitted to COLUMNS when it is printed
+ * (cca_text_fit()). */
+static GString *info_out;
+
 static void
 cca_info_print_device(int d, const CcaInfoDevice *dev)
 {
-	printf("  device %d: %" G_GUINT64_FORMAT " events", d, dev->events);
+	g_string_append_printf(info_out, "  device %d: %" G_GUINT64_FORMAT " events", d,
+			       dev->events);
 	if (dev->first_time_us != CCA_TIME_NONE) {
 		char span[G_ASCII_DTOSTR_BUF_SIZE];
 		g_ascii_formatd(span, sizeof span, "%.3f",
 				(double)(dev->last_time_us - dev->first_time_us) / 1e6);
-		printf(", spanning %s s (time_us %" G_GINT64_FORMAT " .. %" G_GINT64_FORMAT ")",
-		       span, dev->first_time_us, dev->last_time_us);
+		g_string_append_printf(info_out,
+				       ", spanning %s s (time_us %" G_GINT64_FORMAT
+				       " .. %" G_GINT64_FORMAT ")",
+				       span, dev->first_time_us, dev->last_time_us);
 	}
-	printf("\n");
+	g_string_append_printf(info_out, "\n");
 	for (int a = 0; a < CCA_ACTION_COUNT; a++)
 		if (dev->actions[a])
-			printf("    %-15s %" G_GUINT64_FORMAT "\n", cca_event_action_name(a),
-			       dev->actions[a]);
+			g_string_append_printf(info_out, "    %-15s %" G_GUINT64_FORMAT "\n",
+					       cca_event_action_name(a), dev->actions[a]);
 }
 
 /* Prints one "  KEY  VALUE" line of the settings table. */
 static void
 cca_info_setting(const char *key, const char *value)
 {
-	printf("  %-34s %s\n", key, value);
+	g_string_append_printf(info_out, "  %-34s %s\n", key, value);
 }
 
 static const char *
@@ -309,10 +316,11 @@ cca_info_print_settings(const CcaRecordedSettings *s)
 {
 	char num[G_ASCII_DTOSTR_BUF_SIZE];
 	if (!s->present) {
-		printf("allocator settings: not recorded (torch < 2.3)\n");
+		g_string_append_printf(info_out,
+				       "allocator settings: not recorded (torch < 2.3)\n");
 		return;
 	}
-	printf("allocator settings:\n");
+	g_string_append_printf(info_out, "allocator settings:\n");
 	g_autofree char *shown = cca_text_display(s->conf, -1, CCA_TEXT_DISPLAY_MAX);
 	g_autofree char *conf = g_strdup_printf("\"%s\"", shown);
 	cca_info_setting("PYTORCH_CUDA_ALLOC_CONF", conf);
@@ -351,50 +359,62 @@ cca_info_print_newer(const CcaSnapshot *snap)
 	if (cca_snapshot_format_release(snap, NULL) == 0 && n->rendered_metadata == 0 &&
 	    n->n_unknown == 0)
 		return;
-	printf("keys of PyTorch releases after 2.11:\n");
+	g_string_append_printf(info_out, "keys of PyTorch releases after 2.11:\n");
 	if (note)
-		printf("  note: %s\n", note);
+		g_string_append_printf(info_out, "  note: %s\n", note);
 	if (n->pool_id_entries)
-		printf("  pool_id in %" G_GUINT64_FORMAT
-		       " trace entries: kept (convert writes them)\n",
-		       n->pool_id_entries);
+		g_string_append_printf(info_out,
+				       "  pool_id in %" G_GUINT64_FORMAT
+				       " trace entries: kept (convert writes them)\n",
+				       n->pool_id_entries);
 	if (n->annotate_entries)
-		printf("  %" G_GUINT64_FORMAT " 'annotate' entries: skipped (they label an "
-		       "allocation and change no allocator state; entry numbers leave them out)\n",
-		       n->annotate_entries);
+		g_string_append_printf(
+			info_out,
+			"  %" G_GUINT64_FORMAT " 'annotate' entries: skipped (they label an "
+			"allocation and change no allocator state; entry numbers leave them out)\n",
+			n->annotate_entries);
 	if (n->forward_frames)
-		printf("  forward_frames in %" G_GUINT64_FORMAT " entries, segments or blocks: "
-		       "ignored\n",
-		       n->forward_frames);
+		g_string_append_printf(info_out,
+				       "  forward_frames in %" G_GUINT64_FORMAT
+				       " entries, segments or blocks: "
+				       "ignored\n",
+				       n->forward_frames);
 	if (n->host_segments >= 0 || n->host_traces >= 0)
-		printf("  pinned host memory: %" G_GINT64_FORMAT
-		       " host_segments (%s), %" G_GINT64_FORMAT
-		       " host_traces entries: shown, not simulated (ccasim models device memory)\n",
-		       MAX(n->host_segments, 0),
-		       cca_size_format((uint64_t)MAX(n->host_bytes, 0), hb),
-		       MAX(n->host_traces, 0));
+		g_string_append_printf(
+			info_out,
+			"  pinned host memory: %" G_GINT64_FORMAT
+			" host_segments (%s), %" G_GINT64_FORMAT
+			" host_traces entries: shown, not simulated (ccasim models device memory)\n",
+			MAX(n->host_segments, 0),
+			cca_size_format((uint64_t)MAX(n->host_bytes, 0), hb),
+			MAX(n->host_traces, 0));
 	if (n->trace_alloc_overflowed >= 0)
-		printf("  trace_alloc_overflowed: %s\n",
-		       n->trace_alloc_overflowed ? "true (the ring of trace entries overflowed: "
-						   "the trace starts mid-run)"
-						 : "false");
+		g_string_append_printf(info_out, "  trace_alloc_overflowed: %s\n",
+				       n->trace_alloc_overflowed
+					       ? "true (the ring of trace entries overflowed: "
+						 "the trace starts mid-run)"
+					       : "false");
 	if (n->trace_alloc_max_entries >= 0)
-		printf("  trace_alloc_max_entries: %" G_GINT64_FORMAT "\n",
-		       n->trace_alloc_max_entries);
+		g_string_append_printf(info_out,
+				       "  trace_alloc_max_entries: %" G_GINT64_FORMAT "\n",
+				       n->trace_alloc_max_entries);
 	if (n->rendered_metadata)
-		printf("  user_metadata or compile_context not a str in %" G_GUINT64_FORMAT
-		       " entries: kept as compact JSON\n",
-		       n->rendered_metadata);
+		g_string_append_printf(
+			info_out,
+			"  user_metadata or compile_context not a str in %" G_GUINT64_FORMAT
+			" entries: kept as compact JSON\n",
+			n->rendered_metadata);
 	if (n->n_unknown) {
-		printf("  keys ccasim does not know, ignored:");
+		g_string_append_printf(info_out, "  keys ccasim does not know, ignored:");
 		for (uint32_t i = 0; i < n->n_unknown; i++) {
 			g_autofree char *name = cca_text_display(n->unknown_name[i], -1, 80);
-			printf("%s %s (%" G_GUINT64_FORMAT ")", i ? "," : "", name,
-			       n->unknown_count[i]);
+			g_string_append_printf(info_out, "%s %s (%" G_GUINT64_FORMAT ")",
+					       i ? "," : "", name, n->unknown_count[i]);
 		}
 		if (n->unknown_more)
-			printf(", %" G_GUINT64_FORMAT " more", n->unknown_more);
-		printf("\n");
+			g_string_append_printf(info_out, ", %" G_GUINT64_FORMAT " more",
+					       n->unknown_more);
+		g_string_append_printf(info_out, "\n");
 	}
 }
 
@@ -407,23 +427,26 @@ cca_info_print_calls(int d, const CcaCalls *calls)
 {
 	if (!calls || calls->calls->len == 0)
 		return;
-	printf("calls recorded by ccasim-record, device %d: %u\n", d, calls->calls->len);
+	g_string_append_printf(info_out, "calls recorded by ccasim-record, device %d: %u\n", d,
+			       calls->calls->len);
 	for (guint i = 0; i < calls->calls->len && i < CCA_INFO_CALLS_SHOWN; i++) {
 		g_autofree char *line =
 			cca_calls_describe(&g_array_index(calls->calls, CcaCall, i));
 		g_autofree char *shown = cca_text_display(line, -1, 160);
-		printf("  %s\n", shown);
+		g_string_append_printf(info_out, "  %s\n", shown);
 	}
 	if (calls->calls->len > CCA_INFO_CALLS_SHOWN)
-		printf("  ... %u more (--json lists them all)\n",
-		       calls->calls->len - CCA_INFO_CALLS_SHOWN);
+		g_string_append_printf(info_out, "  ... %u more (--json lists them all)\n",
+				       calls->calls->len - CCA_INFO_CALLS_SHOWN);
 	const CcaCall *peak = cca_calls_sample(calls, CCA_SAMPLE_PEAK);
 	const CcaCall *s = peak ? peak : cca_calls_sample(calls, CCA_SAMPLE_DUMP);
 	if (s) {
 		char a[32], b[32];
-		printf("memory outside the caching allocator: %s at the %s sample (device total %s)\n",
-		       cca_size_format(cca_calls_outside_bytes(s), a), peak ? "peak" : "dump",
-		       cca_size_format(s->total, b));
+		g_string_append_printf(
+			info_out,
+			"memory outside the caching allocator: %s at the %s sample (device total %s)\n",
+			cca_size_format(cca_calls_outside_bytes(s), a), peak ? "peak" : "dump",
+			cca_size_format(s->total, b));
 	}
 }
 
@@ -435,36 +458,42 @@ cca_info_print_human(const CcaInfo *info)
 	char size[32];
 
 	g_autofree char *file = cca_text_path(info->file);
-	printf("%s\n", file);
+	g_string_append_printf(info_out, "%s\n", file);
 	if (snap->format == CCA_FORMAT_MSGPACK)
-		printf("format: msgpack (%s version %d)", CCA_TRACE_FORMAT, CCA_TRACE_VERSION);
+		g_string_append_printf(info_out, "format: msgpack (%s version %d)",
+				       CCA_TRACE_FORMAT, CCA_TRACE_VERSION);
 	else if (snap->format == CCA_FORMAT_LAB)
-		printf("format: lab program (run through the model: %s)", CCA_LAB_MAGIC);
+		g_string_append_printf(info_out, "format: lab program (run through the model: %s)",
+				       CCA_LAB_MAGIC);
 	else
-		printf("format: pickle");
+		g_string_append_printf(info_out, "format: pickle");
 	if (snap->pickle_protocol > 0)
-		printf(", pickle protocol %d", snap->pickle_protocol);
-	printf("\n");
+		g_string_append_printf(info_out, ", pickle protocol %d", snap->pickle_protocol);
+	g_string_append_printf(info_out, "\n");
 	if (snap->format == CCA_FORMAT_MSGPACK && origin)
-		printf("converted from: %s\n", origin);
-	printf("devices: %d\n", snap->n_devices);
+		g_string_append_printf(info_out, "converted from: %s\n", origin);
+	g_string_append_printf(info_out, "devices: %d\n", snap->n_devices);
 	for (int d = 0; d < snap->n_devices; d++)
 		cca_info_print_device(d, &info->devices[d]);
 	g_autoptr(GError) history = NULL;
 	if (!cca_snapshot_check_history(snap, &history))
-		printf("history: none (taken without torch.cuda.memory._record_memory_history() "
-		       "or ccasim-record): the final state only, nothing to replay\n");
-	printf("segments: %u, %" G_GUINT64_FORMAT " blocks, %s reserved\n", snap->segments->len,
-	       info->blocks, cca_size_format(info->reserved, size));
-	printf("frames: %u, stacks: %u, strings: %u, annotations: %u\n", info->frames, info->stacks,
-	       info->strings, snap->annotations->len);
+		g_string_append_printf(
+			info_out,
+			"history: none (taken without torch.cuda.memory._record_memory_history() "
+			"or ccasim-record): the final state only, nothing to replay\n");
+	g_string_append_printf(
+		info_out, "segments: %u, %" G_GUINT64_FORMAT " blocks, %s reserved\n",
+		snap->segments->len, info->blocks, cca_size_format(info->reserved, size));
+	g_string_append_printf(info_out, "frames: %u, stacks: %u, strings: %u, annotations: %u\n",
+			       info->frames, info->stacks, info->strings, snap->annotations->len);
 	cca_info_print_settings(&snap->settings);
 	g_autofree char *why = NULL;
 	uint32_t release = cca_replay_detect_release(snap, &why);
 	const CcaRules *rules = cca_rules_for(release);
-	printf("rules: PyTorch %u.%u (%s); best fit's ties: %s%s\n", release / 100, release % 100,
-	       why, cca_rules_order_name(rules->order),
-	       rules->unvalidated ? "; unvalidated: modelled from source (doc/versions.md)" : "");
+	g_string_append_printf(
+		info_out, "rules: PyTorch %u.%u (%s); best fit's ties: %s%s\n", release / 100,
+		release % 100, why, cca_rules_order_name(rules->order),
+		rules->unvalidated ? "; unvalidated: modelled from source (doc/versions.md)" : "");
 	cca_info_print_newer(snap);
 	for (int d = 0; d < snap->n_devices; d++)
 		cca_info_print_calls(d, info->calls[d]);
@@ -500,7 +529,14 @@ cca_cmd_info(const CcaCliCommand *cmd, int argc, char **argv)
 	} else if (args.json) {
 		cca_info_print_json(&info);
 	} else {
+		/* fitted to COLUMNS (or the terminal), lines whole when piped */
+		info_out = g_string_new(NULL);
 		cca_info_print_human(&info);
+		g_autoptr(GString) fitted = g_string_new(NULL);
+		cca_text_fit(fitted, info_out->str, cca_text_fit_width(FALSE));
+		fputs(fitted->str, stdout);
+		g_string_free(info_out, TRUE);
+		info_out = NULL;
 	}
 	for (int d = 0; snap && info.calls && d < snap->n_devices; d++)
 		cca_calls_free(info.calls[d]);

@@ -150,6 +150,13 @@ diff -c expandable_segments:True|whole
 sweep --set max_split_size_mb=128,512|100
 fit --gpu all|100
 CASES
+for cols in 80 120; do
+	COLUMNS=$cols run 0 "$ccasim" info "$bert" && w=$(widest) && [ "$w" -le "$cols" ]
+	report $? "COLUMNS=$cols ccasim info: the widest line is ${w:-?} columns"
+done
+env -u COLUMNS "$ccasim" info "$bert" >"$scratch/plain" 2>/dev/null &&
+	cp "$scratch/plain" "$scratch/out" && w=$(widest) && [ "$w" -gt 120 ]
+report $? "no COLUMNS, piped: ccasim info keeps its lines whole (${w:-?} columns)"
 COLUMNS=80 run 0 "$ccasim" explain --wide "$bert" && w=$(widest) && [ "$w" -gt 100 ]
 report $? "explain --wide does not wrap (${w:-?} columns)"
 COLUMNS=lots run 0 "$ccasim" explain "$bert" && w=$(widest) && [ "$w" -le 100 ] && [ "$w" -gt 80 ]
