@@ -18,6 +18,7 @@
 
 #include "calls.h"
 #include "commands.h"
+#include "plan.h"
 #include "lab.h"
 #include "replay.h"
 #include "rules.h"
@@ -234,7 +235,7 @@ cca_info_print_json(const CcaInfo *info)
 	json_object_set_new(o, "annotations", json_integer(snap->annotations->len));
 	json_object_set_new(o, "allocator_settings", cca_info_json_settings(&snap->settings));
 	g_autofree char *why = NULL;
-	uint32_t detected = cca_replay_detect_release(snap, &why);
+	uint32_t detected = cca_plan_detect_release(snap, &why);
 	g_autofree char *note = cca_snapshot_newer_note(snap, detected);
 	uint32_t release = cca_snapshot_format_release(snap, NULL);
 	g_autofree char *shown =
@@ -354,8 +355,7 @@ cca_info_print_newer(const CcaSnapshot *snap)
 {
 	const CcaSnapshotNewer *n = &snap->newer;
 	char hb[32];
-	g_autofree char *note =
-		cca_snapshot_newer_note(snap, cca_replay_detect_release(snap, NULL));
+	g_autofree char *note = cca_snapshot_newer_note(snap, cca_plan_detect_release(snap, NULL));
 	if (cca_snapshot_format_release(snap, NULL) == 0 && n->rendered_metadata == 0 &&
 	    n->n_unknown == 0)
 		return;
@@ -488,7 +488,7 @@ cca_info_print_human(const CcaInfo *info)
 			       info->frames, info->stacks, info->strings, snap->annotations->len);
 	cca_info_print_settings(&snap->settings);
 	g_autofree char *why = NULL;
-	uint32_t release = cca_replay_detect_release(snap, &why);
+	uint32_t release = cca_plan_detect_release(snap, &why);
 	const CcaRules *rules = cca_rules_for(release);
 	g_string_append_printf(
 		info_out, "rules: PyTorch %u.%u (%s); best fit's ties: %s%s\n", release / 100,

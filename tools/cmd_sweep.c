@@ -8,6 +8,7 @@
 
 #include "calibration.h"
 #include "commands.h"
+#include "plan.h"
 #include "fit.h"
 #include "json.h"
 #include "replay.h"
@@ -30,7 +31,7 @@ sweep_all_releases(CcaCliArgs *args, const CcaSnapshot *snap, const char *const 
 	g_autoptr(GString) out = g_string_new(NULL);
 	char a[32], b[32];
 	g_autofree char *why = NULL;
-	uint32_t detected = cca_replay_detect_release(snap, &why);
+	uint32_t detected = cca_plan_detect_release(snap, &why);
 	g_string_append_printf(out, "%s, device %d: the trace is PyTorch %u.%u (%s)\n", trace,
 			       args->device, detected / 100, detected % 100, why);
 	g_string_append_printf(out, "%-8s %-40s %13s %13s %8s %4s  %s\n", "release", "setting",

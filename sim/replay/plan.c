@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "addrmap.h"
+#include "check.h"
 #include "json.h"
 
 static gint
@@ -392,7 +393,7 @@ plan_init(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GError 
 	p->synced_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	p->pool_regions = g_array_new(FALSE, FALSE, sizeof(CcaPlanPoolRegion));
 	p->burst_at = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-	p->trace_release = cca_replay_detect_release(snap, NULL);
+	p->trace_release = cca_plan_detect_release(snap, NULL);
 	p->pytorch_version = pytorch_version ? pytorch_version : p->trace_release;
 	/* another release that decides as the trace's (2.5 for a 2.11
 	 * recording) reads the recording by its own rules, as before; one
@@ -689,9 +690,9 @@ cca_plan_free(CcaPlan *p)
 
 /* The plan's empty_cache() positions are known, found under the cap
  * MEMORY_FRACTION / DEVICE_MEMORY / CAPACITY_SET (the lock held). */
-static void
-plan_empty_cache_known(CcaPlan *p, double memory_fraction, uint64_t device_memory,
-		       bool capacity_set)
+void
+cca_plan_set_empty_cache_known(CcaPlan *p, double memory_fraction, uint64_t device_memory,
+			       bool capacity_set)
 {
 	p->empty_cache_known = true;
 	p->empty_cache_memory_fraction = memory_fraction;
@@ -715,8 +716,8 @@ plan_call_releases_at(const CcaPlan *p, uint64_t at)
 
 /* Every burst of P is the program's empty_cache() but those the read
  * found to release a pool's reservations (the lock held). */
-static void
-plan_bursts_as_empty_cache(CcaPlan *p)
+void
+cca_plan_bursts_as_empty_cache(CcaPlan *p)
 {
 	guint k = 0;
 	for (guint i = 0; i < p->burst_at->len; i++) {
@@ -733,38 +734,6 @@ plan_bursts_as_empty_cache(CcaPlan *p)
 	}
 }
 
-gboolean
-cca_plan_find_empty_cache(CcaPlan *p, double memory_fraction, uint64_t device_memory,
-			  bool capacity_set, bool *ran, GError **error)
-{
-	if (ran)
-		*ran = false;
-	g_mutex_lock(&p->lock);
-	gboolean ok = TRUE;
-	if (!p->empty_cache_known) {
-		bool capped = memory_fraction > 0.0 || capacity_set || p->calls_set_fraction ||
-			      p->recorded.has_per_process_memory_fraction;
-		if (p->has_releases && !capped && !p->burst_before_oom &&
-		    !p->burst_may_release_pool) {
-			/* no cap, so no garbage collection and no cudaMalloc
-			 * failure: no malloc releases memory, and every burst
-			 * is the program's empty_cache(), but a pool's release
-			 * and a recorded call's */
-			plan_bursts_as_empty_cache(p);
-		} else if (p->has_releases) {
-			ok = cca_replay_find_empty_cache(
-				p, memory_fraction, device_memory, capacity_set, p->empty_cache_at,
-				p->synced_at, p->pool_spans, p->pool_releases, error);
-			if (ran)
-				*ran = ok;
-		}
-		if (ok)
-			plan_empty_cache_known(p, memory_fraction, device_memory, capacity_set);
-	}
-	g_mutex_unlock(&p->lock);
-	return ok;
-}
-
 void
 cca_plan_note_empty_cache(CcaPlan *p, const GArray *positions, double memory_fraction,
 			  uint64_t device_memory, bool capacity_set)
@@ -772,7 +741,7 @@ cca_plan_note_empty_cache(CcaPlan *p, const GArray *positions, double memory_fra
 	g_mutex_lock(&p->lock);
 	if (!p->empty_cache_known) {
 		g_array_append_vals(p->empty_cache_at, positions->data, positions->len);
-		plan_empty_cache_known(p, memory_fraction, device_memory, capacity_set);
+		cca_plan_set_empty_cache_known(p, memory_fraction, device_memory, capacity_set);
 	}
 	g_mutex_unlock(&p->lock);
 }
@@ -866,4 +835,90 @@ cca_plan_to_json(const CcaPlan *p)
 	json_object_set_new(o, "private_segments", cca_json_uint(p->private_segments->len));
 	json_object_set_new(o, "pytorch_version", cca_json_uint(p->pytorch_version));
 	return o;
+}
+
+/* The release ccasim-record's start record names (torch.__version__,
+ * "2.13.0+cu130"), 0 when there is none; *TORCH gets the text. */
+static uint32_t
+recorded_torch_release(const CcaSnapshot *snap, char **torch)
+{
+	for (int d = 0; d < snap->n_devices; d++) {
+		if (!cca_calls_present(snap, d))
+			continue;
+		g_autoptr(CcaCalls) calls = cca_calls_parse(snap, d, NULL);
+		for (guint i = 0; calls && i < calls->calls->len; i++) {
+			const CcaCall *c = &g_array_index(calls->calls, CcaCall, i);
+			unsigned major = 0, minor = 0;
+			if (c->kind != CCA_CALL_START || c->torch == NULL ||
+			    sscanf(c->torch, "%u.%u", &major, &minor) != 2 || major != 2)
+				continue;
+			*torch = g_strdup(c->torch);
+			return 200 + MIN(minor, 99u);
+		}
+	}
+	return 0;
+}
+
+uint32_t
+cca_plan_detect_release(const CcaSnapshot *snap, char **why)
+{
+	g_autofree char *torch = NULL;
+	uint32_t recorded = recorded_torch_release(snap, &torch);
+	if (recorded >= CCA_PYTORCH_VERSION_OLDEST) {
+		uint32_t release = MIN(recorded, CCA_PYTORCH_VERSION_NEWEST);
+		if (why)
+			*why = g_strdup_printf(
+				"ccasim-record's start record says torch %s%s", torch,
+				recorded > release ? ", newer than the newest rules" : "");
+		return release;
+	}
+	/* keys a later release writes, or that only a later release accepts
+	 * in the recorded PYTORCH_CUDA_ALLOC_CONF: a lower bound */
+	const char *key = NULL, *conf_key = NULL;
+	uint32_t format = cca_snapshot_format_release(snap, &key);
+	uint32_t conf = snap->settings.present
+				? cca_settings_conf_release(snap->settings.conf, &conf_key)
+				: 0;
+	if (format > 0 || conf > CCA_PYTORCH_VERSION_VALIDATED) {
+		uint32_t release = MIN(MAX(format, conf), CCA_PYTORCH_VERSION_NEWEST);
+		if (why)
+			*why = conf > format
+				       ? g_strdup_printf("its allocator_settings name %s, a key "
+							 "PyTorch %u.%u added: %u.%u or later",
+							 conf_key, conf / 100, conf % 100,
+							 conf / 100, conf % 100)
+				       : g_strdup_printf("its format has %s: %u.%u or later", key,
+							 format / 100, format % 100);
+		return release;
+	}
+	const CcaRecordedSettings *rs = &snap->settings;
+	if (rs->present && rs->has_graph_capture_record_stream_reuse) {
+		if (why)
+			*why = g_strdup("nothing newer than 2.11; allocator_settings has "
+					"graph_capture_record_stream_reuse (2.9+)");
+		return CCA_PYTORCH_VERSION_DEFAULT;
+	}
+	CcaEvent first = {.time_us = CCA_TIME_NONE};
+	for (int d = 0; d < snap->n_devices; d++) {
+		g_autoptr(CcaEventCursor) c = cca_event_cursor_new(snap, d);
+		if (cca_event_cursor_next(c, &first, NULL))
+			break;
+	}
+	const struct {
+		bool when;
+		uint32_t release;
+		const char *text;
+	} marks[] = {
+		{first.compile_context != CCA_ID_NONE, 208, "its entries have compile_context"},
+		{rs->present, 204, "it has allocator_settings (2.3 to 2.7: 2.4 taken)"},
+		{first.time_us != CCA_TIME_NONE, 202, "its entries have time_us"},
+		{true, 201, "it has none of the later keys (2.0 or 2.1: 2.1 taken)"},
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(marks); i++)
+		if (marks[i].when) {
+			if (why)
+				*why = g_strdup(marks[i].text);
+			return marks[i].release;
+		}
+	return CCA_PYTORCH_VERSION_DEFAULT;
 }

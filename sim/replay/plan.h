@@ -14,8 +14,9 @@
  * planned trace starts from checked input.
  *
  * Where a what-if calls empty_cache() needs one model pass under the
- * recording's conditions: cca_plan_find_empty_cache() runs it once and
- * stores the positions in the plan, for every replay that shares it.
+ * recording's conditions: the replay runs it once (its planning pass,
+ * replay.c) and stores the positions in the plan, for every replay that
+ * shares it; the plan itself never replays.
  */
 #ifndef CCA_PLAN_H
 #define CCA_PLAN_H
@@ -27,7 +28,6 @@
 
 #include "calls.h"
 #include "pytorch.h"
-#include "replay.h"
 #include "rewind.h"
 #include "settings.h"
 #include "snapshot.h"
@@ -163,12 +163,14 @@ bool cca_plan_reservations_note(CcaPlanReservations *rs, const CcaEvent *ev, uin
  * being read, if any (FALSE when none). */
 bool cca_plan_reservations_finish(CcaPlanReservations *rs);
 
+typedef struct CcaPlan CcaPlan;
+
 struct CcaPlan {
 	const CcaSnapshot *snap; /* borrowed */
 	int device;
 	uint32_t pytorch_version; /* whose rules (211 = 2.11) */
 	CcaSettings recorded;	  /* the recorded settings, by those rules */
-	/* The release the trace comes from (cca_replay_detect_release()).
+	/* The release the trace comes from (cca_plan_detect_release()).
 	 * When PYTORCH_VERSION decides allocations otherwise
 	 * (cca_rules_same_decisions()), the plan is a what-if across
 	 * releases: RECORDED is read by the trace's release, and a replay
@@ -205,7 +207,7 @@ struct CcaPlan {
 	GArray *segment_bases, *segment_sizes, *map_addresses;
 	GArray *private_segments; /* CcaPlanPrivateSegment, by address */
 	/* where the program called empty_cache() (trace positions), once
-	 * cca_plan_find_empty_cache() ran; found under the cap below */
+	 * the planning pass (replay.c) ran; found under the cap below */
 	bool empty_cache_known;
 	GArray *empty_cache_at; /* uint64_t */
 	/* ... and the private pools the program released before the dump,
@@ -272,20 +274,16 @@ gboolean cca_plan_read_entries(CcaPlan *plan, CcaRewind rewind, GError **error);
 
 void cca_plan_free(CcaPlan *plan);
 
-/* Finds where the program called empty_cache(): a model pass over the
- * trace under its recorded settings and addresses, and the cap the
- * recording ran under (MEMORY_FRACTION, DEVICE_MEMORY, CAPACITY_SET as in
- * CcaReplayOptions; a what-if assumes none).  Only a trace with releases
- * needs it; without, the positions are known to be none at once.  Nor
- * does one recorded without a cap (none given, none in its recorded
- * settings) whose bursts are followed by no oom entry: with no cap no
- * malloc collects garbage or sees cudaMalloc fail, so every burst is an
- * empty_cache() call, at the burst's first entry.  Runs at
- * most once per plan (thread-safe): a later call returns the stored
- * positions, and *RAN (may be NULL) says whether this call replayed.
- * Returns FALSE with ERROR on a read error. */
-gboolean cca_plan_find_empty_cache(CcaPlan *plan, double memory_fraction, uint64_t device_memory,
-				   bool capacity_set, bool *ran, GError **error);
+/* The plan's empty_cache() positions are known, found under the cap
+ * MEMORY_FRACTION / DEVICE_MEMORY / CAPACITY_SET.  Call with PLAN->lock
+ * held (the planning pass, replay.c, does). */
+void cca_plan_set_empty_cache_known(CcaPlan *plan, double memory_fraction, uint64_t device_memory,
+				    bool capacity_set);
+
+/* Takes every burst of PLAN for the program's empty_cache() but those its
+ * read found to release a pool's reservations: what a recording without a
+ * cap proves (no malloc releases memory there).  PLAN->lock held. */
+void cca_plan_bursts_as_empty_cache(CcaPlan *plan);
 
 /* Stores POSITIONS (uint64_t trace positions) as where the program called
  * empty_cache() under the recording's cap MEMORY_FRACTION / DEVICE_MEMORY /
@@ -306,6 +304,17 @@ char *cca_plan_describe(const CcaPlan *plan);
 json_t *cca_plan_to_json(const CcaPlan *plan);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CcaPlan, cca_plan_free)
+
+/* The PyTorch release SNAP comes from (doc/versions.md, "Which release
+ * made a trace"): the torch version ccasim-record's start record names;
+ * else the lowest release its format or the keys of its recorded
+ * PYTORCH_CUDA_ALLOC_CONF prove (cca_snapshot_format_release(),
+ * cca_settings_conf_release()); else 2.11 with allocator_settings'
+ * graph_capture_record_stream_reuse; compile_context 2.8;
+ * allocator_settings 2.3 to 2.7 (2.4 assumed); time_us 2.2; none of them
+ * 2.0/2.1 (2.1 assumed).  WHY (NULL: not wanted) gets one line saying
+ * which of these decided; free with g_free(). */
+uint32_t cca_plan_detect_release(const CcaSnapshot *snap, char **why);
 
 G_END_DECLS
 

@@ -1667,103 +1667,17 @@ check_trace_exhausted(Replay *r)
 
 /* ------------------------------------------------------------ driver */
 
-/* The release ccasim-record's start record names (torch.__version__,
- * "2.13.0+cu130"), 0 when there is none; *TORCH gets the text. */
-static uint32_t
-recorded_torch_release(const CcaSnapshot *snap, char **torch)
-{
-	for (int d = 0; d < snap->n_devices; d++) {
-		if (!cca_calls_present(snap, d))
-			continue;
-		g_autoptr(CcaCalls) calls = cca_calls_parse(snap, d, NULL);
-		for (guint i = 0; calls && i < calls->calls->len; i++) {
-			const CcaCall *c = &g_array_index(calls->calls, CcaCall, i);
-			unsigned major = 0, minor = 0;
-			if (c->kind != CCA_CALL_START || c->torch == NULL ||
-			    sscanf(c->torch, "%u.%u", &major, &minor) != 2 || major != 2)
-				continue;
-			*torch = g_strdup(c->torch);
-			return 200 + MIN(minor, 99u);
-		}
-	}
-	return 0;
-}
-
-uint32_t
-cca_replay_detect_release(const CcaSnapshot *snap, char **why)
-{
-	g_autofree char *torch = NULL;
-	uint32_t recorded = recorded_torch_release(snap, &torch);
-	if (recorded >= CCA_PYTORCH_VERSION_OLDEST) {
-		uint32_t release = MIN(recorded, CCA_PYTORCH_VERSION_NEWEST);
-		if (why)
-			*why = g_strdup_printf(
-				"ccasim-record's start record says torch %s%s", torch,
-				recorded > release ? ", newer than the newest rules" : "");
-		return release;
-	}
-	/* keys a later release writes, or that only a later release accepts
-	 * in the recorded PYTORCH_CUDA_ALLOC_CONF: a lower bound */
-	const char *key = NULL, *conf_key = NULL;
-	uint32_t format = cca_snapshot_format_release(snap, &key);
-	uint32_t conf = snap->settings.present
-				? cca_settings_conf_release(snap->settings.conf, &conf_key)
-				: 0;
-	if (format > 0 || conf > CCA_PYTORCH_VERSION_VALIDATED) {
-		uint32_t release = MIN(MAX(format, conf), CCA_PYTORCH_VERSION_NEWEST);
-		if (why)
-			*why = conf > format
-				       ? g_strdup_printf("its allocator_settings name %s, a key "
-							 "PyTorch %u.%u added: %u.%u or later",
-							 conf_key, conf / 100, conf % 100,
-							 conf / 100, conf % 100)
-				       : g_strdup_printf("its format has %s: %u.%u or later", key,
-							 format / 100, format % 100);
-		return release;
-	}
-	const CcaRecordedSettings *rs = &snap->settings;
-	if (rs->present && rs->has_graph_capture_record_stream_reuse) {
-		if (why)
-			*why = g_strdup("nothing newer than 2.11; allocator_settings has "
-					"graph_capture_record_stream_reuse (2.9+)");
-		return CCA_PYTORCH_VERSION_DEFAULT;
-	}
-	CcaEvent first = {.time_us = CCA_TIME_NONE};
-	for (int d = 0; d < snap->n_devices; d++) {
-		g_autoptr(CcaEventCursor) c = cca_event_cursor_new(snap, d);
-		if (cca_event_cursor_next(c, &first, NULL))
-			break;
-	}
-	const struct {
-		bool when;
-		uint32_t release;
-		const char *text;
-	} marks[] = {
-		{first.compile_context != CCA_ID_NONE, 208, "its entries have compile_context"},
-		{rs->present, 204, "it has allocator_settings (2.3 to 2.7: 2.4 taken)"},
-		{first.time_us != CCA_TIME_NONE, 202, "its entries have time_us"},
-		{true, 201, "it has none of the later keys (2.0 or 2.1: 2.1 taken)"},
-	};
-	for (size_t i = 0; i < G_N_ELEMENTS(marks); i++)
-		if (marks[i].when) {
-			if (why)
-				*why = g_strdup(marks[i].text);
-			return marks[i].release;
-		}
-	return CCA_PYTORCH_VERSION_DEFAULT;
-}
-
 uint32_t
 cca_replay_guess_pytorch_version(const CcaSnapshot *snap)
 {
-	return cca_replay_detect_release(snap, NULL);
+	return cca_plan_detect_release(snap, NULL);
 }
 
 char *
 cca_replay_rules_reason(const CcaSnapshot *snap, uint32_t applied)
 {
 	g_autofree char *why = NULL;
-	uint32_t detected = snap ? cca_replay_detect_release(snap, &why) : 0;
+	uint32_t detected = snap ? cca_plan_detect_release(snap, &why) : 0;
 	if (snap && applied == detected)
 		return g_strdup_printf("detected: %s", why);
 	if (!snap)
@@ -2079,6 +1993,52 @@ cap_fraction(double fraction)
 	return fraction > 0.0 && fraction < 1.0 ? fraction : 0.0;
 }
 
+/* The planning pass: where the program called empty_cache(), a model pass over the
+ * trace under its recorded settings and addresses, and the cap the
+ * recording ran under (MEMORY_FRACTION, DEVICE_MEMORY, CAPACITY_SET as in
+ * CcaReplayOptions; a what-if assumes none).  Only a trace with releases
+ * needs it; without, the positions are known to be none at once.  Nor
+ * does one recorded without a cap (none given, none in its recorded
+ * settings) whose bursts are followed by no oom entry: with no cap no
+ * malloc collects garbage or sees cudaMalloc fail, so every burst is an
+ * empty_cache() call, at the burst's first entry.  Runs at
+ * most once per plan (thread-safe): a later call returns the stored
+ * positions, and *RAN (may be NULL) says whether this call replayed.
+ * Returns FALSE with ERROR on a read error. */
+static gboolean
+plan_find_empty_cache(CcaPlan *p, double memory_fraction, uint64_t device_memory, bool capacity_set,
+		      bool *ran, GError **error)
+{
+	if (ran)
+		*ran = false;
+	g_mutex_lock(&p->lock);
+	gboolean ok = TRUE;
+	if (!p->empty_cache_known) {
+		bool capped = memory_fraction > 0.0 || capacity_set || p->calls_set_fraction ||
+			      p->recorded.has_per_process_memory_fraction;
+		if (p->has_releases && !capped && !p->burst_before_oom &&
+		    !p->burst_may_release_pool) {
+			/* no cap, so no garbage collection and no cudaMalloc
+			 * failure: no malloc releases memory, and every burst
+			 * is the program's empty_cache(), but a pool's release
+			 * and a recorded call's */
+			cca_plan_bursts_as_empty_cache(p);
+		} else if (p->has_releases) {
+			ok = cca_replay_find_empty_cache(
+				p, memory_fraction, device_memory, capacity_set, p->empty_cache_at,
+				p->synced_at, p->pool_spans, p->pool_releases, error);
+			if (ran)
+				*ran = ok;
+		}
+		if (ok)
+			cca_plan_set_empty_cache_known(p, memory_fraction, device_memory,
+						       capacity_set);
+	}
+	g_mutex_unlock(&p->lock);
+	return ok;
+}
+
+
 /* Replays under PLAN (see cca_replay_run()).  A plan whose entries were
  * not read is taken at its word: *REDO is set when the replay met what
  * only a read of every entry could have told (a free of a block the trace
@@ -2151,9 +2111,9 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 		/* where did the program call empty_cache()?  Only a replay under
 		 * the recorded settings can tell: the plan's planning pass */
 		bool ran = false;
-		ok = cca_plan_find_empty_cache(plan, opt->recorded_memory_fraction,
-					       opt->recorded_capacity_set ? opt->device_memory : 0,
-					       opt->recorded_capacity_set, &ran, error);
+		ok = plan_find_empty_cache(plan, opt->recorded_memory_fraction,
+					   opt->recorded_capacity_set ? opt->device_memory : 0,
+					   opt->recorded_capacity_set, &ran, error);
 		res->planning_passes = ran ? 1 : 0;
 		empty_cache_at = plan->empty_cache_at;
 		if (plan->synced_at->len > 0)

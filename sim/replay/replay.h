@@ -27,7 +27,7 @@
  *     needs where the program called empty_cache(): one planning pass
  *     under the recording's conditions (recorded settings and addresses,
  *     the recording's cap), run once per plan and shared by every replay
- *     of that plan (cca_plan_find_empty_cache()).
+ *     of that plan (the planning pass, replay.c).
  * A recorded-mode replay whose model nonetheless leaves the recording's
  * segments (diverged_from_recording) stops there: ask for a what-if.
  */
@@ -43,6 +43,7 @@
 #include "device.h"
 #include "simdevice.h"
 #include "figures.h"
+#include "rewind.h"
 #include "settings.h"
 #include "snapshot.h"
 #include "stats.h"
@@ -50,13 +51,6 @@
 G_BEGIN_DECLS
 
 typedef struct CcaPlan CcaPlan;
-
-/* Whether to rebuild the state at the trace's first event. */
-typedef enum {
-	CCA_REWIND_AUTO = 0, /* when the trace starts or frees like a mid-run trace */
-	CCA_REWIND_ALWAYS,
-	CCA_REWIND_NEVER,
-} CcaRewind;
 
 /* When the frees deferred by record_stream (free_requested now,
  * free_completed later) complete in a what-if: a race with the GPU that
@@ -231,7 +225,7 @@ typedef struct {
 	 * address_ties) */
 	uint64_t counter_ties;
 	uint64_t oom_rejections; /* throw_on_cudamalloc_oom's (2.12+) */
-	/* the release the trace comes from (cca_replay_detect_release()),
+	/* the release the trace comes from (cca_plan_detect_release()),
 	 * which may differ from pytorch_version in a what-if across releases */
 	uint32_t trace_release;
 	/* the peak moments (figures.h: the one definition every command
@@ -290,11 +284,11 @@ void cca_replay_result_clear(CcaReplayResult *result);
 
 /* Model passes this process has run so far, over all threads: observed
  * replays (one per cca_replay_run()) in *REPLAYS, planning passes
- * (cca_plan_find_empty_cache()) in *PLANNING.  Either may be NULL.  The
+ * (the planning pass, replay.c) in *PLANNING.  Either may be NULL.  The
  * CLI prints them on stderr at exit when CCASIM_STATS is set. */
 void cca_replay_totals(uint64_t *replays, uint64_t *planning);
 
-/* The planning pass behind cca_plan_find_empty_cache(): replays PLAN's
+/* The planning pass behind the planning pass, replay.c: replays PLAN's
  * trace under its recorded settings and addresses and the cap
  * MEMORY_FRACTION / DEVICE_MEMORY / CAPACITY_SET, appending to FOUND the
  * trace positions where the program called empty_cache(), to SYNCED
@@ -308,23 +302,13 @@ gboolean cca_replay_find_empty_cache(const CcaPlan *plan, double memory_fraction
 				     GArray *synced, GArray *spans, GArray *releases,
 				     GError **error);
 
-/* The PyTorch release SNAP comes from (doc/versions.md, "Which release
- * made a trace"): the torch version ccasim-record's start record names;
- * else the lowest release its format or the keys of its recorded
- * PYTORCH_CUDA_ALLOC_CONF prove (cca_snapshot_format_release(),
- * cca_settings_conf_release()); else 2.11 with allocator_settings'
- * graph_capture_record_stream_reuse; compile_context 2.8;
- * allocator_settings 2.3 to 2.7 (2.4 assumed); time_us 2.2; none of them
- * 2.0/2.1 (2.1 assumed).  WHY (NULL: not wanted) gets one line saying
- * which of these decided; free with g_free(). */
-uint32_t cca_replay_detect_release(const CcaSnapshot *snap, char **why);
 
 /* Why the rules of APPLIED were applied to SNAP: "detected: ..." or
  * "asked for (--pytorch-version); the trace is X.Y (...)".  Free with
  * g_free(). */
 char *cca_replay_rules_reason(const CcaSnapshot *snap, uint32_t applied);
 
-/* cca_replay_detect_release() without the reason. */
+/* cca_plan_detect_release() without the reason. */
 uint32_t cca_replay_guess_pytorch_version(const CcaSnapshot *snap);
 
 /* Fills OPTIONS with the defaults (recorded settings, device 0). */

@@ -18,6 +18,14 @@
 
 G_BEGIN_DECLS
 
+/* Whether to rebuild the state at the trace's first event. */
+typedef enum {
+	CCA_REWIND_AUTO = 0, /* when the trace starts or frees like a mid-run trace */
+	CCA_REWIND_ALWAYS,
+	CCA_REWIND_NEVER,
+} CcaRewind;
+
+
 /* A segment that existed when the trace began. */
 typedef struct {
 	uint64_t address;

@@ -153,7 +153,7 @@ cca_sweep_new(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GEr
 	/* the recording's settings are read by its own release, then
 	 * replayed under the sweep's (a what-if across releases, as replay
 	 * does: doc/versions.md) */
-	uint32_t trace_release = cca_replay_detect_release(snap, NULL);
+	uint32_t trace_release = cca_plan_detect_release(snap, NULL);
 	row->settings.pytorch_version =
 		cca_rules_same_decisions(sweep->pytorch_version, trace_release)
 			? sweep->pytorch_version
