@@ -185,20 +185,32 @@ fits(const CcaSweepRun *run)
 	return run->value[CCA_SWEEP_FIG_OOM] == 0;
 }
 
+/* The options of a replay of JOB on a device of CAPACITY bytes into O;
+ * FALSE with ERROR (CCA_SWEEP_ERROR_CANCELLED) once JOB is cancelled. */
 static gboolean
-replay_at(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, uint64_t capacity,
-	  CcaSweepRun *run, guint *replays, GError **error)
+capacity_options(const FitJob *job, uint64_t capacity, CcaSweepOptions *o, GError **error)
 {
-	CcaSweepOptions o = {
+	*o = (CcaSweepOptions){
 		.device_memory = capacity,
 		.capacity_set = true,
 		.threads = 1,
 		.recorded_memory_fraction = job->options->recorded_memory_fraction,
+		.cancel = job->options->cancel,
 	};
 	if (job->options->cancel && *job->options->cancel) {
 		g_set_error(error, CCA_SWEEP_ERROR, CCA_SWEEP_ERROR_CANCELLED, "interrupted");
 		return FALSE;
 	}
+	return TRUE;
+}
+
+static gboolean
+replay_at(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, uint64_t capacity,
+	  CcaSweepRun *run, guint *replays, GError **error)
+{
+	CcaSweepOptions o;
+	if (!capacity_options(job, capacity, &o, error))
+		return FALSE;
 	(*replays)++;
 	return cca_sweep_replay(job->sweep, row, &o, model, run, error);
 }
@@ -328,17 +340,9 @@ static gboolean
 all_timings_fit_at(const FitJob *job, CcaFitRow *frow, CcaAddressModel model, uint64_t capacity,
 		   gboolean *fits, char failed[32], GError **error)
 {
-	CcaSweepOptions o = {
-		.device_memory = capacity,
-		.capacity_set = true,
-		.threads = 1,
-		.recorded_memory_fraction = job->options->recorded_memory_fraction,
-	};
-	if (job->options->cancel && *job->options->cancel) {
-		g_set_error(error, CCA_SWEEP_ERROR, CCA_SWEEP_ERROR_CANCELLED, "interrupted");
+	CcaSweepOptions o;
+	if (!capacity_options(job, capacity, &o, error))
 		return FALSE;
-	}
-	o.cancel = job->options->cancel;
 	CcaReplayOptions ro;
 	cca_sweep_replay_options(job->sweep, frow->row, &o, model, &ro);
 	frow->timing_probes++;
