@@ -21,9 +21,9 @@
 #include "testutil.h"
 
 #ifdef HAVE_CUDA
-#include "../gpu/calibrate.h"
-#include "../gpu/cudadevice.h"
-#include "../gpu/gpureplay.h"
+#include "../../gpu/calibrate.h"
+#include "../../gpu/cudadevice.h"
+#include "../../gpu/gpureplay.h"
 #endif
 
 typedef struct {
