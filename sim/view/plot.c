@@ -464,6 +464,33 @@ label_place(double placed[][3], guint n, double x, double y, double w, double to
 	return MAX(top, MIN(y, bottom));
 }
 
+/* A limit of the device at BYTES across frame F: a dashed line of COLOUR
+ * (DASH: on, off) and LABEL above its left end, moved off the labels
+ * PLACED so far when AVOID (else where it falls); the label joins
+ * PLACED. */
+static void
+limit_line(cairo_t *cr, const Frame *f, double bytes, guint32 colour, const double dash[2],
+	   const char *label, bool avoid, double placed[][3], guint *n_placed)
+{
+	double y = round(fy(f, bytes)) + 0.5;
+	rgb(cr, colour);
+	cairo_set_line_width(cr, 1.2);
+	cairo_set_dash(cr, dash, 2, 0);
+	cairo_move_to(cr, f->x0, y);
+	cairo_line_to(cr, f->x1, y);
+	cairo_stroke(cr);
+	cairo_set_dash(cr, NULL, 0, 0);
+	font(cr, 11, false);
+	double tw = text_width(cr, label);
+	double ly = avoid ? label_place(placed, *n_placed, f->x0 + 6, y - 5, tw, f->y0 + 10, f->y1)
+			  : y - 5;
+	text(cr, f->x0 + 6, ly, label, 0);
+	placed[*n_placed][0] = f->x0 + 6;
+	placed[*n_placed][1] = ly;
+	placed[*n_placed][2] = tw;
+	(*n_placed)++;
+}
+
 /* Whether the timeline draws a panel per run: when one run's reserved
  * peak is more than TIMELINE_DWARF times another's, a shared axis would
  * flatten the smaller runs into a line at the bottom. */
@@ -622,45 +649,18 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 		/* the cap, in the axis's unit */
 		if (cap_shown) {
 			static const double dash[] = {8, 4};
-			double y = round(fy(&f, (double)pcap)) + 0.5;
-			rgb(cr, 0xd62728);
-			cairo_set_line_width(cr, 1.2);
-			cairo_set_dash(cr, dash, 2, 0);
-			cairo_move_to(cr, f.x0, y);
-			cairo_line_to(cr, f.x1, y);
-			cairo_stroke(cr);
-			cairo_set_dash(cr, NULL, 0, 0);
-			font(cr, 11, false);
 			g_snprintf(buf, sizeof buf, "cap %.2f %s", (double)pcap / unit, unit_name);
-			text(cr, f.x0 + 6, y - 5, buf, 0);
-			placed[n_placed][0] = f.x0 + 6;
-			placed[n_placed][1] = y - 5;
-			placed[n_placed][2] = text_width(cr, buf);
-			n_placed++;
+			limit_line(cr, &f, (double)pcap, 0xd62728, dash, buf, false, placed,
+				   &n_placed);
 		}
 
 		/* the device's memory (--device-memory): where cudaMalloc fails */
 		if (dev_shown) {
 			static const double dash[] = {2, 3};
-			double y = round(fy(&f, (double)pdev)) + 0.5;
-			rgb(cr, 0x7f0000);
-			cairo_set_line_width(cr, 1.2);
-			cairo_set_dash(cr, dash, 2, 0);
-			cairo_move_to(cr, f.x0, y);
-			cairo_line_to(cr, f.x1, y);
-			cairo_stroke(cr);
-			cairo_set_dash(cr, NULL, 0, 0);
-			font(cr, 11, false);
 			g_snprintf(buf, sizeof buf, "device memory %.2f %s", (double)pdev / unit,
 				   unit_name);
-			double tw = text_width(cr, buf);
-			double ly =
-				label_place(placed, n_placed, f.x0 + 6, y - 5, tw, f.y0 + 10, f.y1);
-			text(cr, f.x0 + 6, ly, buf, 0);
-			placed[n_placed][0] = f.x0 + 6;
-			placed[n_placed][1] = ly;
-			placed[n_placed][2] = tw;
-			n_placed++;
+			limit_line(cr, &f, (double)pdev, 0x7f0000, dash, buf, true, placed,
+				   &n_placed);
 		}
 
 		/* series: columns of one pixel; what-ifs first, the reference on
