@@ -279,9 +279,11 @@ void cca_allocator_state_free(GArray *segments);
 /* Checks the invariants (blocks tile their segments, free blocks are in
  * their pool's set and nowhere else, stats equal sums over blocks).
  * Returns FALSE with a description in WHY on the first violation.  In a
- * debug build (--enable-debug: CCA_DEBUG) every function above that
- * changes the allocator's state runs it before returning and aborts with
- * the description when it fails; handles passed in are asserted valid. */
+ * debug build (--enable-debug: CCA_DEBUG) the functions above that change
+ * the allocator's state run it before returning (after every call while
+ * at most 256 blocks live, then once every live/256 calls, so the walk's
+ * cost per call stays bounded) and abort with the description when it
+ * fails; handles passed in are asserted valid. */
 gboolean cca_allocator_check_invariants(const CcaAllocator *alloc, GString *why);
 
 /* ------------------------------------------------ explaining a request */

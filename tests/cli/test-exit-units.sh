@@ -1,6 +1,6 @@
 #!/bin/sh
 # test-exit-units.sh - the exit status of a run out of memory, sizes in one
-# set of units everywhere, and COLUMNS (TAP).
+# set of units everywhere (TAP).
 # 1. replay exits 3 when the replayed run runs out of memory (stopped by it
 #    or past it with --keep-going), 0 when it fits; --oom-exit-status N asks
 #    for N (0: success); --check exits by its check alone; the commands
@@ -8,9 +8,7 @@
 # 2. Sizes: 12G and 12GiB are 12 x 2^30 bytes, 12GB 12 x 10^9, 1.5G a whole
 #    number of bytes, in --device-memory as in a lab; a bare number below
 #    1 MiB is refused as a device size, one line, exit 2.
-# 3. explain, step, peak, diff, sweep and fit fit COLUMNS; unset, sweep and
-#    fit fit 100 columns and the others, piped, keep their lines whole, as
-#    --wide does.
+# COLUMNS: tests/cli/test-columns.sh.
 # Needs $CCASIM and $top_srcdir (set by make check).
 set -u
 
@@ -18,7 +16,7 @@ srcdir=${top_srcdir:-.}
 . "$srcdir/tests/tap.sh"
 
 if [ "$python" = false ]; then
-	skip "exit status, units, COLUMNS" "no python3 to read the JSON"
+	skip "exit status, units" "no python3 to read the JSON"
 	tap_done
 fi
 fits=$traces/seedfrag.default.pickle.xz
@@ -116,53 +114,5 @@ for size in 16M 16MiB 16777216 0.015625G; do
 assert json.load(open(sys.argv[1]))["memory_stats"]["requested_bytes.all.peak"] == 16 << 20' "$scratch/out"
 	report $? "lab: alloc $size is 16 MiB"
 done
-
-# --- 3. COLUMNS: the widest line of each command's text
-widest() {
-	"$python" -c 'import sys
-print(max((len(l.rstrip("\n")) for l in open(sys.argv[1], encoding="utf-8")), default=0))' "$scratch/out"
-}
-bert=$traces/bert.default.pickle.xz
-while IFS='|' read -r cmd unset; do
-	[ -n "$cmd" ] || continue
-	for cols in 80 120; do
-		# shellcheck disable=SC2086 # CMD is words
-		COLUMNS=$cols run 0 "$ccasim" $cmd "$bert" && w=$(widest) && [ "$w" -le "$cols" ]
-		report $? "COLUMNS=$cols ccasim $cmd: the widest line is ${w:-?} columns"
-	done
-	# shellcheck disable=SC2086 # CMD is words
-	env -u COLUMNS "$ccasim" $cmd "$bert" >"$scratch/plain" 2>/dev/null
-	if [ "$unset" = whole ]; then
-		# shellcheck disable=SC2086 # CMD is words
-		run 0 "$ccasim" $cmd --wide "$bert" && cmp -s "$scratch/plain" "$scratch/out"
-		report $? "no COLUMNS, piped: ccasim $cmd keeps its lines whole, as --wide"
-	else
-		cp "$scratch/plain" "$scratch/out" && w=$(widest) && [ "$w" -le 100 ]
-		report $? "no COLUMNS: ccasim $cmd fits 100 columns (${w:-?})"
-	fi
-done <<'CASES'
-explain|whole
-explain --event 46490|whole
-step --at 100|whole
-step --at 46490 --max-segments 0|whole
-peak|whole
-diff -c expandable_segments:True|whole
-sweep --set max_split_size_mb=128,512|100
-fit --gpu all|100
-CASES
-for cols in 80 120; do
-	COLUMNS=$cols run 0 "$ccasim" info "$bert" && w=$(widest) && [ "$w" -le "$cols" ]
-	report $? "COLUMNS=$cols ccasim info: the widest line is ${w:-?} columns"
-done
-env -u COLUMNS "$ccasim" info "$bert" >"$scratch/plain" 2>/dev/null &&
-	cp "$scratch/plain" "$scratch/out" && w=$(widest) && [ "$w" -gt 120 ]
-report $? "no COLUMNS, piped: ccasim info keeps its lines whole (${w:-?} columns)"
-COLUMNS=80 run 0 "$ccasim" explain --wide "$bert" && w=$(widest) && [ "$w" -gt 100 ]
-report $? "explain --wide does not wrap (${w:-?} columns)"
-COLUMNS=lots run 0 "$ccasim" explain "$bert" && w=$(widest) && [ "$w" -le 100 ] && [ "$w" -gt 80 ]
-report $? "COLUMNS that is no number: 100 columns (${w:-?})"
-COLUMNS=40 "$ccasim" explain "$bert" >"$scratch/forty" 2>/dev/null
-COLUMNS=10 run 0 "$ccasim" explain "$bert" && cmp -s "$scratch/forty" "$scratch/out"
-report $? "COLUMNS=10 is held to 40 columns: the text of COLUMNS=40"
 
 tap_done
