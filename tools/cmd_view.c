@@ -12,6 +12,7 @@
 #include "peak.h"
 #include "htmlview.h"
 #include "report.h"
+#include "rules.h"
 #include "size.h"
 #include "text.h"
 
@@ -187,6 +188,15 @@ cca_cmd_view(const CcaCliCommand *cmd, int argc, char **argv)
 			labels[r] = g_strdup_printf("recorded %s", conf);
 		} else {
 			labels[r] = g_strdup("recorded (defaults)");
+		}
+		if (cca_rules_for(opt.pytorch_version)->unvalidated) {
+			/* a release whose rules are modelled from source says so
+			 * in the page, as replay does in its text */
+			char *l = g_strdup_printf("%s, PyTorch %u.%u rules (unvalidated)",
+						  labels[r], opt.pytorch_version / 100,
+						  opt.pytorch_version % 100);
+			g_free(labels[r]);
+			labels[r] = l;
 		}
 		runs[r].label = labels[r];
 		runs[r].settings = r ? &va.settings[r - 1] : NULL;

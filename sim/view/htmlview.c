@@ -45,6 +45,7 @@
 
 #include "html.h"
 #include "json.h"
+#include "rules.h"
 #include "size.h"
 
 static const char htmlview_js[] =
@@ -699,6 +700,9 @@ cca_htmlview_write(const CcaSnapshot *snap, const CcaReplayOptions *opt, const C
 		json_object_set_new(jr, "n_ooms", cca_json_uint(r->n_ooms));
 		json_object_set_new(jr, "ooms", json_incref(r->ooms));
 		json_object_set_new(jr, "whatif", cca_json_bool(res.whatif));
+		json_object_set_new(jr, "pytorch_version", cca_json_uint(res.pytorch_version));
+		json_object_set_new(jr, "unvalidated",
+				    cca_json_bool(cca_rules_for(res.pytorch_version)->unvalidated));
 		json_array_append_new(jruns, jr);
 		if (log) {
 			json_t *jl = json_object();

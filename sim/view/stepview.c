@@ -22,6 +22,7 @@
 #include "explain.h"
 #include "lab.h"
 #include "pytorch.h"
+#include "rules.h"
 #include "stack.h"
 #include "size.h"
 
@@ -797,6 +798,12 @@ cca_stepview_describe(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		const char *lab_line = cca_lab_event_line(snap, &asked);
 		if (lab_line)
 			g_string_append_printf(out, "  made by %s\n", lab_line);
+		if (cca_rules_for(res.pytorch_version)->unvalidated)
+			g_string_append_printf(
+				out,
+				"  under PyTorch %u.%u's rules, unvalidated: modelled "
+				"from source (doc/versions.md)\n",
+				res.pytorch_version / 100, res.pytorch_version % 100);
 		if (s.state && res.whatif && s.shown == params->at)
 			describe_model_address(out, &s, &asked);
 		if (asked.stack != CCA_ID_NONE) {

@@ -179,6 +179,15 @@ for cmd in "peak" "fit --set max_split_size_mb=default" "diff -c max_split_size_
 		! grep -q '"unvalidated": *true' "$scratch/out"
 	report $? "${cmd%% *} labels figures under 2.13's rules unvalidated, text and --json, and not 2.11's"
 done
+run 0 "$ccasim" step --at 3 --pytorch-version 2.13 "$seed" &&
+	grep -q "under PyTorch 2.13's rules, unvalidated" "$scratch/out" &&
+	run 0 "$ccasim" step --at 3 "$seed" && ! grep -q unvalidated "$scratch/out"
+report $? "step says it shows 2.13's rules unvalidated, and not 2.11's"
+run 0 "$ccasim" view -o "$scratch/v13.html" --pytorch-version 2.13 "$seed" &&
+	grep -q 'PyTorch 2.13 rules (unvalidated)' "$scratch/v13.html" &&
+	run 0 "$ccasim" view -o "$scratch/v11.html" "$seed" &&
+	! grep -q 'rules (unvalidated)' "$scratch/v11.html"
+report $? "view labels a run under 2.13's rules unvalidated in the page, and not 2.11's"
 mkdir -p "$scratch/fleet" && cp "$seed" "$scratch/fleet/"
 run 0 "$ccasim" fleet run "$scratch/fleet" --pytorch-version 2.13 --set max_split_size_mb=default \
 	--no-progress --out "$scratch/rows" && cat "$scratch"/rows/rows.*.jsonl | grep -q '"unvalidated":true'
