@@ -28,6 +28,7 @@ typedef struct {
 	char *completions;
 	char *oom_exit_status; /* --oom-exit-status, or NULL: CCA_CLI_OOM_STATUS */
 	gboolean no_bounds;
+	gboolean wide; /* --wide: whole lines */
 } ReplayArgs;
 
 /* --address-sensitivity: one what-if per address model, side by side. */
@@ -230,7 +231,15 @@ run_replay(const CcaCliCommand *cmd, ReplayArgs *args, const char *path)
 		}
 		json_decref(devs);
 	}
-	fputs(out->str, stdout);
+	if (devs) {
+		fputs(out->str, stdout);
+	} else {
+		/* the text fits COLUMNS as explain's does; piped without
+		 * COLUMNS, or with --wide, its lines stay whole */
+		g_autoptr(GString) fitted = g_string_new(NULL);
+		cca_text_fit(fitted, out->str, cca_text_fit_width(args->wide));
+		fputs(fitted->str, stdout);
+	}
 	g_string_free(out, TRUE);
 	return status;
 }
@@ -240,6 +249,8 @@ cca_cmd_replay(const CcaCliCommand *cmd, int argc, char **argv)
 {
 	ReplayArgs args = {0};
 	GOptionEntry entries[] = {
+		{"wide", 'w', 0, G_OPTION_ARG_NONE, &args.wide,
+		 "Whole lines (default: wrapped to COLUMNS, or to the terminal's width)", NULL},
 		{"check", 0, 0, G_OPTION_ARG_NONE, &args.check,
 		 "Compare every entry and the final state with the trace; exit 1 on divergence",
 		 NULL},

@@ -384,11 +384,11 @@ cca_timing_describe(const CcaTiming *timing, GString *out)
 					    "the greatest of them (and the timing that gave it):");
 	g_string_append_c(out, '\n');
 	if (timing->placed && timing->timed) {
-		cca_text_wrap(out, placed, 100, 0);
+		cca_text_wrap(out, placed, G_MAXUINT, 0);
 		if (out->len > 0 && out->str[out->len - 1] != '\n')
 			g_string_append_c(out, '\n');
 	}
-	cca_text_wrap(out, why ? why : placed, 100, 0);
+	cca_text_wrap(out, why ? why : placed, G_MAXUINT, 0);
 	if (out->len > 0 && out->str[out->len - 1] != '\n')
 		g_string_append_c(out, '\n');
 	for (guint i = 0; i < timing->bounds->len; i++) {

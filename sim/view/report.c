@@ -290,9 +290,9 @@ append_oom(GString *out, const CcaReportContext *ctx, const CcaReplayResult *res
 		out,
 		"\nOut of memory at event %" G_GUINT64_FORMAT
 		" (the recorded run did not fail here):\n"
-		"  CUDA out of memory. Tried to allocate %s. GPU %d has a total capacity of %s of\n"
-		"  which %s is free. Of the allocated memory %s is allocated by PyTorch, and %s\n"
-		"  is reserved by PyTorch but unallocated.\n",
+		"  CUDA out of memory. Tried to allocate %s. GPU %d has a total capacity of %s of "
+		"which %s is free. Of the allocated memory %s is allocated by PyTorch, and %s "
+		"is reserved by PyTorch but unallocated.\n",
 		res->oom_event, cca_size_format(res->oom_alloc_size, a), ctx->device,
 		cca_size_format(ctx->device_memory, b), cca_size_format(res->oom_free, c),
 		cca_size_format(res->oom_allocated, d),
@@ -368,7 +368,7 @@ append_cap_bound(GString *out, const CcaReportContext *ctx, const CcaReplayResul
 		cca_size_format(cap.device_free, a), cca_size_format(cap.needed, b),
 		cca_size_format(cap.lo, c), cca_size_format(cap.hi, d),
 		cca_size_format(ctx->device_memory, e));
-	cca_text_wrap(out, text, CCA_TEXT_COLUMNS, 2);
+	cca_text_wrap(out, text, G_MAXUINT, 2);
 }
 
 void

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test-columns.sh - explain, step, peak, diff, sweep, fit and info fit
+# test-columns.sh - replay, explain, step, peak, diff, sweep, fit and info fit
 # COLUMNS (TAP).  Set, every line is at most that wide (below 40: 40;
 # not a number: 100); unset, sweep and fit fit 100 columns and the others,
 # piped, keep their lines whole, as --wide does.  The text is bert's, the
@@ -39,6 +39,9 @@ while IFS='|' read -r cmd unset; do
 		report $? "no COLUMNS: ccasim $cmd fits 100 columns (${w:-?})"
 	fi
 done <<'CASES'
+replay|whole
+replay --config expandable_segments:True|whole
+replay --device-memory 2G --oom-exit-status 0|whole
 explain|whole
 explain --event 46490|whole
 step --at 100|whole
