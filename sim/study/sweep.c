@@ -1257,6 +1257,11 @@ cca_sweep_window_json(const CcaSweep *sweep)
 	return o;
 }
 
+/* The narrowest the settings column is cut to. */
+enum {
+	SWEEP_MIN_SETTINGS = 6
+};
+
 /* Appends the paragraph TEXT, wrapped to the terminal's width unless
  * WIDE. */
 static void
@@ -1354,7 +1359,11 @@ cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, GStrin
 		for (guint c = 0; c < N_COLUMNS; c++)
 			if (shown[c] && c != COLUMN_SETTINGS)
 				others += width[c] + 2;
-		guint room = others + 12 < CCA_TEXT_COLUMNS ? CCA_TEXT_COLUMNS - others : 12;
+		/* at least SWEEP_MIN_SETTINGS ("ex...e") when the others leave
+		 * less (a table of every column at 80) */
+		guint line_width = CCA_TEXT_COLUMNS;
+		guint room = others + SWEEP_MIN_SETTINGS < line_width ? line_width - others
+								      : SWEEP_MIN_SETTINGS;
 		if (width[COLUMN_SETTINGS] > room) {
 			width[COLUMN_SETTINGS] = room;
 			for (guint r = 0; r <= n + 1; r++) {

@@ -70,6 +70,22 @@ typedef enum {
 	LOG_OOM,
 } LogKind;
 
+/* The snapshot's pinned host memory (2.14+ host_segments and
+ * host_traces), shown as info shows it and not simulated; null when the
+ * snapshot has neither key. */
+static json_t *
+host_json(const CcaSnapshot *snap)
+{
+	const CcaSnapshotNewer *n = &snap->newer;
+	if (n->host_segments < 0 && n->host_traces < 0)
+		return json_null();
+	json_t *o = json_object();
+	json_object_set_new(o, "segments", json_integer(MAX(n->host_segments, 0)));
+	json_object_set_new(o, "bytes", json_integer(MAX(n->host_bytes, 0)));
+	json_object_set_new(o, "traces", json_integer(MAX(n->host_traces, 0)));
+	return o;
+}
+
 /* ----------------------------------------------------------- varints */
 
 static void
@@ -742,6 +758,7 @@ cca_htmlview_write(const CcaSnapshot *snap, const CcaReplayOptions *opt, const C
 		json_object_set_new(meta, "device",
 				    json_integer(r0->opt ? r0->opt->device : opt->device));
 		json_object_set_new(meta, "n_events", cca_json_uint(result->n_events));
+		json_object_set_new(meta, "host", host_json(s0));
 		json_object_set_new(meta, "runs", jruns);
 		json_object_set_new(meta, "logs", jlogs);
 		json_object_set_new(meta, "peak", peak ? peak : json_null());

@@ -1394,6 +1394,11 @@
     var nrec = D.logs.reduce(function (t, L) { return t + L.n; }, 0);
     app.appendChild(el('div', {class: 'sub'}, (RANKS ? META.logs.length + ' snapshots' : esc(META.trace) + ', device ' + META.device) + ': ' + META.n_events + ' events, ' +
       META.runs.length + ' run' + (META.runs.length > 1 ? 's' : '') + '; ' + nrec + ' model events'));
+    if (META.host) {
+      /* pinned host memory (PyTorch 2.14+ snapshots): read, not simulated */
+      app.appendChild(el('div', {class: 'sub', id: 'host'}, 'pinned host memory: ' + META.host.segments + ' host segments (' +
+        fmt(META.host.bytes) + '), ' + META.host.traces + ' host trace entries: shown, not simulated (ccasim models device memory)'));
+    }
     app.appendChild(el('div', {id: 'figures', hidden: ''}));
     if (RANKS) { section('Ranks', 'ranks'); }
     section('Memory over the trace', 'timeline');

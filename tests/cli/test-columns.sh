@@ -51,6 +51,10 @@ diff -c expandable_segments:True|whole
 sweep --set max_split_size_mb=128,512|100
 fit --gpu all|100
 CASES
+# a sweep of a run that ran out of memory shows every column but the wide
+# ones: the settings column gives way below its usual 12 characters
+COLUMNS=80 run 0 "$ccasim" sweep "$traces/dyninfer.cap.pickle.xz" && w=$(widest) && [ "$w" -le 80 ]
+report $? "COLUMNS=80 ccasim sweep of dyninfer.cap (an OOM column): ${w:-?} columns"
 for cols in 80 120; do
 	COLUMNS=$cols run 0 "$ccasim" info "$bert" && w=$(widest) && [ "$w" -le "$cols" ]
 	report $? "COLUMNS=$cols ccasim info: the widest line is ${w:-?} columns"

@@ -43,6 +43,25 @@ report $? "info says a 2.14 snapshot's rules are 2.14's, and what it kept, showe
 run 0 "$ccasim" info "$sample" && ! grep -q "after 2.11" "$scratch/out"
 report $? "info of a 2.11 snapshot says nothing of later releases"
 
+# --- view shows the host memory as info does, in the page's data and, where
+# Chromium is, on the page
+run 0 "$ccasim" view -o "$scratch/host.html" "$newer" &&
+	grep -qF '"host":{"segments":1,"bytes":2097152,"traces":2}' "$scratch/host.html" &&
+	run 0 "$ccasim" view -o "$scratch/nohost.html" "$sample" &&
+	grep -qF '"host":null' "$scratch/nohost.html"
+report $? "view carries a 2.14 snapshot's host segments in its page (null for a 2.11 one)"
+chromium=$(command -v chromium || command -v chromium-browser || echo)
+if [ -n "$chromium" ]; then
+	timeout 120 "$chromium" --headless --disable-gpu --no-sandbox --no-first-run \
+		--user-data-dir="$scratch/chromium" --virtual-time-budget=30000 \
+		--dump-dom "file://$scratch/host.html" >"$scratch/dom" 2>/dev/null
+	grep -qF 'pinned host memory: 1 host segments (2.00 MiB), 2 host trace entries: shown, not simulated' \
+		"$scratch/dom"
+	report $? "the page says the host segments, shown and not simulated"
+else
+	skip "the page says the host segments, shown and not simulated" "no chromium (apt-get install chromium)"
+fi
+
 if [ "$python" = false ]; then
 	skip "info --json and replay --json of a newer snapshot" "no python3"
 else
