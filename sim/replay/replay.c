@@ -482,7 +482,7 @@ pool_of_address(const Replay *r, uint64_t addr)
 }
 
 /* The pool of recorded alloc EV: the entry's own pool_id where the
- * snapshot has one (after 2.11), else the private segment it lies in
+ * snapshot has one (after 2.11; (0, 0): the default pools), else the private segment it lies in
  * (pool_of_address()).  A private pool freed before the dump
  * leaves no segment in the final state; but when the recording opened a
  * new segment for EV although the default pool had a free block for it,
@@ -491,8 +491,11 @@ pool_of_address(const Replay *r, uint64_t addr)
 static uint32_t
 pool_of_alloc(Replay *r, const CcaEvent *ev)
 {
-	if (ev->has_pool_id && (ev->pool_id[0] != 0 || ev->pool_id[1] != 0)) {
-		/* newer PyTorch records each entry's pool: the recording says */
+	if (ev->has_pool_id) {
+		/* newer PyTorch records each entry's pool: the recording says,
+		 * (0, 0) being the default pools */
+		if (ev->pool_id[0] == 0 && ev->pool_id[1] == 0)
+			return 0;
 		int k = cca_allocator_mempool(r->alloc, ev->pool_id);
 		if (k > 0)
 			return (uint32_t)k;
@@ -811,6 +814,8 @@ replay_recorded_oom(Replay *r, const CcaEvent *ev)
 	uint32_t region = region_pool(r, r->in.position - 1);
 	if (k > 0)
 		pool = (uint32_t)k;
+	else if (ev->has_pool_id && ev->pool_id[0] == 0 && ev->pool_id[1] == 0)
+		pool = 0; /* (0, 0): the default pools */
 	else if (region != 0)
 		pool = region;
 	complete_due(r);
