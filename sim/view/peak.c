@@ -521,17 +521,14 @@ has_frames(const CcaSnapshot *snap, uint32_t stack)
 	       g_array_index(snap->stack_offsets, uint32_t, stack + 1);
 }
 
-/* One frame as "name (file:line)", escaped for display. */
+/* One frame as "name (file:line)", escaped for display
+ * (cca_stack_append_frame()). */
 static char *
 frame_label(const CcaSnapshot *snap, uint32_t frame_id)
 {
-	const CcaFrame *fr = &g_array_index(snap->frames, CcaFrame, frame_id);
-	const char *file = cca_snapshot_string(snap, fr->filename);
-	const char *base = strrchr(file, '/');
-	g_autofree char *name =
-		cca_text_display(cca_snapshot_string(snap, fr->name), -1, CCA_TEXT_DISPLAY_MAX);
-	g_autofree char *where = cca_text_display(base ? base + 1 : file, -1, CCA_TEXT_DISPLAY_MAX);
-	return g_strdup_printf("%s (%s:%" G_GINT64_FORMAT ")", name, where, fr->line);
+	GString *s = g_string_new(NULL);
+	cca_stack_append_frame(s, snap, frame_id);
+	return g_string_free(s, FALSE);
 }
 
 /* The key of a block of origin O in grouping BY. */

@@ -441,6 +441,24 @@ swatch_line(cairo_t *cr, double x, double y, guint run, int series)
 	cairo_set_dash(cr, NULL, 0, 0);
 }
 
+/* The legend's entry for a limit line (limit_line()): a dashed swatch in
+ * COLOUR at X, Y and LABEL after it; returns the x of the next entry. */
+static double
+legend_limit(cairo_t *cr, double x, double y, const double dash[2], guint32 colour,
+	     const char *label)
+{
+	rgb(cr, colour);
+	cairo_set_line_width(cr, 1.2);
+	cairo_set_dash(cr, dash, 2, 0);
+	cairo_move_to(cr, x, y);
+	cairo_line_to(cr, x + 26, y);
+	cairo_stroke(cr);
+	cairo_set_dash(cr, NULL, 0, 0);
+	rgb(cr, 0x202020);
+	text(cr, x + 32, y + 4, label, 0);
+	return x + 32 + text_width(cr, label) + 22;
+}
+
 /* The most peak labels one panel keeps clear of each other. */
 #define CCA_PLOT_MAX_LABELS 64
 
@@ -771,37 +789,19 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 		x += 32 + text_width(cr, "OOM") + 22;
 		if (cap) {
 			static const double dash[] = {8, 4};
-			rgb(cr, 0xd62728);
-			cairo_set_line_width(cr, 1.2);
-			cairo_set_dash(cr, dash, 2, 0);
-			cairo_move_to(cr, x, y);
-			cairo_line_to(cr, x + 26, y);
-			cairo_stroke(cr);
-			cairo_set_dash(cr, NULL, 0, 0);
-			rgb(cr, 0x202020);
 			g_snprintf(buf, sizeof buf, "memory-fraction cap %s%s",
 				   cca_size_format(cap, a),
 				   any_cap_shown ? "" : " (off the scale)");
-			text(cr, x + 32, y + 4, buf, 0);
-			x += 32 + text_width(cr, buf) + 22;
+			x = legend_limit(cr, x, y, dash, 0xd62728, buf);
 		}
 		uint64_t dev = 0;
 		for (guint r = 0; r < n_runs; r++)
 			dev = MAX(dev, runs[r].tl->device_memory);
 		if (dev) {
 			static const double dash[] = {2, 3};
-			rgb(cr, 0x7f0000);
-			cairo_set_line_width(cr, 1.2);
-			cairo_set_dash(cr, dash, 2, 0);
-			cairo_move_to(cr, x, y);
-			cairo_line_to(cr, x + 26, y);
-			cairo_stroke(cr);
-			cairo_set_dash(cr, NULL, 0, 0);
-			rgb(cr, 0x202020);
 			g_snprintf(buf, sizeof buf, "device memory %s%s", cca_size_format(dev, a),
 				   any_dev_shown ? "" : " (off the scale)");
-			text(cr, x + 32, y + 4, buf, 0);
-			x += 32 + text_width(cr, buf) + 22;
+			x = legend_limit(cr, x, y, dash, 0x7f0000, buf);
 		}
 		rgb(cr, 0x404040);
 		cairo_new_sub_path(cr);

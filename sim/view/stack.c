@@ -16,8 +16,8 @@ is_torch_file(const char *filename)
 	return strstr(filename, "/torch/") != NULL || g_str_has_prefix(filename, "torch/");
 }
 
-static void
-append_frame(GString *out, const CcaSnapshot *snap, uint32_t frame_id)
+void
+cca_stack_append_frame(GString *out, const CcaSnapshot *snap, uint32_t frame_id)
 {
 	const CcaFrame *fr = &g_array_index(snap->frames, CcaFrame, frame_id);
 	const char *file = cca_snapshot_string(snap, fr->filename);
@@ -51,10 +51,10 @@ cca_stack_append(GString *out, const CcaSnapshot *snap, uint32_t stack)
 			break;
 		}
 	}
-	append_frame(out, snap, site);
+	cca_stack_append_frame(out, snap, site);
 	uint32_t inner = g_array_index(snap->stack_frames, uint32_t, lo);
 	if (inner != site) {
 		g_string_append(out, " via ");
-		append_frame(out, snap, inner);
+		cca_stack_append_frame(out, snap, inner);
 	}
 }

@@ -15,6 +15,10 @@ G_BEGIN_DECLS
  * "(no frames)". */
 void cca_stack_append(GString *out, const CcaSnapshot *snap, uint32_t stack);
 
+/* Appends frame FRAME_ID of SNAP as "name (file:line)", the file without
+ * its folders, name and file escaped for display (cca_text_display()). */
+void cca_stack_append_frame(GString *out, const CcaSnapshot *snap, uint32_t frame_id);
+
 G_END_DECLS
 
 #endif
