@@ -1757,6 +1757,34 @@ seed_start(Replay *r, const CcaStartState *start)
 		res->start_live_bytes += b->size;
 	}
 	cca_allocator_seed_finish(r->alloc);
+	res->start_reserved = cca_allocator_reserved(r->alloc);
+}
+
+/* Whether the state seed_start() rebuilt fits under the replay's limits:
+ * PyTorch's alloc_block() never lets the bytes reserved pass the allowed
+ * maximum, and a device never holds more than its memory.  A start that
+ * holds more means the program could not have reached the window under
+ * them: the replay records an OOM before the window's first entry
+ * (doc/whatif.md, "Windows") and replays nothing. */
+static bool
+start_fits(Replay *r)
+{
+	CcaReplayResult *res = r->res;
+	uint64_t allowed = cca_allocator_allowed_maximum(r->alloc);
+	bool over_cap = allowed != 0 && res->start_reserved > allowed;
+	bool over_device = r->opt->capacity_set && r->device->ops->would_refuse(r->device, 0);
+	if (!over_cap && !over_device)
+		return true;
+	const CcaStats *st = cca_allocator_stats(r->alloc);
+	res->oom_before_window = true;
+	res->unexpected_ooms = 1;
+	res->stopped_by_oom = true;
+	res->oom_event = 0;
+	res->oom_reserved = res->start_reserved;
+	res->oom_allocated = (uint64_t)st->allocated_bytes[CCA_STAT_ALL].current;
+	res->oom_free = r->device->ops->free_memory(r->device);
+	res->oom_largest_free = cca_allocator_largest_free(r->alloc);
+	return false;
 }
 
 /* What one pass of the replay loop takes (run_pass()). */
@@ -1877,9 +1905,12 @@ run_pass(const Pass *pass, GError **error)
 		r.in.pool_bursts = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	}
 	map_init(&r.live, 1024);
-	if (start && start->mid_run)
+	bool reached = true;
+	if (start && start->mid_run) {
 		seed_start(&r, start);
-	gboolean ok = replay_loop(&r);
+		reached = start_fits(&r);
+	}
+	gboolean ok = reached ? replay_loop(&r) : TRUE;
 	r.cause = CCA_REPLAY_NO_CAUSE;
 	r.cause_event = NULL;
 	if (ok && opt->on_finish)

@@ -266,6 +266,12 @@ typedef struct {
 	uint64_t start_live_bytes;
 	uint64_t start_blocks_unplaced; /* blocks that fit no free range */
 	bool start_expandable_missing;	/* expandable segments in use at the start, not rebuilt */
+	uint64_t start_reserved;	/* bytes the rebuilt start reserves */
+	/* the rebuilt start holds more than the cap or the device: the program
+	 * could not have reached the window under them.  The replay stopped
+	 * before its first entry with one unexpected OOM (oom_event 0,
+	 * oom_reserved = start_reserved, oom_size 0). */
+	bool oom_before_window;
 	/* --check */
 	bool check_ran;
 	bool check_passed;
