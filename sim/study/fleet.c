@@ -603,7 +603,7 @@ prove_cap(const CcaSnapshot *snap, int device, CcaCapBound *cap)
 	opt.device = device;
 	CcaReplayResult res;
 	if (cca_replay_run(snap, &opt, &res, NULL))
-		cca_capbound_from_replay(&res, false, cap);
+		cca_replay_cap_proved(&res, false, cap);
 	cca_replay_result_clear(&res);
 }
 

@@ -494,7 +494,7 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 	run->oom_event = res.unexpected_ooms	 ? res.oom_event
 			 : res.recorded_oom_seen ? res.recorded_oom_event
 						 : res.events;
-	cca_capbound_from_replay(&res, options->capacity_set, &run->cap);
+	cca_replay_cap_proved(&res, options->capacity_set, &run->cap);
 	run->oom_before_window = res.oom_before_window;
 	if (options->calibration) {
 		/* A replay that restarts from a rebuilt start (a mid-run

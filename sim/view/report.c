@@ -213,7 +213,7 @@ cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *re
 	json_object_set_new(o, "oom", oom);
 	json_object_set_new(o, "recorded_ooms", cca_json_uint(res->recorded_ooms));
 	CcaCapBound cap;
-	cca_capbound_from_replay(res, ctx->device_memory_set, &cap);
+	cca_replay_cap_proved(res, ctx->device_memory_set, &cap);
 	json_object_set_new(o, "cap_proved", cca_capbound_to_json(&cap));
 	json_object_set_new(o, "empty_cache_calls", cca_json_uint(res->empty_cache_calls));
 	json_object_set_new(o, "recorded_calls_applied",
@@ -382,10 +382,27 @@ static void
 append_cap_bound(GString *out, const CcaReportContext *ctx, const CcaReplayResult *res)
 {
 	CcaCapBound cap;
-	cca_capbound_from_replay(res, ctx->device_memory_set, &cap);
+	cca_replay_cap_proved(res, ctx->device_memory_set, &cap);
 	if (!cap.proved)
 		return;
 	char a[32], b[32], c[32], d[32], e[32];
+	if (cap.replayed) {
+		g_autofree char *text = g_strdup_printf(
+			"  A cap was in force: the device had %s free at this OOM, room for the %s "
+			"segment the request needed, so torch.cuda.set_per_process_memory_fraction() "
+			"allowed this process between %s (the peak reserved) and %s (reserved then "
+			"plus the segment, less 1 byte). PyTorch does not record the fraction, and "
+			"garbage_collection_threshold acts only under one: the recording was replayed "
+			"under both ends and reproduced every entry at each, so these figures (replayed "
+			"under %s) are the recording's. A what-if still needs the cap: "
+			"pass --recorded-memory-fraction F, F = allowed bytes / the device's total (%s "
+			"here), or record with ccasim-record.",
+			cca_size_format(cap.device_free, a), cca_size_format(cap.needed, b),
+			cca_size_format(cap.lo, c), cca_size_format(cap.hi, d),
+			cca_size_format(cap.hi, d), cca_size_format(ctx->device_memory, e));
+		cca_text_wrap(out, text, G_MAXUINT, 2);
+		return;
+	}
 	g_autofree char *text = g_strdup_printf(
 		"  A cap was in force: the device had %s free at this OOM, room for the %s "
 		"segment the request needed, so torch.cuda.set_per_process_memory_fraction() "
