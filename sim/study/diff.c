@@ -694,6 +694,9 @@ side_json(const char *label, const CcaDiffSide *s)
 		json_t *w = json_object();
 		json_object_set_new(w, "assumes", cca_json_string(DIFF_WINDOW_NOTE));
 		json_object_set_new(w, "within", seen);
+		json_object_set_new(w, "start_reserved", cca_json_uint(s->result.start_reserved));
+		json_object_set_new(w, "oom_before_window",
+				    cca_json_bool(s->result.oom_before_window));
 		json_object_set_new(o, "window", w);
 	} else {
 		json_decref(seen);
