@@ -21,6 +21,10 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* A node below the fewest keys holds at least one (erase_rebalance()
+ * descends by it), and a sibling it cannot merge with can lend one. */
+G_STATIC_ASSERT(CCA_TREE_MIN >= 2 && 2 * CCA_TREE_MIN <= CCA_TREE_CAP);
+
 /* Deep enough for 2^32 entries at CCA_TREE_MIN + 1 children a node. */
 #define MAX_HEIGHT 16
 
@@ -190,6 +194,21 @@ descend(const CcaTree *tree, const CcaTreeKey *k, Path *path)
 	return cur;
 }
 
+/* How many of a full node's CAP + 1 keys (with the one added at AT) its
+ * left half keeps, at most MOST: the middle, except that a key added at
+ * either end leaves the other half as full as it may be, so that keys
+ * arriving in order (addresses, a growing size) fill nodes to about 3/4
+ * rather than 1/2. */
+static inline uint32_t
+split_point(uint32_t at, uint32_t most)
+{
+	if (at == CCA_TREE_CAP)
+		return most;
+	if (at == 0)
+		return CCA_TREE_MIN;
+	return (CCA_TREE_CAP + 1) / 2;
+}
+
 /* Inserts separator SEP and its right child RIGHT into the inner node at
  * LEVEL of PATH, after the child the path took; splits upward. */
 static void
@@ -207,7 +226,7 @@ insert_inner(CcaTree *tree, Path *path, int level, CcaTreeKey sep, uint32_t righ
 			p->n++;
 			return;
 		}
-		/* split: CAP + 1 keys, CAP + 2 children; the middle key goes up */
+		/* split: CAP + 1 keys, CAP + 2 children; key M goes up */
 		CcaTreeKey keys[CCA_TREE_CAP + 1];
 		uint32_t kids[CCA_TREE_CAP + 2];
 		memcpy(keys, p->key, at * sizeof keys[0]);
@@ -219,7 +238,7 @@ insert_inner(CcaTree *tree, Path *path, int level, CcaTreeKey sep, uint32_t righ
 		uint32_t ri = node_new(tree, false);
 		p = node(tree, pi);
 		CcaTreeNode *r = node(tree, ri);
-		uint32_t m = (CCA_TREE_CAP + 1) / 2;
+		uint32_t m = split_point(at, CCA_TREE_CAP - CCA_TREE_MIN);
 		p->n = (uint16_t)m;
 		memcpy(p->key, keys, m * sizeof keys[0]);
 		memcpy(p->slot, kids, (m + 1) * sizeof kids[0]);
@@ -241,41 +260,21 @@ insert_inner(CcaTree *tree, Path *path, int level, CcaTreeKey sep, uint32_t righ
 	tree->height++;
 }
 
-void
-cca_tree_insert(CcaTree *tree, CcaBlock *slab, CcaHandle h)
+/* Inserts block H of key K at AT in full leaf LI, whose path from the
+ * root is PATH: splits it, and its parents as they fill. */
+static G_GNUC_NO_INLINE void
+insert_split(CcaTree *tree, CcaBlock *slab, CcaHandle h, const CcaTreeKey *k, uint32_t li,
+	     uint32_t at)
 {
-	CcaTreeKey k = key_of(tree, &slab[h]);
-	tree->count++;
-	if (tree->root == CCA_NIL) {
-		uint32_t li = node_new(tree, true);
-		CcaTreeNode *leaf = node(tree, li);
-		leaf->n = 1;
-		leaf->key[0] = k;
-		leaf->slot[0] = h;
-		tree->root = tree->first_leaf = tree->last_leaf = li;
-		tree->height = 1;
-		slab[h].tree_leaf = li;
-		return;
-	}
 	Path path;
-	uint32_t li = descend(tree, &k, &path);
+	uint32_t reached = descend(tree, k, &path);
+	g_assert(reached == li);
 	CcaTreeNode *leaf = node(tree, li);
-	uint32_t at = lower_index(leaf, &k);
-	if (leaf->n < CCA_TREE_CAP) {
-		memmove(&leaf->key[at + 1], &leaf->key[at], (leaf->n - at) * sizeof leaf->key[0]);
-		memmove(&leaf->slot[at + 1], &leaf->slot[at],
-			(leaf->n - at) * sizeof leaf->slot[0]);
-		leaf->key[at] = k;
-		leaf->slot[at] = h;
-		leaf->n++;
-		slab[h].tree_leaf = li;
-		return;
-	}
-	/* split: CAP + 1 entries, the left half keeps the first M */
+	/* split: CAP + 1 entries, the left leaf keeps the first M */
 	CcaTreeKey keys[CCA_TREE_CAP + 1];
 	uint32_t handles[CCA_TREE_CAP + 1];
 	memcpy(keys, leaf->key, at * sizeof keys[0]);
-	keys[at] = k;
+	keys[at] = *k;
 	memcpy(&keys[at + 1], &leaf->key[at], (CCA_TREE_CAP - at) * sizeof keys[0]);
 	memcpy(handles, leaf->slot, at * sizeof handles[0]);
 	handles[at] = h;
@@ -283,7 +282,7 @@ cca_tree_insert(CcaTree *tree, CcaBlock *slab, CcaHandle h)
 	uint32_t ri = node_new(tree, true);
 	leaf = node(tree, li);
 	CcaTreeNode *r = node(tree, ri);
-	uint32_t m = (CCA_TREE_CAP + 1) / 2;
+	uint32_t m = split_point(at, CCA_TREE_CAP + 1 - CCA_TREE_MIN);
 	leaf->n = (uint16_t)m;
 	memcpy(leaf->key, keys, m * sizeof keys[0]);
 	memcpy(leaf->slot, handles, m * sizeof handles[0]);
@@ -301,6 +300,30 @@ cca_tree_insert(CcaTree *tree, CcaBlock *slab, CcaHandle h)
 		tree->last_leaf = ri;
 	leaf->next = ri;
 	insert_inner(tree, &path, (int)tree->height - 2, r->key[0], ri);
+}
+
+void
+cca_tree_insert(CcaTree *tree, CcaBlock *slab, CcaHandle h)
+{
+	CcaTreeKey k = key_of(tree, &slab[h]);
+	tree->count++;
+	if (tree->root == CCA_NIL) {
+		tree->root = tree->first_leaf = tree->last_leaf = node_new(tree, true);
+		tree->height = 1;
+	}
+	uint32_t li = descend(tree, &k, NULL);
+	CcaTreeNode *leaf = node(tree, li);
+	uint32_t at = lower_index(leaf, &k);
+	if (leaf->n == CCA_TREE_CAP) {
+		insert_split(tree, slab, h, &k, li, at);
+		return;
+	}
+	memmove(&leaf->key[at + 1], &leaf->key[at], (leaf->n - at) * sizeof leaf->key[0]);
+	memmove(&leaf->slot[at + 1], &leaf->slot[at], (leaf->n - at) * sizeof leaf->slot[0]);
+	leaf->key[at] = k;
+	leaf->slot[at] = h;
+	leaf->n++;
+	slab[h].tree_leaf = li;
 }
 
 /* Takes leaf LI out of the leaf chain and frees it. */
@@ -432,30 +455,15 @@ fix_inner(CcaTree *tree, uint32_t pi, uint32_t c, uint32_t ni)
 	}
 }
 
-void
-cca_tree_erase(CcaTree *tree, CcaBlock *slab, CcaHandle h)
+/* Leaf LI (not the root) fell below CCA_TREE_MIN entries: borrows or
+ * merges up the path from the root, and drops a root left with one child. */
+static G_GNUC_NO_INLINE void
+erase_rebalance(CcaTree *tree, CcaBlock *slab, uint32_t li)
 {
-	uint32_t li = slab[h].tree_leaf;
-	CcaTreeNode *leaf = node(tree, li);
-	uint32_t at = slot_of(leaf, h);
-	CcaTreeKey k = leaf->key[at];
-	memmove(&leaf->key[at], &leaf->key[at + 1], (leaf->n - at - 1) * sizeof leaf->key[0]);
-	memmove(&leaf->slot[at], &leaf->slot[at + 1], (leaf->n - at - 1) * sizeof leaf->slot[0]);
-	leaf->n--;
-	slab[h].tree_leaf = CCA_NIL;
-	tree->count--;
-	if (tree->height == 1) {
-		if (leaf->n == 0) {
-			node_free(tree, li);
-			tree->root = tree->first_leaf = tree->last_leaf = CCA_NIL;
-			tree->height = 0;
-		}
-		return;
-	}
-	if (leaf->n >= CCA_TREE_MIN)
-		return;
-	/* the separators still bound the leaf's range: K leads back to it */
+	/* the separators still bound the leaf's range: any of its keys (it
+	 * holds CCA_TREE_MIN - 1 > 0) leads back to it */
 	Path path;
+	CcaTreeKey k = node(tree, li)->key[0];
 	uint32_t reached = descend(tree, &k, &path);
 	g_assert(reached == li);
 	int level = (int)tree->height - 2;
@@ -473,6 +481,22 @@ cca_tree_erase(CcaTree *tree, CcaBlock *slab, CcaHandle h)
 		tree->height--;
 		node_free(tree, old);
 	}
+}
+
+void
+cca_tree_erase(CcaTree *tree, CcaBlock *slab, CcaHandle h)
+{
+	uint32_t li = slab[h].tree_leaf;
+	CcaTreeNode *leaf = node(tree, li);
+	uint32_t at = slot_of(leaf, h);
+	memmove(&leaf->key[at], &leaf->key[at + 1], (leaf->n - at - 1) * sizeof leaf->key[0]);
+	memmove(&leaf->slot[at], &leaf->slot[at + 1], (leaf->n - at - 1) * sizeof leaf->slot[0]);
+	leaf->n--;
+	slab[h].tree_leaf = CCA_NIL;
+	tree->count--;
+	/* the root leaf stays, even empty, for the next insert */
+	if (tree->height > 1 && leaf->n < CCA_TREE_MIN)
+		erase_rebalance(tree, slab, li);
 }
 
 CcaHandle
@@ -494,14 +518,16 @@ CcaHandle
 cca_tree_first(const CcaTree *tree, const CcaBlock *slab)
 {
 	(void)slab;
-	return tree->first_leaf != CCA_NIL ? node(tree, tree->first_leaf)->slot[0] : CCA_NIL;
+	if (tree->count == 0)
+		return CCA_NIL;
+	return node(tree, tree->first_leaf)->slot[0];
 }
 
 CcaHandle
 cca_tree_last(const CcaTree *tree, const CcaBlock *slab)
 {
 	(void)slab;
-	if (tree->last_leaf == CCA_NIL)
+	if (tree->count == 0)
 		return CCA_NIL;
 	const CcaTreeNode *leaf = node(tree, tree->last_leaf);
 	return leaf->slot[leaf->n - 1];
@@ -579,7 +605,8 @@ tree_check_node(TreeCheck *c, uint32_t ni, uint32_t level, const CcaTreeKey *lo,
 	if (nd->is_leaf != is_leaf)
 		return tree_check_fail(c, "tree: node %u at level %u of %u says leaf %u", ni, level,
 				       tree->height, nd->is_leaf);
-	uint32_t min = level == 0 ? (is_leaf ? 1 : 1) : CCA_TREE_MIN;
+	/* the root: a leaf may be empty, an inner node has two children */
+	uint32_t min = level == 0 ? (is_leaf ? 0 : 1) : CCA_TREE_MIN;
 	if (nd->n < min || nd->n > CCA_TREE_CAP)
 		return tree_check_fail(c, "tree: node %u holds %u keys, outside its fill %u to %u",
 				       ni, nd->n, min, CCA_TREE_CAP);

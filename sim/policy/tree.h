@@ -45,14 +45,14 @@ typedef struct {
 } CcaTreeNode;
 
 typedef struct {
-	CcaTreeNode *nodes;  /* the node pool, 64-byte aligned */
-	uint32_t n_nodes;    /* nodes made (in the tree or on the free list) */
-	uint32_t cap_nodes;  /* room in NODES */
-	uint32_t free_node;  /* head of the free list, CCA_NIL when empty */
-	uint32_t root;	     /* CCA_NIL when empty */
-	uint32_t first_leaf; /* the leftmost and rightmost leaves, CCA_NIL when empty */
+	CcaTreeNode *nodes; /* the node pool, 64-byte aligned */
+	uint32_t n_nodes;   /* nodes made (in the tree or on the free list) */
+	uint32_t cap_nodes; /* room in NODES */
+	uint32_t free_node; /* head of the free list, CCA_NIL when empty */
+	uint32_t root; /* CCA_NIL until the first insert; then a leaf, empty or not, or inner */
+	uint32_t first_leaf; /* the leftmost and rightmost leaves, CCA_NIL with ROOT */
 	uint32_t last_leaf;
-	uint32_t height; /* levels, 0 when empty, 1 when the root is a leaf */
+	uint32_t height; /* levels, 0 before the first insert, 1 when the root is a leaf */
 	bool by_size;	 /* (stream, size, counter, ptr) when true, else (stream, ptr) */
 	uint32_t count;	 /* blocks in the set */
 } CcaTree;
@@ -88,7 +88,8 @@ CcaHandle cca_tree_prev(const CcaTree *tree, const CcaBlock *slab, CcaHandle h);
 /* Checks TREE over the SLAB_LEN blocks of SLAB (the invariant walker's
  * part for one tree, cca_allocator_check_invariants()): every node index
  * inside the pool and reached once, all leaves at the tree's height, every
- * node but the root holding CCA_TREE_MIN to CCA_TREE_CAP keys, keys
+ * node but the root holding CCA_TREE_MIN to CCA_TREE_CAP keys (a root leaf
+ * may be empty), keys
  * strictly increasing along the leaves and inside the bounds of their
  * separators, the leaf chain and first/last leaves matching the in-order
  * walk, every handle inside the slab, in use, naming this leaf as its
