@@ -12,6 +12,13 @@
  * steps and erase start from the block without a descent.  Nodes come
  * from a pool owned by the tree, reused through a free list: the steady
  * state allocates nothing.
+ *
+ * Memory: a node is 576 bytes (nine cache lines) for up to 15 entries.  A
+ * free block costs about 60 bytes of nodes at the 2/3 fill random inserts
+ * leave (52 when keys arrive in order, 75 after long random churn, 144 at
+ * the fewest entries a leaf may keep), and every block 4 bytes of
+ * tree_leaf, where the treap's links and priority took 16 (CcaBlock is 80
+ * bytes, was 88).
  */
 #ifndef CCA_TREE_H
 #define CCA_TREE_H
