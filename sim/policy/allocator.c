@@ -172,7 +172,7 @@ block_new(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_t stream, uint8_t
 	b->size = size;
 	b->stream = stream;
 	b->prev = b->next = CCA_NIL;
-	b->left = b->right = b->parent = CCA_NIL;
+	b->tree_leaf = CCA_NIL;
 	b->expandable = -1;
 	b->pool = pool;
 	b->is_small = pool % 2 == 0;
@@ -374,7 +374,7 @@ find_free_block(const CcaAllocator *a, const CcaPool *pool, uint64_t size, uint6
 	if (B(a, it)->expandable >= 0) {
 		if (a->settings.expandable_segments) {
 			for (;;) {
-				CcaHandle next = cca_tree_next(a->slab, it);
+				CcaHandle next = cca_tree_next(&pool->blocks, a->slab, it);
 				if (B(a, it)->expandable < 0 || next == CCA_NIL ||
 				    B(a, next)->stream != stream ||
 				    expandable_size(a, next) >= expandable_size(a, it))
@@ -384,7 +384,7 @@ find_free_block(const CcaAllocator *a, const CcaPool *pool, uint64_t size, uint6
 		} else {
 			while (it != CCA_NIL && B(a, it)->expandable >= 0 &&
 			       B(a, it)->stream == stream)
-				it = cca_tree_next(a->slab, it);
+				it = cca_tree_next(&pool->blocks, a->slab, it);
 			if (it == CCA_NIL || B(a, it)->stream != stream)
 				return CCA_NIL;
 		}
@@ -448,7 +448,7 @@ note_choice(CcaAllocator *a, CcaHandle h)
 	/* blocks of one segment keep their order whatever its address: a
 	 * tie when the next equal block is in another segment, or when that
 	 * is not seen within a few neighbours (then taken as one) */
-	CcaHandle n = cca_tree_next(a->slab, h);
+	CcaHandle n = cca_tree_next(&pool_of(a, h)->blocks, a->slab, h);
 	if (n == CCA_NIL || B(a, n)->stream != b->stream || B(a, n)->size != b->size)
 		return;
 	CcaHandle head = segment_head_near(a, h);
@@ -669,7 +669,8 @@ find_expandable_block(CcaAllocator *a, AllocParams *p)
 	if (expandable_segments_of(a, p->stream, pool->is_small) > 1)
 		a->address_ties++; /* the first that fits, by address */
 	for (CcaHandle u = cca_tree_lower_bound(&pool->unmapped, a->slab, p->stream, 0, 0);
-	     u != CCA_NIL && B(a, u)->stream == p->stream; u = cca_tree_next(a->slab, u)) {
+	     u != CCA_NIL && B(a, u)->stream == p->stream;
+	     u = cca_tree_next(&pool->unmapped, a->slab, u)) {
 		CcaHandle c = u;
 		if (allocatable(a, B(a, c)->prev))
 			c = B(a, c)->prev;
@@ -870,7 +871,7 @@ release_blocks(CcaAllocator *a, CcaPool *pool)
 	CcaHandle it = cca_tree_first(&pool->blocks, a->slab);
 	while (it != CCA_NIL) {
 		CcaHandle h = it;
-		it = cca_tree_next(a->slab, it);
+		it = cca_tree_next(&pool->blocks, a->slab, it);
 		if (B(a, h)->expandable >= 0)
 			g_array_append_val(to_unmap, h);
 		else if (!is_split(B(a, h)))
@@ -913,7 +914,7 @@ static void
 cached_segments_of(const CcaAllocator *a, const CcaPool *pool, GArray *out)
 {
 	for (CcaHandle h = cca_tree_first(&pool->blocks, a->slab); h != CCA_NIL;
-	     h = cca_tree_next(a->slab, h))
+	     h = cca_tree_next(&pool->blocks, a->slab, h))
 		if (B(a, h)->expandable < 0 && !is_split(B(a, h)))
 			g_array_append_val(out, B(a, h)->ptr);
 }
@@ -974,7 +975,7 @@ cached_segments_by_address(const CcaAllocator *a)
 	GHashTable *t = g_hash_table_new(g_int64_hash, g_int64_equal);
 	for (uint32_t i = 0; i < 2 * a->n_mempools; i++)
 		for (CcaHandle h = cca_tree_first(&a->pools[i].blocks, a->slab); h != CCA_NIL;
-		     h = cca_tree_next(a->slab, h))
+		     h = cca_tree_next(&a->pools[i].blocks, a->slab, h))
 			if (B(a, h)->expandable < 0 && !is_split(B(a, h)))
 				g_hash_table_insert(t, &B(a, h)->ptr, GUINT_TO_POINTER(h + 1));
 	return t;
@@ -1045,14 +1046,15 @@ release_available_cached_blocks(CcaAllocator *a, const AllocParams *p)
 	if (it == first)
 		return false;
 	/* walk down from the largest block below the key */
-	it = it == CCA_NIL ? cca_tree_last(&pool->blocks, a->slab) : cca_tree_prev(a->slab, it);
+	it = it == CCA_NIL ? cca_tree_last(&pool->blocks, a->slab)
+			   : cca_tree_prev(&pool->blocks, a->slab, it);
 	uint64_t released = 0;
 	while (it != CCA_NIL && released < key_size && B(a, it)->size >= max_split &&
 	       B(a, it)->stream == p->stream) {
 		CcaHandle cur = it;
 		bool is_first = cur == first;
 		if (!is_first)
-			it = cca_tree_prev(a->slab, it);
+			it = cca_tree_prev(&pool->blocks, a->slab, it);
 		if (!is_first && B(a, it)->stream == B(a, cur)->stream &&
 		    B(a, it)->size == B(a, cur)->size)
 			a->address_ties++; /* which of two segments is released first */
@@ -1079,7 +1081,7 @@ garbage_collect_cached_blocks(CcaAllocator *a)
 	double total_age = 0.0;
 	int64_t freeable = 0;
 	for (CcaHandle h = cca_tree_first(&large->blocks, a->slab); h != CCA_NIL;
-	     h = cca_tree_next(a->slab, h)) {
+	     h = cca_tree_next(&large->blocks, a->slab, h)) {
 		if (!is_split(B(a, h)) && B(a, h)->expandable < 0) {
 			total_age += (double)(large->get_free_blocks_call_count -
 					      B(a, h)->gc_count_base);
@@ -1096,7 +1098,7 @@ garbage_collect_cached_blocks(CcaAllocator *a)
 		CcaHandle it = cca_tree_first(&large->blocks, a->slab);
 		while (it != CCA_NIL) {
 			CcaHandle h = it;
-			it = cca_tree_next(a->slab, it);
+			it = cca_tree_next(&large->blocks, a->slab, it);
 			const CcaBlock *b = B(a, h);
 			double age = (double)(large->get_free_blocks_call_count - b->gc_count_base);
 			if (!is_split(b) && b->expandable < 0 && age >= age_threshold) {
@@ -1365,7 +1367,7 @@ gc_would_release(const CcaAllocator *a)
 		return false;
 	const CcaPool *large = &a->pools[1];
 	for (CcaHandle h = cca_tree_first(&large->blocks, a->slab); h != CCA_NIL;
-	     h = cca_tree_next(a->slab, h))
+	     h = cca_tree_next(&large->blocks, a->slab, h))
 		if (!is_split(B(a, h)) && B(a, h)->expandable < 0)
 			return true;
 	return false;
@@ -1403,9 +1405,10 @@ would_release_available(const CcaAllocator *a, const AllocParams *p)
 		return true;
 	if (it == cca_tree_first(&pool->blocks, a->slab))
 		return false;
-	it = it == CCA_NIL ? cca_tree_last(&pool->blocks, a->slab) : cca_tree_prev(a->slab, it);
+	it = it == CCA_NIL ? cca_tree_last(&pool->blocks, a->slab)
+			   : cca_tree_prev(&pool->blocks, a->slab, it);
 	for (; it != CCA_NIL && B(a, it)->size >= max_split && B(a, it)->stream == p->stream;
-	     it = cca_tree_prev(a->slab, it))
+	     it = cca_tree_prev(&pool->blocks, a->slab, it))
 		if (B(a, it)->expandable < 0 && !is_split(B(a, it)))
 			return true;
 	return false;
@@ -1495,6 +1498,10 @@ cca_allocator_free(CcaAllocator *a)
 	if (!a)
 		return;
 	cca_settings_clear(&a->settings);
+	for (int i = 0; i < 2 * CCA_MAX_MEMPOOLS; i++) {
+		cca_tree_clear(&a->pools[i].blocks);
+		cca_tree_clear(&a->pools[i].unmapped);
+	}
 	g_free(a->slab);
 	g_array_free(a->free_handles, TRUE);
 	g_array_free(a->expandable, TRUE);
@@ -1569,7 +1576,7 @@ cca_allocator_largest_free(const CcaAllocator *a)
 	uint64_t largest = 0;
 	for (uint32_t i = 0; i < 2 * a->n_mempools; i++)
 		for (CcaHandle h = cca_tree_first(&a->pools[i].blocks, a->slab); h != CCA_NIL;
-		     h = cca_tree_next(a->slab, h))
+		     h = cca_tree_next(&a->pools[i].blocks, a->slab, h))
 			if (B(a, h)->size > largest)
 				largest = B(a, h)->size;
 	return largest;
@@ -2059,7 +2066,7 @@ explain_miss(const CcaAllocator *a, const AllocParams *p, CcaRequestWhy *why)
 		return why->free_blocks_stream == 0 ? CCA_WHY_EMPTY_POOL : CCA_WHY_TOO_SMALL;
 	if (B(a, it)->expandable >= 0 && !a->settings.expandable_segments) {
 		while (it != CCA_NIL && B(a, it)->expandable >= 0 && B(a, it)->stream == p->stream)
-			it = cca_tree_next(a->slab, it);
+			it = cca_tree_next(&pool->blocks, a->slab, it);
 		if (it == CCA_NIL || B(a, it)->stream != p->stream)
 			return CCA_WHY_EXPANDABLE_ONLY;
 	}
@@ -2091,7 +2098,7 @@ cca_allocator_explain_request(const CcaAllocator *a, uint64_t orig_size, uint64_
 
 	/* the pool's free blocks, on this stream and on the others */
 	for (CcaHandle h = cca_tree_first(&p.pool->blocks, a->slab); h != CCA_NIL;
-	     h = cca_tree_next(a->slab, h)) {
+	     h = cca_tree_next(&p.pool->blocks, a->slab, h)) {
 		const CcaBlock *b = B(a, h);
 		if (b->stream == stream) {
 			why->free_bytes_stream += b->size;
@@ -2112,7 +2119,7 @@ cca_allocator_explain_request(const CcaAllocator *a, uint64_t orig_size, uint64_
 	GHashTable *heads = g_hash_table_new(NULL, NULL);
 	for (int i = 0; i < 2; i++)
 		for (CcaHandle h = cca_tree_first(&a->pools[i].blocks, a->slab); h != CCA_NIL;
-		     h = cca_tree_next(a->slab, h)) {
+		     h = cca_tree_next(&a->pools[i].blocks, a->slab, h)) {
 			const CcaBlock *b = B(a, h);
 			if (b->expandable < 0 && is_split(b)) {
 				why->stranded_bytes += b->size;
@@ -2137,7 +2144,7 @@ cca_allocator_explain_request(const CcaAllocator *a, uint64_t orig_size, uint64_
 	}
 	/* the candidates best fit chose among */
 	for (CcaHandle h = cca_tree_first(&p.pool->blocks, a->slab); h != CCA_NIL;
-	     h = cca_tree_next(a->slab, h)) {
+	     h = cca_tree_next(&p.pool->blocks, a->slab, h)) {
 		const CcaBlock *b = B(a, h);
 		if (b->stream != stream || b->size < p.size)
 			continue;

@@ -2,8 +2,8 @@
  *
  * A block is a sub-range of a segment.  Blocks live in one growable array
  * and are named by 32-bit handles; prev/next link address neighbours of the
- * same segment, and the tree links place a free block in its pool's ordered
- * set.  No host pointers to blocks are kept across slab growth.
+ * same segment, and tree_leaf names the leaf of its pool's ordered set that
+ * holds a free block.  No host pointers to blocks are kept across slab growth.
  */
 #ifndef CCA_BLOCK_H
 #define CCA_BLOCK_H
@@ -21,18 +21,17 @@ typedef enum {
 } CcaBlockSet;
 
 typedef struct {
-	uint64_t ptr;		       /* device address of the first byte */
-	uint64_t size;		       /* bytes */
-	uint64_t requested_size;       /* unrounded request of the last allocation */
-	uint64_t stream;	       /* allocation stream (key of the free set) */
-	uint64_t gc_count_base;	       /* pool lookup count when inserted in the set */
-	CcaHandle prev, next;	       /* address neighbours inside the segment */
-	CcaHandle left, right, parent; /* ordered-set links */
-	uint32_t priority;	       /* treap priority */
-	uint32_t event_count;	       /* outstanding stream events (deferred free) */
-	int32_t expandable;	       /* index of its expandable segment, -1 if none */
-	uint8_t is_small;	       /* pool: small (true) or large */
-	uint8_t pool;		       /* index of its pool (CcaAllocator.pools) */
+	uint64_t ptr;		 /* device address of the first byte */
+	uint64_t size;		 /* bytes */
+	uint64_t requested_size; /* unrounded request of the last allocation */
+	uint64_t stream;	 /* allocation stream (key of the free set) */
+	uint64_t gc_count_base;	 /* pool lookup count when inserted in the set */
+	CcaHandle prev, next;	 /* address neighbours inside the segment */
+	uint32_t tree_leaf;	 /* its set's leaf holding it (tree.h), CCA_NIL if none */
+	uint32_t event_count;	 /* outstanding stream events (deferred free) */
+	int32_t expandable;	 /* index of its expandable segment, -1 if none */
+	uint8_t is_small;	 /* pool: small (true) or large */
+	uint8_t pool;		 /* index of its pool (CcaAllocator.pools) */
 	uint8_t allocated;
 	uint8_t mapped; /* false only for unmapped expandable address space */
 	uint8_t set;	/* CcaBlockSet */
