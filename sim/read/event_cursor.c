@@ -140,3 +140,11 @@ cca_event_cursor_hold(const CcaSnapshot *snap, int device, GError **error)
 	snap->events[device] = events;
 	return TRUE;
 }
+
+gboolean
+cca_event_cursor_hold_one(const CcaSnapshot *snap, int device, GError **error)
+{
+	if (device >= 0 && device < snap->n_devices && !cca_event_cursor_hold(snap, device, error))
+		return FALSE;
+	return cca_event_cursor_check(snap, snap->n_devices, error);
+}

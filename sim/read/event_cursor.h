@@ -52,6 +52,14 @@ gboolean cca_event_cursor_check(const CcaSnapshot *snap, int upto, GError **erro
  * with ERROR on a bad event (nothing changed). */
 gboolean cca_event_cursor_hold(const CcaSnapshot *snap, int device, GError **error);
 
+/* For a study that replays device DEVICE of SNAP (from
+ * cca_snapshot_load_streaming()) many times: holds DEVICE's events
+ * (cca_event_cursor_hold(), when DEVICE is one of SNAP's) and checks every
+ * other device's, so that SNAP is then as trusted as cca_snapshot_load()
+ * leaves it, with the same error for a bad event, and each event was
+ * decoded once.  FALSE with ERROR on a bad event. */
+gboolean cca_event_cursor_hold_one(const CcaSnapshot *snap, int device, GError **error);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CcaEventCursor, cca_event_cursor_free)
 
 G_END_DECLS
