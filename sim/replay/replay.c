@@ -433,11 +433,10 @@ region_pool(Replay *r, uint64_t index)
 	return k > 0 ? (uint32_t)k : 0;
 }
 
-/* The pool of the block the trace allocated at ADDR: a private pool when
- * ADDR lies in one of its segments or reservations, else the default pool
- * (0). */
-static uint32_t
-pool_of_address(const Replay *r, uint64_t addr)
+/* pool_of_address()'s search: the pool of the block the trace allocated at ADDR: a private pool
+ * when ADDR lies in one of its segments or reservations, else the default pool (0). */
+static G_NO_INLINE uint32_t
+pool_of_address_in(const Replay *r, uint64_t addr)
 {
 	const GArray *segs = r->private_segments;
 	guint lo = 0, hi = segs ? segs->len : 0;
@@ -479,6 +478,19 @@ pool_of_address(const Replay *r, uint64_t addr)
 			return ps->mempool;
 	}
 	return 0;
+}
+
+/* pool_of_address(), at once when no private segment, span or inferred
+ * pool exists (most traces: the lookup per alloc is then two tests). */
+static inline uint32_t
+pool_of_address(const Replay *r, uint64_t addr)
+{
+	if ((r->private_segments == NULL || r->private_segments->len == 0) &&
+	    (r->pool_spans == NULL || r->pool_spans->len == 0) &&
+	    (r->reservation_spans == NULL || r->reservation_spans->len == 0) &&
+	    (r->inferred_private == NULL || r->inferred_private->len == 0))
+		return 0;
+	return pool_of_address_in(r, addr);
 }
 
 /* The pool of recorded alloc EV: the entry's own pool_id where the
