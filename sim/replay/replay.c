@@ -133,15 +133,25 @@ typedef struct {
 	CcaEvent *ring;
 	uint32_t cap, head, len; /* ring of buffered events */
 	uint64_t position;	 /* index of ring[head] in the trace */
-	gboolean at_end;	 /* no entry is read after the ring's */
-	GError *pending;	 /* why, when a corrupt entry ended it */
+	/* events in memory (a pickle's, or held: cca_event_cursor_hold()):
+	 * the window is DIRECT[position .. position+len), read in place, and
+	 * neither the cursor nor the ring is used */
+	const CcaEvent *direct;
+	uint64_t direct_len;
+	gboolean at_end; /* no entry is read after the ring's */
+	GError *pending; /* why, when a corrupt entry ended it */
 } Window;
 
 static void
 window_init(Window *w, const CcaSnapshot *snap, int device)
 {
 	memset(w, 0, sizeof *w);
-	w->cursor = cca_event_cursor_new(snap, device);
+	if (snap->events != NULL && snap->events[device] != NULL) {
+		w->direct = (const CcaEvent *)(const void *)snap->events[device]->data;
+		w->direct_len = snap->events[device]->len;
+	} else {
+		w->cursor = cca_event_cursor_new(snap, device);
+	}
 	w->snap = snap;
 	cca_check_walk_init(&w->check);
 	w->cap = 64;
@@ -188,22 +198,33 @@ window_fill(Window *w, uint32_t k, GError **error)
 			}
 			return NULL;
 		}
-		if (w->len == w->cap) {
-			CcaEvent *ring = g_new(CcaEvent, w->cap * 2);
-			for (uint32_t i = 0; i < w->len; i++)
-				ring[i] = w->ring[(w->head + i) & (w->cap - 1)];
-			g_free(w->ring);
-			w->ring = ring;
-			w->head = 0;
-			w->cap *= 2;
+		const CcaEvent *slots;
+		uint32_t want;
+		guint got;
+		if (w->direct != NULL) {
+			uint64_t next = w->position + w->len;
+			want = MAX(WINDOW_BATCH, k + 1 - w->len);
+			got = (guint)MIN((uint64_t)want, w->direct_len - next);
+			slots = &w->direct[next];
+		} else {
+			if (w->len == w->cap) {
+				CcaEvent *ring = g_new(CcaEvent, w->cap * 2);
+				for (uint32_t i = 0; i < w->len; i++)
+					ring[i] = w->ring[(w->head + i) & (w->cap - 1)];
+				g_free(w->ring);
+				w->ring = ring;
+				w->head = 0;
+				w->cap *= 2;
+			}
+			uint32_t tail = (w->head + w->len) & (w->cap - 1);
+			uint32_t room = MIN(w->cap - w->len, w->cap - tail);
+			want = MIN(room, MAX(WINDOW_BATCH, k + 1 - w->len));
+			got = cca_event_cursor_next_many(w->cursor, &w->ring[tail], want,
+							 &w->pending);
+			slots = &w->ring[tail];
 		}
-		uint32_t tail = (w->head + w->len) & (w->cap - 1);
-		uint32_t room = MIN(w->cap - w->len, w->cap - tail);
-		uint32_t want = MIN(room, MAX(WINDOW_BATCH, k + 1 - w->len));
-		CcaEvent *slots = &w->ring[tail];
-		guint got = cca_event_cursor_next_many(w->cursor, slots, want, &w->pending);
 		for (guint i = 0; i < got; i++) {
-			CcaEvent *slot = &slots[i];
+			const CcaEvent *slot = &slots[i];
 			if (!window_check(w, slot, w->position + w->len, &w->pending)) {
 				got = i;
 				break;
@@ -229,6 +250,8 @@ window_fill(Window *w, uint32_t k, GError **error)
 				g_array_append_val(w->pool_bursts, w->reservations->burst_at);
 		}
 	}
+	if (w->direct != NULL)
+		return &w->direct[w->position + k];
 	return &w->ring[(w->head + k) & (w->cap - 1)];
 }
 
@@ -238,7 +261,8 @@ static inline const CcaEvent *
 window_peek(Window *w, uint32_t k, GError **error)
 {
 	if (G_LIKELY(k < w->len))
-		return &w->ring[(w->head + k) & (w->cap - 1)];
+		return w->direct != NULL ? &w->direct[w->position + k]
+					 : &w->ring[(w->head + k) & (w->cap - 1)];
 	return window_fill(w, k, error);
 }
 
