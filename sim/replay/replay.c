@@ -1554,31 +1554,38 @@ replay_loop(Replay *r)
 				continue;
 			peeked = window_peek(&r->in, 0, &r->error);
 		}
-		CcaEvent ev = *peeked;
+		/* the entry outlives its pop: events read in place stay where
+		 * they are, a ring's slot may be refilled by a lookahead */
+		CcaEvent copy;
+		const CcaEvent *ev = peeked;
+		if (r->in.direct == NULL) {
+			copy = *peeked;
+			ev = &copy;
+		}
 		window_pop(&r->in);
 		bool go_on = true;
-		if (is_release(&ev))
+		if (is_release(ev))
 			r->released_since_request = true;
-		else if (ev.action == CCA_ACTION_ALLOC || ev.action == CCA_ACTION_FREE_REQUESTED)
+		else if (ev->action == CCA_ACTION_ALLOC || ev->action == CCA_ACTION_FREE_REQUESTED)
 			r->released_since_request = false;
-		switch (ev.action) {
+		switch (ev->action) {
 		case CCA_ACTION_ALLOC:
-			go_on = replay_alloc(r, &ev);
+			go_on = replay_alloc(r, ev);
 			break;
 		case CCA_ACTION_FREE_REQUESTED:
-			go_on = replay_free_requested(r, &ev, r->in.position - 1);
+			go_on = replay_free_requested(r, ev, r->in.position - 1);
 			break;
 		case CCA_ACTION_FREE_COMPLETED:
-			replay_free_completed(r, &ev);
+			replay_free_completed(r, ev);
 			break;
 		case CCA_ACTION_OOM:
-			replay_recorded_oom(r, &ev);
+			replay_recorded_oom(r, ev);
 			break;
 		case CCA_ACTION_SEGMENT_ALLOC:
-			r->last_segment_alloc = ev;
+			r->last_segment_alloc = *ev;
 			r->have_segment_alloc = true;
 			if (r->segment_from)
-				g_hash_table_insert(r->segment_from, GSIZE_TO_POINTER(ev.addr),
+				g_hash_table_insert(r->segment_from, GSIZE_TO_POINTER(ev->addr),
 						    GSIZE_TO_POINTER(r->in.position));
 			break;
 		default: /* segment entries are outputs; snapshot entries nothing */
@@ -1592,13 +1599,13 @@ replay_loop(Replay *r)
 					    " bytes, more than 256 TiB (2^48 bytes), more than any "
 					    "device",
 					    r->snap->source, r->in.position - 1,
-					    cca_event_action_name(ev.action),
+					    cca_event_action_name(ev->action),
 					    cca_allocator_reserved(r->alloc));
 			break;
 		}
-		cca_figures_observe(&r->res->figures, r->in.position - 1, &ev, r->alloc);
+		cca_figures_observe(&r->res->figures, r->in.position - 1, ev, r->alloc);
 		if (r->opt->observer)
-			r->opt->observer(r->opt->observer_data, r->in.position - 1, &ev, r->alloc);
+			r->opt->observer(r->opt->observer_data, r->in.position - 1, ev, r->alloc);
 		if (why && !cca_allocator_check_invariants(r->alloc, why))
 			g_error("invariant broken after event %" G_GUINT64_FORMAT ": %s",
 				r->in.position - 1, why->str);
