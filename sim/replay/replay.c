@@ -134,8 +134,9 @@ typedef struct {
 	uint32_t cap, head, len; /* ring of buffered events */
 	uint64_t position;	 /* index of ring[head] in the trace */
 	/* events in memory (a pickle's, or held: cca_event_cursor_hold()):
-	 * the window is DIRECT[position .. position+len), read in place, and
-	 * neither the cursor nor the ring is used */
+	 * the ring is then the events themselves, read in place (HEAD the
+	 * position, CAP a power of two above their number, so that no index
+	 * wraps), and no cursor is used */
 	const CcaEvent *direct;
 	uint64_t direct_len;
 	gboolean at_end; /* no entry is read after the ring's */
@@ -146,14 +147,19 @@ static void
 window_init(Window *w, const CcaSnapshot *snap, int device)
 {
 	memset(w, 0, sizeof *w);
-	if (snap->events != NULL && snap->events[device] != NULL) {
-		w->direct = (const CcaEvent *)(const void *)snap->events[device]->data;
-		w->direct_len = snap->events[device]->len;
-	} else {
-		w->cursor = cca_event_cursor_new(snap, device);
-	}
 	w->snap = snap;
 	cca_check_walk_init(&w->check);
+	const GArray *held = snap->events != NULL ? snap->events[device] : NULL;
+	if (held != NULL && held->len <= (G_MAXUINT32 >> 1) + 1) {
+		w->direct = (const CcaEvent *)(const void *)held->data;
+		w->direct_len = held->len;
+		w->cap = 1;
+		while (w->cap < held->len)
+			w->cap *= 2;
+		w->ring = (CcaEvent *)held->data; /* never written */
+		return;
+	}
+	w->cursor = cca_event_cursor_new(snap, device);
 	w->cap = 64;
 	w->ring = g_new(CcaEvent, w->cap);
 }
@@ -168,7 +174,8 @@ window_clear(Window *w)
 	}
 	cca_event_cursor_free(w->cursor);
 	cca_check_walk_clear(&w->check);
-	g_free(w->ring);
+	if (w->direct == NULL)
+		g_free(w->ring);
 	g_clear_error(&w->pending);
 }
 
@@ -250,8 +257,6 @@ window_fill(Window *w, uint32_t k, GError **error)
 				g_array_append_val(w->pool_bursts, w->reservations->burst_at);
 		}
 	}
-	if (w->direct != NULL)
-		return &w->direct[w->position + k];
 	return &w->ring[(w->head + k) & (w->cap - 1)];
 }
 
@@ -261,8 +266,7 @@ static inline const CcaEvent *
 window_peek(Window *w, uint32_t k, GError **error)
 {
 	if (G_LIKELY(k < w->len))
-		return w->direct != NULL ? &w->direct[w->position + k]
-					 : &w->ring[(w->head + k) & (w->cap - 1)];
+		return &w->ring[(w->head + k) & (w->cap - 1)];
 	return window_fill(w, k, error);
 }
 
