@@ -210,7 +210,8 @@ run_replay(const CcaCliCommand *cmd, ReplayArgs *args, const char *path)
 	json_t *devs = args->common.json ? json_array() : NULL;
 	gboolean oom = FALSE, failed = FALSE;
 	/* a what-if's bounds and --address-sensitivity replay the device
-	 * again: its events are decoded once, into memory (doc/performance.md) */
+	 * again: its events are decoded once, into memory (doc/architecture.md, "What one
+	 * event costs") */
 	gboolean again = args->sensitivity ||
 			 (!args->no_bounds && opt.completion == CCA_COMPLETION_RECORDED &&
 			  (args->common.n_settings || opt.force_whatif || opt.memory_fraction > 0 ||
