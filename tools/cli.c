@@ -164,7 +164,8 @@ cca_cli_load(CcaCliArgs *args, const char *cmd, const char *path, CcaReplayOptio
 	opt->force_whatif = args->whatif || args->address_model_text != NULL;
 	if (args->address_model_text)
 		opt->address_model = args->address_model;
-	CcaSnapshot *snap = cca_snapshot_load(path, &error);
+	CcaSnapshot *snap = args->streaming ? cca_snapshot_load_streaming(path, &error)
+					    : cca_snapshot_load(path, &error);
 	if (!snap) {
 		cca_cli_print_error(cmd, error);
 		g_error_free(error);

@@ -55,6 +55,10 @@ typedef struct {
 	int device; /* --device; after parsing 0 when absent (-1 with ALL_DEVICES) */
 	int jobs;   /* -j; 0: one thread per core */
 	gboolean whatif, json, keep_going, no_progress;
+	/* set by the command before cca_cli_load(): a ccasim trace's events
+	 * are checked as they are replayed (cca_snapshot_load_streaming());
+	 * the command calls cca_event_cursor_check() before it prints */
+	gboolean streaming;
 	/* derived */
 	guint n_configs;
 	double memory_fraction;		 /* 0: no cap */

@@ -9,6 +9,7 @@
 #include "fit.h"
 #include "size.h"
 #include "snapshot.h"
+#include "event_cursor.h"
 #include "snapshot_load.h"
 #include "sweep.h"
 
@@ -102,7 +103,10 @@ cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv)
 		return cca_cli_usage(cmd, "expected one TRACE (see --help)");
 	if (!resolve_gpus(gpu_names, gpus, &n_gpus))
 		return 2;
-	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(argv[1], &error);
+	/* every row replays the device: its events decoded once, into memory */
+	g_autoptr(CcaSnapshot) snap = cca_snapshot_load_streaming(argv[1], &error);
+	if (snap && !cca_event_cursor_hold_one(snap, args.device, &error))
+		g_clear_pointer(&snap, cca_snapshot_free);
 	if (!snap) {
 		cca_cli_print_error("fit", error);
 		return 1;

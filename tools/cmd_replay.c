@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "event_cursor.h"
 #include "replay.h"
 #include "simdevice.h"
 #include "json.h"
@@ -31,7 +32,8 @@ typedef struct {
 	gboolean wide; /* --wide: whole lines */
 } ReplayArgs;
 
-/* --address-sensitivity: one what-if per address model, side by side. */
+/* --address-sensitivity: one what-if per address model, side by side;
+ * -1 on an error (printed). */
 static int
 report_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs, GString *out)
 {
@@ -40,7 +42,7 @@ report_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t 
 	if (!cca_sensitivity_run(snap, opt, NULL, 0, &sens, &error)) {
 		cca_cli_print_error("replay", error);
 		g_error_free(error);
-		return 1;
+		return -1;
 	}
 	if (devs) {
 		json_t *o = json_object(), *figures = json_object();
@@ -81,7 +83,7 @@ report_sensitivity(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t 
 }
 
 /* Replays one device and adds its report to DEVS (--json) or OUT;
- * returns the exit status, and sets *OOM when the replay ran out of
+ * returns the exit status (-1: an error, printed), and sets *OOM when the replay ran out of
  * memory (stopped by it, or past it with --keep-going). */
 static int
 replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs, GString *out,
@@ -104,7 +106,7 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 	if (!ok) {
 		cca_cli_print_error("replay", error);
 		g_error_free(error);
-		return 1;
+		return -1;
 	}
 	/* a what-if with frees deferred by record_stream: its figures depend
 	 * on when they complete, bounded over the timings (timing.h) */
@@ -115,7 +117,7 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 		g_error_free(error);
 		cca_timing_clear(&timing);
 		cca_replay_result_clear(&result);
-		return 1;
+		return -1;
 	}
 	CcaReportContext ctx = {
 		.trace = snap->source,
@@ -166,6 +168,10 @@ run_replay(const CcaCliCommand *cmd, ReplayArgs *args, const char *path)
 		return 2;
 	CcaReplayOptions opt;
 	int status;
+	/* the events are checked as they are replayed, each decoded once:
+	 * whatever the replays did not read is checked before the report is
+	 * printed */
+	args->common.streaming = TRUE;
 	g_autoptr(CcaSnapshot) snap = cca_cli_load(&args->common, "replay", path, &opt, &status);
 	if (!snap)
 		return status;
@@ -202,16 +208,45 @@ run_replay(const CcaCliCommand *cmd, ReplayArgs *args, const char *path)
 	gboolean several = last_dev > first_dev;
 	status = 0;
 	json_t *devs = args->common.json ? json_array() : NULL;
-	gboolean oom = FALSE;
+	gboolean oom = FALSE, failed = FALSE;
+	/* a what-if's bounds and --address-sensitivity replay the device
+	 * again: its events are decoded once, into memory (doc/architecture.md, "What one
+	 * event costs") */
+	gboolean again = args->sensitivity ||
+			 (!args->no_bounds && opt.completion == CCA_COMPLETION_RECORDED &&
+			  (args->common.n_settings || opt.force_whatif || opt.memory_fraction > 0 ||
+			   opt.capacity_set));
 	for (int d = first_dev; d <= last_dev && status != 1; d++) {
 		opt.device = d;
+		/* a bad entry is named in file order, as a full load names it */
+		if (!cca_event_cursor_check(snap, d, &error) ||
+		    (again && !cca_event_cursor_hold(snap, d, &error))) {
+			failed = TRUE;
+			break;
+		}
 		if (args->sensitivity && d != first_dev && !devs)
 			g_string_append_c(out, '\n');
 		int s = args->sensitivity
 				? report_sensitivity(snap, &opt, devs, out)
 				: replay_device(snap, &opt, devs, out, d == first_dev, &oom);
+		if (s < 0) { /* an error, printed: no report */
+			failed = TRUE;
+			break;
+		}
 		if (s)
 			status = s;
+	}
+	if (!failed && !cca_event_cursor_check(snap, snap->n_devices, &error))
+		failed = TRUE;
+	if (failed) {
+		if (error) {
+			cca_cli_print_error("replay", error);
+			g_error_free(error);
+		}
+		if (devs)
+			json_decref(devs);
+		g_string_free(out, TRUE);
+		return 1;
 	}
 	/* a run that ran out of memory has its own status (the report says
 	 * where; nothing on stderr, as diff(1) says nothing of its status 1),

@@ -16,6 +16,7 @@
 #include "settings.h"
 #include "size.h"
 #include "snapshot.h"
+#include "event_cursor.h"
 #include "snapshot_load.h"
 #include "sweep.h"
 
@@ -186,7 +187,10 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		fprintf(stderr, "ccasim sweep: --calibration: %s\n", error->message);
 		return 1;
 	}
-	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(argv[1], &error);
+	/* every row replays the device: its events decoded once, into memory */
+	g_autoptr(CcaSnapshot) snap = cca_snapshot_load_streaming(argv[1], &error);
+	if (snap && !cca_event_cursor_hold_one(snap, args.device, &error))
+		g_clear_pointer(&snap, cca_snapshot_free);
 	if (!snap) {
 		cca_cli_print_error("sweep", error);
 		return 1;

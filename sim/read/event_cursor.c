@@ -99,3 +99,52 @@ cca_event_cursor_free(CcaEventCursor *cursor)
 		cursor->ops->free(cursor->state);
 	g_free(cursor);
 }
+
+gboolean
+cca_event_cursor_check(const CcaSnapshot *snap, int upto, GError **error)
+{
+	if (snap->stream_check == NULL)
+		return TRUE;
+	for (int d = 0; d < upto && d < snap->n_devices; d++)
+		if ((snap->events == NULL || snap->events[d] == NULL) &&
+		    !snap->stream_check(snap, d, error))
+			return FALSE;
+	return TRUE;
+}
+
+gboolean
+cca_event_cursor_hold(const CcaSnapshot *snap, int device, GError **error)
+{
+	g_return_val_if_fail(device >= 0 && device < snap->n_devices, FALSE);
+	if (snap->events == NULL || snap->events[device] != NULL)
+		return TRUE;
+	if (!cca_event_cursor_check(snap, device, error))
+		return FALSE;
+	g_autoptr(CcaEventCursor) cursor = cca_event_cursor_new(snap, device);
+	if (cursor == NULL)
+		return TRUE; /* nothing to hold: cursors say so themselves */
+	uint64_t n = snap->n_events[device];
+	if (n > G_MAXUINT) /* a GArray's limit: they stay streamed */
+		return cca_event_cursor_check(snap, device + 1, error);
+	GArray *events = g_array_sized_new(FALSE, FALSE, sizeof(CcaEvent), (guint)n);
+	g_array_set_size(events, (guint)n);
+	GError *local = NULL;
+	guint got = cca_event_cursor_next_many(cursor, (CcaEvent *)(void *)events->data, (guint)n,
+					       &local);
+	if (local != NULL || got != n) {
+		g_array_unref(events);
+		if (local != NULL)
+			g_propagate_error(error, local);
+		return local == NULL;
+	}
+	snap->events[device] = events;
+	return TRUE;
+}
+
+gboolean
+cca_event_cursor_hold_one(const CcaSnapshot *snap, int device, GError **error)
+{
+	if (device >= 0 && device < snap->n_devices && !cca_event_cursor_hold(snap, device, error))
+		return FALSE;
+	return cca_event_cursor_check(snap, snap->n_devices, error);
+}

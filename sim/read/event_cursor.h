@@ -36,6 +36,30 @@ uint64_t cca_event_cursor_position(const CcaEventCursor *cursor);
 
 void cca_event_cursor_free(CcaEventCursor *cursor);
 
+/* Checks every event of devices [0, UPTO) of SNAP that no cursor has
+ * checked yet (a snapshot from cca_snapshot_load_streaming() checks an
+ * event when a cursor reads it), in file order; FALSE with ERROR naming
+ * the first bad one, as the load would have.  TRUE at once for a snapshot
+ * whose reader checked everything.  Safe to call from several threads. */
+gboolean cca_event_cursor_check(const CcaSnapshot *snap, int upto, GError **error);
+
+/* Decodes device DEVICE's events once into memory (snap->events[DEVICE],
+ * sizeof(CcaEvent) bytes an event), for a caller that replays them many
+ * times: cursors then copy them instead of decoding each again.  Checks
+ * the devices before it first (cca_event_cursor_check()), so that a bad
+ * event is named in file order.  Does nothing when they are in memory
+ * already.  Not thread-safe: call it before the replays start.  FALSE
+ * with ERROR on a bad event (nothing changed). */
+gboolean cca_event_cursor_hold(const CcaSnapshot *snap, int device, GError **error);
+
+/* For a study that replays device DEVICE of SNAP (from
+ * cca_snapshot_load_streaming()) many times: holds DEVICE's events
+ * (cca_event_cursor_hold(), when DEVICE is one of SNAP's) and checks every
+ * other device's, so that SNAP is then as trusted as cca_snapshot_load()
+ * leaves it, with the same error for a bad event, and each event was
+ * decoded once.  FALSE with ERROR on a bad event. */
+gboolean cca_event_cursor_hold_one(const CcaSnapshot *snap, int device, GError **error);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CcaEventCursor, cca_event_cursor_free)
 
 G_END_DECLS

@@ -148,6 +148,10 @@ struct CcaSnapshot {
 	/* private: opens a streamed cursor over DEVICE's events; returns its
 	 * state and sets *OPS.  Set by the reader that set stream_priv. */
 	void *(*stream_cursor_new)(const CcaSnapshot *snap, int device, const CcaCursorOps **ops);
+	/* private: decodes and checks every event of DEVICE, unless that was
+	 * done; FALSE with ERROR naming the first bad one.  NULL when the
+	 * reader checked every event before it returned the snapshot. */
+	gboolean (*stream_check)(const CcaSnapshot *snap, int device, GError **error);
 };
 
 /* Builds a snapshot from the value graph PICKLE (made with

@@ -25,7 +25,7 @@ snapshot_advance(void *user, size_t pos)
 
 /* Reads the snapshot in INPUT (opened from PATH), which it clears. */
 static CcaSnapshot *
-snapshot_read(CcaInput *in, const char *path, gboolean compact, GError **error)
+snapshot_read(CcaInput *in, const char *path, gboolean compact, gboolean streaming, GError **error)
 {
 	CcaInput input = *in;
 	if (input.len == 0) {
@@ -48,7 +48,9 @@ snapshot_read(CcaInput *in, const char *path, gboolean compact, GError **error)
 		return snap;
 	}
 	if (cca_sniff_trace(input.data, input.len))
-		return cca_trace_load_input(&input, error); /* takes INPUT's contents */
+		/* takes INPUT's contents */
+		return streaming ? cca_trace_load_input_streaming(&input, error)
+				 : cca_trace_load_input(&input, error);
 	if (cca_input_check_magic(input.data, MIN(input.len, 64), path, error))
 		g_set_error(error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_CORRUPT,
 			    "%s: offset 0: not a pickle or ccasim trace (first byte 0x%02x)", path,
@@ -58,12 +60,12 @@ snapshot_read(CcaInput *in, const char *path, gboolean compact, GError **error)
 }
 
 static CcaSnapshot *
-snapshot_load(const char *path, gboolean compact, GError **error)
+snapshot_load(const char *path, gboolean compact, gboolean streaming, GError **error)
 {
 	CcaInput input;
 	if (!cca_input_open(&input, path, error))
 		return NULL;
-	return snapshot_read(&input, path, compact, error);
+	return snapshot_read(&input, path, compact, streaming, error);
 }
 
 CcaSnapshot *
@@ -72,17 +74,23 @@ cca_snapshot_load_memory(const unsigned char *data, size_t len, const char *name
 	CcaInput input;
 	if (!cca_input_open_memory(&input, data, len, name, error))
 		return NULL;
-	return snapshot_read(&input, name, FALSE, error);
+	return snapshot_read(&input, name, FALSE, FALSE, error);
 }
 
 CcaSnapshot *
 cca_snapshot_load(const char *path, GError **error)
 {
-	return snapshot_load(path, FALSE, error);
+	return snapshot_load(path, FALSE, FALSE, error);
 }
 
 CcaSnapshot *
 cca_snapshot_load_compact(const char *path, GError **error)
 {
-	return snapshot_load(path, TRUE, error);
+	return snapshot_load(path, TRUE, FALSE, error);
+}
+
+CcaSnapshot *
+cca_snapshot_load_streaming(const char *path, GError **error)
+{
+	return snapshot_load(path, FALSE, TRUE, error);
 }

@@ -31,6 +31,13 @@ CcaSnapshot *cca_snapshot_load_memory(const unsigned char *data, size_t len, con
  * less than half the memory and lets the writer copy them. */
 CcaSnapshot *cca_snapshot_load_compact(const char *path, GError **error);
 
+/* cca_snapshot_load() for a caller that reads each device's events in
+ * order (a replay, or cca_event_cursor_hold()): a ccasim trace's events
+ * are checked as a cursor decodes them rather than here
+ * (cca_trace_load_input_streaming()), so the caller must call
+ * cca_event_cursor_check() before it writes anything it found. */
+CcaSnapshot *cca_snapshot_load_streaming(const char *path, GError **error);
+
 G_END_DECLS
 
 #endif

@@ -17,9 +17,14 @@
  *    below CCA_ACTION_COUNT, every block state a CcaBlockState;
  *  - each device's event array was walked once and the file ends exactly
  *    after the last device's events.
- * Events are then decoded again, one per cursor step, by a small
- * hand-written bounds-checked decoder (the hot path); msgpack-c's unpacker
- * is only used for the header map, after its extent was validated.
+ * A load checks every event's fields there and then (decoding each
+ * once, then again per cursor step), unless it streams
+ * (cca_trace_load_input_streaming()): then the walk reads the events'
+ * shape alone, a cursor decodes and checks each event as it reads it
+ * (the hot path: a small hand-written bounds-checked decoder), and
+ * cca_event_cursor_check() decodes those no cursor read to the end, with
+ * the error the load would have given.  msgpack-c's unpacker is only
+ * used for the header map, after its extent was validated.
  */
 #include "config.h"
 
@@ -43,6 +48,10 @@ typedef struct {
 	char *origin;		   /* header "source", or NULL */
 	const unsigned char **dev; /* [n_devices] first byte of device d's first event */
 	CcaTraceLimits limits;
+	/* [n_devices] (atomic): 1 once every event of device d was decoded
+	 * and checked, by the load, a cursor that got to its end or
+	 * cca_trace_check_device() */
+	gint *checked;
 } CcaTracePriv;
 
 static void
@@ -54,6 +63,7 @@ cca_trace_priv_free(void *data)
 	cca_input_clear(&priv->input);
 	g_free(priv->origin);
 	g_free(priv->dev);
+	g_free(priv->checked);
 	g_free(priv);
 }
 
@@ -82,7 +92,8 @@ cca_trace_cursor_next(void *state, CcaEvent *out, GError **error)
 		c->n = c->index; /* stay at the end after an error */
 		return FALSE;
 	}
-	c->index++;
+	if (G_UNLIKELY(++c->index == c->n))
+		g_atomic_int_set(&c->priv->checked[c->device], 1);
 	/* a streamed trace is never resident whole: pages behind go back */
 	if (G_UNLIKELY((c->index & 0xffff) == 0))
 		c->released = cca_input_release_behind(&c->priv->input, c->released,
@@ -125,6 +136,37 @@ cca_trace_cursor_new(const CcaSnapshot *snap, int device, const CcaCursorOps **o
 	c->device = device;
 	*ops = &cca_trace_cursor_ops;
 	return c;
+}
+
+/* The snapshot's stream_check: decodes and checks every event of DEVICE
+ * unless that was done already, with the load's error for the first bad
+ * one. */
+static gboolean
+cca_trace_check_device(const CcaSnapshot *snap, int device, GError **error)
+{
+	const CcaTracePriv *priv = snap->stream_priv;
+	g_return_val_if_fail(priv != NULL && device >= 0 && device < snap->n_devices, FALSE);
+	if (g_atomic_int_get(&priv->checked[device]))
+		return TRUE;
+	CcaMp r = {.p = priv->dev[device], .end = priv->input.data + priv->input.len};
+	size_t released = 0;
+	for (uint64_t i = 0; i < snap->n_events[device]; i++) {
+		CcaEvent ev;
+		CcaMpFault f;
+		if (G_UNLIKELY(cca_trace_decode_event(&r, &priv->limits, &ev, &f))) {
+			g_autofree char *ctx = g_strdup_printf(
+				"event %" G_GUINT64_FORMAT " of device %d", i, device);
+			cca_trace_codec_fault(error, &f,
+					      priv->input.path ? priv->input.path : "(trace)",
+					      priv->input.data, r.end, ctx);
+			return FALSE;
+		}
+		if (G_UNLIKELY((i & 0xffff) == 0xffff))
+			released = cca_input_release_behind(&priv->input, released,
+							    (size_t)(r.p - priv->input.data));
+	}
+	g_atomic_int_set(&priv->checked[device], 1);
+	return TRUE;
 }
 
 const char *
@@ -920,13 +962,132 @@ cca_trace_scan_device(CcaTraceLoad *ld, int d, GError **error)
 			cca_input_advance(&ld->priv->input,
 					  (size_t)(ld->r.p - ld->priv->input.data));
 	}
+	ld->priv->checked[d] = 1;
 	return TRUE;
+}
+
+/* The length of the msgpack item an event's field starts with, by its
+ * first byte, when it is an integer or nil (all a well-formed event's
+ * fields but pool_id are): fixints, nil, uint and int 8..64 (1 to 9
+ * bytes); CCA_TRACE_WALK_BAD for anything else, a bit no length has. */
+#define CCA_TRACE_WALK_BAD 16
+static const uint8_t cca_trace_walk_len[256] = {
+	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,
+	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,
+	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,
+	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,
+	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,
+	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	16, 16, 16, 16,
+	16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+	16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+	16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 1,  16, 16, 16, 16, 16,
+	16, 16, 16, 16, 16, 16, 2,  3,	5,  9,	2,  3,	5,  9,	16, 16, 16, 16, 16, 16, 16, 16,
+	16, 16, 16, 16, 1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,
+	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,	1,  1,
+};
+
+/* The most bytes cca_trace_walk_event() reads: an array header, eight
+ * fields, pool_id's header and its two integers, each field at most
+ * CCA_TRACE_WALK_BAD bytes on. */
+#define CCA_TRACE_WALK_MAX (1 + 8 * CCA_TRACE_WALK_BAD + 1 + 2 * CCA_TRACE_WALK_BAD)
+
+/* Steps *PP over one event (fixarray 8 of integers or nil, or 9 whose
+ * last is a fixarray of two integers), at least CCA_TRACE_WALK_MAX bytes
+ * before the end, and adds 1 to *POOLS when it has a pool_id.  FALSE for
+ * any other shape (the event may still be well formed: the full decoder
+ * then decides). */
+G_ALWAYS_INLINE static inline bool
+cca_trace_walk_event(const unsigned char **pp, uint64_t *pools)
+{
+	const unsigned char *p = *pp;
+	unsigned head = *p++, seen = 0;
+	if (head != 0x98 && head != 0x99)
+		return false;
+		/* a bad field stops nothing: SEEN says, at the end */
+#define CCA_TRACE_WALK_FIELD()                          \
+	do {                                            \
+		unsigned len_ = cca_trace_walk_len[*p]; \
+		seen |= len_;                           \
+		p += len_;                              \
+	} while (0)
+	CCA_TRACE_WALK_FIELD(); /* action */
+	CCA_TRACE_WALK_FIELD(); /* addr */
+	CCA_TRACE_WALK_FIELD(); /* size */
+	CCA_TRACE_WALK_FIELD(); /* stream */
+	CCA_TRACE_WALK_FIELD(); /* time_us */
+	CCA_TRACE_WALK_FIELD(); /* stack */
+	CCA_TRACE_WALK_FIELD(); /* compile_context */
+	CCA_TRACE_WALK_FIELD(); /* user_metadata */
+	if (head == 0x99) {
+		if (*p != 0x92)
+			return false;
+		p++;
+		CCA_TRACE_WALK_FIELD();
+		CCA_TRACE_WALK_FIELD();
+		++*pools;
+	}
+#undef CCA_TRACE_WALK_FIELD
+	*pp = p;
+	return !(seen & CCA_TRACE_WALK_BAD);
+}
+
+/* The structure of device D's events alone (their shape, how many there
+ * are, where they end), for a load that leaves their fields to be checked
+ * as they are read: remembers where they start, counts those with a
+ * pool_id and moves past them.  FALSE (no error set) when anything is
+ * unusual; the caller then checks the events in full. */
+static bool
+cca_trace_walk_device(CcaTraceLoad *ld, int d, uint64_t *pools)
+{
+	uint64_t n = ld->counts.events[d];
+	const unsigned char *end = ld->r.end;
+	uint32_t len;
+	CcaMp hdr = ld->r;
+	if (cca_mp_array(&hdr, &len) || len != n || (uint64_t)len * 9 > (uint64_t)(end - hdr.p))
+		return false;
+	const unsigned char *p = hdr.p;
+	ld->priv->dev[d] = p;
+	for (uint64_t i = 0; i < n; i++) {
+		size_t left = (size_t)(end - p);
+		if (G_UNLIKELY(left < CCA_TRACE_WALK_MAX)) {
+			/* the last few events: walked in a copy padded with
+			 * zeros, so that no byte past the end is read */
+			unsigned char tail[CCA_TRACE_WALK_MAX] = {0};
+			const unsigned char *q = tail;
+			memcpy(tail, p, left);
+			if (!cca_trace_walk_event(&q, pools) || (size_t)(q - tail) > left)
+				return false;
+			p += q - tail;
+		} else if (G_UNLIKELY(!cca_trace_walk_event(&p, pools))) {
+			return false;
+		}
+		if (G_UNLIKELY((i & 0xffff) == 0xffff))
+			cca_input_advance(&ld->priv->input, (size_t)(p - ld->priv->input.data));
+	}
+	ld->r.p = p;
+	return true;
+}
+
+/* A load that checks the events' fields as they are read: walks the
+ * structure of every device's events and the end of the file; FALSE when
+ * anything is unusual (the caller then checks everything in full). */
+static bool
+cca_trace_walk_events(CcaTraceLoad *ld)
+{
+	uint64_t pools = 0;
+	for (int d = 0; d < ld->snap->n_devices; d++)
+		if (!cca_trace_walk_device(ld, d, &pools))
+			return false;
+	if (ld->r.p != ld->r.end)
+		return false;
+	ld->snap->newer.pool_id_entries += pools;
+	return true;
 }
 
 /* Sets up the per-device event state of the snapshot and scans every
  * device's events; the file must end right after the last one. */
 static gboolean
-cca_trace_read_events(CcaTraceLoad *ld, GError **error)
+cca_trace_read_events(CcaTraceLoad *ld, gboolean streaming, GError **error)
 {
 	CcaSnapshot *snap = ld->snap;
 	int n = (int)ld->counts.devices;
@@ -935,8 +1096,14 @@ cca_trace_read_events(CcaTraceLoad *ld, GError **error)
 	snap->events = g_new0(GArray *, n ? n : 1);
 	snap->n_events = g_new0(uint64_t, n ? n : 1);
 	ld->priv->dev = g_new0(const unsigned char *, n ? n : 1);
-	for (int d = 0; d < n; d++) {
+	ld->priv->checked = g_new0(gint, n ? n : 1);
+	for (int d = 0; d < n; d++)
 		snap->n_events[d] = ld->counts.events[d];
+	const unsigned char *events_at = ld->r.p;
+	if (streaming && cca_trace_walk_events(ld))
+		return TRUE;
+	ld->r.p = events_at; /* checked in full: the first bad event named */
+	for (int d = 0; d < n; d++) {
 		if (!cca_trace_scan_device(ld, d, error))
 			return FALSE;
 	}
@@ -950,8 +1117,9 @@ cca_trace_read_events(CcaTraceLoad *ld, GError **error)
 	return TRUE;
 }
 
-CcaSnapshot *
-cca_trace_load_input(CcaInput *input, GError **error)
+/* cca_trace_load_input() and cca_trace_load_input_streaming(). */
+static CcaSnapshot *
+cca_trace_load(CcaInput *input, gboolean streaming, GError **error)
 {
 	g_autoptr(CcaSnapshot) snap = cca_snapshot_new();
 	CcaTracePriv *priv = g_new0(CcaTracePriv, 1);
@@ -981,10 +1149,24 @@ cca_trace_load_input(CcaInput *input, GError **error)
 	gboolean ok = cca_trace_read_header(&ld, error) && cca_trace_read_strings(&ld, error) &&
 		      cca_trace_read_frames(&ld, error) && cca_trace_read_stacks(&ld, error) &&
 		      cca_trace_read_segments(&ld, error) &&
-		      cca_trace_read_annotations(&ld, error) && cca_trace_read_events(&ld, error);
+		      cca_trace_read_annotations(&ld, error) &&
+		      cca_trace_read_events(&ld, streaming, error);
 	g_free(ld.counts.events);
 	if (!ok)
 		return NULL;
 	snap->stream_cursor_new = cca_trace_cursor_new;
+	snap->stream_check = cca_trace_check_device;
 	return g_steal_pointer(&snap);
+}
+
+CcaSnapshot *
+cca_trace_load_input(CcaInput *input, GError **error)
+{
+	return cca_trace_load(input, FALSE, error);
+}
+
+CcaSnapshot *
+cca_trace_load_input_streaming(CcaInput *input, GError **error)
+{
+	return cca_trace_load(input, TRUE, error);
 }

@@ -33,6 +33,16 @@ G_BEGIN_DECLS
  * "PATH: offset N: what (context)" on any malformed input. */
 CcaSnapshot *cca_trace_load_input(CcaInput *input, GError **error);
 
+/* cca_trace_load_input() for a caller that reads the events once, in
+ * order, as a replay does: the events' shape, count and the end of the
+ * file are checked here (and pool_id_entries counted), their fields only
+ * as a cursor decodes them, so that each event is decoded once.  A cursor
+ * then reports a bad event ("PATH: offset N: ... (event I of device D)")
+ * when it gets to it; cca_event_cursor_check() checks the events no
+ * cursor read to the end and must succeed before the caller trusts the
+ * snapshot (reports anything). */
+CcaSnapshot *cca_trace_load_input_streaming(CcaInput *input, GError **error);
+
 /* The file SNAP was first read from: for a snapshot loaded from a trace,
  * the header's "source" (the pickle it was converted from) when it has
  * one; otherwise snap->source.  Borrowed; may be NULL. */

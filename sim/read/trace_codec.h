@@ -421,47 +421,6 @@ typedef struct {
 	uint32_t n_stacks;
 } CcaTraceLimits;
 
-/* The fast path's integer: a positive fixint or a uint 8/16/32/64 at *P,
- * read without bounds checks (the caller made sure enough bytes remain);
- * false, with *P unmoved, for any other item. */
-G_ALWAYS_INLINE static inline bool
-cca_mp_fast_uint(const unsigned char **pp, uint64_t *out)
-{
-	const unsigned char *p = *pp;
-	unsigned c = p[0];
-	if (G_LIKELY(c <= 0x7f)) {
-		*out = c;
-		*pp = p + 1;
-		return true;
-	}
-	uint16_t v16;
-	uint32_t v32;
-	uint64_t v64;
-	switch (c) {
-	case 0xcc:
-		*out = p[1];
-		*pp = p + 2;
-		return true;
-	case 0xcd:
-		memcpy(&v16, p + 1, 2);
-		*out = GUINT16_FROM_BE(v16);
-		*pp = p + 3;
-		return true;
-	case 0xce:
-		memcpy(&v32, p + 1, 4);
-		*out = GUINT32_FROM_BE(v32);
-		*pp = p + 5;
-		return true;
-	case 0xcf:
-		memcpy(&v64, p + 1, 8);
-		*out = GUINT64_FROM_BE(v64);
-		*pp = p + 9;
-		return true;
-	default:
-		return false;
-	}
-}
-
 /* The longest event the fast path decodes: an array header, eight
  * integers of at most nine bytes each. */
 #define CCA_TRACE_FAST_EVENT_BYTES (1 + 8 * 9)
@@ -479,21 +438,59 @@ cca_trace_decode_event_fast(CcaMp *r, const CcaTraceLimits *lim, CcaEvent *ev)
 	p++;
 	uint64_t action, addr, size, stream, stack, cc, um;
 	int64_t time_us;
-	if (!cca_mp_fast_uint(&p, &action) || action >= CCA_ACTION_COUNT ||
-	    !cca_mp_fast_uint(&p, &addr) || !cca_mp_fast_uint(&p, &size) ||
-	    !cca_mp_fast_uint(&p, &stream))
+	/* the fast path's integer: a positive fixint or a uint 8/16/32/64
+	 * at P, read without bounds checks (enough bytes remain) into a local
+	 * that stays in a register, the encodings in the order traces use
+	 * them most; anything else leaves the event to the checked decoder */
+#define CCA_FAST_UINT(out)                           \
+	do {                                         \
+		unsigned c_ = *p;                    \
+		if (G_LIKELY(c_ <= 0x7f)) {          \
+			(out) = c_;                  \
+			p++;                         \
+		} else if (c_ == 0xcf) {             \
+			uint64_t v_;                 \
+			memcpy(&v_, p + 1, 8);       \
+			(out) = GUINT64_FROM_BE(v_); \
+			p += 9;                      \
+		} else if (c_ == 0xcd) {             \
+			uint16_t v_;                 \
+			memcpy(&v_, p + 1, 2);       \
+			(out) = GUINT16_FROM_BE(v_); \
+			p += 3;                      \
+		} else if (c_ == 0xce) {             \
+			uint32_t v_;                 \
+			memcpy(&v_, p + 1, 4);       \
+			(out) = GUINT32_FROM_BE(v_); \
+			p += 5;                      \
+		} else if (c_ == 0xcc) {             \
+			(out) = p[1];                \
+			p += 2;                      \
+		} else {                             \
+			return false;                \
+		}                                    \
+	} while (0)
+	CCA_FAST_UINT(action);
+	if (action >= CCA_ACTION_COUNT)
 		return false;
+	CCA_FAST_UINT(addr);
+	CCA_FAST_UINT(size);
+	CCA_FAST_UINT(stream);
 	if (*p == 0xc0) {
 		time_us = CCA_TIME_NONE;
 		p++;
 	} else {
 		uint64_t t;
-		if (!cca_mp_fast_uint(&p, &t) || t > INT64_MAX)
+		CCA_FAST_UINT(t);
+		if (t > INT64_MAX)
 			return false;
 		time_us = (int64_t)t;
 	}
-	if (!cca_mp_fast_uint(&p, &stack) || stack >= lim->n_stacks || !cca_mp_fast_uint(&p, &cc) ||
-	    cc >= lim->n_strings || !cca_mp_fast_uint(&p, &um) || um >= lim->n_strings)
+	CCA_FAST_UINT(stack);
+	CCA_FAST_UINT(cc);
+	CCA_FAST_UINT(um);
+#undef CCA_FAST_UINT
+	if (stack >= lim->n_stacks || cc >= lim->n_strings || um >= lim->n_strings)
 		return false;
 	ev->action = (uint8_t)action;
 	ev->addr = addr;

@@ -15,16 +15,20 @@
 #include "pytorch.h"
 
 
-/* Open-addressing map from a trace address to the model's block handle. */
+/* Open-addressing map from a trace address to the model's block handle:
+ * linear probing, and a removal shifts the entries after it back (no
+ * tombstones, so that a long replay's frees leave no probe chains behind:
+ * each put or get looks at a key or two). */
 typedef struct {
 	uint64_t *keys;
 	CcaHandle *values;
 	uint32_t cap; /* power of two */
 	uint32_t len;
-	uint32_t tombstones;
 } AddrMap;
 
 #define MAP_EMPTY UINT64_MAX
+/* A key the map keeps for itself, as MAP_EMPTY (cca_check_event() refuses
+ * both as addresses: check.h's CCA_CHECK_ADDRESS_LIMIT). */
 #define MAP_TOMB (UINT64_MAX - 1)
 /* Values: a model handle (below HANDLE_FAILED), or HANDLE_FAILED for an
  * allocation that OOMed (--keep-going); FREE_REQUESTED is set while the
@@ -50,7 +54,7 @@ static inline void
 map_init(AddrMap *m, uint32_t cap)
 {
 	m->cap = cap;
-	m->len = m->tombstones = 0;
+	m->len = 0;
 	m->keys = g_new(uint64_t, cap);
 	m->values = g_new(CcaHandle, cap);
 	for (uint32_t i = 0; i < cap; i++)
@@ -70,7 +74,7 @@ static inline void
 map_grow(AddrMap *m)
 {
 	AddrMap old = *m;
-	map_init(m, (old.len + 1) * 4 > old.cap ? old.cap * 2 : old.cap);
+	map_init(m, old.cap * 2);
 	for (uint32_t i = 0; i < old.cap; i++)
 		if (old.keys[i] < MAP_TOMB)
 			map_put(m, old.keys[i], old.values[i]);
@@ -82,22 +86,15 @@ map_grow(AddrMap *m)
 static inline void
 map_put(AddrMap *m, uint64_t key, CcaHandle value)
 {
-	if ((m->len + m->tombstones + 1) * 4 > m->cap * 3)
+	if ((m->len + 1) * 4 > m->cap * 3)
 		map_grow(m);
 	uint32_t mask = m->cap - 1, i = map_hash(key) & mask;
-	int64_t tomb = -1;
 	while (m->keys[i] != MAP_EMPTY) {
 		if (m->keys[i] == key) {
 			m->values[i] = value;
 			return;
 		}
-		if (m->keys[i] == MAP_TOMB && tomb < 0)
-			tomb = i;
 		i = (i + 1) & mask;
-	}
-	if (tomb >= 0) {
-		i = (uint32_t)tomb;
-		m->tombstones--;
 	}
 	m->keys[i] = key;
 	m->values[i] = value;
@@ -120,15 +117,23 @@ static inline void
 map_remove(AddrMap *m, uint64_t key)
 {
 	uint32_t mask = m->cap - 1, i = map_hash(key) & mask;
-	while (m->keys[i] != MAP_EMPTY) {
-		if (m->keys[i] == key) {
-			m->keys[i] = MAP_TOMB;
-			m->len--;
-			m->tombstones++;
+	while (m->keys[i] != key) {
+		if (m->keys[i] == MAP_EMPTY)
 			return;
-		}
 		i = (i + 1) & mask;
 	}
+	/* the hole at I: each later entry of the run whose home is not
+	 * between the hole and it (cyclically) moves back into the hole */
+	for (uint32_t j = (i + 1) & mask; m->keys[j] != MAP_EMPTY; j = (j + 1) & mask) {
+		uint32_t home = map_hash(m->keys[j]) & mask;
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			m->keys[i] = m->keys[j];
+			m->values[i] = m->values[j];
+			i = j;
+		}
+	}
+	m->keys[i] = MAP_EMPTY;
+	m->len--;
 }
 
 /* ------------------------------------------------ live ranges */

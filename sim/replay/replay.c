@@ -134,17 +134,33 @@ typedef struct {
 	CcaEvent *ring;
 	uint32_t cap, head, len; /* ring of buffered events */
 	uint64_t position;	 /* index of ring[head] in the trace */
-	gboolean at_end;	 /* no entry is read after the ring's */
-	GError *pending;	 /* why, when a corrupt entry ended it */
+	/* events in memory (a pickle's, or held: cca_event_cursor_hold()):
+	 * the ring is then the events themselves, read in place (HEAD the
+	 * position, CAP a power of two above their number, so that no index
+	 * wraps), and no cursor is used */
+	const CcaEvent *direct;
+	uint64_t direct_len;
+	gboolean at_end; /* no entry is read after the ring's */
+	GError *pending; /* why, when a corrupt entry ended it */
 } Window;
 
 static void
 window_init(Window *w, const CcaSnapshot *snap, int device)
 {
 	memset(w, 0, sizeof *w);
-	w->cursor = cca_event_cursor_new(snap, device);
 	w->snap = snap;
 	cca_check_walk_init(&w->check);
+	const GArray *held = snap->events != NULL ? snap->events[device] : NULL;
+	if (held != NULL && held->len <= (G_MAXUINT32 >> 1) + 1) {
+		w->direct = (const CcaEvent *)(const void *)held->data;
+		w->direct_len = held->len;
+		w->cap = 1;
+		while (w->cap < held->len)
+			w->cap *= 2;
+		w->ring = (CcaEvent *)held->data; /* never written */
+		return;
+	}
+	w->cursor = cca_event_cursor_new(snap, device);
 	w->cap = 64;
 	w->ring = g_new(CcaEvent, w->cap);
 }
@@ -159,7 +175,8 @@ window_clear(Window *w)
 	}
 	cca_event_cursor_free(w->cursor);
 	cca_check_walk_clear(&w->check);
-	g_free(w->ring);
+	if (w->direct == NULL)
+		g_free(w->ring);
 	g_clear_error(&w->pending);
 }
 
@@ -189,22 +206,33 @@ window_fill(Window *w, uint32_t k, GError **error)
 			}
 			return NULL;
 		}
-		if (w->len == w->cap) {
-			CcaEvent *ring = g_new(CcaEvent, w->cap * 2);
-			for (uint32_t i = 0; i < w->len; i++)
-				ring[i] = w->ring[(w->head + i) & (w->cap - 1)];
-			g_free(w->ring);
-			w->ring = ring;
-			w->head = 0;
-			w->cap *= 2;
+		const CcaEvent *slots;
+		uint32_t want;
+		guint got;
+		if (w->direct != NULL) {
+			uint64_t next = w->position + w->len;
+			want = MAX(WINDOW_BATCH, k + 1 - w->len);
+			got = (guint)MIN((uint64_t)want, w->direct_len - next);
+			slots = &w->direct[next];
+		} else {
+			if (w->len == w->cap) {
+				CcaEvent *ring = g_new(CcaEvent, w->cap * 2);
+				for (uint32_t i = 0; i < w->len; i++)
+					ring[i] = w->ring[(w->head + i) & (w->cap - 1)];
+				g_free(w->ring);
+				w->ring = ring;
+				w->head = 0;
+				w->cap *= 2;
+			}
+			uint32_t tail = (w->head + w->len) & (w->cap - 1);
+			uint32_t room = MIN(w->cap - w->len, w->cap - tail);
+			want = MIN(room, MAX(WINDOW_BATCH, k + 1 - w->len));
+			got = cca_event_cursor_next_many(w->cursor, &w->ring[tail], want,
+							 &w->pending);
+			slots = &w->ring[tail];
 		}
-		uint32_t tail = (w->head + w->len) & (w->cap - 1);
-		uint32_t room = MIN(w->cap - w->len, w->cap - tail);
-		uint32_t want = MIN(room, MAX(WINDOW_BATCH, k + 1 - w->len));
-		CcaEvent *slots = &w->ring[tail];
-		guint got = cca_event_cursor_next_many(w->cursor, slots, want, &w->pending);
 		for (guint i = 0; i < got; i++) {
-			CcaEvent *slot = &slots[i];
+			const CcaEvent *slot = &slots[i];
 			if (!window_check(w, slot, w->position + w->len, &w->pending)) {
 				got = i;
 				break;
@@ -434,11 +462,10 @@ region_pool(Replay *r, uint64_t index)
 	return k > 0 ? (uint32_t)k : 0;
 }
 
-/* The pool of the block the trace allocated at ADDR: a private pool when
- * ADDR lies in one of its segments or reservations, else the default pool
- * (0). */
-static uint32_t
-pool_of_address(const Replay *r, uint64_t addr)
+/* pool_of_address()'s search: the pool of the block the trace allocated at ADDR: a private pool
+ * when ADDR lies in one of its segments or reservations, else the default pool (0). */
+static G_NO_INLINE uint32_t
+pool_of_address_in(const Replay *r, uint64_t addr)
 {
 	const GArray *segs = r->private_segments;
 	guint lo = 0, hi = segs ? segs->len : 0;
@@ -480,6 +507,19 @@ pool_of_address(const Replay *r, uint64_t addr)
 			return ps->mempool;
 	}
 	return 0;
+}
+
+/* pool_of_address(), at once when no private segment, span or inferred
+ * pool exists (most traces: the lookup per alloc is then two tests). */
+static inline uint32_t
+pool_of_address(const Replay *r, uint64_t addr)
+{
+	if ((r->private_segments == NULL || r->private_segments->len == 0) &&
+	    (r->pool_spans == NULL || r->pool_spans->len == 0) &&
+	    (r->reservation_spans == NULL || r->reservation_spans->len == 0) &&
+	    (r->inferred_private == NULL || r->inferred_private->len == 0))
+		return 0;
+	return pool_of_address_in(r, addr);
 }
 
 /* The pool of recorded alloc EV: the entry's own pool_id where the
@@ -1519,31 +1559,38 @@ replay_loop(Replay *r)
 				continue;
 			peeked = window_peek(&r->in, 0, &r->error);
 		}
-		CcaEvent ev = *peeked;
+		/* the entry outlives its pop: events read in place stay where
+		 * they are, a ring's slot may be refilled by a lookahead */
+		CcaEvent copy;
+		const CcaEvent *ev = peeked;
+		if (r->in.direct == NULL) {
+			copy = *peeked;
+			ev = &copy;
+		}
 		window_pop(&r->in);
 		bool go_on = true;
-		if (is_release(&ev))
+		if (is_release(ev))
 			r->released_since_request = true;
-		else if (ev.action == CCA_ACTION_ALLOC || ev.action == CCA_ACTION_FREE_REQUESTED)
+		else if (ev->action == CCA_ACTION_ALLOC || ev->action == CCA_ACTION_FREE_REQUESTED)
 			r->released_since_request = false;
-		switch (ev.action) {
+		switch (ev->action) {
 		case CCA_ACTION_ALLOC:
-			go_on = replay_alloc(r, &ev);
+			go_on = replay_alloc(r, ev);
 			break;
 		case CCA_ACTION_FREE_REQUESTED:
-			go_on = replay_free_requested(r, &ev, r->in.position - 1);
+			go_on = replay_free_requested(r, ev, r->in.position - 1);
 			break;
 		case CCA_ACTION_FREE_COMPLETED:
-			replay_free_completed(r, &ev);
+			replay_free_completed(r, ev);
 			break;
 		case CCA_ACTION_OOM:
-			replay_recorded_oom(r, &ev);
+			replay_recorded_oom(r, ev);
 			break;
 		case CCA_ACTION_SEGMENT_ALLOC:
-			r->last_segment_alloc = ev;
+			r->last_segment_alloc = *ev;
 			r->have_segment_alloc = true;
 			if (r->segment_from)
-				g_hash_table_insert(r->segment_from, GSIZE_TO_POINTER(ev.addr),
+				g_hash_table_insert(r->segment_from, GSIZE_TO_POINTER(ev->addr),
 						    GSIZE_TO_POINTER(r->in.position));
 			break;
 		default: /* segment entries are outputs; snapshot entries nothing */
@@ -1557,13 +1604,13 @@ replay_loop(Replay *r)
 					    " bytes, more than 256 TiB (2^48 bytes), more than any "
 					    "device",
 					    r->snap->source, r->in.position - 1,
-					    cca_event_action_name(ev.action),
+					    cca_event_action_name(ev->action),
 					    cca_allocator_reserved(r->alloc));
 			break;
 		}
-		cca_figures_observe(&r->res->figures, r->in.position - 1, &ev, r->alloc);
+		cca_figures_observe(&r->res->figures, r->in.position - 1, ev, r->alloc);
 		if (r->opt->observer)
-			r->opt->observer(r->opt->observer_data, r->in.position - 1, &ev, r->alloc);
+			r->opt->observer(r->opt->observer_data, r->in.position - 1, ev, r->alloc);
 		if (why && !cca_allocator_check_invariants(r->alloc, why))
 			g_error("invariant broken after event %" G_GUINT64_FORMAT ": %s",
 				r->in.position - 1, why->str);

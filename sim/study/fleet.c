@@ -865,11 +865,21 @@ cca_fleet_job_run(const CcaFleetJob *job, const CcaFleetOptions *options, GHashT
 		g_error_free(error);
 		return;
 	}
-	g_autoptr(CcaSnapshot) snap = cca_snapshot_load(job->path, &error);
+	/* each device's rows replay it: its events are decoded once, into
+	 * memory, and let go after its rows; a bad event anywhere is an error
+	 * row, as the load's would be */
+	g_autoptr(CcaSnapshot) snap = cca_snapshot_load_streaming(job->path, &error);
 	g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify)json_decref);
-	for (int d = 0; snap && d < snap->n_devices && !error; d++)
-		if (snap->n_events[d] > 0)
-			sweep_device(job, options, snap, d, rows, &error);
+	for (int d = 0; snap && d < snap->n_devices && !error; d++) {
+		if (snap->n_events[d] == 0 || !cca_event_cursor_hold(snap, d, &error))
+			continue;
+		gboolean held = snap->events[d] != NULL && snap->format == CCA_FORMAT_MSGPACK;
+		sweep_device(job, options, snap, d, rows, &error);
+		if (held)
+			g_clear_pointer(&snap->events[d], g_array_unref);
+	}
+	if (snap && !error)
+		cca_event_cursor_check(snap, snap->n_devices, &error);
 	if (!error && rows->len == 0)
 		g_set_error(&error, CCA_INPUT_ERROR, CCA_INPUT_ERROR_NOT_SNAPSHOT,
 			    "%s: the snapshot has no trace entries to replay (record it after "

@@ -83,6 +83,60 @@ load_bytes(const void *data, size_t len, const char *name, GError **error)
 	return snap;
 }
 
+static uint64_t assert_snapshots_equal(const CcaSnapshot *a, const CcaSnapshot *b);
+
+/* load_bytes() through cca_trace_load_input_streaming(): the events'
+ * fields are checked as cursors read them, or by cca_event_cursor_check(). */
+static CcaSnapshot *
+load_bytes_streaming(const void *data, size_t len, const char *name, GError **error)
+{
+	CcaInput input = {0};
+	input.heap = g_malloc(len + 1);
+	memcpy(input.heap, data, len);
+	input.data = input.heap;
+	input.len = len;
+	input.path = g_strdup(name);
+	CcaSnapshot *snap = cca_trace_load_input_streaming(&input, error);
+	g_assert_null(input.heap);
+	cca_input_clear(&input);
+	return snap;
+}
+
+/* The streaming load of LEN bytes at DATA finds what the full load did
+ * (EAGER, or the error EAGER_ERROR): the same snapshot, pool_id entries
+ * counted, or the same one-line error, from the load, a cursor or
+ * cca_event_cursor_check(); READ_FIRST streams every event before the
+ * check, as a replay does. */
+static void
+assert_streaming_same(const void *data, size_t len, const char *name, const CcaSnapshot *eager,
+		      const GError *eager_error, gboolean read_first)
+{
+	g_autoptr(GError) local = NULL;
+	g_autoptr(CcaSnapshot) snap = load_bytes_streaming(data, len, name, &local);
+	if (snap != NULL && read_first) {
+		for (int d = 0; d < snap->n_devices && local == NULL; d++) {
+			g_autoptr(CcaEventCursor) cur = cca_event_cursor_new(snap, d);
+			CcaEvent ev;
+			while (cca_event_cursor_next(cur, &ev, &local))
+				;
+			/* a cursor's error is the first bad event of its device;
+			 * the check names the first of the file */
+			g_clear_error(&local);
+		}
+	}
+	if (snap != NULL)
+		cca_event_cursor_check(snap, snap->n_devices, &local);
+	if (eager_error != NULL) {
+		g_assert_nonnull(local);
+		g_assert_cmpstr(local->message, ==, eager_error->message);
+		return;
+	}
+	g_assert_no_error(local);
+	g_assert_nonnull(snap);
+	cca_test_assert_newer_equal(eager, snap);
+	assert_snapshots_equal(eager, snap);
+}
+
 /* Asserts ERROR is one CCA_INPUT_ERROR line "NAME: offset N: ...". */
 static void
 assert_load_error(const GError *error, const char *name)
@@ -505,6 +559,29 @@ test_roundtrip_built(void)
 	g_assert_no_error(error);
 	g_autoptr(CcaSnapshot) self = cca_test_load(path);
 	assert_snapshots_equal(snap, self);
+	/* three devices through the streaming load: held (device 2) or
+	 * streamed, the same snapshot; every byte changed, the same outcome
+	 * as the full load */
+	g_autoptr(GBytes) bytes = read_bytes(path);
+	gsize len;
+	const unsigned char *data = g_bytes_get_data(bytes, &len);
+	g_autoptr(CcaSnapshot) held = load_bytes_streaming(data, len, "built.msgpack", &error);
+	g_assert_no_error(error);
+	g_assert_true(cca_event_cursor_hold_one(held, 2, &error));
+	g_assert_no_error(error);
+	g_assert_nonnull(held->events[2]);
+	assert_snapshots_equal(snap, held);
+	g_autofree unsigned char *buf = g_memdup2(data, len);
+	for (gsize at = 0; at < len; at++) {
+		static const unsigned char nasty[] = {0x7f, 0xa1, 0xc0, 0xc1, 0xcf, 0xdc, 0xff};
+		for (gsize k = 0; k < sizeof nasty; k++) {
+			buf[at] = nasty[k];
+			g_autoptr(GError) local = NULL;
+			g_autoptr(CcaSnapshot) m = load_bytes(buf, len, "mut.msgpack", &local);
+			assert_streaming_same(buf, len, "mut.msgpack", m, local, (at + k) % 2);
+		}
+		buf[at] = data[at];
+	}
 	tmpdir_free(dir);
 }
 
@@ -804,6 +881,7 @@ test_truncated_every_prefix(void)
 			g_error("a prefix of %" G_GSIZE_FORMAT "/%" G_GSIZE_FORMAT " bytes loaded",
 				n, len);
 		assert_load_error(local, "cut.msgpack");
+		assert_streaming_same(data, n, "cut.msgpack", NULL, local, n % 2);
 	}
 	g_autoptr(CcaSnapshot) whole = load_bytes(data, len, "whole.msgpack", &error);
 	g_assert_no_error(error);
@@ -856,6 +934,7 @@ test_mutations(void)
 		}
 		g_autoptr(GError) local = NULL;
 		g_autoptr(CcaSnapshot) m = load_bytes(buf, len, "mut.msgpack", &local);
+		assert_streaming_same(buf, len, "mut.msgpack", m, local, round % 2);
 		if (m == NULL) {
 			assert_load_error(local, "mut.msgpack");
 			continue;
