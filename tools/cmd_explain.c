@@ -9,6 +9,7 @@
 #include "report.h"
 #include "rules.h"
 #include "text.h"
+#include "timing.h"
 
 int
 cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
@@ -89,7 +90,20 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 				   .one_event = event >= 0,
 				   .event = event >= 0 ? (uint64_t)event : 0};
 	g_autoptr(GError) error = NULL;
-	if (!cca_explain_run(snap, &opt, &params, out, &error)) {
+	/* a what-if's figures, bounded as replay bounds them (timing.h) */
+	CcaTiming timing = {0};
+	gboolean ok = cca_timing_bound(snap, &opt, NULL, &timing, &error);
+	if (ok && cca_timing_why(&timing))
+		g_string_append_printf(
+			out,
+			"bounded (%s): the figures below are the recorded timing's; "
+			"the ranges at the end hold every run (as replay prints them).\n",
+			cca_timing_why(&timing));
+	ok = ok && cca_explain_run(snap, &opt, &params, out, &error);
+	if (ok)
+		cca_timing_describe_headline(&timing, true, out);
+	cca_timing_clear(&timing);
+	if (!ok) {
 		cca_cli_print_error("explain", error);
 		return 1;
 	}
