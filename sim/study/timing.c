@@ -503,6 +503,34 @@ const char *const cca_timing_headline_keys[] = {
 	NULL,
 };
 
+/* The words of each of cca_timing_headline_keys, in its order. */
+static const char *const headline_labels[] = {
+	"reserved peak", "allocated peak", "peak segment count", "cudaMalloc", "cudaFree",
+	"retries",	 "OOMs",
+};
+
+void
+cca_timing_append_headline_ranges(const CcaTiming *timing, GString *out)
+{
+	G_STATIC_ASSERT(G_N_ELEMENTS(headline_labels) + 1 ==
+			G_N_ELEMENTS(cca_timing_headline_keys));
+	bool first = true;
+	for (guint k = 0; cca_timing_headline_keys[k]; k++) {
+		const CcaTimingBound *b = cca_timing_lookup(timing, cca_timing_headline_keys[k]);
+		if (!b)
+			continue;
+		g_string_append_printf(out, "%s%s ", first ? "" : ", ", headline_labels[k]);
+		first = false;
+		if (is_bytes(b->name)) {
+			g_autofree char *r = cca_timing_format_bytes(timing, b->name, 0);
+			g_string_append(out, r);
+		} else {
+			g_string_append_printf(out, "%" G_GINT64_FORMAT " .. %" G_GINT64_FORMAT,
+					       b->lo, b->hi);
+		}
+	}
+}
+
 void
 cca_timing_describe_headline(const CcaTiming *timing, bool state, GString *out)
 {

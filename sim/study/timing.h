@@ -103,6 +103,11 @@ const char *cca_timing_why(const CcaTiming *timing);
  * cudaFree calls, retries, OOMs), NULL-terminated. */
 extern const char *const cca_timing_headline_keys[];
 
+/* The headline figures of TIMING that have bounds, in words, appended to
+ * OUT: "reserved peak 384.00 MiB .. 9.83 GiB, cudaMalloc 13 .. 282";
+ * nothing when none has. */
+void cca_timing_append_headline_ranges(const CcaTiming *timing, GString *out);
+
 /* The range of byte key NAME as "LO .. HI" in binary units
  * (cca_size_format()), or VALUE's size when it has no bound; a new
  * string. */
