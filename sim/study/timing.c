@@ -548,8 +548,12 @@ cca_timing_format_bytes(const CcaTiming *timing, const char *name, uint64_t valu
 	const CcaTimingBound *b = cca_timing_lookup(timing, name);
 	if (!b || b->lo < 0)
 		return g_strdup(cca_size_format(value, lo));
-	return g_strdup_printf("%s .. %s", cca_size_format((uint64_t)b->lo, lo),
-			       cca_size_format((uint64_t)b->hi, hi));
+	cca_size_format((uint64_t)b->lo, lo);
+	cca_size_format((uint64_t)b->hi, hi);
+	if (strcmp(lo, hi) == 0) /* the bytes, where the units hide the range */
+		return g_strdup_printf("%s (%" G_GINT64_FORMAT " .. %" G_GINT64_FORMAT " B)", lo,
+				       b->lo, b->hi);
+	return g_strdup_printf("%s .. %s", lo, hi);
 }
 
 gboolean

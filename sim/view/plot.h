@@ -16,6 +16,9 @@
 typedef struct {
 	const char *label; /* legend: "recorded" or the what-if's settings */
 	const CcaTimeline *tl;
+	/* the legend's figures of a what-if whose figures have bounds (the
+	 * ranges and why); NULL: TL's peak reserved and OOMs */
+	const char *figures;
 } CcaPlotRun;
 
 /* Titles and geometry shared by both plots.  Sizes are pixels (points in
