@@ -93,12 +93,8 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 	/* a what-if's figures, bounded as replay bounds them (timing.h) */
 	CcaTiming timing = {0};
 	gboolean ok = cca_timing_bound(snap, &opt, NULL, &timing, &error);
-	if (ok && cca_timing_why(&timing))
-		g_string_append_printf(
-			out,
-			"bounded (%s): the figures below are the recorded timing's; "
-			"the ranges at the end hold every run (as replay prints them).\n",
-			cca_timing_why(&timing));
+	if (ok)
+		cca_timing_describe_lead(&timing, out);
 	ok = ok && cca_explain_run(snap, &opt, &params, out, &error);
 	if (ok)
 		cca_timing_describe_headline(&timing, true, out);

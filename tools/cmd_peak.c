@@ -28,15 +28,6 @@ peak_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPeakRun *r, Cc
 	return r->peak != NULL;
 }
 
-/* Adds to RUN, a run's JSON, what its figures are ("certainty") and
- * their bounds as replay --json has them. */
-static void
-peak_run_json_bounds(json_t *run, const CcaTiming *timing)
-{
-	json_object_set_new(run, "certainty", json_string(cca_timing_certainty(timing)));
-	cca_timing_add_json(timing, run);
-}
-
 static void
 peak_run_text(GString *out, const char *trace, int device, const CcaPeakRun *r,
 	      const CcaTiming *timing, guint top)
@@ -154,9 +145,9 @@ cca_cmd_peak(const CcaCliCommand *cmd, int argc, char **argv)
 	}
 	if (args.json) {
 		json_t *o = cca_peak_run_to_json(argv[1], opt.device, &a, under ? &b : NULL);
-		peak_run_json_bounds(under ? json_object_get(o, "a") : o, &ta);
+		cca_timing_add_run_json(&ta, under ? json_object_get(o, "a") : o);
 		if (under)
-			peak_run_json_bounds(json_object_get(o, "b"), &tb);
+			cca_timing_add_run_json(&tb, json_object_get(o, "b"));
 		cca_json_print(stdout, o);
 	} else {
 		g_autoptr(GString) out = g_string_new(NULL);

@@ -202,9 +202,7 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 				json_object_set_new(run, "legend_figures",
 						    legends[r] ? cca_json_string(legends[r])
 							       : json_null());
-				json_object_set_new(run, "certainty",
-						    json_string(cca_timing_certainty(&timings[r])));
-				cca_timing_add_json(&timings[r], run);
+				cca_timing_add_run_json(&timings[r], run);
 				json_object_set_new(
 					run, "figures",
 					cca_figures_to_json(&tls[r].figures, &tls[r].result.stats));
@@ -345,8 +343,7 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 		json_object_set_new(o, "reserved", cca_json_uint(reserved));
 		json_object_set_new(o, "allocated", cca_json_uint(allocated));
 		json_object_set_new(o, "active", cca_json_uint(active));
-		json_object_set_new(o, "certainty", json_string(cca_timing_certainty(&timing)));
-		cca_timing_add_json(&timing, o);
+		cca_timing_add_run_json(&timing, o);
 		cca_json_print(stdout, o);
 	} else {
 		g_autofree char *output = cca_text_path(pa->output);

@@ -72,8 +72,7 @@ run_bounds(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaHtmlviewRun 
 		return FALSE;
 	}
 	run->extra = json_object();
-	json_object_set_new(run->extra, "certainty", json_string(cca_timing_certainty(&timing)));
-	cca_timing_add_json(&timing, run->extra);
+	cca_timing_add_run_json(&timing, run->extra);
 	if (timing.whatif && g_str_has_prefix(label, "recorded")) {
 		/* the recorded settings under another cap, device or release:
 		 * a what-if all the same */

@@ -711,8 +711,7 @@ side_json(const char *label, const CcaDiffSide *s)
 		json_object_set_new(o, "window", json_null());
 	}
 	json_object_set_new(o, "stopped_by_oom", cca_json_bool(s->result.stopped_by_oom));
-	json_object_set_new(o, "certainty", json_string(cca_timing_certainty(&s->timing)));
-	cca_timing_add_json(&s->timing, o);
+	cca_timing_add_run_json(&s->timing, o);
 	json_object_set_new(o, "unvalidated",
 			    cca_json_bool(cca_rules_for(s->result.pytorch_version)->unvalidated));
 	return o;

@@ -541,6 +541,24 @@ cca_timing_describe_headline(const CcaTiming *timing, bool state, GString *out)
 				     "what-if's own address model.\n");
 }
 
+void
+cca_timing_add_run_json(const CcaTiming *timing, json_t *doc)
+{
+	json_object_set_new(doc, "certainty", json_string(cca_timing_certainty(timing)));
+	cca_timing_add_json(timing, doc);
+}
+
+void
+cca_timing_describe_lead(const CcaTiming *timing, GString *out)
+{
+	if (cca_timing_why(timing))
+		g_string_append_printf(out,
+				       "bounded (%s): the figures below are the recorded timing's; "
+				       "the ranges at the end hold every run (as replay prints "
+				       "them).\n",
+				       cca_timing_why(timing));
+}
+
 char *
 cca_timing_format_bytes(const CcaTiming *timing, const char *name, uint64_t value)
 {

@@ -108,6 +108,16 @@ extern const char *const cca_timing_headline_keys[];
  * nothing when none has. */
 void cca_timing_append_headline_ranges(const CcaTiming *timing, GString *out);
 
+/* Adds "certainty" (cca_timing_certainty()), "bounds" and
+ * "bounds_timings" (cca_timing_add_json()) to DOC, the JSON of one run of
+ * a command other than replay (peak, diff, plot, view). */
+void cca_timing_add_run_json(const CcaTiming *timing, json_t *doc);
+
+/* For a command that prints the recorded timing's figures first and
+ * their bounds at the end (explain): one line saying so, appended to
+ * OUT; nothing when TIMING has no bounds. */
+void cca_timing_describe_lead(const CcaTiming *timing, GString *out);
+
 /* The range of byte key NAME as "LO .. HI" in binary units
  * (cca_size_format()), or VALUE's size when it has no bound; a new
  * string. */
