@@ -20,8 +20,11 @@ static gboolean
 peak_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPeakRun *r, CcaTiming *timing)
 {
 	g_autoptr(GError) error = NULL;
-	if (!cca_peak_run_collect(r, snap, opt, &error) ||
-	    !cca_timing_bound(snap, opt, &r->result, timing, &error)) {
+	/* its decisions by address counted in its one replay, as replay's */
+	CcaReplayOptions o = *opt;
+	o.count_address_ties = true;
+	if (!cca_peak_run_collect(r, snap, &o, &error) ||
+	    !cca_timing_bound(snap, &o, &r->result, timing, &error)) {
 		cca_cli_print_error("peak", error);
 		return FALSE;
 	}

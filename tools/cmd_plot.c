@@ -99,6 +99,9 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 	GError *error = NULL;
 	int status = 0;
 	guint done = 0;
+	/* each run's decisions by address counted in its one replay, for its
+	 * bounds (timing.h), as replay's */
+	opt->count_address_ties = true;
 	for (guint r = 0; r < n_runs; r++) {
 		opt->settings = r == 0 ? NULL : &va->settings[r - 1];
 		if (!cca_timeline_collect(snap, opt, PLOT_BUCKETS, &tls[r], &error)) {
@@ -118,16 +121,19 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 			g_autofree char *conf =
 				cca_text_display(va->configs[r - 1], -1, CCA_TEXT_DISPLAY_MAX);
 			labels[r] = g_strdup_printf("what-if %s", conf);
-		} else if (timings[r].whatif) {
-			/* the recorded settings under another cap, device or
-			 * release: a what-if all the same */
-			labels[r] = g_strdup("what-if (recorded settings)");
 		} else if (snap->settings.present && snap->settings.conf && *snap->settings.conf) {
 			g_autofree char *conf =
 				cca_text_display(snap->settings.conf, -1, CCA_TEXT_DISPLAY_MAX);
 			labels[r] = g_strdup_printf("recorded %s", conf);
 		} else {
 			labels[r] = g_strdup("recorded (defaults)");
+		}
+		if (r == 0 && timings[r].whatif) {
+			/* the recorded settings under another cap, device or
+			 * release: a what-if all the same */
+			char *l = g_strconcat("what-if: ", labels[r], NULL);
+			g_free(labels[r]);
+			labels[r] = l;
 		}
 		if (cca_timing_why(&timings[r])) {
 			/* the legend's figures: replay's ranges (timing.h) */
@@ -271,7 +277,8 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 	}
 	GArray *state = NULL;
 	uint64_t shown = 0;
-	if (!cca_plot_segments_state(snap, opt, at_peak, at, &state, &shown, &error)) {
+	bool whatif = false;
+	if (!cca_plot_segments_state(snap, opt, at_peak, at, &state, &shown, &whatif, &error)) {
 		cca_cli_print_error("plot", error);
 		g_error_free(error);
 		return 1;
@@ -285,8 +292,8 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 	}
 	/* a what-if's bounds (timing.h), of its figures: the map drawn is the
 	 * recorded timing's */
-	CcaTiming timing = {0};
-	if (!cca_timing_bound(snap, opt, NULL, &timing, &error)) {
+	CcaTiming timing = {0}; /* zeroed: a replay of the recording */
+	if (whatif && !cca_timing_bound(snap, opt, NULL, &timing, &error)) {
 		cca_cli_print_error("plot", error);
 		g_error_free(error);
 		cca_timing_clear(&timing);

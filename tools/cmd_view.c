@@ -76,8 +76,8 @@ run_bounds(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaHtmlviewRun 
 	if (timing.whatif && g_str_has_prefix(label, "recorded")) {
 		/* the recorded settings under another cap, device or release:
 		 * a what-if all the same */
-		label = "what-if (recorded settings)";
-		*page_label = g_strdup(label);
+		*page_label = g_strconcat("what-if: ", label, NULL);
+		label = *page_label;
 		run->label = *page_label;
 	}
 	if (cca_timing_why(&timing)) {
@@ -85,8 +85,9 @@ run_bounds(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaHtmlviewRun 
 		g_string_append_printf(n, ", bounded by %s: ", cca_timing_why(&timing));
 		cca_timing_append_headline_ranges(&timing, n);
 		*note = g_string_free(n, FALSE);
-		g_autofree char *was = *page_label;
+		char *was = *page_label; /* LABEL may be it */
 		*page_label = g_strconcat(label, *note, NULL);
+		g_free(was);
 		run->label = *page_label;
 	}
 	cca_timing_clear(&timing);

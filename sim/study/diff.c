@@ -76,6 +76,9 @@ diff_side(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaDiffSide *sid
 			return FALSE;
 		o.plan = own_plan;
 	}
+	/* its decisions by address counted in its one replay, for its bounds
+	 * (timing.h), as replay's */
+	o.count_address_ties = true;
 	Timeline t = {.samples = g_array_new(FALSE, FALSE, sizeof(Sample))};
 	o.observer = timeline_observe;
 	o.observer_data = &t;

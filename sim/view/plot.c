@@ -1248,7 +1248,7 @@ plot_capture_finish(void *data, const CcaAllocator *alloc)
 
 gboolean
 cca_plot_segments_state(const CcaSnapshot *snap, const CcaReplayOptions *opt, bool at_peak,
-			uint64_t at, GArray **state, uint64_t *shown, GError **error)
+			uint64_t at, GArray **state, uint64_t *shown, bool *whatif, GError **error)
 {
 	/* one replay up to AT only; at the reserved peak, one to find it and
 	 * one stopped there that copies the state (once, however often the
@@ -1289,6 +1289,8 @@ cca_plot_segments_state(const CcaSnapshot *snap, const CcaReplayOptions *opt, bo
 		cca_allocator_state_free(c.state);
 		return FALSE;
 	}
+	if (whatif)
+		*whatif = res.whatif;
 	cca_replay_result_clear(&res);
 	*state = c.state;
 	*shown = c.shown;
