@@ -795,7 +795,7 @@ gate_range(const CcaDiffSide *s, int m, double *lo, double *hi, bool *unbounded)
 		*hi = (double)b->hi;
 		return true;
 	}
-	if (cca_timing_why(&s->timing) &&
+	if (s->timing.bounds && s->timing.bounds->len > 0 &&
 	    (!key || (s->result.start_reconstructed && !cca_stats_known_in_window(key))))
 		*unbounded = true;
 	return false;

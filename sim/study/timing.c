@@ -485,7 +485,10 @@ cca_timing_certainty(const CcaTiming *timing)
 const char *
 cca_timing_why(const CcaTiming *timing)
 {
-	if (!timing->bounds || timing->bounds->len == 0)
+	bool varies = false; /* a headline figure */
+	for (guint k = 0; cca_timing_headline_keys[k] && !varies; k++)
+		varies = cca_timing_lookup(timing, cca_timing_headline_keys[k]) != NULL;
+	if (!varies)
 		return NULL;
 	return timing->timed && timing->placed ? "stream timing and address placement"
 	       : timing->timed		       ? "stream timing"
@@ -534,8 +537,10 @@ cca_timing_append_headline_ranges(const CcaTiming *timing, GString *out)
 void
 cca_timing_describe_headline(const CcaTiming *timing, bool state, GString *out)
 {
+	if (!cca_timing_why(timing))
+		return; /* its figures are the same under every run replayed */
 	cca_timing_describe_keys(timing, cca_timing_headline_keys, out);
-	if (state && cca_timing_why(timing))
+	if (state)
 		g_string_append(out, "The bounds are of these figures, not of the blocks and "
 				     "segments shown, which are the recorded timing's under the "
 				     "what-if's own address model.\n");

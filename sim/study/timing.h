@@ -93,9 +93,10 @@ gboolean cca_timing_bound(const CcaSnapshot *snap, const CcaReplayOptions *optio
  * replayed) or "what-if" (one whose figures are the same under all). */
 const char *cca_timing_certainty(const CcaTiming *timing);
 
-/* Why TIMING's figures are bounded, in a few words ("stream timing",
- * "address placement", "stream timing and address placement"); NULL when
- * they are not. */
+/* Why TIMING's headline figures (cca_timing_headline_keys) are bounded,
+ * in a few words ("stream timing", "address placement", "stream timing
+ * and address placement"); NULL when none of them has bounds (other keys
+ * may: cca_timing_certainty() says "bounded" then). */
 const char *cca_timing_why(const CcaTiming *timing);
 
 /* The memory_stats() keys of the headline figures the commands show
@@ -129,7 +130,8 @@ char *cca_timing_format_bytes(const CcaTiming *timing, const char *name, uint64_
 void cca_timing_describe_keys(const CcaTiming *timing, const char *const *keys, GString *out);
 
 /* cca_timing_describe_keys() of cca_timing_headline_keys, for a command
- * that shows those figures; with STATE (it shows the blocks or segments
+ * that shows those figures (nothing when none of them has bounds); with
+ * STATE (it shows the blocks or segments
  * of a moment too) a last line says that the bounds are of the figures
  * alone, not of that state. */
 void cca_timing_describe_headline(const CcaTiming *timing, bool state, GString *out);
