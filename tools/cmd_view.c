@@ -94,6 +94,19 @@ run_bounds(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaHtmlviewRun 
 	return TRUE;
 }
 
+/* The summary's LABEL of a run that run_bounds() found a what-if under the
+ * recorded settings (its PAGE_LABEL says so): prefixed as the page's. */
+static void
+summary_label(char **label, const char *page_label)
+{
+	if (page_label && g_str_has_prefix(page_label, "what-if: ") &&
+	    !g_str_has_prefix(*label, "what-if: ")) {
+		char *l = g_strconcat("what-if: ", *label, NULL);
+		g_free(*label);
+		*label = l;
+	}
+}
+
 /* Writes the page and prints its one-line summary; the exit status. */
 static int
 view_write(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaHtmlviewRun *runs,
@@ -147,6 +160,7 @@ view_ranks(CcaCliArgs *va, char **paths, guint n, const char *output, const char
 		if (!run_bounds(snaps[i], &opts[i], &runs[i], labels[i], &notes[i],
 				&page_labels[i]))
 			status = 1;
+		summary_label(&labels[i], page_labels[i]);
 	}
 	if (status == 0 && !peak && !(peak = peak_of(snaps[0], &opts[0])))
 		status = 1;
@@ -259,6 +273,7 @@ cca_cmd_view(const CcaCliCommand *cmd, int argc, char **argv)
 		if (status == 0 &&
 		    !run_bounds(snap, &opt, &runs[r], labels[r], &notes[r], &page_labels[r]))
 			status = 1;
+		summary_label(&labels[r], page_labels[r]);
 	}
 	g_autofree char *page_title =
 		title ? cca_text_display(title, -1, CCA_TEXT_DISPLAY_MAX)
