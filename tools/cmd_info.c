@@ -24,6 +24,7 @@
 #include "rules.h"
 #include "settings.h"
 #include "json.h"
+#include "report.h"
 #include "size.h"
 #include "snapshot.h"
 #include "event_cursor.h"
@@ -37,6 +38,11 @@ typedef struct {
 	uint64_t actions[CCA_ACTION_COUNT];
 	int64_t first_time_us; /* smallest time_us, CCA_TIME_NONE if none */
 	int64_t last_time_us;  /* largest time_us */
+	/* a window of the run (the plan's rebuilt start, doc/whatif.md,
+	 * "Windows"), or why the plan could not tell (NULL: it could) */
+	bool mid_run;
+	uint64_t start_segments, start_blocks, start_live_bytes, start_reserved;
+	char *plan_error;
 } CcaInfoDevice;
 
 /* The whole summary. */
@@ -83,6 +89,26 @@ cca_info_scan_device(const CcaSnapshot *snap, int d, CcaInfoDevice *dev, GError 
 	return TRUE;
 }
 
+/* Whether device D of SNAP is a window of its run, by its plan, into DEV;
+ * a trace the replay refuses leaves the question open (plan_error). */
+static void
+cca_info_window(const CcaSnapshot *snap, int d, CcaInfoDevice *dev)
+{
+	g_autoptr(GError) err = NULL;
+	g_autoptr(CcaPlan) plan = cca_plan_new(snap, d, 0, CCA_REWIND_AUTO, &err);
+	if (!plan) {
+		dev->plan_error = g_strdup(err->message);
+		return;
+	}
+	dev->mid_run = plan->mid_run && plan->start.mid_run;
+	if (!dev->mid_run)
+		return;
+	dev->start_segments = plan->start.segments->len;
+	dev->start_blocks = plan->start.blocks->len;
+	dev->start_live_bytes = plan->start.live_bytes;
+	dev->start_reserved = cca_plan_start_reserved(plan);
+}
+
 static gboolean
 cca_info_gather(CcaInfo *info, GError **error)
 {
@@ -94,6 +120,7 @@ cca_info_gather(CcaInfo *info, GError **error)
 	for (int d = 0; d < snap->n_devices; d++) {
 		if (!cca_info_scan_device(snap, d, &info->devices[d], error))
 			return FALSE;
+		cca_info_window(snap, d, &info->devices[d]);
 		if (!cca_calls_present(snap, d))
 			continue;
 		info->calls[d] = cca_calls_parse(snap, d, error);
@@ -165,6 +192,21 @@ cca_info_json_device(int d, const CcaInfoDevice *dev)
 		json_object_set_new(time, "last", json_integer(dev->last_time_us));
 	}
 	json_object_set_new(o, "time_us", time);
+	/* as replay --json's "window": null for a trace from the start */
+	json_t *window = json_null();
+	if (dev->plan_error) {
+		window = json_object();
+		json_object_set_new(window, "unknown", cca_json_string(dev->plan_error));
+	} else if (dev->mid_run) {
+		window = json_object();
+		json_object_set_new(window, "known", cca_json_string(cca_report_window_known()));
+		json_object_set_new(window, "start_segments", cca_json_uint(dev->start_segments));
+		json_object_set_new(window, "start_live_blocks", cca_json_uint(dev->start_blocks));
+		json_object_set_new(window, "start_live_bytes",
+				    cca_json_uint(dev->start_live_bytes));
+		json_object_set_new(window, "start_reserved", cca_json_uint(dev->start_reserved));
+	}
+	json_object_set_new(o, "window", window);
 	return o;
 }
 
@@ -293,6 +335,16 @@ cca_info_print_device(int d, const CcaInfoDevice *dev)
 				       span, dev->first_time_us, dev->last_time_us);
 	}
 	g_string_append_printf(info_out, "\n");
+	if (dev->mid_run) {
+		char a[32], b[32];
+		g_string_append_printf(
+			info_out,
+			"    a window of the run (it starts mid-run): its start holds "
+			"%" G_GUINT64_FORMAT " segments (%s reserved) and %" G_GUINT64_FORMAT
+			" live blocks (%s)\n",
+			dev->start_segments, cca_size_format(dev->start_reserved, a),
+			dev->start_blocks, cca_size_format(dev->start_live_bytes, b));
+	}
 	for (int a = 0; a < CCA_ACTION_COUNT; a++)
 		if (dev->actions[a])
 			g_string_append_printf(info_out, "    %-15s %" G_GUINT64_FORMAT "\n",
@@ -541,6 +593,8 @@ cca_cmd_info(const CcaCliCommand *cmd, int argc, char **argv)
 	for (int d = 0; snap && info.calls && d < snap->n_devices; d++)
 		cca_calls_free(info.calls[d]);
 	g_free(info.calls);
+	for (int d = 0; snap && info.devices && d < snap->n_devices; d++)
+		g_free(info.devices[d].plan_error);
 	g_free(info.devices);
 	return status;
 }

@@ -209,11 +209,16 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 						    legends[r] ? cca_json_string(legends[r])
 							       : json_null());
 				cca_timing_add_run_json(&timings[r], run);
-				json_object_set_new(
-					run, "figures",
-					cca_figures_to_json(&tls[r].figures, &tls[r].result.stats));
+				json_object_set_new(run, "figures",
+						    cca_figures_to_json_in(
+							    &tls[r].figures, &tls[r].result.stats,
+							    tls[r].result.start_reconstructed));
+				/* a window of the run, as replay --json says it */
+				json_object_set_new(run, "window",
+						    cca_report_window_json(&tls[r].result));
 				json_array_append_new(a, run);
 			}
+			json_object_set_new(o, "window", cca_report_window_json(&tls[0].result));
 			json_object_set_new(o, "runs", a);
 			cca_json_print(stdout, o);
 		} else {

@@ -13,24 +13,20 @@
 #include "json.h"
 
 void
-cca_capbound_from_replay(const CcaReplayResult *res, bool capacity_given, CcaCapBound *out)
+cca_capbound_prove(uint64_t peak, uint64_t event, uint64_t reserved, uint64_t needed,
+		   uint64_t device_free, CcaCapBound *out)
 {
 	memset(out, 0, sizeof *out);
-	if (capacity_given || res->whatif || !res->recorded_oom_seen || res->recorded_oom_allowed ||
-	    res->allowed_maximum)
-		return;
-	uint64_t needed = res->recorded_oom_alloc_size;
-	if (res->recorded_oom_device_free < needed)
+	if (device_free < needed)
 		return; /* the device was full: no cap needed to explain it */
-	uint64_t peak = res->figures.reserved_peak.reserved;
-	uint64_t hi = res->recorded_oom_reserved + needed - 1;
+	uint64_t hi = reserved + needed - 1;
 	if (peak > hi)
 		return; /* no one cap explains the run */
 	out->proved = true;
 	out->lo = peak;
 	out->hi = hi;
-	out->event = res->recorded_oom_event;
-	out->device_free = res->recorded_oom_device_free;
+	out->event = event;
+	out->device_free = device_free;
 	out->needed = needed;
 }
 

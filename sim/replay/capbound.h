@@ -7,15 +7,16 @@
  * cap, not at the device (PyTorch's alloc_block refuses a cudaMalloc when
  * reserved + size would pass allowed_memory_maximum), and every segment
  * the run did get fitted under it.  doc/whatif.md ("A cap nobody passed").
+ * The replay applies the rule to its result (cca_replay_cap_proved(),
+ * replay.h).
  */
 #ifndef CCA_CAPBOUND_H
 #define CCA_CAPBOUND_H
 
+#include <glib.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
-
-#include "replay.h"
 
 G_BEGIN_DECLS
 
@@ -27,22 +28,24 @@ typedef struct {
 	uint64_t event;	      /* the oom entry that proves it */
 	uint64_t device_free; /* what that entry recorded as free on the device */
 	uint64_t needed;      /* the segment its request needed */
+	/* the recording was replayed under the cap, at both ends of the
+	 * interval, and reproduced there (a recording under
+	 * garbage_collection_threshold, which acts only under a cap) */
+	bool replayed;
 } CcaCapBound;
 
-/* Fills OUT from RES, a replay of a recording under its own settings
- * (not a what-if) that ran under no cap: no memory fraction given,
- * recorded, or set by a call ccasim-record saw (RES's allowed_maximum and
- * the oom's allowed bytes are 0), and no device capacity
- * (CAPACITY_GIVEN false).  Proved when the trace's first oom entry
- * recorded at least the bytes of the segment the request needed as free
- * on the device.  Then LO is the peak of reserved memory over the replay
- * and HI the bytes reserved at that entry plus the segment, less one.
- * Otherwise OUT is zeroed: nothing was proved (a cap was known, no oom,
- * or the device was full, which its capacity explains). */
-void cca_capbound_from_replay(const CcaReplayResult *res, bool capacity_given, CcaCapBound *out);
+/* The rule, for a run under no known cap whose first oom entry (trace
+ * entry EVENT) recorded DEVICE_FREE bytes free on the device while the
+ * request needed a segment of NEEDED bytes with RESERVED bytes reserved,
+ * and whose reserved memory peaked at PEAK: proved when DEVICE_FREE >=
+ * NEEDED (the device had room: the cap refused) and PEAK <= RESERVED +
+ * NEEDED - 1 (one cap explains every segment the run got); then the cap
+ * lies in [PEAK, RESERVED + NEEDED - 1].  Otherwise OUT is zeroed. */
+void cca_capbound_prove(uint64_t peak, uint64_t event, uint64_t reserved, uint64_t needed,
+			uint64_t device_free, CcaCapBound *out);
 
-/* CAP for --json: {lo, hi, event, device_free, segment} when proved,
- * else null (the key "cap_proved" of replay's and sweep's JSON). */
+/* CAP for --json: {lo, hi, event, device_free, segment} when proved, else
+ * null (the key "cap_proved" of replay's and sweep's JSON). */
 json_t *cca_capbound_to_json(const CcaCapBound *cap);
 
 G_END_DECLS

@@ -107,6 +107,15 @@ cca_figures_to_json(const CcaFigures *f, const CcaStats *stats)
 	return o;
 }
 
+json_t *
+cca_figures_to_json_in(const CcaFigures *figures, const CcaStats *stats, bool window)
+{
+	json_t *o = cca_figures_to_json(figures, stats);
+	if (window && stats)
+		json_object_set_new(o, "peak_segment_count", json_null());
+	return o;
+}
+
 void
 cca_figures_append_text(GString *out, const CcaFigures *f, const CcaStats *stats,
 			const char *indent)

@@ -111,6 +111,12 @@ uint64_t cca_figures_peak_segment_count(const CcaStats *stats);
  * and "peak_segment_count" from STATS (omitted when STATS is NULL). */
 json_t *cca_figures_to_json(const CcaFigures *figures, const CcaStats *stats);
 
+/* cca_figures_to_json() of a replay; in a WINDOW of a run (a trace that
+ * starts mid-run) "peak_segment_count" is null, as segment.all.peak is:
+ * the run before the window may have held more.  The moments are the
+ * window's own. */
+json_t *cca_figures_to_json_in(const CcaFigures *figures, const CcaStats *stats, bool window);
+
 /* Appends the figures for people, one line each, starting with INDENT:
  * the two peaks with their entry, the unallocated bytes and the segments
  * at the reserved peak, and (when STATS is not NULL) the peak segment

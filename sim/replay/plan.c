@@ -664,6 +664,17 @@ cca_plan_read_entries(CcaPlan *p, CcaRewind rewind, GError **error)
 	return plan_finish(p, rewind, error);
 }
 
+uint64_t
+cca_plan_start_reserved(const CcaPlan *plan)
+{
+	if (!plan || !plan->mid_run || !plan->start.mid_run)
+		return 0;
+	uint64_t total = 0;
+	for (guint i = 0; i < plan->start.segments->len; i++)
+		total += g_array_index(plan->start.segments, CcaStartSegment, i).size;
+	return total;
+}
+
 void
 cca_plan_free(CcaPlan *p)
 {

@@ -274,6 +274,12 @@ gboolean cca_plan_read_entries(CcaPlan *plan, CcaRewind rewind, GError **error);
 
 void cca_plan_free(CcaPlan *plan);
 
+/* The bytes PLAN's rebuilt start reserves (its segments and mapped runs,
+ * as the replay seeds them); 0 for a trace from the start or a NULL PLAN.  A cap or a
+ * device below it cannot have reached the window (doc/whatif.md,
+ * "Windows"). */
+uint64_t cca_plan_start_reserved(const CcaPlan *plan);
+
 /* The plan's empty_cache() positions are known, found under the cap
  * MEMORY_FRACTION / DEVICE_MEMORY / CAPACITY_SET.  Call with PLAN->lock
  * held (the planning pass, replay.c, does). */

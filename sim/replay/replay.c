@@ -28,6 +28,7 @@
 #include "replay.h"
 #include "event_cursor.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -1757,6 +1758,34 @@ seed_start(Replay *r, const CcaStartState *start)
 		res->start_live_bytes += b->size;
 	}
 	cca_allocator_seed_finish(r->alloc);
+	res->start_reserved = cca_allocator_reserved(r->alloc);
+}
+
+/* Whether the state seed_start() rebuilt fits under the replay's limits:
+ * PyTorch's alloc_block() never lets the bytes reserved pass the allowed
+ * maximum, and a device never holds more than its memory.  A start that
+ * holds more means the program could not have reached the window under
+ * them: the replay records an OOM before the window's first entry
+ * (doc/whatif.md, "Windows") and replays nothing. */
+static bool
+start_fits(Replay *r)
+{
+	CcaReplayResult *res = r->res;
+	uint64_t allowed = cca_allocator_allowed_maximum(r->alloc);
+	bool over_cap = allowed != 0 && res->start_reserved > allowed;
+	bool over_device = r->opt->capacity_set && r->device->ops->would_refuse(r->device, 0);
+	if (!over_cap && !over_device)
+		return true;
+	const CcaStats *st = cca_allocator_stats(r->alloc);
+	res->oom_before_window = true;
+	res->unexpected_ooms = 1;
+	res->stopped_by_oom = true;
+	res->oom_event = 0;
+	res->oom_reserved = res->start_reserved;
+	res->oom_allocated = (uint64_t)st->allocated_bytes[CCA_STAT_ALL].current;
+	res->oom_free = r->device->ops->free_memory(r->device);
+	res->oom_largest_free = cca_allocator_largest_free(r->alloc);
+	return false;
 }
 
 /* What one pass of the replay loop takes (run_pass()). */
@@ -1877,9 +1906,12 @@ run_pass(const Pass *pass, GError **error)
 		r.in.pool_bursts = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	}
 	map_init(&r.live, 1024);
-	if (start && start->mid_run)
+	bool reached = true;
+	if (start && start->mid_run) {
 		seed_start(&r, start);
-	gboolean ok = replay_loop(&r);
+		reached = start_fits(&r);
+	}
+	gboolean ok = reached ? replay_loop(&r) : TRUE;
 	r.cause = CCA_REPLAY_NO_CAUSE;
 	r.cause_event = NULL;
 	if (ok && opt->on_finish)
@@ -2080,7 +2112,8 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 	bool uncapped = cap_fraction(opt->memory_fraction) == 0.0 && !opt->capacity_set &&
 			!plan->recorded.has_per_process_memory_fraction &&
 			!plan->calls_set_fraction;
-	bool gc_without_cap = plan->recorded.garbage_collection_threshold > 0.0 && uncapped;
+	bool gc_without_cap = plan->recorded.garbage_collection_threshold > 0.0 && uncapped &&
+			      !opt->gc_uncapped_recorded;
 	/* a what-if across releases replays the requests alone, unless
 	 * --check asks whether the trace follows the asked release's rules */
 	bool recorded_mode = same_settings && opt->addresses_from == NULL &&
@@ -2163,27 +2196,12 @@ replay_planned(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *pl
 	return ok;
 }
 
-gboolean
-cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayResult *res,
-	       GError **error)
+/* cca_replay_run() under PLAN, once (but the redo below). */
+static gboolean
+replay_with_plan(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *plan,
+		 CcaReplayResult *res, GError **error)
 {
 	memset(res, 0, sizeof *res);
-	g_autoptr(CcaPlan) own_plan = NULL;
-	CcaPlan *plan = opt->plan;
-	/* A replay nobody watches reads the trace once: the plan leaves the
-	 * entries to it (cca_plan_new_unread()) and reads them only when the
-	 * replay needs what they tell. */
-	bool watched = opt->observer || opt->on_model_event || opt->before_request ||
-		       opt->make_device || opt->on_finish || opt->stop_after;
-	if (!plan) {
-		own_plan = watched ? cca_plan_new(snap, opt->device, opt->pytorch_version,
-						  opt->rewind, error)
-				   : cca_plan_new_unread(snap, opt->device, opt->pytorch_version,
-							 opt->rewind, error);
-		if (!own_plan)
-			return FALSE;
-		plan = own_plan;
-	}
 	g_return_val_if_fail(plan->snap == snap && plan->device == opt->device, FALSE);
 	bool redo = false;
 	if (!replay_planned(snap, opt, plan, res, &redo, error))
@@ -2219,4 +2237,213 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 	}
 	res->diverged_from_recording = diverged && (!pools || res->whatif);
 	return TRUE;
+}
+
+void
+cca_replay_cap_proved(const CcaReplayResult *res, bool capacity_given, CcaCapBound *out)
+{
+	if (res->cap_inferred.proved) {
+		*out = res->cap_inferred;
+		return;
+	}
+	memset(out, 0, sizeof *out);
+	if (capacity_given || res->whatif || !res->recorded_oom_seen || res->recorded_oom_allowed ||
+	    res->allowed_maximum)
+		return;
+	/* every segment the run got fitted under the cap: the peak of the
+	 * bytes reserved, within an entry too (reserved_bytes.all.peak) */
+	uint64_t peak = MAX(res->figures.reserved_peak.reserved,
+			    (uint64_t)res->stats.reserved_bytes[CCA_STAT_ALL].peak);
+	cca_capbound_prove(peak, res->recorded_oom_event, res->recorded_oom_reserved,
+			   res->recorded_oom_alloc_size, res->recorded_oom_device_free, out);
+}
+
+/* Whether device DEVICE of SNAP has an oom entry. */
+static bool
+trace_has_oom(const CcaSnapshot *snap, int device)
+{
+	g_autoptr(CcaEventCursor) c = cca_event_cursor_new(snap, device);
+	CcaEvent ev;
+	while (cca_event_cursor_next(c, &ev, NULL))
+		if (ev.action == CCA_ACTION_OOM)
+			return true;
+	return false;
+}
+
+/* The most bytes device DEVICE of SNAP held reserved by its segment
+ * entries (segment_alloc and segment_map add, segment_free and
+ * segment_unmap take away), from START bytes at its first entry: what the
+ * recorded run itself reserved, which every cap it ran under allowed. */
+static uint64_t
+trace_reserved_peak(const CcaSnapshot *snap, int device, uint64_t start)
+{
+	g_autoptr(CcaEventCursor) c = cca_event_cursor_new(snap, device);
+	CcaEvent ev;
+	uint64_t now = start, peak = start;
+	while (cca_event_cursor_next(c, &ev, NULL)) {
+		if (ev.action == CCA_ACTION_SEGMENT_ALLOC || ev.action == CCA_ACTION_SEGMENT_MAP)
+			now += ev.size;
+		else if (ev.action == CCA_ACTION_SEGMENT_FREE ||
+			 ev.action == CCA_ACTION_SEGMENT_UNMAP)
+			now = now > ev.size ? now - ev.size : 0;
+		peak = MAX(peak, now);
+	}
+	return peak;
+}
+
+/* A replay of PLAN's recording under its own settings that would be a
+ * what-if only because it ran under garbage_collection_threshold and no
+ * cap is known (replay_planned()), though its oom entry may prove one. */
+static bool
+gc_cap_unknown(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaPlan *plan)
+{
+	return plan->recorded.garbage_collection_threshold > 0.0 &&
+	       cap_fraction(opt->memory_fraction) == 0.0 && !opt->capacity_set &&
+	       cap_fraction(opt->recorded_memory_fraction) == 0.0 && !opt->recorded_capacity_set &&
+	       !plan->recorded.has_per_process_memory_fraction && !plan->calls_set_fraction &&
+	       plan->calls == NULL && !plan->across_releases && !opt->force_whatif &&
+	       !opt->gc_uncapped_recorded && opt->addresses_from == NULL &&
+	       (!opt->settings || cca_settings_same_model(opt->settings, &plan->recorded)) &&
+	       trace_has_oom(snap, opt->device);
+}
+
+/* The memory fraction whose allowed maximum on a device of TOTAL bytes
+ * is BYTES (cca_allocator_set_memory_fraction() truncates). */
+static double
+fraction_for(uint64_t bytes, uint64_t total)
+{
+	double f = ((double)bytes + 0.5) / (double)total;
+	while (f > 0.0 && (uint64_t)(f * (double)total) > bytes)
+		f = nextafter(f, 0.0);
+	while ((uint64_t)(f * (double)total) < bytes)
+		f = nextafter(f, 1.0);
+	return f;
+}
+
+/* OPT without what watches a replay: a pass nobody sees. */
+static void
+unwatched(CcaReplayOptions *opt)
+{
+	opt->observer = NULL;
+	opt->on_model_event = NULL;
+	opt->before_request = NULL;
+	opt->on_finish = NULL;
+	opt->make_device = NULL;
+	opt->stop_after = 0;
+	opt->check = false;
+}
+
+/* OPT under a cap of BYTES known to be the recording's. */
+static void
+under_cap(CcaReplayOptions *opt, uint64_t bytes)
+{
+	uint64_t total = opt->device_memory ? opt->device_memory : CCA_H200_TOTAL_MEMORY;
+	opt->memory_fraction = opt->recorded_memory_fraction = fraction_for(bytes, total);
+}
+
+/* Whether RES, a replay under a cap of BYTES, reproduced the recording. */
+static bool
+reproduced(const CcaReplayResult *res, uint64_t bytes)
+{
+	return !res->whatif && !res->diverged_from_recording && res->allowed_maximum == bytes &&
+	       (!res->check_ran || res->check_passed);
+}
+
+/* A recording under garbage_collection_threshold with no cap known
+ * (gc_cap_unknown()): garbage collection acts only under a cap, so such a
+ * replay would be a what-if without it.  Its oom entry may prove the cap
+ * all the same (doc/whatif.md, "A cap nobody passed"): a pass in recorded
+ * mode that takes the trace's releases as they are gives the peak and the
+ * oom, the rule gives [lo, hi], and the recording is replayed under lo and
+ * under hi; when both reproduce it (--check: every model entry the
+ * trace's, in order), the
+ * figures are the recording's whichever cap in the interval it ran under,
+ * and RES is the replay under hi.  Otherwise RES is the what-if, with the
+ * interval (unreplayed) in cap_inferred when one was proved.  Returns
+ * FALSE with ERROR on bad input. */
+static gboolean
+replay_gc_recording(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPlan *plan,
+		    CcaReplayResult *res, GError **error)
+{
+	CcaReplayOptions probe_opt = *opt;
+	unwatched(&probe_opt);
+	probe_opt.gc_uncapped_recorded = true;
+	CcaReplayResult probe;
+	if (!replay_with_plan(snap, &probe_opt, plan, &probe, error)) {
+		cca_replay_result_clear(&probe);
+		return FALSE;
+	}
+	CcaCapBound cap;
+	cca_replay_cap_proved(&probe, false, &cap);
+	bool probe_ok = !probe.whatif && !probe.diverged_from_recording;
+	uint64_t replays = probe.replays;
+	cca_replay_result_clear(&probe);
+	if (cap.proved) /* the model's peak, and the recording's own */
+		cap.lo = MAX(cap.lo,
+			     trace_reserved_peak(snap, opt->device, cca_plan_start_reserved(plan)));
+	if (!probe_ok || cap.lo > cap.hi)
+		memset(&cap, 0, sizeof cap);
+	/* each end checked entry by entry (--check): the model's every
+	 * segment entry, in order, must be the trace's */
+	bool ends = cap.proved;
+	for (int end = 0; ends && end < 2; end++) {
+		uint64_t bytes = end == 0 ? cap.lo : cap.hi;
+		CcaReplayOptions end_opt = probe_opt;
+		end_opt.gc_uncapped_recorded = false;
+		end_opt.check = true;
+		under_cap(&end_opt, bytes);
+		CcaReplayResult r;
+		if (!replay_with_plan(snap, &end_opt, plan, &r, error)) {
+			cca_replay_result_clear(&r);
+			return FALSE;
+		}
+		ends = reproduced(&r, bytes) && r.check_ran && r.check_passed;
+		replays += r.replays;
+		cca_replay_result_clear(&r);
+	}
+	if (ends) {
+		CcaReplayOptions hi_opt = *opt;
+		under_cap(&hi_opt, cap.hi);
+		if (!replay_with_plan(snap, &hi_opt, plan, res, error))
+			return FALSE;
+		if (reproduced(res, cap.hi)) {
+			cap.replayed = true;
+			res->cap_inferred = cap;
+			res->replays += replays;
+			return TRUE;
+		}
+		replays += res->replays;
+		cca_replay_result_clear(res);
+	}
+	if (!replay_with_plan(snap, opt, plan, res, error))
+		return FALSE;
+	res->cap_inferred = cap; /* proved, but not reproduced under it */
+	res->replays += replays;
+	return TRUE;
+}
+
+gboolean
+cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayResult *res,
+	       GError **error)
+{
+	memset(res, 0, sizeof *res);
+	g_autoptr(CcaPlan) own_plan = NULL;
+	CcaPlan *plan = opt->plan;
+	/* A replay nobody watches reads the trace once: the plan leaves the
+	 * entries to it (cca_plan_new_unread()) and reads them only when the
+	 * replay needs what they tell. */
+	bool watched = opt->observer || opt->on_model_event || opt->before_request ||
+		       opt->make_device || opt->on_finish || opt->stop_after;
+	if (!plan) {
+		own_plan = watched ? cca_plan_new(snap, opt->device, opt->pytorch_version,
+						  opt->rewind, error)
+				   : cca_plan_new_unread(snap, opt->device, opt->pytorch_version,
+							 opt->rewind, error);
+		if (!own_plan)
+			return FALSE;
+		plan = own_plan;
+	}
+	if (gc_cap_unknown(snap, opt, plan))
+		return replay_gc_recording(snap, opt, plan, res, error);
+	return replay_with_plan(snap, opt, plan, res, error);
 }

@@ -22,7 +22,9 @@
  *     segments), a garbage_collection_threshold in the recorded settings
  *     with no cap at all (garbage collection acts only under a cap, and
  *     PyTorch does not record the cap: the recording ran under one that
- *     is unknown);
+ *     is unknown; but cca_replay_run() first tries the cap its oom entry
+ *     proves, and replays the recording under it when both ends of the
+ *     interval reproduce it: CcaReplayResult.cap_inferred);
  *   - a what-if otherwise.  A what-if of a trace that releases segments
  *     needs where the program called empty_cache(): one planning pass
  *     under the recording's conditions (recorded settings and addresses,
@@ -39,6 +41,7 @@
 #include <stdint.h>
 
 #include "allocator.h"
+#include "capbound.h"
 #include "check.h"
 #include "device.h"
 #include "simdevice.h"
@@ -139,6 +142,10 @@ typedef struct {
 	/* A what-if even under the recorded settings (another cap or device
 	 * size): the trace's segment entries and addresses are not used. */
 	bool force_whatif;
+	/* Replay a recording under garbage_collection_threshold with no cap
+	 * known in recorded mode all the same, its releases as the trace has
+	 * them: the pass that proves its cap (cca_replay_run()). */
+	bool gc_uncapped_recorded;
 	CcaReplayObserver observer; /* NULL: none */
 	void *observer_data;
 	/* Model entries (segment_alloc, alloc, oom, ...) as they are recorded,
@@ -248,6 +255,11 @@ typedef struct {
 	bool recorded_oom_seen;
 	uint64_t recorded_oom_event, recorded_oom_alloc_size, recorded_oom_reserved,
 		recorded_oom_allocated, recorded_oom_allowed, recorded_oom_device_free;
+	/* a recording under garbage_collection_threshold with no cap known
+	 * whose oom entry proved one (capbound.h): the replay ran under the
+	 * largest cap proved (allowed_maximum = cap_inferred.hi), and
+	 * reproduced the recording there and at the smallest (.replayed) */
+	CcaCapBound cap_inferred;
 	/* inference from the trace */
 	uint64_t empty_cache_calls; /* empty_cache() replayed */
 	/* the program's calls ccasim-record saw that the replay applied
@@ -266,6 +278,12 @@ typedef struct {
 	uint64_t start_live_bytes;
 	uint64_t start_blocks_unplaced; /* blocks that fit no free range */
 	bool start_expandable_missing;	/* expandable segments in use at the start, not rebuilt */
+	uint64_t start_reserved;	/* bytes the rebuilt start reserves */
+	/* the rebuilt start holds more than the cap or the device: the program
+	 * could not have reached the window under them.  The replay stopped
+	 * before its first entry with one unexpected OOM (oom_event 0,
+	 * oom_reserved = start_reserved, oom_size 0). */
+	bool oom_before_window;
 	/* --check */
 	bool check_ran;
 	bool check_passed;
@@ -281,6 +299,17 @@ gboolean cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *options
 			CcaReplayResult *result, GError **error);
 
 void cca_replay_result_clear(CcaReplayResult *result);
+
+/* What RESULT, a replay under the recorded settings, proves of a cap
+ * nobody passed (capbound.h, doc/whatif.md "A cap nobody passed"), into
+ * OUT: the cap the replay itself inferred (cap_inferred), else, for a
+ * replay of the recording (not a what-if) under no cap (no memory fraction
+ * given, recorded, or set by a call ccasim-record saw; no device capacity:
+ * CAPACITY_GIVEN false), the bound the trace's first oom entry proves with
+ * the peak of reserved memory (cca_capbound_prove()).  Otherwise OUT is
+ * zeroed: nothing was proved (a cap was known, no oom, or the device was
+ * full, which its capacity explains). */
+void cca_replay_cap_proved(const CcaReplayResult *result, bool capacity_given, CcaCapBound *out);
 
 /* Model passes this process has run so far, over all threads: observed
  * replays (one per cca_replay_run()) in *REPLAYS, planning passes

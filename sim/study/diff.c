@@ -510,7 +510,9 @@ print_side(GString *out, const char *name, const char *label, const CcaDiffSide 
 			       s->result.stats.num_device_alloc, s->result.stats.num_device_free,
 			       s->result.stats.num_alloc_retries, s->result.stats.num_ooms,
 			       s->result.start_reconstructed ? " within the window" : "");
-	if (s->result.stopped_by_oom)
+	if (s->result.oom_before_window)
+		g_string_append(out, "; out of memory before the window (its start does not fit)");
+	else if (s->result.stopped_by_oom)
 		g_string_append_printf(out, "; stopped by an OOM at event %" G_GUINT64_FORMAT,
 				       s->result.oom_event);
 	g_string_append_c(out, '\n');
@@ -682,7 +684,8 @@ side_json(const char *label, const CcaDiffSide *s)
 	json_object_set_new(o, "peak_free", cca_json_uint(s->peak_free));
 	json_object_set_new(o, "peak_segments", cca_json_uint(s->peak_segments));
 	json_object_set_new(o, "figures",
-			    cca_figures_to_json(&s->result.figures, &s->result.stats));
+			    cca_figures_to_json_in(&s->result.figures, &s->result.stats,
+						   s->result.start_reconstructed));
 	/* a window cannot know the run's peaks and counts (replay's
 	 * memory_stats: null); peak_* above and the window's own counts under
 	 * "window" are what it saw */
@@ -708,6 +711,9 @@ side_json(const char *label, const CcaDiffSide *s)
 		json_t *w = json_object();
 		json_object_set_new(w, "assumes", cca_json_string(DIFF_WINDOW_NOTE));
 		json_object_set_new(w, "within", seen);
+		json_object_set_new(w, "start_reserved", cca_json_uint(s->result.start_reserved));
+		json_object_set_new(w, "oom_before_window",
+				    cca_json_bool(s->result.oom_before_window));
 		json_object_set_new(o, "window", w);
 	} else {
 		json_decref(seen);

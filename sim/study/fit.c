@@ -580,6 +580,15 @@ mib(uint64_t bytes)
 	return g_strdup_printf("%" G_GUINT64_FORMAT, bytes >> 20);
 }
 
+/* Where RUN ran out of memory, for the "2 MiB less" column. */
+static char *
+oom_words(const CcaSweepRun *run)
+{
+	if (run->oom_before_window)
+		return g_strdup("OOM before the window");
+	return g_strdup_printf("OOM at event %" G_GUINT64_FORMAT, run->oom_event);
+}
+
 #define FIT_COLUMN_SETTINGS 1
 #define FIT_COLUMN_ADDRESS 5
 #define FIT_COLUMN_GPU 6 /* the first GPU's */
@@ -630,12 +639,12 @@ fit_cell(const CcaFitRow *f, guint c, guint rank, bool ranges)
 				       r->at.value[CCA_SWEEP_FIG_PEAK_RESERVED] / (double)CCA_MIB);
 	case 4:
 		if (!r->found)
-			return g_strdup_printf("OOM at event %" G_GUINT64_FORMAT, r->at.oom_event);
+			return oom_words(&r->at);
 		if (!r->below_run)
 			return g_strdup("-");
 		if (r->below_fits)
 			return g_strdup("fits (!)");
-		return g_strdup_printf("OOM at event %" G_GUINT64_FORMAT, r->below.oom_event);
+		return oom_words(&r->below);
 	case FIT_COLUMN_ADDRESS:
 		return g_strdup(f->sensitive ? "varies" : "stable");
 	default:
@@ -944,7 +953,7 @@ cca_fit_to_json(const CcaSweep *sweep, const CcaFitRow *rows, guint n, const Cca
 	json_object_set_new(doc, "gpus", gpus);
 	g_autoptr(GPtrArray) notes = cca_sweep_notes(sweep);
 	json_object_set_new(doc, "notes", cca_json_strings(notes));
-	json_object_set_new(doc, "window", cca_sweep_window_json(sweep));
+	json_object_set_new(doc, "window", cca_sweep_window_json(sweep, NULL));
 	json_object_set_new(doc, "unvalidated",
 			    cca_json_bool(cca_rules_for(sweep->pytorch_version)->unvalidated));
 	json_t *list = json_array();

@@ -603,7 +603,7 @@ prove_cap(const CcaSnapshot *snap, int device, CcaCapBound *cap)
 	opt.device = device;
 	CcaReplayResult res;
 	if (cca_replay_run(snap, &opt, &res, NULL))
-		cca_capbound_from_replay(&res, false, cap);
+		cca_replay_cap_proved(&res, false, cap);
 	cca_replay_result_clear(&res);
 }
 
@@ -810,7 +810,7 @@ sweep_device(const CcaFleetJob *job, const CcaFleetOptions *options, const CcaSn
 		json_object_set_new(o, "fits", json_boolean(fits));
 		json_object_set_new(o, "may_not_fit", json_boolean(primary_fits && !fits));
 		/* a window: the figures cover it alone (cca_sweep_window_note()) */
-		json_object_set_new(o, "window", cca_sweep_window_json(sweep));
+		json_object_set_new(o, "window", cca_sweep_window_json(sweep, run));
 		/* rules modelled from source, never checked on hardware */
 		json_object_set_new(
 			o, "unvalidated",
@@ -1565,6 +1565,7 @@ typedef struct {
 	bool window;		      /* the trace starts mid-run: figures of the window alone */
 	uint64_t peak;		      /* peak reserved bytes (up to the OOM when !fits) */
 	uint64_t oom_event;	      /* where it ran out, when !fits */
+	bool before_window;	      /* ... before the window: its start did not fit */
 	const CcaGpuPreset *smallest; /* smallest card that fits, when asked */
 } MRow;
 
@@ -1807,6 +1808,8 @@ report_build(CcaFleetMerge *m, MReport *r)
 		mr.window = json_is_object(json_object_get(row, "window"));
 		mr.peak = juint(row, "peak_reserved");
 		mr.oom_event = juint(row, "oom_event");
+		mr.before_window = json_is_true(
+			json_object_get(json_object_get(row, "window"), "oom_before_window"));
 		const char *gpu = json_string_value(json_object_get(row, "smallest_gpu"));
 		mr.smallest = gpu ? cca_fit_gpu_preset_find(gpu, NULL) : NULL;
 		g_array_append_val(job->rows, mr);
@@ -2306,9 +2309,10 @@ print_best(const MReport *r, char *const *names, GString *out, guint width)
 			g_autofree char *line = g_strdup_printf("on %s:", device);
 			cca_table_add_line(table, line);
 		}
-		g_autofree char *own_result = job->base->fits ? g_strdup("fits")
-					      : job->base->may_not_fit
-						      ? g_strdup("may not fit")
+		g_autofree char *own_result = job->base->fits	       ? g_strdup("fits")
+					      : job->base->may_not_fit ? g_strdup("may not fit")
+					      : job->base->before_window
+						      ? g_strdup("OOM before the window")
 						      : g_strdup_printf("OOM at %" G_GUINT64_FORMAT,
 									job->base->oom_event);
 		const char *best = !job->best		    ? "none fits"

@@ -494,7 +494,8 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 	run->oom_event = res.unexpected_ooms	 ? res.oom_event
 			 : res.recorded_oom_seen ? res.recorded_oom_event
 						 : res.events;
-	cca_capbound_from_replay(&res, options->capacity_set, &run->cap);
+	cca_replay_cap_proved(&res, options->capacity_set, &run->cap);
+	run->oom_before_window = res.oom_before_window;
 	if (options->calibration) {
 		/* A replay that restarts from a rebuilt start (a mid-run
 		 * trace) reports the entries of both attempts: the last
@@ -961,6 +962,16 @@ cca_sweep_recommend(const CcaSweep *sweep, CcaGoal goal, const CcaSweepOptions *
 		append_cap_proved(why, base);
 		return NULL;
 	}
+	if (!best && furthest && furthest->runs[0].oom_before_window) {
+		g_string_append_printf(
+			why,
+			"No setting can run%s: the state the recording had when the window "
+			"opened reserves %s, more than that, so the program could not have "
+			"reached the window under it. `ccasim fit` finds the device memory each "
+			"setting needs from the window's start.",
+			cap, cca_size_format(cca_plan_start_reserved(sweep->plan), a));
+		return NULL;
+	}
 	if (!best) {
 		g_autofree char *name = settings_name(furthest);
 		g_string_append_printf(
@@ -1247,13 +1258,17 @@ cca_sweep_window_note(const CcaSweep *sweep)
 }
 
 json_t *
-cca_sweep_window_json(const CcaSweep *sweep)
+cca_sweep_window_json(const CcaSweep *sweep, const CcaSweepRun *run)
 {
 	const char *note = cca_sweep_window_note(sweep);
 	if (!note)
 		return json_null();
 	json_t *o = json_object();
 	json_object_set_new(o, "assumes", cca_json_string(note));
+	json_object_set_new(o, "start_reserved",
+			    cca_json_uint(cca_plan_start_reserved(sweep->plan)));
+	json_object_set_new(o, "oom_before_window",
+			    run ? cca_json_bool(run->oom_before_window) : json_null());
 	return o;
 }
 
@@ -1595,8 +1610,10 @@ cca_sweep_to_json(const CcaSweep *sweep, const CcaSweepReport *report)
 	json_object_set_new(doc, "calibration", cal);
 	g_autoptr(GPtrArray) notes = cca_sweep_notes(sweep);
 	json_object_set_new(doc, "notes", cca_json_strings(notes));
-	json_object_set_new(doc, "window", cca_sweep_window_json(sweep));
 	const CcaSweepRow *base = recorded_row(sweep);
+	/* every row starts from the same rebuilt state under the same cap */
+	json_object_set_new(doc, "window",
+			    cca_sweep_window_json(sweep, base ? &base->runs[0] : NULL));
 	json_object_set_new(doc, "cap_proved",
 			    base ? cca_capbound_to_json(&base->runs[0].cap) : json_null());
 	json_t *rows = json_array();

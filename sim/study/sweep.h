@@ -83,6 +83,9 @@ typedef struct {
 	bool replayed;		 /* FALSE: copied from the primary run, which met no tie */
 	uint64_t deferred_frees; /* frees that waited for another stream (record_stream) */
 	CcaCapBound cap;	 /* a cap the recording proves (the recorded row's replay) */
+	/* a window whose rebuilt start passes the cap or the device: the OOM
+	 * (oom_event 0) is before the window (CcaReplayResult) */
+	bool oom_before_window;
 } CcaSweepRun;
 
 /* One setting and its results. */
@@ -264,9 +267,11 @@ GPtrArray *cca_sweep_notes(const CcaSweep *sweep);
  * sweep.  cca_sweep_notes() gives it first. */
 const char *cca_sweep_window_note(const CcaSweep *sweep);
 
-/* cca_sweep_window_note() for --json: {"assumes": NOTE}, or null; the key
- * "window" of sweep's and fit's JSON, as of replay's. */
-json_t *cca_sweep_window_json(const CcaSweep *sweep);
+/* cca_sweep_window_note() for --json: {"assumes": NOTE, "start_reserved"
+ * (cca_plan_start_reserved()), "oom_before_window" (RUN's, or null when
+ * RUN is NULL: fit, whose rows search the capacity)}, or null; the key
+ * "window" of sweep's, fit's and fleet's JSON, as of replay's. */
+json_t *cca_sweep_window_json(const CcaSweep *sweep, const CcaSweepRun *run);
 
 /* What the printers say about the run besides the rows. */
 typedef struct {

@@ -964,7 +964,11 @@ append_summary(GString *out, const CcaReplayResult *res, const Pass *pass)
 			res->recorded_calls_applied - res->recorded_empty_cache_calls,
 			res->recorded_calls_applied - res->recorded_empty_cache_calls == 1 ? ""
 											   : "s");
-	if (res->stopped_by_oom)
+	if (res->oom_before_window)
+		g_string_append(out, "The window's start holds more than the cap or the device: "
+				     "the program could not have reached it, and nothing was "
+				     "replayed.\n");
+	else if (res->stopped_by_oom)
 		g_string_append_printf(
 			out,
 			"The replay stopped at the first OOM (event %" G_GUINT64_FORMAT

@@ -454,6 +454,9 @@ run_json(const char *trace, int device, const CcaPeakRun *r)
 	json_object_set_new(o, "settings", cca_json_string(r->label));
 	json_object_set_new(o, "whatif", cca_json_bool(r->result.whatif));
 	json_object_set_new(o, "window", cca_report_window_json(&r->result));
+	if (r->result.start_reconstructed) /* segment.all.peak: the run's, unknown */
+		json_object_set_new(json_object_get(o, "figures"), "peak_segment_count",
+				    json_null());
 	/* rules modelled from source, never checked on hardware (doc/versions.md) */
 	json_object_set_new(o, "unvalidated",
 			    cca_json_bool(cca_rules_for(r->pytorch_version)->unvalidated));

@@ -69,6 +69,8 @@ cca_report_window_json(const CcaReplayResult *res)
 	if (res->whatif)
 		json_object_set_new(window, "assumes",
 				    cca_json_string(cca_report_window_assumes()));
+	json_object_set_new(window, "start_reserved", cca_json_uint(res->start_reserved));
+	json_object_set_new(window, "oom_before_window", cca_json_bool(res->oom_before_window));
 	return window;
 }
 
@@ -211,7 +213,7 @@ cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *re
 	json_object_set_new(o, "oom", oom);
 	json_object_set_new(o, "recorded_ooms", cca_json_uint(res->recorded_ooms));
 	CcaCapBound cap;
-	cca_capbound_from_replay(res, ctx->device_memory_set, &cap);
+	cca_replay_cap_proved(res, ctx->device_memory_set, &cap);
 	json_object_set_new(o, "cap_proved", cca_capbound_to_json(&cap));
 	json_object_set_new(o, "empty_cache_calls", cca_json_uint(res->empty_cache_calls));
 	json_object_set_new(o, "recorded_calls_applied",
@@ -226,7 +228,9 @@ cca_report_replay_to_json(const CcaReportContext *ctx, const CcaReplayResult *re
 	json_object_set_new(frag, "reserved_unallocated_at_peak",
 			    cca_json_uint(cca_figures_unallocated_at_reserved_peak(&res->figures)));
 	json_object_set_new(o, "fragmentation", frag);
-	json_object_set_new(o, "figures", cca_figures_to_json(&res->figures, &res->stats));
+	json_object_set_new(
+		o, "figures",
+		cca_figures_to_json_in(&res->figures, &res->stats, res->start_reconstructed));
 	json_t *start = json_null();
 	if (res->start_reconstructed) {
 		start = json_object();
@@ -282,10 +286,35 @@ row_window(GString *out, const char *label, int64_t value, bool bytes)
 			label, value);
 }
 
+/* An OOM before a window's first entry: its rebuilt start holds more than
+ * the cap or the device (CcaReplayResult.oom_before_window). */
+static void
+append_oom_before_window(GString *out, const CcaReportContext *ctx, const CcaReplayResult *res)
+{
+	char a[32], b[32], c[32];
+	g_string_append_printf(
+		out,
+		"\nOut of memory before the window: the state the recording had "
+		"when the window opened reserves %s (%s of it allocated), more than ",
+		cca_size_format(res->start_reserved, a), cca_size_format(res->oom_allocated, b));
+	if (res->allowed_maximum && res->start_reserved > res->allowed_maximum)
+		g_string_append_printf(out, "the %s the memory fraction allows",
+				       cca_size_format(res->allowed_maximum, c));
+	else
+		g_string_append_printf(out, "the device's %s",
+				       cca_size_format(ctx->device_memory, c));
+	g_string_append(out, ": the program could not have reached the window under it, "
+			     "so no figure of the window holds there and nothing was replayed.\n");
+}
+
 static void
 append_oom(GString *out, const CcaReportContext *ctx, const CcaReplayResult *res)
 {
 	char a[32], b[32], c[32], d[32], e[32];
+	if (res->oom_before_window) {
+		append_oom_before_window(out, ctx, res);
+		return;
+	}
 	g_string_append_printf(
 		out,
 		"\nOut of memory at event %" G_GUINT64_FORMAT
@@ -353,10 +382,27 @@ static void
 append_cap_bound(GString *out, const CcaReportContext *ctx, const CcaReplayResult *res)
 {
 	CcaCapBound cap;
-	cca_capbound_from_replay(res, ctx->device_memory_set, &cap);
+	cca_replay_cap_proved(res, ctx->device_memory_set, &cap);
 	if (!cap.proved)
 		return;
 	char a[32], b[32], c[32], d[32], e[32];
+	if (cap.replayed) {
+		g_autofree char *text = g_strdup_printf(
+			"  A cap was in force: the device had %s free at this OOM, room for the %s "
+			"segment the request needed, so torch.cuda.set_per_process_memory_fraction() "
+			"allowed this process between %s (the peak reserved) and %s (reserved then "
+			"plus the segment, less 1 byte). PyTorch does not record the fraction, and "
+			"garbage_collection_threshold acts only under one: the recording was replayed "
+			"under both ends and reproduced every entry at each, so these figures (replayed "
+			"under %s) are the recording's. A what-if still needs the cap: "
+			"pass --recorded-memory-fraction F, F = allowed bytes / the device's total (%s "
+			"here), or record with ccasim-record.",
+			cca_size_format(cap.device_free, a), cca_size_format(cap.needed, b),
+			cca_size_format(cap.lo, c), cca_size_format(cap.hi, d),
+			cca_size_format(cap.hi, d), cca_size_format(ctx->device_memory, e));
+		cca_text_wrap(out, text, G_MAXUINT, 2);
+		return;
+	}
 	g_autofree char *text = g_strdup_printf(
 		"  A cap was in force: the device had %s free at this OOM, room for the %s "
 		"segment the request needed, so torch.cuda.set_per_process_memory_fraction() "

@@ -50,8 +50,10 @@ const char *cca_report_window_peaks(void);
 /* The "window" key of a replay's JSON, which every command's --json of
  * the replay carries: null for a trace from the start, else {unknown_keys
  * (memory_stats keys the window cannot know), known
- * (cca_report_window_known()), and for a what-if assumes
- * (cca_report_window_assumes())}. */
+ * (cca_report_window_known()), for a what-if assumes
+ * (cca_report_window_assumes()), start_reserved (the bytes the rebuilt
+ * start reserves) and oom_before_window (true when they pass the cap or
+ * the device: the program could not have reached the window)}. */
 json_t *cca_report_window_json(const CcaReplayResult *res);
 
 /* RESULT as a new JSON object: {"trace", "device", "settings", "notes"
