@@ -1804,7 +1804,23 @@ trace_explain(PyObject *self, PyObject *args, PyObject *kwds)
 		opt.pytorch_version / 100, opt.pytorch_version % 100);
 	g_free(label);
 	CcaExplainParams params = {.limit = (guint)limit, .top = (guint)top};
-	ok = cca_explain_run(snap, &opt, &params, out, &error);
+	/* a what-if's figures, bounded as `ccasim explain` bounds them, from
+	 * its own replay */
+	CcaReplayResult base = {0};
+	params.result = &base;
+	opt.count_address_ties = true;
+	GString *body = g_string_new(NULL);
+	CcaTiming timing = {0};
+	ok = cca_explain_run(snap, &opt, &params, body, &error) &&
+	     cca_timing_bound(snap, &opt, &base, &timing, &error);
+	if (ok) {
+		cca_timing_describe_lead(&timing, out);
+		g_string_append_len(out, body->str, (gssize)body->len);
+		cca_timing_describe_headline(&timing, true, out);
+	}
+	g_string_free(body, TRUE);
+	cca_timing_clear(&timing);
+	cca_replay_result_clear(&base);
 	Py_END_ALLOW_THREADS;
 	if (has_settings)
 		cca_settings_clear(&settings);
@@ -1869,14 +1885,24 @@ trace_peak(PyObject *self, PyObject *args, PyObject *kwds)
 	gboolean ok;
 	Py_BEGIN_ALLOW_THREADS;
 	CcaPeakRun ra = {0}, rb = {0};
-	ok = cca_peak_run_collect(&ra, snap, &opt, &error);
-	if (ok && under) {
-		CcaReplayOptions ob = opt;
-		ob.settings = &under_settings;
-		ok = cca_peak_run_collect(&rb, snap, &ob, &error);
-	}
-	if (ok)
+	/* each run's figures bounded as `ccasim peak --json` bounds them */
+	CcaTiming ta = {0}, tb = {0};
+	opt.count_address_ties = true; /* for the bounds, as the CLI's */
+	CcaReplayOptions ob = opt;
+	ob.settings = &under_settings;
+	ok = cca_peak_run_collect(&ra, snap, &opt, &error) &&
+	     cca_timing_bound(snap, &opt, &ra.result, &ta, &error);
+	if (ok && under)
+		ok = cca_peak_run_collect(&rb, snap, &ob, &error) &&
+		     cca_timing_bound(snap, &ob, &rb.result, &tb, &error);
+	if (ok) {
 		doc = cca_peak_run_to_json(name, opt.device, &ra, under ? &rb : NULL);
+		cca_timing_add_run_json(&ta, under ? json_object_get(doc, "a") : doc);
+		if (under)
+			cca_timing_add_run_json(&tb, json_object_get(doc, "b"));
+	}
+	cca_timing_clear(&ta);
+	cca_timing_clear(&tb);
 	cca_peak_run_clear(&ra);
 	cca_peak_run_clear(&rb);
 	Py_END_ALLOW_THREADS;

@@ -162,6 +162,7 @@ CLI_TESTS += tests/cli/test-names.sh
 CLI_TESTS += tests/cli/test-pip.sh
 # `diff --fail-if`: conditions that hold, that do not, and bad ones
 CLI_TESTS += tests/cli/test-diff-gate.sh
+CLI_TESTS += tests/cli/test-bounds-commands.sh
 # the exit status of a replay that runs out of memory, sizes with units
 CLI_TESTS += tests/cli/test-exit-units.sh
 # every command's text fits COLUMNS

@@ -9,6 +9,7 @@
 #include "report.h"
 #include "rules.h"
 #include "text.h"
+#include "timing.h"
 
 int
 cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
@@ -89,7 +90,24 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 				   .one_event = event >= 0,
 				   .event = event >= 0 ? (uint64_t)event : 0};
 	g_autoptr(GError) error = NULL;
-	if (!cca_explain_run(snap, &opt, &params, out, &error)) {
+	/* a what-if's figures, bounded as replay bounds them (timing.h), from
+	 * explain's own replay, which counts its decisions by address as
+	 * replay's does */
+	CcaReplayResult base = {0};
+	params.result = &base;
+	opt.count_address_ties = true;
+	g_autoptr(GString) body = g_string_new(NULL);
+	CcaTiming timing = {0};
+	gboolean ok = cca_explain_run(snap, &opt, &params, body, &error) &&
+		      cca_timing_bound(snap, &opt, &base, &timing, &error);
+	if (ok) {
+		cca_timing_describe_lead(&timing, out);
+		g_string_append_len(out, body->str, (gssize)body->len);
+		cca_timing_describe_headline(&timing, true, out);
+	}
+	cca_timing_clear(&timing);
+	cca_replay_result_clear(&base);
+	if (!ok) {
 		cca_cli_print_error("explain", error);
 		return 1;
 	}

@@ -12,29 +12,41 @@
 #include "peak.h"
 #include "report.h"
 #include "text.h"
+#include "timing.h"
 
+/* Replays R and bounds its figures into TIMING as replay does
+ * (timing.h). */
 static gboolean
-peak_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPeakRun *r)
+peak_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaPeakRun *r, CcaTiming *timing)
 {
 	g_autoptr(GError) error = NULL;
-	if (!cca_peak_run_collect(r, snap, opt, &error))
+	/* its decisions by address counted in its one replay, as replay's */
+	CcaReplayOptions o = *opt;
+	o.count_address_ties = true;
+	if (!cca_peak_run_collect(r, snap, &o, &error) ||
+	    !cca_timing_bound(snap, &o, &r->result, timing, &error)) {
 		cca_cli_print_error("peak", error);
+		return FALSE;
+	}
 	return r->peak != NULL;
 }
 
 static void
-peak_run_text(GString *out, const char *trace, int device, const CcaPeakRun *r, guint top)
+peak_run_text(GString *out, const char *trace, int device, const CcaPeakRun *r,
+	      const CcaTiming *timing, guint top)
 {
 	g_autofree char *shown = cca_text_path(trace);
 	g_string_append_printf(
-		out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s%s\n", shown, device,
-		r->result.events, r->label,
+		out, "%s, device %d: %" G_GUINT64_FORMAT " events, %s%s%s%s\n", shown, device,
+		r->result.events, r->label, cca_timing_why(timing) ? ", bounded by " : "",
+		cca_timing_why(timing) ? cca_timing_why(timing) : "",
 		cca_rules_for(r->pytorch_version)->unvalidated
 			? ", unvalidated rules (modelled from source, doc/versions.md)"
 			: "");
 	if (r->result.start_reconstructed)
 		cca_text_wrap(out, cca_report_window_peaks(), CCA_TEXT_COLUMNS, 2);
 	cca_figures_append_text(out, &r->result.figures, &r->result.stats, "  ");
+	cca_timing_describe_headline(timing, true, out);
 	cca_peak_append_text(out, r->peak, top);
 }
 
@@ -103,13 +115,14 @@ cca_cmd_peak(const CcaCliCommand *cmd, int argc, char **argv)
 		}
 	}
 	CcaPeakRun a = {0}, b = {0};
+	CcaTiming ta = {0}, tb = {0};
 	int rc = 1;
-	if (!peak_run(snap, &opt, &a))
+	if (!peak_run(snap, &opt, &a, &ta))
 		goto out;
 	if (under) {
 		CcaReplayOptions ob = opt;
 		ob.settings = &under_settings;
-		if (!peak_run(snap, &ob, &b))
+		if (!peak_run(snap, &ob, &b, &tb))
 			goto out;
 	}
 	const CcaPeakRun *shown = under ? &b : &a;
@@ -135,17 +148,20 @@ cca_cmd_peak(const CcaCliCommand *cmd, int argc, char **argv)
 	}
 	if (args.json) {
 		json_t *o = cca_peak_run_to_json(argv[1], opt.device, &a, under ? &b : NULL);
+		cca_timing_add_run_json(&ta, under ? json_object_get(o, "a") : o);
+		if (under)
+			cca_timing_add_run_json(&tb, json_object_get(o, "b"));
 		cca_json_print(stdout, o);
 	} else {
 		g_autoptr(GString) out = g_string_new(NULL);
 		if (under) {
 			g_string_append(out, "A: ");
-			peak_run_text(out, argv[1], opt.device, &a, top);
+			peak_run_text(out, argv[1], opt.device, &a, &ta, top);
 			g_string_append(out, "\nB: ");
-			peak_run_text(out, argv[1], opt.device, &b, top);
+			peak_run_text(out, argv[1], opt.device, &b, &tb, top);
 			cca_peak_append_changes(out, a.peak, b.peak, top);
 		} else {
-			peak_run_text(out, argv[1], opt.device, &a, top);
+			peak_run_text(out, argv[1], opt.device, &a, &ta, top);
 		}
 		g_autoptr(GString) fitted = g_string_new(NULL);
 		cca_text_fit(fitted, out->str, cca_text_fit_width(wide));
@@ -155,5 +171,7 @@ cca_cmd_peak(const CcaCliCommand *cmd, int argc, char **argv)
 out:
 	cca_peak_run_clear(&a);
 	cca_peak_run_clear(&b);
+	cca_timing_clear(&ta);
+	cca_timing_clear(&tb);
 	return rc;
 }

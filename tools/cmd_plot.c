@@ -13,9 +13,11 @@
 #include "plot.h"
 #include "report.h"
 #include "rules.h"
+#include "simdevice.h"
 #include "size.h"
 #include "text.h"
 #include "timeline.h"
+#include "timing.h"
 
 /* Buckets per timeline: several per pixel of any sensible plot width. */
 #define PLOT_BUCKETS 8192
@@ -91,9 +93,15 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 	CcaTimeline *tls = g_new0(CcaTimeline, n_runs);
 	CcaPlotRun *runs = g_new0(CcaPlotRun, n_runs);
 	char **labels = g_new0(char *, n_runs + 1);
+	/* the legend's figures of a what-if with bounds (NULL: the plot's) */
+	char **legends = g_new0(char *, n_runs + 1);
+	CcaTiming *timings = g_new0(CcaTiming, n_runs);
 	GError *error = NULL;
 	int status = 0;
 	guint done = 0;
+	/* each run's decisions by address counted in its one replay, for its
+	 * bounds (timing.h), as replay's */
+	opt->count_address_ties = true;
 	for (guint r = 0; r < n_runs; r++) {
 		opt->settings = r == 0 ? NULL : &va->settings[r - 1];
 		if (!cca_timeline_collect(snap, opt, PLOT_BUCKETS, &tls[r], &error)) {
@@ -103,6 +111,12 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 			break;
 		}
 		done++;
+		if (!cca_timing_bound(snap, opt, &tls[r].result, &timings[r], &error)) {
+			cca_cli_print_error("plot", error);
+			g_error_free(error);
+			status = 1;
+			break;
+		}
 		if (r > 0) {
 			g_autofree char *conf =
 				cca_text_display(va->configs[r - 1], -1, CCA_TEXT_DISPLAY_MAX);
@@ -114,7 +128,27 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 		} else {
 			labels[r] = g_strdup("recorded (defaults)");
 		}
+		if (r == 0 && timings[r].whatif) {
+			/* the recorded settings under another cap, device or
+			 * release: a what-if all the same */
+			char *l = g_strconcat("what-if: ", labels[r], NULL);
+			g_free(labels[r]);
+			labels[r] = l;
+		}
+		if (cca_timing_why(&timings[r])) {
+			/* the legend's figures: replay's ranges (timing.h) */
+			g_autofree char *peak = cca_timing_format_bytes(
+				&timings[r], "reserved_bytes.all.peak", tls[r].peak_reserved);
+			const CcaTimingBound *oom = cca_timing_lookup(&timings[r], "num_ooms");
+			g_autofree char *ooms =
+				oom ? g_strdup_printf("%" G_GINT64_FORMAT " .. %" G_GINT64_FORMAT,
+						      oom->lo, oom->hi)
+				    : g_strdup_printf("%" G_GUINT64_FORMAT, tls[r].n_ooms);
+			legends[r] =
+				g_strdup_printf("peak reserved %s (bounded), %s OOMs", peak, ooms);
+		}
 		runs[r].label = labels[r];
+		runs[r].figures = legends[r];
 		runs[r].tl = &tls[r];
 	}
 	opt->settings = NULL;
@@ -139,6 +173,12 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 		if (n_runs > 1)
 			g_string_append_printf(sub, "; %u what-if%s overlaid", n_runs - 1,
 					       n_runs == 2 ? "" : "s");
+		for (guint r = 0; r < n_runs; r++)
+			if (legends[r]) { /* the first run with bounds says why */
+				g_string_append_printf(sub, "; bounded: over %s, as replay's",
+						       cca_timing_why(&timings[r]));
+				break;
+			}
 		CcaPlotStyle style = {
 			.title = title,
 			.subtitle = sub->str,
@@ -163,6 +203,12 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 						    cca_json_uint(tls[r].peak_reserved));
 				json_object_set_new(run, "peak_label_event",
 						    cca_json_uint(tls[r].peak_index));
+				/* the legend names the bounds; the curves are the
+				 * recorded timing's */
+				json_object_set_new(run, "legend_figures",
+						    legends[r] ? cca_json_string(legends[r])
+							       : json_null());
+				cca_timing_add_run_json(&timings[r], run);
 				json_object_set_new(run, "figures",
 						    cca_figures_to_json_in(
 							    &tls[r].figures, &tls[r].result.stats,
@@ -180,17 +226,30 @@ plot_timeline(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 			g_autofree char *output = cca_text_path(pa->output);
 			printf("%s: timeline of %" G_GUINT64_FORMAT " events", output,
 			       tls[0].n_events);
-			for (guint r = 0; r < n_runs; r++)
+			for (guint r = 0; r < n_runs; r++) {
 				printf("%s %s peak reserved %s (%" G_GUINT64_FORMAT " OOM%s)",
 				       r ? ";" : ",", labels[r],
 				       cca_size_format(tls[r].peak_reserved, a), tls[r].n_ooms,
 				       tls[r].n_ooms == 1 ? "" : "s");
+				if (cca_timing_why(&timings[r])) {
+					g_autoptr(GString) b = g_string_new(NULL);
+					cca_timing_append_headline_ranges(&timings[r], b);
+					printf(", bounded by %s: %s", cca_timing_why(&timings[r]),
+					       b->str);
+				}
+			}
 			printf("\n");
 		}
 		g_string_free(sub, TRUE);
 	}
-	for (guint r = 0; r < done; r++)
+	for (guint r = 0; r < done; r++) {
 		cca_timeline_clear(&tls[r]);
+		cca_timing_clear(&timings[r]);
+	}
+	g_free(timings);
+	for (guint r = 0; r < n_runs; r++)
+		g_free(legends[r]);
+	g_free(legends);
 	g_strfreev(labels);
 	g_free(runs);
 	g_free(tls);
@@ -223,7 +282,8 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 	}
 	GArray *state = NULL;
 	uint64_t shown = 0;
-	if (!cca_plot_segments_state(snap, opt, at_peak, at, &state, &shown, &error)) {
+	bool whatif = false;
+	if (!cca_plot_segments_state(snap, opt, at_peak, at, &state, &shown, &whatif, &error)) {
 		cca_cli_print_error("plot", error);
 		g_error_free(error);
 		return 1;
@@ -235,14 +295,33 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 			at);
 		return 1;
 	}
+	/* a what-if's bounds (timing.h), of its figures: the map drawn is the
+	 * recorded timing's */
+	CcaTiming timing = {0}; /* zeroed: a replay of the recording */
+	if (whatif && !cca_timing_bound(snap, opt, NULL, &timing, &error)) {
+		cca_cli_print_error("plot", error);
+		g_error_free(error);
+		cca_timing_clear(&timing);
+		cca_allocator_state_free(state);
+		return 1;
+	}
 	g_autofree char *label = cca_report_settings_label(snap, opt);
 	g_autofree char *title = plot_title(
 		pa, "%s: segments%s (after event %" G_GUINT64_FORMAT ", device %d)",
 		base_name(trace), at_peak ? " at the reserved peak" : "", shown, opt->device);
-	g_autofree char *sub = g_strdup_printf(
-		"%s, PyTorch %u.%u rules%s", label, opt->pytorch_version / 100,
-		opt->pytorch_version % 100,
-		cca_rules_for(opt->pytorch_version)->unvalidated ? " (unvalidated)" : "");
+	GString *subs = g_string_new(NULL);
+	g_string_append_printf(subs, "%s, PyTorch %u.%u rules%s", label, opt->pytorch_version / 100,
+			       opt->pytorch_version % 100,
+			       cca_rules_for(opt->pytorch_version)->unvalidated ? " (unvalidated)"
+										: "");
+	if (cca_timing_why(&timing)) {
+		g_string_append_printf(subs, "; bounded by %s: ", cca_timing_why(&timing));
+		cca_timing_append_headline_ranges(&timing, subs);
+		g_string_append_printf(subs,
+				       " (the map: the recorded timing, the %s address model)",
+				       cca_simdevice_address_model_name(opt->address_model));
+	}
+	g_autofree char *sub = g_string_free(subs, FALSE);
 	CcaPlotSegments segs = {.segments = state, .max_rows = (guint)pa->max_rows};
 	CcaPlotStyle style = {.title = title, .subtitle = sub, .width = pa->width};
 	style.height = cca_plot_segments_height(&style, &segs);
@@ -276,12 +355,22 @@ plot_segments(const CcaSnapshot *snap, CcaReplayOptions *opt, const CcaCliArgs *
 		json_object_set_new(o, "reserved", cca_json_uint(reserved));
 		json_object_set_new(o, "allocated", cca_json_uint(allocated));
 		json_object_set_new(o, "active", cca_json_uint(active));
+		cca_timing_add_run_json(&timing, o);
 		cca_json_print(stdout, o);
 	} else {
 		g_autofree char *output = cca_text_path(pa->output);
-		printf("%s: segment map after event %" G_GUINT64_FORMAT ", %u segments\n", output,
+		printf("%s: segment map after event %" G_GUINT64_FORMAT ", %u segments", output,
 		       shown, state->len);
+		if (cca_timing_why(&timing)) {
+			g_autoptr(GString) b = g_string_new(NULL);
+			cca_timing_append_headline_ranges(&timing, b);
+			printf(" (the recorded timing, the %s address model); bounded by %s: %s",
+			       cca_simdevice_address_model_name(opt->address_model),
+			       cca_timing_why(&timing), b->str);
+		}
+		printf("\n");
 	}
+	cca_timing_clear(&timing);
 	cca_allocator_state_free(state);
 	opt->settings = NULL;
 	return status;

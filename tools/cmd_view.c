@@ -15,6 +15,7 @@
 #include "rules.h"
 #include "size.h"
 #include "text.h"
+#include "timing.h"
 
 /* The most runs a page of one trace draws (the recording and its
  * what-ifs), and the most snapshots of a page of ranks. */
@@ -49,11 +50,68 @@ peak_of(const CcaSnapshot *snap, const CcaReplayOptions *opt)
 	return text;
 }
 
+/* Bounds run RUN of SNAP (OPT with RUN's settings) as replay does
+ * (timing.h): RUN->extra gets its "certainty", "bounds" and
+ * "bounds_timings" (a new object, the caller's); a what-if with bounds
+ * gets *NOTE (", bounded by WHY: RANGES", the caller's) and RUN->label
+ * LABEL with it (*PAGE_LABEL, the caller's).  FALSE after printing the
+ * error. */
+static gboolean
+run_bounds(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaHtmlviewRun *run,
+	   const char *label, char **note, char **page_label)
+{
+	CcaReplayOptions o = run->opt ? *run->opt : *opt;
+	if (run->settings)
+		o.settings = run->settings;
+	CcaTiming timing = {0};
+	GError *error = NULL;
+	if (!cca_timing_bound(run->snap ? run->snap : snap, &o, NULL, &timing, &error)) {
+		cca_cli_print_error("view", error);
+		g_error_free(error);
+		cca_timing_clear(&timing);
+		return FALSE;
+	}
+	run->extra = json_object();
+	cca_timing_add_run_json(&timing, run->extra);
+	if (timing.whatif && g_str_has_prefix(label, "recorded")) {
+		/* the recorded settings under another cap, device or release:
+		 * a what-if all the same */
+		*page_label = g_strconcat("what-if: ", label, NULL);
+		label = *page_label;
+		run->label = *page_label;
+	}
+	if (cca_timing_why(&timing)) {
+		GString *n = g_string_new(NULL);
+		g_string_append_printf(n, ", bounded by %s: ", cca_timing_why(&timing));
+		cca_timing_append_headline_ranges(&timing, n);
+		*note = g_string_free(n, FALSE);
+		char *was = *page_label; /* LABEL may be it */
+		*page_label = g_strconcat(label, *note, NULL);
+		g_free(was);
+		run->label = *page_label;
+	}
+	cca_timing_clear(&timing);
+	return TRUE;
+}
+
+/* The summary's LABEL of a run that run_bounds() found a what-if under the
+ * recorded settings (its PAGE_LABEL says so): prefixed as the page's. */
+static void
+summary_label(char **label, const char *page_label)
+{
+	if (page_label && g_str_has_prefix(page_label, "what-if: ") &&
+	    !g_str_has_prefix(*label, "what-if: ")) {
+		char *l = g_strconcat("what-if: ", *label, NULL);
+		g_free(*label);
+		*label = l;
+	}
+}
+
 /* Writes the page and prints its one-line summary; the exit status. */
 static int
 view_write(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaHtmlviewRun *runs,
 	   guint n_runs, const char *page_title, const char *peak_json, const char *output,
-	   char *const *labels)
+	   char *const *labels, char *const *notes)
 {
 	CcaHtmlviewResult res;
 	GError *error = NULL;
@@ -70,8 +128,8 @@ view_write(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaHtmlvi
 	       shown, res.n_events, n_runs, n_runs == 1 ? "" : "s", res.log_records,
 	       cca_size_format(res.page_bytes, a), cca_size_format(res.data_bytes, b));
 	for (guint r = 0; r < n_runs && r < G_N_ELEMENTS(res.peak_reserved); r++)
-		printf("%s %s peak reserved %s", r ? ";" : ",", labels[r],
-		       cca_size_format(res.peak_reserved[r], a));
+		printf("%s %s peak reserved %s%s", r ? ";" : ",", labels[r],
+		       cca_size_format(res.peak_reserved[r], a), notes[r] ? notes[r] : "");
 	printf("\n");
 	return 0;
 }
@@ -86,6 +144,7 @@ view_ranks(CcaCliArgs *va, char **paths, guint n, const char *output, const char
 	CcaReplayOptions opts[VIEW_MAX_RANKS];
 	CcaHtmlviewRun runs[VIEW_MAX_RANKS] = {{0}};
 	char *labels[VIEW_MAX_RANKS] = {0};
+	char *notes[VIEW_MAX_RANKS] = {0}, *page_labels[VIEW_MAX_RANKS] = {0};
 	g_autofree char *peak = peak_json ? g_strdup(peak_json) : NULL;
 	int status = 0;
 	for (guint i = 0; i < n && status == 0; i++) {
@@ -98,6 +157,10 @@ view_ranks(CcaCliArgs *va, char **paths, guint n, const char *output, const char
 		runs[i].label = labels[i];
 		runs[i].snap = snaps[i];
 		runs[i].opt = &opts[i];
+		if (!run_bounds(snaps[i], &opts[i], &runs[i], labels[i], &notes[i],
+				&page_labels[i]))
+			status = 1;
+		summary_label(&labels[i], page_labels[i]);
 	}
 	if (status == 0 && !peak && !(peak = peak_of(snaps[0], &opts[0])))
 		status = 1;
@@ -105,12 +168,17 @@ view_ranks(CcaCliArgs *va, char **paths, guint n, const char *output, const char
 		g_autofree char *page_title =
 			title ? cca_text_display(title, -1, CCA_TEXT_DISPLAY_MAX)
 			      : g_strdup_printf("%u ranks: memory (device %d)", n, opts[0].device);
-		status = view_write(snaps[0], &opts[0], runs, n, page_title, peak, output, labels);
+		status = view_write(snaps[0], &opts[0], runs, n, page_title, peak, output, labels,
+				    notes);
 	}
 	for (guint i = 0; i < n; i++) {
 		if (snaps[i])
 			cca_snapshot_free(snaps[i]);
 		g_free(labels[i]);
+		g_free(notes[i]);
+		g_free(page_labels[i]);
+		if (runs[i].extra)
+			json_decref(runs[i].extra);
 	}
 	return status;
 }
@@ -174,9 +242,11 @@ cca_cmd_view(const CcaCliCommand *cmd, int argc, char **argv)
 		if (!peak_json)
 			return 1;
 	}
+	status = 0;
 	guint n_runs = 1 + va.n_settings;
 	CcaHtmlviewRun runs[VIEW_MAX_RUNS] = {{0}};
 	char *labels[VIEW_MAX_RUNS] = {0};
+	char *notes[VIEW_MAX_RUNS] = {0}, *page_labels[VIEW_MAX_RUNS] = {0};
 	for (guint r = 0; r < n_runs; r++) {
 		if (r > 0) {
 			g_autofree char *conf =
@@ -200,12 +270,23 @@ cca_cmd_view(const CcaCliCommand *cmd, int argc, char **argv)
 		}
 		runs[r].label = labels[r];
 		runs[r].settings = r ? &va.settings[r - 1] : NULL;
+		if (status == 0 &&
+		    !run_bounds(snap, &opt, &runs[r], labels[r], &notes[r], &page_labels[r]))
+			status = 1;
+		summary_label(&labels[r], page_labels[r]);
 	}
 	g_autofree char *page_title =
 		title ? cca_text_display(title, -1, CCA_TEXT_DISPLAY_MAX)
 		      : g_strdup_printf("%s: memory (device %d)", base_name(argv[1]), opt.device);
-	status = view_write(snap, &opt, runs, n_runs, page_title, peak_json, output, labels);
-	for (guint r = 0; r < n_runs; r++)
+	if (status == 0)
+		status = view_write(snap, &opt, runs, n_runs, page_title, peak_json, output, labels,
+				    notes);
+	for (guint r = 0; r < n_runs; r++) {
 		g_free(labels[r]);
+		g_free(notes[r]);
+		g_free(page_labels[r]);
+		if (runs[r].extra)
+			json_decref(runs[r].extra);
+	}
 	return status;
 }

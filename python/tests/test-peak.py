@@ -37,6 +37,12 @@ CASES = [
     # the cap multistream.cap ran under on the H200 (multistream.cap.json's cap_bytes)
     ("pytorch-2.11/multistream.cap.pickle.xz", {"device_memory": 36914380},
      ["--device-memory", "36914380"]),
+    # what-ifs whose figures have bounds (stream timing; address placement):
+    # the same "certainty", "bounds" and "bounds_timings" as the CLI
+    ("uncertain-2.11/rs2.default.r0.pickle.xz", {"config": "expandable_segments:True"},
+     ["--config", "expandable_segments:True"]),
+    ("pytorch-2.11/bert.default.pickle.xz", {"config": "max_split_size_mb:128"},
+     ["--config", "max_split_size_mb:128"]),
     ("pytorch-2.11/seedfrag.cap.pickle.xz",
      {"config": "max_split_size_mb:128", "memory_fraction": 0.5, "under": "garbage_collection_threshold:0.6"},
      ["--config", "max_split_size_mb:128", "--memory-fraction", "0.5", "--under",
@@ -49,6 +55,15 @@ for rel, kw, args in CASES:
     mine = ccasim.load(path).peak(**kw)
     d = first_diff(mine, json.loads(out)) if rc == 0 else "cli rc %d: %s" % (rc, err)
     ok(d is None, "%s %s: peak() equals ccasim peak --json %s" % (rel, kw, " ".join(args)), d)
+
+rs2 = ccasim.load(traces("uncertain-2.11/rs2.default.r0.pickle.xz"))
+mine = rs2.peak(config="expandable_segments:True")
+rep = rs2.replay(config="expandable_segments:True").report
+ok(mine["certainty"] == "bounded" and mine["bounds"] == rep["bounds"] and
+   mine["bounds_timings"] == rep["bounds_timings"],
+   "rs2 under expandable segments: peak()'s bounds are replay()'s", mine.get("certainty"))
+ok(ccasim.load(traces("pytorch-2.11/bert.default.pickle.xz")).peak()["bounds"] is None,
+   "a replay of the recording: certainty recorded, no bounds")
 
 capped = ccasim.load(traces("pytorch-2.11/multistream.cap.pickle.xz")).peak(device_memory=36914380)
 kinds = [m["kind"] for m in capped["moments"]]

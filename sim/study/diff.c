@@ -76,6 +76,9 @@ diff_side(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaDiffSide *sid
 			return FALSE;
 		o.plan = own_plan;
 	}
+	/* its decisions by address counted in its one replay, for its bounds
+	 * (timing.h), as replay's */
+	o.count_address_ties = true;
 	Timeline t = {.samples = g_array_new(FALSE, FALSE, sizeof(Sample))};
 	o.observer = timeline_observe;
 	o.observer_data = &t;
@@ -400,7 +403,9 @@ cca_diff_run(const CcaSnapshot *snap_a, const CcaReplayOptions *opt_a, const Cca
 	add_notes(snap_b, opt_b, diff->notes);
 	GArray *sa = NULL, *sb = NULL, *state_a = NULL, *state_b = NULL;
 	gboolean ok = diff_side(snap_a, opt_a, &diff->a, &sa, &state_a, error) &&
-		      diff_side(snap_b, opt_b, &diff->b, &sb, &state_b, error);
+		      diff_side(snap_b, opt_b, &diff->b, &sb, &state_b, error) &&
+		      cca_timing_bound(snap_a, opt_a, &diff->a.result, &diff->a.timing, error) &&
+		      cca_timing_bound(snap_b, opt_b, &diff->b.result, &diff->b.timing, error);
 	diff->two_traces = snap_a != snap_b;
 	diff->similarity = 1.0;
 	if (ok)
@@ -438,6 +443,8 @@ cca_diff_clear(CcaDiff *diff)
 {
 	cca_replay_result_clear(&diff->a.result);
 	cca_replay_result_clear(&diff->b.result);
+	cca_timing_clear(&diff->a.timing);
+	cca_timing_clear(&diff->b.timing);
 	if (diff->segments)
 		g_array_free(diff->segments, TRUE);
 	if (diff->requests)
@@ -509,6 +516,16 @@ print_side(GString *out, const char *name, const char *label, const CcaDiffSide 
 		g_string_append_printf(out, "; stopped by an OOM at event %" G_GUINT64_FORMAT,
 				       s->result.oom_event);
 	g_string_append_c(out, '\n');
+	if (cca_timing_why(&s->timing)) {
+		/* replay's bounds of the figures above (timing.h) */
+		g_string_append_printf(out, "   bounded by %s: ", cca_timing_why(&s->timing));
+		gsize len = out->len;
+		cca_timing_append_headline_ranges(&s->timing, out);
+		if (out->len == len)
+			g_string_append(out, "none of these figures varies");
+		g_string_append(out, "; the segments and blocks at the peak are the recorded "
+				     "timing's\n");
+	}
 }
 
 static void
@@ -703,6 +720,7 @@ side_json(const char *label, const CcaDiffSide *s)
 		json_object_set_new(o, "window", json_null());
 	}
 	json_object_set_new(o, "stopped_by_oom", cca_json_bool(s->result.stopped_by_oom));
+	cca_timing_add_run_json(&s->timing, o);
 	json_object_set_new(o, "unvalidated",
 			    cca_json_bool(cca_rules_for(s->result.pytorch_version)->unvalidated));
 	return o;
@@ -753,11 +771,92 @@ gate_metric(const CcaDiffSide *s, int m)
 	}
 }
 
+/* The memory_stats() key of each metric, whose bounds bound it (timing.h);
+ * NULL: a figure at the reserved peak that no key gives. */
+static const char *const gate_keys[] = {
+	"reserved_bytes.all.peak",
+	"allocated_bytes.all.peak",
+	NULL,
+	NULL,
+	NULL,
+	"reserved_bytes.all.current",
+	"num_device_alloc",
+	"num_device_free",
+	"num_alloc_retries",
+	"num_ooms",
+	"num_sync_all_streams",
+};
+
+/* Metric M of side S over every run its bounds hold: [*LO, *HI]; TRUE
+ * when S has bounds of it. *UNBOUNDED: S has bounds, but none of M. */
+static bool
+gate_range(const CcaDiffSide *s, int m, double *lo, double *hi, bool *unbounded)
+{
+	G_STATIC_ASSERT(G_N_ELEMENTS(gate_keys) == G_N_ELEMENTS(gate_metrics));
+	*lo = *hi = gate_metric(s, m);
+	const char *key = gate_keys[m];
+	const CcaTimingBound *b = key ? cca_timing_lookup(&s->timing, key) : NULL;
+	if (b) {
+		*lo = (double)b->lo;
+		*hi = (double)b->hi;
+		return true;
+	}
+	if (s->timing.bounds && s->timing.bounds->len > 0 &&
+	    (!key || (s->result.start_reconstructed && !cca_stats_known_in_window(key))))
+		*unbounded = true;
+	return false;
+}
+
 /* Did side S run out of memory (stopped by it, or past it)? */
 static bool
 gate_oom(const CcaDiffSide *s)
 {
 	return s->result.stopped_by_oom || s->result.stats.num_ooms > 0;
+}
+
+/* Whether side S runs out of memory in every run its bounds hold (*LO)
+ * and in some (*HI); TRUE when S has bounds of num_ooms. */
+static bool
+gate_oom_range(const CcaDiffSide *s, double *lo, double *hi)
+{
+	*lo = *hi = gate_oom(s);
+	const CcaTimingBound *b = cca_timing_lookup(&s->timing, "num_ooms");
+	if (!b)
+		return false;
+	*lo = b->lo > 0;
+	*hi = b->hi > 0 || s->result.stopped_by_oom;
+	return true;
+}
+
+/* The change of kind KIND from A to B ((B - A) / A in percent: from 0, any
+ * growth is infinitely many percent). */
+static double
+gate_change(CcaDiffGateKind kind, double a, double b)
+{
+	switch (kind) {
+	case CCA_DIFF_GATE_B:
+		return b;
+	case CCA_DIFF_GATE_CHANGE:
+		return b - a;
+	default:
+		return a != 0 ? 100.0 * (b - a) / a : b == 0 ? 0.0 : b > 0 ? INFINITY : -INFINITY;
+	}
+}
+
+/* Whether CHANGE OP VALUE. */
+static bool
+gate_compare(int op, double change, double value)
+{
+	switch (op) {
+	case '>':
+		return change > value;
+	case 'G':
+		return change >= value;
+	case '<':
+		return change < value;
+	default:
+		return change <= value;
+	}
 }
 
 static gboolean
@@ -868,40 +967,37 @@ cca_diff_condition_eval(const CcaDiffCondition *c, const CcaDiff *diff, CcaDiffV
 		v->a = gate_oom(&diff->a);
 		v->b = gate_oom(&diff->b);
 		v->change = v->b;
-		v->holds = v->b != 0;
+		v->bounded = gate_oom_range(&diff->a, &v->a_lo, &v->a_hi) |
+			     gate_oom_range(&diff->b, &v->b_lo, &v->b_hi);
+		v->change_lo = v->b_lo;
+		v->change_hi = v->b_hi;
+		/* B runs out in every run */
+		v->holds = v->b_lo != 0;
+		v->depends = !v->holds && v->b_hi != 0;
 		return v->holds;
 	}
 	v->a = gate_metric(&diff->a, c->metric);
 	v->b = gate_metric(&diff->b, c->metric);
-	switch (c->kind) {
-	case CCA_DIFF_GATE_B:
-		v->change = v->b;
-		break;
-	case CCA_DIFF_GATE_CHANGE:
-		v->change = v->b - v->a;
-		break;
-	case CCA_DIFF_GATE_PERCENT:
-		/* from 0, any growth is infinitely many percent */
-		v->change = v->a != 0	? 100.0 * (v->b - v->a) / v->a
-			    : v->b == 0 ? 0.0
-			    : v->b > 0	? INFINITY
-					: -INFINITY;
-		break;
-	}
-	switch (c->op) {
-	case '>':
-		v->holds = v->change > c->value;
-		break;
-	case 'G':
-		v->holds = v->change >= c->value;
-		break;
-	case '<':
-		v->holds = v->change < c->value;
-		break;
-	default:
-		v->holds = v->change <= c->value;
-		break;
-	}
+	v->change = gate_change(c->kind, v->a, v->b);
+	v->bounded = gate_range(&diff->a, c->metric, &v->a_lo, &v->a_hi, &v->unbounded) |
+		     gate_range(&diff->b, c->metric, &v->b_lo, &v->b_hi, &v->unbounded);
+	/* every end: the change is monotone in each side's value, so its
+	 * extremes are at the corners */
+	const double as[2] = {v->a_lo, v->a_hi}, bs[2] = {v->b_lo, v->b_hi};
+	bool all = true, some = false;
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 2; j++) {
+			double x = gate_change(c->kind, as[i], bs[j]);
+			if ((i == 0 && j == 0) || x < v->change_lo)
+				v->change_lo = x;
+			if ((i == 0 && j == 0) || x > v->change_hi)
+				v->change_hi = x;
+			bool h = gate_compare(c->op, x, c->value);
+			all &= h;
+			some |= h;
+		}
+	v->holds = all;
+	v->depends = some && !all;
 	return v->holds;
 }
 
@@ -916,6 +1012,42 @@ gate_value(GString *out, int m, double x)
 		g_string_append_printf(out, "%.0f", x);
 }
 
+/* The ranges of a bounded verdict V of C: "; bounded: A LO .. HI, B ..,
+ * change ..". */
+static void
+print_gate_bounds(GString *out, const CcaDiffCondition *c, const CcaDiffVerdict *v)
+{
+	g_string_append(out, "; bounded: A ");
+	gate_value(out, c->metric, v->a_lo);
+	g_string_append(out, " .. ");
+	gate_value(out, c->metric, v->a_hi);
+	g_string_append(out, ", B ");
+	gate_value(out, c->metric, v->b_lo);
+	g_string_append(out, " .. ");
+	gate_value(out, c->metric, v->b_hi);
+	if (c->kind == CCA_DIFF_GATE_PERCENT) {
+		g_string_append(out, ", change ");
+		for (int k = 0; k < 2; k++) {
+			double x = k ? v->change_hi : v->change_lo;
+			if (isfinite(x))
+				g_string_append_printf(out, "%+.1f %%", x);
+			else
+				g_string_append(out, x > 0 ? "+inf" : "-inf");
+			if (!k)
+				g_string_append(out, " .. ");
+		}
+	} else if (c->kind == CCA_DIFF_GATE_CHANGE) {
+		char d[40], e[40];
+		if (gate_metrics[c->metric].bytes)
+			g_string_append_printf(out, ", change %s .. %s",
+					       signed_size((int64_t)v->change_lo, d),
+					       signed_size((int64_t)v->change_hi, e));
+		else
+			g_string_append_printf(out, ", change %+.0f .. %+.0f", v->change_lo,
+					       v->change_hi);
+	}
+}
+
 static void
 print_gate(const CcaDiffReport *report, GString *out)
 {
@@ -927,11 +1059,20 @@ print_gate(const CcaDiffReport *report, GString *out)
 		const CcaDiffVerdict *v = &report->verdicts[i];
 		g_autofree char *shown = cca_text_display(c->text, -1, 80);
 		g_string_append_printf(out, "   %s: %s: ", shown,
-				       v->holds ? "HOLDS" : "does not hold");
+				       v->holds	    ? "HOLDS"
+				       : v->depends ? "does not hold at every end of the bounds"
+						    : "does not hold");
 		if (c->metric < 0) {
-			g_string_append_printf(out, "A %s, B %s\n",
+			g_string_append_printf(out, "A %s, B %s",
 					       v->a ? "ran out of memory" : "fits",
 					       v->b ? "ran out of memory" : "fits");
+			if (v->bounded)
+				g_string_append_printf(
+					out, " under the recorded timing; B %s",
+					v->b_lo	  ? "runs out under every timing"
+					: v->b_hi ? "runs out under some timing (depends)"
+						  : "fits under every timing");
+			g_string_append_c(out, '\n');
 			continue;
 		}
 		g_string_append(out, "A ");
@@ -950,6 +1091,10 @@ print_gate(const CcaDiffReport *report, GString *out)
 			else
 				g_string_append_printf(out, ", change %+.0f", v->change);
 		}
+		if (v->bounded)
+			print_gate_bounds(out, c, v);
+		else if (v->unbounded)
+			g_string_append(out, " (the recorded timing's: this figure has no bounds)");
 		g_string_append_c(out, '\n');
 	}
 }
@@ -959,6 +1104,26 @@ cca_diff_print_text(const CcaDiff *diff, const CcaDiffReport *report, GString *o
 {
 	print_comparison(diff, report, out);
 	print_gate(report, out);
+}
+
+/* [LO, HI] of condition C as JSON (booleans for oom, a real for a
+ * CHANGE in percent, null for an infinite one), or null when not
+ * BOUNDED. */
+static json_t *
+gate_pair(const CcaDiffCondition *c, bool bounded, double lo, double hi, bool change)
+{
+	if (!bounded)
+		return json_null();
+	json_t *pair = json_array();
+	for (int k = 0; k < 2; k++) {
+		double x = k ? hi : lo;
+		json_array_append_new(pair, c->metric < 0  ? cca_json_bool(x != 0)
+					    : !isfinite(x) ? json_null()
+					    : change && c->kind == CCA_DIFF_GATE_PERCENT
+						    ? json_real(x)
+						    : json_integer((json_int_t)x));
+	}
+	return pair;
 }
 
 /* REPORT's conditions and verdicts as JSON, or null without any. */
@@ -996,6 +1161,17 @@ gate_json(const CcaDiffReport *report)
 						    : json_integer((json_int_t)v->change));
 		}
 		json_object_set_new(o, "holds", cca_json_bool(v->holds));
+		/* the ranges over every run the sides' bounds hold (null: the
+		 * values above are the only ones) */
+		json_object_set_new(o, "bounded", cca_json_bool(v->bounded));
+		json_object_set_new(o, "depends", cca_json_bool(v->depends));
+		json_object_set_new(o, "unbounded", cca_json_bool(v->unbounded));
+		json_object_set_new(o, "a_bounds",
+				    gate_pair(c, v->bounded, v->a_lo, v->a_hi, false));
+		json_object_set_new(o, "b_bounds",
+				    gate_pair(c, v->bounded, v->b_lo, v->b_hi, false));
+		json_object_set_new(o, "change_bounds",
+				    gate_pair(c, v->bounded, v->change_lo, v->change_hi, true));
 		failed |= v->holds;
 		json_array_append_new(list, o);
 	}

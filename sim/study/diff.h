@@ -15,6 +15,7 @@
 
 #include "replay.h"
 #include "snapshot.h"
+#include "timing.h"
 
 G_BEGIN_DECLS
 
@@ -37,6 +38,10 @@ typedef struct {
 	uint64_t peak_free;	 /* bytes of inactive blocks (cached) then */
 	uint64_t peak_segments;	 /* segments then */
 	uint64_t final_reserved; /* after the last entry replayed */
+	/* the bounds of a what-if's figures, as `replay` prints them
+	 * (cca_timing_bound()); the state at the peak is the recorded
+	 * timing's */
+	CcaTiming timing;
 } CcaDiffSide;
 
 /* The comparison. */
@@ -79,7 +84,8 @@ typedef struct {
 /* Replays device OPT_A->device of SNAP_A under OPT_A and device
  * OPT_B->device of SNAP_B under OPT_B (each twice: once for the reserved
  * timeline, once to take the state at the peak; their observer fields are
- * overwritten) and fills DIFF (clear it with cca_diff_clear()).  SNAP_A
+ * overwritten), bounds each side that is a what-if (cca_timing_bound())
+ * and fills DIFF (clear it with cca_diff_clear()).  SNAP_A
  * may be SNAP_B.  Returns FALSE with ERROR on bad input only. */
 gboolean cca_diff_run(const CcaSnapshot *snap_a, const CcaReplayOptions *opt_a,
 		      const CcaSnapshot *snap_b, const CcaReplayOptions *opt_b, CcaDiff *diff,
@@ -108,11 +114,25 @@ typedef struct {
 	double value;	      /* the threshold */
 } CcaDiffCondition;
 
-/* A condition's outcome on a diff. */
+/* A condition's outcome on a diff.  A side whose figures have bounds
+ * (CcaDiffSide.timing) gives a range of the metric; the change is then a
+ * range too (B's range minus A's: every run of each), and the condition
+ * holds only when it holds at every end of that range, as sweep's "fits"
+ * holds only when every timing fits. */
 typedef struct {
-	double a, b;   /* the metric of each side (oom: 1 or 0) */
+	double a, b;   /* the metric of each side under the recorded timing (oom: 1 or 0) */
 	double change; /* what the threshold was compared with */
 	bool holds;
+	/* a side's metric has bounds: the ranges below differ from the
+	 * values above */
+	bool bounded;
+	double a_lo, a_hi, b_lo, b_hi, change_lo, change_hi;
+	/* it holds at one end of the range but not at the other */
+	bool depends;
+	/* a side has bounds, but not of this metric (peak_live, peak_free,
+	 * peak_segments, or a peak of a window): judged by the recorded
+	 * timing's value alone */
+	bool unbounded;
 } CcaDiffVerdict;
 
 /* Parses TEXT, one or more conditions separated by commas, appending each

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "number.h"
+#include "plan.h"
 #include "size.h"
 #include "stats.h"
 #include "text.h"
@@ -176,6 +177,7 @@ cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 {
 	memset(out, 0, sizeof *out);
 	out->bounds = g_array_new(FALSE, FALSE, sizeof(CcaTimingBound));
+	out->whatif = base->whatif;
 	if (!base->whatif)
 		return TRUE;
 	uint64_t ties = 0;
@@ -352,20 +354,41 @@ is_bytes(const char *name)
 	return strstr(name, "_bytes.") != NULL;
 }
 
+/* Whether KEYS (NULL-terminated; NULL: every key) holds NAME. */
+static bool
+key_wanted(const char *const *keys, const char *name)
+{
+	if (!keys)
+		return true;
+	for (; *keys; keys++)
+		if (strcmp(*keys, name) == 0)
+			return true;
+	return false;
+}
+
 void
 cca_timing_describe(const CcaTiming *timing, GString *out)
 {
+	cca_timing_describe_keys(timing, NULL, out);
+}
+
+void
+cca_timing_describe_keys(const CcaTiming *timing, const char *const *keys, GString *out)
+{
 	if (!timing->timed && !timing->placed)
 		return;
+	guint shown = 0; /* bounds of KEYS */
+	for (guint i = 0; i < timing->bounds->len; i++)
+		shown += key_wanted(keys, g_array_index(timing->bounds, CcaTimingBound, i).name);
 	g_autofree char *placed = g_strdup_printf(
 		"address placement: the what-if decided %" G_GUINT64_FORMAT " times by device "
 		"address alone (equal free blocks, the order of releases), and where the driver "
 		"puts a new segment is its own choice: replayed under %u address models, %s",
 		timing->address_ties, timing->address_models,
-		timing->bounds->len == 0 ? "every figure above is the same."
-		: timing->timed		 ? "the bounds below hold them too."
-					 : "these figures vary; each lies between the least and "
-					   "the greatest of them (and the model that gave it):");
+		shown == 0	? "every figure above is the same."
+		: timing->timed ? "the bounds below hold them too."
+				: "these figures vary; each lies between the least and "
+				  "the greatest of them (and the model that gave it):");
 	g_autofree char *why =
 		!timing->timed
 			? NULL
@@ -378,7 +401,7 @@ cca_timing_describe(const CcaTiming *timing, GString *out)
 				  "none before the model synchronises (never: the program's own synchronisations "
 				  "are not in the trace), %s",
 				  timing->deferred_frees, timing->scenarios,
-				  timing->bounds->len == 0
+				  shown == 0
 					  ? "every figure above is the same."
 					  : "these figures vary; each lies between the least and "
 					    "the greatest of them (and the timing that gave it):");
@@ -393,6 +416,8 @@ cca_timing_describe(const CcaTiming *timing, GString *out)
 		g_string_append_c(out, '\n');
 	for (guint i = 0; i < timing->bounds->len; i++) {
 		const CcaTimingBound *b = &g_array_index(timing->bounds, CcaTimingBound, i);
+		if (!key_wanted(keys, b->name))
+			continue;
 		g_string_append_printf(out, "  %-40s %16" G_GINT64_FORMAT " .. %" G_GINT64_FORMAT,
 				       b->name, b->lo, b->hi);
 		if (is_bytes(b->name) && b->lo >= 0) {
@@ -403,6 +428,155 @@ cca_timing_describe(const CcaTiming *timing, GString *out)
 		}
 		g_string_append_printf(out, "  [%s .. %s]\n", b->lo_timing, b->hi_timing);
 	}
+}
+
+gboolean
+cca_timing_bound(const CcaSnapshot *snap, const CcaReplayOptions *options,
+		 const CcaReplayResult *base, CcaTiming *out, GError **error)
+{
+	memset(out, 0, sizeof *out);
+	out->bounds = g_array_new(FALSE, FALSE, sizeof(CcaTimingBound));
+	if (base && !base->whatif)
+		return TRUE;
+	if (options->completion != CCA_COMPLETION_RECORDED || options->no_bounds) {
+		out->whatif = base ? base->whatif : true;
+		return TRUE;
+	}
+	CcaReplayOptions o = *options;
+	o.observer = NULL;
+	o.on_model_event = NULL;
+	o.before_request = NULL;
+	o.on_finish = NULL;
+	o.stop_after = 0;
+	o.check = false;
+	o.model_segments_only = false;
+	g_autoptr(CcaPlan) own_plan = NULL;
+	if (!o.plan) {
+		own_plan = cca_plan_new(snap, o.device, o.pytorch_version, o.rewind, error);
+		if (!own_plan)
+			return FALSE;
+		o.plan = own_plan;
+	}
+	/* as replay's own: its decisions by address counted in it */
+	o.count_address_ties = true;
+	CcaReplayResult own;
+	memset(&own, 0, sizeof own);
+	if (!base) {
+		if (!cca_replay_run(snap, &o, &own, error)) {
+			cca_replay_result_clear(&own);
+			return FALSE;
+		}
+		base = &own;
+	}
+	cca_timing_clear(out);
+	gboolean ok = cca_timing_run(snap, &o, base, out, error);
+	cca_replay_result_clear(&own);
+	return ok;
+}
+
+const char *
+cca_timing_certainty(const CcaTiming *timing)
+{
+	if (!timing->whatif)
+		return "recorded";
+	return timing->bounds && timing->bounds->len > 0 ? "bounded" : "what-if";
+}
+
+const char *
+cca_timing_why(const CcaTiming *timing)
+{
+	bool varies = false; /* a headline figure */
+	for (guint k = 0; cca_timing_headline_keys[k] && !varies; k++)
+		varies = cca_timing_lookup(timing, cca_timing_headline_keys[k]) != NULL;
+	if (!varies)
+		return NULL;
+	return timing->timed && timing->placed ? "stream timing and address placement"
+	       : timing->timed		       ? "stream timing"
+					       : "address placement";
+}
+
+const char *const cca_timing_headline_keys[] = {
+	"reserved_bytes.all.peak",
+	"allocated_bytes.all.peak",
+	"segment.all.peak",
+	"num_device_alloc",
+	"num_device_free",
+	"num_alloc_retries",
+	"num_ooms",
+	NULL,
+};
+
+/* The words of each of cca_timing_headline_keys, in its order. */
+static const char *const headline_labels[] = {
+	"reserved peak", "allocated peak", "peak segment count", "cudaMalloc", "cudaFree",
+	"retries",	 "OOMs",
+};
+
+void
+cca_timing_append_headline_ranges(const CcaTiming *timing, GString *out)
+{
+	G_STATIC_ASSERT(G_N_ELEMENTS(headline_labels) + 1 ==
+			G_N_ELEMENTS(cca_timing_headline_keys));
+	bool first = true;
+	for (guint k = 0; cca_timing_headline_keys[k]; k++) {
+		const CcaTimingBound *b = cca_timing_lookup(timing, cca_timing_headline_keys[k]);
+		if (!b)
+			continue;
+		g_string_append_printf(out, "%s%s ", first ? "" : ", ", headline_labels[k]);
+		first = false;
+		if (is_bytes(b->name)) {
+			g_autofree char *r = cca_timing_format_bytes(timing, b->name, 0);
+			g_string_append(out, r);
+		} else {
+			g_string_append_printf(out, "%" G_GINT64_FORMAT " .. %" G_GINT64_FORMAT,
+					       b->lo, b->hi);
+		}
+	}
+}
+
+void
+cca_timing_describe_headline(const CcaTiming *timing, bool state, GString *out)
+{
+	if (!cca_timing_why(timing))
+		return; /* its figures are the same under every run replayed */
+	cca_timing_describe_keys(timing, cca_timing_headline_keys, out);
+	if (state)
+		g_string_append(out, "The bounds are of these figures, not of the blocks and "
+				     "segments shown, which are the recorded timing's under the "
+				     "what-if's own address model.\n");
+}
+
+void
+cca_timing_add_run_json(const CcaTiming *timing, json_t *doc)
+{
+	json_object_set_new(doc, "certainty", json_string(cca_timing_certainty(timing)));
+	cca_timing_add_json(timing, doc);
+}
+
+void
+cca_timing_describe_lead(const CcaTiming *timing, GString *out)
+{
+	if (cca_timing_why(timing))
+		g_string_append_printf(out,
+				       "bounded (%s): the figures below are the recorded timing's; "
+				       "the ranges at the end hold every run (as replay prints "
+				       "them).\n",
+				       cca_timing_why(timing));
+}
+
+char *
+cca_timing_format_bytes(const CcaTiming *timing, const char *name, uint64_t value)
+{
+	char lo[32], hi[32];
+	const CcaTimingBound *b = cca_timing_lookup(timing, name);
+	if (!b || b->lo < 0)
+		return g_strdup(cca_size_format(value, lo));
+	cca_size_format((uint64_t)b->lo, lo);
+	cca_size_format((uint64_t)b->hi, hi);
+	if (strcmp(lo, hi) == 0) /* the bytes, where the units hide the range */
+		return g_strdup_printf("%s (%" G_GINT64_FORMAT " .. %" G_GINT64_FORMAT " B)", lo,
+				       b->lo, b->hi);
+	return g_strdup_printf("%s .. %s", lo, hi);
 }
 
 gboolean

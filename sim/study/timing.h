@@ -44,6 +44,9 @@ typedef struct {
 } CcaTimingBound;
 
 typedef struct {
+	/* the replay bounded was a what-if (false: a replay of the
+	 * recording, whose figures are the trace's) */
+	bool whatif;
 	/* the what-if had frees deferred by record_stream: the timings were
 	 * replayed; false: every figure is the trace's, no bounds */
 	bool timed;
@@ -70,6 +73,68 @@ gboolean cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options
 			const CcaReplayResult *base, CcaTiming *out, GError **error);
 
 void cca_timing_clear(CcaTiming *timing);
+
+/* cca_timing_run() for a command that replays OPTIONS of SNAP for its own
+ * view (explain, peak, diff, plot, view), so that it prints the bounds
+ * `replay` prints: BASE, when not NULL, is its replay of OPTIONS under the
+ * recorded completions (any observers; a replay of the recording ends it
+ * at once); without it the what-if is replayed once here, counting its
+ * decisions by address as `replay` does.  Plans when OPTIONS->plan is
+ * NULL; calls no observer of OPTIONS.  OUT as cca_timing_run()'s; nothing
+ * to do when OPTIONS asks for one completion timing (not
+ * CCA_COMPLETION_RECORDED) or no_bounds.  Returns FALSE with ERROR on bad
+ * input only; clear OUT with cca_timing_clear() either way. */
+gboolean cca_timing_bound(const CcaSnapshot *snap, const CcaReplayOptions *options,
+			  const CcaReplayResult *base, CcaTiming *out, GError **error);
+
+/* What TIMING says of the figures of its replay: "recorded" (a replay of
+ * the recording: the trace's figures), "bounded" (a what-if some of whose
+ * memory_stats() keys differ between the timings or address models
+ * replayed) or "what-if" (one whose figures are the same under all). */
+const char *cca_timing_certainty(const CcaTiming *timing);
+
+/* Why TIMING's headline figures (cca_timing_headline_keys) are bounded,
+ * in a few words ("stream timing", "address placement", "stream timing
+ * and address placement"); NULL when none of them has bounds (other keys
+ * may: cca_timing_certainty() says "bounded" then). */
+const char *cca_timing_why(const CcaTiming *timing);
+
+/* The memory_stats() keys of the headline figures the commands show
+ * (reserved and allocated peaks, the peak segment count, cudaMalloc and
+ * cudaFree calls, retries, OOMs), NULL-terminated. */
+extern const char *const cca_timing_headline_keys[];
+
+/* The headline figures of TIMING that have bounds, in words, appended to
+ * OUT: "reserved peak 384.00 MiB .. 9.83 GiB, cudaMalloc 13 .. 282";
+ * nothing when none has. */
+void cca_timing_append_headline_ranges(const CcaTiming *timing, GString *out);
+
+/* Adds "certainty" (cca_timing_certainty()), "bounds" and
+ * "bounds_timings" (cca_timing_add_json()) to DOC, the JSON of one run of
+ * a command other than replay (peak, diff, plot, view). */
+void cca_timing_add_run_json(const CcaTiming *timing, json_t *doc);
+
+/* For a command that prints the recorded timing's figures first and
+ * their bounds at the end (explain): one line saying so, appended to
+ * OUT; nothing when TIMING has no bounds. */
+void cca_timing_describe_lead(const CcaTiming *timing, GString *out);
+
+/* The range of byte key NAME as "LO .. HI" in binary units
+ * (cca_size_format()), or VALUE's size when it has no bound; a new
+ * string. */
+char *cca_timing_format_bytes(const CcaTiming *timing, const char *name, uint64_t value);
+
+/* cca_timing_describe() of the keys KEYS (NULL-terminated; NULL: all)
+ * alone: the same reasons and the same lines, for a command that shows
+ * some figures; nothing when OUT is not timed or placed. */
+void cca_timing_describe_keys(const CcaTiming *timing, const char *const *keys, GString *out);
+
+/* cca_timing_describe_keys() of cca_timing_headline_keys, for a command
+ * that shows those figures (nothing when none of them has bounds); with
+ * STATE (it shows the blocks or segments
+ * of a moment too) a last line says that the bounds are of the figures
+ * alone, not of that state. */
+void cca_timing_describe_headline(const CcaTiming *timing, bool state, GString *out);
 
 /* Whether the what-if OPTIONS of SNAP runs without running out of memory
  * under every completion timing cca_timing_run() replays, the recorded

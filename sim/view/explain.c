@@ -1047,6 +1047,10 @@ cca_explain_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		cca_peak_free(pass.peak);
 		return FALSE;
 	}
+	if (params->result) {
+		*params->result = res;
+		params->result->check_message = g_strdup(res.check_message);
+	}
 	if (params->one_event) {
 		/* a lab's events are in memory; a compact trace's are no lab's */
 		const char *lab_line =

@@ -101,6 +101,10 @@ typedef struct {
 	guint top;	/* rows of each ranking at the peak */
 	bool one_event; /* explain only trace entry EVENT, stage by stage */
 	uint64_t event;
+	/* not NULL: gets the result of the replay of the whole trace (the
+	 * figures' replay; the caller clears it with
+	 * cca_replay_result_clear()) */
+	CcaReplayResult *result;
 } CcaExplainParams;
 
 /* Replays device OPTIONS->device of SNAP once (taking the state at each

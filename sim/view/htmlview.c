@@ -719,6 +719,8 @@ cca_htmlview_write(const CcaSnapshot *snap, const CcaReplayOptions *opt, const C
 		json_object_set_new(jr, "pytorch_version", cca_json_uint(res.pytorch_version));
 		json_object_set_new(jr, "unvalidated",
 				    cca_json_bool(cca_rules_for(res.pytorch_version)->unvalidated));
+		if (runs[i].extra)
+			json_object_update(jr, runs[i].extra);
 		json_array_append_new(jruns, jr);
 		if (log) {
 			json_t *jl = json_object();

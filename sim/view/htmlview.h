@@ -17,6 +17,7 @@
 #define CCA_HTMLVIEW_H
 
 #include <glib.h>
+#include <jansson.h>
 #include <stdint.h>
 
 #include "replay.h"
@@ -36,6 +37,10 @@ typedef struct {
 	 * events the page embeds too */
 	const CcaSnapshot *snap;
 	const CcaReplayOptions *opt;
+	/* keys added to the run's object in the page's data (a what-if's
+	 * "certainty", "bounds" and "bounds_timings", as replay --json has
+	 * them); borrowed; NULL: none */
+	json_t *extra;
 } CcaHtmlviewRun;
 
 /* The most runs one page holds. */

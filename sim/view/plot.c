@@ -772,11 +772,15 @@ cca_plot_draw_timeline(cairo_t *cr, const CcaPlotStyle *style, const CcaPlotRun 
 			x += 32 + text_width(cr, series_name[s]) + 22;
 		}
 		const CcaTimeline *tl = runs[r].tl;
-		g_snprintf(buf, sizeof buf, "peak reserved %s, %" G_GUINT64_FORMAT " OOM%s",
-			   cca_size_format(tl->peak_reserved, a), tl->n_ooms,
-			   tl->n_ooms == 1 ? "" : "s");
+		if (runs[r].figures)
+			g_strlcpy(buf, runs[r].figures, sizeof buf);
+		else
+			g_snprintf(buf, sizeof buf, "peak reserved %s, %" G_GUINT64_FORMAT " OOM%s",
+				   cca_size_format(tl->peak_reserved, a), tl->n_ooms,
+				   tl->n_ooms == 1 ? "" : "s");
 		rgb(cr, 0x505050);
-		text(cr, x + 8, y + 4, buf, 0);
+		g_autofree char *shown = fit(cr, buf, 11, W - x - 16, false);
+		text(cr, x + 8, y + 4, shown, 0);
 	}
 	{
 		double y = ly + 18 * n_runs + 9, x = lx0 + 270;
@@ -1244,7 +1248,7 @@ plot_capture_finish(void *data, const CcaAllocator *alloc)
 
 gboolean
 cca_plot_segments_state(const CcaSnapshot *snap, const CcaReplayOptions *opt, bool at_peak,
-			uint64_t at, GArray **state, uint64_t *shown, GError **error)
+			uint64_t at, GArray **state, uint64_t *shown, bool *whatif, GError **error)
 {
 	/* one replay up to AT only; at the reserved peak, one to find it and
 	 * one stopped there that copies the state (once, however often the
@@ -1285,6 +1289,8 @@ cca_plot_segments_state(const CcaSnapshot *snap, const CcaReplayOptions *opt, bo
 		cca_allocator_state_free(c.state);
 		return FALSE;
 	}
+	if (whatif)
+		*whatif = res.whatif;
 	cca_replay_result_clear(&res);
 	*state = c.state;
 	*shown = c.shown;

@@ -16,6 +16,9 @@
 typedef struct {
 	const char *label; /* legend: "recorded" or the what-if's settings */
 	const CcaTimeline *tl;
+	/* the legend's figures of a what-if whose figures have bounds (the
+	 * ranges and why); NULL: TL's peak reserved and OOMs */
+	const char *figures;
 } CcaPlotRun;
 
 /* Titles and geometry shared by both plots.  Sizes are pixels (points in
@@ -44,9 +47,11 @@ typedef struct {
  * that of the first one after AT).  Stores the state (CcaStateSegment;
  * free with cca_allocator_state_free()) in *STATE and the entry it follows
  * in *SHOWN; *STATE is NULL when the replay stopped before AT (an OOM).
- * FALSE with ERROR when the replay fails. */
+ * *WHATIF (when not NULL): whether the replay was a what-if.  FALSE with
+ * ERROR when the replay fails. */
 gboolean cca_plot_segments_state(const CcaSnapshot *snap, const CcaReplayOptions *opt, bool at_peak,
-				 uint64_t at, GArray **state, uint64_t *shown, GError **error);
+				 uint64_t at, GArray **state, uint64_t *shown, bool *whatif,
+				 GError **error);
 
 /* The output formats, chosen from the file name's extension. */
 typedef enum {

@@ -48,6 +48,9 @@ step --at 100|whole
 step --at 46490 --max-segments 0|whole
 peak|whole
 diff -c expandable_segments:True|whole
+explain -c max_split_size_mb:128|whole
+peak -c max_split_size_mb:128|whole
+diff -c max_split_size_mb:128 --fail-if peak_reserved>+50%|whole
 sweep --set max_split_size_mb=128,512|100
 fit --gpu all|100
 CASES

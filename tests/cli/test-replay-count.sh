@@ -3,8 +3,10 @@
 # and planning passes each command makes, from `replay --json` ("replays",
 # "planning_passes", "plan") and from CCASIM_STATS=1 ("stats: N replays,
 # M planning passes" on standard error).  A what-if costs one replay and
-# at most one planning pass per trace; nothing replays again behind the
-# user's back.
+# at most one planning pass per trace, and a what-if whose figures have
+# bounds the replays of its bounds, as many in every command as in
+# `replay` (sim/study/timing.c); nothing replays again behind the user's
+# back.
 set -u
 
 srcdir=${top_srcdir:-.}
@@ -55,7 +57,7 @@ json_is "a what-if of a mid-run trace is one replay" 'r["replays"] == 1 and r["p
 
 stats_are "step --at replays once, up to the event" 1 0 \
 	"$ccasim" step --at 100 "$traces/seedfrag.default.pickle.xz"
-stats_are "plot replays once" 1 0 \
+stats_are "plot replays once (a recording: no bounds)" 1 0 \
 	"$ccasim" plot "$traces/seedfrag.default.pickle.xz" -o "$scratch/t.svg"
 stats_are "plot --segments --at replays once, up to the event" 1 0 \
 	"$ccasim" plot --segments --at 100 "$traces/seedfrag.default.pickle.xz" -o "$scratch/s.svg"
@@ -64,9 +66,24 @@ stats_are "step --at in a what-if replays once, up to the event" 1 1 \
 # explain and diff replay twice: the first replay finds the peak moments,
 # the second stops after the last and takes the state there once, instead
 # of copying the whole state at every rise (doc/figures.md)
+# bounds_of ARGS...: the replays of the bounds of `replay ARGS` (its
+# replays but its own one)
+bounds_of() {
+	CCASIM_STATS=1 "$ccasim" replay "$@" 2>&1 >/dev/null | awk '/^stats: / { print $2 - 1 }'
+}
+gc=$traces/bert.gc.pickle.xz
+# bert.gc's recording is replayed as a what-if (replay --json's whatif),
+# bounded by address placement, as is its max_split_size_mb:128; the other
+# commands count the decisions by address in their own replay, as replay
+# --address-ties does (plain replay of the recorded settings counts them
+# in one more)
+b_rec=$(bounds_of --address-ties "$gc")
+b_128=$(bounds_of --config max_split_size_mb:128 "$gc")
+[ "$b_rec" -gt 0 ] && [ "$b_128" -gt 0 ]
+report $? "replay bounds bert.gc recorded ($b_rec replays) and under max_split_size_mb:128 ($b_128)"
 stats_are "explain replays twice (the peak found, then its state taken once)" 2 0 \
 	"$ccasim" explain "$traces/seedfrag.default.pickle.xz"
-stats_are "explain of a what-if replays twice, one planning pass at most" 2 1 \
+stats_are "explain of a what-if replays twice, then its bounds as replay does, one planning pass at most" $((2 + b_128)) 1 \
 	"$ccasim" explain --config max_split_size_mb:128 "$traces/bert.gc.pickle.xz"
 stats_are "explain of a mid-run trace replays once" 1 0 \
 	"$ccasim" explain "$samples/snap_state_2.11.pickle"
@@ -81,9 +98,9 @@ stats_are "export of two devices replays once per device" 2 0 \
 	"$ccasim" export -o "$scratch/d.pickle" "$srcdir/tests/data/two-devices.pickle"
 stats_are "export --format chrome replays once per device" 2 0 \
 	"$ccasim" export -f chrome -o "$scratch/d.json" "$srcdir/tests/data/two-devices.pickle"
-stats_are "diff replays twice per side" 4 1 \
+stats_are "diff replays twice per side, then each side's bounds as replay does" $((4 + b_rec + b_128)) 1 \
 	"$ccasim" diff -c max_split_size_mb:128 "$traces/bert.gc.pickle.xz"
-stats_are "a plot of the recording and a what-if: one replay each, one planning pass at most" 2 1 \
+stats_are "a plot of the recording and a what-if: one replay each, then their bounds as replay does, one planning pass at most" $((2 + b_rec + b_128)) 1 \
 	"$ccasim" plot --config max_split_size_mb:128 "$traces/bert.gc.pickle.xz" -o "$scratch/w.svg"
 
 stats_are "sweep replays once per setting (3 rows: the recorded one, 128, 256)" 3 0 \
