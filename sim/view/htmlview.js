@@ -11,7 +11,9 @@
  * optimizer state, activations, temporaries) are inferred as
  * doc/view.md "Categories" says.  Errors go to #js-errors; the figures it
  * computed go to #figures' data-* attributes, which tests read back, and
- * window.ccasimView lets a test drive it. */
+ * window.ccasimView lets a test drive it.
+ * long-file: one page's script, inlined whole by htmlview.c (the page
+ * loads nothing), so its decoding and every view live in this file. */
 'use strict';
 (function () {
   var errs = document.getElementById('js-errors');
