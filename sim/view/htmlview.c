@@ -840,6 +840,12 @@ cca_htmlview_write(const CcaSnapshot *snap, const CcaReplayOptions *opt, const C
 		json_object_set_new(jr, "label", cca_json_string(runs[i].label));
 		json_object_set_new(jr, "log", json_integer(log ? (json_int_t)n_logs : -1));
 		json_object_set_new(jr, "n_events", cca_json_uint(n_events));
+		/* the data's layout (above) */
+		json_object_set_new(jr, "counts",
+				    json_pack("[I, I, I]", (json_int_t)r->series[0].count,
+					      (json_int_t)r->series[1].count,
+					      (json_int_t)r->series[2].count));
+		json_object_set_new(jr, "active_shared", cca_json_uint(r->active_shared));
 		/* the last entry the run handled: past it the run has no value */
 		json_object_set_new(jr, "end", json_integer(r->last_index));
 		json_object_set_new(jr, "stopped_by_oom", cca_json_bool(res.stopped_by_oom));
@@ -857,12 +863,6 @@ cca_htmlview_write(const CcaSnapshot *snap, const CcaReplayOptions *opt, const C
 		json_object_set_new(jr, "pytorch_version", cca_json_uint(res.pytorch_version));
 		json_object_set_new(jr, "unvalidated",
 				    cca_json_bool(cca_rules_for(res.pytorch_version)->unvalidated));
-		/* the data's layout (above) */
-		json_object_set_new(jr, "counts",
-				    json_pack("[I, I, I]", (json_int_t)r->series[0].count,
-					      (json_int_t)r->series[1].count,
-					      (json_int_t)r->series[2].count));
-		json_object_set_new(jr, "active_shared", cca_json_uint(r->active_shared));
 		json_array_append_new(jruns, jr);
 		if (log) {
 			json_t *jl = json_object();
