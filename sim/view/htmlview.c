@@ -12,17 +12,27 @@
  * table of the live blocks keeps).  A trace that starts mid-run begins
  * with its rebuilt state, written as records of its first entry.  Memory
  * is that of the encoded streams (a few bytes per entry) and of the live
- * blocks, whatever the trace's length.  The streams are gzipped and base64-encoded
- * into the page; the page's script (htmlview.js, built into
- * htmlview-js.h) decodes them with the browser's own DecompressionStream.
+ * blocks, whatever the trace's length: the streams go out as the replay
+ * goes, in frames, through one zlib deflate stream (gzip, level
+ * DATA_LEVEL) and base64 into the page, which is written to a temporary
+ * file renamed over the page at the end.  The page's script (htmlview.js,
+ * built into htmlview-js.h) decodes them with the browser's own
+ * DecompressionStream.  The counts and the page's other facts (the JSON
+ * "meta" after the data) are known at the end only.
  *
  * The binary layout (all integers LEB128 varints; "z" ones zigzag-coded):
- *   per run, per series (reserved, allocated, active): COUNT, then COUNT
- *     pairs (index - previous index, z value - previous value), both
- *     previous starting at 0; an active series of COUNT 0 is the
- *     allocated one (no block ever waited for its stream);
- *   per log (the first run's, then each other snapshot's, in run order):
- *     COUNT, then COUNT records: KIND (one byte, enum LogKind),
+ * a sequence of frames: STREAM, LENGTH, then LENGTH bytes of that stream;
+ * the bytes of one stream are the concatenation of its frames, in order.
+ * Stream 4 r + s (s = 0, 1, 2) is run r's series s (reserved, allocated,
+ * active), 4 r + 3 run r's log, if it has one.
+ *   a series (its COUNT in meta's runs[r].counts): COUNT pairs (index -
+ *     previous index, z value - previous value), both previous starting
+ *     at 0.  The active series shares its first runs[r].active_shared
+ *     points with the allocated one (the points up to the first entry
+ *     where a block waited for its stream): its stream holds the points
+ *     after them, the first relative to the last shared point;
+ *   a log (its COUNT in meta's logs[j].count; the first run's, then each
+ *     other snapshot's): COUNT records: KIND (one byte, enum LogKind),
  *     z (cause - previous cause), then for a free: the records since its
  *     alloc's record, whose address it has, or 0 (an alloc the log does
  *     not hold) and z (address - previous address); for the others:
@@ -57,8 +67,20 @@ static const char htmlview_css[] =
 	;
 
 enum {
-	SERIES = 3
+	SERIES = 3,
+	/* streams per run: its series and its log */
+	RUN_STREAMS = SERIES + 1,
+	/* a stream's bytes go out in frames of about this size */
+	FRAME_BYTES = 256 * 1024,
+	/* bytes of deflate output per line of base64 (a multiple of 3: no
+	 * padding inside) */
+	BASE64_LINE = 57 * 1024,
 };
+
+/* The zlib level of the page's data, chosen by measurement (doc/view.md,
+ * "Data and size"): against level 6 it takes 40 % of the compression's
+ * CPU for data 12 % larger, which the browser inflates as fast. */
+#define DATA_LEVEL 4
 
 typedef enum {
 	LOG_SEGMENT_ALLOC = 0,
@@ -107,6 +129,131 @@ put_zigzag(GByteArray *b, int64_t v)
 	put_varint(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
 }
 
+/* ------------------------------------------------------ the data out */
+
+/* The page's data as it goes out: frames through one deflate stream
+ * (gzip) into base64 lines of F. */
+typedef struct {
+	FILE *f;
+	z_stream z;
+	bool started, failed;
+	guint8 *line; /* deflate output not yet in base64, < BASE64_LINE */
+	gsize line_len;
+	uint64_t bytes; /* deflate output so far */
+} DataOut;
+
+static gboolean
+data_start(DataOut *d, FILE *f, GError **error)
+{
+	memset(d, 0, sizeof *d);
+	d->f = f;
+	if (deflateInit2(&d->z, DATA_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOMEM, "zlib: cannot compress");
+		return FALSE;
+	}
+	d->started = true;
+	d->line = g_malloc(BASE64_LINE);
+	return TRUE;
+}
+
+/* Writes the base64 of the deflate output held as one line. */
+static void
+data_line(DataOut *d)
+{
+	if (!d->line_len)
+		return;
+	g_autofree char *b = g_base64_encode(d->line, d->line_len);
+	fputs(b, d->f);
+	fputc('\n', d->f);
+	d->line_len = 0;
+}
+
+/* Deflates N bytes at P (FLUSH: Z_NO_FLUSH, or Z_FINISH at the end). */
+static void
+data_deflate(DataOut *d, const guint8 *p, gsize n, int flush)
+{
+	if (d->failed)
+		return;
+	guint8 buf[1 << 16];
+	d->z.next_in = (guint8 *)p;
+	while (true) {
+		guint chunk = n > (1u << 30) ? (1u << 30) : (guint)n;
+		d->z.avail_in = chunk;
+		n -= chunk;
+		int rc;
+		do {
+			d->z.next_out = buf;
+			d->z.avail_out = sizeof buf;
+			rc = deflate(&d->z, n ? Z_NO_FLUSH : flush);
+			if (rc == Z_STREAM_ERROR) {
+				d->failed = true;
+				return;
+			}
+			gsize got = sizeof buf - d->z.avail_out;
+			d->bytes += got;
+			for (gsize off = 0; off < got;) {
+				gsize k = MIN(got - off, BASE64_LINE - d->line_len);
+				memcpy(d->line + d->line_len, buf + off, k);
+				d->line_len += k;
+				off += k;
+				if (d->line_len == BASE64_LINE)
+					data_line(d);
+			}
+		} while (d->z.avail_out == 0 || (flush == Z_FINISH && !n && rc != Z_STREAM_END));
+		if (!n)
+			return;
+	}
+}
+
+static void
+data_put_varint(DataOut *d, uint64_t v)
+{
+	guint8 buf[10];
+	guint n = 0;
+	do {
+		guint8 byte = v & 0x7f;
+		v >>= 7;
+		buf[n++] = byte | (v ? 0x80 : 0);
+	} while (v);
+	data_deflate(d, buf, n, Z_NO_FLUSH);
+}
+
+/* Sends B's bytes as a frame of stream ID and empties B. */
+static void
+data_frame(DataOut *d, guint id, GByteArray *b)
+{
+	if (!b || !b->len)
+		return;
+	data_put_varint(d, id);
+	data_put_varint(d, b->len);
+	data_deflate(d, b->data, b->len, Z_NO_FLUSH);
+	g_byte_array_set_size(b, 0);
+}
+
+/* Ends the deflate stream and writes what is left of it; FALSE with
+ * ERROR if zlib failed. */
+static gboolean
+data_finish(DataOut *d, GError **error)
+{
+	data_deflate(d, NULL, 0, Z_FINISH);
+	data_line(d);
+	if (d->failed) {
+		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "zlib: compression failed");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static void
+data_clear(DataOut *d)
+{
+	if (d->started)
+		deflateEnd(&d->z);
+	g_free(d->line);
+	d->started = false;
+	d->line = NULL;
+}
+
 /* ----------------------------------------------------------- one run */
 
 typedef struct {
@@ -115,6 +262,7 @@ typedef struct {
 	uint64_t last_index;
 	int64_t last_value;
 	bool any;
+	bool held; /* the points are the allocated series': not written */
 } Series;
 
 /* One model record of the entry being handled, before its block size is
@@ -128,7 +276,10 @@ typedef struct {
 typedef struct {
 	const CcaSnapshot *snap;
 	int device;
+	DataOut *out;
+	guint first_stream; /* its streams: FIRST_STREAM + 0 .. RUN_STREAMS - 1 */
 	Series series[SERIES];
+	uint64_t active_shared; /* the active series' points shared with allocated */
 	uint64_t peak[SERIES];
 	uint64_t peak_index[SERIES];
 	int64_t last_index;
@@ -161,8 +312,10 @@ series_add(Series *s, uint64_t index, int64_t value)
 {
 	if (s->any && value == s->last_value)
 		return;
-	put_varint(s->pts, index - (s->any ? s->last_index : 0));
-	put_zigzag(s->pts, value - (s->any ? s->last_value : 0));
+	if (!s->held) {
+		put_varint(s->pts, index - (s->any ? s->last_index : 0));
+		put_zigzag(s->pts, value - (s->any ? s->last_value : 0));
+	}
 	s->last_index = index;
 	s->last_value = value;
 	s->any = true;
@@ -263,6 +416,18 @@ run_flush(Run *r, const CcaAllocator *alloc, int64_t allocated)
 	g_array_set_size(pend, 0);
 }
 
+/* Sends R's streams that hold a frame's worth (all that they hold when
+ * ALL) to the page's data. */
+static void
+run_spill(Run *r, bool all)
+{
+	for (int s = 0; s < SERIES; s++)
+		if (all || r->series[s].pts->len >= FRAME_BYTES)
+			data_frame(r->out, r->first_stream + s, r->series[s].pts);
+	if (r->log && (all || r->log->len >= FRAME_BYTES))
+		data_frame(r->out, r->first_stream + SERIES, r->log);
+}
+
 /* Writes the model's state before the first entry (a trace that started
  * mid-run) as records of entry INDEX: its segments and live blocks. */
 static void
@@ -334,6 +499,12 @@ run_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator 
 	if ((int64_t)index <= r->last_index)
 		return;
 	r->last_index = (int64_t)index;
+	/* active bytes the same as allocated all along so far (no block
+	 * waited for its stream): the allocated series' points stand for it */
+	if (r->series[2].held && v[2] != v[1]) {
+		r->series[2].held = false;
+		r->active_shared = r->series[2].count;
+	}
 	for (int s = 0; s < SERIES; s++) {
 		series_add(&r->series[s], index, v[s]);
 		if ((uint64_t)v[s] > r->peak[s]) {
@@ -353,6 +524,7 @@ run_observer(void *data, uint64_t index, const CcaEvent *ev, const CcaAllocator 
 			r->ann_next++;
 		}
 	}
+	run_spill(r, false);
 }
 
 /* The JSON index + 1 of frame F, added on first use. */
@@ -546,63 +718,20 @@ annotations_json(const Run *r, json_t *arr)
 	g_hash_table_destroy(open);
 }
 
-/* Gzips IN (RFC 1952, for DecompressionStream("gzip")). */
-static gboolean
-gzip_bytes(const GByteArray *in, GByteArray *out, GError **error)
-{
-	z_stream z;
-	memset(&z, 0, sizeof z);
-	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NOMEM, "zlib: cannot compress");
-		return FALSE;
-	}
-	z.next_in = in->data;
-	z.avail_in = 0;
-	gsize left = in->len;
-	guint8 buf[1 << 16];
-	int rc;
-	do {
-		if (z.avail_in == 0 && left) {
-			guint chunk = left > (1u << 30) ? (1u << 30) : (guint)left;
-			z.avail_in = chunk;
-			left -= chunk;
-		}
-		z.next_out = buf;
-		z.avail_out = sizeof buf;
-		rc = deflate(&z, left || z.avail_in ? Z_NO_FLUSH : Z_FINISH);
-		g_byte_array_append(out, buf, (guint)(sizeof buf - z.avail_out));
-	} while (rc == Z_OK || rc == Z_BUF_ERROR);
-	deflateEnd(&z);
-	if (rc != Z_STREAM_END) {
-		g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "zlib: compression failed");
-		return FALSE;
-	}
-	return TRUE;
-}
-
-/* Writes base64 of DATA into F in lines (no whole copy in memory). */
+/* Starts run R of SNAP's device D, with a log when LOG, whose streams
+ * (FIRST_STREAM on) go to OUT. */
 static void
-put_base64(FILE *f, const guint8 *data, gsize len)
-{
-	const gsize chunk = 57 * 1024; /* a multiple of 3: no padding inside */
-	for (gsize off = 0; off < len; off += chunk) {
-		gsize n = MIN(chunk, len - off);
-		g_autofree char *b = g_base64_encode(data + off, n);
-		fputs(b, f);
-		fputc('\n', f);
-	}
-}
-
-/* Starts run R of SNAP's device D, with a log when LOG. */
-static void
-run_init(Run *r, const CcaSnapshot *snap, int d, bool log)
+run_init(Run *r, const CcaSnapshot *snap, int d, bool log, DataOut *out, guint first_stream)
 {
 	r->snap = snap;
 	r->device = d;
+	r->out = out;
+	r->first_stream = first_stream;
 	r->last_index = -1;
 	r->ooms = json_array();
 	for (int s = 0; s < SERIES; s++)
 		r->series[s].pts = g_byte_array_new();
+	r->series[2].held = true;
 	if (!log)
 		return;
 	r->log = g_byte_array_new();
@@ -651,9 +780,30 @@ cca_htmlview_write(const CcaSnapshot *snap, const CcaReplayOptions *opt, const C
 			return FALSE;
 		}
 	}
+	/* the page goes out as the replays go: its data first, the facts
+	 * known at the end (meta) after it */
+	char *tmp = NULL;
+	FILE *f = cca_outfile_open(path, &tmp, error);
+	if (!f) {
+		json_decref(peak);
+		return FALSE;
+	}
+	const CcaHtmlPage page = {
+		.title = title ? title : "ccasim view",
+		.style = htmlview_css,
+		.script = htmlview_js,
+	};
+	cca_html_put_head(f, &page);
+	fputs("<pre id=\"js-errors\"></pre>\n<h1 id=\"title\">", f);
+	cca_html_put_text(f, page.title);
+	fputs("</h1>\n<div id=\"app\" data-status=\"loading\">Loading&hellip; (this page "
+	      "needs JavaScript)</div>\n",
+	      f);
+	cca_html_put_data_start(f, "application/octet-stream", "data");
+	fputc('\n', f);
+	DataOut out;
+	gboolean ok = data_start(&out, f, error);
 	Run *rs = g_new0(Run, n_runs);
-	gboolean ok = TRUE;
-	GByteArray *raw = g_byte_array_new();
 	json_t *meta = json_object(), *jruns = json_array(), *jlogs = json_array();
 	guint n_logs = 0;
 	for (guint i = 0; i < n_runs && ok; i++) {
@@ -665,7 +815,7 @@ cca_htmlview_write(const CcaSnapshot *snap, const CcaReplayOptions *opt, const C
 		result->n_events = MAX(result->n_events, n_events);
 		/* a log per snapshot: the first run's, and each rank's */
 		bool log = i == 0 || (runs[i].snap && runs[i].snap != snap);
-		run_init(r, s, d, log);
+		run_init(r, s, d, log, &out, i * RUN_STREAMS);
 		CcaReplayOptions o = *ro;
 		o.settings = runs[i].settings;
 		o.observer = run_observer;
@@ -682,26 +832,20 @@ cca_htmlview_write(const CcaSnapshot *snap, const CcaReplayOptions *opt, const C
 		ok = cca_replay_run(s, &o, &res, error);
 		if (!ok)
 			break;
-		/* active bytes the same as allocated all along (no block waited
-		 * for its stream): an empty series says so */
-		const GByteArray *al = r->series[1].pts, *ac = r->series[2].pts;
-		bool same = al->len == ac->len && memcmp(al->data, ac->data, al->len) == 0;
-		for (int k = 0; k < SERIES; k++) {
-			Series *se = &r->series[k];
-			if (k == 2 && same) {
-				put_varint(raw, 0);
-				continue;
-			}
-			put_varint(raw, se->count);
-			g_byte_array_append(raw, se->pts->data, se->pts->len);
-			/* the series is in RAW now */
-			g_byte_array_set_size(se->pts, 0);
-		}
+		run_spill(r, true);
+		if (r->series[2].held)
+			r->active_shared = r->series[2].count;
 		result->peak_reserved[i] = r->peak[0];
 		json_t *jr = json_object();
 		json_object_set_new(jr, "label", cca_json_string(runs[i].label));
 		json_object_set_new(jr, "log", json_integer(log ? (json_int_t)n_logs : -1));
 		json_object_set_new(jr, "n_events", cca_json_uint(n_events));
+		/* the data's layout (above) */
+		json_object_set_new(jr, "counts",
+				    json_pack("[I, I, I]", (json_int_t)r->series[0].count,
+					      (json_int_t)r->series[1].count,
+					      (json_int_t)r->series[2].count));
+		json_object_set_new(jr, "active_shared", cca_json_uint(r->active_shared));
 		/* the last entry the run handled: past it the run has no value */
 		json_object_set_new(jr, "end", json_integer(r->last_index));
 		json_object_set_new(jr, "stopped_by_oom", cca_json_bool(res.stopped_by_oom));
@@ -730,32 +874,26 @@ cca_htmlview_write(const CcaSnapshot *snap, const CcaReplayOptions *opt, const C
 			json_object_set_new(jl, "trace", cca_json_string(s->source));
 			json_object_set_new(jl, "device", json_integer(d));
 			json_object_set_new(jl, "n_events", cca_json_uint(n_events));
+			json_object_set_new(jl, "count", cca_json_uint(r->log_count));
 			json_object_set_new(jl, "annotations", anns);
 			json_object_set_new(jl, "frames", json_incref(r->frame_list));
 			json_object_set_new(jl, "stacks", json_incref(r->stack_list));
 			json_object_set_new(jl, "metadata", json_incref(r->meta_list));
 			json_array_append_new(jlogs, jl);
+			result->log_records += r->log_count;
 			n_logs++;
 		}
 		cca_replay_result_clear(&res);
 	}
-	GByteArray *gz = g_byte_array_new();
+	if (ok)
+		ok = data_finish(&out, error);
+	result->data_bytes = out.bytes;
+	data_clear(&out);
 	if (ok) {
-		for (guint i = 0; i < n_runs; i++) {
-			Run *r = &rs[i];
-			if (!r->log)
-				continue;
-			put_varint(raw, r->log_count);
-			g_byte_array_append(raw, r->log->data, r->log->len);
-			result->log_records += r->log_count;
-			/* the encoded log is in RAW now */
-			g_byte_array_set_size(r->log, 0);
-		}
-		ok = gzip_bytes(raw, gz, error);
-		result->data_bytes = gz->len;
+		cca_html_put_data_end(f);
 		const CcaHtmlviewRun *r0 = &runs[0];
 		const CcaSnapshot *s0 = r0->snap ? r0->snap : snap;
-		json_object_set_new(meta, "title", cca_json_string(title ? title : "ccasim view"));
+		json_object_set_new(meta, "title", cca_json_string(page.title));
 		json_object_set_new(meta, "trace", cca_json_string(s0->source));
 		json_object_set_new(meta, "device",
 				    json_integer(r0->opt ? r0->opt->device : opt->device));
@@ -766,41 +904,19 @@ cca_htmlview_write(const CcaSnapshot *snap, const CcaReplayOptions *opt, const C
 		json_object_set_new(meta, "peak", peak ? peak : json_null());
 		peak = NULL;
 		jruns = jlogs = NULL;
-	}
-	char *tmp = NULL;
-	FILE *f = ok ? cca_outfile_open(path, &tmp, error) : NULL;
-	if (f) {
-		const CcaHtmlPage page = {
-			.title = title ? title : "ccasim view",
-			.style = htmlview_css,
-			.script = htmlview_js,
-		};
-		cca_html_put_head(f, &page);
-		fputs("<pre id=\"js-errors\"></pre>\n<h1 id=\"title\">", f);
-		cca_html_put_text(f, page.title);
-		fputs("</h1>\n<div id=\"app\" data-status=\"loading\">Loading&hellip; (this page "
-		      "needs JavaScript)</div>\n",
-		      f);
 		char *m = json_dumps(meta, JSON_COMPACT | JSON_ENSURE_ASCII);
 		cca_html_put_json(f, "meta", m ? m : "{}");
 		free(m);
-		cca_html_put_data_start(f, "application/octet-stream", "data");
-		fputc('\n', f);
-		put_base64(f, gz->data, gz->len); /* base64: nothing to escape */
-		cca_html_put_data_end(f);
 		cca_html_put_script_and_end(f, &page);
 		long size = ftell(f);
 		result->page_bytes = size > 0 ? (uint64_t)size : 0;
-		ok = cca_outfile_close(f, tmp, path, TRUE, error);
-	} else {
-		ok = FALSE;
 	}
+	/* on error the temporary file goes: no partial page */
+	ok = cca_outfile_close(f, tmp, path, ok, error);
 	json_decref(meta);
 	json_decref(jruns);
 	json_decref(jlogs);
 	json_decref(peak);
-	g_byte_array_free(gz, TRUE);
-	g_byte_array_free(raw, TRUE);
 	for (guint i = 0; i < n_runs; i++)
 		run_clear(&rs[i]);
 	g_free(rs);

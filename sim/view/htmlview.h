@@ -61,7 +61,9 @@ typedef struct {
  * and writes the page to PATH under TITLE.  PEAK_JSON, when not NULL, is
  * a JSON object (`ccasim peak --json`) shown in the page's peak section;
  * without it the section says how to get one.  The file is written to
- * PATH.XXXXXX and renamed over PATH on success.  Returns FALSE with
+ * PATH.XXXXXX as the replays go (memory is that of the live blocks and
+ * the distinct stacks, not of the trace's length) and renamed over PATH
+ * on success; on failure nothing is left.  Returns FALSE with
  * ERROR when a replay fails, PEAK_JSON is no JSON object or on I/O
  * errors. */
 gboolean cca_htmlview_write(const CcaSnapshot *snap, const CcaReplayOptions *opt,

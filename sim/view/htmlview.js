@@ -11,7 +11,9 @@
  * optimizer state, activations, temporaries) are inferred as
  * doc/view.md "Categories" says.  Errors go to #js-errors; the figures it
  * computed go to #figures' data-* attributes, which tests read back, and
- * window.ccasimView lets a test drive it. */
+ * window.ccasimView lets a test drive it.
+ * long-file: one page's script, inlined whole by htmlview.c (the page
+ * loads nothing), so its decoding and every view live in this file. */
 'use strict';
 (function () {
   var errs = document.getElementById('js-errors');
@@ -75,15 +77,21 @@
     return v % 2 ? -(v + 1) / 2 : v / 2;
   }
 
-  /* A series: change points (entry index, bytes) and a min/max pyramid
-   * over them, 8 points per node. */
-  function Series() {
-    var n = varint();
+  /* A series of N change points (entry index, bytes), decoded from B at
+   * P, the first SHARED of them those of series FROM (the active series
+   * shares the allocated one's up to the first block that waited for its
+   * stream: htmlview.c), and a min/max pyramid over them, 8 points per
+   * node. */
+  function Series(n, from, shared) {
     this.n = n;
     this.idx = new Uint32Array(n);
     this.val = new Float64Array(n);
-    var i = 0, v = 0;
-    for (var k = 0; k < n; k++) {
+    var i = 0, v = 0, k = 0;
+    if (shared) {
+      this.idx.set(from.idx.subarray(0, shared)); this.val.set(from.val.subarray(0, shared));
+      k = shared; i = from.idx[k - 1]; v = from.val[k - 1];
+    }
+    for (; k < n; k++) {
       i += varint(); v += zigzag();
       this.idx[k] = i; this.val[k] = v;
     }
@@ -128,7 +136,7 @@
   /* One snapshot's log of model records (htmlview.c's layout), with what
    * the page derives from it: each alloc's free record and category. */
   function Log(lm) {
-    var n = varint();
+    var n = lm.count;
     this.n = n; this.meta = lm;
     var K = this.kind = new Uint8Array(n), C = this.cause = new Uint32Array(n);
     var A = this.addr = new Float64Array(n), S = this.size = new Float64Array(n);
@@ -251,18 +259,54 @@
     }
   };
 
-  function parse(bytes) {
+  /* The data's frames (htmlview.c's layout): each stream's bytes, one
+   * array each (a frame's bytes are views of BYTES until joined). */
+  function streams(bytes) {
     B = bytes; P = 0;
-    var runs = [];
-    for (var k = 0; k < META.runs.length; k++) {
-      var ss = [];
-      for (var s = 0; s < 3; s++) ss.push(new Series());
-      /* an empty active series: the same as allocated (htmlview.c) */
-      if (!ss[2].n) ss[2] = ss[1];
-      runs.push(ss);
+    var parts = [];
+    while (P < bytes.length) {
+      var id = varint(), len = varint();
+      if (P + len > bytes.length) throw new Error('data: a frame of ' + len + ' bytes past the end');
+      (parts[id] = parts[id] || []).push(bytes.subarray(P, P + len));
+      P += len;
     }
-    var logs = META.logs.map(function (lm) { return new Log(lm); });
-    if (P !== bytes.length) throw new Error('data: ' + (bytes.length - P) + ' bytes left after decoding');
+    return parts.map(function (ps) {
+      if (ps.length === 1) return ps[0];
+      var total = 0; ps.forEach(function (p) { total += p.length; });
+      var out = new Uint8Array(total), o = 0;
+      ps.forEach(function (p) { out.set(p, o); o += p.length; });
+      return out;
+    });
+  }
+  var EMPTY = new Uint8Array(0);
+  /* reads stream K of ST with READ(); all of it must be read */
+  function decodeStream(st, k, read) {
+    B = st[k] || EMPTY; P = 0;
+    var v = read();
+    if (P !== B.length) throw new Error('data: ' + (B.length - P) + ' bytes left after decoding stream ' + k);
+    return v;
+  }
+  function parse(bytes) {
+    var st = streams(bytes);
+    bytes = null;
+    var runs = [];
+    META.runs.forEach(function (r, k) {
+      var ss = [];
+      for (var s = 0; s < 3; s++) {
+        ss.push(decodeStream(st, 4 * k + s, function () {
+          var n = r.counts[s];
+          if (s === 2 && r.active_shared === n) return ss[1];
+          return s === 2 ? new Series(n, ss[1], r.active_shared) : new Series(n);
+        }));
+        st[4 * k + s] = null;
+      }
+      runs.push(ss);
+    });
+    var logs = META.logs.map(function (lm) {
+      var L = decodeStream(st, 4 * lm.run + 3, function () { return new Log(lm); });
+      st[4 * lm.run + 3] = null;
+      return L;
+    });
     return {runs: runs, logs: logs};
   }
 
