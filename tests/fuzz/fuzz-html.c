@@ -187,7 +187,7 @@ write_plot(const CcaSnapshot *snap, char **f, const char *path)
 {
 	CcaReplayOptions opt;
 	CcaTimeline tls[2];
-	CcaPlotRun runs[2];
+	CcaPlotRun runs[2] = {0};
 	cca_replay_options_init(&opt);
 	memset(tls, 0, sizeof tls);
 	for (int r = 0; r < 2; r++) {
