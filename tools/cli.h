@@ -59,6 +59,9 @@ typedef struct {
 	 * are checked as they are replayed (cca_snapshot_load_streaming());
 	 * the command calls cca_event_cursor_check() before it prints */
 	gboolean streaming;
+	/* --no-bounds of the commands that bound a what-if's figures (peak,
+	 * view, explain, plot): CcaReplayOptions.no_bounds */
+	gboolean no_bounds;
 	/* derived */
 	guint n_configs;
 	double memory_fraction;		 /* 0: no cap */

@@ -33,6 +33,10 @@ cca_cmd_explain(const CcaCliCommand *cmd, int argc, char **argv)
 		 "N"},
 		{"line", 0, 0, G_OPTION_ARG_STRING, &line_text,
 		 "A lab: explain the first request that lab line N made (as --event)", "N"},
+		{"no-bounds", 0, 0, G_OPTION_ARG_NONE, &args.no_bounds,
+		 "A what-if's figures under the recorded completions and the driver's placement "
+		 "alone, without replaying the others for their bounds (faster; replay --no-bounds)",
+		 NULL},
 		G_OPTION_ENTRY_NULL,
 	};
 	int status = cca_cli_parse(

@@ -72,6 +72,10 @@ cca_cmd_peak(const CcaCliCommand *cmd, int argc, char **argv)
 		{"moment", 0, 0, G_OPTION_ARG_STRING, &moment,
 		 "The moment --folded writes: reserved (default), allocated or oom (the first)",
 		 "WHICH"},
+		{"no-bounds", 0, 0, G_OPTION_ARG_NONE, &args.no_bounds,
+		 "A what-if's figures under the recorded completions and the driver's placement "
+		 "alone, without replaying the others for their bounds (faster; replay --no-bounds)",
+		 NULL},
 		G_OPTION_ENTRY_NULL,
 	};
 	int status = cca_cli_parse(

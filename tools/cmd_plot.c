@@ -401,6 +401,10 @@ cca_cmd_plot(const CcaCliCommand *cmd, int argc, char **argv)
 		 "N"},
 		{"title", 0, 0, G_OPTION_ARG_STRING, &pa.title, "Title instead of the default",
 		 "TEXT"},
+		{"no-bounds", 0, 0, G_OPTION_ARG_NONE, &va.no_bounds,
+		 "A what-if's figures under the recorded completions and the driver's placement "
+		 "alone, without replaying the others for their bounds (faster; replay --no-bounds)",
+		 NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	int status = cca_cli_parse(

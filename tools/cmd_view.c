@@ -197,6 +197,10 @@ cca_cmd_view(const CcaCliCommand *cmd, int argc, char **argv)
 		 "FILE"},
 		{"title", 0, 0, G_OPTION_ARG_STRING, &title, "Title instead of the default",
 		 "TEXT"},
+		{"no-bounds", 0, 0, G_OPTION_ARG_NONE, &va.no_bounds,
+		 "A what-if's figures under the recorded completions and the driver's placement "
+		 "alone, without replaying the others for their bounds (faster; replay --no-bounds)",
+		 NULL},
 		G_OPTION_ENTRY_NULL,
 	};
 	int status = cca_cli_parse(

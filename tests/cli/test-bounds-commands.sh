@@ -170,4 +170,26 @@ run 0 "$ccasim" view -c "$exp" -o "$scratch/v.html" "$rs2" &&
 	grep -q '"certainty":"recorded","bounds":null' "$scratch/v.html"
 report $? "view: the what-if's label and data carry its bounds, the recording's none"
 
+# --- --no-bounds: the what-if's figures alone, one replay's, unbounded
+# (what-if), and the figures equal to replay --no-bounds'
+"$ccasim" replay --json --no-bounds -c "$exp" "$rs2" >"$scratch/rs2-nb.json"
+for cmd in peak explain; do
+	run 0 "$ccasim" $cmd --no-bounds -c "$exp" "$rs2"
+	! grep -q "bounded" "$scratch/out"
+	report $? "$cmd --no-bounds, rs2 what-if: no bounds in its text"
+done
+run 0 "$ccasim" peak --json --no-bounds -c "$exp" "$rs2" && "$python" - "$scratch/out" "$scratch/rs2-nb.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
+assert p["certainty"] == "what-if", p["certainty"]
+assert not p.get("bounds"), p.get("bounds")
+PY
+report $? "peak --json --no-bounds, rs2 what-if: certainty what-if, no bounds"
+run 0 "$ccasim" view --no-bounds -c "$exp" "$rs2" -o "$scratch/nb.html"
+! grep -q '"certainty":"bounded"' "$scratch/nb.html"
+report $? "view --no-bounds, rs2 what-if: no run of the page is bounded"
+run 0 "$ccasim" plot --no-bounds -c "$exp" "$rs2" -o "$scratch/nb.svg"
+! grep -q "bounded" "$scratch/out"
+report $? "plot --no-bounds, rs2 what-if: its line gives one figure, not a range"
+
 tap_done
