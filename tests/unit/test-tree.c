@@ -57,7 +57,8 @@ assert_walk(const CcaTree *tree, const CcaBlock *slab, CcaHandle *in, uint32_t n
 {
 	sort_slab = slab;
 	sort_by_size = tree->by_size;
-	qsort(in, n, sizeof *in, key_order);
+	if (n > 0) /* qsort's base must not be NULL, even for no elements */
+		qsort(in, n, sizeof *in, key_order);
 	CcaHandle h = cca_tree_first(tree, slab);
 	for (uint32_t i = 0; i < n; i++, h = cca_tree_next(tree, slab, h))
 		g_assert_cmpuint(h, ==, in[i]);
