@@ -19,6 +19,9 @@ Programs (W):
         activations, stage 1 runs forward and backward per micro-batch;
         activations and their gradients go between the stages through CPU
         tensors (dist.send/recv over gloo), so the first stage peaks.
+  ddp4  ddp's program in a world of four ranks (batches 8, 16, 8 and 12;
+        rank 1 holds the extra buffer), all four on cuda:0 through gloo:
+        the four-rank page of `ccasim view`.
   solo  ddp's rank-0 program as a world of one (ccasim-record's memory
         outside the allocator with no second process on the GPU).
   pipetry  (not recorded) whether torch.distributed.pipelining's
@@ -35,6 +38,7 @@ format of traces/pytorch-2.11/README.md, plus rank, world_size, batch,
 mem_get_info at the end).
 
   python3 gpu-scripts/capture-ranks.py all OUTDIR [BUDGET_S [REPEATS]]
+  python3 gpu-scripts/capture-ranks.py only OUTDIR W[,W...] [BUDGET_S [REPEATS]]
   python3 gpu-scripts/capture-ranks.py pack OUTDIR TARBALL
   python3 gpu-scripts/capture-ranks.py worker W C N CAPS OUTDIR   # one rank (torchrun runs it)
 """
@@ -46,7 +50,9 @@ MIB = 1 << 20
 CONFIGS = {"default": ("", False), "exp": ("expandable_segments:True", False),
            "ms128": ("max_split_size_mb:128", False), "cap": ("", True)}
 CAP_FACTOR = 1.15
-PROGRAMS = {"ddp": list(CONFIGS), "pipe": list(CONFIGS), "solo": ["default"]}
+PROGRAMS = {"ddp": list(CONFIGS), "pipe": list(CONFIGS), "solo": ["default"],
+            "ddp4": ["default", "exp"]}
+WORLD = {"ddp": 2, "pipe": 2, "solo": 1, "ddp4": 4, "pipetry": 2}
 VOCAB, DMODEL, HEADS, FF, SEQ = 8192, 512, 8, 2048, 256
 
 
@@ -66,7 +72,7 @@ def layers(torch, n):
 
 
 def batch_of(w, rank):
-    return {"ddp": (8, 16), "solo": (8, 8), "pipe": (16, 16)}[w][rank]
+    return {"ddp": (8, 16), "solo": (8, 8), "pipe": (16, 16), "ddp4": (8, 16, 8, 12)}[w][rank]
 
 
 def run_ddp(torch, dist, dev, rank, world, w):
@@ -179,7 +185,7 @@ def worker(w, cfg, rep, caps, outdir):
             except Exception as e:
                 status = "failed: %s: %s" % (type(e).__name__, str(e)[:400])
         else:
-            info = {"ddp": run_ddp, "solo": run_ddp, "pipe": run_pipe}[w](
+            info = {"ddp": run_ddp, "ddp4": run_ddp, "solo": run_ddp, "pipe": run_pipe}[w](
                 torch, dist, dev, rank, world, w) or {}
     except torch.OutOfMemoryError as e:
         status = "oom: " + str(e)[:300]
@@ -201,7 +207,7 @@ def worker(w, cfg, rep, caps, outdir):
     _HOLD.append(info.pop("hold", None))
     meta = {"workload": w, "config": cfg, "repeat": rep, "rank": rank, "world_size": world,
             "backend": "gloo" if world > 1 else None, "batch": batch_of(w, rank) if w in
-            ("ddp", "solo", "pipe") else None,
+            ("ddp", "ddp4", "solo", "pipe") else None,
             "PYTORCH_CUDA_ALLOC_CONF": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""),
             "cap_bytes": cap, "fraction": fraction, "total_memory": total, "status": status,
             "recorder": "ccasim-record" if w != "pipetry" else None,
@@ -227,7 +233,7 @@ def job(w, cfg, rep, outdir, deadline):
     caps = "0"
     if CONFIGS.get(cfg, ("", False))[1]:
         cs = []
-        for k in range(2 if w != "solo" else 1):
+        for k in range(WORLD[w]):
             st = json.load(open(os.path.join(outdir, "%s.default.r0.rank%d.json" % (w, k))))
             c = int(st["memory_stats"]["allocated_bytes.all.peak"] * CAP_FACTOR)
             cs.append(str(-(-c // (2 * MIB)) * (2 * MIB)))
@@ -241,7 +247,7 @@ def job(w, cfg, rep, outdir, deadline):
         env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
     rec = os.path.join(outdir, "rec-" + name)
     PORT[0] += 1
-    nproc = "1" if w == "solo" else "2"
+    nproc = str(WORLD[w])
     launch = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1",
               "--nproc_per_node", nproc, "--master_addr", "127.0.0.1", "--master_port",
               str(PORT[0]), SCRIPT, "worker", w, cfg, str(rep), caps, outdir]
@@ -280,13 +286,18 @@ def main():
             p.wait()
         subprocess.check_call(["tar", "-cf", tarball, "-C", outdir, "."])
         return
+    only = None
+    if sys.argv[1] == "only":  # these workloads alone, every setting of each
+        only = sys.argv.pop(3).split(",")
     outdir = sys.argv[2]
     budget = float(sys.argv[3]) if len(sys.argv) > 3 else 420
     reps = int(sys.argv[4]) if len(sys.argv) > 4 else 3
     os.makedirs(outdir, exist_ok=True)
     deadline = time.time() + budget
     jobs = [("ddp", "default", 0), ("pipe", "default", 0)]  # the caps come from these
-    for rep in range(reps):
+    if only is not None:
+        jobs = [(w, c, rep) for rep in range(reps) for w in only for c in PROGRAMS[w]]
+    for rep in range(reps if only is None else 0):
         for w in ("ddp", "pipe"):
             for c in PROGRAMS[w]:
                 if (w, c, rep) != (w, "default", 0):

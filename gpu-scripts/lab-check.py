@@ -186,10 +186,16 @@ def main():
         for conf in dict.fromkeys(configs):
             env = dict(os.environ, PYTORCH_CUDA_ALLOC_CONF=conf)
             env.pop("PYTORCH_ALLOC_CONF", None)
-            out = subprocess.run([sys.executable, __file__, "--child", lab], env=env,
-                                 check=True, capture_output=True, text=True).stdout
+            child = subprocess.run([sys.executable, __file__, "--child", lab], env=env,
+                                   capture_output=True, text=True)
             row = {"lab": lab, "config": conf}
-            row.update(json.loads(out))
+            if child.returncode != 0:  # e.g. a fraction sized for another GPU: an OOM
+                lines = child.stderr.strip().split("\n")
+                row["error"] = lines[-1][:300] if lines else "exit %d" % child.returncode
+                print(json.dumps(row, sort_keys=True), flush=True)
+                status = 1
+                continue
+            row.update(json.loads(child.stdout))
             if args.ccasim:
                 cmd = [args.ccasim, "replay", "--json", lab]
                 if conf != settings:
@@ -202,7 +208,7 @@ def main():
                 row["differ"] = sorted(k for k, v in row["memory_stats"].items()
                                        if k in model and model[k] != v)
                 status |= bool(row["differ"])
-            print(json.dumps(row, sort_keys=True))
+            print(json.dumps(row, sort_keys=True), flush=True)
     return status
 
 

@@ -1,6 +1,6 @@
 /* allocator.c - PyTorch 2.11's CUDACachingAllocator policy, one device.
  *
- * Follows spec/allocator-model.md (section numbers below refer to it).
+ * Follows doc/allocator-model.md; each section names the PyTorch function it models.
  * State: a slab of blocks; per pool (small, large) a free set ordered
  * (stream, size, address) and an unmapped set ordered (stream, address);
  * the expandable-segment reservations; the deferred frees in the order
@@ -33,7 +33,7 @@ typedef struct {
 	CcaTree blocks;	  /* free mapped blocks, (stream, size, ptr) */
 	CcaTree unmapped; /* unmapped expandable space, (stream, ptr) */
 	bool is_small;
-	uint64_t get_free_blocks_call_count; /* gc age clock (§2.4) */
+	uint64_t get_free_blocks_call_count; /* gc age clock (garbage_collect_cached_blocks) */
 } CcaPool;
 
 typedef struct {
@@ -297,7 +297,7 @@ emit(CcaAllocator *a, CcaAction action, uint64_t addr, uint64_t size, uint64_t s
 	a->emit(a->emit_data, &ev);
 }
 
-/* ------------------------------------------------------------ sizes (§1) */
+/* ---------- sizes: round_size, get_allocation_size */
 
 static uint64_t
 roundup_power2_next_division(uint64_t size, uint32_t divisions)
@@ -352,7 +352,7 @@ gc_enabled(const CcaAllocator *a)
 	return a->fraction_set && a->settings.garbage_collection_threshold > 0.0;
 }
 
-/* ---------------------------------------------------------- lookup (§2) */
+/* ---------- lookup: get_free_block */
 
 /* A free mapped block's size plus the unmapped space right after it. */
 static uint64_t
@@ -476,7 +476,7 @@ get_free_block(CcaAllocator *a, AllocParams *p)
 	return true;
 }
 
-/* ------------------------------------------------------- releasing (§5.3) */
+/* ---------- releasing: release_block */
 
 static void
 release_block(CcaAllocator *a, CcaHandle h)
@@ -526,7 +526,7 @@ try_merge_blocks(CcaAllocator *a, CcaHandle dst, CcaHandle src)
 	return subsumed;
 }
 
-/* free_block (§5.2): the block returns to its pool, merging neighbours. */
+/* free_block: the block returns to its pool, merging neighbours. */
 static void
 free_block_now(CcaAllocator *a, CcaHandle h)
 {
@@ -648,7 +648,7 @@ synchronize_and_free_events(CcaAllocator *a)
 	}
 }
 
-/* ------------------------------------------- expandable segments (§7) */
+/* ---------- expandable segments: map_block, unmap_block */
 
 static CcaExpandableSegment *
 segment_of(const CcaAllocator *a, CcaHandle h)
@@ -784,7 +784,7 @@ try_allocate_expandable_block(CcaAllocator *a, AllocParams *p)
 	return c;
 }
 
-/* unmap_block (§7.4): unmaps the whole pages inside free block H. */
+/* unmap_block: unmaps the whole pages inside free block H. */
 static void
 unmap_block(CcaAllocator *a, CcaHandle h)
 {
@@ -862,7 +862,7 @@ release_expandable_segment(CcaAllocator *a, CcaHandle h)
 	block_delete(a, h);
 }
 
-/* ------------------------------------------------ release cascade (§3) */
+/* ---------- release cascade: release_available_cached_blocks, release_cached_blocks */
 
 static void
 release_blocks(CcaAllocator *a, CcaPool *pool)
@@ -1068,7 +1068,7 @@ release_available_cached_blocks(CcaAllocator *a, const AllocParams *p)
 	return released >= key_size;
 }
 
-/* garbage_collect_cached_blocks (§2.4). */
+/* garbage_collect_cached_blocks. */
 static void
 garbage_collect_cached_blocks(CcaAllocator *a)
 {
@@ -1119,7 +1119,7 @@ over_cap(const CcaAllocator *a, uint64_t size)
 	return a->fraction_set && a->total_reserved + size > a->allowed_maximum;
 }
 
-/* alloc_block (§3.2): a new segment (or mapped pages) for P. */
+/* alloc_block: a new segment (or mapped pages) for P. */
 static bool
 alloc_block(CcaAllocator *a, AllocParams *p, bool is_retry)
 {
@@ -1149,7 +1149,7 @@ alloc_block(CcaAllocator *a, AllocParams *p, bool is_retry)
 	return true;
 }
 
-/* ------------------------------------------------------- malloc (§3, §4) */
+/* ---------- malloc: DeviceCachingAllocator::malloc */
 
 /* The releases of one stage of the cascade: counted from here to
  * cascade_stage_end(). */

@@ -343,6 +343,18 @@ cca_calls_sample(const CcaCalls *calls, CcaSampleWhen when)
 }
 
 uint64_t
+cca_calls_total_memory(const CcaCalls *calls)
+{
+	static const CcaSampleWhen order[] = {CCA_SAMPLE_PEAK, CCA_SAMPLE_DUMP, CCA_SAMPLE_START};
+	for (guint i = 0; i < G_N_ELEMENTS(order); i++) {
+		const CcaCall *s = cca_calls_sample(calls, order[i]);
+		if (s && s->total)
+			return s->total;
+	}
+	return 0;
+}
+
+uint64_t
 cca_calls_outside_bytes(const CcaCall *s)
 {
 	uint64_t used = s->total > s->free ? s->total - s->free : 0;

@@ -132,6 +132,11 @@ guint cca_calls_count(const CcaCalls *calls, CcaCallsKind kind);
 /* The device_memory sample taken WHEN, or NULL. */
 const CcaCall *cca_calls_sample(const CcaCalls *calls, CcaSampleWhen when);
 
+/* The device's total memory as ccasim-record's cudaMemGetInfo samples
+ * saw it (the peak's, else the dump's, else the start's), or 0 when CALLS
+ * holds none. */
+uint64_t cca_calls_total_memory(const CcaCalls *calls);
+
 /* Bytes the process held outside the caching allocator at sample S:
  * total - free - reserved (0 when negative). */
 uint64_t cca_calls_outside_bytes(const CcaCall *s);

@@ -424,6 +424,7 @@ plan_init(const CcaSnapshot *snap, int device, uint32_t pytorch_version, GError 
 			return NULL;
 		}
 		p->calls_set_fraction = cca_calls_count(p->calls, CCA_CALL_MEMORY_FRACTION) > 0;
+		p->recorded_total_memory = cca_calls_total_memory(p->calls);
 	}
 	return p;
 }

@@ -230,6 +230,10 @@ struct CcaPlan {
 	 * explains (a call the recorder did not wrap) */
 	CcaCalls *calls;
 	bool calls_set_fraction; /* a recorded set_per_process_memory_fraction() */
+	/* the device's total memory ccasim-record saw (0: not recorded): the
+	 * memory a replay's fractions and expandable reservations are of
+	 * when no --device-memory is given (doc/recording.md) */
+	uint64_t recorded_total_memory;
 	/* the use_mem_pool regions the calls show (CcaPlanPoolRegion, by FROM;
 	 * empty without such calls) */
 	GArray *pool_regions;

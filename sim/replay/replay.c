@@ -19,9 +19,10 @@
  * only as long as the longest release burst, never the trace.
  *
  * long-file: the loop, its lookahead window, the --check comparison and
- * the planning pass share the Replay state; the planning pass is to move
- * to plan.c (with run_pass's parameters as a struct), which will bring
- * this file under 1500 lines.
+ * the planning pass share the Replay state.  The planning pass is the
+ * same loop run under the recorded settings (run_pass with its Pass), so
+ * it stays beside the loop; plan.c keeps what is read from the trace
+ * alone.
  */
 #include "config.h"
 
@@ -2489,6 +2490,15 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 		if (!own_plan)
 			return FALSE;
 		plan = own_plan;
+	}
+	/* the GPU the recording was made on, unless the options name one:
+	 * its fractions and expandable segments' reservations are of its
+	 * memory (an H100's recording otherwise maps at H200 offsets) */
+	CcaReplayOptions on_recorded_gpu;
+	if (opt->device_memory == 0 && plan->recorded_total_memory != 0) {
+		on_recorded_gpu = *opt;
+		on_recorded_gpu.device_memory = plan->recorded_total_memory;
+		opt = &on_recorded_gpu;
 	}
 	if (gc_cap_unknown(snap, opt, plan))
 		return replay_gc_recording(snap, opt, plan, res, error);

@@ -566,15 +566,8 @@ recorded_total(const CcaSnapshot *snap, int device, uint64_t *total, GError **er
 	g_autoptr(CcaCalls) calls = cca_calls_parse(snap, device, error);
 	if (!calls)
 		return FALSE;
-	static const CcaSampleWhen order[] = {CCA_SAMPLE_PEAK, CCA_SAMPLE_DUMP, CCA_SAMPLE_START};
-	for (guint i = 0; i < G_N_ELEMENTS(order); i++) {
-		const CcaCall *s = cca_calls_sample(calls, order[i]);
-		if (s && s->total) {
-			*total = s->total;
-			return TRUE;
-		}
-	}
-	return FALSE;
+	*total = cca_calls_total_memory(calls);
+	return *total != 0;
 }
 
 /* Does DEVICE of SNAP have an oom entry?  (A read of the entries, no
