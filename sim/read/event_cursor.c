@@ -148,3 +148,14 @@ cca_event_cursor_hold_one(const CcaSnapshot *snap, int device, GError **error)
 		return FALSE;
 	return cca_event_cursor_check(snap, snap->n_devices, error);
 }
+
+bool
+cca_event_cursor_has_oom(const CcaSnapshot *snap, int device)
+{
+	g_autoptr(CcaEventCursor) c = cca_event_cursor_new(snap, device);
+	CcaEvent ev;
+	while (cca_event_cursor_next(c, &ev, NULL))
+		if (ev.action == CCA_ACTION_OOM)
+			return true;
+	return false;
+}

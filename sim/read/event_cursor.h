@@ -5,6 +5,7 @@
 
 #include <glib.h>
 #include <stdint.h>
+#include <stdbool.h>
 
 #include "event.h"
 #include "snapshot.h"
@@ -61,6 +62,10 @@ gboolean cca_event_cursor_hold(const CcaSnapshot *snap, int device, GError **err
 gboolean cca_event_cursor_hold_one(const CcaSnapshot *snap, int device, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CcaEventCursor, cca_event_cursor_free)
+
+/* Whether device DEVICE of SNAP has an oom entry: a read of its entries,
+ * no replay (false where they cannot be read). */
+bool cca_event_cursor_has_oom(const CcaSnapshot *snap, int device);
 
 G_END_DECLS
 

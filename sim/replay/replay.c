@@ -2306,18 +2306,6 @@ cca_replay_cap_proved(const CcaReplayResult *res, bool capacity_given, CcaCapBou
 			   res->recorded_oom_alloc_size, res->recorded_oom_device_free, out);
 }
 
-/* Whether device DEVICE of SNAP has an oom entry. */
-static bool
-trace_has_oom(const CcaSnapshot *snap, int device)
-{
-	g_autoptr(CcaEventCursor) c = cca_event_cursor_new(snap, device);
-	CcaEvent ev;
-	while (cca_event_cursor_next(c, &ev, NULL))
-		if (ev.action == CCA_ACTION_OOM)
-			return true;
-	return false;
-}
-
 /* The most bytes device DEVICE of SNAP held reserved by its segment
  * entries (segment_alloc and segment_map add, segment_free and
  * segment_unmap take away), from START bytes at its first entry: what the
@@ -2352,7 +2340,7 @@ gc_cap_unknown(const CcaSnapshot *snap, const CcaReplayOptions *opt, const CcaPl
 	       plan->calls == NULL && !plan->across_releases && !opt->force_whatif &&
 	       !opt->gc_uncapped_recorded && opt->addresses_from == NULL &&
 	       (!opt->settings || cca_settings_same_model(opt->settings, &plan->recorded)) &&
-	       trace_has_oom(snap, opt->device);
+	       cca_event_cursor_has_oom(snap, opt->device);
 }
 
 /* The memory fraction whose allowed maximum on a device of TOTAL bytes

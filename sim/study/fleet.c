@@ -570,26 +570,13 @@ recorded_total(const CcaSnapshot *snap, int device, uint64_t *total, GError **er
 	return *total != 0;
 }
 
-/* Does DEVICE of SNAP have an oom entry?  (A read of the entries, no
- * replay.) */
-static bool
-has_oom_entry(const CcaSnapshot *snap, int device)
-{
-	g_autoptr(CcaEventCursor) c = cca_event_cursor_new(snap, device);
-	CcaEvent ev;
-	while (cca_event_cursor_next(c, &ev, NULL))
-		if (ev.action == CCA_ACTION_OOM)
-			return true;
-	return false;
-}
-
 /* What DEVICE of SNAP, replayed as recorded without a cap, proves of a
  * cap nobody passed (zeroed when nothing, or when it does not replay). */
 static void
 prove_cap(const CcaSnapshot *snap, int device, CcaCapBound *cap)
 {
 	memset(cap, 0, sizeof *cap);
-	if (cca_calls_present(snap, device) || !has_oom_entry(snap, device))
+	if (cca_calls_present(snap, device) || !cca_event_cursor_has_oom(snap, device))
 		return; /* ccasim-record holds every fraction call */
 	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
