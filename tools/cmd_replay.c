@@ -125,7 +125,7 @@ replay_device(const CcaSnapshot *snap, const CcaReplayOptions *opt, json_t *devs
 		/* the settings the recording began with: the plan's */
 		.settings = opt->settings ? opt->settings : &plan->recorded,
 		.memory_fraction = opt->memory_fraction,
-		.device_memory = opt->device_memory ? opt->device_memory : CCA_H200_TOTAL_MEMORY,
+		.device_memory = cca_plan_device_memory(plan, opt->device_memory),
 		.device_memory_set = opt->capacity_set,
 		.snap = snap,
 	};

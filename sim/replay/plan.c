@@ -16,6 +16,7 @@
 #include "addrmap.h"
 #include "check.h"
 #include "json.h"
+#include "simdevice.h"
 
 static gint
 private_order(gconstpointer a, gconstpointer b)
@@ -933,4 +934,12 @@ cca_plan_detect_release(const CcaSnapshot *snap, char **why)
 			return marks[i].release;
 		}
 	return CCA_PYTORCH_VERSION_DEFAULT;
+}
+
+uint64_t
+cca_plan_device_memory(const CcaPlan *plan, uint64_t given)
+{
+	if (given)
+		return given;
+	return plan->recorded_total_memory ? plan->recorded_total_memory : CCA_H200_TOTAL_MEMORY;
 }

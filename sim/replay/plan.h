@@ -284,6 +284,10 @@ void cca_plan_free(CcaPlan *plan);
  * "Windows"). */
 uint64_t cca_plan_start_reserved(const CcaPlan *plan);
 
+/* The device memory a replay of PLAN is of: GIVEN (--device-memory) when
+ * not 0, else the total ccasim-record saw, else the H200's. */
+uint64_t cca_plan_device_memory(const CcaPlan *plan, uint64_t given);
+
 /* The plan's empty_cache() positions are known, found under the cap
  * MEMORY_FRACTION / DEVICE_MEMORY / CAPACITY_SET.  Call with PLAN->lock
  * held (the planning pass, replay.c, does). */

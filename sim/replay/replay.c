@@ -2485,7 +2485,7 @@ cca_replay_run(const CcaSnapshot *snap, const CcaReplayOptions *opt, CcaReplayRe
 	CcaReplayOptions on_recorded_gpu;
 	if (opt->device_memory == 0 && plan->recorded_total_memory != 0) {
 		on_recorded_gpu = *opt;
-		on_recorded_gpu.device_memory = plan->recorded_total_memory;
+		on_recorded_gpu.device_memory = cca_plan_device_memory(plan, 0);
 		opt = &on_recorded_gpu;
 	}
 	if (gc_cap_unknown(snap, opt, plan))
