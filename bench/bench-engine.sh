@@ -8,9 +8,12 @@
 #     with an empty_cache() burst between repetitions (target 12 M
 #     events/s, replay alone);
 #   - fit over the default grid on 2 threads of bert.default (56 k events)
-#     and of a 450 k-event trace (gpt2gen repeated; target < 3 s);
+#     (target < 3 s) and of a 450 k-event trace (gpt2gen repeated; target
+#     < 2 s);
 #   - sweep of 21 settings over a 1 M-event trace (gpt2gen repeated), on
-#     1 thread and on 2 (target < 1 s on 2 cores).
+#     1 thread and on 2 (target < 0.6 s on 2 cores).
+# Prints the load average before and after: wall times drop when other
+# work shares the cores.
 #
 # Usage: CCASIM=build/ccasim [BENCH_BASELINE=old/ccasim] bench/bench-engine.sh
 set -eu
@@ -58,17 +61,19 @@ row() { # NAME BINARY CMD...
 	whatif*) awk -v n="$name" -v t="$t" -v a="$alone" 'BEGIN {
 		printf "  %-22s %7.3f s  replay alone %.3f s = %5.2f M events/s (target 12: %s)\n",
 			n, t, a, 2 / a, (2 / a >= 12 ? "met" : "MISSED") }' ;;
+	fit\ 450k*) awk -v n="$name" -v t="$t" 'BEGIN {
+		printf "  %-22s %7.3f s (target < 2 s: %s)\n", n, t, (t < 2 ? "met" : "MISSED") }' ;;
 	fit*) awk -v n="$name" -v t="$t" 'BEGIN {
 		printf "  %-22s %7.3f s (target < 3 s: %s)\n", n, t, (t < 3 ? "met" : "MISSED") }' ;;
 	*-j2) awk -v n="$name" -v t="$t" 'BEGIN {
-		printf "  %-22s %7.3f s (target < 1 s: %s)\n", n, t, (t < 1 ? "met" : "MISSED") }' ;;
+		printf "  %-22s %7.3f s (target < 0.6 s: %s)\n", n, t, (t < 0.6 ? "met" : "MISSED") }' ;;
 	*) printf "  %-22s %7.3f s\n" "$name" "$t" ;;
 	esac
 }
 
 grid="-s max_split_size_mb=default,32,64,128,256,512,1024 -s roundup_power2_divisions=default,4,8"
 for bin in "$ccasim" $base; do
-	echo "bench-engine: $bin"
+	echo "bench-engine: $bin (load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown))"
 	row "whatif-2M" "$bin" replay "$scratch/w2m.msgpack" --config max_split_size_mb:128
 	row "fit bert.default -j2" "$bin" fit -j 2 --no-progress "$scratch/bert.msgpack"
 	row "fit 450k -j2" "$bin" fit -j 2 --no-progress "$scratch/w450k.msgpack"
