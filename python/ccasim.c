@@ -1288,8 +1288,7 @@ run_replay(Trace *t, const ReplaySpec *spec, uint32_t buckets, PyObject **doc_ou
 			/* the settings the recording began with: the plan's */
 			.settings = opt.settings ? opt.settings : &plan->recorded,
 			.memory_fraction = opt.memory_fraction,
-			.device_memory =
-				opt.device_memory ? opt.device_memory : CCA_H200_TOTAL_MEMORY,
+			.device_memory = cca_plan_device_memory(plan, opt.device_memory),
 			.device_memory_set = opt.capacity_set,
 			.snap = snap,
 		};
