@@ -12,8 +12,8 @@
 #     < 2 s);
 #   - sweep of 21 settings over a 1 M-event trace (gpt2gen repeated), on
 #     1 thread and on 2 (target < 0.6 s on 2 cores).
-# Prints the load average before and after: wall times drop when other
-# work shares the cores.
+# Each binary's rows start with the load average: wall times drop when
+# other work shares the cores.
 #
 # Usage: CCASIM=build/ccasim [BENCH_BASELINE=old/ccasim] bench/bench-engine.sh
 set -eu

@@ -941,5 +941,6 @@ cca_plan_device_memory(const CcaPlan *plan, uint64_t given)
 {
 	if (given)
 		return given;
-	return plan->recorded_total_memory ? plan->recorded_total_memory : CCA_H200_TOTAL_MEMORY;
+	return plan && plan->recorded_total_memory ? plan->recorded_total_memory
+						   : CCA_H200_TOTAL_MEMORY;
 }

@@ -285,7 +285,8 @@ void cca_plan_free(CcaPlan *plan);
 uint64_t cca_plan_start_reserved(const CcaPlan *plan);
 
 /* The device memory a replay of PLAN is of: GIVEN (--device-memory) when
- * not 0, else the total ccasim-record saw, else the H200's. */
+ * not 0, else the total ccasim-record saw, else the H200's (also for a
+ * NULL PLAN). */
 uint64_t cca_plan_device_memory(const CcaPlan *plan, uint64_t given);
 
 /* The plan's empty_cache() positions are known, found under the cap

@@ -873,22 +873,12 @@ recorded_row(const CcaSweep *sweep)
 	return g_ptr_array_index(sweep->rows, 0);
 }
 
-/* The memory the sweep's rows are of: cca_plan_device_memory()'s rule
- * (--device-memory, else the recorded GPU's, else the H200's). */
-static uint64_t
-sweep_device_memory(const CcaSweep *sweep, const CcaSweepOptions *options)
-{
-	if (sweep->plan)
-		return cca_plan_device_memory(sweep->plan, options->device_memory);
-	return options->device_memory ? options->device_memory : CCA_H200_TOTAL_MEMORY;
-}
-
 /* "under the cap of X" / "on a device of X" / "" */
 static char *
 capacity_phrase(const CcaSweep *sweep, const CcaSweepOptions *options)
 {
 	char a[32];
-	uint64_t total = sweep_device_memory(sweep, options);
+	uint64_t total = cca_plan_device_memory(sweep->plan, options->device_memory);
 	if (options->memory_fraction > 0 && options->memory_fraction < 1)
 		return g_strdup_printf(
 			" under the cap of %s",
@@ -1301,7 +1291,7 @@ append_context(GString *out, const CcaSweep *sweep, const CcaSweepReport *report
 	const CcaSweepOptions *o = report->options;
 	bool wide = report->wide;
 	char a[32], b[32];
-	uint64_t total = sweep_device_memory(sweep, o);
+	uint64_t total = cca_plan_device_memory(sweep->plan, o->device_memory);
 	g_autoptr(GString) p = g_string_new(NULL);
 	g_autofree char *trace = cca_text_path(report->trace);
 	g_string_append_printf(p,
@@ -1592,7 +1582,8 @@ cca_sweep_to_json(const CcaSweep *sweep, const CcaSweepReport *report)
 			    cca_json_bool(cca_rules_for(sweep->pytorch_version)->unvalidated));
 	json_object_set_new(doc, "goal", cca_json_string(cca_sweep_goal_name(report->goal)));
 	json_object_set_new(doc, "memory_fraction", cca_json_real(o->memory_fraction));
-	json_object_set_new(doc, "device_memory", cca_json_uint(sweep_device_memory(sweep, o)));
+	json_object_set_new(doc, "device_memory",
+			    cca_json_uint(cca_plan_device_memory(sweep->plan, o->device_memory)));
 	json_object_set_new(doc, "capacity_set", cca_json_bool(o->capacity_set));
 	json_t *gpu = json_null();
 	if (report->gpu) {
