@@ -53,7 +53,9 @@ struct CcaAllocator {
 
 	CcaBlock *slab;
 	uint32_t slab_len, slab_cap;
-	GArray *free_handles; /* CcaHandle */
+	/* slab slots of deleted blocks, reused last in first out */
+	CcaHandle *free_handles;
+	uint32_t n_free_handles, cap_free_handles;
 
 	/* pools[2k] small, pools[2k+1] large of mempool k; k = 0 is the
 	 * device's default pool pair, k > 0 private pools (MemPool, graphs) */
@@ -81,6 +83,7 @@ struct CcaAllocator {
 	uint64_t n_mallocs;	 /* malloc calls so far */
 	/* what the last malloc did, stage by stage (cca_allocator_last_cascade()) */
 	CcaCascade cascade;
+	bool cascade_dirty; /* a stage past get_free_block wrote to it */
 	uint32_t released_n;	 /* segment_free/unmap so far, for the stages */
 	uint64_t released_bytes; /* their bytes */
 	bool refused_by_cap;	 /* the last alloc_block failed at the cap */
@@ -131,7 +134,7 @@ enum {
 static void
 debug_check(CcaAllocator *a, const char *operation)
 {
-	uint64_t live = a->slab_len - a->free_handles->len;
+	uint64_t live = a->slab_len - a->n_free_handles;
 	if (live > DEBUG_WALK_BLOCKS && ++a->debug_ops * DEBUG_WALK_BLOCKS < live)
 		return;
 	a->debug_ops = 0;
@@ -156,9 +159,8 @@ static CcaHandle
 block_new(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_t stream, uint8_t pool)
 {
 	CcaHandle h;
-	if (a->free_handles->len > 0) {
-		h = g_array_index(a->free_handles, CcaHandle, a->free_handles->len - 1);
-		g_array_set_size(a->free_handles, a->free_handles->len - 1);
+	if (a->n_free_handles > 0) {
+		h = a->free_handles[--a->n_free_handles];
 	} else {
 		if (a->slab_len == a->slab_cap) {
 			a->slab_cap = a->slab_cap ? a->slab_cap * 2 : 1024;
@@ -207,7 +209,11 @@ static void
 block_delete(CcaAllocator *a, CcaHandle h)
 {
 	B(a, h)->live = false;
-	g_array_append_val(a->free_handles, h);
+	if (G_UNLIKELY(a->n_free_handles == a->cap_free_handles)) {
+		a->cap_free_handles = a->cap_free_handles ? a->cap_free_handles * 2 : 1024;
+		a->free_handles = g_renew(CcaHandle, a->free_handles, a->cap_free_handles);
+	}
+	a->free_handles[a->n_free_handles++] = h;
 }
 
 static inline CcaPool *
@@ -264,6 +270,20 @@ pool_insert_block(CcaAllocator *a, CcaHandle h)
 	cca_tree_insert(&pool->blocks, a->slab, h);
 }
 
+/* insert_into_blocks for free block H, still in the free set under the
+ * key it had before its size or address changed: it moves to its new
+ * place (in place when the order allows, cca_tree_replace()). */
+static void
+pool_rekey_block(CcaAllocator *a, CcaHandle h)
+{
+	CcaPool *pool = pool_of(a, h);
+	B(a, h)->gc_count_base = pool->get_free_blocks_call_count;
+	if (!cca_tree_replace(&pool->blocks, a->slab, h, h)) {
+		cca_tree_erase(&pool->blocks, a->slab, h);
+		cca_tree_insert(&pool->blocks, a->slab, h);
+	}
+}
+
 static void
 pool_insert_unmapped(CcaAllocator *a, CcaHandle h)
 {
@@ -313,25 +333,31 @@ roundup_power2_next_division(uint64_t size, uint32_t divisions)
 	return low == size ? size : low + step;
 }
 
-uint64_t
-cca_allocator_round_size(const CcaAllocator *a, uint64_t size)
-{
-	return cca_allocator_round_size_under(&a->settings, size);
-}
-
-uint64_t
-cca_allocator_round_size_under(const CcaSettings *settings, uint64_t size)
+/* round_size under SETTINGS and their RULES. */
+static inline uint64_t
+round_size_with(const CcaSettings *settings, const CcaRules *rules, uint64_t size)
 {
 	if (size < CCA_MIN_BLOCK_SIZE)
 		return CCA_MIN_BLOCK_SIZE;
 	uint32_t divisions = cca_settings_roundup_divisions(settings, size);
 	/* before 2.4 one division (divisions > 0) already rounded up to the
 	 * next power of two (doc/versions.md) */
-	uint32_t least =
-		cca_rules_for(settings->pytorch_version)->roundup_one_division_rounds ? 0 : 1;
+	uint32_t least = rules->roundup_one_division_rounds ? 0 : 1;
 	if (divisions > least && size > CCA_MIN_BLOCK_SIZE * divisions)
 		return roundup_power2_next_division(size, divisions);
 	return cca_pytorch_round_min_block(size);
+}
+
+uint64_t
+cca_allocator_round_size_under(const CcaSettings *settings, uint64_t size)
+{
+	return round_size_with(settings, cca_rules_for(settings->pytorch_version), size);
+}
+
+uint64_t
+cca_allocator_round_size(const CcaAllocator *a, uint64_t size)
+{
+	return round_size_with(&a->settings, a->rules, size);
 }
 
 static uint64_t
@@ -471,7 +497,9 @@ get_free_block(CcaAllocator *a, AllocParams *p)
 		return false;
 	if (a->count_ties)
 		note_choice(a, h);
-	pool_erase(a, h);
+	/* left in the free set for alloc_found_block(), which takes it out
+	 * or moves what a split leaves of it (pool.blocks.erase, then
+	 * insert_into_blocks of the remainder) */
 	p->block = h;
 	return true;
 }
@@ -490,8 +518,8 @@ release_block(CcaAllocator *a, CcaHandle h)
 	emit(a, CCA_ACTION_SEGMENT_FREE, ptr, size, stream);
 	a->device->ops->segment_free(a->device, ptr, size);
 	a->total_reserved -= size;
-	cca_stat_array_update(a->stats.segment, stat_type(is_small), -1);
-	cca_stat_array_update(a->stats.reserved_bytes, stat_type(is_small), -(int64_t)size);
+	cca_stat_array_sub(a->stats.segment, stat_type(is_small), 1);
+	cca_stat_array_sub(a->stats.reserved_bytes, stat_type(is_small), (int64_t)size);
 	if (size >= a->settings.max_split_size)
 		cca_stat_update(&a->stats.oversize_segments, -1);
 	a->mapped_runs--; /* a whole cudaMalloc segment, one run */
@@ -500,9 +528,12 @@ release_block(CcaAllocator *a, CcaHandle h)
 }
 
 /* try_merge_blocks: merges free neighbour SRC into DST; returns the bytes
- * merged (0 when SRC cannot merge). */
+ * merged (0 when SRC cannot merge).  SRC leaves its set and the slab,
+ * except that when KEPT is not NULL, *KEPT is still CCA_NIL and SRC is in
+ * the free set of DST's pool, SRC stays in both and *KEPT names it, for
+ * pool_insert_merged() to give its entry to DST. */
 static uint64_t
-try_merge_blocks(CcaAllocator *a, CcaHandle dst, CcaHandle src)
+try_merge_blocks(CcaAllocator *a, CcaHandle dst, CcaHandle src, CcaHandle *kept)
 {
 	if (src == CCA_NIL)
 		return 0;
@@ -521,9 +552,36 @@ try_merge_blocks(CcaAllocator *a, CcaHandle dst, CcaHandle src)
 	}
 	uint64_t subsumed = s->size;
 	d->size += subsumed;
+	if (kept && *kept == CCA_NIL && s->set == CCA_SET_BLOCKS && s->pool == d->pool) {
+		*kept = src;
+		return subsumed;
+	}
 	pool_erase(a, src);
 	block_delete(a, src);
 	return subsumed;
+}
+
+/* insert_into_blocks for DST after its merges: DST takes the entry of
+ * KEPT (a neighbour it merged, try_merge_blocks(), or CCA_NIL) when DST's
+ * key keeps that entry's place in the order; KEPT then leaves the slab. */
+static void
+pool_insert_merged(CcaAllocator *a, CcaHandle dst, CcaHandle kept)
+{
+	if (kept != CCA_NIL) {
+		CcaPool *pool = pool_of(a, dst);
+		B(a, dst)->gc_count_base = pool->get_free_blocks_call_count;
+		bool moved = cca_tree_replace(&pool->blocks, a->slab, kept, dst);
+		if (moved) {
+			B(a, dst)->set = CCA_SET_BLOCKS;
+			B(a, kept)->set = CCA_SET_NONE;
+		} else {
+			pool_erase(a, kept);
+		}
+		block_delete(a, kept);
+		if (moved)
+			return;
+	}
+	pool_insert_block(a, dst);
 }
 
 /* free_block: the block returns to its pool, merging neighbours. */
@@ -535,15 +593,15 @@ free_block_now(CcaAllocator *a, CcaHandle h)
 	uint64_t original_size = b->size, requested = b->requested_size;
 	bool is_small = b->is_small, expandable = b->expandable >= 0;
 	int64_t net_blocks = 0, net_bytes = 0;
-	CcaHandle neighbours[2] = {b->prev, b->next};
+	CcaHandle neighbours[2] = {b->prev, b->next}, kept = CCA_NIL;
 	for (int i = 0; i < 2; i++) {
-		uint64_t subsumed = try_merge_blocks(a, h, neighbours[i]);
+		uint64_t subsumed = try_merge_blocks(a, h, neighbours[i], &kept);
 		if (subsumed > 0) {
 			net_blocks--;
 			net_bytes -= (int64_t)subsumed;
 		}
 	}
-	pool_insert_block(a, h);
+	pool_insert_merged(a, h, kept);
 	b = B(a, h);
 	if (is_split(b)) {
 		net_blocks++;
@@ -554,9 +612,9 @@ free_block_now(CcaAllocator *a, CcaHandle h)
 		cca_stat_array_update(a->stats.inactive_split, t, net_blocks);
 		cca_stat_array_update(a->stats.inactive_split_bytes, t, net_bytes);
 	}
-	cca_stat_array_update(a->stats.active, t, -1);
-	cca_stat_array_update(a->stats.active_bytes, t, -(int64_t)original_size);
-	cca_stat_array_update(a->stats.requested_bytes, t, -(int64_t)requested);
+	cca_stat_array_sub(a->stats.active, t, 1);
+	cca_stat_array_sub(a->stats.active_bytes, t, (int64_t)original_size);
+	cca_stat_array_sub(a->stats.requested_bytes, t, (int64_t)requested);
 }
 
 void
@@ -569,8 +627,8 @@ cca_allocator_free_block(CcaAllocator *a, CcaHandle h, bool deferred)
 	g_assert(b->live && b->allocated);
 	b->allocated = false;
 	CcaStatType t = stat_type(b->is_small);
-	cca_stat_array_update(a->stats.allocation, t, -1);
-	cca_stat_array_update(a->stats.allocated_bytes, t, -(int64_t)b->size);
+	cca_stat_array_sub(a->stats.allocation, t, 1);
+	cca_stat_array_sub(a->stats.allocated_bytes, t, (int64_t)b->size);
 	emit(a, CCA_ACTION_FREE_REQUESTED, b->ptr, b->requested_size, b->stream);
 	if (b->size >= a->settings.max_split_size)
 		cca_stat_update(&a->stats.oversize_allocations, -1);
@@ -742,8 +800,8 @@ map_block(CcaAllocator *a, CcaHandle h, uint64_t size)
 		pool_insert_unmapped(a, rest);
 		b->size = mapped_size;
 	}
-	try_merge_blocks(a, h, B(a, h)->prev);
-	try_merge_blocks(a, h, B(a, h)->next);
+	try_merge_blocks(a, h, B(a, h)->prev, NULL);
+	try_merge_blocks(a, h, B(a, h)->next, NULL);
 	pool_insert_block(a, h);
 	a->total_reserved += mapped_size;
 	cca_stat_array_update(a->stats.reserved_bytes, stat_type(B(a, h)->is_small),
@@ -840,12 +898,11 @@ unmap_block(CcaAllocator *a, CcaHandle h)
 	b->ptr = unmapped_ptr;
 	b->size = unmapped_size;
 	b->mapped = false;
-	try_merge_blocks(a, h, B(a, h)->prev);
-	try_merge_blocks(a, h, B(a, h)->next);
+	try_merge_blocks(a, h, B(a, h)->prev, NULL);
+	try_merge_blocks(a, h, B(a, h)->next, NULL);
 	pool_insert_unmapped(a, h);
 	a->total_reserved -= unmapped_size;
-	cca_stat_array_update(a->stats.reserved_bytes, stat_type(is_small),
-			      -(int64_t)unmapped_size);
+	cca_stat_array_sub(a->stats.reserved_bytes, stat_type(is_small), (int64_t)unmapped_size);
 	a->stats.num_device_free++;
 	a->released_n++;
 	a->released_bytes += unmapped_size;
@@ -1140,8 +1197,8 @@ alloc_block(CcaAllocator *a, AllocParams *p, bool is_retry)
 	a->mapped_runs++;
 	segment_counter(a, p->block);
 	CcaStatType t = stat_type(p->pool->is_small);
-	cca_stat_array_update(a->stats.segment, t, 1);
-	cca_stat_array_update(a->stats.reserved_bytes, t, (int64_t)p->alloc_size);
+	cca_stat_array_add(a->stats.segment, t, 1);
+	cca_stat_array_add(a->stats.reserved_bytes, t, (int64_t)p->alloc_size);
 	if (p->alloc_size >= a->settings.max_split_size)
 		cca_stat_update(&a->stats.oversize_segments, 1);
 	a->stats.num_device_alloc++;
@@ -1202,31 +1259,35 @@ alloc_found_block(CcaAllocator *a, AllocParams *p)
 		rest->prev = blk;
 		rest->ptr += p->size;
 		rest->size -= p->size;
-		pool_insert_block(a, h);
+		if (rest->set == CCA_SET_BLOCKS)
+			pool_rekey_block(a, h);
+		else
+			pool_insert_block(a, h);
 		if (!expandable) {
 			if (already_split) {
-				cca_stat_array_update(a->stats.inactive_split_bytes, t,
-						      -(int64_t)p->size);
+				cca_stat_array_sub(a->stats.inactive_split_bytes, t, (int64_t)p->size);
 			} else {
-				cca_stat_array_update(a->stats.inactive_split_bytes, t,
-						      (int64_t)B(a, h)->size);
-				cca_stat_array_update(a->stats.inactive_split, t, 1);
+				cca_stat_array_add(a->stats.inactive_split_bytes, t, (int64_t)B(a, h)->size);
+				cca_stat_array_add(a->stats.inactive_split, t, 1);
 			}
 		}
 		h = blk;
-	} else if (already_split && !expandable) {
-		cca_stat_array_update(a->stats.inactive_split_bytes, t, -(int64_t)B(a, h)->size);
-		cca_stat_array_update(a->stats.inactive_split, t, -1);
+	} else {
+		pool_erase(a, h);
+		if (already_split && !expandable) {
+			cca_stat_array_sub(a->stats.inactive_split_bytes, t, (int64_t)B(a, h)->size);
+			cca_stat_array_sub(a->stats.inactive_split, t, 1);
+		}
 	}
 	CcaBlock *b = B(a, h);
 	b->allocated = true;
 	b->requested_size = p->orig_size;
 	emit(a, CCA_ACTION_ALLOC, b->ptr, p->orig_size, b->stream);
-	cca_stat_array_update(a->stats.allocation, t, 1);
-	cca_stat_array_update(a->stats.allocated_bytes, t, (int64_t)b->size);
-	cca_stat_array_update(a->stats.active, t, 1);
-	cca_stat_array_update(a->stats.active_bytes, t, (int64_t)b->size);
-	cca_stat_array_update(a->stats.requested_bytes, t, (int64_t)p->orig_size);
+	cca_stat_array_add(a->stats.allocation, t, 1);
+	cca_stat_array_add(a->stats.allocated_bytes, t, (int64_t)b->size);
+	cca_stat_array_add(a->stats.active, t, 1);
+	cca_stat_array_add(a->stats.active_bytes, t, (int64_t)b->size);
+	cca_stat_array_add(a->stats.requested_bytes, t, (int64_t)p->orig_size);
 	if (b->size >= a->settings.max_split_size)
 		cca_stat_update(&a->stats.oversize_allocations, 1);
 	return h;
@@ -1262,7 +1323,10 @@ cca_allocator_malloc_in(CcaAllocator *a, uint64_t orig_size, uint64_t stream, ui
 	AllocParams p;
 	init_params_in(a, &p, orig_size, stream, mempool < a->n_mempools ? mempool : 0);
 	CcaCascade *c = &a->cascade;
-	memset(c, 0, sizeof *c);
+	if (a->cascade_dirty) { /* a hit writes only the fields below */
+		memset(c, 0, sizeof *c);
+		a->cascade_dirty = false;
+	}
 	c->serial = ++a->n_mallocs;
 	c->orig_size = orig_size;
 	c->alloc_size = p.alloc_size;
@@ -1271,6 +1335,7 @@ cca_allocator_malloc_in(CcaAllocator *a, uint64_t orig_size, uint64_t stream, ui
 	bool found = get_free_block(a, &p);
 	c->cache_hit = found;
 	if (!found) {
+		a->cascade_dirty = true;
 		if (gc_enabled(a)) {
 			/* the threshold it measured reserved memory against, before it ran */
 			c->gc_ran = true;
@@ -1439,7 +1504,6 @@ cca_allocator_new(const CcaSettings *settings, const CcaLimits *limits, CcaDevic
 	a->emit = emit_fn;
 	a->emit_data = emit_data;
 	a->emit_mask = UINT32_MAX;
-	a->free_handles = g_array_new(FALSE, FALSE, sizeof(CcaHandle));
 	a->expandable = g_array_new(FALSE, FALSE, sizeof(CcaExpandableSegment));
 	a->pending = g_array_new(FALSE, FALSE, sizeof(CcaHandle));
 	for (int i = 0; i < 2 * CCA_MAX_MEMPOOLS; i++) {
@@ -1503,7 +1567,7 @@ cca_allocator_free(CcaAllocator *a)
 		cca_tree_clear(&a->pools[i].unmapped);
 	}
 	g_free(a->slab);
-	g_array_free(a->free_handles, TRUE);
+	g_free(a->free_handles);
 	g_array_free(a->expandable, TRUE);
 	g_array_free(a->pending, TRUE);
 	g_free(a);
@@ -1619,8 +1683,8 @@ cca_allocator_seed_segment(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_
 	segment_counter(a, h);
 	pool_insert_block(a, h);
 	CcaStatType t = stat_type(is_small);
-	cca_stat_array_update(a->stats.segment, t, 1);
-	cca_stat_array_update(a->stats.reserved_bytes, t, (int64_t)size);
+	cca_stat_array_add(a->stats.segment, t, 1);
+	cca_stat_array_add(a->stats.reserved_bytes, t, (int64_t)size);
 	if (size >= a->settings.max_split_size)
 		cca_stat_update(&a->stats.oversize_segments, 1);
 	/* one cudaMalloc before the trace (alloc_block counts each) */
@@ -1789,13 +1853,14 @@ cca_allocator_seed_block(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_t 
 		g_array_append_val(a->pending, h);
 	} else {
 		b->allocated = true;
-		cca_stat_array_update(a->stats.allocation, t, 1);
-		cca_stat_array_update(a->stats.allocated_bytes, t, (int64_t)size);
+		cca_stat_array_add(a->stats.allocation, t, 1);
+		cca_stat_array_add(a->stats.allocated_bytes, t, (int64_t)size);
 		if (size >= a->settings.max_split_size)
 			cca_stat_update(&a->stats.oversize_allocations, 1);
 	}
-	cca_stat_array_update(a->stats.active, t, 1);
-	cca_stat_array_update(a->stats.active_bytes, t, (int64_t)size);
+	cca_stat_array_add(a->stats.active, t, 1);
+	cca_stat_array_add(a->stats.active_bytes, t, (int64_t)size);
+	/* (a snapshot's number: the signed update takes any) */
 	cca_stat_array_update(a->stats.requested_bytes, t, (int64_t)requested);
 	a->mapped_runs_stale = true;
 	CCA_CHECK_INVARIANTS(a, "seed_block");

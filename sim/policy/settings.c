@@ -1387,18 +1387,6 @@ cca_settings_from_recorded(CcaSettings *settings, const CcaRecordedSettings *rec
 	return TRUE;
 }
 
-uint32_t
-cca_settings_roundup_divisions(const CcaSettings *settings, uint64_t size)
-{
-	size_t index = 0;
-
-	if (size != 0) {
-		unsigned log2 = 63u - (unsigned)__builtin_clzll(size);
-		index = log2 > 20 ? MIN(log2 - 20, CCA_ROUNDUP_INTERVALS - 1) : 0;
-	}
-	return settings->roundup_power2_divisions[index];
-}
-
 /* ------------------------------------------------------------------ */
 /* Writing                                                             */
 

@@ -195,7 +195,16 @@ gboolean cca_settings_from_recorded(CcaSettings *settings, const CcaRecordedSett
 /* Rounding divisions that apply to a request of SIZE bytes (doc/settings.md,
  * "roundup_power2_divisions"):
  * entry floor(log2(SIZE)) - 20, clamped to [0, 15]; SIZE 0 uses entry 0. */
-uint32_t cca_settings_roundup_divisions(const CcaSettings *settings, uint64_t size);
+static inline uint32_t
+cca_settings_roundup_divisions(const CcaSettings *settings, uint64_t size)
+{
+	size_t index = 0;
+	if (size != 0) {
+		unsigned log2 = 63u - (unsigned)__builtin_clzll(size);
+		index = log2 > 20 ? MIN(log2 - 20, CCA_ROUNDUP_INTERVALS - 1) : 0;
+	}
+	return settings->roundup_power2_divisions[index];
+}
 
 /* Writes a canonical PYTORCH_CUDA_ALLOC_CONF string for SETTINGS, listing
  * only keys that differ from the defaults ("" for defaults), in the knob

@@ -75,6 +75,44 @@ cca_stat_array_update(CcaStat array[CCA_STAT_TYPES], CcaStatType pool, int64_t a
 	cca_stat_update(&array[pool], amount);
 }
 
+/* cca_stat_update(STAT, +N) for an N known not to be negative, without
+ * the sign test: with N 0 it changes nothing either (a peak is never
+ * below the current value). */
+static inline void
+cca_stat_add(CcaStat *stat, int64_t n)
+{
+	stat->current += n;
+	if (stat->current > stat->peak)
+		stat->peak = stat->current;
+	if (G_UNLIKELY(__builtin_add_overflow(stat->allocated, n, &stat->allocated)))
+		stat->allocated = INT64_MAX;
+}
+
+/* cca_stat_update(STAT, -N) for an N known not to be negative. */
+static inline void
+cca_stat_sub(CcaStat *stat, int64_t n)
+{
+	stat->current -= n;
+	if (G_UNLIKELY(__builtin_add_overflow(stat->freed, n, &stat->freed)))
+		stat->freed = INT64_MAX;
+}
+
+/* Adds N >= 0 to ARRAY[all] and ARRAY[pool]. */
+static inline void
+cca_stat_array_add(CcaStat array[CCA_STAT_TYPES], CcaStatType pool, int64_t n)
+{
+	cca_stat_add(&array[CCA_STAT_ALL], n);
+	cca_stat_add(&array[pool], n);
+}
+
+/* Takes N >= 0 from ARRAY[all] and ARRAY[pool]. */
+static inline void
+cca_stat_array_sub(CcaStat array[CCA_STAT_TYPES], CcaStatType pool, int64_t n)
+{
+	cca_stat_sub(&array[CCA_STAT_ALL], n);
+	cca_stat_sub(&array[pool], n);
+}
+
 /* resetPeakStats(): every peak (arrays, oversize counts) becomes the
  * current value. */
 void cca_stats_reset_peak(CcaStats *stats);

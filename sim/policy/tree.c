@@ -499,6 +499,31 @@ cca_tree_erase(CcaTree *tree, CcaBlock *slab, CcaHandle h)
 		erase_rebalance(tree, slab, li);
 }
 
+bool
+cca_tree_replace(CcaTree *tree, CcaBlock *slab, CcaHandle old, CcaHandle h)
+{
+	uint32_t li = slab[old].tree_leaf;
+	CcaTreeNode *leaf = node(tree, li);
+	uint32_t at = slot_of(leaf, old);
+	CcaTreeKey k = key_of(tree, &slab[h]);
+	/* inside the leaf, between its neighbours; at either end of a leaf
+	 * the separators above bound it too, so the key may only move
+	 * inwards there (a separator lies between the old key and the
+	 * neighbouring leaf's), unless the leaf is the first or last */
+	bool above = at > 0 ? key_less(&leaf->key[at - 1], &k)
+			    : li == tree->first_leaf || key_less(&leaf->key[at], &k);
+	bool below = at + 1 < leaf->n ? key_less(&k, &leaf->key[at + 1])
+				      : li == tree->last_leaf || key_less(&k, &leaf->key[at]);
+	if (!above || !below)
+		return false;
+	leaf->key[at] = k;
+	leaf->slot[at] = h;
+	if (old != h)
+		slab[old].tree_leaf = CCA_NIL;
+	slab[h].tree_leaf = li;
+	return true;
+}
+
 CcaHandle
 cca_tree_lower_bound(const CcaTree *tree, const CcaBlock *slab, uint64_t stream, uint64_t size,
 		     uint64_t ptr)

@@ -79,6 +79,15 @@ void cca_tree_insert(CcaTree *tree, CcaBlock *slab, CcaHandle h);
  * Goes by the key H had when inserted, so H's fields may have changed. */
 void cca_tree_erase(CcaTree *tree, CcaBlock *slab, CcaHandle h);
 
+/* Gives the entry of block OLD (in TREE) to block H (OLD itself, or a
+ * block in no set) under H's current key, when that key keeps the entry's
+ * place in the order (after the entry before it, before the one after it)
+ * without crossing a separator: then sets H's tree_leaf (OLD's becomes
+ * CCA_NIL) and returns TRUE, else changes nothing and returns FALSE.  The
+ * set afterwards holds the keys an erase of OLD and insert of H would
+ * leave, at a fraction of their cost. */
+bool cca_tree_replace(CcaTree *tree, CcaBlock *slab, CcaHandle old, CcaHandle h);
+
 /* First block whose key is >= (STREAM, SIZE, counter 0, PTR); CCA_NIL if
  * none.  SIZE is ignored by address-ordered trees. */
 CcaHandle cca_tree_lower_bound(const CcaTree *tree, const CcaBlock *slab, uint64_t stream,
