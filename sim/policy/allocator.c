@@ -83,7 +83,7 @@ struct CcaAllocator {
 	uint64_t n_mallocs;	 /* malloc calls so far */
 	/* what the last malloc did, stage by stage (cca_allocator_last_cascade()) */
 	CcaCascade cascade;
-	bool cascade_dirty; /* a stage past get_free_block wrote to it */
+	bool cascade_dirty;	 /* a stage past get_free_block wrote to it */
 	uint32_t released_n;	 /* segment_free/unmap so far, for the stages */
 	uint64_t released_bytes; /* their bytes */
 	bool refused_by_cap;	 /* the last alloc_block failed at the cap */
@@ -1265,9 +1265,11 @@ alloc_found_block(CcaAllocator *a, AllocParams *p)
 			pool_insert_block(a, h);
 		if (!expandable) {
 			if (already_split) {
-				cca_stat_array_sub(a->stats.inactive_split_bytes, t, (int64_t)p->size);
+				cca_stat_array_sub(a->stats.inactive_split_bytes, t,
+						   (int64_t)p->size);
 			} else {
-				cca_stat_array_add(a->stats.inactive_split_bytes, t, (int64_t)B(a, h)->size);
+				cca_stat_array_add(a->stats.inactive_split_bytes, t,
+						   (int64_t)B(a, h)->size);
 				cca_stat_array_add(a->stats.inactive_split, t, 1);
 			}
 		}
@@ -1275,7 +1277,8 @@ alloc_found_block(CcaAllocator *a, AllocParams *p)
 	} else {
 		pool_erase(a, h);
 		if (already_split && !expandable) {
-			cca_stat_array_sub(a->stats.inactive_split_bytes, t, (int64_t)B(a, h)->size);
+			cca_stat_array_sub(a->stats.inactive_split_bytes, t,
+					   (int64_t)B(a, h)->size);
 			cca_stat_array_sub(a->stats.inactive_split, t, 1);
 		}
 	}
