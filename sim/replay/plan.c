@@ -180,6 +180,10 @@ reservations_unmap(CcaPlanReservations *rs, const CcaEvent *ev)
 bool
 cca_plan_reservations_note(CcaPlanReservations *rs, const CcaEvent *ev, uint64_t position)
 {
+	/* only a release burst and segment entries tell it anything */
+	if (!rs->in_burst &&
+	    (ev->action < CCA_ACTION_SEGMENT_ALLOC || ev->action > CCA_ACTION_SEGMENT_UNMAP))
+		return false;
 	bool release =
 		ev->action == CCA_ACTION_SEGMENT_FREE || ev->action == CCA_ACTION_SEGMENT_UNMAP;
 	bool verdict = false;
@@ -281,7 +285,16 @@ plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 	CcaBurstOrder order = {0};
 	CcaPlanReservations reservations;
 	cca_plan_reservations_init(&reservations);
-	for (; cca_event_cursor_next(cursor, &ev, &local); i++) {
+	/* events in memory are read in place, others through the cursor */
+	const GArray *held = snap->events != NULL ? snap->events[p->device] : NULL;
+	for (;; i++) {
+		if (held != NULL) {
+			if (i >= held->len)
+				break;
+			ev = g_array_index(held, CcaEvent, i);
+		} else if (!cca_event_cursor_next(cursor, &ev, &local)) {
+			break;
+		}
 		bool release = ev.action == CCA_ACTION_SEGMENT_FREE ||
 			       ev.action == CCA_ACTION_SEGMENT_UNMAP;
 		if (in_burst && !release && ev.action != CCA_ACTION_FREE_COMPLETED) {

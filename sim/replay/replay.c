@@ -191,6 +191,8 @@ window_check(Window *w, const CcaEvent *ev, uint64_t index, GError **error)
 
 /* How many entries the window reads at a time, at most. */
 #define WINDOW_BATCH 64
+/* How many entries ahead of the one it checks the window prefetches. */
+#define WINDOW_PREFETCH 16
 
 /* Reads entries until event POSITION+K is in the window (window_peek()'s
  * slow path), a batch at a time; returns it or NULL past the end.  A
@@ -234,6 +236,12 @@ window_fill(Window *w, uint32_t k, GError **error)
 		}
 		for (guint i = 0; i < got; i++) {
 			const CcaEvent *slot = &slots[i];
+			/* events in memory are read once each, in order: ask
+			 * for the lines a few events on before they are needed */
+			if (w->direct != NULL &&
+			    w->position + w->len + WINDOW_PREFETCH < w->direct_len)
+				__builtin_prefetch(
+					&w->direct[w->position + w->len + WINDOW_PREFETCH]);
 			if (!window_check(w, slot, w->position + w->len, &w->pending)) {
 				got = i;
 				break;
@@ -335,6 +343,10 @@ typedef struct {
 	 * (CcaPlan.reservation_spans, reservation_releases), in every mode */
 	const GArray *reservation_spans, *reservation_releases;
 	guint next_reservation_release;
+	/* the first trace position at which maybe_empty_cache() has work
+	 * (a pool release, a reservation release, an empty_cache), UINT64_MAX
+	 * when none is left; 0 until worked out (scheduled_next()) */
+	uint64_t scheduled_at;
 	/* a read plan's use_mem_pool regions (CcaPlan.pool_regions), the next */
 	const GArray *pool_regions;
 	guint next_region;
@@ -1074,6 +1086,7 @@ replay_reservation_release(Replay *r, uint32_t end)
 	       g_array_index(rels, CcaPlanPoolRelease, r->next_reservation_release).position <
 		       r->in.position)
 		r->next_reservation_release++;
+	r->scheduled_at = 0;
 	if (!rels || r->next_reservation_release == rels->len)
 		return false;
 	const CcaPlanPoolRelease *rel =
@@ -1321,9 +1334,30 @@ replay_late_completions(Replay *r)
 	g_array_set_size(r->late, 0);
 }
 
+/* The first trace position at which one of maybe_empty_cache()'s loops
+ * would act, UINT64_MAX when none would again. */
+static uint64_t
+scheduled_next(const Replay *r)
+{
+	uint64_t at = UINT64_MAX;
+	if (r->pool_releases && r->next_pool_release < r->pool_releases->len)
+		at = MIN(at,
+			 g_array_index(r->pool_releases, CcaPlanPoolRelease, r->next_pool_release)
+				 .position);
+	const GArray *rels = r->reservation_releases;
+	if (!r->recorded_mode && rels && r->next_reservation_release < rels->len)
+		at = MIN(at, g_array_index(rels, CcaPlanPoolRelease, r->next_reservation_release)
+				     .position);
+	if (r->empty_cache_at && r->next_empty_cache < r->empty_cache_at->len)
+		at = MIN(at, g_array_index(r->empty_cache_at, uint64_t, r->next_empty_cache));
+	return at;
+}
+
 static void
 maybe_empty_cache(Replay *r)
 {
+	if (G_LIKELY(r->in.position < r->scheduled_at))
+		return;
 	while (r->pool_releases && r->next_pool_release < r->pool_releases->len) {
 		const CcaPlanPoolRelease *rel =
 			&g_array_index(r->pool_releases, CcaPlanPoolRelease, r->next_pool_release);
@@ -1349,9 +1383,7 @@ maybe_empty_cache(Replay *r)
 		cause_begin(r, r->in.position, window_peek(&r->in, 0, &r->error));
 		cca_allocator_mempool_release(r->alloc, reservation_pool(r, rel->label));
 	}
-	if (!r->empty_cache_at)
-		return;
-	while (r->next_empty_cache < r->empty_cache_at->len &&
+	while (r->empty_cache_at && r->next_empty_cache < r->empty_cache_at->len &&
 	       g_array_index(r->empty_cache_at, uint64_t, r->next_empty_cache) <= r->in.position) {
 		r->next_empty_cache++;
 		r->res->empty_cache_calls++;
@@ -1359,6 +1391,7 @@ maybe_empty_cache(Replay *r)
 		cause_begin(r, r->in.position, window_peek(&r->in, 0, &r->error));
 		cca_allocator_empty_cache(r->alloc);
 	}
+	r->scheduled_at = scheduled_next(r);
 }
 
 /* A recorded empty_cache() call at the window's head.  In recorded mode
