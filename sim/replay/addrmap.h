@@ -113,15 +113,25 @@ map_get(const AddrMap *m, uint64_t key)
 	return CCA_NIL;
 }
 
-static inline void
-map_remove(AddrMap *m, uint64_t key)
+/* The slot of KEY, or MAP_NO_SLOT; good until the next put or removal. */
+#define MAP_NO_SLOT UINT32_MAX
+static inline uint32_t
+map_find(const AddrMap *m, uint64_t key)
 {
 	uint32_t mask = m->cap - 1, i = map_hash(key) & mask;
-	while (m->keys[i] != key) {
-		if (m->keys[i] == MAP_EMPTY)
-			return;
+	while (m->keys[i] != MAP_EMPTY) {
+		if (m->keys[i] == key)
+			return i;
 		i = (i + 1) & mask;
 	}
+	return MAP_NO_SLOT;
+}
+
+/* Removes the entry in slot I (from map_find()). */
+static inline void
+map_remove_at(AddrMap *m, uint32_t i)
+{
+	uint32_t mask = m->cap - 1;
 	/* the hole at I: each later entry of the run whose home is not
 	 * between the hole and it (cyclically) moves back into the hole */
 	for (uint32_t j = (i + 1) & mask; m->keys[j] != MAP_EMPTY; j = (j + 1) & mask) {
@@ -134,6 +144,14 @@ map_remove(AddrMap *m, uint64_t key)
 	}
 	m->keys[i] = MAP_EMPTY;
 	m->len--;
+}
+
+static inline void
+map_remove(AddrMap *m, uint64_t key)
+{
+	uint32_t i = map_find(m, key);
+	if (i != MAP_NO_SLOT)
+		map_remove_at(m, i);
 }
 
 /* ------------------------------------------------ live ranges */

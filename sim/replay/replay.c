@@ -901,7 +901,9 @@ static bool is_release(const CcaEvent *ev);
 static gboolean
 replay_free_requested(Replay *r, const CcaEvent *ev, uint64_t index)
 {
-	CcaHandle v = map_get(&r->live, ev->addr);
+	/* (nothing below puts to or removes from the map before SLOT is used) */
+	uint32_t slot = map_find(&r->live, ev->addr);
+	CcaHandle v = slot != MAP_NO_SLOT ? r->live.values[slot] : CCA_NIL;
 	if (v != CCA_NIL && (v & FREE_REQUESTED)) {
 		if (!r->error)
 			cca_check_double_free_error(&r->error, r->snap, index, ev->addr);
@@ -932,17 +934,17 @@ replay_free_requested(Replay *r, const CcaEvent *ev, uint64_t index)
 		if (v == CCA_NIL)
 			r->res->unknown_frees++;
 		else if (!immediate) /* its free_completed is still to come */
-			map_put(&r->live, ev->addr, HANDLE_FAILED | FREE_REQUESTED);
+			r->live.values[slot] = HANDLE_FAILED | FREE_REQUESTED;
 		else
-			map_remove(&r->live, ev->addr);
+			map_remove_at(&r->live, slot);
 		return TRUE;
 	}
 	/* unflagged: allocated, as only the engine frees a block it mapped */
 	cca_allocator_free_block(r->alloc, v, !immediate);
 	if (immediate) {
-		map_remove(&r->live, ev->addr);
+		map_remove_at(&r->live, slot);
 	} else {
-		map_put(&r->live, ev->addr, v | FREE_REQUESTED);
+		r->live.values[slot] = v | FREE_REQUESTED;
 		deferred_add(r, ev->addr, v, ev->size);
 		r->res->deferred_frees++;
 	}
@@ -953,9 +955,10 @@ replay_free_requested(Replay *r, const CcaEvent *ev, uint64_t index)
 static void
 complete_free_entry(Replay *r, const CcaEvent *ev)
 {
-	CcaHandle v = map_get(&r->live, ev->addr);
-	if (v == CCA_NIL)
+	uint32_t slot = map_find(&r->live, ev->addr);
+	if (slot == MAP_NO_SLOT)
 		return;
+	CcaHandle v = r->live.values[slot];
 	CcaHandle h = HANDLE_OF(v);
 	if (h != HANDLE_FAILED && !(v & FREE_REQUESTED))
 		/* its free_requested was not recorded (skip_actions): the free
@@ -965,8 +968,9 @@ complete_free_entry(Replay *r, const CcaEvent *ev)
 		cca_allocator_complete_free(r->alloc, h);
 	/* else the model's own synchronisation completed it (the malloc's
 	 * cascade or an empty_cache() that came earlier here than in the
-	 * recording): PyTorch has no entry left to act on, nor has the model */
-	map_remove(&r->live, ev->addr);
+	 * recording): PyTorch has no entry left to act on, nor has the model
+	 * (nothing above puts to or removes from the map: SLOT holds) */
+	map_remove_at(&r->live, slot);
 }
 
 /* A free_completed entry, the last one popped: a cause of its own. */
