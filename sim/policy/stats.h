@@ -49,35 +49,8 @@ typedef struct {
 	int64_t max_split_size; /* -1 when unlimited */
 } CcaStats;
 
-/* Adds AMOUNT (may be negative) to STAT as c10's update_stat does.  The
- * engine bounds what is live (CCA_REPLAY_MAX_RESERVED), so current and peak
- * stay far from 2^63; the cumulative allocated and freed sums grow with
- * the trace's length and saturate at INT64_MAX rather than overflow. */
-static inline void
-cca_stat_update(CcaStat *stat, int64_t amount)
-{
-	stat->current += amount;
-	if (amount > 0) { /* only an increase can make a peak */
-		if (stat->current > stat->peak)
-			stat->peak = stat->current;
-		if (G_UNLIKELY(__builtin_add_overflow(stat->allocated, amount, &stat->allocated)))
-			stat->allocated = INT64_MAX;
-	} else if (G_UNLIKELY(__builtin_sub_overflow(stat->freed, amount, &stat->freed))) {
-		stat->freed = INT64_MAX;
-	}
-}
-
-/* Updates ARRAY[all] and ARRAY[pool] by AMOUNT. */
-static inline void
-cca_stat_array_update(CcaStat array[CCA_STAT_TYPES], CcaStatType pool, int64_t amount)
-{
-	cca_stat_update(&array[CCA_STAT_ALL], amount);
-	cca_stat_update(&array[pool], amount);
-}
-
-/* cca_stat_update(STAT, +N) for an N known not to be negative, without
- * the sign test: with N 0 it changes nothing either (a peak is never
- * below the current value). */
+/* An increase by N >= 0, without the sign test: with N 0 it changes
+ * nothing either (a peak is never below the current value). */
 static inline void
 cca_stat_add(CcaStat *stat, int64_t n)
 {
@@ -88,13 +61,34 @@ cca_stat_add(CcaStat *stat, int64_t n)
 		stat->allocated = INT64_MAX;
 }
 
-/* cca_stat_update(STAT, -N) for an N known not to be negative. */
+/* A change by AMOUNT <= 0 (no peak can come of it). */
 static inline void
-cca_stat_sub(CcaStat *stat, int64_t n)
+cca_stat_fall(CcaStat *stat, int64_t amount)
 {
-	stat->current -= n;
-	if (G_UNLIKELY(__builtin_add_overflow(stat->freed, n, &stat->freed)))
+	stat->current += amount;
+	if (G_UNLIKELY(__builtin_sub_overflow(stat->freed, amount, &stat->freed)))
 		stat->freed = INT64_MAX;
+}
+
+/* Adds AMOUNT (may be negative) to STAT as c10's update_stat does.  The
+ * engine bounds what is live (CCA_REPLAY_MAX_RESERVED), so current and peak
+ * stay far from 2^63; the cumulative allocated and freed sums grow with
+ * the trace's length and saturate at INT64_MAX rather than overflow. */
+static inline void
+cca_stat_update(CcaStat *stat, int64_t amount)
+{
+	if (amount > 0) /* only an increase can make a peak */
+		cca_stat_add(stat, amount);
+	else
+		cca_stat_fall(stat, amount);
+}
+
+/* Updates ARRAY[all] and ARRAY[pool] by AMOUNT. */
+static inline void
+cca_stat_array_update(CcaStat array[CCA_STAT_TYPES], CcaStatType pool, int64_t amount)
+{
+	cca_stat_update(&array[CCA_STAT_ALL], amount);
+	cca_stat_update(&array[pool], amount);
 }
 
 /* Adds N >= 0 to ARRAY[all] and ARRAY[pool]. */
@@ -109,8 +103,8 @@ cca_stat_array_add(CcaStat array[CCA_STAT_TYPES], CcaStatType pool, int64_t n)
 static inline void
 cca_stat_array_sub(CcaStat array[CCA_STAT_TYPES], CcaStatType pool, int64_t n)
 {
-	cca_stat_sub(&array[CCA_STAT_ALL], n);
-	cca_stat_sub(&array[pool], n);
+	cca_stat_fall(&array[CCA_STAT_ALL], -n);
+	cca_stat_fall(&array[pool], -n);
 }
 
 /* resetPeakStats(): every peak (arrays, oversize counts) becomes the

@@ -11,20 +11,21 @@
 
 #include <string.h>
 
-static const char *const figure_names[CCA_FIGURE_COUNT] = {
-	"reserved_bytes.all.peak",
-	"allocated_bytes.all.peak",
-	"segment.all.peak",
-	"num_device_alloc",
-	"num_device_free",
-	"num_alloc_retries",
-	"num_ooms",
+const char *const cca_sensitivity_figure_keys[CCA_FIGURE_COUNT + 1] = {
+	[CCA_FIGURE_PEAK_RESERVED] = "reserved_bytes.all.peak",
+	[CCA_FIGURE_PEAK_ALLOCATED] = "allocated_bytes.all.peak",
+	[CCA_FIGURE_PEAK_SEGMENTS] = "segment.all.peak",
+	[CCA_FIGURE_DEVICE_ALLOCS] = "num_device_alloc",
+	[CCA_FIGURE_DEVICE_FREES] = "num_device_free",
+	[CCA_FIGURE_RETRIES] = "num_alloc_retries",
+	[CCA_FIGURE_OOMS] = "num_ooms",
+	[CCA_FIGURE_COUNT] = NULL,
 };
 
 const char *
 cca_sensitivity_figure_name(CcaFigure figure)
 {
-	return (unsigned)figure < CCA_FIGURE_COUNT ? figure_names[figure] : "?";
+	return (unsigned)figure < CCA_FIGURE_COUNT ? cca_sensitivity_figure_keys[figure] : "?";
 }
 
 int64_t

@@ -24,6 +24,10 @@ typedef enum {
 	CCA_FIGURE_COUNT
 } CcaFigure;
 
+/* The memory_stats() key of each CcaFigure, in its order, then NULL: the
+ * headline figures the commands show and bound (timing.h). */
+extern const char *const cca_sensitivity_figure_keys[CCA_FIGURE_COUNT + 1];
+
 #define CCA_MAX_ADDRESS_MODELS 4
 
 typedef struct {

@@ -25,6 +25,7 @@
 
 #include "number.h"
 #include "plan.h"
+#include "sensitivity.h"
 #include "size.h"
 #include "stats.h"
 #include "text.h"
@@ -486,8 +487,8 @@ const char *
 cca_timing_why(const CcaTiming *timing)
 {
 	bool varies = false; /* a headline figure */
-	for (guint k = 0; cca_timing_headline_keys[k] && !varies; k++)
-		varies = cca_timing_lookup(timing, cca_timing_headline_keys[k]) != NULL;
+	for (guint k = 0; cca_sensitivity_figure_keys[k] && !varies; k++)
+		varies = cca_timing_lookup(timing, cca_sensitivity_figure_keys[k]) != NULL;
 	if (!varies)
 		return NULL;
 	return timing->timed && timing->placed ? "stream timing and address placement"
@@ -495,19 +496,8 @@ cca_timing_why(const CcaTiming *timing)
 					       : "address placement";
 }
 
-const char *const cca_timing_headline_keys[] = {
-	"reserved_bytes.all.peak",
-	"allocated_bytes.all.peak",
-	"segment.all.peak",
-	"num_device_alloc",
-	"num_device_free",
-	"num_alloc_retries",
-	"num_ooms",
-	NULL,
-};
-
-/* The words of each of cca_timing_headline_keys, in its order. */
-static const char *const headline_labels[] = {
+/* The words of each headline figure (cca_sensitivity_figure_keys), in its order. */
+static const char *const headline_labels[CCA_FIGURE_COUNT] = {
 	"reserved peak", "allocated peak", "peak segment count", "cudaMalloc", "cudaFree",
 	"retries",	 "OOMs",
 };
@@ -515,11 +505,9 @@ static const char *const headline_labels[] = {
 void
 cca_timing_append_headline_ranges(const CcaTiming *timing, GString *out)
 {
-	G_STATIC_ASSERT(G_N_ELEMENTS(headline_labels) + 1 ==
-			G_N_ELEMENTS(cca_timing_headline_keys));
 	bool first = true;
-	for (guint k = 0; cca_timing_headline_keys[k]; k++) {
-		const CcaTimingBound *b = cca_timing_lookup(timing, cca_timing_headline_keys[k]);
+	for (guint k = 0; cca_sensitivity_figure_keys[k]; k++) {
+		const CcaTimingBound *b = cca_timing_lookup(timing, cca_sensitivity_figure_keys[k]);
 		if (!b)
 			continue;
 		g_string_append_printf(out, "%s%s ", first ? "" : ", ", headline_labels[k]);
@@ -539,7 +527,7 @@ cca_timing_describe_headline(const CcaTiming *timing, bool state, GString *out)
 {
 	if (!cca_timing_why(timing))
 		return; /* its figures are the same under every run replayed */
-	cca_timing_describe_keys(timing, cca_timing_headline_keys, out);
+	cca_timing_describe_keys(timing, cca_sensitivity_figure_keys, out);
 	if (state)
 		g_string_append(out, "The bounds are of these figures, not of the blocks and "
 				     "segments shown, which are the recorded timing's under the "

@@ -93,16 +93,11 @@ gboolean cca_timing_bound(const CcaSnapshot *snap, const CcaReplayOptions *optio
  * replayed) or "what-if" (one whose figures are the same under all). */
 const char *cca_timing_certainty(const CcaTiming *timing);
 
-/* Why TIMING's headline figures (cca_timing_headline_keys) are bounded,
+/* Why TIMING's headline figures (sensitivity.h's cca_sensitivity_figure_keys) are bounded,
  * in a few words ("stream timing", "address placement", "stream timing
  * and address placement"); NULL when none of them has bounds (other keys
  * may: cca_timing_certainty() says "bounded" then). */
 const char *cca_timing_why(const CcaTiming *timing);
-
-/* The memory_stats() keys of the headline figures the commands show
- * (reserved and allocated peaks, the peak segment count, cudaMalloc and
- * cudaFree calls, retries, OOMs), NULL-terminated. */
-extern const char *const cca_timing_headline_keys[];
 
 /* The headline figures of TIMING that have bounds, in words, appended to
  * OUT: "reserved peak 384.00 MiB .. 9.83 GiB, cudaMalloc 13 .. 282";
@@ -129,7 +124,8 @@ char *cca_timing_format_bytes(const CcaTiming *timing, const char *name, uint64_
  * some figures; nothing when OUT is not timed or placed. */
 void cca_timing_describe_keys(const CcaTiming *timing, const char *const *keys, GString *out);
 
-/* cca_timing_describe_keys() of cca_timing_headline_keys, for a command
+/* cca_timing_describe_keys() of the headline figures (sensitivity.h's
+ * cca_sensitivity_figure_keys), for a command
  * that shows those figures (nothing when none of them has bounds); with
  * STATE (it shows the blocks or segments
  * of a moment too) a last line says that the bounds are of the figures
