@@ -270,20 +270,6 @@ pool_insert_block(CcaAllocator *a, CcaHandle h)
 	cca_tree_insert(&pool->blocks, a->slab, h);
 }
 
-/* insert_into_blocks for free block H, still in the free set under the
- * key it had before its size or address changed: it moves to its new
- * place (in place when the order allows, cca_tree_replace()). */
-static void
-pool_rekey_block(CcaAllocator *a, CcaHandle h)
-{
-	CcaPool *pool = pool_of(a, h);
-	B(a, h)->gc_count_base = pool->get_free_blocks_call_count;
-	if (!cca_tree_replace(&pool->blocks, a->slab, h, h)) {
-		cca_tree_erase(&pool->blocks, a->slab, h);
-		cca_tree_insert(&pool->blocks, a->slab, h);
-	}
-}
-
 static void
 pool_insert_unmapped(CcaAllocator *a, CcaHandle h)
 {
@@ -300,6 +286,25 @@ pool_erase(CcaAllocator *a, CcaHandle h)
 	else if (B(a, h)->set == CCA_SET_UNMAPPED)
 		cca_tree_erase(&pool->unmapped, a->slab, h);
 	B(a, h)->set = CCA_SET_NONE;
+}
+
+/* insert_into_blocks for H in the place of OLD, a block of the same
+ * pool's free set under the key it was inserted with (H itself, whose size
+ * or address changed since, or a neighbour H merged): H takes OLD's entry
+ * when its key keeps that place in the order (cca_tree_replace()), else
+ * OLD is erased and H inserted.  OLD is in no set afterwards. */
+static void
+pool_insert_in_place_of(CcaAllocator *a, CcaHandle h, CcaHandle old)
+{
+	CcaPool *pool = pool_of(a, h);
+	if (!cca_tree_replace(&pool->blocks, a->slab, old, h)) {
+		pool_erase(a, old);
+		pool_insert_block(a, h);
+		return;
+	}
+	B(a, old)->set = CCA_SET_NONE;
+	B(a, h)->set = CCA_SET_BLOCKS;
+	B(a, h)->gc_count_base = pool->get_free_blocks_call_count;
 }
 
 static void
@@ -531,7 +536,7 @@ release_block(CcaAllocator *a, CcaHandle h)
  * merged (0 when SRC cannot merge).  SRC leaves its set and the slab,
  * except that when KEPT is not NULL, *KEPT is still CCA_NIL and SRC is in
  * the free set of DST's pool, SRC stays in both and *KEPT names it, for
- * pool_insert_merged() to give its entry to DST. */
+ * DST to take its place (pool_insert_in_place_of()). */
 static uint64_t
 try_merge_blocks(CcaAllocator *a, CcaHandle dst, CcaHandle src, CcaHandle *kept)
 {
@@ -561,29 +566,6 @@ try_merge_blocks(CcaAllocator *a, CcaHandle dst, CcaHandle src, CcaHandle *kept)
 	return subsumed;
 }
 
-/* insert_into_blocks for DST after its merges: DST takes the entry of
- * KEPT (a neighbour it merged, try_merge_blocks(), or CCA_NIL) when DST's
- * key keeps that entry's place in the order; KEPT then leaves the slab. */
-static void
-pool_insert_merged(CcaAllocator *a, CcaHandle dst, CcaHandle kept)
-{
-	if (kept != CCA_NIL) {
-		CcaPool *pool = pool_of(a, dst);
-		B(a, dst)->gc_count_base = pool->get_free_blocks_call_count;
-		bool moved = cca_tree_replace(&pool->blocks, a->slab, kept, dst);
-		if (moved) {
-			B(a, dst)->set = CCA_SET_BLOCKS;
-			B(a, kept)->set = CCA_SET_NONE;
-		} else {
-			pool_erase(a, kept);
-		}
-		block_delete(a, kept);
-		if (moved)
-			return;
-	}
-	pool_insert_block(a, dst);
-}
-
 /* free_block: the block returns to its pool, merging neighbours. */
 static void
 free_block_now(CcaAllocator *a, CcaHandle h)
@@ -601,7 +583,12 @@ free_block_now(CcaAllocator *a, CcaHandle h)
 			net_bytes -= (int64_t)subsumed;
 		}
 	}
-	pool_insert_merged(a, h, kept);
+	if (kept != CCA_NIL) {
+		pool_insert_in_place_of(a, h, kept);
+		block_delete(a, kept);
+	} else {
+		pool_insert_block(a, h);
+	}
 	b = B(a, h);
 	if (is_split(b)) {
 		net_blocks++;
@@ -1260,7 +1247,7 @@ alloc_found_block(CcaAllocator *a, AllocParams *p)
 		rest->ptr += p->size;
 		rest->size -= p->size;
 		if (rest->set == CCA_SET_BLOCKS)
-			pool_rekey_block(a, h);
+			pool_insert_in_place_of(a, h, h);
 		else
 			pool_insert_block(a, h);
 		if (!expandable) {

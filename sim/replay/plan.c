@@ -178,12 +178,8 @@ reservations_unmap(CcaPlanReservations *rs, const CcaEvent *ev)
 }
 
 bool
-cca_plan_reservations_note(CcaPlanReservations *rs, const CcaEvent *ev, uint64_t position)
+cca_plan_reservations_read(CcaPlanReservations *rs, const CcaEvent *ev, uint64_t position)
 {
-	/* only a release burst and segment entries tell it anything */
-	if (!rs->in_burst &&
-	    (ev->action < CCA_ACTION_SEGMENT_ALLOC || ev->action > CCA_ACTION_SEGMENT_UNMAP))
-		return false;
 	bool release =
 		ev->action == CCA_ACTION_SEGMENT_FREE || ev->action == CCA_ACTION_SEGMENT_UNMAP;
 	bool verdict = false;
@@ -285,16 +281,7 @@ plan_read(CcaPlan *p, CcaEvent *first, GError **error)
 	CcaBurstOrder order = {0};
 	CcaPlanReservations reservations;
 	cca_plan_reservations_init(&reservations);
-	/* events in memory are read in place, others through the cursor */
-	const GArray *held = snap->events != NULL ? snap->events[p->device] : NULL;
-	for (;; i++) {
-		if (held != NULL) {
-			if (i >= held->len)
-				break;
-			ev = g_array_index(held, CcaEvent, i);
-		} else if (!cca_event_cursor_next(cursor, &ev, &local)) {
-			break;
-		}
+	for (; cca_event_cursor_next(cursor, &ev, &local); i++) {
 		bool release = ev.action == CCA_ACTION_SEGMENT_FREE ||
 			       ev.action == CCA_ACTION_SEGMENT_UNMAP;
 		if (in_burst && !release && ev.action != CCA_ACTION_FREE_COMPLETED) {

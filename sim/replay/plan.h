@@ -153,11 +153,23 @@ void cca_plan_reservations_clear(CcaPlanReservations *rs);
 /* Makes DST (not initialised) a copy of SRC. */
 void cca_plan_reservations_copy(CcaPlanReservations *dst, const CcaPlanReservations *src);
 
+/* cca_plan_reservations_note() of an entry that tells RS something: one
+ * in a release burst, or a segment entry. */
+bool cca_plan_reservations_read(CcaPlanReservations *rs, const CcaEvent *ev, uint64_t position);
+
 /* Notes trace entry EV, at trace position POSITION, in RS.  Returns TRUE
  * when EV is the first entry after a burst that released whole
  * reservations of one private pool: RS->burst_at and RS->released say
- * where and which, until the next burst begins. */
-bool cca_plan_reservations_note(CcaPlanReservations *rs, const CcaEvent *ev, uint64_t position);
+ * where and which, until the next burst begins.  Inline: every entry of
+ * a trace comes here, and most tell RS nothing. */
+static inline bool
+cca_plan_reservations_note(CcaPlanReservations *rs, const CcaEvent *ev, uint64_t position)
+{
+	if (!rs->in_burst &&
+	    (ev->action < CCA_ACTION_SEGMENT_ALLOC || ev->action > CCA_ACTION_SEGMENT_UNMAP))
+		return false;
+	return cca_plan_reservations_read(rs, ev, position);
+}
 
 /* The trace ended: cca_plan_reservations_note()'s verdict on the burst
  * being read, if any (FALSE when none). */

@@ -248,12 +248,7 @@ window_fill(Window *w, uint32_t k, GError **error)
 			}
 			if (w->feed)
 				addresses_note(w->feed, slot);
-			/* (only a release burst and segment entries tell it
-			 * anything) */
 			if (w->reservations &&
-			    (w->reservations->in_burst ||
-			     (slot->action >= CCA_ACTION_SEGMENT_ALLOC &&
-			      slot->action <= CCA_ACTION_SEGMENT_UNMAP)) &&
 			    cca_plan_reservations_note(w->reservations, slot, w->position + w->len))
 				g_array_append_val(w->pool_bursts, w->reservations->burst_at);
 			if (slot->action >= CCA_ACTION_SEGMENT_ALLOC &&
