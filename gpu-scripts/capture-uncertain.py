@@ -58,6 +58,8 @@ PROGRAMS = {
     "rs2": ("rs2", "rec", SIX),
     "loader": ("loader", "rec", SIX),
     "gen": ("gen", "rec", SIX),
+    "gen2": ("gen2", "rec", SIX),
+    "gen3": ("gen3", "rec", SIX),
     "offload": ("offload", "rec", SIX),
     "mempool": ("mempool", "rec", SIX),
     "torchoom": ("torchoom", "rec", ["default", "exp"]),
@@ -76,7 +78,8 @@ ONCE = {"nohistory"}  # one run, whatever REPEATS says
 # and ccasim's what-if did not): 420 MiB.
 CAPS = {"rs2": 420 * MIB, "loader": 280 * MIB, "gen": 258 * MIB, "offload": 580 * MIB,
         "mempool": 1300 * MIB}
-CAP_FACTOR = {"rs2": 1.15, "loader": 1.15, "gen": 1.15, "offload": 1.15, "mempool": 1.15}
+CAP_FACTOR = {"rs2": 1.15, "loader": 1.15, "gen": 1.15, "gen2": 1.15, "gen3": 1.15, "offload": 1.15,
+              "mempool": 1.15}
 WIDTH = 8  # processes at a time on the one GPU
 # run alone, after the others: under expandable segments torch.empty(800 PiB)
 # maps the whole GPU for a moment, and a neighbour's cudaMalloc fails
@@ -189,6 +192,35 @@ def wl_gen(torch, dev):
                                  pad_token_id=cfg.eos_token_id)
             del out, ids, mask
     torch.cuda.synchronize()
+
+
+def wl_gen2(torch, dev, prompts=((4, 128), (16, 64), (8, 256), (2, 512), (12, 200)),
+            new=64):
+    """gen at GPT-2's own size (GPT2Config(): 12 layers, n_embd 768, 12
+    heads, 1024 positions), random weights; prompts of batch 2-16 and
+    length 64-512, 64 new tokens each, greedy: a KV cache that grows to a
+    few hundred MiB, as in a serving loop."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import transformers
+    transformers.logging.set_verbosity_error()
+    cfg = transformers.GPT2Config()
+    model = transformers.GPT2LMHeadModel(cfg).to(dev).eval()
+    g = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for b, n in prompts:
+            ids = torch.randint(0, cfg.vocab_size, (b, n), generator=g).to(dev)
+            mask = torch.ones_like(ids)
+            out = model.generate(ids, attention_mask=mask, max_new_tokens=new,
+                                 min_new_tokens=new, do_sample=False,
+                                 pad_token_id=cfg.eos_token_id)
+            del out, ids, mask
+    torch.cuda.synchronize()
+
+
+def wl_gen3(torch, dev):
+    """gen2 with batches of 4-32 and 128 new tokens: a cache of GiBs."""
+    wl_gen2(torch, dev, ((8, 256), (32, 128), (16, 384), (4, 768), (24, 300)), 128)
 
 
 def wl_offload(torch, dev):
@@ -425,7 +457,7 @@ def main():
     print("phase one done", round(time.time() - t0), flush=True)
     jobs = []
     for rep in range(reps):
-        for w in sorted(progs, key=lambda w: w != "gen"):  # the slowest first
+        for w in sorted(progs, key=lambda w: not w.startswith("gen")):  # the slowest first
             if rep and w in ONCE:
                 continue
             for c in PROGRAMS[w][2]:

@@ -1521,7 +1521,7 @@ trace_sweep(PyObject *self, PyObject *args, PyObject *kwds)
 	PyObject *configs_o = NULL, *sets_o = NULL, *default_o = Py_None, *fraction = NULL,
 		 *memory = NULL, *version = NULL, *context = NULL, *recorded = NULL;
 	const char *goal_name = NULL, *calibration = NULL, *gpu_name = NULL;
-	int recommend = 0, device = 0, jobs = 0, sensitivity = 0, all_models = 0, full = 0;
+	int recommend = 0, device = 0, jobs = 0, sensitivity = 1, all_models = 0, full = 0;
 	if (!PyArg_ParseTupleAndKeywords(
 		    args, kwds, "|OOOzpOOiOippzzOpO:sweep", kwlist, &configs_o, &sets_o, &default_o,
 		    &goal_name, &recommend, &fraction, &memory, &device, &version, &jobs,
@@ -1981,7 +1981,7 @@ static PyMethodDef trace_methods[] = {
 	{"sweep", (PyCFunction)(void (*)(void))trace_sweep, METH_VARARGS | METH_KEYWORDS,
 	 "sweep(configs=None, sets=None, default_grid=None, goal='reserved', recommend=False,\n"
 	 "      memory_fraction=None, device_memory=None, device=0, pytorch_version=None,\n"
-	 "      jobs=0, address_sensitivity=False, all_address_models=False,\n"
+	 "      jobs=0, address_sensitivity=True, all_address_models=False,\n"
 	 "      calibration=None, gpu=None, context=None, full=False) -> list of dict\n\n"
 	 "`ccasim sweep --json`: one row per setting, best first (configs: strs like\n"
 	 "--config, sets: 'KEY=V1,V2' like --set; the default grid without either).\n"

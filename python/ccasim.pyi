@@ -65,7 +65,7 @@ class Trace:
               goal: Optional[str] = None, recommend: bool = False,
               memory_fraction: Optional[float] = None, device_memory: Optional[Size] = None,
               device: int = 0, pytorch_version: Optional[str] = None, jobs: int = 0,
-              address_sensitivity: bool = False, all_address_models: bool = False,
+              address_sensitivity: bool = True, all_address_models: bool = False,
               calibration: Optional[str] = None, gpu: Optional[str] = None,
               context: Optional[Size] = None, full: bool = False,
               recorded_memory_fraction: Optional[float] = None) -> Any: ...

@@ -17,6 +17,7 @@ UNIT_PROGS = \
 	tests/unit/test-calls \
 	tests/unit/test-rewind \
 	tests/unit/test-driverva \
+	tests/unit/test-simdevice \
 	tests/unit/test-sweep \
 	tests/unit/test-fit \
 	tests/unit/test-diff \
@@ -58,6 +59,9 @@ tests_unit_test_rewind_LDADD = libccasim.a $(CCASIM_LIBS)
 # the driver address model against the H200 probes
 tests_unit_test_driverva_SOURCES = tests/unit/test-driverva.c tests/unit/testutil.h tests/unit/testutil.c
 tests_unit_test_driverva_LDADD = libccasim.a $(CCASIM_LIBS)
+# the simulated device's address models
+tests_unit_test_simdevice_SOURCES = tests/unit/test-simdevice.c
+tests_unit_test_simdevice_LDADD = libccasim.a $(CCASIM_LIBS)
 # what-if sweeps against `replay --config` and PyTorch
 tests_unit_test_sweep_SOURCES = tests/unit/test-sweep.c tests/unit/testutil.h tests/unit/testutil.c
 tests_unit_test_sweep_LDADD = libccasim.a $(CCASIM_LIBS)
@@ -191,6 +195,8 @@ FIXTURE_TESTS += tests/fixtures/test-calls-traces.sh
 FIXTURE_TESTS += tests/fixtures/test-mempools.sh
 # a what-if's figures bounded over stream timing
 FIXTURE_TESTS += tests/fixtures/test-stream-bounds.sh
+# ... and over where the driver puts segments (traces/placement-2.11)
+FIXTURE_TESTS += tests/fixtures/test-placement-bounds.sh
 # sweep, fit and fleet judge "fits" by every stream timing (rs2)
 FIXTURE_TESTS += tests/fixtures/test-timing-verdicts.sh
 # snapshot marks and requests past any device, taken as recorded

@@ -330,7 +330,8 @@ cca_cli_add_groups(GOptionContext *octx, const CcaCliCommand *cmd, CcaCliArgs *a
 		 "the trace's segment entries and addresses",
 		 NULL},
 		{"address-model", 0, 0, G_OPTION_ARG_STRING, &args->address_model_text,
-		 "Addresses of a what-if's segments: driver (default), ascending or descending",
+		 "Addresses of a what-if's segments: driver (default), ascending, descending or "
+		 "moved:1 to moved:16 (the driver moved by other users of the address space)",
 		 "MODEL"},
 		G_OPTION_ENTRY_NULL,
 	};

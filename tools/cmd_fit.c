@@ -61,8 +61,9 @@ cca_cmd_fit(const CcaCliCommand *cmd, int argc, char **argv)
 		{"gpu", 0, 0, G_OPTION_ARG_STRING_ARRAY, &gpu_names,
 		 "Also say whether it fits on this GPU (a preset, or 'all'; repeatable)", "NAME"},
 		{"no-bounds", 0, 0, G_OPTION_ARG_NONE, &no_bounds,
-		 "Search each row under the recorded completions of its deferred frees alone "
-		 "(faster; the answer may not hold for another run)",
+		 "Search each row under the recorded completions of its deferred frees and the "
+		 "driver's placement alone, not every timing and address model (faster; the "
+		 "answer may not hold for another run)",
 		 NULL},
 		{"wide", 'w', 0, G_OPTION_ARG_NONE, &wide,
 		 "Print every column, whole settings, ranges in the cells and the GPUs' "

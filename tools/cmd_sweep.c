@@ -132,13 +132,14 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		 "fits in 100 columns without it)",
 		 NULL},
 		{"address-sensitivity", 0, 0, G_OPTION_ARG_NONE, &sensitivity,
-		 "Also replay each what-if row under the ascending and descending address models "
-		 "and show where figures differ (lo..hi; one replay per row without it)",
+		 "Replay each what-if row under every address model (driver, ascending, "
+		 "descending, moved:1-16) and show where figures differ (lo..hi): the default "
+		 "unless --no-bounds",
 		 NULL},
 		{"no-bounds", 0, 0, G_OPTION_ARG_NONE, &no_bounds,
-		 "Judge each row by the recorded completions of its deferred frees alone, "
-		 "without replaying the other timings (faster; no bounds, and 'fits' may be "
-		 "wrong for another run)",
+		 "Judge each row by one replay: the recorded completions of its deferred frees "
+		 "and the driver's placement alone, without the other timings and address models "
+		 "(faster; no bounds, and 'fits' may be wrong for another run)",
 		 NULL},
 		{"all-address-models", 0, 0, G_OPTION_ARG_NONE, &all_models,
 		 "With --address-sensitivity, replay every address model, also for rows whose "
@@ -159,8 +160,8 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		"Replays a trace under a grid of allocator settings and prints one row per\n"
 		"setting, best first: peak reserved and allocated memory, fragmentation,\n"
 		"cudaMalloc/cudaFree calls, retries, OOM, predicted allocator time, and\n"
-		"with --address-sensitivity, whether the driver's choice of addresses could\n"
-		"change the row.",
+		"(unless --no-bounds) whether the driver's choice of addresses or the\n"
+		"timing of stream-ordered frees could change the row.",
 		"Without --config or --set the grid is the default one: the recorded\n"
 		"settings, PyTorch's defaults, max_split_size_mb 32..4096 and three values\n"
 		"from the trace's request sizes, roundup_power2_divisions 2..16,\n"
@@ -262,7 +263,8 @@ cca_cmd_sweep(const CcaCliCommand *cmd, int argc, char **argv)
 		.calibration = cal,
 		.threads = (guint)args.jobs,
 		.all_address_models = all_models,
-		.address_sensitivity = sensitivity || all_models,
+		/* a what-if's bounds hold every address model, as replay's do */
+		.address_sensitivity = sensitivity || all_models || !no_bounds,
 		.no_timing_bounds = no_bounds,
 	};
 	CcaCliProgress progress = {.command = "sweep"};

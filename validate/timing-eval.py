@@ -33,12 +33,14 @@ def main():
         settings = [s for s in settings if "cap2" not in s]  # cap290: another cap
         for n in range(3):
             base = os.path.join(d, f"{w}.default.r{n}.pickle.xz")
+            if not os.path.exists(base):  # a folder that keeps some snapshots only
+                continue
             breq = pe.requests(base)
             for s in settings:
                 lives = []
                 for m in range(3):
                     p = os.path.join(d, f"{w}.{s}.r{m}")
-                    if pe.requests(p + ".pickle.xz") == breq:
+                    if os.path.exists(p + ".pickle.xz") and pe.requests(p + ".pickle.xz") == breq:
                         lives.append(json.load(open(p + ".json")))
                 if not lives:
                     print(f"{w}.default.r{n} -> {s}: no live run made the same requests")

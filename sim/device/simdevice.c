@@ -2,8 +2,10 @@
  *
  * Addresses: a recorded run's segment bases are handed out in order (so
  * that ties between equal-size free blocks break as they did on the GPU:
- * doc/driver-va.md); past them, or without them, segments are placed
- * ascending or descending in 2 MiB-aligned address space.  Capacity: when set, a
+ * doc/driver-va.md); past them, or without them, segments are placed by
+ * the driver's rules (driverva.c), by those rules while other users of the
+ * address space take parts of it (the moved models), or ascending or
+ * descending in 2 MiB-aligned address space.  Capacity: when set, a
  * cudaMalloc or page map that would take the used bytes past it fails.
  */
 #include "config.h"
@@ -19,6 +21,11 @@
 #define SIM_ALIGN CCA_H200_GRANULARITY	  /* synthetic segment alignment */
 #define SIM_VA_BASE UINT64_C(0x302000000) /* first reservation (H200, driver 580) */
 #define SIM_VA_ALIGN UINT64_C(33554432)	  /* reservations start 32 MiB-aligned */
+/* CCA_ADDRESS_MOVED: before a new segment, one time in MOVED_ODDS, another
+ * user of the address space takes 2 MiB << k of it (k drawn from 0 to
+ * MOVED_MAX_SHIFT: 2 MiB to 512 MiB) and keeps it. */
+#define MOVED_ODDS 4
+#define MOVED_MAX_SHIFT 8
 
 typedef struct {
 	CcaDevice base;
@@ -31,6 +38,7 @@ typedef struct {
 	size_t reservations_handed;
 	bool refuse;
 	CcaDriverVA *driver; /* CCA_ADDRESS_DRIVER */
+	uint64_t rng;	     /* CCA_ADDRESS_MOVED: splitmix64 state (0: not moved) */
 	GArray *released_va; /* uint64_t base, uint64_t size pairs given back */
 } SimDevice;
 
@@ -50,9 +58,26 @@ sim_align_up(uint64_t v)
 	return (v + SIM_ALIGN - 1) & ~(SIM_ALIGN - 1);
 }
 
+/* splitmix64: a fixed sequence per seed on every platform. */
+static uint64_t
+moved_next(SimDevice *sim)
+{
+	uint64_t z = (sim->rng += UINT64_C(0x9e3779b97f4a7c15));
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
 static uint64_t
 sim_synthetic_base(SimDevice *sim, uint64_t size)
 {
+	if (sim->driver && sim->rng) {
+		/* another user's allocation, never given back (doc/driver-va.md) */
+		uint64_t r = moved_next(sim);
+		if (r % MOVED_ODDS == 0)
+			(void)cca_driverva_alloc(sim->driver,
+						 SIM_ALIGN << ((r >> 32) % (MOVED_MAX_SHIFT + 1)));
+	}
 	if (sim->driver)
 		return cca_driverva_alloc(sim->driver, size);
 	if (sim->config.address_model == CCA_ADDRESS_DESCENDING) {
@@ -207,6 +232,11 @@ cca_simdevice_new(const CcaSimDeviceConfig *config)
 	sim->released_va = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 	if (config->address_model == CCA_ADDRESS_DRIVER)
 		sim->driver = cca_driverva_new(SIM_BASE);
+	if (config->address_model >= CCA_ADDRESS_MOVED &&
+	    config->address_model <= CCA_ADDRESS_MOVED_LAST) {
+		sim->driver = cca_driverva_new(SIM_BASE);
+		sim->rng = (uint64_t)(config->address_model - CCA_ADDRESS_MOVED + 1);
+	}
 	return &sim->base;
 }
 
@@ -216,7 +246,37 @@ cca_simdevice_set_refuse(CcaDevice *dev, bool refuse)
 	((SimDevice *)dev)->refuse = refuse;
 }
 
-static const char *const model_names[] = {"ascending", "descending", "recorded", "driver"};
+static const char *const model_names[] = {
+	"ascending", "descending", "recorded", "driver",   "moved:1",  "moved:2",  "moved:3",
+	"moved:4",   "moved:5",	   "moved:6",  "moved:7",  "moved:8",  "moved:9",  "moved:10",
+	"moved:11",  "moved:12",   "moved:13", "moved:14", "moved:15", "moved:16",
+};
+G_STATIC_ASSERT(G_N_ELEMENTS(model_names) == CCA_ADDRESS_MOVED_LAST + 1);
+
+static const CcaAddressModel bound_models[] = {
+	CCA_ADDRESS_DRIVER,	CCA_ADDRESS_ASCENDING,	CCA_ADDRESS_DESCENDING,
+	CCA_ADDRESS_MOVED,	CCA_ADDRESS_MOVED + 1,	CCA_ADDRESS_MOVED + 2,
+	CCA_ADDRESS_MOVED + 3,	CCA_ADDRESS_MOVED + 4,	CCA_ADDRESS_MOVED + 5,
+	CCA_ADDRESS_MOVED + 6,	CCA_ADDRESS_MOVED + 7,	CCA_ADDRESS_MOVED + 8,
+	CCA_ADDRESS_MOVED + 9,	CCA_ADDRESS_MOVED + 10, CCA_ADDRESS_MOVED + 11,
+	CCA_ADDRESS_MOVED + 12, CCA_ADDRESS_MOVED + 13, CCA_ADDRESS_MOVED + 14,
+	CCA_ADDRESS_MOVED + 15,
+};
+G_STATIC_ASSERT(G_N_ELEMENTS(bound_models) == CCA_ADDRESS_BOUND_MODELS);
+G_STATIC_ASSERT(CCA_ADDRESS_MOVED + 15 == CCA_ADDRESS_MOVED_LAST);
+
+const CcaAddressModel *
+cca_simdevice_bound_models(guint *n)
+{
+	*n = G_N_ELEMENTS(bound_models);
+	return bound_models;
+}
+
+const char *
+cca_simdevice_bound_models_text(void)
+{
+	return "driver, ascending, descending, moved:1.." G_STRINGIFY(CCA_ADDRESS_MOVED_SEEDS);
+}
 
 const char *
 cca_simdevice_address_model_name(CcaAddressModel model)

@@ -15,16 +15,38 @@
 
 G_BEGIN_DECLS
 
+/* The seeds of CCA_ADDRESS_MOVED (a literal: its text is printed). */
+#define CCA_ADDRESS_MOVED_SEEDS 16
+
 /* How the simulated device chooses segment addresses. */
 typedef enum {
 	CCA_ADDRESS_ASCENDING = 0, /* each new segment above the previous ones */
 	CCA_ADDRESS_DESCENDING,	   /* each new segment below the previous ones */
 	CCA_ADDRESS_RECORDED,	   /* the k-th segment takes the k-th recorded base */
 	CCA_ADDRESS_DRIVER,	   /* where the CUDA driver would put it (driverva.c) */
+	/* the driver's rules while other users of the address space (lazy
+	 * module loads, library workspaces) take parts of it at moments
+	 * drawn from seed 1 to CCA_ADDRESS_MOVED_SEEDS (doc/driver-va.md,
+	 * "Other users of the address space") */
+	CCA_ADDRESS_MOVED,
+	CCA_ADDRESS_MOVED_LAST = CCA_ADDRESS_MOVED + CCA_ADDRESS_MOVED_SEEDS - 1,
 } CcaAddressModel;
 
-/* The model's name ("ascending", "descending", "recorded", "driver"). */
+/* The model's name ("ascending", "descending", "recorded", "driver",
+ * "moved:1" .. "moved:16"). */
 const char *cca_simdevice_address_model_name(CcaAddressModel model);
+
+/* The address models a what-if is replayed under to bound what depends on
+ * where the driver puts segments, CCA_ADDRESS_BOUND_MODELS of them: the
+ * driver's (a what-if's own, first), ascending, descending and every
+ * moved seed.  Stores the count in *N. */
+const CcaAddressModel *cca_simdevice_bound_models(guint *n);
+
+#define CCA_ADDRESS_BOUND_MODELS (3 + CCA_ADDRESS_MOVED_SEEDS)
+
+/* The bound models for people, in their order ("driver, ascending,
+ * descending, moved:1..16"; static). */
+const char *cca_simdevice_bound_models_text(void);
 
 /* Parses a model name; FALSE if unknown. */
 gboolean cca_simdevice_address_model_parse(const char *name, CcaAddressModel *model);

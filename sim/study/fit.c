@@ -482,6 +482,10 @@ cca_fit_run(CcaSweep *sweep, const CcaFitOptions *options, GError **error)
 		 * the what-if models too */
 		rows[r].n_runs =
 			cca_sweep_row_models(rows[r].row, true, &models[r * CCA_SWEEP_MAX_MODELS]);
+		/* without bounds: the primary model alone (and the trace's own
+		 * addresses for the recorded row) */
+		if (options->no_timing_bounds)
+			rows[r].n_runs = MIN(rows[r].n_runs, rows[r].row->recorded ? 2u : 1u);
 		n_tasks += rows[r].n_runs;
 	}
 	FitJob job = {
@@ -862,18 +866,20 @@ cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 	g_strfreev(heads);
 	g_free(width);
 	g_free(shown);
-	guint n_models;
-	const CcaAddressModel *models = cca_sweep_address_models(&n_models);
-	g_string_assign(p, "address choice: each row is searched with each address model (");
-	for (guint m = 0; m < n_models; m++)
-		g_string_append_printf(p, "%s%s", m ? ", " : "",
-				       cca_simdevice_address_model_name(models[m]));
-	g_string_append_printf(p,
-			       "; the recorded settings first with the trace's own addresses, as "
-			       "replay --device-memory does); the first is shown, lo..hi is the "
-			       "range where they differ%s.",
-			       wide ? ""
-				    : ", on a line under the row; rows without one are stable");
+	if (o->no_timing_bounds)
+		g_string_assign(
+			p, "address choice (--no-bounds): each what-if row is searched with "
+			   "the driver's placement alone, the recorded settings first with the "
+			   "trace's own addresses; another placement may need more.");
+	else
+		g_string_printf(p,
+				"address choice: each row is searched with each address model (%s; "
+				"the recorded settings first with the trace's own addresses, as "
+				"replay --device-memory does); the first is shown, lo..hi is the "
+				"range where they differ%s.",
+				cca_simdevice_bound_models_text(),
+				wide ? ""
+				     : ", on a line under the row; rows without one are stable");
 	cca_text_wrap(out, p->str, wide ? G_MAXUINT : CCA_TEXT_COLUMNS, 2);
 	if (o->n_gpus) {
 		char a[32], b[32], c[32];

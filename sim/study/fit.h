@@ -116,8 +116,10 @@ typedef struct {
 	 * none or not known): what the what-ifs learn the program's
 	 * empty_cache() calls under, as in a sweep */
 	double recorded_memory_fraction;
-	/* leave stream timing out: the answers hold for the recorded
-	 * completions only (CcaSweepOptions' no_timing_bounds) */
+	/* leave the bounds out: the answers hold for the recorded
+	 * completions and the driver's placement only (each row searched
+	 * under its primary address model alone; CcaSweepOptions'
+	 * no_timing_bounds) */
 	bool no_timing_bounds;
 } CcaFitOptions;
 

@@ -645,6 +645,8 @@ own_device(const CcaFleetJob *job, const CcaFleetOptions *options, const CcaSnap
 	own->opt.calibration = options->calibration;
 	own->opt.threads = 1;
 	own->opt.cancel = options->cancel;
+	/* "fits" only when every address model fits, as replay's bounds */
+	own->opt.address_sensitivity = true;
 	if (own->cap && own->cap < usable) {
 		/* as set_per_process_memory_fraction(): a fraction of the total */
 		own->opt.device_memory = own->total;

@@ -2,8 +2,10 @@
  *
  * The driver model (driverva.c) is the best guess of where a fresh
  * process's segments land; ascending and descending are the two extremes
- * of a naive allocator.  A figure that is the same under all of them does
- * not depend on address ties; one that differs gets its range.
+ * of a naive allocator; the moved ones stand for a driver whose placement
+ * other users of the address space shift (cca_simdevice_bound_models()).  A figure
+ * that is the same under all of them does not depend on address ties; one
+ * that differs gets its range.
  */
 #include "config.h"
 
@@ -57,11 +59,10 @@ cca_sensitivity_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		    const CcaAddressModel *models, int n_models, CcaSensitivity *out,
 		    GError **error)
 {
-	static const CcaAddressModel defaults[] = {CCA_ADDRESS_DRIVER, CCA_ADDRESS_ASCENDING,
-						   CCA_ADDRESS_DESCENDING};
 	if (!models) {
-		models = defaults;
-		n_models = G_N_ELEMENTS(defaults);
+		guint n;
+		models = cca_simdevice_bound_models(&n);
+		n_models = (int)n;
 	}
 	g_return_val_if_fail(n_models > 0 && n_models <= CCA_MAX_ADDRESS_MODELS, FALSE);
 	memset(out, 0, sizeof *out);

@@ -28,7 +28,7 @@ typedef enum {
  * headline figures the commands show and bound (timing.h). */
 extern const char *const cca_sensitivity_figure_keys[CCA_FIGURE_COUNT + 1];
 
-#define CCA_MAX_ADDRESS_MODELS 4
+#define CCA_MAX_ADDRESS_MODELS CCA_ADDRESS_BOUND_MODELS
 
 typedef struct {
 	int n_models;
@@ -45,7 +45,7 @@ const char *cca_sensitivity_figure_name(CcaFigure figure);
 int64_t cca_sensitivity_figure_value(const CcaStats *stats, CcaFigure figure);
 
 /* Replays SNAP as a what-if under OPTIONS once per address model in MODELS
- * (driver, ascending, descending when MODELS is NULL) and fills OUT; when
+ * (cca_simdevice_bound_models() when MODELS is NULL) and fills OUT; when
  * the first replay took no decision by address alone
  * (CcaReplayResult.address_ties is 0), the other models share its
  * figures without a replay.

@@ -32,24 +32,13 @@
 #include "size.h"
 #include "text.h"
 
-/* The address models of a what-if row, primary first: the driver's
- * placement (replay's default, so a row equals `ccasim replay --config`),
- * then the two extremes of a naive allocator. */
-static const CcaAddressModel sweep_models[] = {
-	CCA_ADDRESS_DRIVER,
-	CCA_ADDRESS_ASCENDING,
-	CCA_ADDRESS_DESCENDING,
-};
-
-G_STATIC_ASSERT(G_N_ELEMENTS(sweep_models) + 1 <= CCA_SWEEP_MAX_MODELS);
 
 #define SWEEP_MAX_ROWS 10000 /* a --set product larger than this is refused */
 
 const CcaAddressModel *
 cca_sweep_address_models(guint *n)
 {
-	*n = G_N_ELEMENTS(sweep_models);
-	return sweep_models;
+	return cca_simdevice_bound_models(n);
 }
 
 guint
@@ -58,8 +47,10 @@ cca_sweep_row_models(const CcaSweepRow *row, bool capped, CcaAddressModel *model
 	guint n = 0;
 	if (row->recorded)
 		models[n++] = CCA_ADDRESS_RECORDED;
+	guint n_models;
+	const CcaAddressModel *sweep_models = cca_sweep_address_models(&n_models);
 	if (!row->recorded || capped)
-		for (guint m = 0; m < G_N_ELEMENTS(sweep_models); m++)
+		for (guint m = 0; m < n_models; m++)
 			models[n++] = sweep_models[m];
 	return n;
 }
@@ -441,7 +432,7 @@ cca_sweep_replay_options(const CcaSweep *sweep, const CcaSweepRow *row,
 	/* the other address models may share the run */
 	opt.count_address_ties = options->address_sensitivity;
 	if (model == CCA_ADDRESS_RECORDED) {
-		opt.address_model = sweep_models[0]; /* unused: the trace's addresses */
+		opt.address_model = CCA_ADDRESS_DRIVER; /* unused: the trace's addresses */
 	} else {
 		opt.address_model = model;
 		opt.force_whatif = row->recorded;
@@ -1421,18 +1412,17 @@ cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, GStrin
 	if (!report->options->address_sensitivity) {
 		g_string_append_printf(
 			p,
-			"address choice: one replay per row, what-if rows with the %s address "
-			"model, the recorded settings with the trace's own addresses; "
-			"--address-sensitivity also replays each what-if row under the other "
-			"models and shows where figures differ (lo..hi).",
+			"address choice (--no-bounds): one replay per row, what-if rows with the %s "
+			"address model, the recorded settings with the trace's own addresses; "
+			"without --no-bounds each what-if row is also replayed under the other "
+			"models and the figures that differ show their range (lo..hi).",
 			cca_simdevice_address_model_name(models[0]));
 	} else {
-		g_string_append(
-			p, "address choice: what-if rows are replayed with each address model (");
-		for (guint m = 0; m < n_models; m++)
-			g_string_append_printf(p, "%s%s%s", m ? ", " : "",
-					       cca_simdevice_address_model_name(models[m]),
-					       m ? "" : ", shown");
+		g_string_append_printf(
+			p,
+			"address choice: what-if rows are replayed with each address model (%s, "
+			"the first shown",
+			cca_simdevice_bound_models_text());
 		g_string_append_printf(
 			p,
 			"), the recorded settings with the trace's own addresses (and each "

@@ -63,12 +63,12 @@ const char *cca_sweep_goal_name(CcaGoal goal);
 
 /* The address models replayed for every what-if row, primary first:
  * the row's figures are the primary model's, the others only widen its
- * ranges.  Stores the count in *N.  To add a model, add it to the list in
- * sweep.c; to make it primary, put it first. */
+ * ranges: cca_simdevice_bound_models(), replay's bounds.  Stores the
+ * count in *N. */
 const CcaAddressModel *cca_sweep_address_models(guint *n);
 
 /* At most one recorded replay plus one per address model. */
-#define CCA_SWEEP_MAX_MODELS 5
+#define CCA_SWEEP_MAX_MODELS (1 + CCA_ADDRESS_BOUND_MODELS)
 
 /* One replay of a row. */
 typedef struct {

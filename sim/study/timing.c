@@ -213,9 +213,9 @@ cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		cca_replay_result_clear(&res);
 	}
 	/* where the driver puts each segment is its own choice: every model */
-	static const CcaAddressModel models[] = {CCA_ADDRESS_DRIVER, CCA_ADDRESS_ASCENDING,
-						 CCA_ADDRESS_DESCENDING};
-	for (guint m = 0; out->placed && m < G_N_ELEMENTS(models) && ok; m++) {
+	guint n_models;
+	const CcaAddressModel *models = cca_simdevice_bound_models(&n_models);
+	for (guint m = 0; out->placed && m < n_models && ok; m++) {
 		if (models[m] == options->address_model)
 			continue;
 		CcaReplayOptions o = *options;

@@ -103,9 +103,14 @@ stats_are "diff replays twice per side, then each side's bounds as replay does" 
 stats_are "a plot of the recording and a what-if: one replay each, then their bounds as replay does, one planning pass at most" $((2 + b_rec + b_128)) 1 \
 	"$ccasim" plot --config max_split_size_mb:128 "$traces/bert.gc.pickle.xz" -o "$scratch/w.svg"
 
-stats_are "sweep replays once per setting (3 rows: the recorded one, 128, 256)" 3 0 \
+stats_are "sweep --no-bounds replays once per setting (3 rows: the recorded one, 128, 256)" 3 0 \
+	"$ccasim" sweep --no-progress --no-bounds -s max_split_size_mb=default,128,256 \
+	"$traces/bert.default.pickle.xz"
+# 19 address models (cca_simdevice_bound_models(): driver, ascending,
+# descending, moved:1..16), as replay's bounds hold
+stats_are "sweep replays each what-if row under every address model (1 + 2 x 19)" 39 0 \
 	"$ccasim" sweep --no-progress -s max_split_size_mb=default,128,256 "$traces/bert.default.pickle.xz"
-stats_are "sweep --address-sensitivity replays what-if rows under each address model (1 + 2 x 3 at most)" 7 0 \
+stats_are "sweep --address-sensitivity --all-address-models: the same (1 + 2 x 19)" 39 0 \
 	"$ccasim" sweep --no-progress --address-sensitivity --all-address-models -s max_split_size_mb=default,128,256 \
 	"$traces/bert.default.pickle.xz"
 

@@ -70,7 +70,8 @@ test_default(gconstpointer data)
 	g_autofree CcaFitRow *rows = fit_rows(sweep, NULL);
 	const CcaFitRun *run = &rows[0].runs[0];
 	g_assert_true(rows[0].row->recorded);
-	g_assert_cmpuint(rows[0].n_runs, ==, 4); /* its own addresses, then each model */
+	g_assert_cmpuint(rows[0].n_runs, ==,
+			 1 + CCA_ADDRESS_BOUND_MODELS); /* its own addresses, then each model */
 	g_assert_cmpint(rows[0].runs[0].at.model, ==, CCA_ADDRESS_RECORDED);
 	g_assert_true(run->found);
 	g_assert_cmpuint(run->capacity % CCA_FIT_STEP, ==, 0);
@@ -249,7 +250,9 @@ test_whatif_rows(void)
 	cca_fit_sort(rows, n);
 	for (guint i = 0; i < n; i++) {
 		const CcaFitRow *f = &rows[i];
-		g_assert_cmpuint(f->n_runs, ==, f->row->recorded ? 4 : 3);
+		g_assert_cmpuint(f->n_runs, ==,
+				 f->row->recorded ? 1 + CCA_ADDRESS_BOUND_MODELS
+						  : CCA_ADDRESS_BOUND_MODELS);
 		for (guint m = 0; m < f->n_runs; m++) {
 			const CcaFitRun *r = &f->runs[m];
 			g_assert_true(r->found);

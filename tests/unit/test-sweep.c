@@ -230,9 +230,10 @@ test_equals_replay(gconstpointer data)
 		 * its own addresses, plus each model when the cap acted */
 		if (row->recorded)
 			g_assert_true(row->n_runs == 1 ||
-				      (tc->cap_fraction > 0 && row->n_runs == 4));
+				      (tc->cap_fraction > 0 &&
+				       row->n_runs == 1 + CCA_ADDRESS_BOUND_MODELS));
 		else
-			g_assert_cmpuint(row->n_runs, ==, 3);
+			g_assert_cmpuint(row->n_runs, ==, CCA_ADDRESS_BOUND_MODELS);
 		g_assert_cmpint(row->runs[0].model, ==,
 				row->recorded ? CCA_ADDRESS_RECORDED : CCA_ADDRESS_DRIVER);
 		cca_replay_result_clear(&res);
