@@ -544,12 +544,18 @@ cca_timing_add_run_json(const CcaTiming *timing, json_t *doc)
 void
 cca_timing_describe_lead(const CcaTiming *timing, GString *out)
 {
-	if (cca_timing_why(timing))
-		g_string_append_printf(out,
-				       "bounded (%s): the figures below are the recorded timing's; "
-				       "the ranges at the end hold every run (as replay prints "
-				       "them).\n",
-				       cca_timing_why(timing));
+	const char *why = cca_timing_why(timing);
+	if (!why)
+		return;
+	/* the one run the figures below come from */
+	const char *one = timing->timed && timing->placed
+				  ? "the recorded timing's under the driver's placement"
+			  : timing->timed ? "the recorded timing's"
+					  : "those of the driver's placement";
+	g_string_append_printf(out,
+			       "bounded (%s): the figures below are %s; the ranges at the end hold "
+			       "every run (as replay prints them).\n",
+			       why, one);
 }
 
 char *
