@@ -98,3 +98,16 @@ tap_done() {
 	echo "1..$n"
 	exit $failed
 }
+
+# report_timing_eval FILE: a test for each what-if validate/timing-eval.py
+# measured into FILE, ok when every live figure lies inside its bounds;
+# sets $cases to their number.
+report_timing_eval() {
+	cases=0
+	while read -r what name arrow setting inside of total rest; do
+		[ "$what" = what-if ] || continue
+		cases=$((cases + 1))
+		[ "$inside" = "$total" ]
+		report $? "$name $arrow ${setting%:} $inside $of $total $rest"
+	done <"$1"
+}
