@@ -1060,6 +1060,7 @@ typedef struct {
 	CallArgs args;
 	char *config; /* owned copy of args.config */
 	bool check, keep_going, whatif;
+	bool no_bounds; /* bounds=False: `ccasim replay --no-bounds` */
 } ReplaySpec;
 
 /* The Replay result. */
@@ -1253,8 +1254,10 @@ run_replay(Trace *t, const ReplaySpec *spec, uint32_t buckets, PyObject **doc_ou
 	opt.force_whatif = spec->whatif;
 	/* as `ccasim replay`: a likely what-if counts its decisions by address
 	 * in its one replay, for its bounds (timing.h) */
-	opt.count_address_ties = doc_out != NULL && (has_settings || opt.force_whatif ||
-						     opt.memory_fraction > 0 || opt.capacity_set);
+	opt.count_address_ties =
+		doc_out != NULL && !spec->no_bounds &&
+		(has_settings || opt.force_whatif || opt.memory_fraction > 0 || opt.capacity_set);
+	opt.no_bounds = spec->no_bounds;
 
 	GError *error = NULL;
 	json_t *doc = NULL;
@@ -1349,25 +1352,18 @@ replay_timeline(PyObject *self, void *c)
 static PyObject *
 trace_replay(PyObject *self, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = {"config",
-				 "memory_fraction",
-				 "device_memory",
-				 "device",
-				 "check",
-				 "pytorch_version",
-				 "whatif",
-				 "keep_going",
-				 "timeline",
-				 "recorded_memory_fraction",
-				 NULL};
+	static char *kwlist[] = {
+		"config",   "memory_fraction",		"device_memory", "device",
+		"check",    "pytorch_version",		"whatif",	 "keep_going",
+		"timeline", "recorded_memory_fraction", "bounds",	 NULL};
 	Trace *t = (Trace *)self;
 	const char *config = NULL;
 	PyObject *fraction = NULL, *memory = NULL, *version = NULL, *timeline = Py_None,
 		 *recorded = NULL;
-	int device = 0, check = 0, whatif = 0, keep_going = 0;
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|zOOipOppOO:replay", kwlist, &config,
+	int device = 0, check = 0, whatif = 0, keep_going = 0, bounds = 1;
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|zOOipOppOOp:replay", kwlist, &config,
 					 &fraction, &memory, &device, &check, &version, &whatif,
-					 &keep_going, &timeline, &recorded))
+					 &keep_going, &timeline, &recorded, &bounds))
 		return NULL;
 	long buckets = -1; /* the timeline when asked for */
 	if (timeline != Py_None) {
@@ -1382,7 +1378,8 @@ trace_replay(PyObject *self, PyObject *args, PyObject *kwds)
 	ReplaySpec spec = {.args = {.config = config, .device = device},
 			   .check = check,
 			   .keep_going = keep_going,
-			   .whatif = whatif};
+			   .whatif = whatif,
+			   .no_bounds = !bounds};
 	if (!parse_limits(fraction, memory, version, &spec.args) ||
 	    !parse_recorded_fraction(recorded, &spec.args))
 		return NULL;
@@ -1972,11 +1969,13 @@ static PyGetSetDef trace_getset[] = {
 static PyMethodDef trace_methods[] = {
 	{"replay", (PyCFunction)(void (*)(void))trace_replay, METH_VARARGS | METH_KEYWORDS,
 	 "replay(config=None, memory_fraction=None, device_memory=None, device=0, check=False,\n"
-	 "       pytorch_version=None, whatif=False, keep_going=False, timeline=1000) -> Replay\n\n"
+	 "       pytorch_version=None, whatif=False, keep_going=False, timeline=1000,\n"
+	 "       recorded_memory_fraction=None, bounds=True) -> Replay\n\n"
 	 "Replays one device as `ccasim replay --json` does: config is a\n"
 	 "PYTORCH_CUDA_ALLOC_CONF string (None: the recorded settings), memory_fraction a\n"
 	 "cap in (0, 1], device_memory bytes (int) or a size ('80GiB').  timeline: buckets\n"
-	 "of the timeline collected in the same replay (0: none).  The GIL is released\n"
+	 "of the timeline collected in the same replay (0: none).  bounds=False: one\n"
+	 "replay, as --no-bounds (no bounds over timings and address models).  The GIL is released\n"
 	 "while it runs.  Raises TraceError on bad input, ConfigError on a bad argument."},
 	{"sweep", (PyCFunction)(void (*)(void))trace_sweep, METH_VARARGS | METH_KEYWORDS,
 	 "sweep(configs=None, sets=None, default_grid=None, goal='reserved', recommend=False,\n"

@@ -59,7 +59,8 @@ class Trace:
                device_memory: Optional[Size] = None, device: int = 0, check: bool = False,
                pytorch_version: Optional[str] = None, whatif: bool = False,
                keep_going: bool = False, timeline: Optional[int] = None,
-               recorded_memory_fraction: Optional[float] = None) -> Replay: ...
+               recorded_memory_fraction: Optional[float] = None,
+               bounds: bool = True) -> Replay: ...
     def sweep(self, configs: Union[str, Sequence[str], None] = None,
               sets: Union[str, Sequence[str], None] = None, default_grid: Optional[bool] = None,
               goal: Optional[str] = None, recommend: bool = False,

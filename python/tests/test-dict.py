@@ -287,12 +287,13 @@ except ccasim.ConfigError as e:
 # ---------------------------------------------------------------- threads and the GIL
 configs = [None, "expandable_segments:True", "max_split_size_mb:128", "roundup_power2_divisions:4",
            None, "expandable_segments:True", "max_split_size_mb:128", "roundup_power2_divisions:4"]
-alone = [t.replay(config=c, timeline=0).report for c in configs]
+# one replay each (bounds=False): the threads, not the bounds, are tested here
+alone = [t.replay(config=c, timeline=0, bounds=False).report for c in configs]
 got = [None] * len(configs)
 
 
 def work(i):
-    got[i] = t.replay(config=configs[i], timeline=0).report
+    got[i] = t.replay(config=configs[i], timeline=0, bounds=False).report
 
 
 threads = [threading.Thread(target=work, args=(i,)) for i in range(len(configs))]
@@ -301,6 +302,9 @@ for th in threads:
 for th in threads:
     th.join()
 ok(got == alone, "8 threads replaying one trace get the answers of 8 replays in turn")
+ok(all(r["bounds"] is None for r in alone[1:4]), "bounds=False: a what-if without bounds")
+ok(t.replay(config=configs[3], timeline=0).report["bounds"] is not None,
+   "the default: a what-if that decides by address has bounds")
 
 # ten replays (about 0.2 s here), so a loaded host that oversleeps each
 # 0.5 ms nap tenfold still counts many turns; a held GIL leaves 0 or 1

@@ -179,7 +179,7 @@ cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	memset(out, 0, sizeof *out);
 	out->bounds = g_array_new(FALSE, FALSE, sizeof(CcaTimingBound));
 	out->whatif = base->whatif;
-	if (!base->whatif)
+	if (!base->whatif || options->no_bounds)
 		return TRUE;
 	uint64_t ties = 0;
 	if (!address_ties_of(snap, options, base, &ties, error))

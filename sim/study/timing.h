@@ -64,8 +64,8 @@ typedef struct {
 /* Bounds the what-if OPTIONS of SNAP (planned: OPTIONS->plan set) over
  * stream timing and address placement, given BASE, its replay under the
  * recorded completions: nothing to do (OUT->timed and OUT->placed false)
- * when BASE is no what-if, or deferred no free and decided nothing by
- * address alone; else replays every other timing (OUT->timed) and every
+ * when BASE is no what-if, OPTIONS->no_bounds is set, or BASE deferred no
+ * free and decided nothing by address alone; else replays every other timing (OUT->timed) and every
  * other address model (OUT->placed) and fills OUT->bounds with the keys
  * that differ (BASE's values included).  Returns FALSE with ERROR on
  * bad input only; clear OUT with cca_timing_clear() either way. */
