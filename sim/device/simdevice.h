@@ -39,7 +39,9 @@ const char *cca_simdevice_address_model_name(CcaAddressModel model);
 /* The address models a what-if is replayed under to bound what depends on
  * where the driver puts segments, CCA_ADDRESS_BOUND_MODELS of them: the
  * driver's (a what-if's own, first), ascending, descending and every
- * moved seed.  Stores the count in *N. */
+ * moved seed.  Stores the count in *N: all of them, or the first K when
+ * the environment sets CCASIM_ADDRESS_MODELS=K (1 <= K; for slow builds:
+ * .ci/run's sanitizer stage keeps 3, the models before the moved ones). */
 const CcaAddressModel *cca_simdevice_bound_models(guint *n);
 
 #define CCA_ADDRESS_BOUND_MODELS (3 + CCA_ADDRESS_MOVED_SEEDS)

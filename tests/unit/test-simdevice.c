@@ -55,7 +55,9 @@ test_names(void)
 {
 	guint n;
 	const CcaAddressModel *models = cca_simdevice_bound_models(&n);
-	g_assert_cmpuint(n, ==, CCA_ADDRESS_BOUND_MODELS);
+	g_assert_cmpuint(n, <=, CCA_ADDRESS_BOUND_MODELS);
+	if (!g_getenv("CCASIM_ADDRESS_MODELS"))
+		g_assert_cmpuint(n, ==, CCA_ADDRESS_BOUND_MODELS);
 	g_assert_cmpint(models[0], ==, CCA_ADDRESS_DRIVER);
 	for (guint m = 0; m < n; m++) {
 		CcaAddressModel back;
@@ -71,9 +73,11 @@ test_names(void)
 static void
 test_every_model_places(void)
 {
-	guint n;
-	const CcaAddressModel *models = cca_simdevice_bound_models(&n);
-	for (guint m = 0; m < n; m++) {
+	static const CcaAddressModel models[] = {
+		CCA_ADDRESS_ASCENDING, CCA_ADDRESS_DESCENDING, CCA_ADDRESS_DRIVER,
+		CCA_ADDRESS_MOVED,     CCA_ADDRESS_MOVED_LAST,
+	};
+	for (guint m = 0; m < G_N_ELEMENTS(models); m++) {
 		uint64_t bases[N_CALLS];
 		run_sequence(models[m], bases);
 	}
