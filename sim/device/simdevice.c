@@ -279,10 +279,26 @@ cca_simdevice_bound_models(guint *n)
 	return bound_models;
 }
 
-const char *
+char *
 cca_simdevice_bound_models_text(void)
 {
-	return "driver, ascending, descending, moved:1.." G_STRINGIFY(CCA_ADDRESS_MOVED_SEEDS);
+	guint n;
+	const CcaAddressModel *models = cca_simdevice_bound_models(&n);
+	GString *s = g_string_new(NULL);
+	for (guint m = 0; m < n; m++) {
+		/* a run of moved seeds as one range: "moved:1..16" */
+		guint last = m;
+		while (models[m] >= CCA_ADDRESS_MOVED && last + 1 < n &&
+		       models[last + 1] == models[last] + 1)
+			last++;
+		g_string_append_printf(s, "%s%s", m ? ", " : "",
+				       cca_simdevice_address_model_name(models[m]));
+		if (last > m)
+			g_string_append_printf(s, "..%u",
+					       (guint)(models[last] - CCA_ADDRESS_MOVED + 1));
+		m = last;
+	}
+	return g_string_free(s, FALSE);
 }
 
 const char *

@@ -15,7 +15,7 @@
 
 G_BEGIN_DECLS
 
-/* The seeds of CCA_ADDRESS_MOVED (a literal: its text is printed). */
+/* The seeds of CCA_ADDRESS_MOVED. */
 #define CCA_ADDRESS_MOVED_SEEDS 16
 
 /* How the simulated device chooses segment addresses. */
@@ -46,9 +46,10 @@ const CcaAddressModel *cca_simdevice_bound_models(guint *n);
 
 #define CCA_ADDRESS_BOUND_MODELS (3 + CCA_ADDRESS_MOVED_SEEDS)
 
-/* The bound models for people, in their order ("driver, ascending,
- * descending, moved:1..16"; static). */
-const char *cca_simdevice_bound_models_text(void);
+/* The models cca_simdevice_bound_models() gives, for people, in their
+ * order ("driver, ascending, descending, moved:1..16"); free with
+ * g_free(). */
+char *cca_simdevice_bound_models_text(void);
 
 /* Parses a model name; FALSE if unknown. */
 gboolean cca_simdevice_address_model_parse(const char *name, CcaAddressModel *model);

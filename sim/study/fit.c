@@ -871,15 +871,17 @@ cca_fit_print_text(const CcaSweep *sweep, const CcaFitRow *rows, guint n,
 			p, "address choice (--no-bounds): each what-if row is searched with "
 			   "the driver's placement alone, the recorded settings first with the "
 			   "trace's own addresses; another placement may need more.");
-	else
+	else {
+		g_autofree char *names = cca_simdevice_bound_models_text();
 		g_string_printf(p,
 				"address choice: each row is searched with each address model (%s; "
 				"the recorded settings first with the trace's own addresses, as "
 				"replay --device-memory does); the first is shown, lo..hi is the "
 				"range where they differ%s.",
-				cca_simdevice_bound_models_text(),
+				names,
 				wide ? ""
 				     : ", on a line under the row; rows without one are stable");
+	}
 	cca_text_wrap(out, p->str, wide ? G_MAXUINT : CCA_TEXT_COLUMNS, 2);
 	if (o->n_gpus) {
 		char a[32], b[32], c[32];

@@ -724,7 +724,7 @@ smallest_gpu(const CcaSweep *sweep, const CcaSweepRow *row, const OwnDevice *own
 		o.recorded_capacity_set = false; /* another card: a what-if */
 		CcaSweepRun run;
 		guint nm;
-		const CcaAddressModel *models = cca_sweep_address_models(&nm);
+		const CcaAddressModel *models = cca_simdevice_bound_models(&nm);
 		if (!cca_sweep_replay(sweep, row, &o,
 				      row->recorded ? CCA_ADDRESS_RECORDED : models[0], &run,
 				      error))

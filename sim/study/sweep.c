@@ -32,14 +32,7 @@
 #include "size.h"
 #include "text.h"
 
-
 #define SWEEP_MAX_ROWS 10000 /* a --set product larger than this is refused */
-
-const CcaAddressModel *
-cca_sweep_address_models(guint *n)
-{
-	return cca_simdevice_bound_models(n);
-}
 
 guint
 cca_sweep_row_models(const CcaSweepRow *row, bool capped, CcaAddressModel *models)
@@ -48,7 +41,7 @@ cca_sweep_row_models(const CcaSweepRow *row, bool capped, CcaAddressModel *model
 	if (row->recorded)
 		models[n++] = CCA_ADDRESS_RECORDED;
 	guint n_models;
-	const CcaAddressModel *sweep_models = cca_sweep_address_models(&n_models);
+	const CcaAddressModel *sweep_models = cca_simdevice_bound_models(&n_models);
 	if (!row->recorded || capped)
 		for (guint m = 0; m < n_models; m++)
 			models[n++] = sweep_models[m];
@@ -1407,7 +1400,7 @@ cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, GStrin
 		g_free(heads[1][c]);
 	}
 	guint n_models;
-	const CcaAddressModel *models = cca_sweep_address_models(&n_models);
+	const CcaAddressModel *models = cca_simdevice_bound_models(&n_models);
 	g_autoptr(GString) p = g_string_new(NULL);
 	if (!report->options->address_sensitivity) {
 		g_string_append_printf(
@@ -1418,11 +1411,12 @@ cca_sweep_print_text(const CcaSweep *sweep, const CcaSweepReport *report, GStrin
 			"models and the figures that differ show their range (lo..hi).",
 			cca_simdevice_address_model_name(models[0]));
 	} else {
+		g_autofree char *names = cca_simdevice_bound_models_text();
 		g_string_append_printf(
 			p,
 			"address choice: what-if rows are replayed with each address model (%s, "
 			"the first shown",
-			cca_simdevice_bound_models_text());
+			names);
 		g_string_append_printf(
 			p,
 			"), the recorded settings with the trace's own addresses (and each "
@@ -1585,7 +1579,7 @@ cca_sweep_to_json(const CcaSweep *sweep, const CcaSweepReport *report)
 	}
 	json_object_set_new(doc, "gpu", gpu);
 	guint n_models;
-	const CcaAddressModel *models = cca_sweep_address_models(&n_models);
+	const CcaAddressModel *models = cca_simdevice_bound_models(&n_models);
 	json_object_set_new(doc, "address_models",
 			    models_json(models, o->address_sensitivity ? n_models : 1));
 	json_t *cal = json_null();

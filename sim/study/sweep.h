@@ -61,13 +61,9 @@ gboolean cca_sweep_goal_parse(const char *text, CcaGoal *goal, GError **error);
 /* The name cca_sweep_goal_parse() accepts for GOAL (static). */
 const char *cca_sweep_goal_name(CcaGoal goal);
 
-/* The address models replayed for every what-if row, primary first:
- * the row's figures are the primary model's, the others only widen its
- * ranges: cca_simdevice_bound_models(), replay's bounds.  Stores the
- * count in *N. */
-const CcaAddressModel *cca_sweep_address_models(guint *n);
-
-/* At most one recorded replay plus one per address model. */
+/* At most one recorded replay plus one per address model
+ * (cca_simdevice_bound_models(), replay's bounds: a what-if row's figures
+ * are the first model's, the others only widen its ranges). */
 #define CCA_SWEEP_MAX_MODELS (1 + CCA_ADDRESS_BOUND_MODELS)
 
 /* One replay of a row. */
