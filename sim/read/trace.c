@@ -52,6 +52,14 @@ typedef struct {
 	 * and checked, by the load, a cursor that got to its end or
 	 * cca_trace_check_device() */
 	gint *checked;
+	/* A load that took the header's counts.pool_id_entries walked every
+	 * device but the last with events, TAIL (-1: none; it walked them
+	 * all): that device's events must end at TAIL_END (where the empty
+	 * arrays of the devices after it begin) with TAIL_POOLS pool_ids,
+	 * which its cursor or cca_trace_check_device() checks. */
+	int tail;
+	const unsigned char *tail_end;
+	uint64_t tail_pools;
 } CcaTracePriv;
 
 static void
@@ -75,7 +83,38 @@ typedef struct {
 	uint64_t n;	/* events of the device */
 	int device;
 	size_t released; /* mapped bytes before this offset were given back */
+	uint64_t pools;	 /* events with a pool_id so far */
 } CcaTraceCursor;
+
+static CcaSnapshot *cca_trace_load(CcaInput *input, gboolean streaming, GError **error);
+
+/* Whether device D's events, read to R (the byte after the last) with
+ * POOLS pool_ids, end where the load took them to end (CcaTracePriv's
+ * tail); else FALSE with the error the full load gives for the file
+ * (cca_trace_load_input()'s, the same whichever load read it). */
+static gboolean
+cca_trace_tail_ok(const CcaTracePriv *priv, int d, const unsigned char *r, uint64_t pools,
+		  GError **error)
+{
+	if (d != priv->tail || (r == priv->tail_end && pools == priv->tail_pools))
+		return TRUE;
+	/* the same bytes, borrowed, through the full load */
+	CcaInput view = {.data = priv->input.data,
+			 .len = priv->input.len,
+			 .path = g_strdup(priv->input.path)};
+	GError *full = NULL;
+	CcaSnapshot *snap = cca_trace_load(&view, FALSE, &full);
+	if (snap != NULL) { /* not reached: the full load checks what the tail does */
+		cca_snapshot_free(snap);
+		cca_trace_codec_error(error, CCA_INPUT_ERROR_CORRUPT,
+				      priv->input.path ? priv->input.path : "(trace)",
+				      (size_t)(r - priv->input.data), NULL,
+				      "device %d's events do not end where the header says", d);
+		return FALSE;
+	}
+	g_propagate_error(error, full);
+	return FALSE;
+}
 
 static gboolean
 cca_trace_cursor_next(void *state, CcaEvent *out, GError **error)
@@ -92,8 +131,14 @@ cca_trace_cursor_next(void *state, CcaEvent *out, GError **error)
 		c->n = c->index; /* stay at the end after an error */
 		return FALSE;
 	}
-	if (G_UNLIKELY(++c->index == c->n))
+	c->pools += out->has_pool_id;
+	if (G_UNLIKELY(++c->index == c->n)) {
+		if (!cca_trace_tail_ok(c->priv, c->device, c->r.p, c->pools, error)) {
+			c->n = c->index - 1; /* the last event is not given */
+			return FALSE;
+		}
 		g_atomic_int_set(&c->priv->checked[c->device], 1);
+	}
 	/* a streamed trace is never resident whole: pages behind go back */
 	if (G_UNLIKELY((c->index & 0xffff) == 0))
 		c->released = cca_input_release_behind(&c->priv->input, c->released,
@@ -150,6 +195,7 @@ cca_trace_check_device(const CcaSnapshot *snap, int device, GError **error)
 		return TRUE;
 	CcaMp r = {.p = priv->dev[device], .end = priv->input.data + priv->input.len};
 	size_t released = 0;
+	uint64_t pools = 0;
 	for (uint64_t i = 0; i < snap->n_events[device]; i++) {
 		CcaEvent ev;
 		CcaMpFault f;
@@ -161,10 +207,13 @@ cca_trace_check_device(const CcaSnapshot *snap, int device, GError **error)
 					      priv->input.data, r.end, ctx);
 			return FALSE;
 		}
+		pools += ev.has_pool_id;
 		if (G_UNLIKELY((i & 0xffff) == 0xffff))
 			released = cca_input_release_behind(&priv->input, released,
 							    (size_t)(r.p - priv->input.data));
 	}
+	if (!cca_trace_tail_ok(priv, device, r.p, pools, error))
+		return FALSE;
 	g_atomic_int_set(&priv->checked[device], 1);
 	return TRUE;
 }
@@ -189,6 +238,8 @@ typedef struct {
 	uint64_t strings, frames, stacks, stack_frames, segments, blocks, annotations;
 	uint64_t *events; /* [devices] */
 	uint64_t devices;
+	uint64_t pools; /* "pool_id_entries": events with a pool_id, when HAS_POOLS */
+	bool has_pools;
 } CcaTraceCounts;
 
 /* State of one load. */
@@ -491,6 +542,13 @@ cca_trace_parse_counts(CcaTraceLoad *ld, const msgpack_object *o, GError **error
 		const msgpack_object_kv *kv = &o->via.map.ptr[i];
 		if (cca_obj_str_is(&kv->key, "events"))
 			events = &kv->val;
+		if (cca_obj_str_is(&kv->key, "pool_id_entries")) {
+			if (!cca_obj_uint(&kv->val, &c->pools))
+				return cca_trace_header_error(ld, error, "counts",
+							      "'pool_id_entries' must be an "
+							      "unsigned integer");
+			c->has_pools = true;
+		}
 		for (size_t j = 0; j < G_N_ELEMENTS(fields); j++) {
 			if (!cca_obj_str_is(&kv->key, fields[j].key))
 				continue;
@@ -1078,9 +1136,53 @@ cca_trace_walk_events(CcaTraceLoad *ld)
 	for (int d = 0; d < ld->snap->n_devices; d++)
 		if (!cca_trace_walk_device(ld, d, &pools))
 			return false;
-	if (ld->r.p != ld->r.end)
+	if (ld->r.p != ld->r.end || (ld->counts.has_pools && pools != ld->counts.pools))
 		return false;
 	ld->snap->newer.pool_id_entries += pools;
+	return true;
+}
+
+/* A load that checks the events' fields as they are read and takes the
+ * header's counts.pool_id_entries: walks the structure of every device's
+ * events but the last device with any (whose events a replay reads), and
+ * takes that device's to end where the empty arrays of the devices after
+ * it begin (CcaTracePriv's tail, checked by its cursor).  FALSE when
+ * anything is unusual (the caller then walks or checks everything). */
+static bool
+cca_trace_walk_events_hinted(CcaTraceLoad *ld)
+{
+	int n = ld->snap->n_devices, last = -1;
+	for (int d = 0; d < n; d++)
+		if (ld->counts.events[d] > 0)
+			last = d;
+	if (last < 0 || !ld->counts.has_pools)
+		return false;
+	uint64_t pools = 0;
+	for (int d = 0; d < last; d++)
+		if (!cca_trace_walk_device(ld, d, &pools))
+			return false;
+	uint64_t count = ld->counts.events[last];
+	uint32_t len;
+	CcaMp hdr = ld->r;
+	if (cca_mp_array(&hdr, &len) || len != count || pools > ld->counts.pools)
+		return false;
+	/* each device after it: an empty array, one byte */
+	size_t after = (size_t)(n - 1 - last);
+	if ((size_t)(ld->r.end - hdr.p) < after)
+		return false;
+	const unsigned char *tail_end = ld->r.end - after;
+	for (const unsigned char *q = tail_end; q < ld->r.end; q++)
+		if (*q != 0x90)
+			return false;
+	/* the shortest event takes 9 bytes */
+	if (count > (uint64_t)(tail_end - hdr.p) / 9)
+		return false;
+	ld->priv->dev[last] = hdr.p;
+	ld->priv->tail = last;
+	ld->priv->tail_end = tail_end;
+	ld->priv->tail_pools = ld->counts.pools - pools;
+	ld->snap->newer.pool_id_entries += ld->counts.pools;
+	ld->r.p = ld->r.end;
 	return true;
 }
 
@@ -1100,6 +1202,9 @@ cca_trace_read_events(CcaTraceLoad *ld, gboolean streaming, GError **error)
 	for (int d = 0; d < n; d++)
 		snap->n_events[d] = ld->counts.events[d];
 	const unsigned char *events_at = ld->r.p;
+	if (streaming && cca_trace_walk_events_hinted(ld))
+		return TRUE;
+	ld->r.p = events_at;
 	if (streaming && cca_trace_walk_events(ld))
 		return TRUE;
 	ld->r.p = events_at; /* checked in full: the first bad event named */
@@ -1114,6 +1219,15 @@ cca_trace_read_events(CcaTraceLoad *ld, gboolean streaming, GError **error)
 			(size_t)(ld->r.end - ld->r.p));
 		return FALSE;
 	}
+	if (ld->counts.has_pools && snap->newer.pool_id_entries != ld->counts.pools) {
+		cca_trace_codec_error(error, CCA_INPUT_ERROR_CORRUPT, ld->path,
+				      (size_t)(ld->r.p - ld->base), NULL,
+				      "the events hold %" G_GUINT64_FORMAT
+				      " pool_id entries, the header's counts.pool_id_entries says "
+				      "%" G_GUINT64_FORMAT,
+				      snap->newer.pool_id_entries, ld->counts.pools);
+		return FALSE;
+	}
 	return TRUE;
 }
 
@@ -1124,6 +1238,7 @@ cca_trace_load(CcaInput *input, gboolean streaming, GError **error)
 	g_autoptr(CcaSnapshot) snap = cca_snapshot_new();
 	CcaTracePriv *priv = g_new0(CcaTracePriv, 1);
 	CcaTraceLoad ld = {0};
+	priv->tail = -1;
 
 	priv->input = *input;
 	memset(input, 0, sizeof *input);

@@ -36,11 +36,15 @@ CcaSnapshot *cca_trace_load_input(CcaInput *input, GError **error);
 /* cca_trace_load_input() for a caller that reads the events once, in
  * order, as a replay does: the events' shape, count and the end of the
  * file are checked here (and pool_id_entries counted), their fields only
- * as a cursor decodes them, so that each event is decoded once.  A cursor
- * then reports a bad event ("PATH: offset N: ... (event I of device D)")
- * when it gets to it; cca_event_cursor_check() checks the events no
- * cursor read to the end and must succeed before the caller trusts the
- * snapshot (reports anything). */
+ * as a cursor decodes them, so that each event is decoded once.  When the
+ * header gives counts.pool_id_entries (doc/trace-format.md §2.2), the
+ * last device with events is not walked at all: its cursor checks that
+ * they end where the file's empty arrays after them begin and hold the
+ * pool_ids the header leaves them.  A cursor then reports a bad event
+ * ("PATH: offset N: ... (event I of device D)") when it gets to it;
+ * cca_event_cursor_check() checks the events no cursor read to the end
+ * and must succeed before the caller trusts the snapshot (reports
+ * anything). */
 CcaSnapshot *cca_trace_load_input_streaming(CcaInput *input, GError **error);
 
 /* The file SNAP was first read from: for a snapshot loaded from a trace,

@@ -28,6 +28,7 @@ struct CcaTraceEvents {
 	size_t len;	    /* bytes used */
 	size_t cap;
 	uint64_t n;	     /* events */
+	uint64_t pools;	     /* events with a pool_id */
 	uint32_t max_stack;  /* largest stack id among them */
 	uint32_t max_string; /* largest compile_context/user_metadata id */
 	uint8_t max_action;
@@ -55,6 +56,12 @@ uint64_t
 cca_trace_events_count(const CcaTraceEvents *te)
 {
 	return te->n;
+}
+
+uint64_t
+cca_trace_events_pools(const CcaTraceEvents *te)
+{
+	return te->pools;
 }
 
 /* A new anonymous mapping of SIZE bytes (a multiple of the page size).
@@ -137,6 +144,7 @@ cca_trace_events_add(CcaTraceEvents *te, const CcaEvent *ev)
 		cca_trace_events_grow(te, CCA_OUT_ITEM, TRUE);
 	te->len = (size_t)(cca_put_event(te->buf + te->len, ev) - te->buf);
 	te->n++;
+	te->pools += ev->has_pool_id;
 	te->max_action = MAX(te->max_action, ev->action);
 	te->max_stack = MAX(te->max_stack, ev->stack);
 	te->max_string = MAX(te->max_string, MAX(ev->compile_context, ev->user_metadata));

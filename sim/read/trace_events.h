@@ -37,6 +37,9 @@ void cca_trace_events_add(CcaTraceEvents *te, const CcaEvent *ev);
 /* The number of events in TE. */
 uint64_t cca_trace_events_count(const CcaTraceEvents *te);
 
+/* How many of TE's events carry a pool_id (2.12+). */
+uint64_t cca_trace_events_pools(const CcaTraceEvents *te);
+
 /* A new store holding the events of TE. */
 CcaTraceEvents *cca_trace_events_copy(const CcaTraceEvents *te);
 

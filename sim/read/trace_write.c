@@ -337,10 +337,60 @@ cca_trace_pack_newer(CcaOut *o, const CcaSnapshotNewer *n)
 	cca_out_uint(o, n->unknown_more);
 }
 
+/* Stores in *N how many of device D's events carry a pool_id: counted
+ * in memory, kept by a trace's bytes, or read once by a cursor ahead of
+ * the writing; FALSE when that cursor fails (the writing then reports
+ * the bad event). */
+static bool
+cca_trace_device_pools(const CcaSnapshot *snap, int d, const CcaTraceSizes *sz, uint64_t *n)
+{
+	const GArray *events = snap->events != NULL ? snap->events[d] : NULL;
+	*n = 0;
+	if (events != NULL) {
+		for (guint i = 0; i < events->len; i++)
+			*n += g_array_index(events, CcaEvent, i).has_pool_id;
+		return true;
+	}
+	const CcaTraceEvents *te = cca_trace_events_of(snap, d, sz->strings, sz->stacks);
+	if (te != NULL) {
+		*n = cca_trace_events_pools(te);
+		return true;
+	}
+	g_autoptr(CcaEventCursor) cur = cca_event_cursor_new(snap, d);
+	if (cur == NULL)
+		return false;
+	GError *local = NULL;
+	CcaEvent ev;
+	while (cca_event_cursor_next(cur, &ev, &local))
+		*n += ev.has_pool_id;
+	if (local == NULL)
+		return true;
+	g_error_free(local);
+	return false;
+}
+
+/* The events with a pool_id over every device, into *N (the header's
+ * counts.pool_id_entries); FALSE when a device's events cannot be read
+ * (the header then leaves the count out). */
+static bool
+cca_trace_pools(const CcaSnapshot *snap, const CcaTraceSizes *sz, uint64_t *n)
+{
+	*n = 0;
+	for (int d = 0; d < snap->n_devices; d++) {
+		uint64_t k;
+		if (!cca_trace_device_pools(snap, d, sz, &k))
+			return false;
+		*n += k;
+	}
+	return true;
+}
+
 static void
 cca_trace_pack_header(CcaOut *o, const CcaSnapshot *snap, const CcaTraceSizes *sz)
 {
 	bool newer = cca_trace_has_newer(&snap->newer);
+	uint64_t pools;
+	bool pools_known = cca_trace_pools(snap, sz, &pools);
 	cca_out_map(o, newer ? 9 : 8);
 	cca_out_str(o, "format"); /* first: cca_sniff_trace() relies on it */
 	cca_out_str(o, CCA_TRACE_FORMAT);
@@ -361,7 +411,7 @@ cca_trace_pack_header(CcaOut *o, const CcaSnapshot *snap, const CcaTraceSizes *s
 		cca_trace_pack_newer(o, &snap->newer);
 	}
 	cca_out_str(o, "counts");
-	cca_out_map(o, 8);
+	cca_out_map(o, pools_known ? 9 : 8);
 	const struct {
 		const char *key;
 		uint32_t n;
@@ -379,6 +429,10 @@ cca_trace_pack_header(CcaOut *o, const CcaSnapshot *snap, const CcaTraceSizes *s
 	cca_out_array(o, (uint32_t)snap->n_devices);
 	for (int d = 0; d < snap->n_devices; d++)
 		cca_out_uint(o, snap->n_events[d]);
+	if (pools_known) {
+		cca_out_str(o, "pool_id_entries");
+		cca_out_uint(o, pools);
+	}
 }
 
 /* Packs the string, frame and stack tables; entries 0 are written empty. */

@@ -40,4 +40,19 @@ for trace in "$scratch"/corpus/hostile-model-*.msgpack; do
 	clean
 	report $? "$name: ... with no GLib warning or critical"
 done
+
+# a header whose counts.pool_id_entries lies (doc/trace-format.md §2.2):
+# the replay reads the events once and finds it at their end, before it
+# prints anything
+xz -dc "$srcdir/traces/pytorch-2.11/bert.default.pickle.xz" >"$scratch/bert.pickle"
+"$ccasim" convert "$scratch/bert.pickle" -o "$scratch/lie.msgpack"
+at=$(grep -abo pool_id_entries "$scratch/lie.msgpack" | head -1 | cut -d: -f1)
+printf '\005' | dd of="$scratch/lie.msgpack" bs=1 seek=$((at + 15)) conv=notrunc 2>/dev/null
+"$ccasim" replay --json "$scratch/lie.msgpack" >"$scratch/out" 2>"$scratch/err"
+[ $? -eq 1 ]
+report $? "a lying counts.pool_id_entries: replay exits 1"
+one_line && grep -Eq 'lie\.msgpack: offset [0-9]+: the events hold 0 pool_id entries, the header.s counts\.pool_id_entries says 5' "$scratch/err"
+report $? "... with one line naming the offset and the key"
+[ ! -s "$scratch/out" ] && clean
+report $? "... printing nothing, with no GLib warning or critical"
 tap_done

@@ -1201,6 +1201,123 @@ test_json_escape(void)
 	g_assert_cmpstr(out->str, ==, "null");
 }
 
+/* The offset of the first N bytes at NEEDLE in the LEN bytes at DATA. */
+static gsize
+find_bytes(const char *data, gsize len, const char *needle, gsize n)
+{
+	for (gsize at = 0; at + n <= len; at++)
+		if (memcmp(data + at, needle, n) == 0)
+			return at;
+	g_assert_not_reached();
+}
+
+/* The built snapshot written by this ccasim, as bytes; the offset of the
+ * header's counts map into *COUNTS_AT and of its pool_id_entries key
+ * into *KEY_AT. */
+static GBytes *
+built_bytes(gsize *counts_at, gsize *key_at)
+{
+	char *dir = tmpdir_new();
+	g_autoptr(CcaSnapshot) snap = built_snapshot();
+	g_autofree char *path = g_build_filename(dir, "built.msgpack", NULL);
+	g_autoptr(GError) error = NULL;
+	g_assert_true(cca_trace_write(snap, path, &error));
+	g_assert_no_error(error);
+	GBytes *bytes = read_bytes(path);
+	tmpdir_free(dir);
+	gsize len;
+	const char *data = g_bytes_get_data(bytes, &len);
+	*counts_at = find_bytes(data, len,
+				"\xa6"
+				"counts",
+				7) +
+		     7;
+	*key_at = find_bytes(data, len,
+			     "\xaf"
+			     "pool_id_entries",
+			     16);
+	return bytes;
+}
+
+/* The header counts the events with a pool_id (the built snapshot has 2,
+ * on its last device); a count that lies is the same one-line error from
+ * either load, at the end of the events, whichever reads them. */
+static void
+test_pool_id_count(void)
+{
+	gsize counts_at, key_at, len;
+	g_autoptr(GBytes) bytes = built_bytes(&counts_at, &key_at);
+	const unsigned char *data = g_bytes_get_data(bytes, &len);
+	g_assert_cmpuint(data[counts_at], ==, 0x89); /* eight counts and pool_id_entries */
+	g_assert_cmpuint(data[key_at + 16], ==, 2);
+	g_autofree unsigned char *buf = g_memdup2(data, len);
+	for (unsigned lie = 0; lie < 4; lie++) {
+		if (lie == 2)
+			continue;
+		buf[key_at + 16] = (unsigned char)lie;
+		g_autoptr(GError) eager_error = NULL;
+		g_autoptr(CcaSnapshot) eager = load_bytes(buf, len, "lie.msgpack", &eager_error);
+		g_assert_null(eager);
+		assert_load_error(eager_error, "lie.msgpack");
+		g_autofree char *says = g_strdup_printf(
+			"offset %zu: the events hold 2 pool_id entries, the header's "
+			"counts.pool_id_entries says %u",
+			len, lie);
+		g_assert_nonnull(strstr(eager_error->message, says));
+		assert_streaming_same(buf, len, "lie.msgpack", NULL, eager_error, TRUE);
+		assert_streaming_same(buf, len, "lie.msgpack", NULL, eager_error, FALSE);
+	}
+}
+
+/* A trace of an earlier ccasim has no counts.pool_id_entries: both loads
+ * count the pool_ids from the events. */
+static void
+test_pool_id_count_absent(void)
+{
+	gsize counts_at, key_at, len;
+	g_autoptr(GBytes) bytes = built_bytes(&counts_at, &key_at);
+	const unsigned char *data = g_bytes_get_data(bytes, &len);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(CcaSnapshot) now = load_bytes(data, len, "now.msgpack", &error);
+	g_assert_no_error(error);
+	/* without the key and its value (one byte) */
+	g_autoptr(GByteArray) old = g_byte_array_new();
+	g_byte_array_append(old, data, (guint)key_at);
+	old->data[counts_at] = 0x88;
+	g_byte_array_append(old, data + key_at + 17, (guint)(len - key_at - 17));
+	g_autoptr(CcaSnapshot) eager = load_bytes(old->data, old->len, "old.msgpack", &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(eager->newer.pool_id_entries, ==, 2);
+	assert_snapshots_equal(now, eager);
+	assert_streaming_same(old->data, old->len, "old.msgpack", eager, NULL, TRUE);
+}
+
+/* With the count in the header, the streaming load leaves the last
+ * device's events to its cursor: a bad last event is not the load's
+ * error but the cursor's, when it gets there (the load walked it before). */
+static void
+test_pool_id_count_tail_unread(void)
+{
+	gsize counts_at, key_at, len;
+	g_autoptr(GBytes) bytes = built_bytes(&counts_at, &key_at);
+	const unsigned char *data = g_bytes_get_data(bytes, &len);
+	g_autofree unsigned char *buf = g_memdup2(data, len);
+	/* the last event's first field, its action (fixint 7) after 0x99 */
+	gsize at = len - 1;
+	while (!(buf[at] == 0x99 && buf[at + 1] == CCA_ACTION_FREE_COMPLETED))
+		at--;
+	buf[at + 1] = 0xc1; /* never used in msgpack */
+	g_autoptr(GError) error = NULL;
+	g_autoptr(CcaSnapshot) snap = load_bytes_streaming(buf, len, "tail.msgpack", &error);
+	g_assert_no_error(error);
+	g_autoptr(CcaEventCursor) cur = cca_event_cursor_new(snap, 2);
+	CcaEvent ev;
+	g_assert_true(cca_event_cursor_next(cur, &ev, &error));
+	g_assert_false(cca_event_cursor_next(cur, &ev, &error));
+	assert_load_error(error, "tail.msgpack");
+	g_assert_nonnull(strstr(error->message, "event 1 of device 2"));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1214,6 +1331,9 @@ main(int argc, char **argv)
 	g_test_add_func("/trace/corrupt-raw", test_corrupt_raw);
 	g_test_add_func("/trace/corrupt-files", test_corrupt_files);
 	g_test_add_func("/trace/mutations", test_mutations);
+	g_test_add_func("/trace/pool-id-count", test_pool_id_count);
+	g_test_add_func("/trace/pool-id-count-absent", test_pool_id_count_absent);
+	g_test_add_func("/trace/pool-id-count-tail-unread", test_pool_id_count_tail_unread);
 	g_test_add_func("/trace/sniff", test_sniff);
 	g_test_add_func("/trace/no-partial-output", test_no_partial_output);
 	g_test_add_func("/trace/perf-stream", test_perf_stream);
