@@ -188,11 +188,13 @@ fits(const CcaSweepRun *run)
 /* The options of a replay of JOB on a device of CAPACITY bytes into O;
  * FALSE with ERROR (CCA_SWEEP_ERROR_CANCELLED) once JOB is cancelled. */
 static gboolean
-capacity_options(const FitJob *job, uint64_t capacity, CcaSweepOptions *o, GError **error)
+capacity_options(const FitJob *job, uint64_t capacity, bool count_ties, CcaSweepOptions *o,
+		 GError **error)
 {
 	*o = (CcaSweepOptions){
 		.device_memory = capacity,
 		.capacity_set = true,
+		.address_sensitivity = count_ties,
 		.threads = 1,
 		.recorded_memory_fraction = job->options->recorded_memory_fraction,
 		.cancel = job->options->cancel,
@@ -204,12 +206,14 @@ capacity_options(const FitJob *job, uint64_t capacity, CcaSweepOptions *o, GErro
 	return TRUE;
 }
 
+/* Replays ROW under MODEL on a device of CAPACITY bytes into RUN, counting
+ * its decisions by address alone (RUN->address_ties) when COUNT_TIES. */
 static gboolean
 replay_at(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, uint64_t capacity,
-	  CcaSweepRun *run, guint *replays, GError **error)
+	  bool count_ties, CcaSweepRun *run, guint *replays, GError **error)
 {
 	CcaSweepOptions o;
-	if (!capacity_options(job, capacity, &o, error))
+	if (!capacity_options(job, capacity, count_ties, &o, error))
 		return FALSE;
 	(*replays)++;
 	return cca_sweep_replay(job->sweep, row, &o, model, run, error);
@@ -235,11 +239,11 @@ fit_try_hint(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model,
 	if (!hint || !hint->found || hint->capacity <= CCA_FIT_STEP)
 		return TRUE;
 	CcaSweepRun at, below;
-	if (!replay_at(job, row, model, hint->capacity, &at, &out->replays, error))
+	if (!replay_at(job, row, model, hint->capacity, false, &at, &out->replays, error))
 		return FALSE;
 	if (!fits(&at))
 		return TRUE;
-	if (!replay_at(job, row, model, hint->capacity - CCA_FIT_STEP, &below, &out->replays,
+	if (!replay_at(job, row, model, hint->capacity - CCA_FIT_STEP, false, &below, &out->replays,
 		       error))
 		return FALSE;
 	if (fits(&below))
@@ -254,6 +258,18 @@ fit_try_hint(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model,
 	return TRUE;
 }
 
+/* Whether HINT, the first address model's answer (FIRST), is every
+ * model's without a replay: its replays at the answer and a step below
+ * decided nothing by address alone, so that every placement gives the
+ * same two runs (doc/driver-va.md, "The cost"; sweep.c shares a row's run
+ * the same way).  The trace's own addresses are not a what-if model. */
+static bool
+hint_shared(const CcaFitRun *hint, CcaAddressModel first)
+{
+	return first != CCA_ADDRESS_RECORDED && hint->found && hint->below_run &&
+	       !hint->below_fits && hint->at.address_ties == 0 && hint->below.address_ties == 0;
+}
+
 /* The bisection for one row and model; HINT (NULL: none) is tried first
  * (fit_try_hint()). */
 static gboolean
@@ -266,8 +282,10 @@ fit_search(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, con
 		return FALSE;
 	if (done)
 		return TRUE;
+	/* the first model's search counts its ties: the others may share it */
+	bool ties = hint == NULL;
 	CcaSweepRun probe, run;
-	if (!replay_at(job, row, model, CCA_FIT_LIMIT, &probe, &out->replays, error))
+	if (!replay_at(job, row, model, CCA_FIT_LIMIT, ties, &probe, &out->replays, error))
 		return FALSE;
 	if (!fits(&probe)) {
 		out->at = probe;
@@ -291,7 +309,7 @@ fit_search(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, con
 	if (plan && plan->max_request <= CCA_FIT_LIMIT / 2 &&
 	    hi + plan->max_request + 64 * CCA_MIB <= CCA_FIT_LIMIT)
 		at = probe;
-	else if (!replay_at(job, row, model, hi, &at, &out->replays, error))
+	else if (!replay_at(job, row, model, hi, ties, &at, &out->replays, error))
 		return FALSE;
 	while (!fits(&at)) { /* not monotone: look upwards */
 		hi = hi * 2 < CCA_FIT_LIMIT ? hi * 2 : CCA_FIT_LIMIT;
@@ -299,7 +317,7 @@ fit_search(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, con
 			at = probe;
 			break;
 		}
-		if (!replay_at(job, row, model, hi, &at, &out->replays, error))
+		if (!replay_at(job, row, model, hi, ties, &at, &out->replays, error))
 			return FALSE;
 	}
 	/* every run that fits reaches the peak of allocated bytes, so a
@@ -312,7 +330,7 @@ fit_search(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, con
 	bool lo_replayed = false;
 	while (hi - lo > CCA_FIT_STEP) {
 		uint64_t mid = lo + (hi - lo) / CCA_FIT_STEP / 2 * CCA_FIT_STEP;
-		if (!replay_at(job, row, model, mid, &run, &out->replays, error))
+		if (!replay_at(job, row, model, mid, ties, &run, &out->replays, error))
 			return FALSE;
 		if (fits(&run)) {
 			hi = mid;
@@ -327,7 +345,8 @@ fit_search(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, con
 	out->at = at;
 	if (lo == 0)
 		return TRUE; /* 2 MiB fits: below it there is no device to replay */
-	if (!lo_replayed && !replay_at(job, row, model, lo, &out->below, &out->replays, error))
+	if (!lo_replayed &&
+	    !replay_at(job, row, model, lo, ties, &out->below, &out->replays, error))
 		return FALSE;
 	out->below_run = true;
 	out->below_fits = fits(&out->below);
@@ -341,7 +360,7 @@ all_timings_fit_at(const FitJob *job, CcaFitRow *frow, CcaAddressModel model, ui
 		   gboolean *fits, char failed[32], GError **error)
 {
 	CcaSweepOptions o;
-	if (!capacity_options(job, capacity, &o, error))
+	if (!capacity_options(job, capacity, false, &o, error))
 		return FALSE;
 	CcaReplayOptions ro;
 	cca_sweep_replay_options(job->sweep, frow->row, &o, model, &ro);
@@ -439,8 +458,14 @@ fit_task(void *data, guint i)
 	CcaFitRun *out = &frow->runs[job->run_of[i]];
 	/* the other address models start from the first one's answer */
 	const CcaFitRun *hint = job->run_of[i] > 0 ? &frow->runs[0] : NULL;
-	if (!fit_search(job, frow->row, model, hint, out, &job->errors[i]))
+	if (hint && hint_shared(hint, job->model_of[job->row_of[i]])) {
+		*out = *hint;
+		out->at.model = out->below.model = model;
+		out->at.replayed = out->below.replayed = false;
+		out->replays = 0;
+	} else if (!fit_search(job, frow->row, model, hint, out, &job->errors[i])) {
 		return;
+	}
 	const CcaFitOptions *o = job->options;
 	bool timed = job->run_of[i] == 0 && !o->no_timing_bounds && out->found && out->at.whatif &&
 		     out->at.deferred_frees > 0;
@@ -453,7 +478,8 @@ fit_task(void *data, guint i)
 			out->gpu_fits[g] = 0;
 			continue;
 		}
-		if (!replay_at(job, frow->row, model, usable, &run, &out->replays, &job->errors[i]))
+		if (!replay_at(job, frow->row, model, usable, false, &run, &out->replays,
+			       &job->errors[i]))
 			return;
 		out->gpu_fits[g] = fits(&run) ? 1 : 0;
 		gboolean all = FALSE;

@@ -274,6 +274,73 @@ test_whatif_rows(void)
 	}
 }
 
+/* Did ROW, replayed as a what-if under MODEL on CAPACITY bytes, run out
+ * of memory? */
+static bool
+row_ooms_under(const CcaSnapshot *snap, const CcaSweepRow *row, CcaAddressModel model,
+	       uint64_t capacity)
+{
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.settings = &row->settings;
+	opt.pytorch_version = row->settings.pytorch_version;
+	opt.device_memory = capacity;
+	opt.capacity_set = true;
+	opt.address_model = model;
+	opt.no_bounds = true;
+	CcaReplayResult res;
+	GError *error = NULL;
+	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
+	g_assert_no_error(error);
+	bool oom = res.unexpected_ooms > 0 || res.stats.num_ooms > 0;
+	cca_replay_result_clear(&res);
+	return oom;
+}
+
+/* A row whose first address model decided nothing by address alone at
+ * its answer and a step below gives that answer to the other models
+ * without a replay (it holds under each, replayed here); a row that did
+ * decide by address searches each model.  dyninfer: expandable segments
+ * never tie, max_split_size_mb:128 does (680 ties uncapped). */
+static void
+test_shared_answer(void)
+{
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("dyninfer.default");
+	GError *error = NULL;
+	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
+	const char *sets[] = {"expandable_segments=True", "max_split_size_mb=128"};
+	for (guint i = 0; i < G_N_ELEMENTS(sets); i++)
+		g_assert_true(cca_sweep_add_sets(sweep, &sets[i], 1, &error));
+	g_assert_no_error(error);
+	CcaFitOptions opt = {.threads = 2};
+	g_autofree CcaFitRow *rows = fit_rows(sweep, &opt);
+	guint shared = 0, searched = 0;
+	for (guint i = 0; i < sweep->rows->len; i++) {
+		const CcaFitRow *f = &rows[i];
+		if (f->row->recorded)
+			continue;
+		const CcaFitRun *first = &f->runs[0];
+		bool tie_free = first->at.address_ties == 0 && first->below.address_ties == 0;
+		for (guint m = 1; m < f->n_runs; m++) {
+			const CcaFitRun *r = &f->runs[m];
+			if (!tie_free) {
+				g_assert_cmpuint(r->replays, >, 0);
+				searched++;
+				continue;
+			}
+			g_assert_cmpuint(r->replays, ==, 0);
+			g_assert_false(r->at.replayed);
+			g_assert_cmpuint(r->capacity, ==, first->capacity);
+			g_assert_false(row_ooms_under(snap, f->row, r->at.model, r->capacity));
+			g_assert_true(row_ooms_under(snap, f->row, r->at.model,
+						     r->capacity - CCA_FIT_STEP));
+			shared++;
+		}
+	}
+	g_assert_cmpuint(shared, ==, bound_models() - 1);
+	g_assert_cmpuint(searched, ==, bound_models() - 1);
+}
+
 static void
 oom_case_free(gpointer data)
 {
@@ -320,6 +387,7 @@ main(int argc, char **argv)
 	}
 	g_test_add_func("/fit/gpu-answer", test_gpu_answer);
 	g_test_add_func("/fit/whatif-rows", test_whatif_rows);
+	g_test_add_func("/fit/shared-answer", test_shared_answer);
 	int status = g_test_run();
 	g_ptr_array_unref(cases);
 	g_ptr_array_unref(runs);
