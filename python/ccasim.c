@@ -1061,6 +1061,7 @@ typedef struct {
 	char *config; /* owned copy of args.config */
 	bool check, keep_going, whatif;
 	bool no_bounds; /* bounds=False: `ccasim replay --no-bounds` */
+	guint jobs;	/* threads of the bounds' replays (0: one per core), as -j */
 } ReplaySpec;
 
 /* The Replay result. */
@@ -1258,6 +1259,7 @@ run_replay(Trace *t, const ReplaySpec *spec, uint32_t buckets, PyObject **doc_ou
 		doc_out != NULL && !spec->no_bounds &&
 		(has_settings || opt.force_whatif || opt.memory_fraction > 0 || opt.capacity_set);
 	opt.no_bounds = spec->no_bounds;
+	opt.bound_threads = spec->jobs;
 
 	GError *error = NULL;
 	json_t *doc = NULL;
@@ -1355,16 +1357,21 @@ trace_replay(PyObject *self, PyObject *args, PyObject *kwds)
 	static char *kwlist[] = {
 		"config",   "memory_fraction",		"device_memory", "device",
 		"check",    "pytorch_version",		"whatif",	 "keep_going",
-		"timeline", "recorded_memory_fraction", "bounds",	 NULL};
+		"timeline", "recorded_memory_fraction", "bounds",	 "jobs",
+		NULL};
 	Trace *t = (Trace *)self;
 	const char *config = NULL;
 	PyObject *fraction = NULL, *memory = NULL, *version = NULL, *timeline = Py_None,
 		 *recorded = NULL;
-	int device = 0, check = 0, whatif = 0, keep_going = 0, bounds = 1;
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|zOOipOppOOp:replay", kwlist, &config,
+	int device = 0, check = 0, whatif = 0, keep_going = 0, bounds = 1, jobs = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|zOOipOppOOpi:replay", kwlist, &config,
 					 &fraction, &memory, &device, &check, &version, &whatif,
-					 &keep_going, &timeline, &recorded, &bounds))
+					 &keep_going, &timeline, &recorded, &bounds, &jobs))
 		return NULL;
+	if (jobs < 0) {
+		raise_config_error("jobs", "jobs: must be 0 (one thread per core) or more");
+		return NULL;
+	}
 	long buckets = -1; /* the timeline when asked for */
 	if (timeline != Py_None) {
 		buckets = PyLong_Check(timeline) ? PyLong_AsLong(timeline) : -2;
@@ -1379,7 +1386,8 @@ trace_replay(PyObject *self, PyObject *args, PyObject *kwds)
 			   .check = check,
 			   .keep_going = keep_going,
 			   .whatif = whatif,
-			   .no_bounds = !bounds};
+			   .no_bounds = !bounds,
+			   .jobs = (guint)jobs};
 	if (!parse_limits(fraction, memory, version, &spec.args) ||
 	    !parse_recorded_fraction(recorded, &spec.args))
 		return NULL;
@@ -1970,12 +1978,13 @@ static PyMethodDef trace_methods[] = {
 	{"replay", (PyCFunction)(void (*)(void))trace_replay, METH_VARARGS | METH_KEYWORDS,
 	 "replay(config=None, memory_fraction=None, device_memory=None, device=0, check=False,\n"
 	 "       pytorch_version=None, whatif=False, keep_going=False, timeline=1000,\n"
-	 "       recorded_memory_fraction=None, bounds=True) -> Replay\n\n"
+	 "       recorded_memory_fraction=None, bounds=True, jobs=0) -> Replay\n\n"
 	 "Replays one device as `ccasim replay --json` does: config is a\n"
 	 "PYTORCH_CUDA_ALLOC_CONF string (None: the recorded settings), memory_fraction a\n"
 	 "cap in (0, 1], device_memory bytes (int) or a size ('80GiB').  timeline: buckets\n"
 	 "of the timeline collected in the same replay (0: none).  bounds=False: one\n"
-	 "replay, as --no-bounds (no bounds over timings and address models).  The GIL is released\n"
+	 "replay, as --no-bounds (no bounds over timings and address models); jobs: threads\n"
+	 "of the bounds' replays, as -j (0: one per core).  The GIL is released\n"
 	 "while it runs.  Raises TraceError on bad input, ConfigError on a bad argument."},
 	{"sweep", (PyCFunction)(void (*)(void))trace_sweep, METH_VARARGS | METH_KEYWORDS,
 	 "sweep(configs=None, sets=None, default_grid=None, goal='reserved', recommend=False,\n"

@@ -60,7 +60,7 @@ class Trace:
                pytorch_version: Optional[str] = None, whatif: bool = False,
                keep_going: bool = False, timeline: Optional[int] = None,
                recorded_memory_fraction: Optional[float] = None,
-               bounds: bool = True) -> Replay: ...
+               bounds: bool = True, jobs: int = 0) -> Replay: ...
     def sweep(self, configs: Union[str, Sequence[str], None] = None,
               sets: Union[str, Sequence[str], None] = None, default_grid: Optional[bool] = None,
               goal: Optional[str] = None, recommend: bool = False,

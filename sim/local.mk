@@ -16,7 +16,7 @@ libccasim_a_SOURCES += %D%/study/sweep.h %D%/study/sweep.c %D%/study/fit.h %D%/s
 # view/: observers of a replay; plot.c draws with cairo
 libccasim_a_SOURCES += %D%/view/explain.h %D%/view/explain.c %D%/view/stepview.h %D%/view/stepview.c %D%/view/timeline.h %D%/view/timeline.c %D%/view/report.h %D%/view/report.c %D%/view/export.h %D%/view/export.c %D%/view/follow.h %D%/view/follow.c %D%/view/pickle_write.h %D%/view/pickle_write.c %D%/view/plot.h %D%/view/plot.c %D%/view/peak.h %D%/view/peak.c %D%/view/stack.h %D%/view/stack.c %D%/view/htmlview.h %D%/view/htmlview.c
 # util/: shared helpers
-libccasim_a_SOURCES += %D%/util/text.h %D%/util/text.c %D%/util/table.h %D%/util/table.c %D%/util/number.h %D%/util/number.c %D%/util/json.h %D%/util/json.c %D%/util/size.h %D%/util/size.c %D%/util/outfile.h %D%/util/outfile.c %D%/util/html.h %D%/util/html.c
+libccasim_a_SOURCES += %D%/util/text.h %D%/util/text.c %D%/util/table.h %D%/util/table.c %D%/util/number.h %D%/util/number.c %D%/util/json.h %D%/util/json.c %D%/util/size.h %D%/util/size.c %D%/util/outfile.h %D%/util/outfile.c %D%/util/html.h %D%/util/html.c %D%/util/parallel.h %D%/util/parallel.c
 # The page of `ccasim view` embeds its own script and style, kept as plain
 # files and turned into C string literals at build time.
 nodist_libccasim_a_SOURCES = htmlview-js.h htmlview-css.h

@@ -162,6 +162,7 @@ cca_cli_load(CcaCliArgs *args, const char *cmd, const char *path, CcaReplayOptio
 	opt->pytorch_version = args->pytorch_version;
 	opt->keep_going = args->keep_going;
 	opt->no_bounds = args->no_bounds;
+	opt->bound_threads = (guint)args->jobs; /* 0: one per core */
 	opt->force_whatif = args->whatif || args->address_model_text != NULL;
 	if (args->address_model_text)
 		opt->address_model = args->address_model;

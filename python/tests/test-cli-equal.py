@@ -70,6 +70,17 @@ ok(a.report == b.report, "timeline=500 gives the same report as the plain replay
 ok(max(a.timeline["reserved_max"]) == a.memory_stats["reserved_bytes.all.peak"] ==
    b.timeline["peak_reserved"], "timeline's peak equals reserved_bytes.all.peak")
 
+# the bounds' replays on one thread or three: the same report (-j)
+bert = ccasim.load(os.path.join(taputil.srcdir(), "traces/pytorch-2.11/bert.default.pickle.xz"))
+one = bert.replay(config="max_split_size_mb:128", timeline=0, jobs=1).report
+three = bert.replay(config="max_split_size_mb:128", timeline=0, jobs=3).report
+ok(one["bounds"] and one == three, "bert what-if: jobs=1 and jobs=3 give the same report and bounds")
+try:
+    bert.replay(jobs=-1)
+    ok(False, "jobs=-1 raises ConfigError")
+except ccasim.ConfigError as e:
+    ok("jobs" in str(e), "jobs=-1 raises ConfigError naming jobs", str(e))
+
 # studies, on traces of each family
 study_traces = ["traces/pytorch-2.11/bert.default.pickle.xz", "traces/patterns-2.11/ring.cap.pickle.xz",
                 "traces/calls-2.11/compile.gc.pickle.xz"]

@@ -1777,6 +1777,7 @@ cca_replay_options_init(CcaReplayOptions *options)
 {
 	memset(options, 0, sizeof *options);
 	options->address_model = CCA_ADDRESS_DRIVER;
+	options->bound_threads = 1;
 }
 
 void

@@ -198,6 +198,10 @@ typedef struct {
 	/* the caller wants no bounds of a what-if over stream timing and
 	 * address placement (timing.h): read by the commands, not the replay */
 	bool no_bounds;
+	/* threads the bounds' replays run on (timing.h; 0: one per core);
+	 * cca_replay_options_init() gives 1, for callers that run replays
+	 * in parallel already.  Read by timing.c, not the replay. */
+	guint bound_threads;
 	/* on_model_event wants segment entries alone (segment_alloc, _free,
 	 * _map, _unmap): the model builds no others for it */
 	bool model_segments_only;

@@ -22,6 +22,7 @@
 
 #include "calls.h"
 #include "json.h"
+#include "parallel.h"
 #include "rules.h"
 #include "plan.h"
 #include "size.h"
@@ -538,11 +539,11 @@ cca_fit_run(CcaSweep *sweep, const CcaFitOptions *options, GError **error)
 	job.progress = options->progress;
 	job.progress_data = options->progress_data;
 	job.n_tasks = n_tasks;
-	cca_sweep_parallel(n_rows, options->threads, fit_task, &job,
-			   options->progress ? fit_progress : NULL, &job);
+	cca_parallel_run(n_rows, options->threads, fit_task, &job,
+			 options->progress ? fit_progress : NULL, &job);
 	job.offset = n_rows;
-	cca_sweep_parallel(n_tasks - n_rows, options->threads, fit_task, &job,
-			   options->progress ? fit_progress : NULL, &job);
+	cca_parallel_run(n_tasks - n_rows, options->threads, fit_task, &job,
+			 options->progress ? fit_progress : NULL, &job);
 	gboolean ok = TRUE;
 	for (guint i = 0; i < n_tasks; i++) {
 		if (job.errors[i] && ok) {

@@ -39,6 +39,7 @@
 #include "simdevice.h"
 #include "input.h"
 #include "json.h"
+#include "parallel.h"
 #include "rules.h"
 #include "number.h"
 #include "size.h"
@@ -1288,8 +1289,8 @@ cca_fleet_run(const GPtrArray *jobs, const CcaFleetOptions *options, const char 
 	}
 	RunState s = {.jobs = mine, .options = options, .done = done, .fd = fd};
 	g_mutex_init(&s.lock);
-	cca_sweep_parallel(mine->len, threads, run_one, &s, (CcaSweepProgress)progress,
-			   progress_data);
+	cca_parallel_run(mine->len, threads, run_one, &s, (CcaSweepProgress)progress,
+			 progress_data);
 	g_mutex_clear(&s.lock);
 	stats->rows = s.rows;
 	stats->errors = s.errors;

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "parallel.h"
 #include "plan.h"
 #include "event_cursor.h"
 #include "size.h"
@@ -501,70 +502,7 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 	return TRUE;
 }
 
-/* --------------------------------------------------------- parallel */
-
-typedef struct {
-	void (*fn)(void *data, guint i);
-	void *data;
-	guint n;
-	gint next;   /* next task to claim (atomic) */
-	GMutex lock; /* serialises PROGRESS */
-	guint done;
-	CcaSweepProgress progress;
-	void *progress_data;
-} Parallel;
-
-/* Claims tasks in index order until none is left.  Workers are joined
- * with g_thread_join(), so everything they wrote is visible to the caller
- * afterwards (and to ThreadSanitizer, which does not see GLib's own
- * futex-based queues). */
 G_DEFINE_QUARK(cca - sweep - error - quark, cca_sweep_error)
-
-static gpointer
-parallel_worker(gpointer data)
-{
-	Parallel *par = data;
-	for (;;) {
-		gint i = g_atomic_int_add(&par->next, 1);
-		if (i < 0 || (guint)i >= par->n)
-			break;
-		par->fn(par->data, (guint)i);
-		if (par->progress) {
-			g_mutex_lock(&par->lock);
-			par->done++;
-			par->progress(par->progress_data, par->done, par->n);
-			g_mutex_unlock(&par->lock);
-		}
-	}
-	return NULL;
-}
-
-void
-cca_sweep_parallel(guint n, guint threads, void (*fn)(void *data, guint i), void *data,
-		   CcaSweepProgress progress, void *progress_data)
-{
-	Parallel par = {.fn = fn,
-			.data = data,
-			.n = n,
-			.progress = progress,
-			.progress_data = progress_data};
-	g_mutex_init(&par.lock);
-	if (threads == 0)
-		threads = (guint)g_get_num_processors();
-	if (threads > n)
-		threads = n;
-	if (threads <= 1) {
-		parallel_worker(&par);
-	} else {
-		GThread **workers = g_new(GThread *, threads);
-		for (guint t = 0; t < threads; t++)
-			workers[t] = g_thread_new("ccasim-sweep", parallel_worker, &par);
-		for (guint t = 0; t < threads; t++)
-			g_thread_join(workers[t]);
-		g_free(workers);
-	}
-	g_mutex_clear(&par.lock);
-}
 
 /* One (row, model) task of a sweep. */
 typedef struct {
@@ -701,7 +639,7 @@ sweep_timing(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 	GError **errors = g_new0(GError *, n ? n : 1);
 	TimingJob job = {sweep, options, rows, errors};
 	if (n > 0)
-		cca_sweep_parallel(n, options->threads, timing_task_run, &job, NULL, NULL);
+		cca_parallel_run(n, options->threads, timing_task_run, &job, NULL, NULL);
 	gboolean ok = TRUE;
 	for (guint i = 0; i < n; i++) {
 		if (errors[i] && ok) {
@@ -771,8 +709,8 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 				(SweepTask){row, CCA_ADDRESS_RECORDED, &uncapped, &probes[i], NULL};
 	}
 	SweepJob job = {sweep, tasks};
-	cca_sweep_parallel(n_tasks, options->threads, sweep_task_run, &job, options->progress,
-			   options->progress_data);
+	cca_parallel_run(n_tasks, options->threads, sweep_task_run, &job, options->progress,
+			 options->progress_data);
 	gboolean ok = take_task_errors(tasks, n_tasks, error);
 	/* ... then the other address models of the rows whose primary what-if
 	 * took a decision by address: the others give the same run */
@@ -793,8 +731,8 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 		}
 	}
 	if (ok && n_tasks > 0)
-		cca_sweep_parallel(n_tasks, options->threads, sweep_task_run, &job,
-				   options->progress, options->progress_data);
+		cca_parallel_run(n_tasks, options->threads, sweep_task_run, &job, options->progress,
+				 options->progress_data);
 	ok = take_task_errors(tasks, n_tasks, error) && ok;
 	g_free(tasks);
 	g_free(models);

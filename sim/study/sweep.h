@@ -309,12 +309,6 @@ json_t *cca_sweep_to_json(const CcaSweep *sweep, const CcaSweepReport *report);
  * max. */
 void cca_sweep_print_csv(const CcaSweep *sweep, GString *out);
 
-/* Runs FN(DATA, i) for i in [0, N) on THREADS threads (0: one per core;
- * 1: in order on the caller's thread).  PROGRESS, if not NULL, is called
- * after each task under a lock.  Returns when every task has finished. */
-void cca_sweep_parallel(guint n, guint threads, void (*fn)(void *data, guint i), void *data,
-			CcaSweepProgress progress, void *progress_data);
-
 G_END_DECLS
 
 #endif

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "number.h"
+#include "parallel.h"
 #include "plan.h"
 #include "sensitivity.h"
 #include "size.h"
@@ -172,6 +173,31 @@ address_ties_of(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	return ok;
 }
 
+/* One replay of the bounds: its options, its name in the bounds, and
+ * what it gave (the stats, or the error). */
+typedef struct {
+	CcaReplayOptions opt;
+	char name[32];
+	CcaStats stats;
+	GError *error;
+} BoundTask;
+
+typedef struct {
+	const CcaSnapshot *snap;
+	BoundTask *tasks;
+} BoundJob;
+
+static void
+bound_task_run(void *data, guint i)
+{
+	BoundJob *job = data;
+	BoundTask *t = &job->tasks[i];
+	CcaReplayResult res;
+	if (replay_unless_cancelled(job->snap, &t->opt, &res, &t->error))
+		t->stats = res.stats;
+	cca_replay_result_clear(&res);
+}
+
 gboolean
 cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	       const CcaReplayResult *base, CcaTiming *out, GError **error)
@@ -192,46 +218,57 @@ cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	out->address_ties = ties;
 	out->scenarios = 1;
 	out->address_models = 1;
+	/* every other timing, then where the driver puts each segment (its
+	 * own choice): every other model; replayed on OPTIONS->bound_threads,
+	 * folded in this order whatever the threads */
+	guint n_models;
+	const CcaAddressModel *models = cca_simdevice_bound_models(&n_models);
+	guint n_tasks = 0;
+	BoundTask *tasks = g_new0(BoundTask, G_N_ELEMENTS(timing_scenarios) + n_models);
+	for (guint s = 0; out->timed && s < G_N_ELEMENTS(timing_scenarios); s++) {
+		BoundTask *t = &tasks[n_tasks++];
+		t->opt = *options;
+		t->opt.completion = timing_scenarios[s].completion;
+		t->opt.completion_shift = timing_scenarios[s].shift;
+		t->opt.completion_seed = timing_scenarios[s].seed;
+		char buf[32];
+		g_strlcpy(t->name, scenario_name(&timing_scenarios[s], buf), sizeof t->name);
+	}
+	guint first_model = n_tasks;
+	for (guint m = 0; out->placed && m < n_models; m++) {
+		if (models[m] == options->address_model)
+			continue;
+		BoundTask *t = &tasks[n_tasks++];
+		t->opt = *options;
+		t->opt.address_model = models[m];
+		g_snprintf(t->name, sizeof t->name, "address:%s",
+			   cca_simdevice_address_model_name(models[m]));
+	}
+	BoundJob job = {snap, tasks};
+	cca_parallel_run(n_tasks, options->bound_threads, bound_task_run, &job, NULL, NULL);
 	Fold f = {.all = g_array_new(FALSE, FALSE, sizeof(CcaTimingBound)),
 		  .first = true,
 		  .timing = "recorded"};
 	fold(&f, &base->stats);
 	gboolean ok = TRUE;
-	for (guint s = 0; out->timed && s < G_N_ELEMENTS(timing_scenarios) && ok; s++) {
-		CcaReplayOptions o = *options;
-		o.completion = timing_scenarios[s].completion;
-		o.completion_shift = timing_scenarios[s].shift;
-		o.completion_seed = timing_scenarios[s].seed;
-		CcaReplayResult res;
-		ok = replay_unless_cancelled(snap, &o, &res, error);
-		if (ok) {
-			char buf[32];
-			f.timing = scenario_name(&timing_scenarios[s], buf);
-			fold(&f, &res.stats);
-			out->scenarios++;
-		}
-		cca_replay_result_clear(&res);
-	}
-	/* where the driver puts each segment is its own choice: every model */
-	guint n_models;
-	const CcaAddressModel *models = cca_simdevice_bound_models(&n_models);
-	for (guint m = 0; out->placed && m < n_models && ok; m++) {
-		if (models[m] == options->address_model)
+	for (guint i = 0; i < n_tasks; i++) {
+		if (!ok) {
+			g_clear_error(&tasks[i].error);
 			continue;
-		CcaReplayOptions o = *options;
-		o.address_model = models[m];
-		CcaReplayResult res;
-		ok = replay_unless_cancelled(snap, &o, &res, error);
-		if (ok) {
-			char buf[32];
-			g_snprintf(buf, sizeof buf, "address:%s",
-				   cca_simdevice_address_model_name(models[m]));
-			f.timing = buf;
-			fold(&f, &res.stats);
-			out->address_models++;
 		}
-		cca_replay_result_clear(&res);
+		if (tasks[i].error != NULL) { /* the first in order, as one thread finds it */
+			g_propagate_error(error, tasks[i].error);
+			ok = FALSE;
+			continue;
+		}
+		f.timing = tasks[i].name;
+		fold(&f, &tasks[i].stats);
+		if (i < first_model)
+			out->scenarios++;
+		else
+			out->address_models++;
 	}
+	g_free(tasks);
 	for (guint i = 0; i < f.all->len; i++) {
 		const CcaTimingBound *b = &g_array_index(f.all, CcaTimingBound, i);
 		/* a window of a run cannot know these at all (report.c) */

@@ -36,6 +36,17 @@ for f in sys.argv[1:]:
 PY
 report $? "replay --json bounds the reserved peak of rs2, loader (stream timing) and bert (address placement)"
 
+# the bounds' replays run on -j threads (one per core by default) and
+# fold in one order: the same report on one thread as on three
+for w in rs2 bert; do
+	case $w in rs2) t=$rs2 c=$exp ;; *) t=$bert c=$ms ;; esac
+	"$ccasim" replay -j 1 --json -c "$c" "$t" >"$scratch/$w.j1.json" &&
+		"$ccasim" replay -j 3 --json -c "$c" "$t" >"$scratch/$w.j3.json" &&
+		cmp -s "$scratch/$w.j1.json" "$scratch/$w.j3.json" &&
+		cmp -s "$scratch/$w.j1.json" "$scratch/$w.json"
+	report $? "$w: replay -j 1, -j 3 and the default give the same report, bounds and their sources"
+done
+
 # same FILE.json KEYPATH REPLAY.json CERTAINTY: the object at KEYPATH
 # (dots; empty: the top) of FILE has CERTAINTY and replay's bounds and
 # bounds_timings
