@@ -73,7 +73,8 @@ struct CcaAllocator {
 	/* decisions that went by device address alone (see
 	 * cca_allocator_address_ties()) */
 	uint64_t address_ties;
-	bool count_ties; /* cca_allocator_count_address_ties() */
+	uint64_t largest_segment; /* cca_allocator_reach() */
+	bool count_ties;	  /* cca_allocator_count_address_ties() */
 	/* the release's rules (rules.h), from settings.pytorch_version */
 	const CcaRules *rules;
 	uint64_t next_counter;	 /* the last allocation counter drawn */
@@ -1180,6 +1181,7 @@ alloc_block(CcaAllocator *a, AllocParams *p, bool is_retry)
 	if (!a->device->ops->segment_alloc(a->device, p->alloc_size, p->stream, &ptr))
 		return false;
 	a->total_reserved += p->alloc_size;
+	a->largest_segment = MAX(a->largest_segment, p->alloc_size);
 	p->block = block_new(a, ptr, p->alloc_size, p->stream, pool_index(a, p->pool));
 	a->mapped_runs++;
 	segment_counter(a, p->block);
@@ -1507,8 +1509,7 @@ cca_allocator_new(const CcaSettings *settings, const CcaLimits *limits, CcaDevic
 		fraction = settings->per_process_memory_fraction;
 	if (fraction > 0.0)
 		cca_allocator_set_memory_fraction(a, fraction);
-	a->stats.max_split_size =
-		settings->max_split_size == UINT64_MAX ? -1 : (int64_t)settings->max_split_size;
+	a->stats.max_split_size = cca_settings_max_split_stat(settings);
 	CCA_CHECK_INVARIANTS(a, "new");
 	return a;
 }
@@ -1607,6 +1608,16 @@ cca_allocator_count_address_ties(CcaAllocator *a, bool count)
 }
 
 uint64_t
+cca_allocator_reach(const CcaAllocator *a)
+{
+	if (a->expandable->len > 0) {
+		int64_t peak = a->stats.reserved_bytes[CCA_STAT_ALL].peak;
+		return MAX(a->largest_segment, peak > 0 ? (uint64_t)peak : 0);
+	}
+	return a->largest_segment;
+}
+
+uint64_t
 cca_allocator_address_ties(const CcaAllocator *a)
 {
 	return a->address_ties;
@@ -1669,6 +1680,7 @@ cca_allocator_seed_segment(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_
 {
 	a->device->ops->adopt(a->device, ptr, size);
 	a->total_reserved += size;
+	a->largest_segment = MAX(a->largest_segment, size);
 	CcaHandle h = block_new(a, ptr, size, stream, is_small ? 0 : 1);
 	segment_counter(a, h);
 	pool_insert_block(a, h);

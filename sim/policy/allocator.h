@@ -222,6 +222,13 @@ uint64_t cca_allocator_block_address(const CcaAllocator *alloc, CcaHandle block)
  * its segments (the address models of a what-if agree). */
 uint64_t cca_allocator_address_ties(const CcaAllocator *alloc);
 
+/* No block the allocator has held so far was larger: its largest segment
+ * (a cudaMalloc, or one seeded for a rebuilt start), or, once it has
+ * held an expandable segment, the peak of reserved bytes.  A run whose
+ * reach stays below max_split_size is the same run under any other
+ * max_split_size above it (cca_settings_same_model_below()). */
+uint64_t cca_allocator_reach(const CcaAllocator *alloc);
+
 /* Decisions so far where the free block taken had another of its stream
  * and size next in order that only the allocation counter put after it
  * (2.12+, doc/versions.md): under 2.11's rules the address decided them.

@@ -1260,6 +1260,23 @@ cca_settings_same_model(const CcaSettings *a, const CcaSettings *b)
 	return TRUE;
 }
 
+gboolean
+cca_settings_same_model_below(const CcaSettings *a, const CcaSettings *b, uint64_t reach)
+{
+	if (a->max_split_size <= reach || b->max_split_size <= reach ||
+	    a->pytorch_version != b->pytorch_version)
+		return FALSE;
+	CcaSettings t = *b; /* shallow: only compared */
+	t.max_split_size = a->max_split_size;
+	return cca_settings_same_model(a, &t);
+}
+
+int64_t
+cca_settings_max_split_stat(const CcaSettings *settings)
+{
+	return settings->max_split_size == UINT64_MAX ? -1 : (int64_t)settings->max_split_size;
+}
+
 void
 cca_settings_add_notes(const CcaSettings *settings, GPtrArray *notes)
 {

@@ -170,6 +170,21 @@ void cca_settings_add_notes(const CcaSettings *settings, GPtrArray *notes);
  * too.) */
 gboolean cca_settings_same_model(const CcaSettings *a, const CcaSettings *b);
 
+/* TRUE when A and B make the same replay of a run whose reserved memory
+ * never passes REACH bytes: they differ at most in the keys
+ * cca_settings_same_model() passes over and in max_split_size, which is
+ * above REACH in both.  PyTorch compares max_split_size with request,
+ * block and segment sizes alone (find_free_block's oversize rules,
+ * should_split, release_available_cached_blocks, the oversize counts),
+ * and no block of such a run reaches REACH: each comparison comes out
+ * the same under both.  Only memory_stats()'s max_split_size differs
+ * (cca_settings_max_split_stat()). */
+gboolean cca_settings_same_model_below(const CcaSettings *a, const CcaSettings *b, uint64_t reach);
+
+/* memory_stats()'s max_split_size under SETTINGS: the bytes, -1 when
+ * unlimited. */
+int64_t cca_settings_max_split_stat(const CcaSettings *settings);
+
 /* Checks a hand-built SETTINGS against the knob table's ranges (the
  * checks the parser applies to each key that differs from the default)
  * and with cca_settings_check_modelled().  Returns FALSE with ERROR set

@@ -231,6 +231,7 @@ typedef struct {
 	 * this run */
 	uint64_t address_ties;
 	bool address_ties_counted; /* options->count_address_ties */
+	uint64_t reach;		   /* cca_allocator_reach() at the end */
 	/* best-fit ties the allocation counter decided that 2.11 decided by
 	 * address (cca_allocator_counter_ties(); 2.12+ rules, counted with
 	 * address_ties) */

@@ -171,6 +171,7 @@ typedef struct {
 	const CcaFitOptions *options;
 	CcaFitRow *rows;
 	guint *row_of, *run_of;	   /* per task: the row, and the slot in its runs */
+	int *twin_of;		   /* per row: the row it may share runs with (-1: none) */
 	CcaAddressModel *model_of; /* per task */
 	GError **errors;	   /* per task */
 	guint offset;		   /* the phase's first task */
@@ -208,16 +209,20 @@ capacity_options(const FitJob *job, uint64_t capacity, bool count_ties, CcaSweep
 }
 
 /* Replays ROW under MODEL on a device of CAPACITY bytes into RUN, counting
- * its decisions by address alone (RUN->address_ties) when COUNT_TIES. */
+ * its decisions by address alone (RUN->address_ties) when COUNT_TIES; a
+ * replay of the search OUT (its replays and reach). */
 static gboolean
 replay_at(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, uint64_t capacity,
-	  bool count_ties, CcaSweepRun *run, guint *replays, GError **error)
+	  bool count_ties, CcaSweepRun *run, CcaFitRun *out, GError **error)
 {
 	CcaSweepOptions o;
 	if (!capacity_options(job, capacity, count_ties, &o, error))
 		return FALSE;
-	(*replays)++;
-	return cca_sweep_replay(job->sweep, row, &o, model, run, error);
+	out->replays++;
+	if (!cca_sweep_replay(job->sweep, row, &o, model, run, error))
+		return FALSE;
+	out->reach = MAX(out->reach, run->reach);
+	return TRUE;
 }
 
 static uint64_t
@@ -240,12 +245,11 @@ fit_try_hint(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model,
 	if (!hint || !hint->found || hint->capacity <= CCA_FIT_STEP)
 		return TRUE;
 	CcaSweepRun at, below;
-	if (!replay_at(job, row, model, hint->capacity, false, &at, &out->replays, error))
+	if (!replay_at(job, row, model, hint->capacity, false, &at, out, error))
 		return FALSE;
 	if (!fits(&at))
 		return TRUE;
-	if (!replay_at(job, row, model, hint->capacity - CCA_FIT_STEP, false, &below, &out->replays,
-		       error))
+	if (!replay_at(job, row, model, hint->capacity - CCA_FIT_STEP, false, &below, out, error))
 		return FALSE;
 	if (fits(&below))
 		return TRUE;
@@ -286,7 +290,7 @@ fit_search(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, con
 	/* the first model's search counts its ties: the others may share it */
 	bool ties = hint == NULL;
 	CcaSweepRun probe, run;
-	if (!replay_at(job, row, model, CCA_FIT_LIMIT, ties, &probe, &out->replays, error))
+	if (!replay_at(job, row, model, CCA_FIT_LIMIT, ties, &probe, out, error))
 		return FALSE;
 	if (!fits(&probe)) {
 		out->at = probe;
@@ -310,7 +314,7 @@ fit_search(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, con
 	if (plan && plan->max_request <= CCA_FIT_LIMIT / 2 &&
 	    hi + plan->max_request + 64 * CCA_MIB <= CCA_FIT_LIMIT)
 		at = probe;
-	else if (!replay_at(job, row, model, hi, ties, &at, &out->replays, error))
+	else if (!replay_at(job, row, model, hi, ties, &at, out, error))
 		return FALSE;
 	while (!fits(&at)) { /* not monotone: look upwards */
 		hi = hi * 2 < CCA_FIT_LIMIT ? hi * 2 : CCA_FIT_LIMIT;
@@ -318,7 +322,7 @@ fit_search(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, con
 			at = probe;
 			break;
 		}
-		if (!replay_at(job, row, model, hi, ties, &at, &out->replays, error))
+		if (!replay_at(job, row, model, hi, ties, &at, out, error))
 			return FALSE;
 	}
 	/* every run that fits reaches the peak of allocated bytes, so a
@@ -331,7 +335,7 @@ fit_search(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, con
 	bool lo_replayed = false;
 	while (hi - lo > CCA_FIT_STEP) {
 		uint64_t mid = lo + (hi - lo) / CCA_FIT_STEP / 2 * CCA_FIT_STEP;
-		if (!replay_at(job, row, model, mid, ties, &run, &out->replays, error))
+		if (!replay_at(job, row, model, mid, ties, &run, out, error))
 			return FALSE;
 		if (fits(&run)) {
 			hi = mid;
@@ -346,8 +350,7 @@ fit_search(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model, con
 	out->at = at;
 	if (lo == 0)
 		return TRUE; /* 2 MiB fits: below it there is no device to replay */
-	if (!lo_replayed &&
-	    !replay_at(job, row, model, lo, ties, &out->below, &out->replays, error))
+	if (!lo_replayed && !replay_at(job, row, model, lo, ties, &out->below, out, error))
 		return FALSE;
 	out->below_run = true;
 	out->below_fits = fits(&out->below);
@@ -449,6 +452,46 @@ fit_progress(void *data, guint done, guint total)
 	job->progress(job->progress_data, job->offset + done, job->n_tasks);
 }
 
+/* The row FROW's runs may share (-1: none): another row of the same
+ * settings but a larger max_split_size, the largest such, when neither is
+ * the recorded one nor a replay of the recording and the trace makes no
+ * calls that change settings (cca_settings_same_model_below()). */
+static int
+fit_twin(const CcaFitRow *rows, guint n_rows, guint r, const CcaPlan *plan)
+{
+	const CcaSweepRow *row = rows[r].row;
+#define FIT_TWIN_ELIGIBLE(w) \
+	(!(w)->recorded && !cca_settings_same_model(&(w)->settings, &plan->recorded))
+	if (plan == NULL || plan->calls != NULL || !FIT_TWIN_ELIGIBLE(row))
+		return -1;
+	int best = -1;
+	for (guint q = 0; q < n_rows; q++) {
+		const CcaSweepRow *w = rows[q].row;
+		if (q == r || !FIT_TWIN_ELIGIBLE(w) ||
+		    w->settings.max_split_size <= row->settings.max_split_size ||
+		    !cca_settings_same_model_below(&w->settings, &row->settings, 0))
+			continue;
+		if (best < 0 ||
+		    w->settings.max_split_size > rows[best].row->settings.max_split_size)
+			best = (int)q;
+	}
+#undef FIT_TWIN_ELIGIBLE
+	return best;
+}
+
+/* Whether the run in slot SLOT of TWIN (fit_twin(), searched already) is
+ * FROW's under MODEL too: no replay of it reserved max_split_size of
+ * either row, so that FROW's replays at the same capacities are the same
+ * runs (cca_settings_same_model_below()); the first slot of a timed row
+ * goes on to its own timings, and is not shared. */
+static bool
+twin_serves(const CcaFitRow *twin, const CcaFitRow *frow, guint slot, CcaAddressModel model)
+{
+	const CcaFitRun *t = &twin->runs[slot];
+	return slot < twin->n_runs && !(slot == 0 && twin->timed) && t->at.model == model &&
+	       cca_settings_same_model_below(&twin->row->settings, &frow->row->settings, t->reach);
+}
+
 static void
 fit_task(void *data, guint i)
 {
@@ -457,9 +500,17 @@ fit_task(void *data, guint i)
 	CcaFitRow *frow = &job->rows[job->row_of[i]];
 	CcaAddressModel model = job->model_of[i];
 	CcaFitRun *out = &frow->runs[job->run_of[i]];
+	int twin = job->twin_of[job->row_of[i]];
+	if (twin >= 0 && twin_serves(&job->rows[twin], frow, job->run_of[i], model)) {
+		*out = job->rows[twin].runs[job->run_of[i]];
+		out->at.stats.max_split_size = out->below.stats.max_split_size =
+			cca_settings_max_split_stat(&frow->row->settings);
+		out->replays = 0;
+		return;
+	}
 	/* the other address models start from the first one's answer */
 	const CcaFitRun *hint = job->run_of[i] > 0 ? &frow->runs[0] : NULL;
-	if (hint && hint_shared(hint, job->model_of[job->row_of[i]])) {
+	if (hint && hint_shared(hint, frow->runs[0].at.model)) {
 		*out = *hint;
 		out->at.model = out->below.model = model;
 		out->at.replayed = out->below.replayed = false;
@@ -479,8 +530,7 @@ fit_task(void *data, guint i)
 			out->gpu_fits[g] = 0;
 			continue;
 		}
-		if (!replay_at(job, frow->row, model, usable, false, &run, &out->replays,
-			       &job->errors[i]))
+		if (!replay_at(job, frow->row, model, usable, false, &run, out, &job->errors[i]))
 			return;
 		out->gpu_fits[g] = fits(&run) ? 1 : 0;
 		gboolean all = FALSE;
@@ -524,26 +574,35 @@ cca_fit_run(CcaSweep *sweep, const CcaFitOptions *options, GError **error)
 		.model_of = g_new(CcaAddressModel, n_tasks),
 		.errors = g_new0(GError *, n_tasks),
 	};
-	/* first each row's first address model, then the others, which start
-	 * from its answer (fit_try_hint()) */
-	guint k = 0;
-	for (guint m = 0; m < CCA_SWEEP_MAX_MODELS; m++)
-		for (guint r = 0; r < n_rows; r++) {
-			if (m >= rows[r].n_runs)
-				continue;
-			job.row_of[k] = r;
-			job.run_of[k] = m;
-			job.model_of[k++] = models[r * CCA_SWEEP_MAX_MODELS + m];
-		}
+	job.twin_of = g_new(int, n_rows);
+	for (guint r = 0; r < n_rows; r++)
+		job.twin_of[r] = fit_twin(rows, n_rows, r, sweep->plan);
+	/* in four phases: each row's first address model, then the others,
+	 * which start from its answer (fit_try_hint()); in each, the rows
+	 * that may share a twin's run (fit_twin()) after the others */
+	guint k = 0, phase_end[4];
+	for (guint phase = 0; phase < 4; phase++) {
+		for (guint m = 0; m < CCA_SWEEP_MAX_MODELS; m++)
+			for (guint r = 0; r < n_rows; r++) {
+				if (m >= rows[r].n_runs || (m == 0) != (phase < 2) ||
+				    (job.twin_of[r] >= 0) != (phase % 2 == 1))
+					continue;
+				job.row_of[k] = r;
+				job.run_of[k] = m;
+				job.model_of[k++] = models[r * CCA_SWEEP_MAX_MODELS + m];
+			}
+		phase_end[phase] = k;
+	}
+	g_assert(k == n_tasks);
 	g_free(models);
 	job.progress = options->progress;
 	job.progress_data = options->progress_data;
 	job.n_tasks = n_tasks;
-	cca_parallel_run(n_rows, options->threads, fit_task, &job,
-			 options->progress ? fit_progress : NULL, &job);
-	job.offset = n_rows;
-	cca_parallel_run(n_tasks - n_rows, options->threads, fit_task, &job,
-			 options->progress ? fit_progress : NULL, &job);
+	for (guint phase = 0; phase < 4; phase++) {
+		job.offset = phase ? phase_end[phase - 1] : 0;
+		cca_parallel_run(phase_end[phase] - job.offset, options->threads, fit_task, &job,
+				 options->progress ? fit_progress : NULL, &job);
+	}
 	gboolean ok = TRUE;
 	for (guint i = 0; i < n_tasks; i++) {
 		if (job.errors[i] && ok) {
@@ -555,6 +614,7 @@ cca_fit_run(CcaSweep *sweep, const CcaFitOptions *options, GError **error)
 	}
 	g_free(job.row_of);
 	g_free(job.run_of);
+	g_free(job.twin_of);
 	g_free(job.model_of);
 	g_free(job.errors);
 	if (!ok) {

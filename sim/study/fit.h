@@ -74,7 +74,8 @@ typedef struct {
 	bool below_run;	   /* BELOW was replayed (CAPACITY > 2 MiB) */
 	CcaSweepRun below; /* the replay at CAPACITY - 2 MiB */
 	bool below_fits;   /* it did not run out of memory (a non-monotone case) */
-	guint replays;	   /* replays the search took */
+	guint replays;	   /* replays the search took (0: shared, see fit.c) */
+	uint64_t reach;	   /* no block of those replays was larger (CcaSweepRun's) */
 	int8_t gpu_fits[CCA_FIT_MAX_GPUS]; /* 1/0: the replay at the GPU's usable memory */
 } CcaFitRun;
 

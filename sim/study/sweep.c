@@ -459,6 +459,7 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 	run->whatif = res.whatif;
 	run->model = model;
 	run->address_ties = res.address_ties;
+	run->reach = res.reach;
 	run->deferred_frees = res.deferred_frees;
 	run->replayed = true;
 	double reserved = (double)st->reserved_bytes[CCA_STAT_ALL].peak;

@@ -76,6 +76,7 @@ typedef struct {
 	bool whatif;		 /* the engine replayed a what-if */
 	CcaAddressModel model;	 /* the address model (CCA_ADDRESS_RECORDED: the trace's own) */
 	uint64_t address_ties;	 /* the replay's decisions by address alone */
+	uint64_t reach;		 /* no block of the replay was larger (cca_allocator_reach()) */
 	bool replayed;		 /* FALSE: copied from the primary run, which met no tie */
 	uint64_t deferred_frees; /* frees that waited for another stream (record_stream) */
 	CcaCapBound cap;	 /* a cap the recording proves (the recorded row's replay) */

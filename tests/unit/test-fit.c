@@ -341,6 +341,54 @@ test_shared_answer(void)
 	g_assert_cmpuint(searched, ==, bound_models() - 1);
 }
 
+/* Rows that differ in max_split_size alone, above every segment their
+ * replays made, share their searches: the 512 and 1024 MiB rows take the
+ * 4096 MiB row's runs without a replay (cca_settings_same_model_below()),
+ * and each shared run is the one a fit of that row alone finds, every
+ * figure and memory_stats() key alike but max_split_size. */
+static void
+test_max_split_twins(void)
+{
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("dyninfer.default");
+	GError *error = NULL;
+	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
+	const char *sets[] = {"max_split_size_mb=512,1024,4096"};
+	g_assert_true(cca_sweep_add_sets(sweep, sets, 1, &error));
+	g_assert_no_error(error);
+	CcaFitOptions opt = {.threads = 2};
+	g_autofree CcaFitRow *rows = fit_rows(sweep, &opt);
+	guint shared = 0;
+	for (guint i = 0; i < sweep->rows->len; i++) {
+		const CcaFitRow *f = &rows[i];
+		if (f->row->recorded)
+			continue;
+		/* the row alone: no twin to share with */
+		g_autoptr(CcaSweep) alone = cca_sweep_new(snap, 0, 0, &error);
+		g_autofree char *set = g_strdup_printf("max_split_size_mb=%" G_GUINT64_FORMAT,
+						       f->row->settings.max_split_size >> 20);
+		const char *one[] = {set};
+		g_assert_true(cca_sweep_add_sets(alone, one, 1, &error));
+		g_autofree CcaFitRow *own = fit_rows(alone, &opt);
+		const CcaFitRow *g = own[0].row->recorded ? &own[1] : &own[0];
+		g_assert_cmpuint(g->row->settings.max_split_size, ==,
+				 f->row->settings.max_split_size);
+		g_assert_cmpuint(f->n_runs, ==, g->n_runs);
+		for (guint m = 0; m < f->n_runs; m++) {
+			const CcaFitRun *a = &f->runs[m], *b = &g->runs[m];
+			shared += a->replays == 0 && b->replays > 0;
+			g_assert_cmpint(a->found, ==, b->found);
+			g_assert_cmpuint(a->capacity, ==, b->capacity);
+			g_assert_cmpint(a->below_fits, ==, b->below_fits);
+			g_assert_true(memcmp(a->at.value, b->at.value, sizeof a->at.value) == 0);
+			g_assert_true(memcmp(&a->at.stats, &b->at.stats, sizeof a->at.stats) == 0);
+			g_assert_true(memcmp(&a->below.stats, &b->below.stats,
+					     sizeof a->below.stats) == 0);
+		}
+	}
+	/* the 512 and 1024 MiB rows, under every address model */
+	g_assert_cmpuint(shared, ==, 2 * bound_models());
+}
+
 static void
 oom_case_free(gpointer data)
 {
@@ -388,6 +436,7 @@ main(int argc, char **argv)
 	g_test_add_func("/fit/gpu-answer", test_gpu_answer);
 	g_test_add_func("/fit/whatif-rows", test_whatif_rows);
 	g_test_add_func("/fit/shared-answer", test_shared_answer);
+	g_test_add_func("/fit/max-split-twins", test_max_split_twins);
 	int status = g_test_run();
 	g_ptr_array_unref(cases);
 	g_ptr_array_unref(runs);
