@@ -452,34 +452,7 @@ fit_progress(void *data, guint done, guint total)
 	job->progress(job->progress_data, job->offset + done, job->n_tasks);
 }
 
-/* The row FROW's runs may share (-1: none): another row of the same
- * settings but a larger max_split_size, the largest such, when neither is
- * the recorded one nor a replay of the recording and the trace makes no
- * calls that change settings (cca_settings_same_model_below()). */
-static int
-fit_twin(const CcaFitRow *rows, guint n_rows, guint r, const CcaPlan *plan)
-{
-	const CcaSweepRow *row = rows[r].row;
-#define FIT_TWIN_ELIGIBLE(w) \
-	(!(w)->recorded && !cca_settings_same_model(&(w)->settings, &plan->recorded))
-	if (plan == NULL || plan->calls != NULL || !FIT_TWIN_ELIGIBLE(row))
-		return -1;
-	int best = -1;
-	for (guint q = 0; q < n_rows; q++) {
-		const CcaSweepRow *w = rows[q].row;
-		if (q == r || !FIT_TWIN_ELIGIBLE(w) ||
-		    w->settings.max_split_size <= row->settings.max_split_size ||
-		    !cca_settings_same_model_below(&w->settings, &row->settings, 0))
-			continue;
-		if (best < 0 ||
-		    w->settings.max_split_size > rows[best].row->settings.max_split_size)
-			best = (int)q;
-	}
-#undef FIT_TWIN_ELIGIBLE
-	return best;
-}
-
-/* Whether the run in slot SLOT of TWIN (fit_twin(), searched already) is
+/* Whether the run in slot SLOT of TWIN (cca_sweep_twin(), searched already) is
  * FROW's under MODEL too: no replay of it reserved max_split_size of
  * either row, so that FROW's replays at the same capacities are the same
  * runs (cca_settings_same_model_below()); the first slot of a timed row
@@ -502,9 +475,10 @@ fit_task(void *data, guint i)
 	CcaFitRun *out = &frow->runs[job->run_of[i]];
 	int twin = job->twin_of[job->row_of[i]];
 	if (twin >= 0 && twin_serves(&job->rows[twin], frow, job->run_of[i], model)) {
-		*out = job->rows[twin].runs[job->run_of[i]];
-		out->at.stats.max_split_size = out->below.stats.max_split_size =
-			cca_settings_max_split_stat(&frow->row->settings);
+		const CcaFitRun *t = &job->rows[twin].runs[job->run_of[i]];
+		*out = *t;
+		cca_sweep_run_share(&out->at, &t->at, frow->row);
+		cca_sweep_run_share(&out->below, &t->below, frow->row);
 		out->replays = 0;
 		return;
 	}
@@ -576,10 +550,10 @@ cca_fit_run(CcaSweep *sweep, const CcaFitOptions *options, GError **error)
 	};
 	job.twin_of = g_new(int, n_rows);
 	for (guint r = 0; r < n_rows; r++)
-		job.twin_of[r] = fit_twin(rows, n_rows, r, sweep->plan);
+		job.twin_of[r] = cca_sweep_twin(sweep, r);
 	/* in four phases: each row's first address model, then the others,
 	 * which start from its answer (fit_try_hint()); in each, the rows
-	 * that may share a twin's run (fit_twin()) after the others */
+	 * that may share a twin's run (cca_sweep_twin()) after the others */
 	guint k = 0, phase_end[4];
 	for (guint phase = 0; phase < 4; phase++) {
 		for (guint m = 0; m < CCA_SWEEP_MAX_MODELS; m++)

@@ -657,6 +657,47 @@ sweep_timing(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 	return ok;
 }
 
+int
+cca_sweep_twin(const CcaSweep *sweep, guint r)
+{
+	const CcaPlan *plan = sweep->plan;
+	const CcaSweepRow *row = g_ptr_array_index(sweep->rows, r);
+#define SWEEP_TWIN_ELIGIBLE(w) \
+	(!(w)->recorded && !cca_settings_same_model(&(w)->settings, &plan->recorded))
+	if (plan == NULL || plan->calls != NULL || !SWEEP_TWIN_ELIGIBLE(row))
+		return -1;
+	int best = -1;
+	uint64_t best_split = row->settings.max_split_size;
+	for (guint q = 0; q < sweep->rows->len; q++) {
+		const CcaSweepRow *w = g_ptr_array_index(sweep->rows, q);
+		if (q != r && SWEEP_TWIN_ELIGIBLE(w) && w->settings.max_split_size > best_split &&
+		    cca_settings_same_model_below(&w->settings, &row->settings, 0)) {
+			best = (int)q;
+			best_split = w->settings.max_split_size;
+		}
+	}
+#undef SWEEP_TWIN_ELIGIBLE
+	return best;
+}
+
+void
+cca_sweep_run_share(CcaSweepRun *dst, const CcaSweepRun *src, const CcaSweepRow *row)
+{
+	*dst = *src;
+	dst->stats.max_split_size = cca_settings_max_split_stat(&row->settings);
+	dst->replayed = false;
+}
+
+/* Whether the run of ROW's twin TWIN under the same address model MODEL,
+ * already made, is ROW's too (cca_sweep_twin()). */
+static bool
+twin_run_serves(const CcaSweepRow *twin, const CcaSweepRun *t, const CcaSweepRow *row,
+		CcaAddressModel model)
+{
+	return t->model == model &&
+	       cca_settings_same_model_below(&twin->settings, &row->settings, t->reach);
+}
+
 /* Moves the first of TASKS[0..N)'s errors into ERROR and frees the others;
  * FALSE when there was one. */
 static gboolean
@@ -695,7 +736,8 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 	SweepTask *tasks = g_new0(SweepTask, n_rows * (CCA_SWEEP_MAX_MODELS + 1));
 	typedef CcaAddressModel RowModels[CCA_SWEEP_MAX_MODELS];
 	RowModels *models = g_new0(RowModels, n_rows ? n_rows : 1);
-	/* first each row's primary run (and probe) ... */
+	/* rows that may take a twin's runs (cca_sweep_twin()) go after it */
+	int *twin = g_new(int, n_rows ? n_rows : 1);
 	for (guint i = 0; i < n_rows; i++) {
 		CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
 		row->n_runs = cca_sweep_row_models(row, capped, models[i]);
@@ -704,37 +746,66 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 		row->address_checked = options->address_sensitivity || row->n_runs == 1;
 		if (!options->address_sensitivity)
 			row->n_runs = 1;
-		tasks[n_tasks++] = (SweepTask){row, models[i][0], options, &row->runs[0], NULL};
-		if (row->recorded && capped)
-			tasks[n_tasks++] =
-				(SweepTask){row, CCA_ADDRESS_RECORDED, &uncapped, &probes[i], NULL};
+		twin[i] = cca_sweep_twin(sweep, i);
 	}
 	SweepJob job = {sweep, tasks};
-	cca_parallel_run(n_tasks, options->threads, sweep_task_run, &job, options->progress,
-			 options->progress_data);
-	gboolean ok = take_task_errors(tasks, n_tasks, error);
+	gboolean ok = TRUE;
+	/* first each row's primary run (and probe) ... */
+	for (int pass = 0; pass < 2 && ok; pass++) {
+		n_tasks = 0;
+		for (guint i = 0; i < n_rows; i++) {
+			CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
+			if ((twin[i] >= 0) != (pass == 1))
+				continue;
+			const CcaSweepRow *t =
+				twin[i] >= 0 ? g_ptr_array_index(sweep->rows, twin[i]) : NULL;
+			if (t && twin_run_serves(t, &t->runs[0], row, models[i][0])) {
+				cca_sweep_run_share(&row->runs[0], &t->runs[0], row);
+				continue;
+			}
+			tasks[n_tasks++] =
+				(SweepTask){row, models[i][0], options, &row->runs[0], NULL};
+			if (row->recorded && capped)
+				tasks[n_tasks++] = (SweepTask){row, CCA_ADDRESS_RECORDED, &uncapped,
+							       &probes[i], NULL};
+		}
+		if (n_tasks > 0)
+			cca_parallel_run(n_tasks, options->threads, sweep_task_run, &job,
+					 options->progress, options->progress_data);
+		ok = take_task_errors(tasks, n_tasks, error);
+	}
 	/* ... then the other address models of the rows whose primary what-if
 	 * took a decision by address: the others give the same run */
-	n_tasks = 0;
-	for (guint i = 0; ok && i < n_rows; i++) {
-		CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
-		bool same = models[i][0] != CCA_ADDRESS_RECORDED &&
-			    row->runs[0].address_ties == 0 && !options->all_address_models;
-		for (guint m = 1; m < row->n_runs; m++) {
-			if (same) {
-				row->runs[m] = row->runs[0];
-				row->runs[m].model = models[i][m];
-				row->runs[m].replayed = false;
-			} else {
-				tasks[n_tasks++] = (SweepTask){row, models[i][m], options,
-							       &row->runs[m], NULL};
+	for (int pass = 0; pass < 2 && ok; pass++) {
+		n_tasks = 0;
+		for (guint i = 0; i < n_rows; i++) {
+			CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
+			if ((twin[i] >= 0) != (pass == 1))
+				continue;
+			const CcaSweepRow *t =
+				twin[i] >= 0 ? g_ptr_array_index(sweep->rows, twin[i]) : NULL;
+			bool same = models[i][0] != CCA_ADDRESS_RECORDED &&
+				    row->runs[0].address_ties == 0 && !options->all_address_models;
+			for (guint m = 1; m < row->n_runs; m++) {
+				if (same) {
+					row->runs[m] = row->runs[0];
+					row->runs[m].model = models[i][m];
+					row->runs[m].replayed = false;
+				} else if (t && m < t->n_runs &&
+					   twin_run_serves(t, &t->runs[m], row, models[i][m])) {
+					cca_sweep_run_share(&row->runs[m], &t->runs[m], row);
+				} else {
+					tasks[n_tasks++] = (SweepTask){row, models[i][m], options,
+								       &row->runs[m], NULL};
+				}
 			}
 		}
+		if (n_tasks > 0)
+			cca_parallel_run(n_tasks, options->threads, sweep_task_run, &job,
+					 options->progress, options->progress_data);
+		ok = take_task_errors(tasks, n_tasks, error) && ok;
 	}
-	if (ok && n_tasks > 0)
-		cca_parallel_run(n_tasks, options->threads, sweep_task_run, &job, options->progress,
-				 options->progress_data);
-	ok = take_task_errors(tasks, n_tasks, error) && ok;
+	g_free(twin);
 	g_free(tasks);
 	g_free(models);
 	for (guint i = 0; ok && i < n_rows; i++) {

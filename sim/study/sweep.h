@@ -69,15 +69,17 @@ const char *cca_sweep_goal_name(CcaGoal goal);
 /* One replay of a row. */
 typedef struct {
 	double value[CCA_SWEEP_FIG_COUNT];
-	CcaStats stats;		 /* memory_stats() at the end (or at the OOM) */
-	CcaCost cost;		 /* allocator time by cause */
-	uint64_t events;	 /* trace events consumed */
-	uint64_t oom_event;	 /* first unexpected OOM's event; valid when value[OOM] */
-	bool whatif;		 /* the engine replayed a what-if */
-	CcaAddressModel model;	 /* the address model (CCA_ADDRESS_RECORDED: the trace's own) */
-	uint64_t address_ties;	 /* the replay's decisions by address alone */
-	uint64_t reach;		 /* no block of the replay was larger (cca_allocator_reach()) */
-	bool replayed;		 /* FALSE: copied from the primary run, which met no tie */
+	CcaStats stats;	       /* memory_stats() at the end (or at the OOM) */
+	CcaCost cost;	       /* allocator time by cause */
+	uint64_t events;       /* trace events consumed */
+	uint64_t oom_event;    /* first unexpected OOM's event; valid when value[OOM] */
+	bool whatif;	       /* the engine replayed a what-if */
+	CcaAddressModel model; /* the address model (CCA_ADDRESS_RECORDED: the trace's own) */
+	uint64_t address_ties; /* the replay's decisions by address alone */
+	uint64_t reach;	       /* no block of the replay was larger (cca_allocator_reach()) */
+	/* FALSE: copied from another run: the row's primary, which met no
+	 * tie, or its twin's (cca_sweep_twin()) */
+	bool replayed;
 	uint64_t deferred_frees; /* frees that waited for another stream (record_stream) */
 	CcaCapBound cap;	 /* a cap the recording proves (the recorded row's replay) */
 	/* a window whose rebuilt start passes the cap or the device: the OOM
@@ -224,6 +226,19 @@ gboolean cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError *
  * sends the run off the recording, the trace's addresses stop saying
  * where new segments go. */
 guint cca_sweep_row_models(const CcaSweepRow *row, bool capped, CcaAddressModel *models);
+
+/* The row whose runs row R of SWEEP (planned) may share, -1 when none:
+ * another row of the same settings but a larger max_split_size, the
+ * largest such, when neither is the recorded row nor replays the
+ * recording and the trace makes no calls that change settings.  A run of
+ * that twin is R's too when its reach (CcaSweepRun's) stays below R's
+ * max_split_size (cca_settings_same_model_below()): sweep and fit then
+ * copy it with cca_sweep_run_share() instead of replaying. */
+int cca_sweep_twin(const CcaSweep *sweep, guint r);
+
+/* DST becomes SRC, a run of ROW's twin (cca_sweep_twin()) that is ROW's
+ * too: only memory_stats()'s max_split_size is ROW's own.  DST may be SRC. */
+void cca_sweep_run_share(CcaSweepRun *dst, const CcaSweepRun *src, const CcaSweepRow *row);
 
 /* Replays ROW's settings once under OPTIONS into RUN, exactly as `ccasim
  * replay --config ROW` does with --address-model MODEL (keep_going off:

@@ -292,6 +292,48 @@ test_deterministic(void)
 	g_assert_true(g_str_has_prefix(csv1, "rank,settings,origin,recorded,address_sensitive,"));
 }
 
+/* Rows that differ in max_split_size alone, above every segment their
+ * replays made, take the largest such row's runs (cca_sweep_twin()): each
+ * is the run a sweep of that row alone makes, every figure and
+ * memory_stats() key alike but max_split_size, and replayed false. */
+static void
+test_max_split_twins(void)
+{
+	g_autoptr(CcaSnapshot) snap = cca_test_load_trace("dyninfer.default");
+	GError *error = NULL;
+	g_autoptr(CcaSweep) sweep = cca_sweep_new(snap, 0, 0, &error);
+	const char *sets[] = {"max_split_size_mb=512,1024,4096"};
+	g_assert_true(cca_sweep_add_sets(sweep, sets, 1, &error));
+	CcaSweepOptions opt = {.threads = 2, .address_sensitivity = true};
+	g_assert_true(cca_sweep_run(sweep, &opt, &error));
+	g_assert_no_error(error);
+	guint shared = 0;
+	for (guint i = 0; i < sweep->rows->len; i++) {
+		const CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
+		if (row->recorded)
+			continue;
+		g_autoptr(CcaSweep) alone = cca_sweep_new(snap, 0, 0, &error);
+		g_autofree char *set = g_strdelimit(g_strdup(row->conf), ":", '=');
+		const char *one[] = {set};
+		g_assert_true(cca_sweep_add_sets(alone, one, 1, &error));
+		g_assert_true(cca_sweep_run(alone, &opt, &error));
+		g_assert_no_error(error);
+		const CcaSweepRow *own = find_row(alone, row->conf);
+		g_assert_nonnull(own);
+		g_assert_cmpint(cca_sweep_twin(alone, 1), ==, -1);
+		g_assert_cmpuint(row->n_runs, ==, own->n_runs);
+		for (guint m = 0; m < row->n_runs; m++) {
+			const CcaSweepRun *a = &row->runs[m], *b = &own->runs[m];
+			g_assert_true(memcmp(a->value, b->value, sizeof a->value) == 0);
+			g_assert_true(memcmp(&a->stats, &b->stats, sizeof a->stats) == 0);
+			g_assert_cmpuint(a->events, ==, b->events);
+			shared += !a->replayed && b->replayed;
+		}
+	}
+	/* the 512 and 1024 MiB rows: every run */
+	g_assert_cmpuint(shared, >=, 2);
+}
+
 /* Sorting is total: ties on every figure fall back to the settings string. */
 static void
 test_sort_order(void)
@@ -453,6 +495,7 @@ main(int argc, char **argv)
 		g_test_add_data_func(path, &equal_cases[i], test_equals_replay);
 	}
 	g_test_add_func("/sweep/deterministic", test_deterministic);
+	g_test_add_func("/sweep/max-split-twins", test_max_split_twins);
 	g_test_add_func("/sweep/sort-order", test_sort_order);
 	g_test_add_func("/sweep/recommend", test_recommend);
 
