@@ -716,6 +716,29 @@ take_task_errors(SweepTask *tasks, guint n, GError **error)
 	return ok;
 }
 
+/* Whether row I of SWEEP is replayed in PASS of cca_sweep_run() (0: the
+ * rows without a twin, 1: those with one, TWIN's: cca_sweep_twin()); its
+ * twin into *T (NULL: none). */
+static bool
+in_pass(const CcaSweep *sweep, const int *twin, guint i, int pass, const CcaSweepRow **t)
+{
+	if ((twin[i] >= 0) != (pass == 1))
+		return false;
+	*t = twin[i] >= 0 ? g_ptr_array_index(sweep->rows, twin[i]) : NULL;
+	return true;
+}
+
+/* Runs the first N of JOB's tasks on OPTIONS' threads; FALSE with the
+ * first task's error in ERROR (the others freed). */
+static gboolean
+run_tasks(SweepJob *job, guint n, const CcaSweepOptions *options, GError **error)
+{
+	if (n > 0)
+		cca_parallel_run(n, options->threads, sweep_task_run, job, options->progress,
+				 options->progress_data);
+	return take_task_errors(job->tasks, n, error);
+}
+
 gboolean
 cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 {
@@ -755,10 +778,9 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 		n_tasks = 0;
 		for (guint i = 0; i < n_rows; i++) {
 			CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
-			if ((twin[i] >= 0) != (pass == 1))
+			const CcaSweepRow *t;
+			if (!in_pass(sweep, twin, i, pass, &t))
 				continue;
-			const CcaSweepRow *t =
-				twin[i] >= 0 ? g_ptr_array_index(sweep->rows, twin[i]) : NULL;
 			if (t && twin_run_serves(t, &t->runs[0], row, models[i][0])) {
 				cca_sweep_run_share(&row->runs[0], &t->runs[0], row);
 				continue;
@@ -769,10 +791,7 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 				tasks[n_tasks++] = (SweepTask){row, CCA_ADDRESS_RECORDED, &uncapped,
 							       &probes[i], NULL};
 		}
-		if (n_tasks > 0)
-			cca_parallel_run(n_tasks, options->threads, sweep_task_run, &job,
-					 options->progress, options->progress_data);
-		ok = take_task_errors(tasks, n_tasks, error);
+		ok = run_tasks(&job, n_tasks, options, error);
 	}
 	/* ... then the other address models of the rows whose primary what-if
 	 * took a decision by address: the others give the same run */
@@ -780,10 +799,9 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 		n_tasks = 0;
 		for (guint i = 0; i < n_rows; i++) {
 			CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
-			if ((twin[i] >= 0) != (pass == 1))
+			const CcaSweepRow *t;
+			if (!in_pass(sweep, twin, i, pass, &t))
 				continue;
-			const CcaSweepRow *t =
-				twin[i] >= 0 ? g_ptr_array_index(sweep->rows, twin[i]) : NULL;
 			bool same = models[i][0] != CCA_ADDRESS_RECORDED &&
 				    row->runs[0].address_ties == 0 && !options->all_address_models;
 			for (guint m = 1; m < row->n_runs; m++) {
@@ -800,10 +818,7 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 				}
 			}
 		}
-		if (n_tasks > 0)
-			cca_parallel_run(n_tasks, options->threads, sweep_task_run, &job,
-					 options->progress, options->progress_data);
-		ok = take_task_errors(tasks, n_tasks, error) && ok;
+		ok = run_tasks(&job, n_tasks, options, error);
 	}
 	g_free(twin);
 	g_free(tasks);
