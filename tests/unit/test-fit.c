@@ -29,29 +29,27 @@ bound_models(void)
 	return n;
 }
 
-/* `ccasim replay TRACE [--config CONF] --device-memory CAPACITY`: did a
- * request fail? */
+/* `ccasim replay TRACE --device-memory CAPACITY` (SETTINGS: NULL, the
+ * recorded ones; else a what-if under them and MODEL): did a request
+ * fail? */
 static bool
-replay_ooms(const CcaSnapshot *snap, const char *conf, uint64_t capacity)
+replay_ooms(const CcaSnapshot *snap, const CcaSettings *settings, CcaAddressModel model,
+	    uint64_t capacity)
 {
 	CcaReplayOptions opt;
 	cca_replay_options_init(&opt);
 	opt.device_memory = capacity;
 	opt.capacity_set = true;
-	opt.pytorch_version = cca_replay_guess_pytorch_version(snap);
-	CcaSettings settings;
-	cca_settings_init(&settings);
-	settings.pytorch_version = opt.pytorch_version;
-	GError *error = NULL;
-	if (conf) {
-		g_assert_true(cca_settings_parse(&settings, conf, &error));
-		opt.settings = &settings;
-	}
+	opt.settings = settings;
+	opt.pytorch_version =
+		settings ? settings->pytorch_version : cca_replay_guess_pytorch_version(snap);
+	opt.address_model = model;
 	CcaReplayResult res;
+	GError *error = NULL;
 	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
+	g_assert_no_error(error);
 	bool oom = res.unexpected_ooms > 0 || res.stats.num_ooms > 0;
 	cca_replay_result_clear(&res);
-	cca_settings_clear(&settings);
 	return oom;
 }
 
@@ -92,8 +90,8 @@ test_default(gconstpointer data)
 	g_assert_cmpfloat(run->below.value[CCA_SWEEP_FIG_OOM], ==, 1);
 	g_assert_cmpfloat(run->at.value[CCA_SWEEP_FIG_PEAK_RESERVED], <=, (double)run->capacity);
 	/* independently: replay at the answer and 2 MiB below */
-	g_assert_false(replay_ooms(snap, NULL, run->capacity));
-	g_assert_true(replay_ooms(snap, NULL, run->capacity - CCA_FIT_STEP));
+	g_assert_false(replay_ooms(snap, NULL, CCA_ADDRESS_DRIVER, run->capacity));
+	g_assert_true(replay_ooms(snap, NULL, CCA_ADDRESS_DRIVER, run->capacity - CCA_FIT_STEP));
 	g_test_message("%s: fits in %" G_GUINT64_FORMAT " MiB (%u replays); peak reserved there "
 		       "%.0f MiB; %" G_GUINT64_FORMAT
 		       " MiB runs out of memory at event %" G_GUINT64_FORMAT,
@@ -125,8 +123,8 @@ test_oom(gconstpointer data)
 		       "%" G_GUINT64_FORMAT " MiB",
 		       name, tc->cap, (double)tc->cap / 1048576.0, run->capacity >> 20);
 	g_assert_cmpuint(run->capacity, >, tc->cap);
-	g_assert_false(replay_ooms(snap, NULL, run->capacity));
-	g_assert_true(replay_ooms(snap, NULL, run->capacity - CCA_FIT_STEP));
+	g_assert_false(replay_ooms(snap, NULL, CCA_ADDRESS_DRIVER, run->capacity));
+	g_assert_true(replay_ooms(snap, NULL, CCA_ADDRESS_DRIVER, run->capacity - CCA_FIT_STEP));
 	/* the whole program (W.default) under setting C */
 	g_autofree char *dname = g_strdup_printf("%s.default", tc->run->workload);
 	g_autoptr(CcaSnapshot) full = cca_test_load_trace(dname);
@@ -274,29 +272,6 @@ test_whatif_rows(void)
 	}
 }
 
-/* Did ROW, replayed as a what-if under MODEL on CAPACITY bytes, run out
- * of memory? */
-static bool
-row_ooms_under(const CcaSnapshot *snap, const CcaSweepRow *row, CcaAddressModel model,
-	       uint64_t capacity)
-{
-	CcaReplayOptions opt;
-	cca_replay_options_init(&opt);
-	opt.settings = &row->settings;
-	opt.pytorch_version = row->settings.pytorch_version;
-	opt.device_memory = capacity;
-	opt.capacity_set = true;
-	opt.address_model = model;
-	opt.no_bounds = true;
-	CcaReplayResult res;
-	GError *error = NULL;
-	g_assert_true(cca_replay_run(snap, &opt, &res, &error));
-	g_assert_no_error(error);
-	bool oom = res.unexpected_ooms > 0 || res.stats.num_ooms > 0;
-	cca_replay_result_clear(&res);
-	return oom;
-}
-
 /* A row whose first address model decided nothing by address alone at
  * its answer and a step below gives that answer to the other models
  * without a replay (it holds under each, replayed here); a row that did
@@ -331,9 +306,10 @@ test_shared_answer(void)
 			g_assert_cmpuint(r->replays, ==, 0);
 			g_assert_false(r->at.replayed);
 			g_assert_cmpuint(r->capacity, ==, first->capacity);
-			g_assert_false(row_ooms_under(snap, f->row, r->at.model, r->capacity));
-			g_assert_true(row_ooms_under(snap, f->row, r->at.model,
-						     r->capacity - CCA_FIT_STEP));
+			g_assert_false(
+				replay_ooms(snap, &f->row->settings, r->at.model, r->capacity));
+			g_assert_true(replay_ooms(snap, &f->row->settings, r->at.model,
+						  r->capacity - CCA_FIT_STEP));
 			shared++;
 		}
 	}
