@@ -53,13 +53,17 @@ EOF
 # or some shells leave it) the write fails with EPIPE, which is an error;
 # with SIGPIPE at its default the process dies by it.  Neither is exit 0.
 "$python" - "$ccasim" "$sample" >"$scratch/pipe" 2>&1 <<'EOF'
-import signal, subprocess, sys
+import os, signal, subprocess, sys
 ccasim, sample = sys.argv[1:]
 for name, restore in (("ignored", False), ("default", True)):
+    # the reader is gone before the child starts: closed after the start,
+    # a quick child could write its report into the pipe first (a race)
+    r, w = os.pipe()
+    os.close(r)
     # restore_signals=False keeps Python's SIG_IGN of SIGPIPE in the child
-    p = subprocess.Popen([ccasim, "replay", "--json", sample], stdout=subprocess.PIPE,
+    p = subprocess.Popen([ccasim, "replay", "--json", sample], stdout=w,
                          stderr=subprocess.PIPE, restore_signals=restore)
-    p.stdout.close()
+    os.close(w)
     err = p.stderr.read().decode()
     rc = p.wait()
     if name == "ignored":
