@@ -8,7 +8,8 @@ libccasim_a_SOURCES += %D%/read/calls.h %D%/read/calls.c %D%/read/event_cursor.h
 # policy/: PyTorch's caching allocator, its constants and settings
 libccasim_a_SOURCES += %D%/policy/event.h %D%/policy/event.c %D%/policy/allocator.h %D%/policy/allocator.c %D%/policy/block.h %D%/policy/tree.h %D%/policy/tree.c %D%/policy/stats.h %D%/policy/stats.c %D%/policy/settings.h %D%/policy/settings.c %D%/policy/rules.h %D%/policy/rules.c %D%/policy/device.h %D%/policy/pytorch.h
 # device/: the simulated device and the driver address model
-libccasim_a_SOURCES += %D%/device/simdevice.h %D%/device/simdevice.c %D%/device/driverva.h %D%/device/driverva.c
+libccasim_a_SOURCES += %D%/device/simdevice.h %D%/device/simdevice.c %D%/device/driverva.h %D%/device/driverva.c \
+	%D%/device/shadow.h %D%/device/shadow.c
 # replay/: the plan and the one replay
 libccasim_a_SOURCES += %D%/replay/plan.h %D%/replay/plan.c %D%/replay/replay.h %D%/replay/replay.c %D%/replay/rewind.h %D%/replay/rewind.c %D%/replay/addrmap.h %D%/replay/check.h %D%/replay/check.c %D%/replay/figures.h %D%/replay/figures.c %D%/replay/capbound.h %D%/replay/capbound.c
 # study/: what-if studies and the cost model

@@ -75,6 +75,9 @@ struct CcaAllocator {
 	uint64_t address_ties;
 	uint64_t largest_segment; /* cca_allocator_reach() */
 	bool count_ties;	  /* cca_allocator_count_address_ties() */
+	CcaTieFunc on_tie;	  /* cca_allocator_on_address_tie() */
+	void *on_tie_data;
+	GArray *tie_group; /* CcaTieBlock: the blocks of the tie heard */
 	/* the release's rules (rules.h), from settings.pytorch_version */
 	const CcaRules *rules;
 	uint64_t next_counter;	 /* the last allocation counter drawn */
@@ -464,33 +467,88 @@ expandable_segments_of(const CcaAllocator *a, uint64_t stream, bool is_small)
 	return n;
 }
 
+/* Tells the tie listener of a decision by address among the free blocks
+ * of one stream and size from FIRST on (CCA_TIE_FIRST: of FIRST's counter
+ * too), or, when FIRST is CCA_NIL or they are too many, of one it cannot
+ * check. */
+static void
+hear_tie(CcaAllocator *a, CcaTieKind kind, CcaHandle first)
+{
+	if (!a->on_tie || !a->count_ties)
+		return;
+	GArray *g = a->tie_group;
+	g_array_set_size(g, 0);
+	const CcaBlock *f = first == CCA_NIL ? NULL : B(a, first);
+	for (CcaHandle h = first; h != CCA_NIL;
+	     h = cca_tree_next(&pool_of(a, h)->blocks, a->slab, h)) {
+		const CcaBlock *b = B(a, h);
+		if (b->stream != f->stream || b->size != f->size ||
+		    (kind == CCA_TIE_FIRST && b->counter != f->counter))
+			break;
+		if (g->len == CCA_TIE_GROUP_MAX || b->expandable >= 0) {
+			g_array_set_size(g, 0);
+			break;
+		}
+		CcaTieBlock t = {b->ptr, b->counter};
+		g_array_append_val(g, t);
+	}
+	a->on_tie(a->on_tie_data, kind, (const CcaTieBlock *)(void *)g->data, g->len);
+}
+
+/* The first free block of H's stream and size in H's set. */
+static CcaHandle
+first_of_size(CcaAllocator *a, CcaHandle h)
+{
+	const CcaTree *set = &pool_of(a, h)->blocks;
+	for (CcaHandle p = cca_tree_prev(set, a->slab, h);
+	     p != CCA_NIL && B(a, p)->stream == B(a, h)->stream && B(a, p)->size == B(a, h)->size;
+	     p = cca_tree_prev(set, a->slab, p))
+		h = p;
+	return h;
+}
+
 /* Counts an address tie when free block H was taken over one that differs
- * from it in address alone: the next in the set's order has its stream and
- * size, or H lies in an expandable segment while its stream has another
- * (the choice between segments then goes by their addresses). */
+ * from it in address alone and lies in another segment: a block after H
+ * in the set's order with its stream, size and counter, in a segment
+ * other than H's (blocks of one segment keep their order whatever its
+ * address); or H lies in an expandable segment while its stream has
+ * another (the choice between segments then goes by their addresses).
+ * A segment not seen within a few neighbours is taken as another. */
 static void
 note_choice(CcaAllocator *a, CcaHandle h)
 {
 	const CcaBlock *b = B(a, h);
 	if (b->expandable >= 0) {
-		if (expandable_segments_of(a, b->stream, b->is_small) > 1)
+		if (expandable_segments_of(a, b->stream, b->is_small) > 1) {
 			a->address_ties++;
+			hear_tie(a, CCA_TIE_FIRST, CCA_NIL);
+		}
 		return;
 	}
-	/* blocks of one segment keep their order whatever its address: a
-	 * tie when the next equal block is in another segment, or when that
-	 * is not seen within a few neighbours (then taken as one) */
-	CcaHandle n = cca_tree_next(&pool_of(a, h)->blocks, a->slab, h);
+	const CcaTree *set = &pool_of(a, h)->blocks;
+	CcaHandle n = cca_tree_next(set, a->slab, h);
 	if (n == CCA_NIL || B(a, n)->stream != b->stream || B(a, n)->size != b->size)
 		return;
 	CcaHandle head = segment_head_near(a, h);
-	if (head != CCA_NIL && segment_head_near(a, n) == head)
-		return;
+	bool apart = head == CCA_NIL || segment_head_near(a, n) != head;
 	/* 2.12+: the counter decides what 2.11 decided by address */
-	if (B(a, n)->counter != b->counter)
-		a->counter_ties++;
-	else
-		a->address_ties++;
+	if (B(a, n)->counter != b->counter) {
+		if (apart)
+			a->counter_ties++;
+		return;
+	}
+	/* the blocks of H's key after H that lie in H's segment come first
+	 * (its addresses are below the next segment's): the first one past
+	 * them decides */
+	for (guint seen = 0; !apart; seen++) {
+		n = cca_tree_next(set, a->slab, n);
+		if (n == CCA_NIL || B(a, n)->stream != b->stream || B(a, n)->size != b->size ||
+		    B(a, n)->counter != b->counter)
+			return;
+		apart = seen == CCA_TIE_GROUP_MAX || segment_head_near(a, n) != head;
+	}
+	a->address_ties++;
+	hear_tie(a, CCA_TIE_FIRST, h);
 }
 
 static bool
@@ -712,8 +770,10 @@ static CcaHandle
 find_expandable_block(CcaAllocator *a, AllocParams *p)
 {
 	CcaPool *pool = p->pool;
-	if (expandable_segments_of(a, p->stream, pool->is_small) > 1)
+	if (expandable_segments_of(a, p->stream, pool->is_small) > 1) {
 		a->address_ties++; /* the first that fits, by address */
+		hear_tie(a, CCA_TIE_FIRST, CCA_NIL);
+	}
 	for (CcaHandle u = cca_tree_lower_bound(&pool->unmapped, a->slab, p->stream, 0, 0);
 	     u != CCA_NIL && B(a, u)->stream == p->stream;
 	     u = cca_tree_next(&pool->unmapped, a->slab, u)) {
@@ -1101,8 +1161,10 @@ release_available_cached_blocks(CcaAllocator *a, const AllocParams *p)
 		if (!is_first)
 			it = cca_tree_prev(&pool->blocks, a->slab, it);
 		if (!is_first && B(a, it)->stream == B(a, cur)->stream &&
-		    B(a, it)->size == B(a, cur)->size)
+		    B(a, it)->size == B(a, cur)->size) {
 			a->address_ties++; /* which of two segments is released first */
+			hear_tie(a, CCA_TIE_ORDER, first_of_size(a, it));
+		}
 		if (B(a, cur)->expandable < 0 && !is_split(B(a, cur))) {
 			released += B(a, cur)->size;
 			release_block(a, cur);
@@ -1561,6 +1623,8 @@ cca_allocator_free(CcaAllocator *a)
 	g_free(a->free_handles);
 	g_array_free(a->expandable, TRUE);
 	g_array_free(a->pending, TRUE);
+	if (a->tie_group)
+		g_array_free(a->tie_group, TRUE);
 	g_free(a);
 }
 
@@ -1605,6 +1669,15 @@ void
 cca_allocator_count_address_ties(CcaAllocator *a, bool count)
 {
 	a->count_ties = count;
+}
+
+void
+cca_allocator_on_address_tie(CcaAllocator *a, CcaTieFunc func, void *data)
+{
+	a->on_tie = func;
+	a->on_tie_data = data;
+	if (func && !a->tie_group)
+		a->tie_group = g_array_new(FALSE, FALSE, sizeof(CcaTieBlock));
 }
 
 uint64_t

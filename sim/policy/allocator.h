@@ -216,8 +216,10 @@ uint64_t cca_allocator_allowed_maximum(const CcaAllocator *alloc);
 uint64_t cca_allocator_block_address(const CcaAllocator *alloc, CcaHandle block);
 
 /* Decisions so far that went by device address alone: a free block taken
- * (or an oversize one released) over another of the same stream and size,
- * or space found in one of several expandable segments of a stream.
+ * (or an oversize one released) over another of the same stream and size
+ * (and counter) in another segment, two such blocks released in address
+ * order, or space found in one of several expandable segments of a
+ * stream.
  * While it is 0, the run is the same whatever addresses the device gives
  * its segments (the address models of a what-if agree). */
 uint64_t cca_allocator_address_ties(const CcaAllocator *alloc);
@@ -244,6 +246,31 @@ uint64_t cca_allocator_oom_rejections(const CcaAllocator *alloc);
  * a walk to its segment's head (the oversize release and expandable
  * segments, which are rare, are always counted). */
 void cca_allocator_count_address_ties(CcaAllocator *alloc, bool count);
+
+/* A decision by device address (cca_allocator_on_address_tie()): the
+ * free blocks of one stream and size whose addresses decided it, in the
+ * set's order.  CCA_TIE_FIRST: the first was taken because no other is
+ * below it; CCA_TIE_ORDER: they were visited (released) in this order. */
+typedef enum {
+	CCA_TIE_FIRST,
+	CCA_TIE_ORDER
+} CcaTieKind;
+
+typedef struct {
+	uint64_t ptr, counter; /* the block's address and allocation counter */
+} CcaTieBlock;
+
+/* Hears of each decision cca_allocator_address_ties() counts, with the
+ * blocks it compared (borrowed for the call); N is 0 when they cannot be
+ * listed (more than CCA_TIE_GROUP_MAX, or space in expandable segments):
+ * the listener must then take any placement to decide otherwise. */
+typedef void (*CcaTieFunc)(void *data, CcaTieKind kind, const CcaTieBlock *blocks, guint n);
+
+#define CCA_TIE_GROUP_MAX 256
+
+/* Sets the listener of address ties (NULL: none); it is heard only while
+ * cca_allocator_count_address_ties() is on. */
+void cca_allocator_on_address_tie(CcaAllocator *alloc, CcaTieFunc func, void *data);
 
 /* Emits only the entries whose action bit (1 << CcaAction) is in MASK (all
  * by default): a listener of segment entries alone spares the others. */

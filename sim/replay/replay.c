@@ -36,6 +36,7 @@
 #include "addrmap.h"
 #include "allocator.h"
 #include "calls.h"
+#include "shadow.h"
 #include "simdevice.h"
 #include "plan.h"
 #include "rewind.h"
@@ -1887,6 +1888,20 @@ typedef struct {
 	uint64_t *segment_entries; /* segment entries read; may be NULL */
 } Pass;
 
+/* The bound models (cca_simdevice_bound_models()) other than OWN, as a
+ * mask of 1u << CcaAddressModel. */
+static uint32_t
+shadow_models(CcaAddressModel own)
+{
+	guint n;
+	const CcaAddressModel *models = cca_simdevice_bound_models(&n);
+	uint32_t mask = 0;
+	for (guint m = 0; m < n; m++)
+		if (models[m] != own)
+			mask |= 1u << models[m];
+	return mask;
+}
+
 static gboolean
 run_pass(const Pass *pass, GError **error)
 {
@@ -1935,6 +1950,12 @@ run_pass(const Pass *pass, GError **error)
 		r.pool_spans = plan->pool_spans, r.pool_releases = plan->pool_releases;
 	r.device = opt->make_device ? opt->make_device(opt->make_device_data, &dc)
 				    : cca_simdevice_new(&dc);
+	/* a what-if counting its ties follows the other address models too:
+	 * those that decide every tie as it does give its run (shadow.h) */
+	bool shadowed =
+		opt->count_address_ties && !recorded_mode && !addresses && !opt->make_device;
+	if (shadowed)
+		r.device = cca_shadow_new(r.device, shadow_models(opt->address_model), &dc);
 	CcaLimits limits = {.memory_fraction = opt->memory_fraction};
 	res->check_passed = true;
 	if (opt->check && recorded_mode) {
@@ -1953,6 +1974,8 @@ run_pass(const Pass *pass, GError **error)
 					 opt->count_address_ties ||
 						 cca_rules_for(settings->pytorch_version)->order !=
 							 CCA_ORDER_ADDRESS);
+	if (shadowed)
+		cca_allocator_on_address_tie(r.alloc, cca_shadow_tie, r.device);
 	/* without --check or a listener of every entry, a replay of the
 	 * recording needs its segment_allocs alone (divergence) */
 	if (hear_model && !r.expect && (!opt->on_model_event || opt->model_segments_only))
@@ -2017,6 +2040,7 @@ run_pass(const Pass *pass, GError **error)
 	res->counter_ties = cca_allocator_counter_ties(r.alloc);
 	res->oom_rejections = cca_allocator_oom_rejections(r.alloc);
 	res->address_ties_counted = opt->count_address_ties;
+	res->same_under = shadowed ? cca_shadow_same(r.device) : 0;
 	if (segment_entries)
 		*segment_entries = r.in.segment_entries;
 	if (needs_entries)

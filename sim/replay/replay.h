@@ -231,7 +231,11 @@ typedef struct {
 	 * this run */
 	uint64_t address_ties;
 	bool address_ties_counted; /* options->count_address_ties */
-	uint64_t reach;		   /* cca_allocator_reach() at the end */
+	/* the address models (bits 1u << CcaAddressModel) of the bounds that
+	 * decided every tie as this what-if did, so give this run
+	 * (shadow.h); 0 unless it counted its ties */
+	uint32_t same_under;
+	uint64_t reach; /* cca_allocator_reach() at the end */
 	/* best-fit ties the allocation counter decided that 2.11 decided by
 	 * address (cca_allocator_counter_ties(); 2.12+ rules, counted with
 	 * address_ties) */

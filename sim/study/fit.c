@@ -263,16 +263,19 @@ fit_try_hint(const FitJob *job, const CcaSweepRow *row, CcaAddressModel model,
 	return TRUE;
 }
 
-/* Whether HINT, the first address model's answer (FIRST), is every
- * model's without a replay: its replays at the answer and a step below
- * decided nothing by address alone, so that every placement gives the
- * same two runs (doc/driver-va.md, "The cost"; sweep.c shares a row's run
- * the same way).  The trace's own addresses are not a what-if model. */
+/* Whether HINT, the first address model's answer (FIRST), is MODEL's
+ * without a replay: its replays at the answer and a step below decided
+ * nothing by address alone, so that every placement gives the same two
+ * runs, or MODEL decides every tie of both as they did (their same_under,
+ * shadow.h) (doc/driver-va.md, "The cost"; sweep.c shares a row's run the
+ * same way).  The trace's own addresses are not a what-if model. */
 static bool
-hint_shared(const CcaFitRun *hint, CcaAddressModel first)
+hint_shared(const CcaFitRun *hint, CcaAddressModel first, CcaAddressModel model)
 {
+	bool tie_free = hint->at.address_ties == 0 && hint->below.address_ties == 0;
+	bool same = hint->at.same_under & hint->below.same_under & 1u << model;
 	return first != CCA_ADDRESS_RECORDED && hint->found && hint->below_run &&
-	       !hint->below_fits && hint->at.address_ties == 0 && hint->below.address_ties == 0;
+	       !hint->below_fits && (tie_free || same);
 }
 
 /* The bisection for one row and model; HINT (NULL: none) is tried first
@@ -484,7 +487,7 @@ fit_task(void *data, guint i)
 	}
 	/* the other address models start from the first one's answer */
 	const CcaFitRun *hint = job->run_of[i] > 0 ? &frow->runs[0] : NULL;
-	if (hint && hint_shared(hint, frow->runs[0].at.model)) {
+	if (hint && hint_shared(hint, frow->runs[0].at.model, model)) {
 		*out = *hint;
 		out->at.model = out->below.model = model;
 		out->at.replayed = out->below.replayed = false;

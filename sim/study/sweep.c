@@ -459,6 +459,7 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 	run->whatif = res.whatif;
 	run->model = model;
 	run->address_ties = res.address_ties;
+	run->same_under = res.same_under;
 	run->reach = res.reach;
 	run->deferred_frees = res.deferred_frees;
 	run->replayed = true;
@@ -805,7 +806,7 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 			bool same = models[i][0] != CCA_ADDRESS_RECORDED &&
 				    row->runs[0].address_ties == 0 && !options->all_address_models;
 			for (guint m = 1; m < row->n_runs; m++) {
-				if (same) {
+				if (same || row->runs[0].same_under & 1u << models[i][m]) {
 					row->runs[m] = row->runs[0];
 					row->runs[m].model = models[i][m];
 					row->runs[m].replayed = false;

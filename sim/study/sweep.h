@@ -76,6 +76,7 @@ typedef struct {
 	bool whatif;	       /* the engine replayed a what-if */
 	CcaAddressModel model; /* the address model (CCA_ADDRESS_RECORDED: the trace's own) */
 	uint64_t address_ties; /* the replay's decisions by address alone */
+	uint32_t same_under;   /* the models that give this run (CcaReplayResult) */
 	uint64_t reach;	       /* no block of the replay was larger (cca_allocator_reach()) */
 	/* FALSE: copied from another run: the row's primary, which met no
 	 * tie, or its twin's (cca_sweep_twin()) */

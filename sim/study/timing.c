@@ -155,13 +155,16 @@ replay_unless_cancelled(const CcaSnapshot *snap, const CcaReplayOptions *o, CcaR
 }
 
 /* Whether BASE, a what-if replayed under OPTIONS, decided something by
- * address alone; replays it once more counting, when it did not count. */
+ * address alone (*TIES), and under which other address models it decided
+ * all of it the same (*SAME, res.same_under); replays it once more
+ * counting, when it did not count. */
 static gboolean
 address_ties_of(const CcaSnapshot *snap, const CcaReplayOptions *options,
-		const CcaReplayResult *base, uint64_t *ties, GError **error)
+		const CcaReplayResult *base, uint64_t *ties, uint32_t *same, GError **error)
 {
 	if (base->address_ties_counted) {
 		*ties = base->address_ties;
+		*same = base->same_under;
 		return TRUE;
 	}
 	CcaReplayOptions o = *options;
@@ -169,6 +172,7 @@ address_ties_of(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	CcaReplayResult res;
 	gboolean ok = replay_unless_cancelled(snap, &o, &res, error);
 	*ties = ok ? res.address_ties : 0;
+	*same = ok ? res.same_under : 0;
 	cca_replay_result_clear(&res);
 	return ok;
 }
@@ -208,7 +212,8 @@ cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	if (!base->whatif || options->no_bounds)
 		return TRUE;
 	uint64_t ties = 0;
-	if (!address_ties_of(snap, options, base, &ties, error))
+	uint32_t same = 0;
+	if (!address_ties_of(snap, options, base, &ties, &same, error))
 		return FALSE;
 	out->timed = base->deferred_frees > 0;
 	out->placed = ties > 0;
@@ -238,6 +243,10 @@ cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 	for (guint m = 0; out->placed && m < n_models; m++) {
 		if (models[m] == options->address_model)
 			continue;
+		if (same & 1u << models[m]) { /* the what-if's own run */
+			out->address_models++;
+			continue;
+		}
 		BoundTask *t = &tasks[n_tasks++];
 		t->opt = *options;
 		t->opt.address_model = models[m];

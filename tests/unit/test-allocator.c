@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "allocator.h"
+#include "shadow.h"
 #include "simdevice.h"
 #include "testutil.h"
 
@@ -656,6 +657,45 @@ test_stress_random_invariants(void)
 	}
 }
 
+/* A free block taken over an equal one of its own segment and a third in
+ * another segment went by address: under a placement with the other
+ * segment below, the third is taken (shadow.h follows that placement). */
+static void
+test_tie_past_own_segment(void)
+{
+	CcaSettings settings;
+	cca_settings_init(&settings);
+	CcaSimDeviceConfig dc = {.total_memory = CCA_H200_TOTAL_MEMORY,
+				 .address_model = CCA_ADDRESS_ASCENDING};
+	uint32_t followed = 1u << CCA_ADDRESS_ASCENDING | 1u << CCA_ADDRESS_DESCENDING |
+			    1u << CCA_ADDRESS_DRIVER;
+	CcaDevice *dev = cca_shadow_new(cca_simdevice_new(&dc), followed, &dc);
+	CcaLimits limits = {0};
+	CcaAllocator *a = cca_allocator_new(&settings, &limits, dev, NULL, NULL);
+	cca_allocator_count_address_ties(a, true);
+	cca_allocator_on_address_tie(a, cca_shadow_tie, dev);
+	const uint64_t four = 4 * CCA_MIB;
+	CcaHandle seg_a[5]; /* one 20 MiB segment: x1 y1 x2 y2 z */
+	for (int i = 0; i < 5; i++)
+		seg_a[i] = cca_allocator_malloc(a, four, 0);
+	CcaHandle w = cca_allocator_malloc(a, four, 0); /* a second segment ... */
+	cca_allocator_malloc(a, 16 * CCA_MIB, 0);	/* ... filled */
+	uint64_t first = cca_allocator_block_address(a, seg_a[0]);
+	cca_allocator_free_block(a, w, false);
+	cca_allocator_free_block(a, seg_a[0], false);
+	cca_allocator_free_block(a, seg_a[2], false);
+	g_assert_cmpuint(cca_allocator_address_ties(a), ==, 0);
+	CcaHandle taken = cca_allocator_malloc(a, four, 0);
+	g_assert_cmpuint(cca_allocator_block_address(a, taken), ==, first);
+	g_assert_cmpuint(cca_allocator_address_ties(a), ==, 1);
+	/* descending puts the second segment below the first, and so does the
+	 * driver (a new region below the context's) */
+	g_assert_cmphex(cca_shadow_same(dev), ==, 1u << CCA_ADDRESS_ASCENDING);
+	cca_allocator_free(a);
+	cca_device_free(dev);
+	cca_settings_clear(&settings);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -695,5 +735,6 @@ main(int argc, char **argv)
 			test_completed_block_serves_request);
 	g_test_add_func("/allocator/synchronisation-order", test_synchronisation_order);
 	g_test_add_func("/allocator/stress-random-invariants", test_stress_random_invariants);
+	g_test_add_func("/allocator/tie-past-own-segment", test_tie_past_own_segment);
 	return g_test_run();
 }

@@ -351,7 +351,10 @@ test_max_split_twins(void)
 		g_assert_cmpuint(f->n_runs, ==, g->n_runs);
 		for (guint m = 0; m < f->n_runs; m++) {
 			const CcaFitRun *a = &f->runs[m], *b = &g->runs[m];
-			shared += a->replays == 0 && b->replays > 0;
+			/* (the 4096 MiB row, and G, may share a model's search
+			 * with their first model's too: shadow.h) */
+			if (f->row->settings.max_split_size < UINT64_C(4096) << 20)
+				shared += a->replays == 0;
 			g_assert_cmpint(a->found, ==, b->found);
 			g_assert_cmpuint(a->capacity, ==, b->capacity);
 			g_assert_cmpint(a->below_fits, ==, b->below_fits);

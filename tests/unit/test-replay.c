@@ -978,6 +978,60 @@ static const CauseRow cause_rows[] = {
 	{"bert.gc,ms128", "bert.gc", "max_split_size_mb:128", true},
 };
 
+/* What-ifs of real traces whose ties some other address models decide as
+ * the driver's does (shadow.h). */
+static const struct {
+	const char *name, *trace, *conf;
+} shadow_cases[] = {
+	{"dyninfer-rp4", "dyninfer.default", "roundup_power2_divisions:4"},
+	{"dyninfer-ms128", "dyninfer.default", "max_split_size_mb:128"},
+	{"stacks-rp4", "stacks.default", "roundup_power2_divisions:4"},
+	{"gpt2gen-ms128", "gpt2gen.default", "max_split_size_mb:128"},
+};
+
+/* A model the what-if's replay finds to decide every address tie as it
+ * did gives, replayed on its own, the same memory_stats() and peaks. */
+static void
+test_shadow_same_run(gconstpointer data)
+{
+	guint c = GPOINTER_TO_UINT(data);
+	CcaSnapshot *snap = cca_test_load_trace(shadow_cases[c].trace);
+	CcaSettings settings;
+	cca_settings_init(&settings);
+	GError *error = NULL;
+	g_assert_true(cca_settings_parse(&settings, shadow_cases[c].conf, &error));
+	CcaReplayOptions opt;
+	cca_replay_options_init(&opt);
+	opt.settings = &settings;
+	opt.address_model = CCA_ADDRESS_DRIVER;
+	opt.count_address_ties = true;
+	CcaReplayResult base;
+	g_assert_true(cca_replay_run(snap, &opt, &base, &error));
+	g_assert_cmpuint(base.address_ties, >, 0);
+	g_assert_cmpuint(base.same_under, !=, 0);
+	guint n, shared = 0;
+	const CcaAddressModel *models = cca_simdevice_bound_models(&n);
+	for (guint m = 1; m < n; m++) {
+		if (!(base.same_under & 1u << models[m]))
+			continue;
+		CcaReplayOptions o = opt;
+		o.address_model = models[m];
+		o.count_address_ties = false;
+		CcaReplayResult res;
+		g_assert_true(cca_replay_run(snap, &o, &res, &error));
+		g_assert_true(memcmp(&res.stats, &base.stats, sizeof res.stats) == 0);
+		g_assert_cmpuint(res.reserved_at_peak, ==, base.reserved_at_peak);
+		g_assert_cmpuint(res.allocated_at_peak, ==, base.allocated_at_peak);
+		cca_replay_result_clear(&res);
+		shared++;
+	}
+	g_test_message("%s: %u of %u other models share the run", shadow_cases[c].name, shared,
+		       n - 1);
+	cca_replay_result_clear(&base);
+	cca_settings_clear(&settings);
+	cca_snapshot_free(snap);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1016,6 +1070,11 @@ main(int argc, char **argv)
 	g_test_add_func("/replay/whatif-keeps-synced-completion",
 			test_whatif_keeps_synced_completion);
 	g_test_add_func("/replay/later-completion-after-sync", test_later_completion_after_sync);
+	for (guint c = 0; c < G_N_ELEMENTS(shadow_cases); c++) {
+		g_autofree char *path =
+			g_strdup_printf("/replay/shadow-same-run/%s", shadow_cases[c].name);
+		g_test_add_data_func(path, GUINT_TO_POINTER(c), test_shadow_same_run);
+	}
 	int status = g_test_run();
 	g_ptr_array_unref(recorded);
 	g_ptr_array_unref(whatifs);
