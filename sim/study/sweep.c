@@ -803,10 +803,15 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 			const CcaSweepRow *t;
 			if (!in_pass(sweep, twin, i, pass, &t))
 				continue;
-			bool same = models[i][0] != CCA_ADDRESS_RECORDED &&
-				    row->runs[0].address_ties == 0 && !options->all_address_models;
+			/* a run that met no tie, or the models that decided its
+			 * ties as it did (shadow.h), give the row's run */
+			bool shares = models[i][0] != CCA_ADDRESS_RECORDED &&
+				      !options->all_address_models;
+			uint32_t same = !shares				 ? 0
+					: row->runs[0].address_ties == 0 ? UINT32_MAX
+									 : row->runs[0].same_under;
 			for (guint m = 1; m < row->n_runs; m++) {
-				if (same || row->runs[0].same_under & 1u << models[i][m]) {
+				if (same & 1u << models[i][m]) {
 					row->runs[m] = row->runs[0];
 					row->runs[m].model = models[i][m];
 					row->runs[m].replayed = false;
