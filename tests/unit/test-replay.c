@@ -995,6 +995,12 @@ static void
 test_shadow_same_run(gconstpointer data)
 {
 	guint c = GPOINTER_TO_UINT(data);
+	guint n, shared = 0;
+	const CcaAddressModel *models = cca_simdevice_bound_models(&n);
+	if (n < CCA_ADDRESS_BOUND_MODELS) { /* none of these cases' sharers */
+		g_test_skip("CCASIM_ADDRESS_MODELS keeps only the first models");
+		return;
+	}
 	CcaSnapshot *snap = cca_test_load_trace(shadow_cases[c].trace);
 	CcaSettings settings;
 	cca_settings_init(&settings);
@@ -1009,8 +1015,6 @@ test_shadow_same_run(gconstpointer data)
 	g_assert_true(cca_replay_run(snap, &opt, &base, &error));
 	g_assert_cmpuint(base.address_ties, >, 0);
 	g_assert_cmpuint(base.same_under, !=, 0);
-	guint n, shared = 0;
-	const CcaAddressModel *models = cca_simdevice_bound_models(&n);
 	for (guint m = 1; m < n; m++) {
 		if (!(base.same_under & 1u << models[m]))
 			continue;
