@@ -253,6 +253,10 @@ cca_timing_run(const CcaSnapshot *snap, const CcaReplayOptions *options,
 		g_snprintf(t->name, sizeof t->name, "address:%s",
 			   cca_simdevice_address_model_name(models[m]));
 	}
+	/* only their stats are folded: none needs its ties counted, nor
+	 * the other models followed (shadow.h) */
+	for (guint i = 0; i < n_tasks; i++)
+		tasks[i].opt.count_address_ties = false;
 	BoundJob job = {snap, tasks};
 	cca_parallel_run(n_tasks, options->bound_threads, bound_task_run, &job, NULL, NULL);
 	Fold f = {.all = g_array_new(FALSE, FALSE, sizeof(CcaTimingBound)),
