@@ -133,9 +133,14 @@ typedef struct {
 	 * pool's requests, so a replay meeting one must be done again */
 	CcaPlanReservations *reservations;
 	GArray *pool_bursts;
+	/* ring of buffered events; a refill leaves the WINDOW_SPARE slots
+	 * before HEAD alone, and a ring outgrown stays in RETIRED until the
+	 * window is cleared: an entry popped lately stays readable where it
+	 * was (replay_loop() handles it in place) */
 	CcaEvent *ring;
-	uint32_t cap, head, len; /* ring of buffered events */
-	uint64_t position;	 /* index of ring[head] in the trace */
+	uint32_t cap, head, len;
+	GPtrArray *retired;
+	uint64_t position; /* index of ring[head] in the trace */
 	/* events in memory (a pickle's, or held: cca_event_cursor_hold()):
 	 * the ring is then the events themselves, read in place (HEAD the
 	 * position, CAP a power of two above their number, so that no index
@@ -165,6 +170,7 @@ window_init(Window *w, const CcaSnapshot *snap, int device)
 	w->cursor = cca_event_cursor_new(snap, device);
 	w->cap = 64;
 	w->ring = g_new(CcaEvent, w->cap);
+	w->retired = g_ptr_array_new_with_free_func(g_free);
 }
 
 static void
@@ -177,8 +183,10 @@ window_clear(Window *w)
 	}
 	cca_event_cursor_free(w->cursor);
 	cca_check_walk_clear(&w->check);
-	if (w->direct == NULL)
+	if (w->direct == NULL) {
 		g_free(w->ring);
+		g_ptr_array_free(w->retired, TRUE);
+	}
 	g_clear_error(&w->pending);
 }
 
@@ -194,6 +202,10 @@ window_check(Window *w, const CcaEvent *ev, uint64_t index, GError **error)
 #define WINDOW_BATCH 64
 /* How many entries ahead of the one it checks the window prefetches. */
 #define WINDOW_PREFETCH 16
+/* How many of the entries popped last a refill of the ring keeps: the
+ * entry replay_loop() handles and the free_completed its
+ * free_requested may pop. */
+#define WINDOW_SPARE 2
 
 /* Reads entries until event POSITION+K is in the window (window_peek()'s
  * slow path), a batch at a time; returns it or NULL past the end.  A
@@ -219,17 +231,18 @@ window_fill(Window *w, uint32_t k, GError **error)
 			got = (guint)MIN((uint64_t)want, w->direct_len - next);
 			slots = &w->direct[next];
 		} else {
-			if (w->len == w->cap) {
+			if (w->len + WINDOW_SPARE >= w->cap) {
 				CcaEvent *ring = g_new(CcaEvent, w->cap * 2);
 				for (uint32_t i = 0; i < w->len; i++)
-					ring[i] = w->ring[(w->head + i) & (w->cap - 1)];
-				g_free(w->ring);
+					ring[WINDOW_SPARE + i] =
+						w->ring[(w->head + i) & (w->cap - 1)];
+				g_ptr_array_add(w->retired, w->ring);
 				w->ring = ring;
-				w->head = 0;
+				w->head = WINDOW_SPARE;
 				w->cap *= 2;
 			}
 			uint32_t tail = (w->head + w->len) & (w->cap - 1);
-			uint32_t room = MIN(w->cap - w->len, w->cap - tail);
+			uint32_t room = MIN(w->cap - w->len - WINDOW_SPARE, w->cap - tail);
 			want = MIN(room, MAX(WINDOW_BATCH, k + 1 - w->len));
 			got = cca_event_cursor_next_many(w->cursor, &w->ring[tail], want,
 							 &w->pending);
@@ -1565,6 +1578,8 @@ static bool
 replay_loop(Replay *r)
 {
 	GString *why = r->opt->check_invariants ? g_string_new(NULL) : NULL;
+	/* an observer or the invariants see every entry */
+	const bool watched = r->opt->observer != NULL || why != NULL;
 	const CcaEvent *peeked;
 	while ((peeked = window_peek(&r->in, 0, &r->error))) {
 		maybe_empty_cache(r);
@@ -1574,9 +1589,17 @@ replay_loop(Replay *r)
 				break;
 		}
 		if (r->online_bursts) {
-			if (!online_burst(r, peeked->action))
-				break;
-			peeked = window_peek(&r->in, 0, &r->error); /* the lookahead may move it */
+			/* only a release may begin a burst (online_burst()) */
+			uint8_t action = peeked->action;
+			if (G_UNLIKELY(action == CCA_ACTION_SEGMENT_FREE ||
+				       action == CCA_ACTION_SEGMENT_UNMAP)) {
+				if (!online_burst(r, action))
+					break;
+				/* the lookahead may move it */
+				peeked = window_peek(&r->in, 0, &r->error);
+			} else if (action != CCA_ACTION_FREE_COMPLETED) {
+				r->in_burst = false;
+			}
 		}
 		if (r->recorded_mode && is_release(peeked)) {
 			if (!replay_release_burst(r))
@@ -1594,13 +1617,9 @@ replay_loop(Replay *r)
 			peeked = window_peek(&r->in, 0, &r->error);
 		}
 		/* the entry outlives its pop: events read in place stay where
-		 * they are, a ring's slot may be refilled by a lookahead */
-		CcaEvent copy;
+		 * they are, and a ring keeps the slots popped last
+		 * (WINDOW_SPARE) */
 		const CcaEvent *ev = peeked;
-		if (r->in.direct == NULL) {
-			copy = *peeked;
-			ev = &copy;
-		}
 		window_pop(&r->in);
 		bool go_on = true;
 		if (is_release(ev))
@@ -1643,11 +1662,14 @@ replay_loop(Replay *r)
 			break;
 		}
 		cca_figures_observe(&r->res->figures, r->in.position - 1, ev, r->alloc);
-		if (r->opt->observer)
-			r->opt->observer(r->opt->observer_data, r->in.position - 1, ev, r->alloc);
-		if (why && !cca_allocator_check_invariants(r->alloc, why))
-			g_error("invariant broken after event %" G_GUINT64_FORMAT ": %s",
-				r->in.position - 1, why->str);
+		if (G_UNLIKELY(watched)) {
+			if (r->opt->observer)
+				r->opt->observer(r->opt->observer_data, r->in.position - 1, ev,
+						 r->alloc);
+			if (why && !cca_allocator_check_invariants(r->alloc, why))
+				g_error("invariant broken after event %" G_GUINT64_FORMAT ": %s",
+					r->in.position - 1, why->str);
+		}
 		if (!go_on || (r->diverged && !r->expect))
 			break;
 		if (G_UNLIKELY(r->opt->stop_after && r->in.position >= r->opt->stop_after)) {

@@ -795,7 +795,11 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 		ok = run_tasks(&job, n_tasks, options, error);
 	}
 	/* ... then the other address models of the rows whose primary what-if
-	 * took a decision by address: the others give the same run */
+	 * took a decision by address: the others give the same run.  Nothing
+	 * reads these runs' ties (the primary's decide the sharing), so they
+	 * count none and follow no other model (shadow.h) */
+	CcaSweepOptions others = *options;
+	others.address_sensitivity = false;
 	for (int pass = 0; pass < 2 && ok; pass++) {
 		n_tasks = 0;
 		for (guint i = 0; i < n_rows; i++) {
@@ -819,7 +823,7 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 					   twin_run_serves(t, &t->runs[m], row, models[i][m])) {
 					cca_sweep_run_share(&row->runs[m], &t->runs[m], row);
 				} else {
-					tasks[n_tasks++] = (SweepTask){row, models[i][m], options,
+					tasks[n_tasks++] = (SweepTask){row, models[i][m], &others,
 								       &row->runs[m], NULL};
 				}
 			}
