@@ -74,6 +74,7 @@ struct CcaAllocator {
 	 * cca_allocator_address_ties()) */
 	uint64_t address_ties;
 	uint64_t largest_segment; /* cca_allocator_reach() */
+	CcaSplitSeen *split_seen; /* cca_allocator_split_seen(); written by const paths too */
 	bool count_ties;	  /* cca_allocator_count_address_ties() */
 	CcaTieFunc on_tie;	  /* cca_allocator_on_address_tie() */
 	void *on_tie_data;
@@ -399,6 +400,42 @@ expandable_size(const CcaAllocator *a, CcaHandle h)
 	return b->size;
 }
 
+/* Notes size X compared with max_split_size (cca_allocator_split_seen()). */
+static inline void
+split_compared(const CcaAllocator *a, uint64_t x)
+{
+	CcaSplitSeen *seen = a->split_seen;
+	if (x >= a->settings.max_split_size) {
+		if (x < seen->from)
+			seen->from = x;
+	} else if (x > seen->below) {
+		seen->below = x;
+	}
+}
+
+/* X >= max_split_size, noted: every comparison of a size with the setting
+ * goes through here or split_compared(). */
+static inline bool
+oversize(const CcaAllocator *a, uint64_t x)
+{
+	split_compared(a, x);
+	return x >= a->settings.max_split_size;
+}
+
+/* Notes the sizes a search of POOL's free set by a key of max_split_size
+ * met: the block IT found (CCA_NIL: none) and the one before it.  Under
+ * any setting between the two the search finds IT again. */
+static void
+search_compared(const CcaAllocator *a, const CcaPool *pool, CcaHandle it)
+{
+	CcaHandle before = it == CCA_NIL ? cca_tree_last(&pool->blocks, a->slab)
+					 : cca_tree_prev(&pool->blocks, a->slab, it);
+	if (it != CCA_NIL)
+		split_compared(a, B(a, it)->size);
+	if (before != CCA_NIL)
+		split_compared(a, B(a, before)->size);
+}
+
 /* The block get_free_block would take, without taking it. */
 static CcaHandle
 find_free_block(const CcaAllocator *a, const CcaPool *pool, uint64_t size, uint64_t stream)
@@ -424,10 +461,10 @@ find_free_block(const CcaAllocator *a, const CcaPool *pool, uint64_t size, uint6
 				return CCA_NIL;
 		}
 	}
-	uint64_t max_split = a->settings.max_split_size;
-	if (size < max_split && B(a, it)->size >= max_split)
+	bool large = oversize(a, size);
+	if (!large && oversize(a, B(a, it)->size))
 		return CCA_NIL;
-	if (size >= max_split && B(a, it)->size >= size + a->settings.max_non_split_rounding)
+	if (large && B(a, it)->size >= size + a->settings.max_non_split_rounding)
 		return CCA_NIL;
 	return it;
 }
@@ -584,7 +621,7 @@ release_block(CcaAllocator *a, CcaHandle h)
 	a->total_reserved -= size;
 	cca_stat_array_sub(a->stats.segment, stat_type(is_small), 1);
 	cca_stat_array_sub(a->stats.reserved_bytes, stat_type(is_small), (int64_t)size);
-	if (size >= a->settings.max_split_size)
+	if (oversize(a, size))
 		cca_stat_update(&a->stats.oversize_segments, -1);
 	a->mapped_runs--; /* a whole cudaMalloc segment, one run */
 	pool_erase(a, h);
@@ -676,7 +713,7 @@ cca_allocator_free_block(CcaAllocator *a, CcaHandle h, bool deferred)
 	cca_stat_array_sub(a->stats.allocation, t, 1);
 	cca_stat_array_sub(a->stats.allocated_bytes, t, (int64_t)b->size);
 	emit(a, CCA_ACTION_FREE_REQUESTED, b->ptr, b->requested_size, b->stream);
-	if (b->size >= a->settings.max_split_size)
+	if (oversize(a, b->size))
 		cca_stat_update(&a->stats.oversize_allocations, -1);
 	if (deferred) {
 		b->event_count = 1;
@@ -1132,7 +1169,10 @@ release_available_cached_blocks(CcaAllocator *a, const AllocParams *p)
 	if (max_split == UINT64_MAX)
 		return false;
 	CcaPool *pool = p->pool;
-	uint64_t key_size = p->size > max_split ? p->size : max_split;
+	/* the key is max_split_size unless the request is larger: then
+	 * RELEASED is compared with it too */
+	bool by_split = !oversize(a, p->size);
+	uint64_t key_size = by_split ? max_split : p->size;
 	/* PyTorch never holds a free block of max_split_size or more that is
 	 * split (should_split keeps oversize blocks whole, and no segment of
 	 * its own is larger than max_split_size and split), so it releases
@@ -1141,6 +1181,7 @@ release_available_cached_blocks(CcaAllocator *a, const AllocParams *p)
 	 * segment, so a split block is passed over here as an expandable one
 	 * is. */
 	CcaHandle it = cca_tree_lower_bound(&pool->blocks, a->slab, p->stream, key_size, 0);
+	search_compared(a, pool, it);
 	if (it != CCA_NIL && B(a, it)->stream == p->stream && B(a, it)->expandable < 0 &&
 	    !is_split(B(a, it))) {
 		note_choice(a, it);
@@ -1154,8 +1195,8 @@ release_available_cached_blocks(CcaAllocator *a, const AllocParams *p)
 	it = it == CCA_NIL ? cca_tree_last(&pool->blocks, a->slab)
 			   : cca_tree_prev(&pool->blocks, a->slab, it);
 	uint64_t released = 0;
-	while (it != CCA_NIL && released < key_size && B(a, it)->size >= max_split &&
-	       B(a, it)->stream == p->stream) {
+	while (it != CCA_NIL && !(by_split ? oversize(a, released) : released >= key_size) &&
+	       oversize(a, B(a, it)->size) && B(a, it)->stream == p->stream) {
 		CcaHandle cur = it;
 		bool is_first = cur == first;
 		if (!is_first)
@@ -1172,7 +1213,7 @@ release_available_cached_blocks(CcaAllocator *a, const AllocParams *p)
 		if (is_first)
 			break;
 	}
-	return released >= key_size;
+	return by_split ? oversize(a, released) : released >= key_size;
 }
 
 /* garbage_collect_cached_blocks. */
@@ -1250,7 +1291,7 @@ alloc_block(CcaAllocator *a, AllocParams *p, bool is_retry)
 	CcaStatType t = stat_type(p->pool->is_small);
 	cca_stat_array_add(a->stats.segment, t, 1);
 	cca_stat_array_add(a->stats.reserved_bytes, t, (int64_t)p->alloc_size);
-	if (p->alloc_size >= a->settings.max_split_size)
+	if (oversize(a, p->alloc_size))
 		cca_stat_update(&a->stats.oversize_segments, 1);
 	a->stats.num_device_alloc++;
 	emit(a, CCA_ACTION_SEGMENT_ALLOC, ptr, p->alloc_size, p->stream);
@@ -1285,6 +1326,8 @@ static bool
 should_split(const CcaAllocator *a, CcaHandle h, uint64_t size)
 {
 	const CcaBlock *b = B(a, h);
+	if (!b->is_small && !a->settings.expandable_segments)
+		split_compared(a, size); /* the large pool's rule compares SIZE */
 	return cca_pytorch_should_split(b->is_small, a->settings.expandable_segments, size,
 					b->size - size, a->settings.max_split_size);
 }
@@ -1342,7 +1385,7 @@ alloc_found_block(CcaAllocator *a, AllocParams *p)
 	cca_stat_array_add(a->stats.active, t, 1);
 	cca_stat_array_add(a->stats.active_bytes, t, (int64_t)b->size);
 	cca_stat_array_add(a->stats.requested_bytes, t, (int64_t)p->orig_size);
-	if (b->size >= a->settings.max_split_size)
+	if (oversize(a, b->size))
 		cca_stat_update(&a->stats.oversize_allocations, 1);
 	return h;
 }
@@ -1517,8 +1560,9 @@ would_release_available(const CcaAllocator *a, const AllocParams *p)
 	if (max_split == UINT64_MAX)
 		return false;
 	const CcaPool *pool = p->pool;
-	uint64_t key_size = p->size > max_split ? p->size : max_split;
+	uint64_t key_size = oversize(a, p->size) ? p->size : max_split;
 	CcaHandle it = cca_tree_lower_bound(&pool->blocks, a->slab, p->stream, key_size, 0);
+	search_compared(a, pool, it);
 	if (it != CCA_NIL && B(a, it)->stream == p->stream && B(a, it)->expandable < 0 &&
 	    !is_split(B(a, it)))
 		return true;
@@ -1526,7 +1570,7 @@ would_release_available(const CcaAllocator *a, const AllocParams *p)
 		return false;
 	it = it == CCA_NIL ? cca_tree_last(&pool->blocks, a->slab)
 			   : cca_tree_prev(&pool->blocks, a->slab, it);
-	for (; it != CCA_NIL && B(a, it)->size >= max_split && B(a, it)->stream == p->stream;
+	for (; it != CCA_NIL && oversize(a, B(a, it)->size) && B(a, it)->stream == p->stream;
 	     it = cca_tree_prev(&pool->blocks, a->slab, it))
 		if (B(a, it)->expandable < 0 && !is_split(B(a, it)))
 			return true;
@@ -1552,6 +1596,8 @@ cca_allocator_new(const CcaSettings *settings, const CcaLimits *limits, CcaDevic
 		  CcaEmitFunc emit_fn, void *emit_data)
 {
 	CcaAllocator *a = g_new0(CcaAllocator, 1);
+	a->split_seen = g_new(CcaSplitSeen, 1);
+	*a->split_seen = (CcaSplitSeen){.below = 0, .from = UINT64_MAX};
 	cca_settings_copy(&a->settings, settings);
 	a->rules = cca_rules_for(settings->pytorch_version);
 	a->device = device;
@@ -1591,7 +1637,10 @@ void
 cca_allocator_set_settings(CcaAllocator *a, const CcaSettings *settings)
 {
 	/* memory_stats()'s max_split_size keeps the value the allocator was
-	 * made with, as DeviceStats does */
+	 * made with, as DeviceStats does; another max_split_size mid-run
+	 * leaves no setting the run is the same under */
+	if (settings->max_split_size != a->settings.max_split_size)
+		*a->split_seen = (CcaSplitSeen){.below = UINT64_MAX, .from = 0};
 	cca_settings_copy(&a->settings, settings);
 	a->rules = cca_rules_for(settings->pytorch_version);
 	CCA_CHECK_INVARIANTS(a, "settings");
@@ -1615,6 +1664,7 @@ cca_allocator_free(CcaAllocator *a)
 	if (!a)
 		return;
 	cca_settings_clear(&a->settings);
+	g_free(a->split_seen);
 	for (int i = 0; i < 2 * CCA_MAX_MEMPOOLS; i++) {
 		cca_tree_clear(&a->pools[i].blocks);
 		cca_tree_clear(&a->pools[i].unmapped);
@@ -1690,6 +1740,12 @@ cca_allocator_reach(const CcaAllocator *a)
 	return a->largest_segment;
 }
 
+CcaSplitSeen
+cca_allocator_split_seen(const CcaAllocator *a)
+{
+	return *a->split_seen;
+}
+
 uint64_t
 cca_allocator_address_ties(const CcaAllocator *a)
 {
@@ -1760,7 +1816,7 @@ cca_allocator_seed_segment(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_
 	CcaStatType t = stat_type(is_small);
 	cca_stat_array_add(a->stats.segment, t, 1);
 	cca_stat_array_add(a->stats.reserved_bytes, t, (int64_t)size);
-	if (size >= a->settings.max_split_size)
+	if (oversize(a, size))
 		cca_stat_update(&a->stats.oversize_segments, 1);
 	/* one cudaMalloc before the trace (alloc_block counts each) */
 	a->stats.num_device_alloc++;
@@ -1930,7 +1986,7 @@ cca_allocator_seed_block(CcaAllocator *a, uint64_t ptr, uint64_t size, uint64_t 
 		b->allocated = true;
 		cca_stat_array_add(a->stats.allocation, t, 1);
 		cca_stat_array_add(a->stats.allocated_bytes, t, (int64_t)size);
-		if (size >= a->settings.max_split_size)
+		if (oversize(a, size))
 			cca_stat_update(&a->stats.oversize_allocations, 1);
 	}
 	cca_stat_array_add(a->stats.active, t, 1);

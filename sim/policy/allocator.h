@@ -231,6 +231,19 @@ uint64_t cca_allocator_address_ties(const CcaAllocator *alloc);
  * max_split_size above it (cca_settings_same_model_below()). */
 uint64_t cca_allocator_reach(const CcaAllocator *alloc);
 
+/* The sizes the allocator compared with max_split_size so far (requests,
+ * blocks, segments, the bytes an oversize release freed, and the free
+ * blocks on either side of its search): BELOW the largest under the
+ * setting (0: none), FROM the smallest at or above it (UINT64_MAX: none).
+ * Every comparison came out the same under any max_split_size M with
+ * BELOW < M <= FROM, so that the run, but for memory_stats()'s
+ * max_split_size, is the run under M (cca_settings_same_model_split()).
+ * A change of max_split_size mid-run leaves none: BELOW UINT64_MAX. */
+typedef struct {
+	uint64_t below, from;
+} CcaSplitSeen;
+CcaSplitSeen cca_allocator_split_seen(const CcaAllocator *alloc);
+
 /* Decisions so far where the free block taken had another of its stream
  * and size next in order that only the allocation counter put after it
  * (2.12+, doc/versions.md): under 2.11's rules the address decided them.

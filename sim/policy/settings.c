@@ -1271,6 +1271,17 @@ cca_settings_same_model_below(const CcaSettings *a, const CcaSettings *b, uint64
 	return cca_settings_same_model(a, &t);
 }
 
+gboolean
+cca_settings_same_model_between(const CcaSettings *a, const CcaSettings *b, uint64_t below,
+				uint64_t from)
+{
+	uint64_t m = b->max_split_size;
+	if (a->max_split_size == UINT64_MAX || m == UINT64_MAX || a->expandable_segments ||
+	    b->expandable_segments || m <= below || m > from)
+		return FALSE;
+	return cca_settings_same_model_below(a, b, 0);
+}
+
 int64_t
 cca_settings_max_split_stat(const CcaSettings *settings)
 {

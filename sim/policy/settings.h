@@ -181,6 +181,17 @@ gboolean cca_settings_same_model(const CcaSettings *a, const CcaSettings *b);
  * (cca_settings_max_split_stat()). */
 gboolean cca_settings_same_model_below(const CcaSettings *a, const CcaSettings *b, uint64_t reach);
 
+/* TRUE when a run under A whose comparisons of sizes with max_split_size
+ * (cca_allocator_split_seen()) met none above BELOW and below it, and none
+ * from A's max_split_size to FROM, is the run under B: they differ at most
+ * in the keys cca_settings_same_model() passes over and in max_split_size,
+ * B's lies in (BELOW, FROM], so that every comparison comes out the same,
+ * and both are finite (an unlimited one skips the cascade's oversize
+ * release) and without expandable segments.  Only memory_stats()'s
+ * max_split_size differs. */
+gboolean cca_settings_same_model_between(const CcaSettings *a, const CcaSettings *b, uint64_t below,
+					 uint64_t from);
+
 /* memory_stats()'s max_split_size under SETTINGS: the bytes, -1 when
  * unlimited. */
 int64_t cca_settings_max_split_stat(const CcaSettings *settings);

@@ -2059,6 +2059,8 @@ run_pass(const Pass *pass, GError **error)
 	res->allocated_at_peak = res->figures.reserved_peak.allocated;
 	res->address_ties = cca_allocator_address_ties(r.alloc);
 	res->reach = cca_allocator_reach(r.alloc);
+	res->split_seen = start && start->mid_run ? (CcaSplitSeen){.below = UINT64_MAX, .from = 0}
+						  : cca_allocator_split_seen(r.alloc);
 	res->counter_ties = cca_allocator_counter_ties(r.alloc);
 	res->oom_rejections = cca_allocator_oom_rejections(r.alloc);
 	res->address_ties_counted = opt->count_address_ties;

@@ -236,6 +236,10 @@ typedef struct {
 	 * (shadow.h); 0 unless it counted its ties */
 	uint32_t same_under;
 	uint64_t reach; /* cca_allocator_reach() at the end */
+	/* the sizes compared with max_split_size (cca_allocator_split_seen()
+	 * at the end); none (below UINT64_MAX) for a rebuilt start, whose
+	 * rebuilding compares sizes too */
+	CcaSplitSeen split_seen;
 	/* best-fit ties the allocation counter decided that 2.11 decided by
 	 * address (cca_allocator_counter_ties(); 2.12+ rules, counted with
 	 * address_ties) */

@@ -461,6 +461,8 @@ cca_sweep_replay(const CcaSweep *sweep, const CcaSweepRow *row, const CcaSweepOp
 	run->address_ties = res.address_ties;
 	run->same_under = res.same_under;
 	run->reach = res.reach;
+	run->split_seen = res.split_seen;
+	run->split_of = row->settings.max_split_size;
 	run->deferred_frees = res.deferred_frees;
 	run->replayed = true;
 	double reserved = (double)st->reserved_bytes[CCA_STAT_ALL].peak;
@@ -689,14 +691,22 @@ cca_sweep_run_share(CcaSweepRun *dst, const CcaSweepRun *src, const CcaSweepRow 
 	dst->replayed = false;
 }
 
-/* Whether the run of ROW's twin TWIN under the same address model MODEL,
- * already made, is ROW's too (cca_sweep_twin()). */
+/* Whether run T of row W, already made under address model MODEL, is
+ * ROW's too: its largest block stayed below both rows' max_split_size
+ * (cca_settings_same_model_below()), or ROW's lies between the sizes the
+ * run compared with the setting (cca_settings_same_model_between()). */
 static bool
-twin_run_serves(const CcaSweepRow *twin, const CcaSweepRun *t, const CcaSweepRow *row,
-		CcaAddressModel model)
+run_serves(const CcaSweepRow *w, const CcaSweepRun *t, const CcaSweepRow *row,
+	   CcaAddressModel model)
 {
-	return t->model == model &&
-	       cca_settings_same_model_below(&twin->settings, &row->settings, t->reach);
+	if (t->model != model)
+		return false;
+	if (cca_settings_same_model_below(&w->settings, &row->settings, t->reach))
+		return true;
+	CcaSettings origin = w->settings; /* shallow: only compared */
+	origin.max_split_size = t->split_of;
+	return cca_settings_same_model_between(&origin, &row->settings, t->split_seen.below,
+					       t->split_seen.from);
 }
 
 /* Moves the first of TASKS[0..N)'s errors into ERROR and frees the others;
@@ -717,16 +727,54 @@ take_task_errors(SweepTask *tasks, guint n, GError **error)
 	return ok;
 }
 
-/* Whether row I of SWEEP is replayed in PASS of cca_sweep_run() (0: the
- * rows without a twin, 1: those with one, TWIN's: cca_sweep_twin()); its
- * twin into *T (NULL: none). */
+/* Whether rows Q and R of SWEEP may share runs: neither is the recorded
+ * row nor replays the recording, the trace changes no settings, and they
+ * differ at most in max_split_size (cca_sweep_twin()'s rows). */
 static bool
-in_pass(const CcaSweep *sweep, const int *twin, guint i, int pass, const CcaSweepRow **t)
+sweep_family(const CcaSweep *sweep, guint q, guint r)
 {
-	if ((twin[i] >= 0) != (pass == 1))
-		return false;
-	*t = twin[i] >= 0 ? g_ptr_array_index(sweep->rows, twin[i]) : NULL;
-	return true;
+	const CcaPlan *plan = sweep->plan;
+	const CcaSweepRow *a = g_ptr_array_index(sweep->rows, q);
+	const CcaSweepRow *b = g_ptr_array_index(sweep->rows, r);
+	return q != r && plan != NULL && plan->calls == NULL && !a->recorded && !b->recorded &&
+	       !cca_settings_same_model(&a->settings, &plan->recorded) &&
+	       !cca_settings_same_model(&b->settings, &plan->recorded) &&
+	       cca_settings_same_model_below(&a->settings, &b->settings, 0);
+}
+
+/* Row R's pass in cca_sweep_run(): how many rows of its family
+ * (sweep_family()) have a larger max_split_size; those go first. */
+static guint
+sweep_rank(const CcaSweep *sweep, guint r)
+{
+	const CcaSweepRow *row = g_ptr_array_index(sweep->rows, r);
+	guint rank = 0;
+	for (guint q = 0; q < sweep->rows->len; q++) {
+		const CcaSweepRow *w = g_ptr_array_index(sweep->rows, q);
+		rank += w->settings.max_split_size > row->settings.max_split_size &&
+			sweep_family(sweep, q, r);
+	}
+	return rank;
+}
+
+/* A run already made of a row of an earlier pass (RANK) that is run M of
+ * row I under MODEL too (run_serves()), the largest max_split_size's
+ * first; NULL when none. */
+static const CcaSweepRun *
+shared_run(const CcaSweep *sweep, const guint *rank, guint i, guint m, CcaAddressModel model)
+{
+	const CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
+	const CcaSweepRun *best = NULL;
+	guint best_rank = rank[i];
+	for (guint q = 0; q < sweep->rows->len; q++) {
+		const CcaSweepRow *w = g_ptr_array_index(sweep->rows, q);
+		if (rank[q] < best_rank && m < w->n_runs && sweep_family(sweep, q, i) &&
+		    run_serves(w, &w->runs[m], row, model)) {
+			best = &w->runs[m];
+			best_rank = rank[q];
+		}
+	}
+	return best;
 }
 
 /* Runs the first N of JOB's tasks on OPTIONS' threads; FALSE with the
@@ -760,8 +808,9 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 	SweepTask *tasks = g_new0(SweepTask, n_rows * (CCA_SWEEP_MAX_MODELS + 1));
 	typedef CcaAddressModel RowModels[CCA_SWEEP_MAX_MODELS];
 	RowModels *models = g_new0(RowModels, n_rows ? n_rows : 1);
-	/* rows that may take a twin's runs (cca_sweep_twin()) go after it */
-	int *twin = g_new(int, n_rows ? n_rows : 1);
+	/* rows that may take the runs of rows of their family with a larger
+	 * max_split_size go after them (sweep_rank()) */
+	guint *rank = g_new(guint, n_rows ? n_rows : 1), n_passes = 1;
 	for (guint i = 0; i < n_rows; i++) {
 		CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
 		row->n_runs = cca_sweep_row_models(row, capped, models[i]);
@@ -770,20 +819,21 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 		row->address_checked = options->address_sensitivity || row->n_runs == 1;
 		if (!options->address_sensitivity)
 			row->n_runs = 1;
-		twin[i] = cca_sweep_twin(sweep, i);
+		rank[i] = sweep_rank(sweep, i);
+		n_passes = MAX(n_passes, rank[i] + 1);
 	}
 	SweepJob job = {sweep, tasks};
 	gboolean ok = TRUE;
 	/* first each row's primary run (and probe) ... */
-	for (int pass = 0; pass < 2 && ok; pass++) {
+	for (guint pass = 0; pass < n_passes && ok; pass++) {
 		n_tasks = 0;
 		for (guint i = 0; i < n_rows; i++) {
 			CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
-			const CcaSweepRow *t;
-			if (!in_pass(sweep, twin, i, pass, &t))
+			if (rank[i] != pass)
 				continue;
-			if (t && twin_run_serves(t, &t->runs[0], row, models[i][0])) {
-				cca_sweep_run_share(&row->runs[0], &t->runs[0], row);
+			const CcaSweepRun *t = shared_run(sweep, rank, i, 0, models[i][0]);
+			if (t) {
+				cca_sweep_run_share(&row->runs[0], t, row);
 				continue;
 			}
 			tasks[n_tasks++] =
@@ -800,12 +850,11 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 	 * count none and follow no other model (shadow.h) */
 	CcaSweepOptions others = *options;
 	others.address_sensitivity = false;
-	for (int pass = 0; pass < 2 && ok; pass++) {
+	for (guint pass = 0; pass < n_passes && ok; pass++) {
 		n_tasks = 0;
 		for (guint i = 0; i < n_rows; i++) {
 			CcaSweepRow *row = g_ptr_array_index(sweep->rows, i);
-			const CcaSweepRow *t;
-			if (!in_pass(sweep, twin, i, pass, &t))
+			if (rank[i] != pass)
 				continue;
 			/* a run that met no tie, or the models that decided its
 			 * ties as it did (shadow.h), give the row's run */
@@ -815,13 +864,13 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 					: row->runs[0].address_ties == 0 ? UINT32_MAX
 									 : row->runs[0].same_under;
 			for (guint m = 1; m < row->n_runs; m++) {
+				const CcaSweepRun *t;
 				if (same & 1u << models[i][m]) {
 					row->runs[m] = row->runs[0];
 					row->runs[m].model = models[i][m];
 					row->runs[m].replayed = false;
-				} else if (t && m < t->n_runs &&
-					   twin_run_serves(t, &t->runs[m], row, models[i][m])) {
-					cca_sweep_run_share(&row->runs[m], &t->runs[m], row);
+				} else if ((t = shared_run(sweep, rank, i, m, models[i][m]))) {
+					cca_sweep_run_share(&row->runs[m], t, row);
 				} else {
 					tasks[n_tasks++] = (SweepTask){row, models[i][m], &others,
 								       &row->runs[m], NULL};
@@ -830,7 +879,7 @@ cca_sweep_run(CcaSweep *sweep, const CcaSweepOptions *options, GError **error)
 		}
 		ok = run_tasks(&job, n_tasks, options, error);
 	}
-	g_free(twin);
+	g_free(rank);
 	g_free(tasks);
 	g_free(models);
 	for (guint i = 0; ok && i < n_rows; i++) {

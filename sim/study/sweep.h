@@ -69,15 +69,17 @@ const char *cca_sweep_goal_name(CcaGoal goal);
 /* One replay of a row. */
 typedef struct {
 	double value[CCA_SWEEP_FIG_COUNT];
-	CcaStats stats;	       /* memory_stats() at the end (or at the OOM) */
-	CcaCost cost;	       /* allocator time by cause */
-	uint64_t events;       /* trace events consumed */
-	uint64_t oom_event;    /* first unexpected OOM's event; valid when value[OOM] */
-	bool whatif;	       /* the engine replayed a what-if */
-	CcaAddressModel model; /* the address model (CCA_ADDRESS_RECORDED: the trace's own) */
-	uint64_t address_ties; /* the replay's decisions by address alone */
-	uint32_t same_under;   /* the models that give this run (CcaReplayResult) */
-	uint64_t reach;	       /* no block of the replay was larger (cca_allocator_reach()) */
+	CcaStats stats;		 /* memory_stats() at the end (or at the OOM) */
+	CcaCost cost;		 /* allocator time by cause */
+	uint64_t events;	 /* trace events consumed */
+	uint64_t oom_event;	 /* first unexpected OOM's event; valid when value[OOM] */
+	bool whatif;		 /* the engine replayed a what-if */
+	CcaAddressModel model;	 /* the address model (CCA_ADDRESS_RECORDED: the trace's own) */
+	uint64_t address_ties;	 /* the replay's decisions by address alone */
+	uint32_t same_under;	 /* the models that give this run (CcaReplayResult) */
+	uint64_t reach;		 /* no block of the replay was larger (cca_allocator_reach()) */
+	CcaSplitSeen split_seen; /* the sizes it compared with max_split_size (CcaReplayResult) */
+	uint64_t split_of;	 /* the max_split_size it was replayed under */
 	/* FALSE: copied from another run: the row's primary, which met no
 	 * tie, or its twin's (cca_sweep_twin()) */
 	bool replayed;
